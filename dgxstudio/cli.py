@@ -1,0 +1,253 @@
+"""The ``dgxstudio`` command. Every subcommand that reports numbers has ``--json`` with stable keys
+whose names carry SI units; errors go to stderr with a non-zero exit code and no traceback.
+
+Exit codes: 0 success, 1 the input has errors (e.g. validation findings), 2 the input cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+
+from . import __version__
+from .model import fileio
+from .model.catalog import KIND_LABELS, default_catalog
+from .model.topology import Topology
+from .model.validation import ERROR, validate
+
+EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
+
+
+class CliError(Exception):
+    """A problem to report in one line on stderr; ``code`` is the exit status."""
+
+    def __init__(self, message: str, code: int = EXIT_UNUSABLE):
+        super().__init__(message)
+        self.code = code
+
+
+def _print_json(obj) -> None:
+    print(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False))
+
+
+def open_topology(path: str | None, preset: str | None = None) -> Topology:
+    from .model.presets import PRESETS, load_preset
+
+    if preset:
+        if preset not in PRESETS:
+            raise CliError(f"unknown preset {preset!r}; `dgxstudio presets` lists them")
+        return load_preset(preset)
+    if not path:
+        raise CliError("give a topology file or --preset NAME")
+    try:
+        return fileio.load(path)
+    except fileio.TopologyFileError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _add_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="topology file (.dgxs)")
+    p.add_argument("--preset", help="use a built-in preset instead of a file")
+
+
+# ---- info / validate ---------------------------------------------------------------------------
+
+def topology_info(topo: Topology) -> dict:
+    kinds = Counter(d.kind for d in topo.devices.values())
+    link_types = Counter()
+    for lk in topo.links.values():
+        link_types[lk.type] += lk.count
+    gpus = topo.gpus()
+    nvlink_per_gpu = []
+    for g in gpus:
+        total = 0.0
+        for lk in topo.links_of(g.id):
+            lt = topo.link_type_of(lk)
+            if lt is not None and lt.family == "nvlink":
+                total += topo.link_bandwidth_per_direction_Bps(lk)
+        nvlink_per_gpu.append(2 * total)
+    return {
+        "name": topo.name,
+        "devices": len(topo.devices),
+        "devices_by_kind": {k: kinds[k] for k in KIND_LABELS if kinds[k]},
+        "links": len(topo.links),
+        "physical_links_by_type": dict(sorted(link_types.items())),
+        "gpus": len(gpus),
+        "nvlink_bw_per_gpu_bidir_Bps": max(nvlink_per_gpu) if nvlink_per_gpu else 0.0,
+        "nvlink_bw_per_gpu_min_bidir_Bps": min(nvlink_per_gpu) if nvlink_per_gpu else 0.0,
+        "groups": len(topo.groups),
+        "groups_by_kind": dict(Counter(g.kind for g in topo.groups.values())),
+        "catalog_version": topo.catalog.version,
+    }
+
+
+def cmd_info(args) -> int:
+    topo = open_topology(args.file, args.preset)
+    info = topology_info(topo)
+    if args.json:
+        _print_json(info)
+        return EXIT_OK
+    print(f"{info['name']}")
+    print(f"  devices: {info['devices']}  (" + ", ".join(f"{n} {KIND_LABELS[k]}" for k, n in info["devices_by_kind"].items()) + ")")
+    print(f"  links:   {info['links']}  (" + ", ".join(f"{n} x {t}" for t, n in info["physical_links_by_type"].items()) + ")")
+    print(f"  GPUs:    {info['gpus']}")
+    print(f"  NVLink bandwidth per GPU: {info['nvlink_bw_per_gpu_bidir_Bps'] / 1e9:.0f} GB/s bidirectional")
+    print(f"  groups:  {info['groups']}  (" + ", ".join(f"{n} {k}" for k, n in info["groups_by_kind"].items()) + ")")
+    return EXIT_OK
+
+
+def cmd_validate(args) -> int:
+    topo = open_topology(args.file, args.preset)
+    findings = validate(topo)
+    errors = sum(f.severity == ERROR for f in findings)
+    if args.json:
+        _print_json({"errors": errors, "warnings": len(findings) - errors,
+                     "findings": [f.as_dict() for f in findings]})
+    else:
+        for f in findings:
+            print(f"{f.severity}: {f.message}")
+        print(f"{errors} error(s), {len(findings) - errors} warning(s)")
+    return EXIT_FINDINGS if errors else EXIT_OK
+
+
+# ---- presets / new / generate ------------------------------------------------------------------
+
+def cmd_presets(args) -> int:
+    from .model.presets import PRESETS
+
+    if args.json:
+        _print_json([{"name": n, "description": d} for n, (d, _) in PRESETS.items()])
+    else:
+        width = max(map(len, PRESETS))
+        for name, (desc, _) in PRESETS.items():
+            print(f"{name:<{width}}  {desc}")
+    return EXIT_OK
+
+
+def _write(topo: Topology, out: str) -> None:
+    try:
+        fileio.save(topo, out)
+    except OSError as exc:
+        raise CliError(f"{out}: cannot write: {exc.strerror or exc}") from None
+    print(f"wrote {out}: {len(topo.devices)} devices, {len(topo.links)} links")
+
+
+def cmd_new(args) -> int:
+    if args.preset:
+        topo = open_topology(None, args.preset)
+    else:
+        topo = Topology(args.name or "Untitled")
+    if args.name:
+        topo.name = args.name
+    _write(topo, args.output)
+    return EXIT_OK
+
+
+def cmd_generate(args) -> int:
+    from .model.builders import build_fat_tree
+
+    try:
+        topo = build_fat_tree(args.systems, args.system, args.per_leaf, args.spines)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    _write(topo, args.output)
+    return EXIT_OK
+
+
+# ---- the parser --------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dgxstudio", description="Design GPU cluster interconnects and simulate collectives on them.")
+    parser.add_argument("--version", action="version", version=f"dgxstudio {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("gui", help="open the desktop application (the default)")
+    p.add_argument("file", nargs="?", help="topology file to open")
+    p.set_defaults(func=cmd_gui)
+
+    p = sub.add_parser("info", help="summarize a topology")
+    _add_source(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("validate", help="check a topology (exit 0: no errors, 1: errors, 2: unreadable)")
+    _add_source(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("presets", help="list the built-in presets")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_presets)
+
+    p = sub.add_parser("new", help="write a new topology file, empty or from a preset")
+    p.add_argument("--preset", help="start from this preset")
+    p.add_argument("--name", help="topology name")
+    p.add_argument("-o", "--output", required=True, help="file to write (.dgxs)")
+    p.set_defaults(func=cmd_new)
+
+    p = sub.add_parser("generate", help="generate a parametric topology")
+    gsub = p.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
+    g = gsub.add_parser("fat-tree", help="N systems on a fat tree of InfiniBand switches")
+    g.add_argument("--systems", type=int, required=True, help="number of systems")
+    g.add_argument("--system", default="dgx1-v100", choices=["dgx1-v100", "dgx1-p100", "dgx-a100"],
+                   help="system type (default dgx1-v100)")
+    g.add_argument("--per-leaf", type=int, default=None, help="systems per leaf switch (default: half the leaf's ports)")
+    g.add_argument("--spines", type=int, default=None, help="spine switches (default: one per leaf down-port)")
+    g.add_argument("-o", "--output", required=True)
+    g.set_defaults(func=cmd_generate)
+
+    for register in _EXTENSIONS:
+        register(sub)
+    return parser
+
+
+# Later subcommands (analysis, simulation, ...) register here so this file stays the one entry point.
+_EXTENSIONS: list = []
+
+
+def cmd_gui(args) -> int:
+    """Open the GUI; until the editor exists, print the summary of the document it would open."""
+    from .model.presets import DEFAULT_PRESET
+
+    topo = open_topology(args.file, None if args.file else DEFAULT_PRESET)
+    try:
+        from .ui.app import run_app  # noqa: F401  (present once the editor lands)
+    except ImportError:
+        args.json = False
+        print("The desktop editor is not built yet; here is the topology it would open.\n")
+        return cmd_info(argparse.Namespace(file=args.file, preset=None if args.file else DEFAULT_PRESET, json=False))
+    return run_app(topo, args.file)
+
+
+def _normalize(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``dgxstudio`` and ``dgxstudio FILE`` mean ``dgxstudio gui [FILE]``."""
+    commands = set(parser._subparsers._group_actions[0].choices)  # noqa: SLF001
+    if not argv:
+        return ["gui"]
+    if argv[0] not in commands and not argv[0].startswith("-"):
+        return ["gui", *argv]
+    return argv
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = _normalize(list(sys.argv[1:] if argv is None else argv), parser)
+    args = parser.parse_args(argv)
+    for message in default_catalog().messages:
+        print(f"warning: {message}", file=sys.stderr)
+    try:
+        return args.func(args)
+    except CliError as exc:
+        print(f"dgxstudio: error: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print("dgxstudio: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

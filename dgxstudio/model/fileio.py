@@ -1,0 +1,397 @@
+"""The native file format (``.dgxs``): JSON with a format tag and schema version.
+
+Loading treats the file as hostile: size is checked before parsing, nothing is executed, and every
+problem becomes one ``TopologyFileError`` whose message names the JSON path at fault. Saving is
+atomic, and the output is canonical so save -> load -> save gives identical bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+from .catalog import DEVICE_KINDS, Catalog
+from .topology import Device, Group, Link, Topology
+
+FORMAT_TAG = "dgxstudio-topology"
+SCHEMA_VERSION = 1
+FILE_EXTENSION = ".dgxs"
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_ITEMS = 2_000_000
+MAX_LINK_COUNT = 1024
+MAX_ID_LENGTH = 200
+MAX_TEXT_LENGTH = 10_000
+
+
+class TopologyFileError(ValueError):
+    """A file that cannot be read as a topology; ``path`` is the JSON path at fault, if any."""
+
+    def __init__(self, message: str, path: str = "", filename: str = ""):
+        self.path = path
+        self.filename = filename
+        self.detail = message
+        where = f"{path}: " if path else ""
+        prefix = f"{filename}: " if filename else ""
+        super().__init__(f"{prefix}{where}{message}")
+
+
+# ---- writing -------------------------------------------------------------------------------------
+
+def _clean_float(x: float) -> float | int:
+    """Whole numbers are written as integers, so files stay readable and stable."""
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
+
+
+def topology_to_dict(topo: Topology) -> dict:
+    devices = []
+    for d in topo.devices.values():
+        entry = {"id": d.id, "kind": d.kind, "part": d.part, "name": d.name}
+        if d.properties:
+            entry["properties"] = d.properties
+        devices.append(entry)
+    links = []
+    for lk in topo.links.values():
+        entry = {"id": lk.id, "a": lk.a, "b": lk.b, "type": lk.type, "count": lk.count}
+        if lk.a_port is not None:
+            entry["a_port"] = lk.a_port
+        if lk.b_port is not None:
+            entry["b_port"] = lk.b_port
+        if lk.width is not None:
+            entry["width"] = lk.width
+        if lk.bandwidth_per_direction_Bps is not None:
+            entry["bandwidth_per_direction_Bps"] = _clean_float(lk.bandwidth_per_direction_Bps)
+        if lk.latency_s is not None:
+            entry["latency_s"] = _clean_float(lk.latency_s)
+        links.append(entry)
+    groups = []
+    for g in topo.groups.values():
+        entry = {"id": g.id, "name": g.name, "kind": g.kind}
+        if g.parent is not None:
+            entry["parent"] = g.parent
+        entry["devices"] = list(g.devices)
+        if g.properties:
+            entry["properties"] = g.properties
+        groups.append(entry)
+    positions = {k: [_clean_float(round(v[0], 3)), _clean_float(round(v[1], 3))]
+                 for k, v in topo.layout.positions.items()}
+    return {
+        "format": FORMAT_TAG,
+        "schema_version": SCHEMA_VERSION,
+        "name": topo.name,
+        "description": topo.description,
+        "devices": devices,
+        "links": links,
+        "groups": groups,
+        "layout": {"positions": positions, "collapsed": sorted(topo.layout.collapsed)},
+    }
+
+
+def dumps(topo: Topology) -> str:
+    """Canonical text: one device, link or group per line, so diffs of a topology stay readable."""
+    doc = topology_to_dict(topo)
+
+    def one(x) -> str:
+        return json.dumps(x, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
+
+    out = ["{"]
+    keys = list(doc)
+    for i, key in enumerate(keys):
+        value = doc[key]
+        comma = "," if i < len(keys) - 1 else ""
+        if key in ("devices", "links", "groups"):
+            if not value:
+                out.append(f' "{key}": []{comma}')
+                continue
+            out.append(f' "{key}": [')
+            out.extend(f"  {one(item)}{',' if j < len(value) - 1 else ''}" for j, item in enumerate(value))
+            out.append(f" ]{comma}")
+        elif key == "layout":
+            pos = value["positions"]
+            out.append(' "layout": {')
+            if pos:
+                out.append('  "positions": {')
+                items = list(pos.items())
+                out.extend(f"   {one(k)}: {one(v)}{',' if j < len(items) - 1 else ''}" for j, (k, v) in enumerate(items))
+                out.append("  },")
+            else:
+                out.append('  "positions": {},')
+            out.append(f'  "collapsed": {one(value["collapsed"])}')
+            out.append(f" }}{comma}")
+        else:
+            out.append(f" {one(key)}: {one(value)}{comma}")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write via a temporary file in the same folder, fsync, then rename over the target."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    data = text.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if target.exists():
+            try:
+                os.chmod(tmp, target.stat().st_mode & 0o7777)
+            except OSError:
+                pass
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
+def save(topo: Topology, path: str | os.PathLike) -> None:
+    atomic_write_text(path, dumps(topo))
+
+
+# ---- reading -------------------------------------------------------------------------------------
+
+def _reject_constant(name: str):
+    raise TopologyFileError(f"{name} is not a number JSON allows")
+
+
+class _Reader:
+    """Typed access to decoded JSON that reports the JSON path of anything wrong."""
+
+    @staticmethod
+    def obj(value, path: str) -> dict:
+        if not isinstance(value, dict):
+            raise TopologyFileError(f"expected an object, got {_type_name(value)}", path)
+        return value
+
+    @staticmethod
+    def lst(value, path: str, limit: int = MAX_ITEMS) -> list:
+        if not isinstance(value, list):
+            raise TopologyFileError(f"expected a list, got {_type_name(value)}", path)
+        if len(value) > limit:
+            raise TopologyFileError(f"{len(value)} entries is more than the limit of {limit}", path)
+        return value
+
+    @staticmethod
+    def text(value, path: str, *, limit: int = MAX_TEXT_LENGTH, empty: bool = True) -> str:
+        if not isinstance(value, str):
+            raise TopologyFileError(f"expected text, got {_type_name(value)}", path)
+        if len(value) > limit:
+            raise TopologyFileError(f"text of {len(value)} characters is longer than the limit of {limit}", path)
+        if not empty and not value:
+            raise TopologyFileError("must not be empty", path)
+        return value
+
+    @classmethod
+    def ident(cls, value, path: str) -> str:
+        return cls.text(value, path, limit=MAX_ID_LENGTH, empty=False)
+
+    @staticmethod
+    def integer(value, path: str, lo: int, hi: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TopologyFileError(f"expected a whole number, got {_type_name(value)}", path)
+        if not lo <= value <= hi:
+            raise TopologyFileError(f"{value} is out of range {lo}..{hi}", path)
+        return value
+
+    @staticmethod
+    def positive(value, path: str, *, zero_ok: bool = False, hi: float = 1e18) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TopologyFileError(f"expected a number, got {_type_name(value)}", path)
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok) or value > hi:
+            raise TopologyFileError(f"{value!r} is out of range", path)
+        return float(value)
+
+    @staticmethod
+    def props(value, path: str) -> dict:
+        if not isinstance(value, dict):
+            raise TopologyFileError(f"expected an object, got {_type_name(value)}", path)
+        return value
+
+
+def _type_name(value) -> str:
+    return {dict: "an object", list: "a list", str: "text", bool: "true/false", type(None): "null",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _unknown_keys(entry: dict, allowed: set[str], path: str) -> None:
+    for k in entry:
+        if k not in allowed:
+            raise TopologyFileError(f"unknown field {k!r}", path)
+
+
+def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
+    R = _Reader
+    doc = R.obj(doc, "$")
+    tag = doc.get("format")
+    if tag != FORMAT_TAG:
+        raise TopologyFileError(f"not a DGX Studio topology (format is {tag!r}, expected {FORMAT_TAG!r})", "format")
+    version = doc.get("schema_version")
+    R.integer(version, "schema_version", 1, 10**6)
+    if version > SCHEMA_VERSION:
+        raise TopologyFileError(
+            f"schema version {version} is newer than this DGX Studio understands ({SCHEMA_VERSION}); "
+            "update DGX Studio to open it", "schema_version")
+    _unknown_keys(doc, {"format", "schema_version", "name", "description", "devices", "links", "groups", "layout"}, "$")
+    topo = Topology(R.text(doc.get("name", "Untitled"), "name"), catalog)
+    topo.description = R.text(doc.get("description", ""), "description")
+
+    first_seen: dict[str, str] = {}
+
+    def claim(new_id: str, path: str) -> None:
+        if new_id in first_seen:
+            raise TopologyFileError(f"duplicate id {new_id!r} (first used at {first_seen[new_id]})", path)
+        first_seen[new_id] = path
+
+    for i, raw in enumerate(R.lst(doc.get("devices", []), "devices")):
+        p = f"devices[{i}]"
+        R.obj(raw, p)
+        _unknown_keys(raw, {"id", "kind", "part", "name", "properties"}, p)
+        did = R.ident(raw.get("id"), f"{p}.id")
+        claim(did, f"{p}.id")
+        kind = R.text(raw.get("kind"), f"{p}.kind")
+        if kind not in DEVICE_KINDS:
+            raise TopologyFileError(f"unknown device kind {kind!r} (one of {', '.join(DEVICE_KINDS)})", f"{p}.kind")
+        topo.devices[did] = Device(did, kind, R.ident(raw.get("part"), f"{p}.part"),
+                                   R.text(raw.get("name", did), f"{p}.name"),
+                                   dict(R.props(raw.get("properties", {}), f"{p}.properties")))
+
+    for i, raw in enumerate(R.lst(doc.get("links", []), "links")):
+        p = f"links[{i}]"
+        R.obj(raw, p)
+        _unknown_keys(raw, {"id", "a", "b", "type", "count", "a_port", "b_port", "width",
+                            "bandwidth_per_direction_Bps", "latency_s"}, p)
+        lid = R.ident(raw.get("id"), f"{p}.id")
+        claim(lid, f"{p}.id")
+        ends = {}
+        for end in ("a", "b"):
+            dev = R.ident(raw.get(end), f"{p}.{end}")
+            if dev not in topo.devices:
+                raise TopologyFileError(f"no device {dev!r}", f"{p}.{end}")
+            ends[end] = dev
+        link = Link(
+            id=lid, a=ends["a"], b=ends["b"], type=R.ident(raw.get("type"), f"{p}.type"),
+            count=R.integer(raw.get("count", 1), f"{p}.count", 1, MAX_LINK_COUNT),
+            a_port=R.ident(raw["a_port"], f"{p}.a_port") if raw.get("a_port") is not None else None,
+            b_port=R.ident(raw["b_port"], f"{p}.b_port") if raw.get("b_port") is not None else None,
+            width=R.integer(raw["width"], f"{p}.width", 1, 32) if raw.get("width") is not None else None,
+            bandwidth_per_direction_Bps=(R.positive(raw["bandwidth_per_direction_Bps"], f"{p}.bandwidth_per_direction_Bps")
+                                         if raw.get("bandwidth_per_direction_Bps") is not None else None),
+            latency_s=(R.positive(raw["latency_s"], f"{p}.latency_s", zero_ok=True, hi=3600.0)
+                       if raw.get("latency_s") is not None else None),
+        )
+        topo.links[lid] = link
+
+    member_of: dict[str, str] = {}
+    for i, raw in enumerate(R.lst(doc.get("groups", []), "groups")):
+        p = f"groups[{i}]"
+        R.obj(raw, p)
+        _unknown_keys(raw, {"id", "name", "kind", "parent", "devices", "properties"}, p)
+        gid = R.ident(raw.get("id"), f"{p}.id")
+        claim(gid, f"{p}.id")
+        members = []
+        for j, d in enumerate(R.lst(raw.get("devices", []), f"{p}.devices")):
+            d = R.ident(d, f"{p}.devices[{j}]")
+            if d not in topo.devices:
+                raise TopologyFileError(f"no device {d!r}", f"{p}.devices[{j}]")
+            if d in member_of:
+                raise TopologyFileError(f"device {d!r} is already in group {member_of[d]!r}", f"{p}.devices[{j}]")
+            member_of[d] = gid
+            members.append(d)
+        parent = raw.get("parent")
+        topo.groups[gid] = Group(gid, R.text(raw.get("name", gid), f"{p}.name"),
+                                 R.ident(raw.get("kind", "system"), f"{p}.kind"),
+                                 R.ident(parent, f"{p}.parent") if parent is not None else None,
+                                 members, dict(R.props(raw.get("properties", {}), f"{p}.properties")))
+    for i, g in enumerate(topo.groups.values()):
+        if g.parent is not None and g.parent not in topo.groups:
+            raise TopologyFileError(f"no group {g.parent!r}", f"groups[{i}].parent")
+        seen, cur = {g.id}, g.parent
+        while cur is not None:
+            if cur in seen:
+                raise TopologyFileError(f"group {g.id!r} is inside itself (parent cycle)", f"groups[{i}].parent")
+            seen.add(cur)
+            cur = topo.groups[cur].parent
+
+    layout = R.obj(doc.get("layout", {}), "layout")
+    _unknown_keys(layout, {"positions", "collapsed"}, "layout")
+    for key, xy in R.obj(layout.get("positions", {}), "layout.positions").items():
+        p = f"layout.positions.{key}"
+        if key not in topo.devices and key not in topo.groups:
+            raise TopologyFileError(f"no device or group {key!r}", p)
+        if not (isinstance(xy, list) and len(xy) == 2):
+            raise TopologyFileError("expected [x, y]", p)
+        x, y = (_coordinate(v, p) for v in xy)
+        topo.layout.positions[key] = (x, y)
+    for j, gid in enumerate(R.lst(layout.get("collapsed", []), "layout.collapsed")):
+        gid = R.ident(gid, f"layout.collapsed[{j}]")
+        if gid not in topo.groups:
+            raise TopologyFileError(f"no group {gid!r}", f"layout.collapsed[{j}]")
+        topo.layout.collapsed.add(gid)
+    return topo
+
+
+def _coordinate(value, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) > 1e9:
+        raise TopologyFileError("expected a coordinate (a finite number)", path)
+    return float(value)
+
+
+def loads(text: str | bytes, catalog: Catalog | None = None, filename: str = "") -> Topology:
+    if isinstance(text, bytes):
+        if len(text) > MAX_FILE_BYTES:
+            raise TopologyFileError(f"file is {len(text)} bytes, over the limit of {MAX_FILE_BYTES}", filename=filename)
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TopologyFileError(f"not UTF-8 text (byte {exc.start})", filename=filename) from None
+    if len(text) > MAX_FILE_BYTES:
+        raise TopologyFileError(f"file is over the limit of {MAX_FILE_BYTES} bytes", filename=filename)
+    try:
+        doc = json.loads(text, parse_constant=_reject_constant)
+    except TopologyFileError as exc:
+        raise TopologyFileError(exc.detail, filename=filename) from None
+    except json.JSONDecodeError as exc:
+        raise TopologyFileError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                                filename=filename) from None
+    except RecursionError:
+        raise TopologyFileError("not valid JSON: nested too deeply", filename=filename) from None
+    try:
+        return topology_from_dict(doc, catalog)
+    except TopologyFileError as exc:
+        raise TopologyFileError(exc.detail, exc.path, filename) from None
+
+
+def load(path: str | os.PathLike, catalog: Catalog | None = None) -> Topology:
+    name = str(path)
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        raise TopologyFileError("no such file", filename=name) from None
+    except OSError as exc:
+        raise TopologyFileError(f"cannot read: {exc.strerror}", filename=name) from None
+    if size > MAX_FILE_BYTES:
+        raise TopologyFileError(f"file is {size} bytes, over the limit of {MAX_FILE_BYTES}", filename=name)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except IsADirectoryError:
+        raise TopologyFileError("is a folder, not a file", filename=name) from None
+    except OSError as exc:
+        raise TopologyFileError(f"cannot read: {exc.strerror}", filename=name) from None
+    topo = loads(data, catalog, filename=name)
+    return topo

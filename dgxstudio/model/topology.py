@@ -1,0 +1,318 @@
+"""The topology document: devices, port-level links, nested groups and, kept apart, the canvas layout.
+
+The document stores what the user said (part ids, link types, overrides); derived figures such as a
+link's capacity come from the catalog when asked for, so a catalog update flows through.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from .catalog import Catalog, LinkType, Part, default_catalog
+from .events import EventEmitter, ModelEvent
+
+
+class ModelError(ValueError):
+    """An edit the model refuses (an id already in use, a link to a device that does not exist)."""
+
+
+@dataclass
+class Device:
+    id: str
+    kind: str
+    part: str
+    name: str
+    properties: dict = field(default_factory=dict)
+
+
+@dataclass
+class Link:
+    """A connection between two devices; ``count`` parallel physical links of one type.
+
+    ``a_port``/``b_port`` name the port group used on each end; ``width`` is the lane count of a
+    PCIe link. The two overrides, when set, replace the catalog's per-link figures.
+    """
+
+    id: str
+    a: str
+    b: str
+    type: str
+    count: int = 1
+    a_port: str | None = None
+    b_port: str | None = None
+    width: int | None = None
+    bandwidth_per_direction_Bps: float | None = None
+    latency_s: float | None = None
+
+    def other(self, device_id: str) -> str:
+        return self.b if device_id == self.a else self.a
+
+
+@dataclass
+class Group:
+    """A named container (system, rack, pod). ``devices`` lists the devices directly inside it."""
+
+    id: str
+    name: str
+    kind: str = "system"
+    parent: str | None = None
+    devices: list[str] = field(default_factory=list)
+    properties: dict = field(default_factory=dict)
+
+
+@dataclass
+class Layout:
+    """Where things are drawn; no meaning for analysis or simulation."""
+
+    positions: dict[str, tuple[float, float]] = field(default_factory=dict)
+    collapsed: set[str] = field(default_factory=set)
+
+
+class Topology:
+    def __init__(self, name: str = "Untitled", catalog: Catalog | None = None):
+        self.name = name
+        self.description = ""
+        self.devices: dict[str, Device] = {}
+        self.links: dict[str, Link] = {}
+        self.groups: dict[str, Group] = {}
+        self.layout = Layout()
+        self.catalog = catalog or default_catalog()
+        self.events = EventEmitter()
+        self._links_by_device: dict[str, list[str]] | None = None
+
+    # ---- look-ups ---------------------------------------------------------------------------
+    def part_of(self, device_id: str) -> Part | None:
+        dev = self.devices.get(device_id)
+        return self.catalog.part(dev.part) if dev else None
+
+    def link_type_of(self, link: Link) -> LinkType | None:
+        return self.catalog.link_type(link.type)
+
+    def links_of(self, device_id: str) -> list[Link]:
+        if self._links_by_device is None:
+            index: dict[str, list[str]] = {}
+            for lk in self.links.values():
+                index.setdefault(lk.a, []).append(lk.id)
+                if lk.b != lk.a:
+                    index.setdefault(lk.b, []).append(lk.id)
+            self._links_by_device = index
+        return [self.links[i] for i in self._links_by_device.get(device_id, ())]
+
+    def devices_of_kind(self, kind: str) -> list[Device]:
+        return [d for d in self.devices.values() if d.kind == kind]
+
+    def gpus(self) -> list[Device]:
+        return self.devices_of_kind("gpu")
+
+    def link_bandwidth_per_direction_Bps(self, link: Link, achievable: bool = False) -> float:
+        """Capacity of all ``count`` links together in one direction (0 when the type is unknown)."""
+        lt = self.link_type_of(link)
+        if link.bandwidth_per_direction_Bps is not None:
+            per_link = link.bandwidth_per_direction_Bps
+        elif lt is None:
+            return 0.0
+        else:
+            per_link = lt.bandwidth_per_direction_Bps(link.width)
+        eff = lt.achievable_efficiency if (achievable and lt is not None) else 1.0
+        return per_link * link.count * eff
+
+    def link_latency_s(self, link: Link) -> float:
+        if link.latency_s is not None:
+            return link.latency_s
+        lt = self.link_type_of(link)
+        return lt.latency_s if lt else 0.0
+
+    def device_hop_latency_s(self, device_id: str) -> float:
+        part = self.part_of(device_id)
+        return part.hop_latency_s if part else 0.0
+
+    def group_of(self, device_id: str) -> Group | None:
+        """The innermost group that lists the device."""
+        for g in self.groups.values():
+            if device_id in g.devices:
+                return g
+        return None
+
+    def group_chain(self, group_id: str) -> list[Group]:
+        """The group and its ancestors, innermost first (stops on a cycle)."""
+        chain, seen = [], set()
+        gid = group_id
+        while gid is not None and gid in self.groups and gid not in seen:
+            seen.add(gid)
+            chain.append(self.groups[gid])
+            gid = self.groups[gid].parent
+        return chain
+
+    def devices_in_group(self, group_id: str) -> list[str]:
+        """Every device inside the group, at any depth, in document order."""
+        wanted = {group_id}
+        changed = True
+        while changed:
+            changed = False
+            for g in self.groups.values():
+                if g.parent in wanted and g.id not in wanted:
+                    wanted.add(g.id)
+                    changed = True
+        inside = {d for gid in wanted for d in self.groups[gid].devices}
+        return [d for d in self.devices if d in inside]
+
+    def system_of(self, device_id: str) -> str | None:
+        """The id of the nearest enclosing group of kind ``system``, or None."""
+        g = self.group_of(device_id)
+        if g is None:
+            return None
+        for grp in self.group_chain(g.id):
+            if grp.kind == "system":
+                return grp.id
+        return None
+
+    def used_ports(self, device_id: str) -> dict[str, int]:
+        """Ports in use per port group of a device, counting a link of count k as k ports."""
+        used: dict[str, int] = {}
+        for lk in self.links_of(device_id):
+            ends = []
+            if lk.a == device_id:
+                ends.append(lk.a_port)
+            if lk.b == device_id:
+                ends.append(lk.b_port)
+            for port in ends:
+                key = port or "?"
+                used[key] = used.get(key, 0) + lk.count
+        return used
+
+    def free_ports(self, device_id: str) -> dict[str, int]:
+        part = self.part_of(device_id)
+        if part is None:
+            return {}
+        used = self.used_ports(device_id)
+        return {p.name: p.count - used.get(p.name, 0) for p in part.ports}
+
+    # ---- edits (each emits an event; the UI's undo commands call these) ----------------------
+    def _invalidate(self) -> None:
+        self._links_by_device = None
+
+    def _check_new_id(self, new_id: str) -> None:
+        if not isinstance(new_id, str) or not new_id:
+            raise ModelError("an id must be a non-empty string")
+        if new_id in self.devices or new_id in self.links or new_id in self.groups:
+            raise ModelError(f"id {new_id!r} is already in use")
+
+    def new_id(self, prefix: str) -> str:
+        n = 0
+        while True:
+            candidate = f"{prefix}{n}"
+            if candidate not in self.devices and candidate not in self.links and candidate not in self.groups:
+                return candidate
+            n += 1
+
+    def add_device(self, device: Device, position: tuple[float, float] | None = None,
+                   group: str | None = None) -> Device:
+        self._check_new_id(device.id)
+        if group is not None and group not in self.groups:
+            raise ModelError(f"no group {group!r}")
+        self.devices[device.id] = device
+        if position is not None:
+            self.layout.positions[device.id] = (float(position[0]), float(position[1]))
+        if group is not None:
+            self.groups[group].devices.append(device.id)
+        self.events.emit(ModelEvent("device_added", (device.id,)))
+        return device
+
+    def remove_device(self, device_id: str) -> tuple[Device, list[Link], str | None]:
+        """Remove a device with its links; returns what is needed to put it back."""
+        dev = self.devices.get(device_id)
+        if dev is None:
+            raise ModelError(f"no device {device_id!r}")
+        removed_links = [self.remove_link(lk.id) for lk in list(self.links_of(device_id))]
+        grp = self.group_of(device_id)
+        if grp is not None:
+            grp.devices.remove(device_id)
+        del self.devices[device_id]
+        self.layout.positions.pop(device_id, None)
+        self._invalidate()
+        self.events.emit(ModelEvent("device_removed", (device_id,)))
+        return dev, removed_links, grp.id if grp else None
+
+    def add_link(self, link: Link) -> Link:
+        self._check_new_id(link.id)
+        for end in (link.a, link.b):
+            if end not in self.devices:
+                raise ModelError(f"link {link.id}: no device {end!r}")
+        if link.a_port is None:
+            pa = self.part_of(link.a)
+            pg = pa.port_group_for(link.type) if pa else None
+            link.a_port = pg.name if pg else None
+        if link.b_port is None:
+            pb = self.part_of(link.b)
+            pg = pb.port_group_for(link.type) if pb else None
+            link.b_port = pg.name if pg else None
+        self.links[link.id] = link
+        self._invalidate()
+        self.events.emit(ModelEvent("link_added", (link.id,)))
+        return link
+
+    def remove_link(self, link_id: str) -> Link:
+        link = self.links.pop(link_id, None)
+        if link is None:
+            raise ModelError(f"no link {link_id!r}")
+        self._invalidate()
+        self.events.emit(ModelEvent("link_removed", (link_id,)))
+        return link
+
+    def add_group(self, group: Group) -> Group:
+        self._check_new_id(group.id)
+        if group.parent is not None and group.parent not in self.groups:
+            raise ModelError(f"group {group.id}: no parent group {group.parent!r}")
+        for d in group.devices:
+            if d not in self.devices:
+                raise ModelError(f"group {group.id}: no device {d!r}")
+        self.groups[group.id] = group
+        self.events.emit(ModelEvent("group_added", (group.id,)))
+        return group
+
+    def remove_group(self, group_id: str) -> Group:
+        """Remove a group; its devices and child groups move up to its parent."""
+        grp = self.groups.pop(group_id, None)
+        if grp is None:
+            raise ModelError(f"no group {group_id!r}")
+        parent = self.groups.get(grp.parent) if grp.parent else None
+        if parent is not None:
+            parent.devices.extend(grp.devices)
+        for g in self.groups.values():
+            if g.parent == group_id:
+                g.parent = grp.parent
+        self.layout.collapsed.discard(group_id)
+        self.events.emit(ModelEvent("group_removed", (group_id,)))
+        return grp
+
+    def set_attribute(self, obj_id: str, attribute: str, value) -> object:
+        """Change one attribute of a device, link or group; returns the old value (for undo)."""
+        obj = self.devices.get(obj_id) or self.links.get(obj_id) or self.groups.get(obj_id)
+        if obj is None:
+            raise ModelError(f"no device, link or group {obj_id!r}")
+        if attribute == "id" or not hasattr(obj, attribute):
+            raise ModelError(f"{obj_id}: attribute {attribute!r} cannot be set")
+        old = getattr(obj, attribute)
+        setattr(obj, attribute, value)
+        if isinstance(obj, Link) and attribute in ("a", "b"):
+            self._invalidate()
+        self.events.emit(ModelEvent("changed", (obj_id,), {"attribute": attribute}))
+        return old
+
+    def move(self, positions: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float] | None]:
+        old = {k: self.layout.positions.get(k) for k in positions}
+        for k, v in positions.items():
+            self.layout.positions[k] = (float(v[0]), float(v[1]))
+        self.events.emit(ModelEvent("moved", tuple(positions)))
+        return old
+
+    def copy(self) -> "Topology":
+        """A deep copy of the document (the catalog is shared, listeners are not)."""
+        other = Topology(self.name, self.catalog)
+        other.description = self.description
+        other.devices = copy.deepcopy(self.devices)
+        other.links = copy.deepcopy(self.links)
+        other.groups = copy.deepcopy(self.groups)
+        other.layout = copy.deepcopy(self.layout)
+        return other

@@ -1,0 +1,159 @@
+"""Checks a topology against the catalog and returns findings; a user's mistake never raises.
+
+Each finding names the devices and links at fault so the UI can select them and the CLI can print
+them. Errors make a topology unusable for simulation; warnings are worth a look.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from .topology import Topology
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str
+    code: str
+    message: str
+    devices: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {"severity": self.severity, "code": self.code, "message": self.message,
+                "devices": list(self.devices), "links": list(self.links)}
+
+
+def _check_ids(topo: Topology) -> list[Finding]:
+    out = []
+    owners = Counter()
+    for table in (topo.devices, topo.links, topo.groups):
+        for key, obj in table.items():
+            owners[obj.id] += 1
+            if key != obj.id:
+                out.append(Finding(ERROR, "duplicate-id", f"{obj.id!r} is filed under a different id {key!r}"))
+    for oid, n in owners.items():
+        if n > 1:
+            kinds = [name for name, table in (("device", topo.devices), ("link", topo.links), ("group", topo.groups))
+                     if oid in table]
+            out.append(Finding(ERROR, "duplicate-id", f"id {oid!r} is used {n} times ({', '.join(kinds)})",
+                               (oid,) if oid in topo.devices else (), (oid,) if oid in topo.links else ()))
+    return out
+
+
+def _check_devices(topo: Topology) -> list[Finding]:
+    out = []
+    for dev in topo.devices.values():
+        part = topo.catalog.part(dev.part)
+        if part is None:
+            out.append(Finding(ERROR, "unknown-part", f"{dev.name} ({dev.id}): unknown part {dev.part!r}", (dev.id,)))
+        elif part.kind != dev.kind:
+            out.append(Finding(ERROR, "kind-mismatch",
+                               f"{dev.name} ({dev.id}): part {part.label} is a {part.kind}, the device says {dev.kind}",
+                               (dev.id,)))
+    return out
+
+
+def _check_links(topo: Topology) -> list[Finding]:
+    out = []
+    for lk in topo.links.values():
+        missing = [e for e in (lk.a, lk.b) if e not in topo.devices]
+        if missing:
+            out.append(Finding(ERROR, "missing-device", f"link {lk.id}: no device {', '.join(map(repr, missing))}",
+                               tuple(e for e in (lk.a, lk.b) if e in topo.devices), (lk.id,)))
+            continue
+        if lk.a == lk.b:
+            out.append(Finding(ERROR, "self-link", f"link {lk.id} joins {topo.devices[lk.a].name} to itself",
+                               (lk.a,), (lk.id,)))
+            continue
+        lt = topo.catalog.link_type(lk.type)
+        if lt is None:
+            out.append(Finding(ERROR, "unknown-link-type", f"link {lk.id}: unknown link type {lk.type!r}",
+                               (lk.a, lk.b), (lk.id,)))
+            continue
+        for end, port_name in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
+            dev = topo.devices[end]
+            part = topo.catalog.part(dev.part)
+            if part is None:
+                continue
+            group = part.port_group(port_name) if port_name else part.port_group_for(lk.type)
+            if group is None or lk.type not in group.accepts:
+                accepted = sorted({t for g in part.ports for t in g.accepts})
+                where = f"port {port_name!r}" if port_name and part.port_group(port_name) else "any port"
+                out.append(Finding(ERROR, "incompatible-link",
+                                   f"link {lk.id}: {lt.label} cannot attach to {where} of {dev.name} ({part.label} "
+                                   f"takes {', '.join(accepted)})", (end,), (lk.id,)))
+            elif lk.width is not None and group.max_width is not None and lk.width > group.max_width:
+                out.append(Finding(ERROR, "width-over-port",
+                                   f"link {lk.id}: x{lk.width} is wider than {dev.name}'s x{group.max_width} "
+                                   f"{group.name} port", (end,), (lk.id,)))
+        if lk.width is not None and not lt.per_lane:
+            out.append(Finding(WARNING, "width-ignored", f"link {lk.id}: a lane width means nothing for {lt.label}",
+                               (lk.a, lk.b), (lk.id,)))
+    return out
+
+
+def _check_ports(topo: Topology) -> list[Finding]:
+    out = []
+    for dev in topo.devices.values():
+        part = topo.catalog.part(dev.part)
+        if part is None:
+            continue
+        used = topo.used_ports(dev.id)
+        for group in part.ports:
+            n = used.get(group.name, 0)
+            if n > group.count:
+                links = tuple(lk.id for lk in topo.links_of(dev.id)
+                              if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
+                out.append(Finding(ERROR, "ports-over-budget",
+                                   f"{dev.name} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
+                                   (dev.id,), links))
+    return out
+
+
+def _check_groups(topo: Topology) -> list[Finding]:
+    out = []
+    where: dict[str, list[str]] = {}
+    for g in topo.groups.values():
+        for d in g.devices:
+            where.setdefault(d, []).append(g.id)
+            if d not in topo.devices:
+                out.append(Finding(ERROR, "missing-device", f"group {g.name} ({g.id}): no device {d!r}"))
+        if g.parent is not None and g.parent not in topo.groups:
+            out.append(Finding(ERROR, "missing-group", f"group {g.name} ({g.id}): no parent group {g.parent!r}"))
+        chain = topo.group_chain(g.id)
+        last = chain[-1]
+        if last.parent is not None and last.parent in topo.groups:
+            out.append(Finding(ERROR, "group-cycle", f"group {g.name} ({g.id}) is inside itself"))
+    for d, gids in where.items():
+        if len(gids) > 1:
+            out.append(Finding(ERROR, "multiple-groups",
+                               f"{topo.devices[d].name if d in topo.devices else d} is listed in groups {', '.join(gids)}",
+                               (d,) if d in topo.devices else ()))
+    return out
+
+
+def _check_connectivity(topo: Topology) -> list[Finding]:
+    out = []
+    for dev in topo.gpus():
+        if not topo.links_of(dev.id):
+            out.append(Finding(WARNING, "isolated-gpu", f"{dev.name} ({dev.id}) has no links", (dev.id,)))
+    return out
+
+
+CHECKS = (_check_ids, _check_devices, _check_links, _check_ports, _check_groups, _check_connectivity)
+
+
+def validate(topo: Topology) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in CHECKS:
+        findings.extend(check(topo))
+    return findings
+
+
+def has_errors(findings: list[Finding]) -> bool:
+    return any(f.severity == ERROR for f in findings)

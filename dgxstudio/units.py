@@ -1,0 +1,70 @@
+"""Parsing and formatting of sizes, times and bandwidths at the edges (CLI, UI, files).
+
+Code inside the package works in SI units (bytes, seconds, bytes/s); these helpers convert the
+text a user types and the text shown back.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_SIZE_UNITS = {
+    "": 1, "b": 1,
+    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
+    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+}
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min": 60.0}
+_NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+
+
+def parse_size(text: str) -> int:
+    """'256MiB' -> 268435456; '1e6' -> 1000000. Raises ValueError with the reason."""
+    m = re.fullmatch(_NUMBER + r"\s*([A-Za-z]*)", text.strip())
+    if not m:
+        raise ValueError(f"cannot read size {text!r} (examples: 4096, 64KiB, 256MiB, 1GB)")
+    unit = m.group(2).lower()
+    if unit not in _SIZE_UNITS:
+        raise ValueError(f"unknown size unit {m.group(2)!r} in {text!r} (B, KB, MB, GB, KiB, MiB, GiB)")
+    value = float(m.group(1)) * _SIZE_UNITS[unit]
+    if not math.isfinite(value) or value < 1 or value > 2**50:
+        raise ValueError(f"size {text!r} is out of range (1 B .. 1 PiB)")
+    return int(round(value))
+
+
+def parse_time(text: str) -> float:
+    """'2ms' -> 0.002; a bare number is seconds."""
+    m = re.fullmatch(_NUMBER + r"\s*([a-zµ]*)", text.strip())
+    if not m:
+        raise ValueError(f"cannot read time {text!r} (examples: 2ms, 150us, 0.5s)")
+    unit = m.group(2) or "s"
+    if unit not in _TIME_UNITS:
+        raise ValueError(f"unknown time unit {m.group(2)!r} in {text!r} (s, ms, us, ns)")
+    return float(m.group(1)) * _TIME_UNITS[unit]
+
+
+def format_size(n: float) -> str:
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= factor:
+            v = n / factor
+            return f"{v:.0f} {unit}" if v.is_integer() else f"{v:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def format_time(t: float) -> str:
+    if t >= 1:
+        return f"{t:.3f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.3f} ms"
+    if t >= 1e-6:
+        return f"{t * 1e6:.2f} us"
+    return f"{t * 1e9:.1f} ns"
+
+
+def format_bandwidth(bps: float) -> str:
+    """Bytes/s as GB/s (decimal, as NVIDIA and nccl-tests print)."""
+    if bps >= 1e12:
+        return f"{bps / 1e12:.2f} TB/s"
+    if bps >= 1e9:
+        return f"{bps / 1e9:.2f} GB/s"
+    return f"{bps / 1e6:.2f} MB/s"

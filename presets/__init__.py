@@ -1,0 +1,1 @@
+"""Generated preset topologies (see dgxstudio.model.presets)."""

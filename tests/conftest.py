@@ -1,0 +1,24 @@
+"""Test configuration: headless Qt and an empty user config folder, set before anything imports Qt."""
+
+import os
+import tempfile
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+os.environ.setdefault("DGXSTUDIO_CONFIG_DIR", tempfile.mkdtemp(prefix="dgxstudio-test-config-"))
+
+import pytest  # noqa: E402
+
+from dgxstudio.model.catalog import load_catalog, set_default_catalog  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _builtin_catalog():
+    """Every test sees the built-in catalog, whatever the machine's user catalog says."""
+    set_default_catalog(load_catalog(include_user=False))
+    yield
+    set_default_catalog(None)
+
+
+@pytest.fixture
+def catalog():
+    return load_catalog(include_user=False)

@@ -1,0 +1,85 @@
+from dgxstudio.model import Device, Group, Link, Topology, validate
+from dgxstudio.model.presets import build_preset, preset_names
+
+
+def codes(t):
+    return {f.code for f in validate(t)}
+
+
+def base(catalog):
+    t = Topology("t", catalog)
+    for i in range(3):
+        t.add_device(Device(f"g{i}", "gpu", "tesla-v100-sxm2", f"GPU{i}"))
+    t.add_device(Device("nic", "nic", "connectx-4-edr", "NIC"))
+    return t
+
+
+def test_presets_are_clean():
+    for name in preset_names():
+        findings = validate(build_preset(name))
+        assert [f for f in findings if f.severity == "error"] == [], name
+
+
+def test_seventh_nvlink_on_a_v100_is_over_budget(catalog):
+    t = base(catalog)
+    t.add_link(Link("a", "g0", "g1", "NVLink2", 4))
+    t.add_link(Link("b", "g0", "g2", "NVLink2", 2))
+    assert "ports-over-budget" not in codes(t)
+    t.add_link(Link("c", "g0", "g2", "NVLink2", 1))
+    found = [f for f in validate(t) if f.code == "ports-over-budget"]
+    assert len(found) == 1 and found[0].devices == ("g0",) and "7 nvlink ports" in found[0].message
+    assert set(found[0].links) == {"a", "b", "c"}
+
+
+def test_nvlink_into_a_nic_is_incompatible(catalog):
+    t = base(catalog)
+    t.add_link(Link("x", "g0", "nic", "NVLink2"))
+    found = [f for f in validate(t) if f.code == "incompatible-link"]
+    assert found and found[0].devices == ("nic",) and found[0].links == ("x",)
+
+
+def test_unknown_part_and_kind_mismatch(catalog):
+    t = base(catalog)
+    t.add_device(Device("u", "gpu", "flux-capacitor", "U"))
+    t.add_device(Device("k", "cpu", "tesla-v100-sxm2", "K"))
+    assert {"unknown-part", "kind-mismatch"} <= codes(t)
+
+
+def test_links_to_missing_devices_and_self_links(catalog):
+    t = base(catalog)
+    t.links["m"] = Link("m", "g0", "gone", "NVLink2")
+    t.links["s"] = Link("s", "g1", "g1", "NVLink2")
+    c = codes(t)
+    assert "missing-device" in c and "self-link" in c
+
+
+def test_duplicate_ids_across_kinds(catalog):
+    t = base(catalog)
+    t.groups["g0"] = Group("g0", "clash")
+    found = [f for f in validate(t) if f.code == "duplicate-id"]
+    assert found and "'g0'" in found[0].message
+
+
+def test_device_in_two_groups_and_unknown_link_type(catalog):
+    t = base(catalog)
+    t.groups["a"] = Group("a", "A", devices=["g0"])
+    t.groups["b"] = Group("b", "B", devices=["g0"])
+    t.links["q"] = Link("q", "g1", "g2", "Warp9")
+    c = codes(t)
+    assert "multiple-groups" in c and "unknown-link-type" in c
+
+
+def test_pcie_width_over_the_port(catalog):
+    t = base(catalog)
+    t.add_device(Device("sw", "pcie_switch", "pcie-switch-gen3", "SW"))
+    t.add_link(Link("p", "g0", "sw", "PCIe3", width=32))
+    assert "width-over-port" in codes(t)
+
+
+def test_validation_never_raises_on_garbage(catalog):
+    t = base(catalog)
+    t.links["z"] = Link("z", "g0", "g1", "NVLink2", a_port="nonsense", b_port=None)
+    t.groups["loop1"] = Group("loop1", "L1", parent="loop2")
+    t.groups["loop2"] = Group("loop2", "L2", parent="loop1")
+    c = codes(t)
+    assert "incompatible-link" in c and "group-cycle" in c

@@ -1,0 +1,69 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dgxstudio.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_info_json_has_stable_si_keys(capsys):
+    code, out, _ = run(capsys, "info", "--preset", "dgx-a100", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["gpus"] == 8
+    assert data["nvlink_bw_per_gpu_bidir_Bps"] == pytest.approx(600e9)
+    assert data["devices_by_kind"]["nvswitch"] == 6
+
+
+def test_validate_exit_codes(capsys, tmp_path):
+    assert run(capsys, "validate", "--preset", "dgx1-v100")[0] == 0
+    from dgxstudio.model import fileio
+    from dgxstudio.model.presets import load_preset
+    from dgxstudio.model.topology import Link
+    topo = load_preset("dgx1-v100")
+    topo.add_link(Link("extra", "gpu0", "gpu5", "NVLink2"))
+    bad = tmp_path / "over.dgxs"
+    fileio.save(topo, bad)
+    code, out, _ = run(capsys, "validate", str(bad))
+    assert code == 1 and "GPU0 (gpu0) uses 7 nvlink ports" in out
+    broken = tmp_path / "broken.dgxs"
+    broken.write_text("{")
+    code, out, err = run(capsys, "validate", str(broken))
+    assert code == 2 and "not valid JSON" in err and "Traceback" not in err
+
+
+def test_presets_new_and_generate(capsys, tmp_path):
+    code, out, _ = run(capsys, "presets", "--json")
+    names = [p["name"] for p in json.loads(out)]
+    assert names == ["dgx1-p100", "dgx1-v100", "dgx-a100", "pcie-8gpu", "dgx1-fat-tree-124"]
+    out_file = tmp_path / "n.dgxs"
+    assert run(capsys, "new", "--preset", "dgx-a100", "-o", str(out_file))[0] == 0
+    assert run(capsys, "info", str(out_file))[0] == 0
+    ft = tmp_path / "ft.dgxs"
+    code, out, _ = run(capsys, "generate", "fat-tree", "--systems", "10", "--per-leaf", "2", "--spines", "4", "-o", str(ft))
+    assert code == 0
+    code, out, _ = run(capsys, "info", str(ft), "--json")
+    data = json.loads(out)
+    assert data["gpus"] == 80 and data["devices_by_kind"]["ib_switch"] == 5 + 4
+    code, _, err = run(capsys, "generate", "fat-tree", "--systems", "4", "--spines", "40", "-o", str(ft))
+    assert code == 2 and "ports" in err
+
+
+def test_unknown_preset_and_missing_file(capsys):
+    code, _, err = run(capsys, "info", "--preset", "dgx9")
+    assert code == 2 and "unknown preset 'dgx9'" in err
+    code, _, err = run(capsys, "info", "/nonexistent/x.dgxs")
+    assert code == 2 and "no such file" in err
+
+
+def test_console_entry_points():
+    for cmd in ([sys.executable, "-m", "dgxstudio", "--version"],):
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        assert result.returncode == 0 and "dgxstudio" in result.stdout
