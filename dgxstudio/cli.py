@@ -156,6 +156,51 @@ def cmd_generate(args) -> int:
     return EXIT_OK
 
 
+# ---- analyze -----------------------------------------------------------------------------------
+
+def select(topo: Topology, spec: str | None) -> list[str]:
+    from .analysis.gpuset import GpuSetError, select_gpus
+
+    try:
+        return select_gpus(topo, spec)
+    except GpuSetError as exc:
+        raise CliError(f"--gpus: {exc}") from None
+
+
+def cmd_analyze(args) -> int:
+    from .analysis.summary import analyze
+
+    topo = open_topology(args.file, args.preset)
+    gpus = select(topo, args.gpus)
+    result = analyze(topo, gpus)
+    if args.json:
+        _print_json(result)
+        return EXIT_OK
+    gb = 1e9
+    print(f"{topo.name}: {result['gpus']} GPUs")
+    b = result["bisection"]
+    print(f"  bisection bandwidth: {b['bidir_Bps'] / gb:,.1f} GB/s bidirectional"
+          f" ({'exact' if b['exact'] else 'upper bound'}, {b['method']})")
+    r = result["rings"]
+    print(f"  rings: {r['count']} over {r['fabric']} ({r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'});"
+          f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s")
+    for i, ring in enumerate(r["rings"][:8]):
+        shown = " -> ".join(ring) if len(ring) <= 16 else " -> ".join(ring[:6]) + f" ... ({len(ring)} GPUs)"
+        print(f"    ring {i}: {shown}  [{r['ring_bidir_Bps'][i] / gb:.1f} GB/s both directions]")
+    print(f"  NVLink per GPU: {result['nvlink_bw_per_gpu_bidir_Bps'] / gb:,.0f} GB/s bidirectional;"
+          f" all GPUs: {result['aggregate_nvlink_bw_bidir_Bps'] / 1e12:,.2f} TB/s")
+    print(f"  PCIe per GPU: {result['pcie_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional;"
+          f" network per GPU: {result['network_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional")
+    lat = result["latency"]
+    if lat["max_system_to_system_s"] is not None:
+        print(f"  system-to-system latency: worst {lat['max_system_to_system_s'] * 1e6:.2f} us"
+              f" ({lat['switch_hops_worst']} switch hops), best {lat['min_system_to_system_s'] * 1e6:.2f} us")
+    if lat["from_first_gpu_max_s"] is not None:
+        a, z = lat["from_first_gpu_max_pair"]
+        print(f"  farthest GPU from {a}: {z}, {lat['from_first_gpu_max_s'] * 1e6:.2f} us over {lat['from_first_gpu_max_hops']} hops")
+    return EXIT_OK
+
+
 # ---- the parser --------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -198,13 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--output", required=True)
     g.set_defaults(func=cmd_generate)
 
-    for register in _EXTENSIONS:
-        register(sub)
+    p = sub.add_parser("analyze", help="bisection, rings, latency and per-GPU bandwidth of a GPU set")
+    _add_source(p)
+    p.add_argument("--gpus", default="all", help="GPU set: all, ids (gpu0,gpu3), ranges (gpu0-gpu3), group names")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_analyze)
     return parser
-
-
-# Later subcommands (analysis, simulation, ...) register here so this file stays the one entry point.
-_EXTENSIONS: list = []
 
 
 def cmd_gui(args) -> int:

@@ -80,6 +80,7 @@ class Topology:
         self.catalog = catalog or default_catalog()
         self.events = EventEmitter()
         self._links_by_device: dict[str, list[str]] | None = None
+        self._group_by_device: dict[str, str] | None = None
 
     # ---- look-ups ---------------------------------------------------------------------------
     def part_of(self, device_id: str) -> Part | None:
@@ -129,10 +130,17 @@ class Topology:
 
     def group_of(self, device_id: str) -> Group | None:
         """The innermost group that lists the device."""
-        for g in self.groups.values():
-            if device_id in g.devices:
-                return g
-        return None
+        index = self._group_by_device
+        stale = index is not None and device_id in index and (
+            index[device_id] not in self.groups or device_id not in self.groups[index[device_id]].devices)
+        if index is None or stale:
+            index = {}
+            for g in self.groups.values():
+                for d in g.devices:
+                    index.setdefault(d, g.id)
+            self._group_by_device = index
+        gid = index.get(device_id)
+        return self.groups.get(gid) if gid is not None else None
 
     def group_chain(self, group_id: str) -> list[Group]:
         """The group and its ancestors, innermost first (stops on a cycle)."""
@@ -191,6 +199,7 @@ class Topology:
     # ---- edits (each emits an event; the UI's undo commands call these) ----------------------
     def _invalidate(self) -> None:
         self._links_by_device = None
+        self._group_by_device = None
 
     def _check_new_id(self, new_id: str) -> None:
         if not isinstance(new_id, str) or not new_id:
@@ -216,6 +225,8 @@ class Topology:
             self.layout.positions[device.id] = (float(position[0]), float(position[1]))
         if group is not None:
             self.groups[group].devices.append(device.id)
+            if self._group_by_device is not None:
+                self._group_by_device.setdefault(device.id, group)
         self.events.emit(ModelEvent("device_added", (device.id,)))
         return device
 
@@ -268,6 +279,7 @@ class Topology:
             if d not in self.devices:
                 raise ModelError(f"group {group.id}: no device {d!r}")
         self.groups[group.id] = group
+        self._invalidate()
         self.events.emit(ModelEvent("group_added", (group.id,)))
         return group
 
@@ -283,6 +295,7 @@ class Topology:
             if g.parent == group_id:
                 g.parent = grp.parent
         self.layout.collapsed.discard(group_id)
+        self._invalidate()
         self.events.emit(ModelEvent("group_removed", (group_id,)))
         return grp
 
@@ -295,7 +308,7 @@ class Topology:
             raise ModelError(f"{obj_id}: attribute {attribute!r} cannot be set")
         old = getattr(obj, attribute)
         setattr(obj, attribute, value)
-        if isinstance(obj, Link) and attribute in ("a", "b"):
+        if (isinstance(obj, Link) and attribute in ("a", "b")) or (isinstance(obj, Group) and attribute == "devices"):
             self._invalidate()
         self.events.emit(ModelEvent("changed", (obj_id,), {"attribute": attribute}))
         return old

@@ -1,0 +1,53 @@
+"""Per-GPU bandwidth by link class (NVLink, PCIe, network) and its aggregate over a GPU set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model.catalog import NETWORK_FAMILIES
+from ..model.topology import Topology
+
+
+@dataclass
+class GpuBandwidth:
+    gpu: str
+    nvlink_bidir_Bps: float
+    pcie_bidir_Bps: float
+    network_bidir_Bps: float
+
+
+def _network_share(topo: Topology) -> dict[str, float]:
+    """Network bandwidth of each system's compute NICs divided among its GPUs."""
+    per_system_bw: dict[str, float] = {}
+    per_system_gpus: dict[str, int] = {}
+    for dev in topo.devices.values():
+        sid = topo.system_of(dev.id)
+        if sid is None:
+            continue
+        if dev.kind == "gpu":
+            per_system_gpus[sid] = per_system_gpus.get(sid, 0) + 1
+        elif dev.kind == "nic" and dev.properties.get("role", "compute") == "compute":
+            for lk in topo.links_of(dev.id):
+                lt = topo.link_type_of(lk)
+                if lt is not None and lt.family in NETWORK_FAMILIES:
+                    per_system_bw[sid] = per_system_bw.get(sid, 0.0) + 2 * topo.link_bandwidth_per_direction_Bps(lk)
+    return {sid: per_system_bw.get(sid, 0.0) / n for sid, n in per_system_gpus.items() if n}
+
+
+def gpu_bandwidth(topo: Topology, gpus: list[str]) -> list[GpuBandwidth]:
+    share = _network_share(topo)
+    out = []
+    for gpu in gpus:
+        by_family = {"nvlink": 0.0, "pcie": 0.0, "network": 0.0}
+        for lk in topo.links_of(gpu):
+            lt = topo.link_type_of(lk)
+            if lt is None:
+                continue
+            key = "network" if lt.family in NETWORK_FAMILIES else lt.family
+            if key in by_family:
+                by_family[key] += 2 * topo.link_bandwidth_per_direction_Bps(lk)
+        sid = topo.system_of(gpu)
+        if by_family["network"] == 0.0 and sid in share:
+            by_family["network"] = share[sid]
+        out.append(GpuBandwidth(gpu, by_family["nvlink"], by_family["pcie"], by_family["network"]))
+    return out

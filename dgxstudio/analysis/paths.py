@@ -1,0 +1,124 @@
+"""Latency and hop count between devices.
+
+A path's latency is the sum of its links' latencies and the traversal latency of every device on it,
+ends included (a NIC's latency is paid by the message whether the NIC ends the path or not). Routes
+never pass through a GPU. This reproduces the white papers' system-to-system figure: NIC + three
+switch hops + NIC = 1.01 us + 3 x 0.09 us = 1.28 us on the DGX-1 fat tree (seed 002, Table 1 note b).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from ..model.topology import Topology
+from .fabric import Fabric
+
+
+@dataclass
+class PathInfo:
+    src: str
+    dst: str
+    latency_s: float
+    hops: int
+    path: list[str]
+
+
+def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
+              allowed: set[str] | None = None) -> tuple[dict[str, float], dict[str, str | None]]:
+    dist: dict[str, float] = {}
+    prev: dict[str, str | None] = {}
+    heap = []
+    for s in sources:
+        heapq.heappush(heap, (fab.hop_latency[s], s, None))
+    remaining = set(targets) if targets else None
+    while heap:
+        d, u, p = heapq.heappop(heap)
+        if u in dist:
+            continue
+        dist[u] = d
+        prev[u] = p
+        if remaining is not None:
+            remaining.discard(u)
+            if not remaining:
+                break
+        if fab.is_gpu(u) and p is not None:
+            continue
+        for v in fab.adj[u]:
+            if v in dist or (allowed is not None and v not in allowed):
+                continue
+            b = fab.bundle(u, v)
+            heapq.heappush(heap, (d + b.latency_s + fab.hop_latency[v], v, u))
+    return dist, prev
+
+
+def path_latency(topo: Topology, src: str, dst: str, fab: Fabric | None = None) -> PathInfo | None:
+    """Lowest-latency path between two devices, or None if they are not connected."""
+    fab = fab or Fabric(topo)
+    dist, prev = _dijkstra(fab, [src], {dst})
+    if dst not in dist:
+        return None
+    path = [dst]
+    while prev[path[-1]] is not None:
+        path.append(prev[path[-1]])
+    path.reverse()
+    return PathInfo(src, dst, dist[dst], len(path) - 1, path)
+
+
+@dataclass
+class SystemLatency:
+    max_s: float
+    min_s: float
+    worst_pair: tuple[str, str] | None
+    switch_hops_worst: int
+
+
+def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
+                             fab: Fabric | None = None) -> SystemLatency | None:
+    """Worst case, over pairs of systems, of the best NIC-to-NIC latency through the network.
+
+    Only network devices (NICs on a network link, network switches) are searched: system-to-system
+    traffic does not detour through a third system's PCIe tree.
+    """
+    fab = fab or Fabric(topo)
+    nets = {k for k, b in fab.bundles.items() if b.family in ("infiniband", "ethernet")}
+    network_nodes = {end for k in nets for end in k}
+    nics_of: dict[str, list[str]] = {}
+    for n in network_nodes:
+        if fab.kind.get(n) == "nic":
+            sid = topo.system_of(n)
+            if sid is not None:
+                nics_of.setdefault(sid, []).append(n)
+    order = [s for s in (systems or topo.groups) if s in nics_of]
+    if len(order) < 2:
+        return None
+    owner = {n: s for s, ns in nics_of.items() for n in ns}
+    # Systems wired the same way to the same switches see the same network: one search per class.
+    classes: dict[tuple, str] = {}
+    for s in order:
+        sig = tuple(sorted((nb, round(fab.hop_latency[n] + fab.bundle(n, nb).latency_s, 15))
+                           for n in nics_of[s] for nb in fab.adj[n] if nb in network_nodes and fab.kind.get(nb) != "nic"))
+        classes.setdefault(sig, s)
+    worst = (-1.0, None, 0)
+    best_any = float("inf")
+    for s in classes.values():
+        dist, prev = _dijkstra(fab, sorted(nics_of[s]), allowed=network_nodes)
+        nearest: dict[str, tuple[float, str]] = {}
+        for n, d in dist.items():
+            other = owner.get(n)
+            if other is None or other == s:
+                continue
+            if other not in nearest or d < nearest[other][0]:
+                nearest[other] = (d, n)
+        for other, (d, n) in nearest.items():
+            best_any = min(best_any, d)
+            if d > worst[0]:
+                hops, cur = 0, n
+                while prev[cur] is not None:
+                    if fab.kind.get(cur) in ("ib_switch", "eth_switch"):
+                        hops += 1
+                    cur = prev[cur]
+                worst = (d, (s, other), hops)
+    if worst[1] is None:
+        return None
+    return SystemLatency(worst[0], best_any, worst[1], worst[2])

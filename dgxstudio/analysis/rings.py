@@ -1,0 +1,468 @@
+"""Rings through a GPU set: the largest set of link-disjoint Hamiltonian rings and their bandwidth.
+
+A link of count k can carry k rings. Each ring is driven in both directions as NCCL does, so on a
+ring whose hops use distinct links both directions of every link carry traffic; the ring's share is
+``2 x min(allocated bandwidth / traversals)`` over the links it uses. The ring all-reduce bus
+bandwidth bound is the sum over the rings.
+
+Three strategies, chosen from the shape of the GPU set:
+- direct meshes of up to ``exact_limit`` GPUs (DGX-1): every Hamiltonian cycle is enumerated and the
+  largest packing found by branch and bound (exact unless a search budget runs out);
+- GPUs joined through switches (NVSwitch, PCIe): rings built greedily hop by hop over shortest routes
+  with capacity left, consuming one unit of every link they cross;
+- GPUs in several systems: each system's own rings are cut open and chained through the network.
+If no link-disjoint ring exists (a PCIe tree, where a GPU has one link), one ring sharing links is
+reported with its fair share.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..model.topology import Topology
+from .fabric import Fabric, bundle_key
+
+
+@dataclass
+class Ring:
+    gpus: list[str]
+    hops: list[list[str]]
+    bidir_Bps: float
+    links: list[str] = field(default_factory=list)
+
+    @property
+    def bottleneck_per_direction_Bps(self) -> float:
+        return self.bidir_Bps / 2
+
+
+@dataclass
+class RingResult:
+    rings: list[Ring]
+    fabric: str
+    method: str
+    exact: bool
+    link_disjoint: bool
+
+    @property
+    def count(self) -> int:
+        return len(self.rings)
+
+    @property
+    def allreduce_busbw_bound_Bps(self) -> float:
+        return sum(r.bidir_Bps for r in self.rings)
+
+
+def _ring_rate(fab: Fabric, hops: list[list[str]], alloc: dict | None) -> float:
+    """Bus bandwidth of one ring driven both ways: 2 x min over bundles of allocated bw / traversals."""
+    traversals = Counter(k for path in hops for k in fab.path_bundles(path))
+    if not traversals:
+        return 0.0
+    rate = min(((alloc[k] if alloc else fab.bundles[k].units) * fab.bundles[k].unit_bw) / t
+               for k, t in traversals.items())
+    return 2 * rate
+
+
+def _links_of(fab: Fabric, hops: list[list[str]]) -> list[str]:
+    seen, out = set(), []
+    for path in hops:
+        for k in fab.path_bundles(path):
+            for lid in fab.bundles[k].links:
+                if lid not in seen:
+                    seen.add(lid)
+                    out.append(lid)
+    return out
+
+
+def _make_ring(fab: Fabric, order: list[str], hops: list[list[str]], shared: bool) -> Ring:
+    alloc = None if shared else Counter(k for path in hops for k in fab.path_bundles(path))
+    return Ring(list(order), hops, _ring_rate(fab, hops, alloc), _links_of(fab, hops))
+
+
+# ---- exact search on direct meshes -----------------------------------------------------------
+
+def _hamiltonian_cycles(gpus: list[str], direct: dict[str, list[str]], limit: int, deadline: float):
+    """Every Hamiltonian cycle once (fixed start, one direction), or None past ``limit``/deadline."""
+    index = {g: i for i, g in enumerate(gpus)}
+    start = gpus[0]
+    n = len(gpus)
+    cycles = []
+    path = [start]
+    on_path = {start}
+
+    def extend() -> bool:
+        if len(cycles) > limit or time.perf_counter() > deadline:
+            return False
+        u = path[-1]
+        if len(path) == n:
+            if start in direct[u] and index[path[1]] < index[path[-1]]:
+                cycles.append(list(path))
+            return True
+        for v in direct[u]:
+            if v not in on_path:
+                path.append(v)
+                on_path.add(v)
+                ok = extend()
+                path.pop()
+                on_path.discard(v)
+                if not ok:
+                    return False
+        return True
+
+    return cycles if extend() else None
+
+
+def _pack_cycles(cycles: list[list[str]], units: dict, gpus: list[str], node_budget: int, deadline: float):
+    """The largest multiset of cycles whose edge use fits the units; (packing, proven_optimal)."""
+    edge_sets = [[bundle_key(c[i], c[(i + 1) % len(c)]) for i in range(len(c))] for c in cycles]
+    residual = dict(units)
+    degree = {g: 0 for g in gpus}
+    for (a, b), u in units.items():
+        if a in degree:
+            degree[a] += u
+        if b in degree:
+            degree[b] += u
+    best: list[int] = []
+    chosen: list[int] = []
+    nodes = 0
+    complete = True
+
+    def upper_bound() -> int:
+        return len(chosen) + min(d // 2 for d in degree.values())
+
+    def dfs(first: int) -> bool:
+        nonlocal best, nodes, complete
+        nodes += 1
+        if nodes > node_budget or (nodes % 1024 == 0 and time.perf_counter() > deadline):
+            complete = False
+            return False
+        if len(chosen) > len(best):
+            best = list(chosen)
+        if upper_bound() <= len(best):
+            return True
+        for i in range(first, len(edge_sets)):
+            es = edge_sets[i]
+            if all(residual[e] >= 1 for e in es):
+                for a, b in es:
+                    residual[(a, b)] -= 1
+                    degree[a] -= 1
+                    degree[b] -= 1
+                chosen.append(i)
+                ok = dfs(i)
+                chosen.pop()
+                for a, b in es:
+                    residual[(a, b)] += 1
+                    degree[a] += 1
+                    degree[b] += 1
+                if not ok:
+                    return False
+                if upper_bound() <= len(best):
+                    return True
+        return True
+
+    dfs(0)
+    return [cycles[i] for i in best], complete
+
+
+def _exact_direct(fab: Fabric, gpus: list[str], deadline: float):
+    members = set(gpus)
+    direct = {g: [v for v in fab.adj[g] if v in members] for g in gpus}
+    cycles = _hamiltonian_cycles(gpus, direct, 500_000, deadline)
+    if cycles is None:
+        return None
+    units = {k: b.units for k, b in fab.bundles.items() if k[0] in members and k[1] in members}
+    packing, complete = _pack_cycles(cycles, units, gpus, 2_000_000, deadline)
+    rings = [_make_ring(fab, c, [[c[i], c[(i + 1) % len(c)]] for i in range(len(c))], False) for c in packing]
+    return rings, complete
+
+
+# ---- greedy construction through switches ----------------------------------------------------
+
+def _consume(residual: dict, fab: Fabric, path: list[str], sign: int = -1) -> None:
+    for k in fab.path_bundles(path):
+        residual[k] += sign
+
+
+def _greedy_ring(fab: Fabric, gpus: list[str], residual: dict, budget: int):
+    """One ring hop by hop over routes with units left; depth-first with a bounded number of steps."""
+    members = set(gpus)
+    start = gpus[0]
+    order = [start]
+    hops: list[list[str]] = []
+    visited = {start}
+    steps = 0
+
+    def extend() -> bool:
+        nonlocal steps
+        steps += 1
+        if steps > budget:
+            return False
+        u = order[-1]
+        if len(order) == len(gpus):
+            back = fab.route(u, start, residual)
+            if back is None:
+                return False
+            _consume(residual, fab, back)
+            hops.append(back)
+            return True
+        for v in fab.reachable_gpus(u, residual):
+            if v in visited or v not in members:
+                continue
+            path = fab.route(u, v, residual)
+            if path is None:
+                continue
+            _consume(residual, fab, path)
+            order.append(v)
+            visited.add(v)
+            hops.append(path)
+            if extend():
+                return True
+            hops.pop()
+            visited.discard(v)
+            order.pop()
+            _consume(residual, fab, path, +1)
+            if steps > budget:
+                return False
+        return False
+
+    if len(gpus) == 1:
+        return None
+    return (order, hops) if extend() else None
+
+
+def _greedy_rings(fab: Fabric, gpus: list[str], residual: dict | None = None, limit: int = 64) -> list[Ring]:
+    residual = residual if residual is not None else {k: b.units for k, b in fab.bundles.items()}
+    rings = []
+    while len(rings) < limit:
+        found = _greedy_ring(fab, gpus, residual, budget=20 * len(gpus) + 50)
+        if found is None:
+            break
+        rings.append(_make_ring(fab, found[0], found[1], False))
+    return rings
+
+
+def _shared_ring(fab: Fabric, gpus: list[str]) -> Ring | None:
+    """A ring in document order over shortest routes, links shared: the fallback for trees."""
+    if len(gpus) < 2:
+        return None
+    hops = []
+    for i, u in enumerate(gpus):
+        path = fab.route(u, gpus[(i + 1) % len(gpus)])
+        if path is None:
+            return None
+        hops.append(path)
+    return _make_ring(fab, gpus, hops, True)
+
+
+# ---- strategy --------------------------------------------------------------------------------
+
+def _connected(fab: Fabric, gpus: list[str]) -> bool:
+    """All GPUs of the set reach each other through non-GPU devices or direct links."""
+    if len(gpus) < 2:
+        return True
+    members = set(gpus)
+    seen = {gpus[0]}
+    stack = [gpus[0]]
+    while stack:
+        u = stack.pop()
+        for v in fab.adj[u]:
+            if v in seen:
+                continue
+            if fab.is_gpu(v) and v not in members:
+                continue
+            seen.add(v)
+            stack.append(v)
+    return members <= seen
+
+
+def _single_fabric(topo: Topology, fab: Fabric, name: str, gpus: list[str], exact_limit: int,
+                   deadline: float) -> RingResult:
+    members = set(gpus)
+    direct_only = all(all(fab.is_gpu(v) for v in fab.adj[g]) for g in gpus) and \
+        all(v in members for g in gpus for v in fab.adj[g])
+    if direct_only and 3 <= len(gpus) <= exact_limit:
+        found = _exact_direct(fab, gpus, deadline)
+        if found is not None and found[0]:
+            return RingResult(found[0], name, "exact", found[1], True)
+    rings = _greedy_rings(fab, gpus)
+    if rings:
+        return RingResult(rings, name, "greedy", False, True)
+    shared = _shared_ring(fab, gpus)
+    return RingResult([shared] if shared else [], name, "shared", False, False)
+
+
+def _signature(topo: Topology, gpus: list[str], prefix: str) -> tuple:
+    """Structure of a system's NVLink wiring with its id prefix removed (equal systems share rings)."""
+    edges = set()
+    for gpu in gpus:
+        for lk in topo.links_of(gpu):
+            edges.add((lk.a.removeprefix(prefix), lk.b.removeprefix(prefix), lk.type, lk.count))
+    return tuple(sorted(gpu.removeprefix(prefix) for gpu in gpus)), tuple(sorted(edges))
+
+
+def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]], exact_limit: int,
+                  deadline: float) -> RingResult | None:
+    """Chain each system's NVLink rings through the network, one network hop between systems."""
+    nv = Fabric(topo, {"nvlink"})
+    local: dict[str, RingResult] = {}
+    cache: dict[tuple, tuple[RingResult, str]] = {}
+    for sid, members in systems.items():
+        prefix = members[0][: len(members[0]) - len(members[0].split(".")[-1])] if "." in members[0] else ""
+        sig = _signature(topo, members, prefix)
+        if sig in cache:
+            res, pfx = cache[sig]
+            mapped = [Ring([prefix + g.removeprefix(pfx) for g in r.gpus],
+                           [[prefix + d.removeprefix(pfx) for d in h] for h in r.hops], r.bidir_Bps)
+                      for r in res.rings]
+            local[sid] = RingResult(mapped, res.fabric, res.method, res.exact, True)
+        else:
+            if not _connected(nv, members):
+                return None
+            local[sid] = _single_fabric(topo, nv, "nvlink", members, exact_limit, deadline)
+            cache[sig] = (local[sid], prefix)
+        if not local[sid].rings:
+            return None
+    fab = Fabric(topo)
+    residual = {k: b.units for k, b in fab.bundles.items()}
+    nearest_nic = _network_distance(fab)
+    order = list(systems)
+    owner = {d: sid for sid in order for d in topo.devices_in_group(sid)}
+    rings = []
+    for r in range(min(len(res.rings) for res in local.values())):
+        built = _chain_ring(fab, order, [local[s].rings[r] for s in order], residual, nearest_nic, owner)
+        if built is None:
+            break
+        rings.append(built)
+    if not rings:
+        return None
+    return RingResult(rings, "nvlink+network", "hierarchical", False, True)
+
+
+def _network_distance(fab: Fabric) -> dict[str, int]:
+    """Hops from each device to the nearest network link (BFS from NICs' network sides)."""
+    from collections import deque
+
+    dist = {}
+    queue = deque()
+    for k, b in fab.bundles.items():
+        if b.family in ("infiniband", "ethernet"):
+            for end in k:
+                if fab.kind.get(end) == "nic" and end not in dist:
+                    dist[end] = 0
+                    queue.append(end)
+    while queue:
+        u = queue.popleft()
+        for v in fab.adj[u]:
+            if v not in dist and fab.kind.get(v) != "nic":
+                dist[v] = dist[u] + 1
+                if not fab.is_gpu(v):
+                    queue.append(v)
+    return dist
+
+
+def _to_network(fab: Fabric, src: str, residual: dict) -> list[str] | None:
+    """A route with units left from a GPU to the nearest network switch, or None."""
+    from collections import deque
+
+    prev = {src: None}
+    queue = deque([src])
+    while queue:
+        u = queue.popleft()
+        for v in fab.adj[u]:
+            if v in prev or fab.is_gpu(v) or residual.get(bundle_key(u, v), 0) < 1:
+                continue
+            prev[v] = u
+            if fab.kind.get(v) in ("ib_switch", "eth_switch"):
+                path = [v]
+                while prev[path[-1]] is not None:
+                    path.append(prev[path[-1]])
+                return path[::-1]
+            queue.append(v)
+    return None
+
+
+def _chain_ring(fab: Fabric, systems: list[str], local_rings: list[Ring], residual: dict,
+                nearest_nic: dict[str, int], owner: dict[str, str]) -> Ring | None:
+    """One global ring: each system's ring cut open next to its NICs, the pieces joined by routes.
+
+    NVLink hops inside systems were already counted by the systems' own rings; only the network
+    routes between systems consume units here, and all of them are given back if the ring fails.
+    """
+    order: list[str] = []
+    hops: list[list[str]] = []
+    network: list[list[str]] = []
+    first_entry = prev_exit = None
+
+    def give_back() -> None:
+        for path in network:
+            _consume(residual, fab, path, +1)
+
+    # Routes between two systems may enter only those two systems' insides (and the network).
+    def between(a: str, b: str, sa: str, sb: str) -> list[str] | None:
+        return fab.route(a, b, residual, owner=owner, allowed_owners=(sa, sb))
+
+    for s_index, ring in enumerate(local_rings):
+        cyc = ring.gpus
+        n = len(cyc)
+        cuts = sorted(range(n), key=lambda i: (nearest_nic.get(cyc[(i + 1) % n], 99) + nearest_nic.get(cyc[i], 99), i))
+        for i in cuts:
+            entry, exit_ = cyc[(i + 1) % n], cyc[i]
+            if prev_exit is not None:
+                route = between(prev_exit, entry, systems[s_index - 1], systems[s_index])
+                if route is None:
+                    continue
+                _consume(residual, fab, route)
+                if _to_network(fab, exit_, residual) is None:
+                    _consume(residual, fab, route, +1)
+                    continue
+                network.append(route)
+                hops.append(route)
+            else:
+                reserve = _to_network(fab, entry, residual)
+                if reserve is None:
+                    continue
+                _consume(residual, fab, reserve)
+                exit_ok = _to_network(fab, exit_, residual) is not None
+                _consume(residual, fab, reserve, +1)
+                if not exit_ok:
+                    continue
+                first_entry = entry
+            seq = [cyc[(i + 1 + j) % n] for j in range(n)]
+            for j in range(n - 1):
+                h = ring.hops[(i + 1 + j) % n]
+                hops.append(h if h[0] == seq[j] else h[::-1])
+            order.extend(seq)
+            prev_exit = exit_
+            break
+        else:
+            give_back()
+            return None
+    route = between(prev_exit, first_entry, systems[-1], systems[0])
+    if route is None:
+        give_back()
+        return None
+    _consume(residual, fab, route)
+    hops.append(route)
+    return _make_ring(fab, order, hops, False)
+
+
+def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_budget_s: float = 3.0) -> RingResult:
+    """Rings over the fastest fabric that joins the set: NVLink alone if it does, else every link."""
+    deadline = time.perf_counter() + time_budget_s
+    if len(gpus) < 2:
+        return RingResult([], "none", "trivial", True, True)
+    nv = Fabric(topo, {"nvlink"})
+    if _connected(nv, gpus):
+        return _single_fabric(topo, nv, "nvlink", gpus, exact_limit, deadline)
+    systems: dict[str, list[str]] = {}
+    for g in gpus:
+        systems.setdefault(topo.system_of(g) or "", []).append(g)
+    if len(systems) > 1 and "" not in systems:
+        result = _hierarchical(topo, gpus, systems, exact_limit, deadline)
+        if result is not None:
+            return result
+    everything = Fabric(topo)
+    if not _connected(everything, gpus):
+        return RingResult([], "disconnected", "none", True, True)
+    return _single_fabric(topo, everything, "all", gpus, exact_limit, deadline)
