@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..model.graph import to_graph
 from ..model.topology import Topology
 
 
@@ -38,28 +39,14 @@ class Fabric:
         self.hop_latency = {d.id: topo.device_hop_latency_s(d.id) for d in topo.devices.values()}
         self.bundles: dict[tuple[str, str], Bundle] = {}
         self.adj: dict[str, list[str]] = {d: [] for d in topo.devices}
-        for lk in topo.links.values():
-            if lk.a == lk.b or lk.a not in topo.devices or lk.b not in topo.devices:
+        for u, v, e in to_graph(topo, achievable, families).edges(data=True):
+            if e["bandwidth_per_direction_Bps"] <= 0:
                 continue
-            lt = topo.link_type_of(lk)
-            family = lt.family if lt else None
-            if families is not None and family not in families:
-                continue
-            bw = topo.link_bandwidth_per_direction_Bps(lk, achievable)
-            if bw <= 0:
-                continue
-            key = bundle_key(lk.a, lk.b)
-            b = self.bundles.get(key)
-            if b is None:
-                self.bundles[key] = Bundle(key[0], key[1], lk.count, bw / lk.count, topo.link_latency_s(lk), family, [lk.id])
-                self.adj[lk.a].append(lk.b)
-                self.adj[lk.b].append(lk.a)
-            else:
-                total = b.bandwidth + bw
-                b.units += lk.count
-                b.unit_bw = total / b.units
-                b.latency_s = min(b.latency_s, topo.link_latency_s(lk))
-                b.links.append(lk.id)
+            key = bundle_key(u, v)
+            self.bundles[key] = Bundle(key[0], key[1], e["count"], e["bandwidth_per_direction_Bps"] / e["count"],
+                                       e["latency_s"], e["family"], list(e["links"]))
+            self.adj[u].append(v)
+            self.adj[v].append(u)
 
     def is_gpu(self, node: str) -> bool:
         return self.kind.get(node) == "gpu"
