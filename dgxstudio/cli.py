@@ -201,6 +201,83 @@ def cmd_analyze(args) -> int:
     return EXIT_OK
 
 
+# ---- simulate ----------------------------------------------------------------------------------
+
+def _size(text: str, what: str) -> int:
+    from .units import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise CliError(f"{what}: {exc}") from None
+
+
+def sim_options(args):
+    from .sim.run import SimOptions
+
+    reduce_cost = 0.0
+    if args.reduce_bw:
+        try:
+            reduce_cost = 1.0 / (float(args.reduce_bw) * 1e9)
+        except (ValueError, ZeroDivisionError):
+            raise CliError(f"--reduce-bw: expected GB/s, got {args.reduce_bw!r}") from None
+    return SimOptions(chunk=_size(args.chunk, "--chunk"), achievable=args.figures == "achievable",
+                      spread=args.spread, reduce_s_per_byte=reduce_cost, root=args.root, server=args.server)
+
+
+def _row(result) -> dict:
+    d = result.as_dict()
+    d["rings"] = result.rings
+    return d
+
+
+def cmd_simulate(args) -> int:
+    from .sim.engine import SimulationCancelled
+    from .sim.run import SimulationError, Simulator, sweep_sizes
+    from .units import format_size, format_time
+
+    topo = open_topology(args.file, args.preset)
+    gpus = select(topo, args.gpus)
+    try:
+        sim = Simulator(topo, gpus, sim_options(args))
+        if args.sweep:
+            lo, _, hi = args.sweep.partition(":")
+            if not hi:
+                raise CliError("--sweep: expected LOW:HIGH, e.g. 1KiB:4GiB")
+            sizes = sweep_sizes(_size(lo, "--sweep"), _size(hi, "--sweep"))
+            results = [sim.run(args.collective, args.algorithm, s) for s in sizes]
+        else:
+            results = [sim.run(args.collective, args.algorithm, _size(args.size, "--size"))]
+    except SimulationError as exc:
+        raise CliError(str(exc)) from None
+    except SimulationCancelled:
+        raise CliError("cancelled") from None
+    if args.json:
+        if args.sweep:
+            first = results[0]
+            _print_json({"collective": first.collective, "requested_algorithm": args.algorithm, "gpus": len(gpus),
+                         "bound_busbw_Bps": first.bound_busbw_Bps, "rows": [_row(r) for r in results]})
+        else:
+            _print_json(_row(results[0]))
+        return EXIT_OK
+    first = results[0]
+    print(f"{topo.name}: {first.collective} over {len(gpus)} GPUs, "
+          f"{'achievable' if first.options.achievable else 'peak'} link figures")
+    print(f"  topology bound (bus bandwidth): {first.bound_busbw_Bps / 1e9:.2f} GB/s")
+    print(f"  {'size':>10} {'algorithm':>16} {'time':>12} {'algbw GB/s':>11} {'busbw GB/s':>11} {'% bound':>8}")
+    for r in results:
+        print(f"  {format_size(r.size_bytes):>10} {r.algorithm:>16} {format_time(r.time_s):>12} "
+              f"{r.algbw_Bps / 1e9:>11.2f} {r.busbw_Bps / 1e9:>11.2f} {100 * r.fraction_of_bound:>7.1f}%")
+    if not args.sweep:
+        r = results[0]
+        if r.requested_algorithm == "auto":
+            print(f"  auto: {r.reason}")
+        print("  busiest links:")
+        for b in r.sim.bottlenecks(5):
+            print(f"    {', '.join(b['links'])} ({b['from']} -> {b['to']}): {100 * b['utilization']:.1f}% busy")
+    return EXIT_OK
+
+
 # ---- the parser --------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -248,6 +325,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpus", default="all", help="GPU set: all, ids (gpu0,gpu3), ranges (gpu0-gpu3), group names")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_analyze)
+
+    from .sim.collectives import COLLECTIVES
+    from .sim.run import ALGORITHMS
+
+    p = sub.add_parser("simulate", help="simulate a collective on the topology")
+    _add_source(p)
+    p.add_argument("--collective", default="all-reduce", choices=COLLECTIVES)
+    p.add_argument("--algorithm", default="auto", choices=ALGORITHMS,
+                   help="ring: one ring one way; multi-ring: all rings both ways (NCCL); auto: fastest (default)")
+    p.add_argument("--size", default="256MiB", help="bytes per GPU as nccl-tests counts them (default 256MiB)")
+    p.add_argument("--sweep", help="LOW:HIGH, powers of two, e.g. 1KiB:4GiB")
+    p.add_argument("--gpus", default="all", help="GPU set (see analyze)")
+    p.add_argument("--chunk", default="4MiB", help="pipelining chunk (default 4MiB)")
+    p.add_argument("--figures", choices=["peak", "achievable"], default="peak",
+                   help="link figures: the catalog's raw numbers or its achievable efficiencies")
+    p.add_argument("--spread", choices=["even", "hash"], default="even",
+                   help="tied routes: spread evenly (adaptive routing) or pick one by hash")
+    p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")
+    p.add_argument("--root", help="root GPU for broadcast and reduce (default: the first GPU)")
+    p.add_argument("--server", help="device acting as parameter server (default: the first GPU)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_simulate)
     return parser
 
 

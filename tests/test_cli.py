@@ -67,3 +67,28 @@ def test_console_entry_points():
     for cmd in ([sys.executable, "-m", "dgxstudio", "--version"],):
         result = subprocess.run(cmd, capture_output=True, text=True)
         assert result.returncode == 0 and "dgxstudio" in result.stdout
+
+
+def test_simulate_json_keys_and_sweep(capsys):
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx1-v100", "--collective", "all-reduce", "--algorithm",
+                       "multi-ring", "--size", "256MiB", "--json")
+    data = json.loads(out)
+    assert code == 0
+    for key in ("collective", "algorithm", "gpus", "size_bytes", "time_s", "algbw_Bps", "busbw_Bps",
+                "bound_busbw_Bps", "bottlenecks"):
+        assert key in data
+    assert data["size_bytes"] == 256 * 2**20 and data["gpus"] == 8
+    assert data["bottlenecks"][0]["links"] and 0 < data["bottlenecks"][0]["utilization"] <= 1.0 + 1e-9
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx1-v100", "--sweep", "1KiB:1MiB", "--json")
+    rows = json.loads(out)["rows"]
+    assert [r["size_bytes"] for r in rows] == [2**k for k in range(10, 21)]
+    assert all(r["algorithm"] != "auto" for r in rows)
+
+
+def test_simulate_bad_input(capsys):
+    code, _, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--size", "lots")
+    assert code == 2 and "--size" in err
+    code, _, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--gpus", "gpu0")
+    assert code == 2 and "at least 2 GPUs" in err
+    code, _, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--collective", "all-gather", "--algorithm", "tree")
+    assert code == 2 and "not an algorithm for all-gather" in err

@@ -185,7 +185,10 @@ def _consume(residual: dict, fab: Fabric, path: list[str], sign: int = -1) -> No
 
 
 def _greedy_ring(fab: Fabric, gpus: list[str], residual: dict, budget: int):
-    """One ring hop by hop over routes with units left; depth-first with a bounded number of steps."""
+    """One ring hop by hop over routes with units left: a depth-first search with an explicit stack
+    (rings can be thousands of GPUs long) and a bounded number of steps."""
+    if len(gpus) < 2:
+        return None
     members = set(gpus)
     start = gpus[0]
     order = [start]
@@ -193,42 +196,47 @@ def _greedy_ring(fab: Fabric, gpus: list[str], residual: dict, budget: int):
     visited = {start}
     steps = 0
 
-    def extend() -> bool:
-        nonlocal steps
+    def candidates(u: str):
+        return iter([v for v in fab.reachable_gpus(u, residual) if v in members and v not in visited])
+
+    stack = [candidates(start)]
+    while stack:
         steps += 1
         if steps > budget:
-            return False
+            break
         u = order[-1]
         if len(order) == len(gpus):
             back = fab.route(u, start, residual)
-            if back is None:
-                return False
-            _consume(residual, fab, back)
-            hops.append(back)
-            return True
-        for v in fab.reachable_gpus(u, residual):
-            if v in visited or v not in members:
+            if back is not None:
+                _consume(residual, fab, back)
+                hops.append(back)
+                return order, hops
+        else:
+            advanced = False
+            for v in stack[-1]:
+                if v in visited:
+                    continue
+                path = fab.route(u, v, residual)
+                if path is None:
+                    continue
+                _consume(residual, fab, path)
+                order.append(v)
+                visited.add(v)
+                hops.append(path)
+                stack.append(candidates(v))
+                advanced = True
+                break
+            if advanced:
                 continue
-            path = fab.route(u, v, residual)
-            if path is None:
-                continue
-            _consume(residual, fab, path)
-            order.append(v)
-            visited.add(v)
-            hops.append(path)
-            if extend():
-                return True
-            hops.pop()
-            visited.discard(v)
-            order.pop()
-            _consume(residual, fab, path, +1)
-            if steps > budget:
-                return False
-        return False
-
-    if len(gpus) == 1:
-        return None
-    return (order, hops) if extend() else None
+        # dead end: step back
+        stack.pop()
+        if len(order) > 1:
+            _consume(residual, fab, hops.pop(), +1)
+            visited.discard(order.pop())
+    # give back whatever the failed search still holds
+    for path in hops:
+        _consume(residual, fab, path, +1)
+    return None
 
 
 def _greedy_rings(fab: Fabric, gpus: list[str], residual: dict | None = None, limit: int = 64) -> list[Ring]:
@@ -301,9 +309,11 @@ def _signature(topo: Topology, gpus: list[str], prefix: str) -> tuple:
     return tuple(sorted(gpu.removeprefix(prefix) for gpu in gpus)), tuple(sorted(edges))
 
 
-def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]], exact_limit: int,
-                  deadline: float) -> RingResult | None:
-    """Chain each system's NVLink rings through the network, one network hop between systems."""
+def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int = 16,
+                 deadline: float | None = None) -> dict[str, RingResult] | None:
+    """Each system's own NVLink rings; systems wired alike share one search. None if a system's GPUs
+    are not joined by NVLink."""
+    deadline = deadline if deadline is not None else time.perf_counter() + 3.0
     nv = Fabric(topo, {"nvlink"})
     local: dict[str, RingResult] = {}
     cache: dict[tuple, tuple[RingResult, str]] = {}
@@ -317,12 +327,19 @@ def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]]
                       for r in res.rings]
             local[sid] = RingResult(mapped, res.fabric, res.method, res.exact, True)
         else:
-            if not _connected(nv, members):
+            if len(members) > 1 and not _connected(nv, members):
                 return None
             local[sid] = _single_fabric(topo, nv, "nvlink", members, exact_limit, deadline)
             cache[sig] = (local[sid], prefix)
-        if not local[sid].rings:
-            return None
+    return local
+
+
+def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]], exact_limit: int,
+                  deadline: float) -> RingResult | None:
+    """Chain each system's NVLink rings through the network, one network hop between systems."""
+    local = system_rings(topo, systems, exact_limit, deadline)
+    if local is None or any(not res.rings for res in local.values()):
+        return None
     fab = Fabric(topo)
     residual = {k: b.units for k, b in fab.bundles.items()}
     nearest_nic = _network_distance(fab)
@@ -447,8 +464,25 @@ def _chain_ring(fab: Fabric, systems: list[str], local_rings: list[Ring], residu
     return _make_ring(fab, order, hops, False)
 
 
-def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_budget_s: float = 3.0) -> RingResult:
-    """Rings over the fastest fabric that joins the set: NVLink alone if it does, else every link."""
+def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_budget_s: float = 3.0,
+               achievable: bool = False) -> RingResult:
+    """Rings over the fastest fabric that joins the set: NVLink alone if it does, else every link.
+
+    With ``achievable`` the ring rates use the catalog's achievable efficiencies.
+    """
+    result = _find_rings(topo, gpus, exact_limit, time_budget_s)
+    if achievable and result.rings:
+        fab = Fabric(topo, achievable=True)
+        for ring in result.rings:
+            ring.bidir_Bps = _ring_rate(fab, ring.hops, _allocation(fab, ring, result.link_disjoint))
+    return result
+
+
+def _allocation(fab: Fabric, ring: Ring, disjoint: bool) -> dict | None:
+    return Counter(k for path in ring.hops for k in fab.path_bundles(path)) if disjoint else None
+
+
+def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s: float) -> RingResult:
     deadline = time.perf_counter() + time_budget_s
     if len(gpus) < 2:
         return RingResult([], "none", "trivial", True, True)

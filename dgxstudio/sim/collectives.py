@@ -1,0 +1,341 @@
+"""Collective algorithms as schedules of transfer groups for the engine.
+
+Data are cut into pieces of at most ``chunk`` bytes that pipeline as NCCL's do: a piece moves on to
+the next step once it has arrived (``deps_done``), and the pieces on one connection leave in order
+(``deps_sent``). All the transfers of one step of one ring (or one tree level) form one group.
+
+For a ring of P GPUs driven in one direction with link bandwidth B and latency L, K steps (2(P-1) for
+all-reduce) and n pieces of c = S / (P n B) seconds each, this gives
+    T = max(K n c + L, K (c + L) + (n - 1) c),
+which for one piece per step is the alpha-beta formula 2(P-1)(L + S/(P B)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .engine import Group, Pattern, Schedule
+
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce", "all-to-all")
+MAX_ALL_TO_ALL_PAIRS = 20_000
+
+
+@dataclass
+class RingSpec:
+    """A ring's GPU order, optionally with the device path of each hop (when a hop must cross a GPU)."""
+
+    order: list[str]
+    hops: list[list[str]] | None = None
+
+    def reversed(self) -> "RingSpec":
+        order = [self.order[0], *self.order[:0:-1]]
+        hops = None
+        if self.hops is not None:
+            n = len(self.order)
+            # hop i goes order[i] -> order[i+1]; reversed hop i goes rev[i] -> rev[i+1]
+            hops = [self.hops[(n - 1 - i) % n][::-1] for i in range(n)]
+        return RingSpec(order, hops)
+
+    def pattern(self) -> Pattern:
+        n = len(self.order)
+        pairs = [(self.order[i], self.order[(i + 1) % n]) for i in range(n)]
+        return Pattern(pairs, self.hops)
+
+
+def pieces(nbytes: float, chunk: float) -> tuple[int, float]:
+    """How many pieces a segment is cut into, and the size of each."""
+    if nbytes <= 0:
+        return 1, 0.0
+    n = max(1, math.ceil(nbytes / chunk - 1e-9))
+    return n, nbytes / n
+
+
+def _ring_pass(sched: Schedule, ring: RingSpec, steps: int, segment: float, chunk: float, reduce_steps: int,
+               reduce_s_per_byte: float, label: str, after: tuple[int, ...] = ()) -> list[int]:
+    """K steps of a ring; returns the ids of the last step's groups. ``reduce_steps`` first steps reduce."""
+    pattern = ring.pattern()
+    n, piece = pieces(segment, chunk)
+    prev_step: list[int] = []
+    last_sent: int | None = None
+    for k in range(steps):
+        this_step = []
+        for j in range(n):
+            deps_done = (prev_step[j],) if prev_step else tuple(after)
+            deps_sent = (last_sent,) if last_sent is not None else ()
+            post = piece * reduce_s_per_byte if k < reduce_steps else 0.0
+            gid = sched.add(Group(f"{label} step {k} piece {j}", pattern, piece, deps_done, deps_sent,
+                                  post_delay_s=post, meta={"ring": label, "step": k, "piece": j}))
+            this_step.append(gid)
+            last_sent = gid
+        prev_step = this_step
+    return prev_step
+
+
+def ring_directions(rings: list[RingSpec], both: bool) -> list[tuple[str, RingSpec]]:
+    out = []
+    for i, r in enumerate(rings):
+        out.append((f"ring {i}", r))
+        if both:
+            out.append((f"ring {i} reverse", r.reversed()))
+    return out
+
+
+def ring_collective(collective: str, rings: list[RingSpec], size: float, chunk: float, both: bool,
+                    reduce_s_per_byte: float = 0.0) -> Schedule:
+    """All-reduce, all-gather or reduce-scatter over rings, the data split evenly across them."""
+    dirs = ring_directions(rings, both)
+    p = len(rings[0].order)
+    sched = Schedule([], size, f"{collective} over {len(dirs)} ring direction(s) of {p} GPUs")
+    segment = size / (len(dirs) * p)
+    steps = {"all-reduce": 2 * (p - 1), "reduce-scatter": p - 1, "all-gather": p - 1}[collective]
+    reduce_steps = {"all-reduce": p - 1, "reduce-scatter": p - 1, "all-gather": 0}[collective]
+    for label, ring in dirs:
+        _ring_pass(sched, ring, steps, segment, chunk, reduce_steps, reduce_s_per_byte, label)
+    return sched
+
+
+def _chain(sched: Schedule, hops: list[tuple[str, str, list[str] | None]], size: float, chunk: float,
+           reduce_s_per_byte: float, label: str, after: tuple[int, ...] = ()) -> list[int]:
+    """A pipelined chain: every piece crosses the hops in order. Returns the last hop's groups."""
+    n, piece = pieces(size, chunk)
+    prev: list[int] = []
+    for h, (src, dst, path) in enumerate(hops):
+        pattern = Pattern([(src, dst)], [path] if path is not None else None)
+        cur, last = [], None
+        for j in range(n):
+            deps_done = (prev[j],) if prev else tuple(after)
+            gid = sched.add(Group(f"{label} hop {h} piece {j}", pattern, piece, deps_done,
+                                  (last,) if last is not None else (), post_delay_s=piece * reduce_s_per_byte,
+                                  meta={"ring": label, "step": h, "piece": j}))
+            cur.append(gid)
+            last = gid
+        prev = cur
+    return prev
+
+
+def _ring_hops(ring: RingSpec, start: int, count: int) -> list[tuple[str, str, list[str] | None]]:
+    n = len(ring.order)
+    return [(ring.order[(start + i) % n], ring.order[(start + i + 1) % n],
+             ring.hops[(start + i) % n] if ring.hops is not None else None) for i in range(count)]
+
+
+def ring_rooted(collective: str, rings: list[RingSpec], root: str, size: float, chunk: float, both: bool,
+                reduce_s_per_byte: float = 0.0) -> Schedule:
+    """Broadcast (chain away from the root) or reduce (chain into the root) along each ring direction."""
+    dirs = ring_directions(rings, both)
+    sched = Schedule([], size, f"{collective} over {len(dirs)} ring direction(s)")
+    share = size / len(dirs)
+    for label, ring in dirs:
+        n = len(ring.order)
+        r = ring.order.index(root)
+        if collective == "broadcast":
+            hops = _ring_hops(ring, r, n - 1)
+            _chain(sched, hops, share, chunk, 0.0, label)
+        else:
+            hops = _ring_hops(ring, r + 1, n - 1)
+            _chain(sched, hops, share, chunk, reduce_s_per_byte, label)
+    return sched
+
+
+# ---- trees -------------------------------------------------------------------------------------
+
+def _tree(parent: dict[str, str | None]) -> dict[str, dict]:
+    depth: dict[str, int] = {}
+
+    def d(node: str) -> int:
+        if node not in depth:
+            p = parent[node]
+            depth[node] = 0 if p is None else d(p) + 1
+        return depth[node]
+
+    for node in parent:
+        d(node)
+    return {"parent": parent, "depth": depth}
+
+
+def binary_tree(order: list[str]) -> dict[str, dict]:
+    """A complete binary tree over ``order`` (heap layout: order[0] is the root)."""
+    parent: dict[str, str | None] = {order[0]: None}
+    for i in range(1, len(order)):
+        parent[order[i]] = order[(i - 1) // 2]
+    return _tree(parent)
+
+
+def chained_tree(chains: list[list[str]]) -> dict[str, dict]:
+    """NCCL's shape: a chain inside each system, a binary tree across the systems' chain heads."""
+    parent: dict[str, str | None] = {}
+    heads = [c[0] for c in chains]
+    for i, chain in enumerate(chains):
+        parent[chain[0]] = heads[(i - 1) // 2] if i > 0 else None
+        for k in range(1, len(chain)):
+            parent[chain[k]] = chain[k - 1]
+    return _tree(parent)
+
+
+def _levels(tree: dict) -> dict[int, list[str]]:
+    levels: dict[int, list[str]] = {}
+    for node, d in tree["depth"].items():
+        if d > 0:
+            levels.setdefault(d, []).append(node)
+    return levels
+
+
+def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool, reduce_s_per_byte: float,
+                label: str, after: dict[int, int] | None = None) -> dict[int, int]:
+    """Up (reduce towards the root) or down (broadcast from it), level by level, pipelined by piece.
+
+    Returns, per piece, the group that completes the phase for that piece.
+    """
+    n, piece = pieces(size, chunk)
+    levels = _levels(tree)
+    depths = sorted(levels, reverse=up)
+    patterns = {d: Pattern([(c, tree["parent"][c]) if up else (tree["parent"][c], c) for c in levels[d]])
+                for d in depths}
+    prev_level: dict[int, int] = {}
+    for d in depths:
+        cur: dict[int, int] = {}
+        last = None
+        for j in range(n):
+            if prev_level:
+                deps_done = (prev_level[j],)
+            elif after is not None:
+                deps_done = (after[j],)
+            else:
+                deps_done = ()
+            gid = sched.add(Group(f"{label} {'up' if up else 'down'} level {d} piece {j}", patterns[d], piece, deps_done,
+                                  (last,) if last is not None else (),
+                                  post_delay_s=piece * reduce_s_per_byte if up else 0.0,
+                                  meta={"tree": label, "level": d, "piece": j, "phase": "up" if up else "down"}))
+            cur[j] = gid
+            last = gid
+        prev_level = cur
+    return prev_level
+
+
+def double_trees(chains: list[list[str]], root: str | None = None) -> list[dict]:
+    """Two trees whose roles differ (NCCL's double binary tree): the second reverses the order of
+    the systems and runs each chain the other way. With a root, both trees start from it."""
+    first = [list(c) for c in chains]
+    second = [list(reversed(c)) for c in reversed(chains)]
+    if root is not None:
+        for trees in (first, second):
+            home = next(i for i, c in enumerate(trees) if root in c)
+            chain = trees[home]
+            k = chain.index(root)
+            trees[home] = chain[k:] + chain[:k]
+            trees.insert(0, trees.pop(home))
+    return [chained_tree(first), chained_tree(second)]
+
+
+def tree_collective(collective: str, chains: list[list[str]], size: float, chunk: float, root: str | None = None,
+                    reduce_s_per_byte: float = 0.0) -> Schedule:
+    """All-reduce, reduce or broadcast over two trees, each carrying half the data.
+
+    ``chains`` lists each system's GPUs in chain order (NVLink neighbours next to each other).
+    """
+    trees = double_trees(chains, root if collective in ("broadcast", "reduce") else None)
+    n_gpus = sum(len(c) for c in chains)
+    sched = Schedule([], size, f"{collective} over a double binary tree of {n_gpus} GPUs in {len(chains)} system(s)")
+    share = size / len(trees)
+    for i, tree in enumerate(trees):
+        label = f"tree {i}"
+        if collective == "all-reduce":
+            up = _tree_phase(sched, tree, share, chunk, True, reduce_s_per_byte, label)
+            _tree_phase(sched, tree, share, chunk, False, 0.0, label, after=up)
+        elif collective == "reduce":
+            _tree_phase(sched, tree, share, chunk, True, reduce_s_per_byte, label)
+        elif collective == "broadcast":
+            _tree_phase(sched, tree, share, chunk, False, 0.0, label)
+        else:
+            raise ValueError(f"no tree algorithm for {collective}")
+    return sched
+
+
+# ---- parameter server, one-by-one, hierarchical, all-to-all ---------------------------------------
+
+def parameter_server(gpus: list[str], server: str, size: float, chunk: float, reduce_s_per_byte: float = 0.0) -> Schedule:
+    """Every worker pushes its gradients to the server, which reduces them and sends the result back."""
+    workers = [g for g in gpus if g != server]
+    sched = Schedule([], size, f"parameter server on {server} for {len(workers)} workers")
+    push = Pattern([(w, server) for w in workers])
+    pull = Pattern([(server, w) for w in workers])
+    n, piece = pieces(size, chunk)
+    last_push = last_pull = None
+    for j in range(n):
+        p = sched.add(Group(f"push piece {j}", push, piece, (), (last_push,) if last_push is not None else (),
+                            post_delay_s=piece * len(workers) * reduce_s_per_byte, meta={"phase": "push", "piece": j}))
+        q = sched.add(Group(f"pull piece {j}", pull, piece, (p,), (last_pull,) if last_pull is not None else (),
+                            meta={"phase": "pull", "piece": j}))
+        last_push, last_pull = p, q
+    return sched
+
+
+def one_by_one(gpus: list[str], size: float, reduce_s_per_byte: float = 0.0) -> Schedule:
+    """The lecture's decentralized scheme: in round r every GPU sends all its data to the GPU r places on."""
+    p = len(gpus)
+    sched = Schedule([], size, f"decentralized one-by-one over {p} GPUs ({p - 1} rounds)")
+    prev = None
+    for r in range(1, p):
+        pattern = Pattern([(gpus[i], gpus[(i + r) % p]) for i in range(p)])
+        prev = sched.add(Group(f"round {r}", pattern, size, (prev,) if prev is not None else (),
+                               post_delay_s=size * reduce_s_per_byte, meta={"round": r}))
+    return sched
+
+
+def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: float, chunk: float,
+                 reduce_s_per_byte: float = 0.0) -> Schedule:
+    """Reduce inside each system to a leader, ring all-reduce across leaders, broadcast inside."""
+    sched = Schedule([], size, f"hierarchical all-reduce over {len(systems)} systems")
+    depth = max(len(r.order) for r in local_rings) - 1
+    n, piece = pieces(size, chunk)
+    leaders = [r.order[0] for r in local_rings]
+
+    def local_stage(reduce: bool, after: tuple[int, ...]) -> list[int]:
+        prev: list[int] = []
+        for h in range(depth):
+            pairs = []
+            for ring in local_rings:
+                m = len(ring.order)
+                if h >= m - 1:
+                    continue
+                if reduce:
+                    pairs.append((ring.order[m - 1 - h], ring.order[m - 2 - h]))
+                else:
+                    pairs.append((ring.order[h], ring.order[h + 1]))
+            pattern = Pattern(pairs)
+            cur, last = [], None
+            for j in range(n):
+                deps = (prev[j],) if prev else after
+                gid = sched.add(Group(f"{'reduce' if reduce else 'broadcast'} in systems hop {h} piece {j}", pattern,
+                                      piece, deps, (last,) if last is not None else (),
+                                      post_delay_s=piece * reduce_s_per_byte if reduce else 0.0,
+                                      meta={"phase": "intra-reduce" if reduce else "intra-broadcast", "step": h, "piece": j}))
+                cur.append(gid)
+                last = gid
+            prev = cur
+        return prev
+
+    reduced = local_stage(True, ())
+    if len(leaders) > 1:
+        across = _ring_pass(sched, RingSpec(leaders), 2 * (len(leaders) - 1), size / len(leaders), chunk,
+                            len(leaders) - 1, reduce_s_per_byte, "leaders ring", after=tuple(reduced))
+    else:
+        across = reduced
+    local_stage(False, tuple(across))
+    return sched
+
+
+def all_to_all(gpus: list[str], size: float, chunk: float) -> Schedule:
+    p = len(gpus)
+    if p * (p - 1) > MAX_ALL_TO_ALL_PAIRS:
+        raise ValueError(f"a direct all-to-all over {p} GPUs makes {p * (p - 1):,} transfers; "
+                         f"this version simulates at most {MAX_ALL_TO_ALL_PAIRS:,} (about {int(math.isqrt(MAX_ALL_TO_ALL_PAIRS))} GPUs)")
+    sched = Schedule([], size, f"direct all-to-all over {p} GPUs")
+    pattern = Pattern([(a, b) for a in gpus for b in gpus if a != b])
+    n, piece = pieces(size / p, chunk)
+    last = None
+    for j in range(n):
+        last = sched.add(Group(f"all-to-all piece {j}", pattern, piece, (), (last,) if last is not None else (),
+                               meta={"piece": j}))
+    return sched

@@ -1,0 +1,450 @@
+"""Flow-level, discrete-event network engine with max-min fair sharing.
+
+A schedule is a dependency graph of *groups*. A transfer group moves ``bytes_each`` from every source
+to its destination in a shared :class:`Pattern` (e.g. all P sends of one ring step); a compute group
+just takes time. A group starts when its dependencies are met: ``deps_done`` (the data has arrived)
+and ``deps_sent`` (the sender has pushed its bytes out, so the next chunk may follow on the same
+connection). A flow transmits at its max-min fair rate, recomputed whenever the set of flows
+changes, and arrives its path latency after its last byte left (so pipelined chunks overlap latency).
+
+Speed comes from structure rather than brute force: the fair rates depend only on the multiset of
+active routes, so they are cached per such *rate pattern*; repeated ring steps cost one look-up.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .routing import Route, Router
+
+
+_MASK64 = (1 << 64) - 1
+
+
+class SimulationCancelled(Exception):
+    """The caller's cancel flag was set; the run stopped without a result."""
+
+
+class Pattern:
+    """Source/destination pairs shared by many groups (each step of a ring reuses one pattern)."""
+
+    def __init__(self, pairs: list[tuple[str, str]], paths: list[list[str]] | None = None):
+        self.pairs = pairs
+        self.paths = paths
+        self._template = None
+
+
+@dataclass
+class Group:
+    name: str
+    pattern: Pattern | None = None
+    bytes_each: float = 0.0
+    deps_done: tuple[int, ...] = ()
+    deps_sent: tuple[int, ...] = ()
+    duration_s: float = 0.0
+    post_delay_s: float = 0.0
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class Schedule:
+    groups: list[Group]
+    payload_bytes: float = 0.0
+    description: str = ""
+    meta: dict = field(default_factory=dict)
+
+    def add(self, group: Group) -> int:
+        self.groups.append(group)
+        return len(self.groups) - 1
+
+
+@dataclass
+class Progress:
+    fraction: float
+    sim_time_s: float
+    utilization: list[tuple[tuple[str, ...], float]]
+
+
+@dataclass
+class RatePattern:
+    channels: np.ndarray
+    load_Bps: np.ndarray
+
+
+@dataclass
+class SimResult:
+    time_s: float
+    group_start: np.ndarray
+    group_sent: np.ndarray
+    group_done: np.ndarray
+    groups: list[Group]
+    flow_ends: dict[int, np.ndarray]
+    channel_bytes: np.ndarray
+    capacity: np.ndarray
+    channel_ends: list[tuple[str, str]]
+    channel_links: list[tuple[str, ...]]
+    segments: list[tuple[float, float, int]]
+    rate_patterns: list[RatePattern]
+    delivered: list[tuple[float, float]]
+    routes: list[Route]
+    events: int
+    wall_s: float
+
+    def utilization(self) -> np.ndarray:
+        """Busy fraction of each channel over the whole run."""
+        if self.time_s <= 0:
+            return np.zeros_like(self.capacity)
+        return self.channel_bytes / (self.capacity * self.time_s)
+
+    def bottlenecks(self, top: int = 10) -> list[dict]:
+        """Channels ranked by utilization: the links that limited the run."""
+        util = self.utilization()
+        order = np.argsort(-util, kind="stable")[:top]
+        out = []
+        for c in order:
+            if util[c] <= 0:
+                break
+            a, b = self.channel_ends[c]
+            out.append({"links": list(self.channel_links[c]), "from": a, "to": b,
+                        "utilization": float(util[c]), "bytes": float(self.channel_bytes[c]),
+                        "capacity_per_direction_Bps": float(self.capacity[c])})
+        return out
+
+    def transfers(self, group: int) -> list[dict]:
+        """Every transfer of a group: source, destination, bytes, start, end, routes."""
+        g = self.groups[group]
+        if g.pattern is None:
+            return []
+        tpl = g.pattern._template
+        ends = self.flow_ends.get(group)
+        out = []
+        for k, (src, dst) in enumerate(g.pattern.pairs):
+            end = float(ends[k]) if ends is not None else float(self.group_sent[group])
+            out.append({"src": src, "dst": dst, "bytes": g.bytes_each, "start_s": float(self.group_start[group]),
+                        "end_s": end + float(tpl["latency"][k]),
+                        "paths": [list(p) for p in self.routes[tpl["route"][k]].paths]})
+        return out
+
+
+def _maxmin(route_ids: np.ndarray, mult: np.ndarray, route_ch: list[np.ndarray], route_w: list[np.ndarray],
+            capacity: np.ndarray):
+    """Progressive filling over unique routes, each shared by ``mult`` flows.
+
+    A route loads each of its channels with a weight (1 on a single path, 1/k per path of k tied
+    paths), so a channel fills when the weighted rates on it reach its capacity.
+    """
+    if not len(route_ids):
+        return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
+    lens = np.fromiter((len(route_ch[r]) for r in route_ids), dtype=np.int64, count=len(route_ids))
+    ridx = np.repeat(np.arange(len(route_ids)), lens)
+    ch = np.concatenate([route_ch[r] for r in route_ids])
+    w = np.concatenate([route_w[r] for r in route_ids]) * mult[ridx]
+    uch, ch_local = np.unique(ch, return_inverse=True)
+    cap = capacity[uch].astype(float)
+    nloc = len(uch)
+    cnt = np.bincount(ch_local, weights=w, minlength=nloc)
+    rate = np.zeros(len(route_ids))
+    frozen = np.zeros(len(route_ids), dtype=bool)
+    eps = 1e-12
+    while not frozen.all():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(cnt > eps, cap / np.where(cnt > eps, cnt, 1.0), np.inf)
+        m = share.min()
+        if not np.isfinite(m):
+            break
+        bott = share <= m * (1 + 1e-12)
+        hit = bott[ch_local] & ~frozen[ridx]
+        newly = np.zeros(len(route_ids), dtype=bool)
+        newly[ridx[hit]] = True
+        rate[newly] = m
+        frozen |= newly
+        sel = newly[ridx]
+        used = np.bincount(ch_local[sel], weights=w[sel], minlength=nloc)
+        cap = np.maximum(cap - m * used, 0.0)
+        cnt = cnt - used
+        cnt[cnt < eps * np.maximum(1.0, cnt.max(initial=0.0))] = 0.0
+        cap[bott & (cnt <= 0.0)] = 0.0
+    load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
+    return rate, uch, load
+
+
+class Engine:
+    def __init__(self, router: Router):
+        self.router = router
+        self._route_ids: dict[tuple, int] = {}
+        self.routes: list[Route] = []
+        self.route_ch: list[np.ndarray] = []
+        self.route_w: list[np.ndarray] = []
+
+    def _route_id(self, route: Route) -> int:
+        rid = self._route_ids.get(route.paths)
+        if rid is None:
+            rid = len(self.routes)
+            self._route_ids[route.paths] = rid
+            self.routes.append(route)
+            self.route_ch.append(route.channels)
+            self.route_w.append(route.weights)
+        return rid
+
+    def template(self, pattern: Pattern) -> dict:
+        """One flow per pair of a pattern: its route id and latency."""
+        if pattern._template is not None and pattern._template["engine"] is self:
+            return pattern._template
+        route, latency = [], []
+        for k, (src, dst) in enumerate(pattern.pairs):
+            if pattern.paths is not None and pattern.paths[k] is not None:
+                r = self.router.direct(pattern.paths[k])
+            else:
+                r = self.router.routes(src, dst)
+            route.append(self._route_id(r))
+            latency.append(r.latency_s)
+        pattern._template = {"engine": self, "route": np.asarray(route, dtype=np.int64),
+                             "latency": np.asarray(latency, dtype=float)}
+        return pattern._template
+
+    def run(self, schedule: Schedule, progress: Callable[[Progress], None] | None = None,
+            cancel=None, progress_interval_s: float = 0.05) -> SimResult:
+        wall0 = time.perf_counter()
+        groups = schedule.groups
+        n = len(groups)
+        is_cancelled = (cancel.is_set if hasattr(cancel, "is_set") else cancel) if cancel is not None else None
+        templates = []
+        for g in groups:
+            if is_cancelled is not None and g.pattern is not None and g.pattern._template is None and is_cancelled():
+                raise SimulationCancelled()
+            templates.append(self.template(g.pattern) if g.pattern is not None and g.pattern.pairs else None)
+
+        deps_left = np.zeros(n, dtype=np.int64)
+        on_done: list[list[int]] = [[] for _ in range(n)]
+        on_sent: list[list[int]] = [[] for _ in range(n)]
+        for i, g in enumerate(groups):
+            for d in g.deps_done:
+                if not 0 <= d < n or d == i:
+                    raise ValueError(f"group {i} ({g.name}) depends on unknown group {d}")
+                on_done[d].append(i)
+            for d in g.deps_sent:
+                if not 0 <= d < n or d == i:
+                    raise ValueError(f"group {i} ({g.name}) depends on unknown group {d}")
+                on_sent[d].append(i)
+            deps_left[i] = len(g.deps_done) + len(g.deps_sent)
+
+        start = np.full(n, np.nan)
+        sent = np.full(n, np.nan)
+        done = np.full(n, np.nan)
+        outstanding = np.zeros(n, dtype=np.int64)
+        arrival = np.zeros(n)
+        partial = np.zeros(n, dtype=bool)
+        flow_ends: dict[int, np.ndarray] = {}
+        heap: list[tuple[float, int, int]] = []
+        seq = 0
+
+        a_int = np.zeros((3, 0), dtype=np.int64)
+        a_flt = np.zeros((2, 0))
+        a_route, a_group, a_pos = a_int
+        a_rem, a_lat = a_flt
+        pend_route, pend_rem, pend_group, pend_lat, pend_pos = [], [], [], [], []
+
+        total_bytes = 0.0
+        for i, g in enumerate(groups):
+            if templates[i] is not None:
+                total_bytes += g.bytes_each * len(templates[i]["route"])
+        delivered_bytes = 0.0
+
+        def schedule_done(g: int, when: float) -> None:
+            nonlocal seq
+            heapq.heappush(heap, (when, seq, g))
+            seq += 1
+
+        def activate(g: int, t: float) -> None:
+            start[g] = t
+            tpl = templates[g]
+            if tpl is None:
+                sent[g] = t + groups[g].duration_s
+                schedule_done(g, t + groups[g].duration_s + groups[g].post_delay_s)
+                return
+            k = len(tpl["route"])
+            outstanding[g] = k
+            arrival[g] = t
+            pend_route.append(tpl["route"])
+            pend_rem.append(np.full(k, float(groups[g].bytes_each)))
+            pend_group.append(np.full(k, g, dtype=np.int64))
+            pend_lat.append(tpl["latency"])
+            pend_pos.append(np.arange(k, dtype=np.int64))
+
+        ready: list[int] = []
+
+        def release(dependents: list[int]) -> None:
+            for d in dependents:
+                deps_left[d] -= 1
+                if deps_left[d] == 0:
+                    ready.append(d)
+
+        for i in range(n):
+            if deps_left[i] == 0:
+                ready.append(i)
+
+        pattern_cache: dict[tuple[int, int, int], tuple[int, np.ndarray, np.ndarray, float]] = {}
+        # The active multiset of routes is keyed by two random 64-bit sums (mod 2**64, as numpy's
+        # int64 sums wrap), kept up to date as flows come and go, so finding cached rates needs no sort.
+        rng = np.random.default_rng(0x5eed)
+        n_routes = len(self.routes)
+        h1 = rng.integers(0, 2**62, size=n_routes, dtype=np.int64)
+        h2 = rng.integers(0, 2**62, size=n_routes, dtype=np.int64)
+        key1 = key2 = 0
+        route_rate = np.zeros(n_routes)
+        rate_patterns: list[RatePattern] = []
+        pattern_time: list[float] = []
+        segments: list[tuple[float, float, int]] = []
+        delivered: list[tuple[float, float]] = [(0.0, 0.0)]
+        a_rate = np.zeros(0)
+        total_rate = 0.0
+        current_pid = -1
+        dirty = True
+        t = 0.0
+        events = 0
+        last_progress = wall0
+
+        while True:
+            while ready:
+                g = ready.pop()
+                activate(g, t)
+            if pend_route:
+                new_routes = np.concatenate(pend_route)
+                key1 = (key1 + int(h1[new_routes].sum())) & _MASK64
+                key2 = (key2 + int(h2[new_routes].sum())) & _MASK64
+                # Parallel arrays packed in two blocks, so adding and dropping flows is two copies.
+                a_int = np.concatenate([a_int, np.vstack([new_routes, np.concatenate(pend_group),
+                                                          np.concatenate(pend_pos)])], axis=1)
+                a_flt = np.concatenate([a_flt, np.vstack([np.concatenate(pend_rem), np.concatenate(pend_lat)])], axis=1)
+                a_route, a_group, a_pos = a_int
+                a_rem, a_lat = a_flt
+                pend_route.clear(); pend_rem.clear(); pend_group.clear(); pend_lat.clear(); pend_pos.clear()
+                dirty = True
+            n_active = len(a_route)
+            if n_active == 0 and not heap:
+                break
+            events += 1
+            if is_cancelled is not None and is_cancelled():
+                raise SimulationCancelled()
+
+            if dirty and n_active:
+                key = (key1, key2, n_active)
+                hit = pattern_cache.get(key)
+                if hit is None:
+                    uniq, counts = np.unique(a_route, return_counts=True)
+                    rates_u, uch, load = _maxmin(uniq, counts, self.route_ch, self.route_w, self.router.capacity)
+                    if not (rates_u > 0).all():
+                        raise RuntimeError("the schedule is stuck: flows with no capacity on their route")
+                    pid = len(rate_patterns)
+                    rate_patterns.append(RatePattern(uch, load))
+                    pattern_time.append(0.0)
+                    hit = (pid, uniq, rates_u, float(rates_u @ counts))
+                    pattern_cache[key] = hit
+                pid, uniq, rates_u, total_rate = hit
+                if pid != current_pid:
+                    route_rate[uniq] = rates_u
+                    current_pid = pid
+                a_rate = route_rate[a_route]
+                dirty = False
+
+            if n_active:
+                ttf = a_rem / a_rate
+                dt_tx = float(ttf.min())
+            else:
+                dt_tx = np.inf
+            t_heap = heap[0][0] if heap else np.inf
+            tx_event = t + dt_tx <= t_heap
+            t_next = t + dt_tx if tx_event else t_heap
+            dt = t_next - t
+            if n_active and dt > 0:
+                a_rem -= a_rate * dt
+                delivered_bytes += total_rate * dt
+                pattern_time[current_pid] += dt
+                if segments and segments[-1][2] == current_pid and segments[-1][1] == t:
+                    segments[-1] = (segments[-1][0], t_next, current_pid)
+                else:
+                    segments.append((t, t_next, current_pid))
+                delivered.append((t_next, delivered_bytes))
+            t = t_next
+
+            if tx_event and n_active:
+                finished = ttf <= dt_tx * (1 + 1e-9)
+                self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends,
+                             templates, sent, groups, schedule_done, release, on_sent)
+                gone = a_route[finished]
+                key1 = (key1 - int(h1[gone].sum())) & _MASK64
+                key2 = (key2 - int(h2[gone].sum())) & _MASK64
+                keep = np.flatnonzero(~finished)
+                a_int = np.take(a_int, keep, axis=1)
+                a_flt = np.take(a_flt, keep, axis=1)
+                a_route, a_group, a_pos = a_int
+                a_rem, a_lat = a_flt
+                dirty = True
+
+            while heap and heap[0][0] <= t * (1 + 1e-12) + 1e-18:
+                _, _, g = heapq.heappop(heap)
+                done[g] = t
+                release(on_done[g])
+
+            if progress is not None:
+                now = time.perf_counter()
+                if now - last_progress >= progress_interval_s:
+                    last_progress = now
+                    progress(self._progress(delivered_bytes, total_bytes, t, rate_patterns,
+                                            current_pid if len(a_route) else -1))
+
+        if np.isnan(done).any():
+            stuck = [groups[i].name for i in np.nonzero(np.isnan(done))[0][:5]]
+            raise ValueError(f"the schedule never runs some groups (a dependency cycle?): {', '.join(stuck)}")
+        channel_bytes = np.zeros(self.router.n_channels)
+        for pid, rp in enumerate(rate_patterns):
+            channel_bytes[rp.channels] += rp.load_Bps * pattern_time[pid]
+        makespan = float(done.max()) if n else 0.0
+        if progress is not None:
+            progress(Progress(1.0, makespan, []))
+        return SimResult(makespan, start, sent, done, groups, flow_ends, channel_bytes, self.router.capacity,
+                         self.router.channel_ends, self.router.channel_links, segments, rate_patterns, delivered,
+                         self.routes, events, time.perf_counter() - wall0)
+
+    @staticmethod
+    def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, templates, sent,
+                groups, schedule_done, release, on_sent) -> None:
+        """Account for flows whose last byte left at time t, group by group (vectorized)."""
+        fg = a_group[finished]
+        fpos = a_pos[finished]
+        # A group's flows sit together in the active arrays (added together, removed in order),
+        # so the finished ones of each group form one run.
+        starts = np.flatnonzero(np.diff(fg, prepend=-1))
+        ends = np.append(starts[1:], len(fg))
+        ug = fg[starts]
+        arrival[ug] = np.maximum(arrival[ug], t + np.maximum.reduceat(a_lat[finished], starts))
+        counts = ends - starts
+        uneven = (counts < outstanding[ug]) | partial[ug]
+        for j in np.flatnonzero(uneven).tolist():
+            g = int(ug[j])
+            if g not in flow_ends:
+                flow_ends[g] = np.full(len(templates[g]["route"]), np.nan)
+            flow_ends[g][fpos[starts[j]:ends[j]]] = t
+            partial[g] = True
+        outstanding[ug] -= counts
+        for g in ug[outstanding[ug] == 0].tolist():
+            sent[g] = t
+            if partial[g] and g in flow_ends:
+                recorded = flow_ends[g]
+                recorded[np.isnan(recorded)] = t
+            schedule_done(g, arrival[g] + groups[g].post_delay_s)
+            release(on_sent[g])
+
+    def _progress(self, delivered: float, total: float, t: float, patterns: list[RatePattern], pid: int) -> Progress:
+        util = []
+        if pid >= 0:
+            rp = patterns[pid]
+            frac = rp.load_Bps / self.router.capacity[rp.channels]
+            for i in np.argsort(-frac)[:8]:
+                util.append((self.router.channel_links[rp.channels[i]], float(frac[i])))
+        return Progress(min(delivered / total, 1.0) if total > 0 else 1.0, t, util)

@@ -1,0 +1,178 @@
+"""Routes for transfers: channels (one per link direction) and equal-cost paths between devices.
+
+Every link bundle (parallel links between two devices) is full duplex: two channels, each with the
+bundle's per-direction capacity. A route minimises the sum over its hops of 1 / (bundle bandwidth),
+so NVLink beats a PCIe detour of the same length; it never passes through a GPU, nor through the
+insides of a system other than the two it joins. Where several
+routes tie (6 NVSwitches, 16 spines) a transfer is spread evenly over them, or pinned to one by a hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.fabric import Fabric, bundle_key
+from ..model.topology import Topology
+
+MAX_PATHS = 64
+_ENUMERATION_LIMIT = 4096
+
+
+class RoutingError(ValueError):
+    """Two devices with no route between them; the message names both."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one transfer travels: one or more tied paths, carried at one rate, split evenly.
+
+    ``weights[i]`` is the fraction of the transfer's rate that loads ``channels[i]``; the last byte
+    arrives after the slowest path's latency.
+    """
+
+    paths: tuple[tuple[str, ...], ...]
+    channels: np.ndarray
+    weights: np.ndarray
+    latency_s: float
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return self.paths[0]
+
+
+class Router:
+    def __init__(self, topo: Topology, achievable: bool = False, spread: str = "even", max_paths: int = MAX_PATHS):
+        if spread not in ("even", "hash"):
+            raise ValueError(f"unknown route spreading {spread!r} (even or hash)")
+        self.topo = topo
+        self.spread = spread
+        self.max_paths = max_paths
+        self.fabric = Fabric(topo, achievable=achievable)
+        self.channel_index: dict[tuple[str, str], int] = {}
+        caps, ends, links = [], [], []
+        for key, b in self.fabric.bundles.items():
+            for u, v in (key, key[::-1]):
+                self.channel_index[(u, v)] = len(caps)
+                caps.append(b.bandwidth)
+                ends.append((u, v))
+                links.append(tuple(b.links))
+        self.capacity = np.asarray(caps, dtype=float)
+        self.channel_ends = ends
+        self.channel_links = links
+        cost = {key: 1e9 / b.bandwidth for key, b in self.fabric.bundles.items()}
+        self._adj_cost = {u: [(v, cost[bundle_key(u, v)]) for v in vs] for u, vs in self.fabric.adj.items()}
+        self._gpus = {d for d, k in self.fabric.kind.items() if k == "gpu"}
+        # A route between two systems never detours through a third system's insides.
+        self._system = {d: topo.system_of(d) for d in topo.devices}
+        self._cache: dict[tuple[str, str], Route] = {}
+
+    @property
+    def n_channels(self) -> int:
+        return len(self.capacity)
+
+    def _dag(self, src: str, dst: str) -> dict[str, list[str]] | None:
+        """Predecessors on least-cost routes from src (Dijkstra keeping ties), or None if unreachable.
+
+        The search stops once every node at least as close as dst is settled.
+        """
+        gpus = self._gpus
+        system = self._system
+        ends = (system[src], system[dst])
+        dist = {src: 0.0}
+        preds: dict[str, list[str]] = {src: []}
+        heap = [(0.0, src)]
+        done = set()
+        limit = float("inf")
+        while heap:
+            d, u = heapq.heappop(heap)
+            if d > limit:
+                break
+            if u in done:
+                continue
+            done.add(u)
+            if u == dst:
+                limit = d * (1 + 1e-9) + 1e-12
+                continue
+            if u in gpus and u != src:
+                continue
+            for v, cost in self._adj_cost[u]:
+                sv = system[v]
+                if sv is not None and sv not in ends:
+                    continue
+                nd = d + cost
+                old = dist.get(v)
+                if old is None or nd < old * (1 - 1e-12) - 1e-12:
+                    dist[v] = nd
+                    preds[v] = [u]
+                    heapq.heappush(heap, (nd, v))
+                elif abs(nd - old) <= 1e-9 * max(1.0, old):
+                    preds[v].append(u)
+        return preds if dst in dist else None
+
+    def _enumerate(self, preds: dict[str, list[str]], src: str, dst: str) -> list[list[str]]:
+        out: list[list[str]] = []
+        stack = [(dst, [dst])]
+        while stack and len(out) < _ENUMERATION_LIMIT:
+            node, tail = stack.pop()
+            if node == src:
+                out.append(tail[::-1])
+                continue
+            for p in reversed(preds[node]):
+                stack.append((p, tail + [p]))
+        out.sort()
+        if len(out) > self.max_paths:
+            step = len(out) / self.max_paths
+            out = [out[int(i * step)] for i in range(self.max_paths)]
+        return out
+
+    def _path_channels(self, devices) -> list[int]:
+        return [self.channel_index[(devices[i], devices[i + 1])] for i in range(len(devices) - 1)]
+
+    def _latency(self, devices) -> float:
+        fab = self.fabric
+        return sum(fab.hop_latency[d] for d in devices) + sum(
+            fab.bundle(devices[i], devices[i + 1]).latency_s for i in range(len(devices) - 1))
+
+    def _route(self, paths: list[list[str]]) -> Route:
+        share = 1.0 / len(paths)
+        load: dict[int, float] = {}
+        for p in paths:
+            for c in self._path_channels(p):
+                load[c] = load.get(c, 0.0) + share
+        chans = np.fromiter(load, dtype=np.int64, count=len(load))
+        weights = np.fromiter(load.values(), dtype=float, count=len(load))
+        return Route(tuple(tuple(p) for p in paths), chans, weights, max(self._latency(p) for p in paths))
+
+    def routes(self, src: str, dst: str) -> Route:
+        """The route of a transfer from src to dst: its tied least-cost paths, or one of them by hash."""
+        key = (src, dst)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        if src == dst:
+            raise RoutingError(f"a transfer from {src} to itself")
+        for end in (src, dst):
+            if end not in self.topo.devices:
+                raise RoutingError(f"no device {end!r}")
+        preds = self._dag(src, dst)
+        if preds is None:
+            raise RoutingError(f"no route from {self.topo.devices[src].name} ({src}) to "
+                               f"{self.topo.devices[dst].name} ({dst}): they are not connected except through GPUs")
+        paths = self._enumerate(preds, src, dst)
+        if self.spread == "hash" and len(paths) > 1:
+            digest = hashlib.blake2b(f"{src}>{dst}".encode(), digest_size=8).digest()
+            paths = [paths[int.from_bytes(digest, "little") % len(paths)]]
+        route = self._route(paths)
+        self._cache[key] = route
+        return route
+
+    def direct(self, devices: list[str]) -> Route:
+        """A route the caller chose (e.g. a ring hop through a GPU), checked hop by hop."""
+        for i in range(len(devices) - 1):
+            if (devices[i], devices[i + 1]) not in self.channel_index:
+                raise RoutingError(f"no link between {devices[i]} and {devices[i + 1]}")
+        return self._route([list(devices)])
