@@ -123,7 +123,8 @@ class CollectiveResult:
 class Simulator:
     """Holds what is costly to derive (routes, rings, bounds) for repeated runs on one topology."""
 
-    def __init__(self, topo: Topology, gpus: list[str], options: SimOptions | None = None):
+    def __init__(self, topo: Topology, gpus: list[str], options: SimOptions | None = None,
+                 router: Router | None = None):
         self.topo = topo
         self.gpus = list(gpus)
         self.options = options or SimOptions()
@@ -139,7 +140,9 @@ class Simulator:
                 raise SimulationError(f"{g!r} is not a GPU of this topology")
         if self.options.chunk <= 0:
             raise SimulationError("the chunk size must be positive")
-        self.router = Router(topo, self.options.achievable, self.options.spread)
+        if router is not None and (router.topo is not topo or router.spread != self.options.spread):
+            raise ValueError("a shared router must belong to the same topology and spreading")
+        self.router = router or Router(topo, self.options.achievable, self.options.spread)
         self._rings = None
         self._bounds: dict[str, float] = {}
 

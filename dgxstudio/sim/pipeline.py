@@ -1,0 +1,233 @@
+"""Pipeline-parallel schedules (GPipe, 1F1B, interleaved 1F1B) run on the network engine.
+
+Each stage's GPU runs its compute tasks in the order its schedule prescribes (a task waits for the
+one before it on the same GPU), forward passes wait for the activations from the previous stage and
+backward passes for the gradients from the next. Activations and gradients are real transfers on the
+topology, so a stage boundary over InfiniBand costs what the engine computes for it; with zero bytes
+the boundary is free.
+
+With equal stage times tf, tb and free communication the makespans are the textbook ones:
+(m + p - 1)(tf + tb) for GPipe and 1F1B, and (m + (p - 1) / v)(tf + tb) interleaved, so the bubble
+fraction (p - 1) / (m + p - 1) is divided by v.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..model.topology import Topology
+from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
+from .routing import Router, RoutingError
+
+SCHEDULES = ("gpipe", "1f1b", "interleaved")
+
+
+class PipelineError(ValueError):
+    """A pipeline that cannot be built as asked; the message says which parameter is at fault."""
+
+
+@dataclass
+class PipelineSpec:
+    schedule: str
+    stages: int
+    microbatches: int
+    stage_gpus: list[str]
+    fwd_s: list[float]
+    bwd_s: list[float]
+    activation_bytes: float
+    chunks: int = 1
+
+    def check(self) -> None:
+        p, m, v = self.stages, self.microbatches, self.chunks
+        if self.schedule not in SCHEDULES:
+            raise PipelineError(f"unknown schedule {self.schedule!r} (one of {', '.join(SCHEDULES)})")
+        if p < 1 or m < 1 or v < 1:
+            raise PipelineError("stages, micro-batches and chunks must be at least 1")
+        if len(self.stage_gpus) != p:
+            raise PipelineError(f"{p} stages need {p} GPUs, got {len(self.stage_gpus)}")
+        if len(set(self.stage_gpus)) != p:
+            raise PipelineError("each stage needs its own GPU")
+        if len(self.fwd_s) != p or len(self.bwd_s) != p:
+            raise PipelineError(f"give one forward and one backward time per stage ({p})")
+        if any(t < 0 for t in (*self.fwd_s, *self.bwd_s)) or self.activation_bytes < 0:
+            raise PipelineError("times and bytes cannot be negative")
+        if self.schedule != "interleaved" and v != 1:
+            raise PipelineError("model chunks (--chunks) apply to the interleaved schedule only")
+        if self.schedule == "interleaved" and m % p:
+            raise PipelineError(f"the interleaved schedule needs the micro-batches ({m}) to be a multiple of the stages ({p})")
+
+
+@dataclass(frozen=True)
+class Task:
+    stage: int
+    chunk: int
+    micro: int
+    kind: str  # "F" or "B"
+
+
+def device_orders(spec: PipelineSpec) -> list[list[Task]]:
+    """The order in which each stage's GPU runs its forward and backward tasks."""
+    p, m, v = spec.stages, spec.microbatches, spec.chunks
+    orders = []
+    for s in range(p):
+        if spec.schedule == "gpipe":
+            order = [Task(s, 0, i, "F") for i in range(m)] + [Task(s, 0, i, "B") for i in range(m)]
+        elif spec.schedule == "1f1b":
+            warm = min(p - s - 1, m)
+            order = [Task(s, 0, i, "F") for i in range(warm)]
+            for i in range(m - warm):
+                order += [Task(s, 0, warm + i, "F"), Task(s, 0, i, "B")]
+            order += [Task(s, 0, i, "B") for i in range(m - warm, m)]
+        else:
+            order = _interleaved_order(s, p, m, v)
+        orders.append(order)
+    return orders
+
+
+def _interleaved_order(s: int, p: int, m: int, v: int) -> list[Task]:
+    """Megatron-LM's interleaved 1F1B for device s (micro-batches in groups of p, v chunks each)."""
+    total = m * v
+
+    def fwd(k: int) -> Task:
+        group, within = divmod(k, p * v)
+        return Task(s, within // p, group * p + within % p, "F")
+
+    def bwd(k: int) -> Task:
+        group, within = divmod(k, p * v)
+        return Task(s, v - 1 - within // p, group * p + within % p, "B")
+
+    warm = min((p - s - 1) * 2 + (v - 1) * p, total)
+    order = [fwd(k) for k in range(warm)]
+    for k in range(total - warm):
+        order += [fwd(warm + k), bwd(k)]
+    order += [bwd(k) for k in range(total - warm, total)]
+    return order
+
+
+@dataclass
+class PipelineResult:
+    spec: PipelineSpec
+    makespan_s: float
+    bubble_fraction: float
+    peak_inflight: list[int]
+    timeline: list[dict]
+    sim: SimResult
+    busy_s: list[float] = field(default_factory=list)
+
+    def as_dict(self, with_timeline: bool = True) -> dict:
+        d = {
+            "schedule": self.spec.schedule,
+            "stages": self.spec.stages,
+            "microbatches": self.spec.microbatches,
+            "chunks": self.spec.chunks,
+            "stage_gpus": self.spec.stage_gpus,
+            "makespan_s": self.makespan_s,
+            "bubble_fraction": self.bubble_fraction,
+            "ideal_bubble_fraction": ideal_bubble(self.spec),
+            "peak_inflight_microbatches": self.peak_inflight,
+            "busy_s": self.busy_s,
+            "bottlenecks": self.sim.bottlenecks(5),
+        }
+        if with_timeline:
+            d["timeline"] = self.timeline
+        return d
+
+
+def ideal_bubble(spec: PipelineSpec) -> float:
+    p, m, v = spec.stages, spec.microbatches, spec.chunks
+    return (p - 1) / v / (m + (p - 1) / v)
+
+
+def build_pipeline(spec: PipelineSpec) -> tuple[Schedule, dict[int, Task]]:
+    """The schedule for the engine, and which group is which compute task."""
+    spec.check()
+    p, v = spec.stages, spec.chunks
+    sched = Schedule([], 0.0, f"{spec.schedule} pipeline, {p} stages, {spec.microbatches} micro-batches")
+    orders = device_orders(spec)
+    gid: dict[Task, int] = {}
+    tasks: dict[int, Task] = {}
+    # Compute groups first (dependencies are filled in below, once every id is known).
+    for order in orders:
+        for task in order:
+            t = (spec.fwd_s if task.kind == "F" else spec.bwd_s)[task.stage] / v
+            i = sched.add(Group(f"{task.kind}{task.micro} stage {task.stage}" + (f" chunk {task.chunk}" if v > 1 else ""),
+                                duration_s=t, meta={"device": spec.stage_gpus[task.stage], "kind": task.kind,
+                                                    "micro": task.micro, "stage": task.stage, "chunk": task.chunk}))
+            gid[task] = i
+            tasks[i] = task
+    patterns: dict[tuple[str, str], Pattern] = {}
+
+    def transfer(src_task: Task, dst_stage: int, kind: str) -> int:
+        """The activation or gradient leaving src_task for the GPU of dst_stage (or the task itself if free)."""
+        a, b = spec.stage_gpus[src_task.stage], spec.stage_gpus[dst_stage]
+        if spec.activation_bytes == 0 or a == b:
+            return gid[src_task]
+        pat = patterns.setdefault((a, b), Pattern([(a, b)]))
+        return sched.add(Group(f"{kind} {src_task.micro} {a}->{b}", pat, spec.activation_bytes, (gid[src_task],),
+                               meta={"kind": kind, "micro": src_task.micro, "from": a, "to": b}))
+
+    # Virtual stage k = chunk * p + stage; data flows forward through k, gradients back.
+    deps: dict[int, list[int]] = {i: [] for i in tasks}
+    for order in orders:
+        for prev, task in zip(order, order[1:]):
+            deps[gid[task]].append(gid[prev])
+    last_virtual = p * v - 1
+    for task, i in list(gid.items()):
+        k = task.chunk * p + task.stage
+        if task.kind == "F" and k > 0:
+            src = Task((k - 1) % p, (k - 1) // p, task.micro, "F")
+            deps[i].append(transfer(src, task.stage, "activation"))
+        if task.kind == "B":
+            if k == last_virtual:
+                deps[i].append(gid[Task(task.stage, task.chunk, task.micro, "F")])
+            else:
+                src = Task((k + 1) % p, (k + 1) // p, task.micro, "B")
+                deps[i].append(transfer(src, task.stage, "gradient"))
+    for i, d in deps.items():
+        sched.groups[i].deps_done = tuple(d)
+    return sched, tasks
+
+
+def run_pipeline(topo: Topology, spec: PipelineSpec, achievable: bool = False,
+                 progress: Callable[[Progress], None] | None = None, cancel=None,
+                 router: Router | None = None) -> PipelineResult:
+    for g in spec.stage_gpus:
+        if g not in topo.devices or topo.devices[g].kind != "gpu":
+            raise PipelineError(f"{g!r} is not a GPU of this topology")
+    sched, tasks = build_pipeline(spec)
+    try:
+        sim = Engine(router or Router(topo, achievable)).run(sched, progress, cancel)
+    except RoutingError as exc:
+        raise PipelineError(str(exc)) from None
+    timeline = []
+    busy = [0.0] * spec.stages
+    for i, task in sorted(tasks.items(), key=lambda kv: (kv[1].stage, float(sim.group_start[kv[0]]))):
+        start, end = float(sim.group_start[i]), float(sim.group_done[i])
+        busy[task.stage] += end - start
+        timeline.append({"device": spec.stage_gpus[task.stage], "stage": task.stage, "kind": task.kind,
+                         "microbatch": task.micro, "chunk": task.chunk, "start_s": start, "end_s": end})
+    makespan = sim.time_s
+    bubble = 1.0 - sum(busy) / (spec.stages * makespan) if makespan > 0 else 0.0
+    return PipelineResult(spec, makespan, bubble, _peak_inflight(spec, tasks, sim), timeline, sim, busy)
+
+
+def _peak_inflight(spec: PipelineSpec, tasks: dict[int, Task], sim: SimResult) -> list[int]:
+    """Per stage, the most micro-batches whose activations it holds at once (forward done, backward not)."""
+    peaks = []
+    for s in range(spec.stages):
+        events = []
+        for i, t in tasks.items():
+            if t.stage != s:
+                continue
+            if t.kind == "F":
+                events.append((float(sim.group_start[i]), 1))
+            else:
+                events.append((float(sim.group_done[i]), -1))
+        events.sort(key=lambda e: (e[0], e[1]))
+        level = peak = 0
+        for _, step in events:
+            level += step
+            peak = max(peak, level)
+        peaks.append(peak if spec.chunks == 1 else -(-peak // spec.chunks))
+    return peaks

@@ -1,0 +1,124 @@
+import json
+
+import pytest
+
+from dgxstudio.cli import main
+from dgxstudio.model.builders import build_fat_tree
+from dgxstudio.model.presets import load_preset
+from dgxstudio.sim.pipeline import PipelineError, PipelineSpec, run_pipeline
+from dgxstudio.sim.training import ModelSpec, TrainingError, grid, scaling, train_iteration
+
+TF, TB = 2e-3, 4e-3
+
+
+def spec(schedule, p, m, v=1, act=0.0, gpus=None):
+    gpus = gpus or [f"gpu{i}" for i in range(p)]
+    return PipelineSpec(schedule, p, m, gpus, [TF] * p, [TB] * p, act, v)
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+@pytest.mark.parametrize("p, m", [(2, 1), (4, 8), (8, 8), (4, 32), (8, 3)])
+def test_makespan_and_bubble_with_free_communication(schedule, p, m):
+    r = run_pipeline(load_preset("dgx1-v100"), spec(schedule, p, m))
+    assert r.makespan_s == pytest.approx((m + p - 1) * (TF + TB), rel=1e-12)
+    assert r.bubble_fraction == pytest.approx((p - 1) / (m + p - 1), rel=1e-9)
+
+
+@pytest.mark.parametrize("v", [2, 3, 4])
+def test_interleaving_divides_the_bubble_by_v(v):
+    p, m = 4, 8
+    base = run_pipeline(load_preset("dgx1-v100"), spec("1f1b", p, m))
+    inter = run_pipeline(load_preset("dgx1-v100"), spec("interleaved", p, m, v))
+    bubble_time = lambda r: r.makespan_s - m * (TF + TB)  # noqa: E731
+    assert bubble_time(inter) == pytest.approx(bubble_time(base) / v, rel=1e-9)
+
+
+def test_in_flight_micro_batches():
+    p, m = 4, 16
+    assert run_pipeline(load_preset("dgx1-v100"), spec("1f1b", p, m)).peak_inflight[0] <= p
+    assert run_pipeline(load_preset("dgx1-v100"), spec("gpipe", p, m)).peak_inflight[0] == m
+
+
+@pytest.mark.parametrize("schedule, v", [("gpipe", 1), ("1f1b", 1), ("interleaved", 2)])
+def test_schedules_are_valid(schedule, v):
+    """No task starts before its inputs arrive; no GPU runs two tasks at once."""
+    p, m = 4, 8
+    r = run_pipeline(load_preset("dgx1-v100"), spec(schedule, p, m, v, act=32 * 2**20))
+    by_task = {(e["stage"], e["chunk"], e["microbatch"], e["kind"]): e for e in r.timeline}
+    for dev in {e["device"] for e in r.timeline}:
+        tasks = sorted((e for e in r.timeline if e["device"] == dev), key=lambda e: e["start_s"])
+        for a, b in zip(tasks, tasks[1:]):
+            assert b["start_s"] >= a["end_s"] - 1e-15
+    for (s, c, i, kind), e in by_task.items():
+        k = c * p + s
+        if kind == "F" and k > 0:
+            prev = by_task[((k - 1) % p, (k - 1) // p, i, "F")]
+            assert e["start_s"] > prev["end_s"]  # strictly: the activation has to travel
+        if kind == "B":
+            assert e["start_s"] >= by_task[(s, c, i, "F")]["end_s"]
+            if k < p * v - 1:
+                nxt = by_task[((k + 1) % p, (k + 1) // p, i, "B")]
+                assert e["start_s"] > nxt["end_s"]
+
+
+def test_infiniband_boundary_costs_what_the_engine_says():
+    topo = build_fat_tree(2)
+    act = 64 * 2**20
+    nv = run_pipeline(topo, spec("1f1b", 2, 4, act=act, gpus=["s1.gpu0", "s1.gpu1"]))
+    ib = run_pipeline(topo, spec("1f1b", 2, 4, act=act, gpus=["s1.gpu0", "s2.gpu0"]))
+    free = (4 + 1) * (TF + TB)
+    assert ib.makespan_s > nv.makespan_s > free
+    # Each transfer costs bytes over the boundary's bottleneck plus its path latency.
+    transfer = [t for t in ib.sim.transfers(next(i for i, g in enumerate(ib.sim.groups) if g.pattern))][0]
+    edr = topo.catalog.link_type("IB-EDR").bandwidth_per_direction_Bps()
+    assert transfer["end_s"] - transfer["start_s"] >= act / edr
+
+
+def test_bad_pipelines_are_refused():
+    with pytest.raises(PipelineError, match="multiple of the stages"):
+        run_pipeline(load_preset("dgx1-v100"), spec("interleaved", 4, 6, 2))
+    with pytest.raises(PipelineError, match="4 stages need 4 GPUs"):
+        run_pipeline(load_preset("dgx1-v100"), PipelineSpec("1f1b", 4, 4, ["gpu0"], [TF] * 4, [TB] * 4, 0))
+    with pytest.raises(PipelineError, match="not a GPU"):
+        run_pipeline(load_preset("dgx1-v100"), spec("1f1b", 2, 2, gpus=["gpu0", "cpu0"]))
+
+
+def test_grid_places_tensor_groups_inside_systems():
+    topo = build_fat_tree(4)
+    gpus = [d.id for d in topo.gpus()]
+    place = grid(gpus, 4, 8, 1)
+    for d in range(4):
+        assert {topo.system_of(place[(d, 0, t)]) for t in range(8)} == {topo.system_of(place[(d, 0, 0)])}
+    with pytest.raises(TrainingError, match="only 32"):
+        grid(gpus, 8, 8, 1)
+
+
+def test_train_iteration_breakdown():
+    topo = build_fat_tree(4)
+    gpus = [d.id for d in topo.gpus()]
+    r = train_iteration(topo, gpus, 2, 8, 2, ModelSpec(), microbatches=4)
+    assert r.iteration_s == pytest.approx(sum(r.breakdown_s.values()), rel=1e-9)
+    assert r.bottleneck["tensor_parallel"] == "nvlink"
+    assert r.bottleneck["data_parallel"] in ("infiniband", "pcie")
+    overlapped = train_iteration(topo, gpus, 2, 8, 2, ModelSpec(), microbatches=4, overlap=True)
+    assert overlapped.iteration_s < r.iteration_s
+
+
+def test_scaling_nvlink_beats_pcie():
+    def eff(name):
+        topo = load_preset(name)
+        return scaling(topo, [d.id for d in topo.gpus()], 97.5e6, 5e-3, 64, 64)[-1].strong_efficiency
+    assert eff("dgx1-v100") > eff("pcie-8gpu")
+
+
+def test_cli_pipeline_and_train_json(capsys):
+    assert main(["pipeline", "--preset", "dgx1-v100", "--stages", "4", "--microbatches", "8", "--fwd-time", "2ms",
+                 "--bwd-time", "4ms", "--activation-bytes", "0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in ("schedule", "stages", "microbatches", "makespan_s", "bubble_fraction", "peak_inflight_microbatches", "timeline"):
+        assert key in data
+    assert data["makespan_s"] == pytest.approx(11 * 6e-3)
+    assert {"device", "kind", "microbatch", "start_s", "end_s"} <= set(data["timeline"][0])
+    assert main(["train", "--preset", "dgx-a100", "--dp", "2", "--tp", "4", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["iteration_s"] > 0 and set(data["breakdown_s"]) == set(data["bottleneck_link_class"])
