@@ -533,17 +533,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_gui(args) -> int:
-    """Open the GUI; until the editor exists, print the summary of the document it would open."""
+    """Open the desktop application on a file, or on the default preset."""
     from .model.presets import DEFAULT_PRESET
 
     topo = open_topology(args.file, None if args.file else DEFAULT_PRESET)
     try:
-        from .ui.app import run_app  # noqa: F401  (present once the editor lands)
-    except ImportError:
-        args.json = False
-        print("The desktop editor is not built yet; here is the topology it would open.\n")
-        return cmd_info(argparse.Namespace(file=args.file, preset=None if args.file else DEFAULT_PRESET, json=False))
-    return run_app(topo, args.file)
+        from .ui.app import run_app
+    except ImportError as exc:
+        raise CliError(f"the desktop application cannot start: {exc}") from None
+    return run_app(topo, args.file, None if args.file else DEFAULT_PRESET)
 
 
 def _normalize(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:

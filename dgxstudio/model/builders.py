@@ -82,7 +82,7 @@ def add_dgx1(topo: Topology, gpu: str = "v100", prefix: str = "", name: str | No
     cpus = [sb.dev(f"cpu{c}", "cpu", "xeon-e5-2698-v4", f"CPU{c}", (60 + 300 * c, 620)) for c in range(2)]
     sb.link(cpus[0], cpus[1], "QPI", 2)
     for s in range(4):
-        sw = sb.dev(f"pcie{s}", "pcie_switch", "pcie-switch-gen3", f"PCIe switch {s}", (-60 + 160 * s, 480))
+        sw = sb.dev(f"pcie{s}", "pcie_switch", "pcie-switch-gen3", f"PCIe sw {s}", (-60 + 160 * s, 480))
         nic = sb.dev(f"ib{s}", "nic", "connectx-4-edr", f"IB{s}", (-60 + 160 * s, 400), role="compute")
         sb.link(gpus[2 * s], sw, "PCIe3")
         sb.link(gpus[2 * s + 1], sw, "PCIe3")
@@ -97,21 +97,21 @@ def add_dgx_a100(topo: Topology, prefix: str = "", name: str | None = None,
                  origin: tuple[float, float] = (0.0, 0.0), parent: str | None = None) -> str:
     """A DGX A100: 8 A100 on 6 NVSwitches (2 NVLinks each), 4 PCIe Gen4 switches, 8+1 HDR NICs, 2 EPYCs."""
     sb = _start_system(topo, prefix, name or "DGX A100", origin, parent, "DGX A100", "dgx-a100")
-    gpus = [sb.dev(f"gpu{i}", "gpu", "a100-sxm4-40gb", f"GPU{i}", (110 * i, 260)) for i in range(8)]
-    switches = [sb.dev(f"nvswitch{j}", "nvswitch", "nvswitch-gen2", f"NVSwitch{j}", (60 + 120 * j, 0)) for j in range(6)]
+    gpus = [sb.dev(f"gpu{i}", "gpu", "a100-sxm4-40gb", f"GPU{i}", (130 * i, 260)) for i in range(8)]
+    switches = [sb.dev(f"nvswitch{j}", "nvswitch", "nvswitch-gen2", f"NVSwitch{j}", (65 + 160 * j, 0)) for j in range(6)]
     for g in gpus:
         for s in switches:
             sb.link(g, s, "NVLink3", 2)
-    cpus = [sb.dev(f"cpu{c}", "cpu", "epyc-7742", f"CPU{c}", (170 + 440 * c, 640)) for c in range(2)]
+    cpus = [sb.dev(f"cpu{c}", "cpu", "epyc-7742", f"CPU{c}", (195 + 520 * c, 640)) for c in range(2)]
     sb.link(cpus[0], cpus[1], "xGMI2", 4)
     for s in range(4):
-        sw = sb.dev(f"pcie{s}", "pcie_switch", "pcie-switch-gen4", f"PCIe switch {s}", (55 + 220 * s, 460))
+        sw = sb.dev(f"pcie{s}", "pcie_switch", "pcie-switch-gen4", f"PCIe sw {s}", (65 + 260 * s, 480))
         for k in (2 * s, 2 * s + 1):
-            nic = sb.dev(f"ib{k}", "nic", "connectx-6-hdr", f"IB{k}", (110 * k, 380), role="compute")
+            nic = sb.dev(f"ib{k}", "nic", "connectx-6-hdr", f"IB{k}", (130 * k, 380), role="compute")
             sb.link(gpus[k], sw, "PCIe4")
             sb.link(nic, sw, "PCIe4")
         sb.link(sw, cpus[s // 2], "PCIe4")
-    storage = sb.dev("ib_storage", "nic", "connectx-6-hdr-dual", "Storage NIC", (390, 760), role="storage")
+    storage = sb.dev("ib_storage", "nic", "connectx-6-hdr-dual", "Storage", (455, 760), role="storage")
     sb.link(storage, cpus[0], "PCIe4")
     return sb.group.id
 
@@ -121,18 +121,18 @@ def add_pcie_server(topo: Topology, prefix: str = "", name: str | None = None,
     """An off-the-shelf 8-GPU PCIe server: 8 V100 PCIe on 2 PCIe Gen3 switches, one per Xeon."""
     sb = _start_system(topo, prefix, name or "PCIe server (8x V100 PCIe)", origin, parent,
                        "PCIe server", "pcie-server")
-    gpus = [sb.dev(f"gpu{i}", "gpu", "tesla-v100-pcie", f"GPU{i}", (100 * i + (40 if i >= 4 else 0), 0))
+    gpus = [sb.dev(f"gpu{i}", "gpu", "tesla-v100-pcie", f"GPU{i}", (125 * i + (50 if i >= 4 else 0), 0))
             for i in range(8)]
-    cpus = [sb.dev(f"cpu{c}", "cpu", "xeon-e5-2698-v4", f"CPU{c}", (170 + 440 * c, 340)) for c in range(2)]
+    cpus = [sb.dev(f"cpu{c}", "cpu", "xeon-e5-2698-v4", f"CPU{c}", (190 + 550 * c, 340)) for c in range(2)]
     sb.link(cpus[0], cpus[1], "QPI", 2)
     for s in range(2):
-        sw = sb.dev(f"pcie{s}", "pcie_switch", "pcie-switch-gen3", f"PCIe switch {s}", (170 + 440 * s, 180))
+        sw = sb.dev(f"pcie{s}", "pcie_switch", "pcie-switch-gen3", f"PCIe sw {s}", (190 + 550 * s, 180))
         for k in range(4 * s, 4 * s + 4):
             sb.link(gpus[k], sw, "PCIe3")
         sb.link(sw, cpus[s], "PCIe3")
-        nic = sb.dev(f"ib{s}", "nic", "connectx-4-edr", f"IB{s}", (330 + 440 * s, 260), role="compute")
+        nic = sb.dev(f"ib{s}", "nic", "connectx-4-edr", f"IB{s}", (360 + 550 * s, 260), role="compute")
         sb.link(nic, sw, "PCIe3")
-    eth = sb.dev("eth0", "nic", "nic-10gbe-dual", "10GbE", (390, 440), role="management")
+    eth = sb.dev("eth0", "nic", "nic-10gbe-dual", "10GbE", (465, 440), role="management")
     sb.link(eth, cpus[0], "PCIe3", width=8)
     return sb.group.id
 
@@ -156,6 +156,10 @@ def build_system(system: str, catalog: Catalog | None = None) -> Topology:
 
 
 # ---- fat trees -----------------------------------------------------------------------------------
+
+# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a column under it.
+COLUMN, ROW = 170.0, 90.0
+CORE_Y, SPINE_Y, LEAF_Y, SYSTEM_Y = -400.0, 0.0, 500.0, 650.0
 
 @dataclass(frozen=True)
 class FatTreePlan:
@@ -253,7 +257,7 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
     topo = Topology(f"{systems} x {SYSTEM_LABELS[system]} fat tree", catalog)
     topo.description = (f"{plan.levels}-level {plan.link_type} fat tree: {plan.leaves} leaves, "
                         f"{plan.spines} spines{' per pod' if plan.levels == 3 else ''}, {plan.per_leaf} systems per leaf")
-    width = 1100.0
+    system_span = 1100.0
     cluster = topo.add_group(Group("cluster", topo.name, "cluster", None, [], {"builder": "fat-tree"}))
     fabric = topo.add_group(Group("fabric", "Fabric", "fabric", cluster.id, []))
     sys_groups = []
@@ -261,9 +265,11 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
     for i in range(systems):
         prefix = f"s{i + 1:0{digits}d}."
         gid = SYSTEM_BUILDERS[system](topo, prefix=prefix, name=f"{SYSTEM_LABELS[system].split(' (')[0]} #{i + 1}",
-                                      origin=(i * width, 2000.0), parent=cluster.id)
+                                      origin=(i * system_span, 3000.0), parent=cluster.id)
         sys_groups.append(gid)
-        topo.layout.positions[gid] = (i * 120.0, 1200.0)
+        # each leaf's systems stacked in a column under it, so the drawing is not one endless row
+        leaf_index, row = divmod(i, plan.per_leaf)
+        topo.layout.positions[gid] = (leaf_index * COLUMN, SYSTEM_Y + row * ROW)
         topo.layout.collapsed.add(gid)
     nlink = 0
 
@@ -276,36 +282,36 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
         topo.add_device(Device(sid, topo.catalog.part(plan.switch_part).kind, plan.switch_part, name), xy, fabric.id)
         return sid
 
-    leaf_span = systems * 120.0 / max(plan.leaves, 1)
-    leaves = [switch(f"leaf{k + 1}", f"Leaf {k + 1}", (k * leaf_span + leaf_span / 2 - 60, 800.0))
-              for k in range(plan.leaves)]
+    width = plan.leaves * COLUMN
+    leaves = [switch(f"leaf{k + 1}", f"Leaf {k + 1}", (k * COLUMN, LEAF_Y)) for k in range(plan.leaves)]
     for i, gid in enumerate(sys_groups):
         leaf = leaves[i // plan.per_leaf]
         for nic in _fabric_nics(topo, gid):
             for _ in range(_network_port(topo, nic).count):
                 connect(nic, leaf)
     if plan.levels == 2:
-        span = systems * 120.0 / plan.spines
-        spines = [switch(f"spine{j + 1}", f"Spine {j + 1}", (j * span + span / 2 - 60, 400.0)) for j in range(plan.spines)]
+        span = width / plan.spines
+        spines = [switch(f"spine{j + 1}", f"Spine {j + 1}", (j * span + span / 2 - COLUMN / 2, SPINE_Y))
+                  for j in range(plan.spines)]
         for leaf in leaves:
             for sp in spines:
                 connect(leaf, sp)
         return topo
     planes = plan.spines
     core_per_plane = plan.leaves_per_pod
-    span = systems * 120.0 / (plan.pods * planes)
+    span = width / (plan.pods * planes)
     aggs: list[list[str]] = []
     for p in range(plan.pods):
         pod_aggs = [switch(f"pod{p + 1}.spine{j + 1}", f"Pod {p + 1} spine {j + 1}",
-                           ((p * planes + j) * span, 400.0)) for j in range(planes)]
+                           ((p * planes + j) * span, SPINE_Y)) for j in range(planes)]
         aggs.append(pod_aggs)
         for leaf in leaves[p * plan.leaves_per_pod:(p + 1) * plan.leaves_per_pod]:
             for a in pod_aggs:
                 connect(leaf, a)
-    cspan = systems * 120.0 / (planes * core_per_plane)
+    cspan = width / (planes * core_per_plane)
     for j in range(planes):
         for c in range(core_per_plane):
-            core = switch(f"core{j + 1}.{c + 1}", f"Core {j + 1}.{c + 1}", ((j * core_per_plane + c) * cspan, 0.0))
+            core = switch(f"core{j + 1}.{c + 1}", f"Core {j + 1}.{c + 1}", ((j * core_per_plane + c) * cspan, CORE_Y))
             for p in range(plan.pods):
                 connect(aggs[p][j], core)
     return topo

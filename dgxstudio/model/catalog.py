@@ -27,6 +27,8 @@ KIND_LABELS = {
 SWITCH_KINDS = frozenset({"nvswitch", "ib_switch", "eth_switch", "pcie_switch"})
 LINK_FAMILIES = ("nvlink", "pcie", "infiniband", "ethernet", "cpu")
 NETWORK_FAMILIES = frozenset({"infiniband", "ethernet"})
+# A PCIe link runs from an endpoint (GPU, NIC) to a hub: a PCIe switch or a CPU's root port.
+PCIE_HUB_KINDS = frozenset({"pcie_switch", "cpu"})
 
 CATALOG_FORMAT = "dgxstudio-catalog"
 USER_CATALOG_NAME = "catalog.json"

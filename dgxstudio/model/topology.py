@@ -313,12 +313,44 @@ class Topology:
         self.events.emit(ModelEvent("changed", (obj_id,), {"attribute": attribute}))
         return old
 
-    def move(self, positions: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float] | None]:
+    def move(self, positions: dict[str, tuple[float, float] | None]) -> dict[str, tuple[float, float] | None]:
+        """Set (or, with None, forget) canvas positions; returns the old ones (for undo)."""
         old = {k: self.layout.positions.get(k) for k in positions}
         for k, v in positions.items():
-            self.layout.positions[k] = (float(v[0]), float(v[1]))
+            if v is None:
+                self.layout.positions.pop(k, None)
+            else:
+                self.layout.positions[k] = (float(v[0]), float(v[1]))
         self.events.emit(ModelEvent("moved", tuple(positions)))
         return old
+
+    def set_collapsed(self, group_id: str, collapsed: bool) -> bool:
+        if group_id not in self.groups:
+            raise ModelError(f"no group {group_id!r}")
+        was = group_id in self.layout.collapsed
+        if collapsed:
+            self.layout.collapsed.add(group_id)
+        else:
+            self.layout.collapsed.discard(group_id)
+        self.events.emit(ModelEvent("collapsed", (group_id,), {"collapsed": collapsed}))
+        return was
+
+    def snapshot(self) -> dict:
+        """Enough to put the document back exactly as it is (order included), sharing unchanged objects."""
+        return {"devices": dict(self.devices), "links": dict(self.links),
+                "groups": {k: copy.deepcopy(g) for k, g in self.groups.items()},
+                "positions": dict(self.layout.positions), "collapsed": set(self.layout.collapsed),
+                "name": self.name, "description": self.description}
+
+    def restore(self, snap: dict) -> None:
+        self.devices = dict(snap["devices"])
+        self.links = dict(snap["links"])
+        self.groups = {k: copy.deepcopy(g) for k, g in snap["groups"].items()}
+        self.layout.positions = dict(snap["positions"])
+        self.layout.collapsed = set(snap["collapsed"])
+        self.name, self.description = snap["name"], snap["description"]
+        self._invalidate()
+        self.events.emit(ModelEvent("reset"))
 
     def copy(self) -> "Topology":
         """A deep copy of the document (the catalog is shared, listeners are not)."""

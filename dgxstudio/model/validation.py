@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from .catalog import PCIE_HUB_KINDS
 from .topology import Topology
 
 ERROR = "error"
@@ -91,6 +92,10 @@ def _check_links(topo: Topology) -> list[Finding]:
                 out.append(Finding(ERROR, "width-over-port",
                                    f"link {lk.id}: x{lk.width} is wider than {dev.name}'s x{group.max_width} "
                                    f"{group.name} port", (end,), (lk.id,)))
+        if lt.family == "pcie" and not ({topo.devices[lk.a].kind, topo.devices[lk.b].kind} & PCIE_HUB_KINDS):
+            out.append(Finding(ERROR, "pcie-endpoints",
+                               f"link {lk.id}: PCIe between {topo.devices[lk.a].name} and {topo.devices[lk.b].name} "
+                               "needs a PCIe switch or CPU at one end", (lk.a, lk.b), (lk.id,)))
         if lk.width is not None and not lt.per_lane:
             out.append(Finding(WARNING, "width-ignored", f"link {lk.id}: a lane width means nothing for {lt.label}",
                                (lk.a, lk.b), (lk.id,)))

@@ -83,3 +83,24 @@ def test_validation_never_raises_on_garbage(catalog):
     t.groups["loop2"] = Group("loop2", "L2", parent="loop1")
     c = codes(t)
     assert "incompatible-link" in c and "group-cycle" in c
+
+
+def test_pcie_needs_a_hub_at_one_end(catalog):
+    t = base(catalog)
+    t.add_link(Link("p", "g0", "g1", "PCIe3"))
+    assert "pcie-endpoints" in codes(t)
+
+
+def test_propose_link_prefers_nvlink_and_explains_refusals(catalog):
+    from dgxstudio.model.connect import propose_link
+    t = base(catalog)
+    first = propose_link(t, "g0", "g1")
+    assert first.ok and "NVLink" in first.description
+    first.command.do(t)
+    again = propose_link(t, "g0", "g1")
+    assert again.ok and "x2" in again.description  # a second NVLink raises the count
+    t.links[next(iter(t.links))].count = 6
+    refused = propose_link(t, "g0", "g1")
+    assert not refused.ok and "no free nvlink port (6 of 6 used)" in refused.reason
+    nic = propose_link(t, "g2", "nic")
+    assert not nic.ok and "no link type fits both" in nic.reason

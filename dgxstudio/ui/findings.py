@@ -1,0 +1,46 @@
+"""The validation findings, kept current; clicking one selects and centres its culprit."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QListWidget, QListWidgetItem
+
+from ..model.validation import ERROR, validate
+from .document import Document
+
+IDS_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+class FindingsList(QListWidget):
+    culpritRequested = Signal(list)
+
+    def __init__(self, document: Document):
+        super().__init__()
+        self.document = document
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(150)
+        self._timer.timeout.connect(self.refresh)
+        document.modelChanged.connect(lambda e: e.kind != "moved" and self._timer.start())
+        document.topologyReplaced.connect(self.refresh)
+        self.itemClicked.connect(self._clicked)
+        self.itemActivated.connect(self._clicked)
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.clear()
+        findings = validate(self.document.topology)
+        for f in findings:
+            item = QListWidgetItem(("⛔ " if f.severity == ERROR else "⚠ ") + f.message)
+            item.setData(IDS_ROLE, list(f.devices) + list(f.links))
+            item.setToolTip(f"{f.severity}: {f.code}")
+            self.addItem(item)
+        if not findings:
+            item = QListWidgetItem("✓ No problems found")
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.addItem(item)
+
+    def _clicked(self, item: QListWidgetItem) -> None:
+        ids = item.data(IDS_ROLE) or []
+        if ids:
+            self.culpritRequested.emit(ids)

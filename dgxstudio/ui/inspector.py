@@ -1,0 +1,185 @@
+"""The inspector: the selection's properties, editable, each change an undoable command."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout,
+                               QWidget)
+
+from ..model.commands import ChangeLinkType, SetAttribute, SetCollapsed
+from ..model.topology import Topology
+from .document import Document
+
+
+class Inspector(QWidget):
+    def __init__(self, document: Document):
+        super().__init__()
+        self.document = document
+        self.ids: list[str] = []
+        self.outer = QVBoxLayout(self)
+        self.title = QLabel("Nothing selected")
+        self.title.setWordWrap(True)
+        self.outer.addWidget(self.title)
+        self.form_host = QWidget()
+        self.form = QFormLayout(self.form_host)
+        self.outer.addWidget(self.form_host)
+        self.outer.addStretch(1)
+        self.fields: dict[str, QWidget] = {}
+        # Rebuilt after the event that changed the model has finished: an edit field must not be
+        # deleted while it is still emitting the signal that made the edit.
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(0)
+        self._refresh.timeout.connect(lambda: self.show_ids(self.ids))
+        document.modelChanged.connect(lambda e: self._refresh.start())
+        document.topologyReplaced.connect(lambda: self.show_ids([]))
+
+    @property
+    def topo(self) -> Topology:
+        return self.document.topology
+
+    def _clear(self) -> None:
+        while self.form.rowCount():
+            row = self.form.takeRow(0)
+            for part in (row.labelItem, row.fieldItem):
+                if part is not None and part.widget() is not None:
+                    part.widget().hide()
+                    part.widget().deleteLater()
+        self.fields.clear()
+
+    def _row(self, label: str, widget: QWidget, key: str | None = None) -> None:
+        self.form.addRow(label, widget)
+        if key:
+            self.fields[key] = widget
+
+    def show_ids(self, ids: list[str]) -> None:
+        self.ids = [i for i in ids if i in self.topo.devices or i in self.topo.links or i in self.topo.groups]
+        self._clear()
+        if not self.ids:
+            self.title.setText("Nothing selected")
+            return
+        if len(self.ids) > 1:
+            self.title.setText(f"{len(self.ids)} items selected")
+            return
+        oid = self.ids[0]
+        if oid in self.topo.devices:
+            self._device(oid)
+        elif oid in self.topo.links:
+            self._link(oid)
+        else:
+            self._group(oid)
+
+    def _text_field(self, obj_id: str, attribute: str, value: str, key: str) -> QLineEdit:
+        edit = QLineEdit(value)
+
+        def commit() -> None:
+            if edit.text() != value:
+                self.document.push(SetAttribute(obj_id, attribute, edit.text(), f"rename {obj_id}"))
+        edit.editingFinished.connect(commit)
+        self._row(attribute.capitalize(), edit, key)
+        return edit
+
+    def _device(self, did: str) -> None:
+        dev = self.topo.devices[did]
+        part = self.topo.part_of(did)
+        self.title.setText(f"<b>{dev.name}</b> — device {did}")
+        self._text_field(did, "name", dev.name, "name")
+        combo = QComboBox()
+        parts = [p for p in self.topo.catalog.parts.values() if p.kind == dev.kind]
+        for p in parts:
+            combo.addItem(p.label, p.id)
+        if part is None:
+            combo.addItem(f"unknown: {dev.part}", dev.part)
+        combo.setCurrentIndex(combo.findData(dev.part))
+        combo.currentIndexChanged.connect(
+            lambda _i: combo.currentData() != dev.part and self.document.push(
+                SetAttribute(did, "part", combo.currentData(), f"change part of {dev.name}")))
+        self._row("Part", combo, "part")
+        self._row("Kind", QLabel(dev.kind))
+        group = self.topo.group_of(did)
+        self._row("Group", QLabel(group.name if group else "—"))
+        if part is not None:
+            used = self.topo.used_ports(did)
+            self._row("Ports", QLabel("\n".join(f"{g.name}: {used.get(g.name, 0)} of {g.count} used ({', '.join(g.accepts)})"
+                                                for g in part.ports)))
+            if part.hop_latency_s:
+                self._row("Traversal latency", QLabel(f"{part.hop_latency_s * 1e6:.3f} us"))
+        if dev.properties:
+            self._row("Properties", QLabel(json.dumps(dev.properties)))
+
+    def _link(self, lid: str) -> None:
+        lk = self.topo.links[lid]
+        lt = self.topo.link_type_of(lk)
+        a, b = self.topo.devices.get(lk.a), self.topo.devices.get(lk.b)
+        self.title.setText(f"<b>Link {lid}</b>: {a.name if a else lk.a} — {b.name if b else lk.b}")
+        combo = QComboBox()
+        pa, pb = self.topo.part_of(lk.a), self.topo.part_of(lk.b)
+        options = []
+        if pa and pb:
+            options = [t for g in pa.ports for t in g.accepts if pb.port_group_for(t)]
+        if lk.type not in options:
+            options.append(lk.type)
+        for t in dict.fromkeys(options):
+            t_obj = self.topo.catalog.link_type(t)
+            combo.addItem(t_obj.label if t_obj else t, t)
+        combo.setCurrentIndex(combo.findData(lk.type))
+        combo.currentIndexChanged.connect(
+            lambda _i: combo.currentData() != lk.type and self.document.push(ChangeLinkType(lid, combo.currentData())))
+        self._row("Type", combo, "type")
+        count = QSpinBox()
+        count.setRange(1, 64)
+        count.setValue(lk.count)
+        count.editingFinished.connect(lambda: count.value() != lk.count and self.document.push(
+            SetAttribute(lid, "count", count.value(), f"set count of {lid}")))
+        self._row("Count", count, "count")
+        if lt is not None and lt.per_lane:
+            width = QSpinBox()
+            width.setRange(1, 32)
+            width.setValue(lk.width or lt.default_width or 16)
+            width.editingFinished.connect(lambda: width.value() != lk.width and self.document.push(
+                SetAttribute(lid, "width", width.value(), f"set width of {lid}")))
+            self._row("Lanes", width, "width")
+        catalog_bw = lt.bandwidth_per_direction_Bps(lk.width) if lt else 0.0
+        bw = QLineEdit("" if lk.bandwidth_per_direction_Bps is None else f"{lk.bandwidth_per_direction_Bps / 1e9:g}")
+        bw.setPlaceholderText(f"{catalog_bw / 1e9:g} (catalog)")
+        bw.editingFinished.connect(lambda: self._override(lid, "bandwidth_per_direction_Bps", bw, 1e9))
+        self._row("Bandwidth per direction, GB/s (per link)", bw, "bandwidth")
+        lat_default = lt.latency_s if lt else 0.0
+        lat = QLineEdit("" if lk.latency_s is None else f"{lk.latency_s * 1e6:g}")
+        lat.setPlaceholderText(f"{lat_default * 1e6:g} (catalog)")
+        lat.editingFinished.connect(lambda: self._override(lid, "latency_s", lat, 1e-6))
+        self._row("Latency, us", lat, "latency")
+        total = self.topo.link_bandwidth_per_direction_Bps(lk)
+        self._row("Capacity", QLabel(f"{total / 1e9:.2f} GB/s per direction, {2 * total / 1e9:.2f} GB/s bidirectional"))
+        self._row("Ports", QLabel(f"{lk.a}.{lk.a_port} — {lk.b}.{lk.b_port}"))
+
+    def _override(self, lid: str, attribute: str, edit: QLineEdit, scale: float) -> None:
+        text = edit.text().strip()
+        current = getattr(self.topo.links[lid], attribute)
+        if not text:
+            value = None
+        else:
+            try:
+                value = float(text) * scale
+                if value < 0 or value != value or (attribute == "bandwidth_per_direction_Bps" and value == 0):
+                    raise ValueError
+            except ValueError:
+                edit.setStyleSheet("background: #ffd6d6")
+                edit.setToolTip("expected a positive number, or empty for the catalog value")
+                return
+        if value != current:
+            self.document.push(SetAttribute(lid, attribute, value, f"set {attribute} of {lid}"))
+
+    def _group(self, gid: str) -> None:
+        g = self.topo.groups[gid]
+        inside = self.topo.devices_in_group(gid)
+        self.title.setText(f"<b>{g.name}</b> — group {gid}")
+        self._text_field(gid, "name", g.name, "name")
+        self._row("Kind", QLabel(g.kind))
+        self._row("Contents", QLabel(f"{len(inside)} devices, {sum(self.topo.devices[d].kind == 'gpu' for d in inside)} GPUs"))
+        box = QCheckBox("collapsed")
+        box.setChecked(gid in self.topo.layout.collapsed)
+        box.toggled.connect(lambda on: self.document.push(SetCollapsed(gid, on)))
+        self._row("Drawn", box, "collapsed")

@@ -1,0 +1,401 @@
+"""The main window: canvas in the middle; palette, inspector, findings, history and minimap in docks."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from PySide6.QtCore import QByteArray, QMimeData, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from shiboken6 import isValid
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QLineEdit, QMainWindow, QMessageBox,
+                               QToolBar, QUndoView)
+
+from .. import __version__
+from ..model import fileio
+from ..model.catalog import default_catalog, user_config_dir
+from ..model.clipboard import CLIP_FORMAT, copy_selection, paste_command
+from ..model.commands import Move, RemoveItems, SetCollapsed, Macro
+from ..model.layout import auto_layout
+from ..model.presets import PRESETS, load_preset
+from ..model.topology import Topology
+from .canvas import CanvasView, TopologyScene
+from .document import Document
+from .findings import FindingsList
+from .inspector import Inspector
+from .minimap import MiniMap
+from .palette import Palette
+from .style import icon
+
+MIME_CLIP = "application/x-dgxstudio-clip"
+FILE_FILTER = f"DGX Studio topology (*{fileio.FILE_EXTENSION});;All files (*)"
+MAX_RECENT = 8
+
+
+def settings() -> QSettings:
+    """Window layout and recent files, kept beside the user's catalog (tests point that elsewhere)."""
+    folder = user_config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, topology: Topology, path: str | None = None, preset: str | None = None):
+        super().__init__()
+        self.setWindowIcon(icon("dgxstudio"))
+        self.document = Document(topology, path, self)
+        self.preset = preset
+        self.scene = TopologyScene(self.document)
+        self.view = CanvasView(self.scene)
+        self.setCentralWidget(self.view)
+        self.status = QLabel()
+        self.statusBar().addWidget(self.status, 1)
+        self.scene.statusMessage.connect(self.show_status)
+        self._build_docks()
+        self._build_actions()
+        self.document.undo_stack.cleanChanged.connect(lambda _c: self._update_title())
+        self.document.pathChanged.connect(lambda _p: self._update_title())
+        self.document.topologyReplaced.connect(self._update_title)
+        self.scene.selectionChanged.connect(self._selection_changed)
+        self._update_title()
+        self.resize(1400, 900)
+        self._restore_settings()
+        for message in default_catalog().messages:
+            self.show_status(message)
+        QTimer.singleShot(0, self.view.fit)
+
+    # ---- layout ---------------------------------------------------------------------------------
+    def _dock(self, title: str, widget, area, name: str) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_docks(self) -> None:
+        self.palette = Palette(self.document.topology.catalog)
+        self.palette_dock = self._dock("Palette", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea, "palette")
+        self.inspector = Inspector(self.document)
+        self.inspector_dock = self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "inspector")
+        self.history = QUndoView(self.document.undo_stack)
+        self.history.setEmptyLabel("<opened>")
+        self.history_dock = self._dock("History", self.history, Qt.DockWidgetArea.RightDockWidgetArea, "history")
+        self.tabifyDockWidget(self.inspector_dock, self.history_dock)
+        self.inspector_dock.raise_()
+        self.minimap = MiniMap(self.view)
+        self.minimap_dock = self._dock("Overview", self.minimap, Qt.DockWidgetArea.RightDockWidgetArea, "minimap")
+        self.findings = FindingsList(self.document)
+        self.findings.culpritRequested.connect(self.select_and_center)
+        self.findings_dock = self._dock("Findings", self.findings, Qt.DockWidgetArea.BottomDockWidgetArea, "findings")
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 300], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.findings_dock, self.minimap_dock], [110, 200], Qt.Orientation.Vertical)
+
+    def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        bar = self.menuBar()
+        f = bar.addMenu("&File")
+        self._action(f, "&New", self.new_document, QKeySequence.StandardKey.New)
+        presets = f.addMenu("New from &preset")
+        for name, (desc, _) in PRESETS.items():
+            self._action(presets, f"{name} — {desc}", lambda _c=False, n=name: self.open_preset(n))
+        self._action(f, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = f.addMenu("Open &recent")
+        self._action(f, "&Save", self.save, QKeySequence.StandardKey.Save)
+        self._action(f, "Save &as…", self.save_as, QKeySequence.StandardKey.SaveAs)
+        f.addSeparator()
+        self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        e = bar.addMenu("&Edit")
+        undo = self.document.undo_stack.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.document.undo_stack.createRedoAction(self, "&Redo")
+        redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        for a in (undo, redo):
+            e.addAction(a)
+            self.addAction(a)
+        e.addSeparator()
+        self._action(e, "Cu&t", self.cut, QKeySequence.StandardKey.Cut)
+        self._action(e, "&Copy", self.copy, QKeySequence.StandardKey.Copy)
+        self._action(e, "&Paste", self.paste, QKeySequence.StandardKey.Paste)
+        self._action(e, "&Duplicate", self.duplicate, "Ctrl+D")
+        self._action(e, "&Delete", self.delete, QKeySequence.StandardKey.Delete)
+        self._action(e, "Select &all", self.select_all, QKeySequence.StandardKey.SelectAll)
+        self._action(e, "&Find device…", self.focus_find, QKeySequence.StandardKey.Find)
+
+        v = bar.addMenu("&View")
+        self._action(v, "Zoom &in", lambda: self.view.zoom(1.25), QKeySequence.StandardKey.ZoomIn)
+        self._action(v, "Zoom &out", lambda: self.view.zoom(0.8), QKeySequence.StandardKey.ZoomOut)
+        self._action(v, "&Fit to view", self.view.fit, "F")
+        self._action(v, "&Auto-layout", self.auto_layout, "Ctrl+L")
+        self._action(v, "&Collapse all systems", lambda: self.set_all_collapsed(True))
+        self._action(v, "&Expand all systems", lambda: self.set_all_collapsed(False))
+        v.addSeparator()
+        for dock in (self.palette_dock, self.inspector_dock, self.history_dock, self.minimap_dock, self.findings_dock):
+            v.addAction(dock.toggleViewAction())
+
+        h = bar.addMenu("&Help")
+        self._action(h, "&About DGX Studio", self.about)
+
+        tools = QToolBar("Find")
+        tools.setObjectName("findbar")
+        self.find_edit = QLineEdit()
+        self.find_edit.setPlaceholderText("Find a device by name or id (Ctrl+F)")
+        self.find_edit.setMaximumWidth(320)
+        self.find_edit.returnPressed.connect(lambda: self.find(self.find_edit.text()))
+        tools.addWidget(self.find_edit)
+        self.addToolBar(tools)
+        self._refresh_recent()
+
+    # ---- title, status, settings ------------------------------------------------------------------
+    def _update_title(self) -> None:
+        doc = self.document
+        where = doc.display_name if doc.path else (f"preset {self.preset}" if self.preset else "Untitled")
+        self.setWindowTitle(f"{where}[*] — {doc.topology.name} — DGX Studio")
+        self.setWindowModified(doc.dirty)
+
+    def show_status(self, text: str) -> None:
+        self.status.setText(text)
+
+    def _restore_settings(self) -> None:
+        s = settings()
+        geometry = s.value("window/geometry")
+        state = s.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    def _save_settings(self) -> None:
+        s = settings()
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+
+    def recent_files(self) -> list[str]:
+        value = settings().value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [v for v in (value or []) if isinstance(v, str)]
+
+    def _remember(self, path: str) -> None:
+        path = os.path.abspath(path)
+        recent = [p for p in self.recent_files() if p != path]
+        settings().setValue("recent", [path, *recent][:MAX_RECENT])
+        self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        for p in self.recent_files():
+            action = self.recent_menu.addAction(p)
+            action.triggered.connect(lambda _c=False, path=p: self.open_path(path))
+        self.recent_menu.setEnabled(bool(self.recent_files()))
+
+    # ---- files ------------------------------------------------------------------------------------
+    def error(self, title: str, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Critical, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("errorBox")
+        box.exec()
+
+    def maybe_save(self) -> bool:
+        """Ask about unsaved changes; False means the user cancelled."""
+        if not self.document.dirty:
+            return True
+        box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
+                          f"{self.document.display_name} has unsaved changes. Save them?",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setObjectName("unsavedBox")
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def _replace(self, topology: Topology, path: str | None, preset: str | None = None) -> None:
+        self.preset = preset
+        self.document.replace(topology, path)
+        self.palette.populate(topology.catalog)
+        QTimer.singleShot(0, self.view.fit)
+
+    def new_document(self) -> None:
+        if self.maybe_save():
+            self._replace(Topology("Untitled"), None)
+
+    def open_preset(self, name: str) -> None:
+        if self.maybe_save():
+            self._replace(load_preset(name), None, name)
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open topology", "", FILE_FILTER)
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str) -> bool:
+        """Open a file; a file that cannot be read leaves the current document exactly as it was."""
+        if not self.maybe_save():
+            return False
+        try:
+            topo = fileio.load(path)
+        except fileio.TopologyFileError as exc:
+            self.error("Cannot open file", str(exc))
+            self.show_status(f"Not opened: {exc}")
+            return False
+        self._replace(topo, path)
+        self._remember(path)
+        self.show_status(f"Opened {path}")
+        return True
+
+    def save(self) -> bool:
+        if not self.document.path:
+            return self.save_as()
+        return self._save_to(self.document.path)
+
+    def save_as(self) -> bool:
+        suggested = self.document.path or f"{self.document.topology.name}{fileio.FILE_EXTENSION}"
+        path, _ = QFileDialog.getSaveFileName(self, "Save topology", suggested, FILE_FILTER)
+        if not path:
+            return False
+        if not os.path.splitext(path)[1]:
+            path += fileio.FILE_EXTENSION
+        return self._save_to(path)
+
+    def _save_to(self, path: str) -> bool:
+        try:
+            self.document.save(path)
+        except OSError as exc:
+            self.error("Cannot save", f"{path}: {exc.strerror or exc}\nThe file on disk was not changed.")
+            return False
+        self.preset = None
+        self._remember(path)
+        self._update_title()
+        self.show_status(f"Saved {path}")
+        return True
+
+    def closeEvent(self, event) -> None:
+        if self.maybe_save():
+            self._save_settings()
+            event.accept()
+        else:
+            event.ignore()
+
+    # ---- editing ----------------------------------------------------------------------------------
+    def _selection_changed(self) -> None:
+        if isValid(self.scene) and isValid(self.inspector):  # the scene also signals while being destroyed
+            self.inspector.show_ids(self.scene.selected_ids())
+
+    def select_all(self) -> None:
+        for item in self.scene.items():
+            if item.flags() & item.GraphicsItemFlag.ItemIsSelectable:
+                item.setSelected(True)
+
+    def copy(self) -> dict | None:
+        ids = self.scene.selected_device_ids()
+        if not ids:
+            self.show_status("Nothing to copy: select devices or groups")
+            return None
+        clip = copy_selection(self.document.topology, ids)
+        data = QMimeData()
+        data.setData(MIME_CLIP, json.dumps(clip).encode("utf-8"))
+        data.setText(f"{len(ids)} DGX Studio devices")
+        QApplication.clipboard().setMimeData(data)
+        self.show_status(f"Copied {len(ids)} devices and {len(clip['links'])} links")
+        return clip
+
+    def _paste_clip(self, clip: dict, what: str) -> None:
+        try:
+            cmd, mapping = paste_command(self.document.topology, clip, (60.0, 60.0), text=what)
+        except fileio.TopologyFileError as exc:
+            self.show_status(f"Cannot paste: {exc}")
+            return
+        self.document.push(cmd)
+        self.scene.select_ids(mapping.values())
+        self.show_status(f"{what.capitalize()}d {len(clip['devices'])} devices and {len(clip['links'])} links")
+
+    def paste(self) -> None:
+        data = QApplication.clipboard().mimeData()
+        if data is None or not data.hasFormat(MIME_CLIP):
+            self.show_status("Nothing to paste")
+            return
+        try:
+            clip = json.loads(bytes(data.data(MIME_CLIP)).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            self.show_status("The clipboard holds no DGX Studio selection")
+            return
+        if not isinstance(clip, dict) or clip.get("format") != CLIP_FORMAT:
+            self.show_status("The clipboard holds no DGX Studio selection")
+            return
+        self._paste_clip(clip, "paste")
+
+    def duplicate(self) -> None:
+        ids = self.scene.selected_device_ids()
+        if not ids:
+            self.show_status("Nothing to duplicate")
+            return
+        self._paste_clip(copy_selection(self.document.topology, ids), "duplicate")
+
+    def delete(self) -> None:
+        ids = self.scene.selected_ids()
+        if not ids:
+            return
+        self.document.push(RemoveItems(ids, f"delete {len(ids)} item{'s' if len(ids) > 1 else ''}"))
+
+    def cut(self) -> None:
+        if self.copy() is not None:
+            ids = self.scene.selected_ids()
+            self.document.push(RemoveItems(ids, f"cut {len(ids)} items"))
+
+    def auto_layout(self) -> None:
+        topo = self.document.topology
+        positions = auto_layout(topo)
+        self.document.push(Move(positions, {k: topo.layout.positions.get(k) for k in positions}, "auto-layout"))
+        QTimer.singleShot(0, self.view.fit)
+
+    def set_all_collapsed(self, collapsed: bool) -> None:
+        topo = self.document.topology
+        cmds = [SetCollapsed(g.id, collapsed) for g in topo.groups.values()
+                if g.kind == "system" and (g.id in topo.layout.collapsed) != collapsed]
+        if cmds:
+            self.document.push(Macro(cmds, ("collapse" if collapsed else "expand") + " all systems"))
+
+    def focus_find(self) -> None:
+        self.find_edit.setFocus()
+        self.find_edit.selectAll()
+
+    def find(self, text: str) -> str | None:
+        needle = text.strip().lower()
+        if not needle:
+            return None
+        topo = self.document.topology
+        hit = next((d.id for d in topo.devices.values() if d.id.lower() == needle or d.name.lower() == needle), None)
+        hit = hit or next((d.id for d in topo.devices.values() if needle in d.name.lower() or needle in d.id.lower()), None)
+        if hit is None:
+            self.show_status(f"No device matches {text!r}")
+            return None
+        self.select_and_center([hit])
+        self.show_status(f"Found {topo.devices[hit].name} ({hit})")
+        return hit
+
+    def select_and_center(self, ids: list[str]) -> None:
+        self.scene.select_ids(ids)
+        item = next((self.scene.item_for(i) for i in ids if self.scene.item_for(i) is not None), None)
+        if item is not None:
+            if not item.isSelected():
+                item.setSelected(True)
+            if self.view.transform().m11() < 0.6:  # zoom in far enough to see what was found
+                self.view.resetTransform()
+                self.view.zoomChanged.emit(1.0)
+            self.view.centerOn(item)
+        self.inspector.show_ids([i for i in ids])
+
+    def about(self) -> None:
+        from .about import about_text
+
+        QMessageBox.about(self, "About DGX Studio", about_text())
