@@ -191,12 +191,14 @@ class Engine:
             self.route_w.append(route.weights)
         return rid
 
-    def template(self, pattern: Pattern) -> dict:
+    def template(self, pattern: Pattern, is_cancelled=None) -> dict:
         """One flow per pair of a pattern: its route id and latency."""
         if pattern._template is not None and pattern._template["engine"] is self:
             return pattern._template
         route, latency = [], []
         for k, (src, dst) in enumerate(pattern.pairs):
+            if is_cancelled is not None and k % 64 == 63 and is_cancelled():
+                raise SimulationCancelled()
             if pattern.paths is not None and pattern.paths[k] is not None:
                 r = self.router.direct(pattern.paths[k])
             else:
@@ -217,7 +219,7 @@ class Engine:
         for g in groups:
             if is_cancelled is not None and g.pattern is not None and g.pattern._template is None and is_cancelled():
                 raise SimulationCancelled()
-            templates.append(self.template(g.pattern) if g.pattern is not None and g.pattern.pairs else None)
+            templates.append(self.template(g.pattern, is_cancelled) if g.pattern is not None and g.pattern.pairs else None)
 
         deps_left = np.zeros(n, dtype=np.int64)
         on_done: list[list[int]] = [[] for _ in range(n)]

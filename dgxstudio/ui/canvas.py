@@ -220,6 +220,10 @@ class LinkItem(QGraphicsPathItem):
         self.setPath(path)
 
     def set_overlay(self, color: QColor | None, width: float | None = None) -> None:
+        key = (color.rgba(), width) if color is not None else None
+        if key == getattr(self, "_overlay_key", None):
+            return
+        self._overlay_key = key
         if color is None:
             self.setPen(self.base_pen)
         else:
@@ -256,6 +260,7 @@ class LinkItem(QGraphicsPathItem):
 
 class TopologyScene(QGraphicsScene):
     statusMessage = Signal(str)
+    rebuilt = Signal()
 
     def __init__(self, document: Document):
         super().__init__()
@@ -268,6 +273,7 @@ class TopologyScene(QGraphicsScene):
         self._press_positions: dict[str, tuple[float, float]] = {}
         self._syncing = False
         self._frames_pending = False
+        self._hidden: dict[str, str] = {}
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(QColor("#fbfbfb"))
         document.modelChanged.connect(self._on_model_event)
@@ -310,7 +316,7 @@ class TopologyScene(QGraphicsScene):
         self.items_by_link.clear()
         self._links_at.clear()
         topo = self.topology
-        hidden = self._hidden_under()
+        hidden = self._hidden = self._hidden_under()
         visible_groups = set()
         for gid in topo.groups:
             # a group is drawn unless a collapsed ancestor hides it
@@ -336,6 +342,7 @@ class TopologyScene(QGraphicsScene):
         self._update_frames()
         self.select_ids(selected)
         self._syncing = False
+        self.rebuilt.emit()
 
     def _group_position(self, gid: str) -> tuple[float, float]:
         topo = self.topology
@@ -510,9 +517,8 @@ class TopologyScene(QGraphicsScene):
             return self.group_items[obj_id]
         if obj_id in self.items_by_link:
             return self.items_by_link[obj_id]
-        hidden = self._hidden_under()
-        if obj_id in hidden:
-            return self.group_items.get(hidden[obj_id])
+        if obj_id in self._hidden:
+            return self.group_items.get(self._hidden[obj_id])
         lk = self.topology.links.get(obj_id)
         if lk is not None:
             return self.item_for(lk.a)

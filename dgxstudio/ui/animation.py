@@ -1,0 +1,272 @@
+"""Replaying a simulated run on the canvas: chunks move along the links they travel (one colour per
+ring or tree), link colour shows utilization, GPUs show whether they send, reduce, compute or idle.
+
+The run's record is indexed once (segment start times, group times, channel -> canvas item), so a
+frame costs a few look-ups plus the items that actually change; collapsed systems are coloured as a
+whole and their bundles show the busiest link inside.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QObject, QPointF, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPathItem
+
+from ..sim.engine import SimResult
+from .canvas import DeviceItem, GroupItem, TopologyScene
+from .style import RING_COLORS, utilization_color
+
+STATE_COLORS = {"sending": QColor("#d5f0b0"), "reducing": QColor("#ffe0a0"), "computing": QColor("#bcd7f5"),
+                "idle": None}
+MAX_DOTS = 160
+
+
+class Replayer(QObject):
+    timeChanged = Signal(float)
+    playingChanged = Signal(bool)
+
+    def __init__(self, scene: TopologyScene, parent: QObject | None = None):
+        super().__init__(parent)
+        self.scene = scene
+        self.sim: SimResult | None = None
+        self.t = 0.0
+        self.speed = 1.0  # simulated seconds per wall second, set from the run's length on load
+        self.timer = QTimer(self)
+        self.timer.setInterval(33)
+        self.timer.timeout.connect(self._tick)
+        self._dots: list[QGraphicsEllipseItem] = []
+        self._overlaid: set = set()
+        self._stated: set = set()
+        self._pattern_cache: dict[int, list] = {}
+        scene.rebuilt.connect(self._scene_rebuilt)
+
+    # ---- loading -----------------------------------------------------------------------------------
+    def load(self, sim: SimResult) -> None:
+        self.clear()
+        self.sim = sim
+        self.duration = max(sim.time_s, 1e-12)
+        self.speed = self.duration / 8.0  # the whole run in 8 s of wall time at 1x
+        self.seg_start = np.array([s[0] for s in sim.segments]) if sim.segments else np.zeros(0)
+        self.seg_pid = [s[2] for s in sim.segments]
+        self.events = np.unique(np.concatenate([sim.group_start, sim.group_sent, sim.group_done, [0.0, sim.time_s]]))
+        labels: dict[str, int] = {}
+        self.color_of = np.zeros(len(sim.groups), dtype=np.int64)
+        for i, g in enumerate(sim.groups):
+            key = str(g.meta.get("ring", g.meta.get("tree", g.meta.get("phase", ""))))
+            self.color_of[i] = labels.setdefault(key, len(labels))
+        self._index_scene()
+        self.set_time(0.0)
+
+    def _index_scene(self) -> None:
+        """channel -> canvas item showing it (a link, or the bundle of a collapsed system)."""
+        sim = self.sim
+        self.channel_item = {}
+        for c, links in enumerate(sim.channel_links):
+            for lid in links:
+                item = self.scene.items_by_link.get(lid)
+                if item is not None:
+                    self.channel_item[c] = item
+                    break
+        self._pattern_cache.clear()
+
+    def _scene_rebuilt(self) -> None:
+        self._overlaid.clear()
+        self._stated.clear()
+        self._dots = []
+        if self.sim is not None:
+            self._index_scene()
+            self.set_time(self.t)
+
+    def clear(self) -> None:
+        self.pause()
+        for item in list(self._overlaid):
+            try:
+                item.set_overlay(None)
+            except RuntimeError:
+                pass
+        for item in list(self._stated):
+            self._set_state(item, None)
+        for dot in self._dots:
+            dot.setVisible(False)
+        self._overlaid.clear()
+        self._stated.clear()
+        self.sim = None
+
+    # ---- playing -----------------------------------------------------------------------------------
+    def play(self) -> None:
+        if self.sim is None:
+            return
+        if self.t >= self.duration:
+            self.t = 0.0
+        self.timer.start()
+        self.playingChanged.emit(True)
+
+    def pause(self) -> None:
+        if self.timer.isActive():
+            self.timer.stop()
+            self.playingChanged.emit(False)
+
+    def _tick(self) -> None:
+        t = self.t + self.speed * self.timer.interval() / 1000.0
+        if t >= self.duration:
+            t = self.duration
+            self.pause()
+        self.set_time(t)
+
+    def step(self, direction: int) -> None:
+        """Jump to the next (or previous) event: a transfer or task starting, leaving or arriving."""
+        if self.sim is None:
+            return
+        self.pause()
+        if direction > 0:
+            k = np.searchsorted(self.events, self.t * (1 + 1e-12) + 1e-18, side="right")
+            t = self.events[min(k, len(self.events) - 1)]
+        else:
+            k = np.searchsorted(self.events, self.t * (1 - 1e-12) - 1e-18, side="left") - 1
+            t = self.events[max(k, 0)]
+        self.set_time(float(t))
+
+    # ---- one frame ---------------------------------------------------------------------------------
+    def set_time(self, t: float) -> None:
+        if self.sim is None:
+            return
+        self.t = min(max(t, 0.0), self.duration)
+        self._links_at(self.t)
+        self._transfers_at(self.t)
+        self.timeChanged.emit(self.t)
+
+    def _pattern_at(self, t: float) -> int | None:
+        if not len(self.seg_start):
+            return None
+        k = int(np.searchsorted(self.seg_start, t, side="right")) - 1
+        if k < 0:
+            return None
+        t0, t1, pid = self.sim.segments[k]
+        return pid if t < t1 or t == self.duration else None
+
+    def _links_at(self, t: float) -> None:
+        pid = self._pattern_at(t)
+        updates = self._pattern_cache.get(pid) if pid is not None else []
+        if updates is None:
+            rp = self.sim.rate_patterns[pid]
+            util: dict = {}
+            for c, load in zip(rp.channels.tolist(), rp.load_Bps.tolist()):
+                item = self.channel_item.get(c)
+                if item is not None:
+                    util[item] = max(util.get(item, 0.0), load / self.sim.capacity[c])
+            updates = list(util.items())
+            self._pattern_cache[pid] = updates
+        touched = set()
+        for item, u in updates:
+            item.set_overlay(utilization_color(u), item.base_pen.widthF() + 2.0)
+            touched.add(item)
+        for item in self._overlaid - touched:
+            item.set_overlay(None)
+        self._overlaid = touched
+
+    def _endpoint(self, device: str):
+        return self.scene.item_for(device)
+
+    def _transfers_at(self, t: float) -> None:
+        sim = self.sim
+        sending = (sim.group_start <= t) & (sim.group_sent > t)
+        landing = (sim.group_sent <= t) & (sim.group_done > t)
+        states: dict = {}
+        dots = 0
+        for g in np.flatnonzero(sending | landing).tolist():
+            group = sim.groups[g]
+            if group.pattern is None:  # a compute task (pipeline stage)
+                dev = group.meta.get("device")
+                item = self._endpoint(dev) if dev else None
+                if item is not None:
+                    states[item] = "computing"
+                continue
+            in_flight = bool(sending[g])
+            span = max(sim.group_sent[g] - sim.group_start[g], 1e-30)
+            frac = (t - sim.group_start[g]) / span
+            color = RING_COLORS[self.color_of[g] % len(RING_COLORS)]
+            pairs = group.pattern.pairs
+            stride = max(1, len(pairs) // 24)
+            for src, dst in pairs[::stride]:
+                a, b = self._endpoint(src), self._endpoint(dst)
+                if a is None or b is None:
+                    continue
+                if in_flight:
+                    states.setdefault(a, "sending")
+                    if a is not b and dots < MAX_DOTS:
+                        self._dot(dots, a.scenePos() + (b.scenePos() - a.scenePos()) * min(max(frac, 0.0), 1.0), color)
+                        dots += 1
+                elif group.post_delay_s > 0:
+                    states[b] = "reducing"
+        for i in range(dots, len(self._dots)):
+            self._dots[i].setVisible(False)
+        for item, state in states.items():
+            self._set_state(item, state)
+        for item in self._stated - set(states):
+            self._set_state(item, None)
+        self._stated = set(states)
+
+    def _dot(self, i: int, pos: QPointF, color: QColor) -> None:
+        while len(self._dots) <= i:
+            dot = QGraphicsEllipseItem(-6, -6, 12, 12)
+            dot.setZValue(20)
+            dot.setPen(QPen(QColor("#1b1b1b"), 1))
+            self.scene.addItem(dot)
+            self._dots.append(dot)
+        dot = self._dots[i]
+        dot.setBrush(QBrush(color))
+        dot.setPos(pos)
+        dot.setVisible(True)
+
+    @staticmethod
+    def _set_state(item, state: str | None) -> None:
+        color = STATE_COLORS.get(state) if state else None
+        try:
+            if isinstance(item, DeviceItem):
+                if item.state_color != color:
+                    item.state_color = color
+                    item.update()
+            elif isinstance(item, GroupItem):
+                if item.fill != color:
+                    item.fill = color
+                    item.update()
+        except RuntimeError:
+            pass
+
+
+class RingOverlay:
+    """Rings (or any GPU orders) drawn statically over the canvas, one colour each."""
+
+    def __init__(self, scene: TopologyScene):
+        self.scene = scene
+        self.items: list[QGraphicsPathItem] = []
+
+    def show(self, rings: list[list[str]]) -> None:
+        self.hide()
+        for i, ring in enumerate(rings):
+            color = QColor(RING_COLORS[i % len(RING_COLORS)])
+            color.setAlpha(200)
+            offset = QPointF((i - len(rings) / 2) * 5.0, (i - len(rings) / 2) * 5.0)
+            path = QPainterPath()
+            points = [self.scene.item_for(g) for g in ring]
+            points = [p.scenePos() + offset for p in points if p is not None]
+            if len(points) < 2:
+                continue
+            path.moveTo(points[0])
+            for p in points[1:] + points[:1]:
+                path.lineTo(p)
+            item = QGraphicsPathItem(path)
+            item.setPen(QPen(color, 3.0))
+            item.setZValue(15)
+            item.setToolTip(f"ring {i}: " + " → ".join(ring[:12]) + (" …" if len(ring) > 12 else ""))
+            self.scene.addItem(item)
+            self.items.append(item)
+
+    def hide(self) -> None:
+        for item in self.items:
+            try:
+                self.scene.removeItem(item)
+            except RuntimeError:
+                pass
+        self.items = []

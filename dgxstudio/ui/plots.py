@@ -1,0 +1,207 @@
+"""Live and result plots (pyqtgraph): throughput over time, link utilization, bus-bandwidth sweeps and
+the pipeline Gantt chart. Every plot exports to PNG and SVG."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+
+import numpy as np  # noqa: E402
+import pyqtgraph as pg  # noqa: E402
+import pyqtgraph.exporters  # noqa: E402,F401
+from PySide6.QtCore import Signal  # noqa: E402
+from PySide6.QtGui import QColor, QPainter  # noqa: E402
+from PySide6.QtSvg import QSvgGenerator  # noqa: E402
+from PySide6.QtWidgets import QVBoxLayout, QWidget  # noqa: E402
+
+from .style import RING_COLORS  # noqa: E402
+
+pg.setConfigOptions(antialias=True, background="w", foreground="k")
+
+
+def export_plot(plot: pg.PlotItem | pg.GraphicsLayout, view: QWidget, path: str) -> None:
+    """PNG (pyqtgraph, 1200 px wide) or SVG (Qt's own generator: pyqtgraph's SVG exporter cannot read
+    the path syntax this Qt writes) by the file's extension."""
+    if path.lower().endswith(".svg"):
+        generator = QSvgGenerator()
+        generator.setFileName(path)
+        generator.setSize(view.size())
+        generator.setViewBox(view.rect())
+        generator.setTitle("DGX Studio plot")
+        painter = QPainter(generator)
+        view.render(painter)
+        painter.end()
+        return
+    exporter = pg.exporters.ImageExporter(plot)
+    exporter.parameters()["width"] = 1200
+    exporter.export(path)
+
+
+class LivePlots(QWidget):
+    """Bytes delivered and throughput against simulated time; utilization of the busiest links."""
+
+    pointClicked = Signal(list)  # link ids of a clicked utilization curve
+
+    def __init__(self):
+        super().__init__()
+        self.layout_widget = pg.GraphicsLayoutWidget()
+        QVBoxLayout(self).addWidget(self.layout_widget)
+        self.delivered_plot = self.layout_widget.addPlot(row=0, col=0, title="Bytes delivered and throughput")
+        self.delivered_plot.setLabel("bottom", "simulated time", units="s")
+        self.delivered_plot.setLabel("left", "delivered", units="B")
+        self.delivered_curve = self.delivered_plot.plot(pen=pg.mkPen("#1e6fd9", width=2), name="delivered")
+        self.rate_plot = self.layout_widget.addPlot(row=0, col=1, title="Throughput (all transfers)")
+        self.rate_plot.setLabel("bottom", "simulated time", units="s")
+        self.rate_plot.setLabel("left", "throughput", units="B/s")
+        self.rate_curve = self.rate_plot.plot(pen=pg.mkPen("#76b900", width=2), stepMode="right")
+        self.util_plot = self.layout_widget.addPlot(row=0, col=2, title="Busiest links: utilization")
+        self.util_plot.setLabel("bottom", "simulated time", units="s")
+        self.util_plot.setLabel("left", "busy fraction")
+        self.util_plot.setYRange(0, 1.05)
+        self.util_plot.addLegend(offset=(-10, 10))
+        self.util_curves: list[pg.PlotDataItem] = []
+        self._t: list[float] = []
+        self._bytes: list[float] = []
+        self.updates = 0
+
+    def clear(self) -> None:
+        self._t, self._bytes = [], []
+        self.delivered_curve.setData([], [])
+        self.rate_curve.setData([], [])
+        for c in self.util_curves:
+            self.util_plot.removeItem(c)
+        self.util_curves = []
+        self.updates = 0
+
+    def add_progress(self, progress, total_bytes: float) -> None:
+        """Feed one progress report from a running simulation."""
+        self._t.append(progress.sim_time_s)
+        self._bytes.append(progress.fraction * total_bytes)
+        self.delivered_curve.setData(self._t, self._bytes)
+        self.updates += 1
+
+    def show_result(self, sim, top: int = 5) -> None:
+        """Replace the live approximation with the run's exact record."""
+        self.clear()
+        if not sim.delivered:
+            return
+        t = np.array([p[0] for p in sim.delivered])
+        b = np.array([p[1] for p in sim.delivered])
+        self.delivered_curve.setData(t, b)
+        if len(t) > 1:
+            rate = np.diff(b) / np.maximum(np.diff(t), 1e-30)
+            self.rate_curve.setData(t, np.append(rate, 0.0))
+        busiest = sim.bottlenecks(top)
+        for i, bneck in enumerate(busiest):
+            chan = next(c for c, (a, z) in enumerate(sim.channel_ends) if a == bneck["from"] and z == bneck["to"])
+            xs, ys = [], []
+            for t0, t1, pid in sim.segments:
+                rp = sim.rate_patterns[pid]
+                k = np.searchsorted(rp.channels, chan)
+                load = rp.load_Bps[k] if k < len(rp.channels) and rp.channels[k] == chan else 0.0
+                u = load / sim.capacity[chan]
+                xs += [t0, t1]
+                ys += [u, u]
+            curve = self.util_plot.plot(xs, ys, pen=pg.mkPen(RING_COLORS[i % len(RING_COLORS)], width=2),
+                                        name=f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
+            curve.link_ids = bneck["links"]
+            curve.setCurveClickable(True, width=8)
+            curve.sigClicked.connect(lambda c, _ev=None: self.pointClicked.emit(list(c.link_ids)))
+            self.util_curves.append(curve)
+
+
+class SweepPlot(QWidget):
+    """Bus bandwidth against message size (log axis), one curve per algorithm or topology."""
+
+    def __init__(self):
+        super().__init__()
+        self.widget = pg.PlotWidget(title="Bus bandwidth vs message size")
+        QVBoxLayout(self).addWidget(self.widget)
+        self.plot = self.widget.getPlotItem()
+        self.plot.setLogMode(x=True, y=False)
+        self.plot.setLabel("bottom", "message size", units="B")
+        self.plot.setLabel("left", "bus bandwidth", units="B/s")
+        self.plot.addLegend(offset=(10, 10))
+        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+
+    def add_curve(self, label: str, sizes: list[float], busbw: list[float], bound: float | None = None) -> None:
+        color = RING_COLORS[len(self.curves) % len(RING_COLORS)]
+        if label in self.curves:
+            self.plot.removeItem(self.curves.pop(label))
+        self.curves[label] = self.plot.plot(sizes, busbw, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=5,
+                                            symbolBrush=color, name=label)
+        if bound:
+            line = pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(color, style=pg.QtCore.Qt.PenStyle.DashLine),
+                                   label=f"{label} bound {bound / 1e9:.1f} GB/s", labelOpts={"position": 0.1, "color": color})
+            self.plot.addItem(line)
+
+    def clear(self) -> None:
+        self.plot.clear()
+        self.curves.clear()
+
+
+class GanttPlot(QWidget):
+    """One row per GPU, forward and backward boxes by micro-batch; bubbles are the gaps."""
+
+    taskClicked = Signal(dict)
+
+    COLORS = {"F": QColor("#4a90d9"), "B": QColor("#e8a33d")}
+
+    def __init__(self):
+        super().__init__()
+        self.widget = pg.PlotWidget(title="Pipeline schedule")
+        QVBoxLayout(self).addWidget(self.widget)
+        self.plot = self.widget.getPlotItem()
+        self.plot.setLabel("bottom", "time", units="s")
+        self.plot.invertY(True)
+        self.plot.getAxis("left").setWidth(70)
+        self.bars: dict[str, pg.BarGraphItem] = {}
+        self.timeline: list[dict] = []
+        self.rows: list[str] = []
+        self.cursor = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("#d00000", width=1.5))
+        self.widget.scene().sigMouseClicked.connect(self._clicked)
+
+    def set_result(self, result, upto: float | None = None) -> None:
+        """Draw the schedule, or only what has happened by time ``upto`` (the chart fills in)."""
+        self.plot.clear()
+        self.timeline = [e for e in result.timeline if upto is None or e["start_s"] <= upto]
+        self.rows = list(dict.fromkeys(e["device"] for e in result.timeline))
+        row = {d: i for i, d in enumerate(self.rows)}
+        for kind in ("F", "B"):
+            es = [e for e in self.timeline if e["kind"] == kind]
+            if not es:
+                continue
+            ends = [min(e["end_s"], upto) if upto is not None else e["end_s"] for e in es]
+            bar = pg.BarGraphItem(x0=[e["start_s"] for e in es], x1=ends, y=[row[e["device"]] for e in es], height=0.8,
+                                  brush=self.COLORS[kind], pen=pg.mkPen("#ffffff", width=0.5))
+            self.plot.addItem(bar)
+            self.bars[kind] = bar
+        if len(self.timeline) <= 400:
+            for e in self.timeline:
+                label = pg.TextItem(f"{e['kind']}{e['microbatch']}", color="w", anchor=(0.5, 0.5))
+                label.setPos((e["start_s"] + e["end_s"]) / 2, row[e["device"]])
+                self.plot.addItem(label)
+        ticks = [(float(i), d) for i, d in enumerate(self.rows)]
+        self.plot.getAxis("left").setTicks([ticks, []])
+        self.plot.setYRange(-0.6, len(self.rows) - 0.4, padding=0)
+        self.plot.setTitle(f"{result.spec.schedule}: {result.spec.stages} stages, {result.spec.microbatches} micro-batches,"
+                           f" bubble {100 * result.bubble_fraction:.1f}%")
+        self.plot.addItem(self.cursor)
+
+    def set_time(self, t: float) -> None:
+        self.cursor.setPos(t)
+
+    def box_count(self) -> int:
+        return len(self.timeline)
+
+    def _clicked(self, event) -> None:
+        pos = self.plot.vb.mapSceneToView(event.scenePos())
+        row = int(round(pos.y()))
+        if not 0 <= row < len(self.rows):
+            return
+        for e in self.timeline:
+            if e["device"] == self.rows[row] and e["start_s"] <= pos.x() <= e["end_s"]:
+                self.taskClicked.emit(e)
+                return

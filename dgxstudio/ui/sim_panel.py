@@ -1,0 +1,331 @@
+"""The Simulation dock (collective, pipeline and training tabs with Run, Cancel and progress) and
+the Results dock (figures, clickable bottlenecks and a comparison of the session's runs).
+
+Runs use a copy of the topology taken when Run is pressed, in a worker thread, so the user can keep
+editing while a run goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox, QTableWidget,
+                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+
+from ..analysis.gpuset import GpuSetError, select_gpus
+from ..sim.collectives import COLLECTIVES
+from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
+from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, SimOptions, Simulator, sweep_sizes
+from ..sim.training import ModelSpec, train_iteration
+from ..units import format_size, format_time, parse_size, parse_time
+from .document import Document
+from .workers import TaskRunner
+
+LINKS_ROLE = Qt.ItemDataRole.UserRole + 3
+
+
+@dataclass
+class RunRequest:
+    kind: str  # "collective", "sweep", "pipeline", "train"
+    label: str
+    total_bytes: float = 0.0
+
+
+class SimulationPanel(QWidget):
+    """Inputs and controls; emits the finished result for the results dock, plots and canvas."""
+
+    resultReady = Signal(object, object)   # (RunRequest, result)
+    progressed = Signal(object, object)    # (RunRequest, Progress)
+    message = Signal(str)
+
+    def __init__(self, document: Document, selected_gpus):
+        super().__init__()
+        self.document = document
+        self.selected_gpus = selected_gpus  # callable: GPUs selected on the canvas
+        self.runner = TaskRunner(self)
+        self.request: RunRequest | None = None
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._collective_tab(), "Collective")
+        self.tabs.addTab(self._pipeline_tab(), "Pipeline")
+        self.tabs.addTab(self._training_tab(), "Training")
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("runButton")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancelButton")
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.state = QLabel("Ready")
+        self.state.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.state)
+        layout.addStretch(1)
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button.clicked.connect(self.runner.cancel)
+        self.runner.progress.connect(self._on_progress)
+        self.runner.finished.connect(self._on_finished)
+        self.runner.failed.connect(self._on_failed)
+        self.runner.cancelled.connect(self._on_cancelled)
+        document.topologyReplaced.connect(self.refresh_groups)
+        document.modelChanged.connect(lambda e: e.kind in ("group_added", "group_removed", "reset", "batch")
+                                      and self.refresh_groups())
+        self.refresh_groups()
+
+    # ---- forms ------------------------------------------------------------------------------------
+    def _collective_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.collective = QComboBox()
+        self.collective.addItems(COLLECTIVES)
+        self.algorithm = QComboBox()
+        self.algorithm.addItems(ALGORITHMS)
+        self.size = QLineEdit("256MiB")
+        self.chunk = QLineEdit(format_size(DEFAULT_CHUNK).replace(" ", ""))
+        self.gpu_set = QComboBox()
+        self.figures = QComboBox()
+        self.figures.addItems(["peak", "achievable"])
+        self.sweep = QCheckBox("size sweep")
+        self.sweep_range = QLineEdit("1KiB:4GiB")
+        self.show_rings = QCheckBox("show rings on the canvas")
+        for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
+                              ("Chunk", self.chunk), ("GPUs", self.gpu_set), ("Link figures", self.figures),
+                              ("", self.sweep), ("Sweep range", self.sweep_range), ("", self.show_rings)):
+            f.addRow(label, widget)
+        return w
+
+    def _pipeline_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.schedule = QComboBox()
+        self.schedule.addItems(SCHEDULES)
+        self.stages = QSpinBox()
+        self.stages.setRange(1, 1024)
+        self.stages.setValue(4)
+        self.microbatches = QSpinBox()
+        self.microbatches.setRange(1, 4096)
+        self.microbatches.setValue(8)
+        self.chunks = QSpinBox()
+        self.chunks.setRange(1, 16)
+        self.fwd = QLineEdit("2ms")
+        self.bwd = QLineEdit("4ms")
+        self.activation = QLineEdit("16MiB")
+        for label, widget in (("Schedule", self.schedule), ("Stages", self.stages), ("Micro-batches", self.microbatches),
+                              ("Model chunks", self.chunks), ("Forward per micro-batch", self.fwd),
+                              ("Backward per micro-batch", self.bwd), ("Bytes per boundary", self.activation)):
+            f.addRow(label, widget)
+        f.addRow(QLabel("Stages go on the first GPUs of the GPU set (Collective tab), in order."))
+        return w
+
+    def _training_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.dp, self.tp, self.pp = QSpinBox(), QSpinBox(), QSpinBox()
+        for s in (self.dp, self.tp, self.pp):
+            s.setRange(1, 100_000)
+        self.tp.setValue(8)
+        self.train_micro = QSpinBox()
+        self.train_micro.setRange(1, 4096)
+        self.train_micro.setValue(8)
+        self.overlap = QCheckBox("overlap gradient all-reduce with backward")
+        for label, widget in (("Data parallel (dp)", self.dp), ("Tensor parallel (tp)", self.tp),
+                              ("Pipeline parallel (pp)", self.pp), ("Micro-batches", self.train_micro), ("", self.overlap)):
+            f.addRow(label, widget)
+        f.addRow(QLabel("Model: GPT-3 XL (24 layers, hidden 2048, sequence 2048), fp16, 50% of peak."))
+        return w
+
+    def refresh_groups(self) -> None:
+        current = self.gpu_set.currentData()
+        self.gpu_set.blockSignals(True)
+        self.gpu_set.clear()
+        self.gpu_set.addItem("All GPUs", "all")
+        self.gpu_set.addItem("GPUs selected on the canvas", "@selection")
+        for g in self.document.topology.groups.values():
+            self.gpu_set.addItem(f"group {g.name}", f"group:{g.id}")
+        index = self.gpu_set.findData(current)
+        self.gpu_set.setCurrentIndex(max(index, 0))
+        self.gpu_set.blockSignals(False)
+
+    def gpus(self, topo) -> list[str]:
+        spec = self.gpu_set.currentData() or "all"
+        if spec == "@selection":
+            chosen = [g for g in self.selected_gpus() if g in topo.devices and topo.devices[g].kind == "gpu"]
+            if not chosen:
+                raise GpuSetError("no GPUs are selected on the canvas")
+            return chosen
+        return select_gpus(topo, spec)
+
+    # ---- running ----------------------------------------------------------------------------------
+    def run(self) -> None:
+        topo = self.document.topology.copy()
+        try:
+            job, request = self._job(topo)
+        except (ValueError, GpuSetError) as exc:
+            self._fail(str(exc))
+            return
+        self.request = request
+        self.progress.setValue(0)
+        self.state.setText(f"Running {request.label}…")
+        self.run_button.setText("Restart")
+        self.cancel_button.setEnabled(True)
+        self.runner.start(job, request.label)
+
+    def _job(self, topo):
+        tab = self.tabs.currentIndex()
+        gpus = self.gpus(topo)
+        if tab == 0:
+            options = SimOptions(chunk=parse_size(self.chunk.text()), achievable=self.figures.currentText() == "achievable")
+            collective, algorithm = self.collective.currentText(), self.algorithm.currentText()
+            if self.sweep.isChecked():
+                lo, _, hi = self.sweep_range.text().partition(":")
+                sizes = sweep_sizes(parse_size(lo), parse_size(hi))
+                label = f"{collective} {algorithm} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}"
+
+                def sweep_job(progress, cancel):
+                    sim = Simulator(topo, gpus, options)
+                    out = []
+                    for i, s in enumerate(sizes):
+                        out.append(sim.run(collective, algorithm, s, cancel=cancel))
+                        progress(_Fraction((i + 1) / len(sizes)))
+                    return out
+                return sweep_job, RunRequest("sweep", label)
+            size = parse_size(self.size.text())
+            label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs"
+
+            def collective_job(progress, cancel):
+                return Simulator(topo, gpus, options).run(collective, algorithm, size, progress, cancel)
+            return collective_job, RunRequest("collective", label, size * len(gpus))
+        if tab == 1:
+            p = self.stages.value()
+            if p > len(gpus):
+                raise ValueError(f"{p} stages need {p} GPUs; the GPU set has {len(gpus)}")
+            spec = PipelineSpec(self.schedule.currentText(), p, self.microbatches.value(), gpus[:p],
+                                [parse_time(self.fwd.text())] * p, [parse_time(self.bwd.text())] * p,
+                                parse_size(self.activation.text()) if self.activation.text().strip() not in ("", "0") else 0.0,
+                                self.chunks.value())
+            spec.check()
+            label = f"{spec.schedule} pipeline, {p} stages x {spec.microbatches} micro-batches"
+
+            def pipeline_job(progress, cancel):
+                return run_pipeline(topo, spec, progress=progress, cancel=cancel)
+            return pipeline_job, RunRequest("pipeline", label)
+        dp, tp, pp = self.dp.value(), self.tp.value(), self.pp.value()
+        label = f"training iteration dp={dp} tp={tp} pp={pp}"
+
+        def train_job(progress, cancel):
+            return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(), self.train_micro.value(),
+                                   overlap=self.overlap.isChecked())
+        return train_job, RunRequest("train", label)
+
+    def _on_progress(self, p) -> None:
+        self.progress.setValue(int(1000 * min(max(p.fraction, 0.0), 1.0)))
+        if hasattr(p, "sim_time_s"):
+            self.state.setText(f"Running {self.runner.label}… simulated {format_time(p.sim_time_s)}")
+        self.progressed.emit(self.request, p)
+
+    def _idle(self) -> None:
+        self.run_button.setText("Run")
+        self.cancel_button.setEnabled(False)
+
+    def _on_finished(self, result) -> None:
+        self._idle()
+        self.progress.setValue(1000)
+        self.state.setText(f"Done: {self.request.label}")
+        self.resultReady.emit(self.request, result)
+
+    def _fail(self, message: str) -> None:
+        self._idle()
+        self.state.setText(f"Error: {message}")
+        self.message.emit(f"Simulation failed: {message}")
+
+    def _on_failed(self, message: str) -> None:
+        self._fail(message)
+
+    def _on_cancelled(self) -> None:
+        self._idle()
+        self.progress.setValue(0)
+        self.state.setText("Cancelled")
+        self.message.emit("Simulation cancelled")
+
+
+@dataclass
+class _Fraction:
+    fraction: float
+
+
+class ResultsPanel(QWidget):
+    """The latest run's figures and bottlenecks, and a table comparing every run of the session."""
+
+    linksClicked = Signal(list)
+    COLUMNS = ["run", "topology", "GPUs", "time", "algbw GB/s", "busbw GB/s", "% of bound"]
+
+    def __init__(self):
+        super().__init__()
+        self.summary = QLabel("No run yet")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.bottlenecks = QListWidget()
+        self.bottlenecks.setMaximumHeight(130)
+        self.table = QTableWidget(0, len(self.COLUMNS))
+        self.table.setHorizontalHeaderLabels(self.COLUMNS)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(QLabel("Bottleneck links (click to select on the canvas):"))
+        layout.addWidget(self.bottlenecks)
+        layout.addWidget(QLabel("Runs this session:"))
+        layout.addWidget(self.table)
+        self.bottlenecks.itemClicked.connect(lambda item: self.linksClicked.emit(item.data(LINKS_ROLE) or []))
+
+    def _bottlenecks(self, items: list[dict]) -> None:
+        self.bottlenecks.clear()
+        for b in items:
+            item = QListWidgetItem(f"{', '.join(b['links'])}  {b['from']} → {b['to']}: {100 * b['utilization']:.1f}% busy,"
+                                   f" {b['capacity_per_direction_Bps'] / 1e9:.1f} GB/s per direction")
+            item.setData(LINKS_ROLE, b["links"])
+            self.bottlenecks.addItem(item)
+
+    def _row(self, cells: list[str]) -> None:
+        r = self.table.rowCount()
+        self.table.insertRow(r)
+        for c, text in enumerate(cells):
+            self.table.setItem(r, c, QTableWidgetItem(text))
+
+    def show_collective(self, request: RunRequest, r, topology_name: str) -> None:
+        self.summary.setText(
+            f"<b>{r.collective}</b> with <b>{r.algorithm}</b> on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
+            f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
+            f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
+            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s<br><i>{r.reason}</i>")
+        self._bottlenecks(r.sim.bottlenecks(10))
+        self._row([request.label, topology_name, str(len(r.gpus)), format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}",
+                   f"{r.busbw_Bps / 1e9:.2f}", f"{100 * r.fraction_of_bound:.1f}"])
+
+    def show_pipeline(self, request: RunRequest, r, topology_name: str) -> None:
+        self.summary.setText(f"<b>{r.spec.schedule}</b> pipeline: makespan {format_time(r.makespan_s)}, bubble "
+                             f"{100 * r.bubble_fraction:.1f}%, activations held at most per stage {r.peak_inflight}")
+        self._bottlenecks(r.sim.bottlenecks(10))
+        self._row([request.label, topology_name, str(r.spec.stages), format_time(r.makespan_s), "", "", ""])
+
+    def show_training(self, request: RunRequest, r, topology_name: str) -> None:
+        parts = "<br>".join(f"{k}: {format_time(v)} (bottleneck: {r.bottleneck[k]})" for k, v in r.breakdown_s.items())
+        self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s<br>{parts}")
+        self.bottlenecks.clear()
+        self._row([request.label, topology_name, str(r.dp * r.tp * r.pp), format_time(r.iteration_s), "", "", ""])
+
+    def show_sweep(self, request: RunRequest, rows, topology_name: str) -> None:
+        last = rows[-1]
+        self.summary.setText(f"<b>Sweep</b> {request.label}: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
+                             f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound)")
+        self._bottlenecks(last.sim.bottlenecks(10))
+        for r in rows:
+            self._row([f"{request.label} @ {format_size(r.size_bytes)}", topology_name, str(len(r.gpus)),
+                       format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}", f"{r.busbw_Bps / 1e9:.2f}",
+                       f"{100 * r.fraction_of_bound:.1f}"])

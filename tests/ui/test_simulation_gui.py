@@ -1,0 +1,179 @@
+import os
+import time
+
+import pytest
+from shiboken6 import isValid
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication
+
+from dgxstudio.model.presets import load_preset
+from dgxstudio.sim.run import SimOptions, simulate
+
+
+def finished(thread) -> bool:
+    """The runner waits for a thread before deleting it, so a deleted thread has finished."""
+    return not isValid(thread) or thread.isFinished()
+
+
+def configure(w, collective="all-reduce", algorithm="multi-ring", size="256MiB", tab=0, chunk="4MiB"):
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(tab)
+    p.collective.setCurrentText(collective)
+    p.algorithm.setCurrentText(algorithm)
+    p.size.setText(size)
+    p.chunk.setText(chunk)
+    return p
+
+
+LONG = {"size": "4GiB", "chunk": "32KiB"}  # about a minute of work on the 124-system fat tree
+
+
+def test_ring_allreduce_from_the_dock_matches_the_cli(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    p = configure(w)
+    progress = []
+    p.runner.progress.connect(progress.append)
+    with qtbot.waitSignal(p.resultReady, timeout=20000) as blocker:
+        qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    request, result = blocker.args
+    expected = simulate(load_preset("dgx1-v100"), "all-reduce", "multi-ring", 256 * 2**20,
+                        options=SimOptions(chunk=4 * 2**20))
+    assert result.time_s == pytest.approx(expected.time_s, rel=1e-12)
+    assert result.busbw_Bps == pytest.approx(expected.busbw_Bps, rel=1e-12)
+    assert progress and progress[-1].fraction == 1.0
+    assert w.live_plots.delivered_curve.getData()[0] is not None and len(w.live_plots.util_curves) == 5
+    assert "149.9" in w.results.summary.text() and w.results.table.rowCount() == 1
+    assert not p.runner.running
+
+
+def test_long_run_keeps_the_window_responsive_and_cancels(make_window, qtbot):
+    w = make_window("dgx1-fat-tree-124")
+    p = configure(w, **LONG)
+    ticks = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start(20)
+    qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    thread = p.runner._thread
+    assert thread is not None and thread.isRunning()
+    qtbot.wait(1500)
+    assert p.runner.running, "the run ended too soon to test cancelling"
+    assert len(ticks) >= 15, f"the GUI thread ran its timer only {len(ticks)} times in 1.5 s"
+    with qtbot.waitSignal(p.runner.cancelled, timeout=2000):
+        qtbot.mouseClick(p.cancel_button, Qt.MouseButton.LeftButton)
+    timer.stop()
+    assert not p.runner.running and p.state.text() == "Cancelled"
+    assert finished(thread)
+
+
+def test_new_run_cancels_the_previous_and_close_mid_run_is_clean(make_window, qtbot):
+    w = make_window("dgx1-fat-tree-124")
+    p = configure(w, **LONG)
+    p.run()
+    first = p.runner._thread
+    qtbot.wait(300)
+    configure(w, size="1MiB")
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    assert finished(first)
+    configure(w, **LONG)  # a long run again, and the window closed while it goes
+    p.run()
+    qtbot.wait(300)
+    running = p.runner._thread
+    w.document.undo_stack.setClean()
+    assert w.close()
+    assert finished(running) and not p.runner.running
+
+
+def test_worker_errors_arrive_as_messages(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    p = configure(w, collective="all-gather", algorithm="tree")
+    with qtbot.waitSignal(p.runner.failed, timeout=5000) as blocker:
+        p.run()
+    assert "not an algorithm for all-gather" in blocker.args[0]
+    assert p.state.text().startswith("Error:") and "all-gather" in w.status.text()
+
+
+def test_animation_steps_and_scrubs(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    p = configure(w, size="64MiB")
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    r = w.replayer
+    assert r.sim is not None and r.t == 0.0
+    times = [r.t]
+    for _ in range(5):
+        r.step(+1)
+        times.append(r.t)
+    assert times == sorted(times) and times[-1] > 0
+    r.step(-1)
+    assert r.t == times[-2]
+    w.scrubber.setValue(500)
+    assert r.t == pytest.approx(r.duration / 2, rel=1e-9)
+    assert any(item.state_color is not None for item in w.scene.device_items.values())
+    assert any(item.pen().color() != item.base_pen.color() for item in w.scene.link_items)
+    dots = [d for d in r._dots if d.isVisible()]
+    assert dots
+    before = [d.pos() for d in dots]
+    r.set_time(r.t + r.duration / 1000)
+    assert [d.pos() for d in r._dots if d.isVisible()] != before
+    r.play()
+    qtbot.wait(200)
+    assert r.t > r.duration / 2
+    r.pause()
+
+
+def test_gantt_has_a_row_per_stage_and_a_box_per_task(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(1)
+    p.schedule.setCurrentText("1f1b")
+    p.stages.setValue(4)
+    p.microbatches.setValue(8)
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    assert w.gantt.rows == ["gpu0", "gpu1", "gpu2", "gpu3"]
+    assert w.gantt.box_count() == 4 * 8 * 2
+    assert "bubble" in w.gantt.plot.titleLabel.text
+    clicked = []
+    w.gantt.taskClicked.connect(clicked.append)
+    w.replayer.set_time(w.replayer.duration / 2)
+    assert any(item.state_color is not None for item in w.scene.device_items.values())
+
+
+def test_sweep_plot_and_exports(make_window, qtbot, tmp_path):
+    w = make_window("dgx1-v100")
+    p = configure(w)
+    p.sweep.setChecked(True)
+    p.sweep_range.setText("1KiB:16MiB")
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    assert len(w.sweep_plot.curves) == 1
+    xs, ys = list(w.sweep_plot.curves.values())[0].getData()
+    assert len(xs) == 15 and ys[-1] > ys[0]
+    for ext in ("png", "svg"):
+        out = w.export_current_plot(str(tmp_path / f"sweep.{ext}"))
+        assert os.path.getsize(out) > 1000
+
+
+def test_screenshots_mid_animation_and_plots(make_window, qtbot, tmp_path_factory):
+    folder = os.environ.get("DGXSTUDIO_SCREENSHOTS") or str(tmp_path_factory.mktemp("sim-screens"))
+    os.makedirs(folder, exist_ok=True)
+    w = make_window("dgx1-v100")
+    p = configure(w, size="256MiB")
+    p.show_rings.setChecked(True)
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    w.replayer.set_time(w.replayer.duration * 0.4)
+    w.plots_dock.raise_()
+    QApplication.processEvents()
+    assert w.grab().save(os.path.join(folder, "animation-dgx1-v100.png"))
+    w.plot_tabs.setCurrentWidget(w.live_plots)
+    assert w.export_current_plot(os.path.join(folder, "plot-live.png"))
+    p.tabs.setCurrentIndex(1)
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    w.replayer.set_time(w.replayer.duration * 0.5)
+    QApplication.processEvents()
+    assert w.export_current_plot(os.path.join(folder, "plot-gantt.png"))
+    assert w.grab().save(os.path.join(folder, "pipeline-dgx1-v100.png"))
