@@ -137,11 +137,15 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if target.exists():
-            try:
+        try:
+            if target.exists():
                 os.chmod(tmp, target.stat().st_mode & 0o7777)
-            except OSError:
-                pass
+            else:  # a new file gets the usual permissions, not mkstemp's private 0600
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(tmp, 0o666 & ~umask)
+        except OSError:
+            pass
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -105,6 +105,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.findings_dock, self.results_dock)
         self.splitDockWidget(self.results_dock, self.plots_dock, Qt.Orientation.Horizontal)
         self.findings_dock.raise_()
+        self.session = {"runs": [], "sweeps": [], "pipelines": []}
         self.replayer = Replayer(self.scene, self)
         self.rings_overlay = RingOverlay(self.scene)
         self.sim_panel.resultReady.connect(self._show_result)
@@ -139,6 +140,11 @@ class MainWindow(QMainWindow):
         self.recent_menu = f.addMenu("Open &recent")
         self._action(f, "&Save", self.save, QKeySequence.StandardKey.Save)
         self._action(f, "Save &as…", self.save_as, QKeySequence.StandardKey.SaveAs)
+        f.addSeparator()
+        self._action(f, "&Export topology…", self.export_dialog, "Ctrl+E")
+        self._action(f, "&Import NCCL topology XML…", self.import_dialog)
+        self._action(f, "Export &report…", self.report_dialog)
+        self._action(f, "Export &canvas picture…", self.canvas_dialog)
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 
@@ -266,6 +272,9 @@ class MainWindow(QMainWindow):
     def _show_result(self, request, result) -> None:
         name = self.document.topology.name
         self._gantt_result = None
+        store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines"}.get(request.kind)
+        if store:
+            self.session[store].append(result)
         if request.kind == "collective":
             self.results.show_collective(request, result, name)
             self.live_plots.show_result(result.sim)
@@ -437,6 +446,112 @@ class MainWindow(QMainWindow):
             event.accept()
         else:
             event.ignore()
+
+    # ---- exports and imports ----------------------------------------------------------------------
+    def export_dialog(self) -> None:
+        from ..report.exports import EXPORT_FORMATS
+
+        filters = [f"{label} (*{ext})" for label, ext in EXPORT_FORMATS.values()]
+        path, chosen = QFileDialog.getSaveFileName(self, "Export topology", self.document.topology.name, ";;".join(filters))
+        if path:
+            fmt = list(EXPORT_FORMATS)[filters.index(chosen)] if chosen in filters else "native"
+            self.export_topology(fmt, path)
+
+    def export_topology(self, fmt: str, path: str, system: str | None = None) -> bool:
+        from ..report.exports import write_export
+        from ..report.formats import ExportError
+
+        selected = [g for g in self.scene.selected_ids() if g in self.document.topology.groups]
+        try:
+            write_export(self.document.topology, fmt, path, system or (selected[0] if selected else None))
+        except (ExportError, OSError) as exc:
+            self.error("Cannot export", f"{fmt}: {exc}")
+            return False
+        self.show_status(f"Exported {path}")
+        return True
+
+    def import_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import NCCL topology XML", "", "NCCL topology (*.xml);;All files (*)")
+        if path:
+            self.import_nccl(path)
+
+    def import_nccl(self, path: str) -> bool:
+        from ..report.nccl_xml import NcclXmlError, from_nccl_xml
+
+        if not self.maybe_save():
+            return False
+        try:
+            with open(path, encoding="utf-8") as fh:
+                topo, warnings = from_nccl_xml(fh.read(fileio.MAX_FILE_BYTES), name=os.path.basename(path))
+        except (OSError, UnicodeDecodeError, NcclXmlError) as exc:
+            self.error("Cannot import", f"{path}: {exc}")
+            return False
+        self._replace(topo, None)
+        self.auto_layout()  # an undoable step, so the unsaved import is marked as changed
+        self.show_status(f"Imported {path}" + (f" — {len(warnings)} warning(s): " + "; ".join(warnings) if warnings else ""))
+        return True
+
+    def report_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export report", "report.html", "HTML report (*.html);;PDF report (*.pdf)")
+        if path:
+            self.export_report(path)
+
+    def export_report(self, path: str) -> bool:
+        from ..analysis.summary import analyze
+        from ..report.html import ReportData, build_html, results_csv, results_json
+
+        topo = self.document.topology
+        gpus = [g.id for g in topo.gpus()]
+        if not gpus:
+            self.error("Cannot export a report", "The topology has no GPUs.")
+            return False
+        data = ReportData(topo, analyze(topo, gpus), list(self.session["runs"]), list(self.session["sweeps"]),
+                          list(self.session["pipelines"]))
+        stem = os.path.splitext(path)[0]
+        try:
+            if path.lower().endswith(".pdf"):
+                from ..report.pdf import write_pdf
+
+                write_pdf(data, path)
+            else:
+                fileio.atomic_write_text(path, build_html(data)[0])
+            fileio.atomic_write_text(stem + ".json", results_json(data))
+            fileio.atomic_write_text(stem + ".csv", results_csv(data))
+        except OSError as exc:
+            self.error("Cannot export the report", f"{path}: {exc.strerror or exc}")
+            return False
+        self.show_status(f"Report written to {path} (results beside it as .json and .csv)")
+        return True
+
+    def canvas_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export canvas", "canvas.png", "PNG image (*.png);;SVG drawing (*.svg)")
+        if path:
+            self.export_canvas(path)
+
+    def export_canvas(self, path: str) -> bool:
+        from PySide6.QtCore import QRectF, QSize
+        from PySide6.QtGui import QImage, QPainter
+        from PySide6.QtSvg import QSvgGenerator
+
+        rect = self.scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        if path.lower().endswith(".svg"):
+            device = QSvgGenerator()
+            device.setFileName(path)
+            device.setSize(QSize(int(rect.width()), int(rect.height())))
+            device.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+        else:
+            scale = min(1.0, 4000 / max(rect.width(), rect.height(), 1))
+            device = QImage(int(rect.width() * scale), int(rect.height() * scale), QImage.Format.Format_ARGB32)
+            device.fill(Qt.GlobalColor.white)
+        painter = QPainter(device)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.scene.render(painter, QRectF(), rect)
+        painter.end()
+        if isinstance(device, QImage) and not device.save(path):
+            self.error("Cannot export the canvas", f"{path}: cannot write")
+            return False
+        self.show_status(f"Canvas written to {path}")
+        return True
 
     # ---- editing ----------------------------------------------------------------------------------
     def _selection_changed(self) -> None:

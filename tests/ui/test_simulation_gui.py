@@ -177,3 +177,20 @@ def test_screenshots_mid_animation_and_plots(make_window, qtbot, tmp_path_factor
     QApplication.processEvents()
     assert w.export_current_plot(os.path.join(folder, "plot-gantt.png"))
     assert w.grab().save(os.path.join(folder, "pipeline-dgx1-v100.png"))
+
+
+def test_file_menu_exports_imports_and_report(make_window, qtbot, tmp_path):
+    w = make_window("dgx-a100")
+    p = configure(w, size="16MiB")
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    assert w.export_topology("nccl-xml", str(tmp_path / "a.xml"))
+    assert w.export_topology("graphml", str(tmp_path / "a.graphml"))
+    for name in ("canvas.png", "canvas.svg"):
+        assert w.export_canvas(str(tmp_path / name)) and (tmp_path / name).stat().st_size > 1000
+    assert w.export_report(str(tmp_path / "session.html"))
+    html = (tmp_path / "session.html").read_text()
+    assert "Simulation 1" in html and "600.00 GB/s" in html
+    assert w.export_report(str(tmp_path / "session.pdf")) and (tmp_path / "session.pdf").read_bytes().startswith(b"%PDF")
+    assert w.import_nccl(str(tmp_path / "a.xml"))
+    assert len(w.document.topology.gpus()) == 8 and w.isWindowModified()

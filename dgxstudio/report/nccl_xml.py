@@ -1,0 +1,247 @@
+"""NCCL topology XML (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE, version 1), one system at a time.
+
+Export nests ``system > cpu > pci (switches) > pci > gpu|nic``; GPUs list their NVLinks with the
+peer's bus id (GPU, class 0x030200) or an NVSwitch's (class 0x068000). Import reads the same shape
+back, so a dump from a real machine opens as a topology; an unknown GPU maps to the nearest catalog
+part by SM version, with a warning. Bus ids are synthetic but stable.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from xml.dom import minidom
+
+from ..model.catalog import Catalog, default_catalog
+from ..model.topology import Device, Group, Link, Topology
+from .formats import ExportError
+
+GPU_CLASS, NVS_CLASS, BRIDGE_CLASS, NIC_CLASS = "0x030200", "0x068000", "0x060400", "0x020700"
+SPEEDS = {"2.5 GT/s": None, "5 GT/s": None, "8 GT/s": "PCIe3", "16 GT/s": "PCIe4", "32 GT/s": "PCIe5"}
+NVLINK_BY_SM = {60: "NVLink1", 70: "NVLink2", 80: "NVLink3", 90: "NVLink4"}
+NVSWITCH_BY_SM = {70: "nvswitch-gen1", 80: "nvswitch-gen2", 90: "nvswitch-gen3"}
+
+
+class NcclXmlError(ValueError):
+    """A file that is not an NCCL topology this reader understands; the message names the element."""
+
+
+def _busids(topo: Topology, devices: list[str]) -> dict[str, str]:
+    return {d: f"0000:{0x07 + i:02x}:00.0" for i, d in enumerate(devices)}
+
+
+def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
+    """The XML of one system (the only one, or the group named)."""
+    systems = [g.id for g in topo.groups.values() if g.kind == "system"]
+    if system is None:
+        if len(systems) > 1:
+            raise ExportError(f"NCCL XML describes one system; choose one of {', '.join(systems[:5])}"
+                              + (" ..." if len(systems) > 5 else ""))
+        members = topo.devices_in_group(systems[0]) if systems else list(topo.devices)
+    else:
+        gid = system if system in topo.groups else next((g.id for g in topo.groups.values() if g.name == system), None)
+        if gid is None:
+            raise ExportError(f"no system {system!r}")
+        members = topo.devices_in_group(gid)
+    inside = set(members)
+    bus = _busids(topo, members)
+    root = ET.Element("system", version="1")
+    cpus = [d for d in members if topo.devices[d].kind == "cpu"]
+    if not cpus:
+        raise ExportError("NCCL XML hangs every device under a CPU; this system has none")
+    gpu_rank = {d: i for i, d in enumerate(x for x in members if topo.devices[x].kind == "gpu")}
+    nic_rank = {d: i for i, d in enumerate(x for x in members if topo.devices[x].kind == "nic")}
+    placed: set[str] = set()
+
+    def pcie_link(a: str, b: str):
+        for lk in topo.links_of(a):
+            lt = topo.link_type_of(lk)
+            if lk.other(a) == b and lt is not None and lt.family == "pcie":
+                return lk, lt
+        return None, None
+
+    def add_endpoint(parent: ET.Element, dev_id: str, up: str) -> None:
+        lk, lt = pcie_link(dev_id, up)
+        dev = topo.devices[dev_id]
+        attrs = {"busid": bus[dev_id], "class": GPU_CLASS if dev.kind == "gpu" else NIC_CLASS if dev.kind == "nic"
+                 else BRIDGE_CLASS,
+                 "link_speed": lt.extra.get("nccl_link_speed", "") if lt else "",
+                 "link_width": str(lk.width or lt.default_width or 16) if lt else "16"}
+        pci = ET.SubElement(parent, "pci", attrs)
+        placed.add(dev_id)
+        part = topo.part_of(dev_id)
+        if dev.kind == "gpu":
+            sm = part.extra.get("nccl_sm", 0) if part else 0
+            gpu = ET.SubElement(pci, "gpu", dev=str(gpu_rank[dev_id]), sm=str(sm), rank=str(gpu_rank[dev_id]), gdr="1")
+            for lk2 in topo.links_of(dev_id):
+                lt2 = topo.link_type_of(lk2)
+                if lt2 is None or lt2.family != "nvlink":
+                    continue
+                other = lk2.other(dev_id)
+                kind = topo.devices[other].kind
+                target = bus.get(other) or f"0000:{0xc0 + len(bus):02x}:00.0"
+                ET.SubElement(gpu, "nvlink", target=target, count=str(lk2.count),
+                              tclass=NVS_CLASS if kind == "nvswitch" else GPU_CLASS)
+        elif dev.kind == "nic":
+            nic = ET.SubElement(pci, "nic")
+            speed = part.extra.get("nccl_speed_mbps", 0) if part else 0
+            ports = sum(pg.count for pg in part.ports if pg.name != "pcie") if part else 1
+            ethernet = part is not None and any(
+                topo.catalog.link_type(t).family == "ethernet" for g in part.ports for t in g.accepts)
+            for port in range(ports):
+                ET.SubElement(nic, "net", name=f"{'eth' if ethernet else 'mlx5_'}{nic_rank[dev_id]}", dev=str(nic_rank[dev_id]), speed=str(speed),
+                              port=str(port + 1), latency="0", guid=f"0x{0x1000 + nic_rank[dev_id]:x}",
+                              maxconn="262144", gdr="1")
+        else:  # a PCIe switch: its other PCIe neighbours hang below it
+            for lk2 in topo.links_of(dev_id):
+                other = lk2.other(dev_id)
+                lt2 = topo.link_type_of(lk2)
+                if other in inside and other not in placed and other != up and lt2 is not None and lt2.family == "pcie" \
+                        and topo.devices[other].kind in ("gpu", "nic", "pcie_switch"):
+                    add_endpoint(pci, other, dev_id)
+
+    for numa, cpu_id in enumerate(cpus):
+        part = topo.part_of(cpu_id)
+        info = part.extra.get("nccl_cpu", {}) if part else {}
+        cpu = ET.SubElement(root, "cpu", numaid=str(numa), affinity="0" * 8, arch=info.get("arch", "x86_64"),
+                            vendor=info.get("vendor", "GenuineIntel"), familyid=str(info.get("familyid", 6)),
+                            modelid=str(info.get("modelid", 79)))
+        placed.add(cpu_id)
+        for lk in topo.links_of(cpu_id):
+            other = lk.other(cpu_id)
+            lt = topo.link_type_of(lk)
+            if other in inside and other not in placed and lt is not None and lt.family == "pcie":
+                add_endpoint(cpu, other, cpu_id)
+    pretty = minidom.parseString(ET.tostring(root, encoding="unicode")).toprettyxml(indent="  ")
+    return "\n".join(line for line in pretty.splitlines()[1:] if line.strip()) + "\n"
+
+
+# ---- import ----------------------------------------------------------------------------------------
+
+def _nearest_gpu(catalog: Catalog, sm: int, warnings: list[str]) -> str:
+    gpus = [p for p in catalog.parts_of_kind("gpu") if "nccl_sm" in p.extra and any(
+        g.name == "nvlink" for g in p.ports)]
+    exact = [p for p in gpus if p.extra["nccl_sm"] == sm]
+    if exact:
+        return exact[0].id
+    best = min(gpus, key=lambda p: abs(p.extra["nccl_sm"] - sm))
+    warnings.append(f"GPU with SM {sm} is not in the catalog; using {best.label} (SM {best.extra['nccl_sm']})")
+    return best.id
+
+
+def _int(el: ET.Element, name: str, default: int | None = None) -> int:
+    raw = el.get(name)
+    if raw is None:
+        if default is not None:
+            return default
+        raise NcclXmlError(f"<{el.tag}> has no {name}")
+    try:
+        return int(raw, 0)
+    except ValueError:
+        raise NcclXmlError(f"<{el.tag} {name}={raw!r}>: not a number") from None
+
+
+def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "imported NCCL topology") -> tuple[Topology, list[str]]:
+    """A topology and the warnings met while mapping the file onto the catalog."""
+    catalog = catalog or default_catalog()
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise NcclXmlError(f"not XML: {exc}") from None
+    if root.tag != "system":
+        raise NcclXmlError(f"the root element is <{root.tag}>, not <system>")
+    warnings: list[str] = []
+    topo = Topology(name, catalog)
+    group = Group("system", name, "system", None, [])
+    topo.groups["system"] = group
+    by_bus: dict[str, str] = {}
+    nvlinks: list[tuple[str, str, int, str, int]] = []
+    pending_pcie: list[tuple[str, str, str | None, int]] = []
+    counter = {"gpu": 0, "nic": 0, "pcie": 0, "cpu": 0}
+
+    def add(kind: str, part: str, label: str, busid: str | None = None) -> str:
+        prefix = {"gpu": "gpu", "nic": "nic", "pcie_switch": "pcie", "cpu": "cpu", "nvswitch": "nvswitch"}[kind]
+        key = {"gpu": "gpu", "nic": "nic", "pcie_switch": "pcie", "cpu": "cpu", "nvswitch": "nvs"}[kind]
+        counter.setdefault(key, 0)
+        did = f"{prefix}{counter[key]}"
+        counter[key] += 1
+        topo.devices[did] = Device(did, kind, part, f"{label}{counter[key] - 1}")
+        group.devices.append(did)
+        if busid:
+            by_bus[busid.lower()] = did
+        return did
+
+    def walk(el: ET.Element, parent: str) -> None:
+        for pci in el.findall("pci"):
+            busid = pci.get("busid", "")
+            speed = pci.get("link_speed", "")
+            width = _int(pci, "link_width", 16)
+            ltype = SPEEDS.get(speed, "PCIe3") or "PCIe3"
+            gpu, nic = pci.find("gpu"), pci.find("nic")
+            if gpu is not None:
+                sm = _int(gpu, "sm", 0)
+                did = add("gpu", _nearest_gpu(catalog, sm, warnings), "GPU", busid)
+                topo.devices[did].properties["nccl_sm"] = sm
+                for nv in gpu.findall("nvlink"):
+                    nvlinks.append((did, nv.get("target", "").lower(), _int(nv, "count", 1), nv.get("tclass", GPU_CLASS), sm))
+            elif nic is not None:
+                nets = nic.findall("net")
+                speed_mbps = max((_int(n, "speed", 0) for n in nets), default=0)
+                ethernet = all(not n.get("name", "mlx5").startswith("mlx5") for n in nets) and nets
+                table = ({10000: "nic-10gbe-dual", 25000: "nic-25gbe-dual", 100000: "nic-100gbe"} if ethernet else
+                         {100000: "connectx-4-edr", 200000: "connectx-6-hdr", 400000: "connectx-7-ndr"})
+                part = table.get(speed_mbps)
+                if part is None:
+                    part = "nic-100gbe" if ethernet else "connectx-6-hdr"
+                    warnings.append(f"NIC at {busid} runs at {speed_mbps} Mb/s; using {catalog.part(part).label}")
+                if len(nets) > 1 and part == "connectx-6-hdr":
+                    part = "connectx-6-hdr-dual"
+                did = add("nic", part, "ETH" if ethernet else "IB", busid)
+            else:
+                gen = {"PCIe3": "pcie-switch-gen3"}.get(ltype, "pcie-switch-gen4")
+                did = add("pcie_switch", gen, "PCIe sw ", busid)
+            pending_pcie.append((parent, did, ltype, width))
+            walk(pci, did)
+
+    for cpu_el in root.findall("cpu"):
+        vendor = cpu_el.get("vendor", "")
+        part = "epyc-7742" if vendor == "AuthenticAMD" else "xeon-e5-2698-v4"
+        if vendor not in ("AuthenticAMD", "GenuineIntel"):
+            warnings.append(f"CPU vendor {vendor!r} unknown; using {catalog.part(part).label}")
+        cpu = add("cpu", part, "CPU")
+        walk(cpu_el, cpu)
+    if not topo.gpus():
+        raise NcclXmlError("the file describes no GPUs")
+    n = 0
+    for parent, child, ltype, width in pending_pcie:
+        pgroup = catalog.part(topo.devices[parent].part).port_group_for(ltype)
+        if pgroup is None:  # an older hub: train down to what it takes
+            ltype = catalog.part(topo.devices[parent].part).port_group("pcie").accepts[0]
+        topo.add_link(Link(f"l{n}", child, parent, ltype, 1, width=width))
+        n += 1
+    cpus = [d for d in topo.devices if topo.devices[d].kind == "cpu"]
+    for a, b in zip(cpus, cpus[1:]):
+        part = catalog.part(topo.devices[a].part)
+        cpu_link = part.port_group("cpu").accepts[0] if part.port_group("cpu") else "QPI"
+        topo.add_link(Link(f"l{n}", a, b, cpu_link, 2 if cpu_link == "QPI" else 4))
+        n += 1
+    switches: dict[str, str] = {}
+    seen_pairs = set()
+    for gpu, target, count, tclass, sm in nvlinks:
+        ltype = NVLINK_BY_SM.get(sm) or NVLINK_BY_SM[min(NVLINK_BY_SM, key=lambda k: abs(k - sm))]
+        if tclass.lower() == NVS_CLASS:
+            if target not in switches:
+                part = NVSWITCH_BY_SM.get(sm, "nvswitch-gen2")
+                switches[target] = add("nvswitch", part, "NVSwitch", None)
+            other = switches[target]
+        else:
+            other = by_bus.get(target)
+            if other is None:
+                warnings.append(f"{gpu}: NVLink to {target}, which is not in the file; left out")
+                continue
+            pair = tuple(sorted((gpu, other)))
+            if pair in seen_pairs:
+                continue
+            seen_pairs.add(pair)
+        topo.add_link(Link(f"l{n}", gpu, other, ltype, count))
+        n += 1
+    return topo, warnings

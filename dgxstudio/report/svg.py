@@ -1,0 +1,174 @@
+"""SVG pictures without Qt: the topology as laid out on the canvas, and simple charts.
+
+Everything written here is escaped, so a device named ``<script>`` stays text.
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+from ..model.topology import Topology
+
+FAMILY = {"nvlink": "#76b900", "pcie": "#7f7f7f", "infiniband": "#c0504d", "ethernet": "#8064a2", "cpu": "#2e75b6"}
+KIND = {"gpu": "#76b900", "nvswitch": "#4a90d9", "nic": "#e8a33d", "ib_switch": "#c0504d", "eth_switch": "#8064a2",
+        "pcie_switch": "#7f7f7f", "cpu": "#2e75b6"}
+SERIES = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f032e6", "#008080"]
+
+
+def topology_svg(topo: Topology, width: int = 960) -> str:
+    """The canvas as drawn: collapsed groups as boxes, their outside links as bundles."""
+    hidden: dict[str, str] = {}
+    for d in topo.devices:
+        g = topo.group_of(d)
+        if g is None:
+            continue
+        for grp in topo.group_chain(g.id):
+            if grp.id in topo.layout.collapsed:
+                hidden[d] = grp.id
+    pos: dict[str, tuple[float, float]] = {}
+    for i, d in enumerate(topo.devices):
+        if d not in hidden:
+            pos[d] = topo.layout.positions.get(d, (140.0 * (i % 10), 100.0 * (i // 10)))
+    for gid in set(hidden.values()):
+        pts = [topo.layout.positions[d] for d in topo.devices_in_group(gid) if d in topo.layout.positions]
+        pos[gid] = topo.layout.positions.get(gid) or ((sum(p[0] for p in pts) / len(pts), sum(p[1] for p in pts) / len(pts))
+                                                      if pts else (0.0, 0.0))
+    if not pos:
+        return f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="60"><text x="10" y="30">empty topology</text></svg>'
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    x0, y0 = min(xs) - 80, min(ys) - 50
+    span_x, span_y = max(xs) - x0 + 80, max(ys) - y0 + 50
+    scale = min(width / span_x, 1.5)
+    height = int(span_y * scale) + 10
+
+    def xy(p):
+        return ((p[0] - x0) * scale, (p[1] - y0) * scale)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+           f'font-family="sans-serif" font-size="{max(7, int(11 * scale))}">',
+           f'<title>{escape(topo.name)}</title><rect width="100%" height="100%" fill="#fbfbfb"/>']
+    bundles: dict[tuple[str, str], list] = {}
+    for lk in topo.links.values():
+        a, b = hidden.get(lk.a, lk.a), hidden.get(lk.b, lk.b)
+        if a == b or a not in pos or b not in pos:
+            continue
+        lt = topo.link_type_of(lk)
+        bundles.setdefault(tuple(sorted((a, b))), []).append((lk, lt))
+    for (a, b), links in bundles.items():
+        (ax, ay), (bx, by) = xy(pos[a]), xy(pos[b])
+        count = sum(lk.count for lk, _ in links)
+        bw = sum(topo.link_bandwidth_per_direction_Bps(lk) for lk, _ in links)
+        lt = links[0][1]
+        w = 1.0 + 0.9 * math.log2(1 + bw / 1e9)
+        out.append(f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="{FAMILY.get(lt.family if lt else "", "#000")}"'
+                   f' stroke-width="{w * scale:.2f}" stroke-opacity="0.8"><title>{escape(", ".join(lk.id for lk, _ in links))}: '
+                   f'{count} x {escape(links[0][0].type)}</title></line>')
+        if count > 1 and scale > 0.35:
+            out.append(f'<text x="{(ax + bx) / 2:.1f}" y="{(ay + by) / 2:.1f}" text-anchor="middle" fill="#333">x{count}</text>')
+    bw_, bh = 104 * scale, 50 * scale
+    for key, p in pos.items():
+        x, y = xy(p)
+        if key in topo.devices:
+            d = topo.devices[key]
+            color, label = KIND.get(d.kind, "#888"), d.name
+        else:
+            color, label = "#404040", topo.groups[key].name
+        out.append(f'<g><rect x="{x - bw_ / 2:.1f}" y="{y - bh / 2:.1f}" width="{bw_:.1f}" height="{bh:.1f}" rx="4" '
+                   f'fill="#ffffff" stroke="{color}" stroke-width="1.5"/>')
+        if scale > 0.3:
+            out.append(f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle">{escape(label)}</text>')
+        out.append(f'<title>{escape(label)} ({escape(key)})</title></g>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if hi <= lo:
+        return [lo]
+    step = 10 ** math.floor(math.log10((hi - lo) / n))
+    for m in (1, 2, 5, 10):
+        if (hi - lo) / (step * m) <= n:
+            step *= m
+            break
+    start = math.ceil(lo / step) * step
+    return [start + i * step for i in range(int((hi - start) / step) + 1)]
+
+
+def line_chart(series: list[tuple[str, list[float], list[float]]], title: str, xlabel: str, ylabel: str,
+               log_x: bool = False, hline: tuple[str, float] | None = None, width: int = 760, height: int = 320,
+               x_format=lambda v: f"{v:g}", y_format=lambda v: f"{v:g}") -> str:
+    """Lines with markers; x may be logarithmic (base 2 ticks)."""
+    left, right, top, bottom = 70, 20, 30, 45
+    all_x = [x for _, xs, _ in series for x in xs]
+    all_y = [y for _, _, ys in series for y in ys] + ([hline[1]] if hline else [])
+    if not all_x:
+        return f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40"><text x="5" y="20">no data</text></svg>'
+    fx = (lambda v: math.log2(v)) if log_x else (lambda v: v)
+    xlo, xhi = fx(min(all_x)), fx(max(all_x))
+    ylo, yhi = 0.0, max(all_y) * 1.08 or 1.0
+    if xhi == xlo:
+        xhi = xlo + 1
+
+    def px(v):
+        return left + (fx(v) - xlo) / (xhi - xlo) * (width - left - right)
+
+    def py(v):
+        return height - bottom - (v - ylo) / (yhi - ylo) * (height - top - bottom)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">',
+           '<rect width="100%" height="100%" fill="#ffffff"/>',
+           f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>',
+           f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="#000"/>',
+           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#000"/>',
+           f'<text x="{(left + width - right) / 2}" y="{height - 8}" text-anchor="middle">{escape(xlabel)}</text>',
+           f'<text x="14" y="{(top + height - bottom) / 2}" text-anchor="middle" transform="rotate(-90 14 {(top + height - bottom) / 2})">'
+           f'{escape(ylabel)}</text>']
+    xt = [2 ** k for k in range(int(math.ceil(xlo)), int(xhi) + 1, max(1, int((xhi - xlo) // 8) or 1))] if log_x \
+        else _ticks(min(all_x), max(all_x))
+    for v in xt:
+        out.append(f'<line x1="{px(v):.1f}" y1="{height - bottom}" x2="{px(v):.1f}" y2="{height - bottom + 4}" stroke="#000"/>'
+                   f'<text x="{px(v):.1f}" y="{height - bottom + 16}" text-anchor="middle">{escape(x_format(v))}</text>')
+    for v in _ticks(ylo, yhi):
+        out.append(f'<line x1="{left}" y1="{py(v):.1f}" x2="{width - right}" y2="{py(v):.1f}" stroke="#e5e5e5"/>'
+                   f'<text x="{left - 6}" y="{py(v) + 4:.1f}" text-anchor="end">{escape(y_format(v))}</text>')
+    if hline:
+        out.append(f'<line x1="{left}" y1="{py(hline[1]):.1f}" x2="{width - right}" y2="{py(hline[1]):.1f}" stroke="#d00000" '
+                   f'stroke-dasharray="6 4"/><text x="{width - right - 4}" y="{py(hline[1]) - 4:.1f}" text-anchor="end" '
+                   f'fill="#d00000">{escape(hline[0])}</text>')
+    for i, (label, xs, ys) in enumerate(series):
+        color = SERIES[i % len(SERIES)]
+        pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, ys))
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
+        if len(xs) <= 64:
+            out.extend(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{color}"/>' for x, y in zip(xs, ys))
+        out.append(f'<text x="{left + 10}" y="{top + 14 + 14 * i}" fill="{color}">{escape(label)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def gantt_chart(timeline: list[dict], title: str, width: int = 760) -> str:
+    rows = list(dict.fromkeys(e["device"] for e in timeline))
+    left, top, row_h = 90, 30, 22
+    height = top + row_h * len(rows) + 40
+    end = max((e["end_s"] for e in timeline), default=1.0) or 1.0
+
+    def px(t):
+        return left + t / end * (width - left - 20)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="10">',
+           '<rect width="100%" height="100%" fill="#ffffff"/>',
+           f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>']
+    for i, dev in enumerate(rows):
+        out.append(f'<text x="{left - 6}" y="{top + i * row_h + 15}" text-anchor="end">{escape(dev)}</text>')
+    row = {d: i for i, d in enumerate(rows)}
+    for e in timeline:
+        x0, x1 = px(e["start_s"]), px(e["end_s"])
+        color = "#4a90d9" if e["kind"] == "F" else "#e8a33d"
+        y = top + row[e["device"]] * row_h
+        out.append(f'<rect x="{x0:.1f}" y="{y + 2}" width="{max(x1 - x0, 0.5):.1f}" height="{row_h - 4}" fill="{color}" '
+                   f'stroke="#fff" stroke-width="0.5"><title>{e["kind"]}{e["microbatch"]}</title></rect>')
+        if x1 - x0 > 18 and len(timeline) <= 400:
+            out.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{y + 15}" text-anchor="middle" fill="#fff">{e["kind"]}{e["microbatch"]}</text>')
+    for v in _ticks(0, end):
+        out.append(f'<text x="{px(v):.1f}" y="{height - 12}" text-anchor="middle">{v * 1e3:g} ms</text>')
+    out.append("</svg>")
+    return "\n".join(out)
