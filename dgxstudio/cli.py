@@ -521,6 +521,8 @@ def _add_sim_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dgxstudio", description="Design GPU cluster interconnects and simulate collectives on them.")
     parser.add_argument("--version", action="version", version=f"dgxstudio {__version__}")
+    parser.add_argument("--self-test", action="store_true",
+                        help="start offscreen, open the default preset, run a short simulation, exit 0 if all went well")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("gui", help="open the desktop application (the default)")
@@ -671,6 +673,8 @@ def _normalize(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
     commands = set(parser._subparsers._group_actions[0].choices)  # noqa: SLF001
     if not argv:
         return ["gui"]
+    if argv == ["--self-test"]:
+        return argv
     if argv[0] not in commands and not argv[0].startswith("-"):
         return ["gui", *argv]
     return argv
@@ -680,6 +684,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = _normalize(list(sys.argv[1:] if argv is None else argv), parser)
     args = parser.parse_args(argv)
+    if args.self_test:
+        from .ui.selftest import self_test
+
+        return self_test()
+    if args.command is None:
+        parser.print_help()
+        return EXIT_UNUSABLE
     for message in default_catalog().messages:
         print(f"warning: {message}", file=sys.stderr)
     try:
