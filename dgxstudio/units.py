@@ -59,12 +59,3 @@ def format_time(t: float) -> str:
     if t >= 1e-6:
         return f"{t * 1e6:.2f} us"
     return f"{t * 1e9:.1f} ns"
-
-
-def format_bandwidth(bps: float) -> str:
-    """Bytes/s as GB/s (decimal, as NVIDIA and nccl-tests print)."""
-    if bps >= 1e12:
-        return f"{bps / 1e12:.2f} TB/s"
-    if bps >= 1e9:
-        return f"{bps / 1e9:.2f} GB/s"
-    return f"{bps / 1e6:.2f} MB/s"

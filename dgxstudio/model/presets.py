@@ -36,10 +36,6 @@ def preset_names() -> list[str]:
     return list(PRESETS)
 
 
-def preset_description(name: str) -> str:
-    return PRESETS[name][0]
-
-
 def _check(name: str) -> None:
     if name not in PRESETS:
         raise KeyError(f"unknown preset {name!r} (one of {', '.join(PRESETS)})")

@@ -158,7 +158,3 @@ def validate(topo: Topology) -> list[Finding]:
     for check in CHECKS:
         findings.extend(check(topo))
     return findings
-
-
-def has_errors(findings: list[Finding]) -> bool:
-    return any(f.severity == ERROR for f in findings)

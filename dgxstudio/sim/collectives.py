@@ -154,14 +154,6 @@ def _tree(parent: dict[str, str | None]) -> dict[str, dict]:
     return {"parent": parent, "depth": depth}
 
 
-def binary_tree(order: list[str]) -> dict[str, dict]:
-    """A complete binary tree over ``order`` (heap layout: order[0] is the root)."""
-    parent: dict[str, str | None] = {order[0]: None}
-    for i in range(1, len(order)):
-        parent[order[i]] = order[(i - 1) // 2]
-    return _tree(parent)
-
-
 def chained_tree(chains: list[list[str]]) -> dict[str, dict]:
     """NCCL's shape: a chain inside each system, a binary tree across the systems' chain heads."""
     parent: dict[str, str | None] = {}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QObject, QPointF, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPathItem
+from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPathItem, QGraphicsSimpleTextItem
 
 from ..sim.engine import SimResult
 from .canvas import DeviceItem, GroupItem, TopologyScene
@@ -240,9 +240,24 @@ class RingOverlay:
 
     def __init__(self, scene: TopologyScene):
         self.scene = scene
-        self.items: list[QGraphicsPathItem] = []
+        self.items: list = []
 
-    def show(self, rings: list[list[str]]) -> None:
+    def show_stages(self, stage_gpus: list[str]) -> None:
+        """A pipeline's stage placement: the path from stage to stage, each GPU labelled."""
+        self.show([stage_gpus], closed=False)
+        for k, gpu in enumerate(stage_gpus):
+            item = self.scene.item_for(gpu)
+            if item is None:
+                continue
+            label = QGraphicsSimpleTextItem(f"stage {k}")
+            label.setBrush(QBrush(QColor("#1e6fd9")))
+            label.setFont(QFont("Sans Serif", 10, QFont.Weight.Bold))
+            label.setPos(item.scenePos() + QPointF(-30, -52))
+            label.setZValue(16)
+            self.scene.addItem(label)
+            self.items.append(label)
+
+    def show(self, rings: list[list[str]], closed: bool = True) -> None:
         self.hide()
         for i, ring in enumerate(rings):
             color = QColor(RING_COLORS[i % len(RING_COLORS)])
@@ -254,7 +269,7 @@ class RingOverlay:
             if len(points) < 2:
                 continue
             path.moveTo(points[0])
-            for p in points[1:] + points[:1]:
+            for p in points[1:] + (points[:1] if closed else []):
                 path.lineTo(p)
             item = QGraphicsPathItem(path)
             item.setPen(QPen(color, 3.0))

@@ -7,7 +7,6 @@ frame does not grow with hidden items. Positions come from the document's layout
 
 from __future__ import annotations
 
-import json
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
@@ -694,7 +693,3 @@ class CanvasView(QGraphicsView):
         pos = self.mapToScene(event.position().toPoint())
         self.canvas.drop(payload, pos)
         event.acceptProposedAction()
-
-
-def clip_to_text(clip: dict) -> str:
-    return json.dumps(clip, separators=(",", ":"))

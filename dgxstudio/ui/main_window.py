@@ -11,7 +11,6 @@ from shiboken6 import isValid
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QLineEdit, QMainWindow, QMessageBox,
                                QSlider, QTabWidget, QToolBar, QUndoView)
 
-from .. import __version__
 from ..model import fileio
 from ..model.catalog import default_catalog, user_config_dir
 from ..model.clipboard import CLIP_FORMAT, copy_selection, paste_command
@@ -296,6 +295,7 @@ class MainWindow(QMainWindow):
             self._gantt_result = result
             self.gantt.set_result(result)
             self.replayer.load(result.sim)
+            self.rings_overlay.show_stages(result.spec.stage_gpus)
             self.plot_tabs.setCurrentWidget(self.gantt)
         else:
             self.results.show_training(request, result, name)

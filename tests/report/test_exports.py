@@ -11,7 +11,7 @@ import yaml
 from dgxstudio.analysis.summary import analyze
 from dgxstudio.cli import main
 from dgxstudio.model.builders import build_fat_tree
-from dgxstudio.model.presets import load_preset, preset_names
+from dgxstudio.model.presets import load_preset
 from dgxstudio.model.validation import validate
 from dgxstudio.report.formats import ExportError, from_graphml, to_astra_yaml, to_dot, to_graphml, to_ns3
 from dgxstudio.report.html import ReportData, build_html

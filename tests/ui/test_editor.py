@@ -1,13 +1,13 @@
 import os
 
 import pytest
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from dgxstudio.model import dumps, fileio
+from dgxstudio.model import dumps
 from dgxstudio.model.presets import preset_names
-from dgxstudio.ui.canvas import DeviceItem, GroupItem, LinkItem
+from dgxstudio.ui.canvas import GroupItem
 
 from .conftest import answer_next_dialog, drag
 

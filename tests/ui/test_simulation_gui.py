@@ -135,8 +135,8 @@ def test_gantt_has_a_row_per_stage_and_a_box_per_task(make_window, qtbot):
     assert w.gantt.rows == ["gpu0", "gpu1", "gpu2", "gpu3"]
     assert w.gantt.box_count() == 4 * 8 * 2
     assert "bubble" in w.gantt.plot.titleLabel.text
-    clicked = []
-    w.gantt.taskClicked.connect(clicked.append)
+    labels = [i.text() for i in w.rings_overlay.items if hasattr(i, "text")]
+    assert labels == ["stage 0", "stage 1", "stage 2", "stage 3"]
     w.replayer.set_time(w.replayer.duration / 2)
     assert any(item.state_color is not None for item in w.scene.device_items.values())
 
@@ -194,3 +194,24 @@ def test_file_menu_exports_imports_and_report(make_window, qtbot, tmp_path):
     assert w.export_report(str(tmp_path / "session.pdf")) and (tmp_path / "session.pdf").read_bytes().startswith(b"%PDF")
     assert w.import_nccl(str(tmp_path / "a.xml"))
     assert len(w.document.topology.gpus()) == 8 and w.isWindowModified()
+
+
+def test_clicking_a_gantt_box_selects_its_gpu(make_window, qtbot):
+    from PySide6.QtCore import QPointF
+    w = make_window("dgx1-v100")
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(1)
+    p.stages.setValue(4)
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    w.plots_dock.show()
+    w.plots_dock.raise_()
+    w.plot_tabs.setCurrentWidget(w.gantt)
+    QApplication.processEvents()
+    box = next(e for e in w.gantt.timeline if e["device"] == "gpu2" and e["kind"] == "B")
+    scene_pt = w.gantt.plot.vb.mapViewToScene(QPointF((box["start_s"] + box["end_s"]) / 2, 2))
+    view_pt = w.gantt.widget.mapFromScene(scene_pt)
+    with qtbot.waitSignal(w.gantt.taskClicked, timeout=2000) as blocker:
+        qtbot.mouseClick(w.gantt.widget.viewport(), Qt.MouseButton.LeftButton, pos=view_pt)
+    assert blocker.args[0]["device"] == "gpu2"
+    assert "gpu2" in w.scene.selected_ids()
