@@ -4,33 +4,20 @@ positions, GPU states) + render the canvas viewport, as a paint would.
 Run: python benchmarks/animation.py
 """
 
-import gc
-import os
-import tempfile
 import time
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ.setdefault("DGXSTUDIO_CONFIG_DIR", tempfile.mkdtemp(prefix="dgxstudio-bench-"))
+from _windows import dispose, open_window
+from PySide6.QtGui import QImage, QPainter
 
-from PySide6.QtGui import QImage, QPainter  # noqa: E402
-
-from dgxstudio.model.presets import load_preset  # noqa: E402
-from dgxstudio.sim.run import simulate  # noqa: E402
-from dgxstudio.ui.app import application  # noqa: E402
-from dgxstudio.ui.main_window import MainWindow  # noqa: E402
+from dgxstudio.model.presets import load_preset
+from dgxstudio.sim.run import simulate
 
 FRAMES = 60
 
 
-def frame_cost(name: str, algorithm: str, size: int, app) -> None:
-    topo = load_preset(name)
-    result = simulate(topo, "all-reduce", algorithm, size)
-    window = MainWindow(load_preset(name), None, name)
-    window.resize(1400, 900)
-    window.show()
-    app.processEvents()
-    window.view.fit()
-    app.processEvents()
+def frame_cost(name: str, algorithm: str, size: int) -> None:
+    result = simulate(load_preset(name), "all-reduce", algorithm, size)
+    app, window = open_window(load_preset(name), None, name)
     window.replayer.load(result.sim)
     vp = window.view.viewport()
     image = QImage(vp.size(), QImage.Format.Format_ARGB32_Premultiplied)
@@ -46,19 +33,14 @@ def frame_cost(name: str, algorithm: str, size: int, app) -> None:
     target = 33 if "fat" in name else 16
     print(f"{name:<20} {algorithm:<11} median frame {costs[len(costs) // 2] * 1e3:6.2f} ms,"
           f" 95th percentile {costs[int(len(costs) * 0.95)] * 1e3:6.2f} ms (target {target} ms)")
-    window.document.undo_stack.setClean()
-    window.close()
-    window.deleteLater()
-    app.processEvents()
-    gc.collect()
+    dispose(window, app)
 
 
 def main():
-    app = application()
     for name in ("dgx1-p100", "dgx1-v100", "dgx-a100", "pcie-8gpu"):
-        frame_cost(name, "multi-ring", 256 * 2**20, app)
-    frame_cost("dgx1-fat-tree-124", "multi-ring", 256 * 2**20, app)
-    frame_cost("dgx1-fat-tree-124", "hierarchical", 256 * 2**20, app)
+        frame_cost(name, "multi-ring", 256 * 2**20)
+    frame_cost("dgx1-fat-tree-124", "multi-ring", 256 * 2**20)
+    frame_cost("dgx1-fat-tree-124", "hierarchical", 256 * 2**20)
 
 
 if __name__ == "__main__":

@@ -3,21 +3,16 @@ the 124-system fat tree must open in under 2 s; a generated 1,000-system fat tre
 Run: python benchmarks/gui_load.py
 """
 
-import gc
 import os
 import tempfile
 import time
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ.setdefault("DGXSTUDIO_CONFIG_DIR", tempfile.mkdtemp(prefix="dgxstudio-bench-"))
+from _windows import dispose, open_window
+from PySide6.QtGui import QImage, QPainter
 
-from PySide6.QtGui import QImage, QPainter  # noqa: E402
-
-from dgxstudio.model import fileio  # noqa: E402
-from dgxstudio.model.builders import build_fat_tree  # noqa: E402
-from dgxstudio.model.presets import preset_file, preset_names  # noqa: E402
-from dgxstudio.ui.app import application  # noqa: E402
-from dgxstudio.ui.main_window import MainWindow  # noqa: E402
+from dgxstudio.model import fileio
+from dgxstudio.model.builders import build_fat_tree
+from dgxstudio.model.presets import preset_file, preset_names
 
 
 def repaint_ms(window, frames: int = 10) -> float:
@@ -32,14 +27,10 @@ def repaint_ms(window, frames: int = 10) -> float:
     return (time.perf_counter() - t0) / frames * 1e3
 
 
-def measure(label: str, path: str, app) -> None:
+def measure(label: str, path: str) -> None:
     t0 = time.perf_counter()
     topo = fileio.load(path)
-    window = MainWindow(topo, path)
-    window.show()
-    app.processEvents()
-    window.view.fit()
-    app.processEvents()
+    app, window = open_window(topo, path)
     opened = time.perf_counter() - t0
     fit = repaint_ms(window)
     window.view.resetTransform()
@@ -51,22 +42,16 @@ def measure(label: str, path: str, app) -> None:
     pan = (time.perf_counter() - t0) / 10 * 1e3
     print(f"{label:<26} {len(topo.devices):>6} devices  open {opened * 1e3:7.1f} ms   repaint fit {fit:6.1f} ms"
           f"   repaint 100% {zoomed:6.1f} ms   pan step {pan:6.1f} ms   items {len(window.scene.items())}")
-    window.document.undo_stack.setClean()
-    window.close()
-    window.deleteLater()
-    app.processEvents()
-    gc.collect()
+    dispose(window, app)
 
 
 def main():
-    app = application()
     for name in preset_names():
-        measure(name, str(preset_file(name)), app)
+        measure(name, str(preset_file(name)))
     with tempfile.TemporaryDirectory() as tmp:
         big = os.path.join(tmp, "ft1000.dgxs")
         fileio.save(build_fat_tree(1000), big)
-        measure("fat-tree-1000 (generated)", big, app)
-    gc.freeze()
+        measure("fat-tree-1000 (generated)", big)
 
 
 if __name__ == "__main__":

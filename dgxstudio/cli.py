@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 
@@ -661,6 +662,10 @@ def cmd_gui(args) -> int:
     from .model.presets import DEFAULT_PRESET
 
     topo = open_topology(args.file, None if args.file else DEFAULT_PRESET)
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")) \
+            and sys.platform.startswith("linux"):
+        raise CliError("no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set); "
+                       "run it in a desktop session, or use the command line: `dgxstudio --help`")
     try:
         from .ui.app import run_app
     except ImportError as exc:
