@@ -319,7 +319,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 def cmd_pipeline(args) -> int:
     from .sim.engine import SimulationCancelled
     from .sim.pipeline import PipelineError, PipelineSpec, run_pipeline
-    from .sim.training import TrainingError, peak_flops
+    from .sim.training import TrainingError, stage_times
 
     topo = open_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
@@ -332,12 +332,9 @@ def cmd_pipeline(args) -> int:
         model = model_spec(args)
         model.check()
         if fwd is None or bwd is None:
-            if model.layers % args.stages:
-                raise CliError(f"{model.layers} layers do not split evenly into {args.stages} stages")
-            per_stage = [model.layers // args.stages * model.layer_forward_flops()
-                         / (peak_flops(topo, g, model.precision) * model.efficiency) for g in stage_gpus]
-            fwd = fwd or per_stage
-            bwd = bwd or [2 * t for t in per_stage]
+            model_fwd, model_bwd = stage_times(topo, stage_gpus, model)
+            fwd = fwd or model_fwd
+            bwd = bwd or model_bwd
         act = _size(args.activation_bytes, "--activation-bytes") if args.activation_bytes not in (None, "0") else (
             0.0 if args.activation_bytes == "0" else model.activation_bytes())
         spec = PipelineSpec(args.schedule, args.stages, args.microbatches, stage_gpus, fwd, bwd, act, args.chunks)
@@ -461,8 +458,6 @@ def cmd_import(args) -> int:
 
 
 def cmd_report(args) -> int:
-    import os
-
     from .analysis.summary import analyze
     from .report.html import ReportData, build_html, results_csv, results_json
     from .sim.pipeline import PipelineError, PipelineSpec, run_pipeline

@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..cancel import check_cancelled
 from ..model.topology import Topology
 from .fabric import Fabric, bundle_key
 
@@ -318,6 +319,7 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
     local: dict[str, RingResult] = {}
     cache: dict[tuple, tuple[RingResult, str]] = {}
     for sid, members in systems.items():
+        check_cancelled()
         prefix = members[0][: len(members[0]) - len(members[0].split(".")[-1])] if "." in members[0] else ""
         sig = _signature(topo, members, prefix)
         if sig in cache:
@@ -420,6 +422,8 @@ def _chain_ring(fab: Fabric, systems: list[str], local_rings: list[Ring], residu
         return fab.route(a, b, residual, owner=owner, allowed_owners=(sa, sb))
 
     for s_index, ring in enumerate(local_rings):
+        if s_index % 16 == 0:
+            check_cancelled()
         cyc = ring.gpus
         n = len(cyc)
         cuts = sorted(range(n), key=lambda i: (nearest_nic.get(cyc[(i + 1) % n], 99) + nearest_nic.get(cyc[i], 99), i))

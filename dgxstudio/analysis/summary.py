@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..cancel import Cancelled
 from ..model.topology import Topology
 from .bandwidth import gpu_bandwidth
 from .bisection import bisection_bandwidth
 from .fabric import Fabric
 from .paths import path_latency, system_to_system_latency
 from .rings import find_rings
-
-
-class Cancelled(Exception):
-    """Raised when the caller's cancel flag is set between analysis steps."""
 
 
 def analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], None] | None = None,

@@ -20,14 +20,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..cancel import Cancelled, as_check, check_cancelled
 from .routing import Route, Router
 
 
 _MASK64 = (1 << 64) - 1
 
 
-class SimulationCancelled(Exception):
-    """The caller's cancel flag was set; the run stopped without a result."""
+# Raised when a run is cancelled (kept under this name for callers of the engine).
+SimulationCancelled = Cancelled
 
 
 class Pattern:
@@ -60,6 +61,8 @@ class Schedule:
 
     def add(self, group: Group) -> int:
         self.groups.append(group)
+        if len(self.groups) % 4096 == 0:
+            check_cancelled()
         return len(self.groups) - 1
 
 
@@ -214,7 +217,7 @@ class Engine:
         wall0 = time.perf_counter()
         groups = schedule.groups
         n = len(groups)
-        is_cancelled = (cancel.is_set if hasattr(cancel, "is_set") else cancel) if cancel is not None else None
+        is_cancelled = as_check(cancel)
         templates = []
         for g in groups:
             if is_cancelled is not None and g.pattern is not None and g.pattern._template is None and is_cancelled():
@@ -225,6 +228,8 @@ class Engine:
         on_done: list[list[int]] = [[] for _ in range(n)]
         on_sent: list[list[int]] = [[] for _ in range(n)]
         for i, g in enumerate(groups):
+            if is_cancelled is not None and i % 8192 == 8191 and is_cancelled():
+                raise SimulationCancelled()
             for d in g.deps_done:
                 if not 0 <= d < n or d == i:
                     raise ValueError(f"group {i} ({g.name}) depends on unknown group {d}")

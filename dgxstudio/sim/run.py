@@ -23,7 +23,8 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
 from ..model.validation import ERROR, validate
 from . import collectives as C
-from .engine import Engine, Progress, Schedule, SimResult, SimulationCancelled
+from ..cancel import cancellable, check_cancelled
+from .engine import Engine, Progress, Schedule, SimResult
 from .routing import Router, RoutingError
 
 ALGORITHMS = ("auto", "ring", "multi-ring", "tree", "parameter-server", "decentralized", "hierarchical", "direct")
@@ -252,9 +253,12 @@ class Simulator:
         if algorithm not in SUPPORTED[collective]:
             raise SimulationError(f"{algorithm} is not an algorithm for {collective} "
                                   f"(choose from {', '.join(SUPPORTED[collective])})")
-        if cancel is not None and (cancel.is_set() if hasattr(cancel, "is_set") else cancel()):
-            raise SimulationCancelled()
-        sched = self.schedule(collective, algorithm, size)
+        with cancellable(cancel):
+            check_cancelled()
+            if algorithm in ("ring", "multi-ring"):
+                self.rings()
+                check_cancelled()
+            sched = self.schedule(collective, algorithm, size)
         try:
             sim = Engine(self.router).run(sched, progress, cancel)
         except RoutingError as exc:

@@ -73,6 +73,18 @@ def peak_flops(topo: Topology, gpu: str, precision: str) -> float:
     raise TrainingError(f"the catalog gives no {precision} peak for {part.label if part else gpu}")
 
 
+def stage_times(topo: Topology, stage_gpus: list[str], model: ModelSpec) -> tuple[list[float], list[float]]:
+    """Forward and backward time per micro-batch of each stage: its layers' FLOPs at the GPU's
+    catalog peak times the model's efficiency (backward = 2 x forward)."""
+    model.check()
+    if model.layers % len(stage_gpus):
+        raise TrainingError(f"{model.layers} layers do not split evenly into {len(stage_gpus)} stages")
+    per_stage = model.layers // len(stage_gpus)
+    fwd = [per_stage * model.layer_forward_flops() / (peak_flops(topo, g, model.precision) * model.efficiency)
+           for g in stage_gpus]
+    return fwd, [2 * t for t in fwd]
+
+
 def grid(gpus: list[str], dp: int, tp: int, pp: int, order: str = "tp,pp,dp") -> dict[tuple[int, int, int], str]:
     """Place ranks on GPUs: the first dimension of ``order`` varies fastest (tensor groups inside a
     system by default, since the GPU list keeps each system's GPUs together)."""

@@ -15,10 +15,11 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, Q
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ..analysis.gpuset import GpuSetError, select_gpus
+from ..sim.training import TrainingError
 from ..sim.collectives import COLLECTIVES
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, SimOptions, Simulator, sweep_sizes
-from ..sim.training import ModelSpec, train_iteration
+from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
 from .workers import TaskRunner
@@ -114,11 +115,15 @@ class SimulationPanel(QWidget):
         self.microbatches.setValue(8)
         self.chunks = QSpinBox()
         self.chunks.setRange(1, 16)
+        self.from_model = QCheckBox("times and bytes from the model (GPT-3 XL, fp16, 50% of peak)")
         self.fwd = QLineEdit("2ms")
+        self.fwd.setToolTip("one time for every stage, or one per stage: 2ms,3ms,2ms,2ms")
         self.bwd = QLineEdit("4ms")
+        self.bwd.setToolTip(self.fwd.toolTip())
         self.activation = QLineEdit("16MiB")
+        self.from_model.toggled.connect(lambda on: [w.setEnabled(not on) for w in (self.fwd, self.bwd, self.activation)])
         for label, widget in (("Schedule", self.schedule), ("Stages", self.stages), ("Micro-batches", self.microbatches),
-                              ("Model chunks", self.chunks), ("Forward per micro-batch", self.fwd),
+                              ("Model chunks", self.chunks), ("", self.from_model), ("Forward per micro-batch", self.fwd),
                               ("Backward per micro-batch", self.bwd), ("Bytes per boundary", self.activation)):
             f.addRow(label, widget)
         f.addRow(QLabel("Stages go on the first GPUs of the GPU set (Collective tab), in order."))
@@ -167,7 +172,7 @@ class SimulationPanel(QWidget):
         topo = self.document.topology.copy()
         try:
             job, request = self._job(topo)
-        except (ValueError, GpuSetError) as exc:
+        except (ValueError, GpuSetError, TrainingError) as exc:
             self._fail(str(exc))
             return
         self.request = request
@@ -206,9 +211,14 @@ class SimulationPanel(QWidget):
             p = self.stages.value()
             if p > len(gpus):
                 raise ValueError(f"{p} stages need {p} GPUs; the GPU set has {len(gpus)}")
-            spec = PipelineSpec(self.schedule.currentText(), p, self.microbatches.value(), gpus[:p],
-                                [parse_time(self.fwd.text())] * p, [parse_time(self.bwd.text())] * p,
-                                parse_size(self.activation.text()) if self.activation.text().strip() not in ("", "0") else 0.0,
+            if self.from_model.isChecked():
+                model = ModelSpec()
+                fwd, bwd = stage_times(topo, gpus[:p], model)
+                act = model.activation_bytes()
+            else:
+                fwd, bwd = _per_stage(self.fwd.text(), p), _per_stage(self.bwd.text(), p)
+                act = parse_size(self.activation.text()) if self.activation.text().strip() not in ("", "0") else 0.0
+            spec = PipelineSpec(self.schedule.currentText(), p, self.microbatches.value(), gpus[:p], fwd, bwd, act,
                                 self.chunks.value())
             spec.check()
             label = f"{spec.schedule} pipeline, {p} stages x {spec.microbatches} micro-batches"
@@ -253,6 +263,16 @@ class SimulationPanel(QWidget):
         self.progress.setValue(0)
         self.state.setText("Cancelled")
         self.message.emit("Simulation cancelled")
+
+
+def _per_stage(text: str, stages: int) -> list[float]:
+    """'2ms' for every stage, or '2ms,3ms,...' one per stage."""
+    values = [parse_time(x) for x in text.split(",") if x.strip()]
+    if len(values) == 1:
+        return values * stages
+    if len(values) != stages:
+        raise ValueError(f"give one time or {stages} (one per stage), not {len(values)}")
+    return values
 
 
 @dataclass

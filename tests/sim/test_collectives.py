@@ -113,7 +113,7 @@ def test_progress_reports_and_cancel_stops_without_leaving_threads():
     worker.join(5)
     stopped_in = time.perf_counter() - t0
     assert not worker.is_alive() and errors == ["cancelled"]
-    assert stopped_in < 0.5
+    assert stopped_in < 0.25  # target 0.1 s; headroom for a loaded CI machine
     assert threading.active_count() == before
     assert 0 <= seen[-1].fraction < 1 and seen[-1].sim_time_s > 0
 

@@ -215,3 +215,26 @@ def test_clicking_a_gantt_box_selects_its_gpu(make_window, qtbot):
         qtbot.mouseClick(w.gantt.widget.viewport(), Qt.MouseButton.LeftButton, pos=view_pt)
     assert blocker.args[0]["device"] == "gpu2"
     assert "gpu2" in w.scene.selected_ids()
+
+
+def test_pipeline_tab_takes_per_stage_times_or_the_model(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(1)
+    p.stages.setValue(2)
+    p.microbatches.setValue(4)
+    p.fwd.setText("1ms,3ms")
+    p.bwd.setText("2ms")
+    p.activation.setText("0")
+    with qtbot.waitSignal(p.resultReady, timeout=20000) as blocker:
+        p.run()
+    result = blocker.args[1]
+    assert result.spec.fwd_s == [1e-3, 3e-3] and result.spec.bwd_s == [2e-3, 2e-3]
+    p.fwd.setText("1ms,2ms,3ms")
+    p.run()
+    assert "one per stage" in p.state.text()
+    p.from_model.setChecked(True)
+    with qtbot.waitSignal(p.resultReady, timeout=20000) as blocker:
+        p.run()
+    spec = blocker.args[1].spec
+    assert spec.bwd_s[0] == pytest.approx(2 * spec.fwd_s[0]) and spec.activation_bytes == 1 * 2048 * 2048 * 2
