@@ -459,7 +459,7 @@ def cmd_import(args) -> int:
 
 def cmd_report(args) -> int:
     from .analysis.summary import analyze
-    from .report.html import ReportData, build_html, results_csv, results_json
+    from .report.html import ReportData, write_report
     from .sim.pipeline import PipelineError, PipelineSpec, run_pipeline
     from .sim.run import SimulationError, Simulator, sweep_sizes
 
@@ -482,22 +482,12 @@ def cmd_report(args) -> int:
             data.pipelines.append(run_pipeline(topo, spec))
     except (SimulationError, PipelineError) as exc:
         raise CliError(str(exc)) from None
-    out = args.output
-    stem = os.path.splitext(out)[0]
     try:
-        if out.lower().endswith(".pdf"):
-            from .report.pdf import write_pdf
-
-            pages = write_pdf(data, out)
-            print(f"wrote {out} ({pages} pages)")
-        else:
-            fileio.atomic_write_text(out, build_html(data)[0])
-            print(f"wrote {out}")
-        fileio.atomic_write_text(stem + ".json", results_json(data))
-        fileio.atomic_write_text(stem + ".csv", results_csv(data))
+        pages = write_report(data, args.output)
     except OSError as exc:
-        raise CliError(f"{exc.filename or out}: cannot write the report: {exc.strerror or exc}") from None
-    print(f"wrote {stem}.json and {stem}.csv")
+        raise CliError(f"{exc.filename or args.output}: cannot write the report: {exc.strerror or exc}") from None
+    stem = os.path.splitext(args.output)[0]
+    print(f"wrote {args.output}" + (f" ({pages} pages)" if pages else "") + f", {stem}.json and {stem}.csv")
     return EXIT_OK
 
 

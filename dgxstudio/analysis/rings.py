@@ -18,7 +18,7 @@ reported with its fair share.
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from ..cancel import check_cancelled
@@ -360,8 +360,6 @@ def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]]
 
 def _network_distance(fab: Fabric) -> dict[str, int]:
     """Hops from each device to the nearest network link (BFS from NICs' network sides)."""
-    from collections import deque
-
     dist = {}
     queue = deque()
     for k, b in fab.bundles.items():
@@ -382,8 +380,6 @@ def _network_distance(fab: Fabric) -> dict[str, int]:
 
 def _to_network(fab: Fabric, src: str, residual: dict) -> list[str] | None:
     """A route with units left from a GPU to the nearest network switch, or None."""
-    from collections import deque
-
     prev = {src: None}
     queue = deque([src])
     while queue:

@@ -115,3 +115,58 @@ def auto_layout(topo: Topology) -> dict[str, tuple[float, float]]:
     for i, g in enumerate(systems):
         pos[g.id] = (i * 150.0, 1200.0)
     return pos
+
+
+# ---- what a drawing shows ------------------------------------------------------------------------
+# The canvas and the report's picture draw the same thing: collapsed groups as boxes standing for
+# their insides, and the links from a collapsed group to the outside merged into one bundle.
+
+def hidden_by_collapsed(topo: Topology) -> dict[str, str]:
+    """Device id -> the outermost collapsed group that hides it."""
+    if not topo.layout.collapsed:
+        return {}
+    out: dict[str, str] = {}
+    for d in topo.devices:
+        g = topo.group_of(d)
+        if g is None:
+            continue
+        hider = None
+        for grp in topo.group_chain(g.id):
+            if grp.id in topo.layout.collapsed:
+                hider = grp.id
+        if hider is not None:
+            out[d] = hider
+    return out
+
+
+def default_position(index: int) -> tuple[float, float]:
+    """Where a device without a stored position is drawn: a grid by document order."""
+    return (140.0 * (index % 10), 100.0 * (index // 10))
+
+
+def group_position(topo: Topology, group_id: str) -> tuple[float, float]:
+    """A collapsed group's box: its stored position, else the centre of its devices."""
+    if group_id in topo.layout.positions:
+        return topo.layout.positions[group_id]
+    pts = [topo.layout.positions[d] for d in topo.devices_in_group(group_id) if d in topo.layout.positions]
+    if not pts:
+        return (0.0, 0.0)
+    return (sum(p[0] for p in pts) / len(pts), sum(p[1] for p in pts) / len(pts))
+
+
+def drawn_links(topo: Topology, hidden: dict[str, str]) -> list[tuple[str, str, list, bool]]:
+    """(end a, end b, links, is_bundle) for everything a drawing shows: each link between two visible
+    devices on its own; links reaching into collapsed groups merged per pair of visible ends; links
+    inside one collapsed group left out."""
+    direct, bundles = [], {}
+    for lk in topo.links.values():
+        if lk.a not in topo.devices or lk.b not in topo.devices:
+            continue
+        ea, eb = hidden.get(lk.a, lk.a), hidden.get(lk.b, lk.b)
+        if ea == eb:
+            continue
+        if ea == lk.a and eb == lk.b:
+            direct.append((lk.a, lk.b, [lk], False))
+        else:
+            bundles.setdefault((ea, eb) if ea <= eb else (eb, ea), []).append(lk)
+    return direct + [(a, b, links, True) for (a, b), links in bundles.items()]

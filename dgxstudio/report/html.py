@@ -188,3 +188,23 @@ def results_csv(data: ReportData) -> str:
     for p in data.pipelines:
         w.writerow(["pipeline", p.spec.schedule, "", p.spec.stages, "", p.makespan_s, "", "", ""])
     return buf.getvalue()
+
+
+def write_report(data: ReportData, path: str) -> int | None:
+    """The report as HTML or PDF (by extension), with ``.json`` and ``.csv`` results beside it.
+    Returns the PDF's page count (None for HTML). Each file is written atomically."""
+    import os
+
+    from ..model.fileio import atomic_write_text
+
+    pages = None
+    if path.lower().endswith(".pdf"):
+        from .pdf import write_pdf  # the one part of report/ that needs Qt
+
+        pages = write_pdf(data, path)
+    else:
+        atomic_write_text(path, build_html(data)[0])
+    stem = os.path.splitext(path)[0]
+    atomic_write_text(stem + ".json", results_json(data))
+    atomic_write_text(stem + ".csv", results_csv(data))
+    return pages

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from html import escape
 
+from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Topology
 
 FAMILY = {"nvlink": "#76b900", "pcie": "#7f7f7f", "infiniband": "#c0504d", "ethernet": "#8064a2", "cpu": "#2e75b6"}
@@ -18,22 +19,13 @@ SERIES = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f0
 
 def topology_svg(topo: Topology, width: int = 960) -> str:
     """The canvas as drawn: collapsed groups as boxes, their outside links as bundles."""
-    hidden: dict[str, str] = {}
-    for d in topo.devices:
-        g = topo.group_of(d)
-        if g is None:
-            continue
-        for grp in topo.group_chain(g.id):
-            if grp.id in topo.layout.collapsed:
-                hidden[d] = grp.id
+    hidden = hidden_by_collapsed(topo)
     pos: dict[str, tuple[float, float]] = {}
     for i, d in enumerate(topo.devices):
         if d not in hidden:
-            pos[d] = topo.layout.positions.get(d, (140.0 * (i % 10), 100.0 * (i // 10)))
+            pos[d] = topo.layout.positions.get(d, default_position(i))
     for gid in set(hidden.values()):
-        pts = [topo.layout.positions[d] for d in topo.devices_in_group(gid) if d in topo.layout.positions]
-        pos[gid] = topo.layout.positions.get(gid) or ((sum(p[0] for p in pts) / len(pts), sum(p[1] for p in pts) / len(pts))
-                                                      if pts else (0.0, 0.0))
+        pos[gid] = group_position(topo, gid)
     if not pos:
         return f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="60"><text x="10" y="30">empty topology</text></svg>'
     xs = [p[0] for p in pos.values()]
@@ -48,22 +40,17 @@ def topology_svg(topo: Topology, width: int = 960) -> str:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
            f'font-family="sans-serif" font-size="{max(7, int(11 * scale))}">',
            f'<title>{escape(topo.name)}</title><rect width="100%" height="100%" fill="#fbfbfb"/>']
-    bundles: dict[tuple[str, str], list] = {}
-    for lk in topo.links.values():
-        a, b = hidden.get(lk.a, lk.a), hidden.get(lk.b, lk.b)
-        if a == b or a not in pos or b not in pos:
+    for a, b, links, _bundle in drawn_links(topo, hidden):
+        if a not in pos or b not in pos:
             continue
-        lt = topo.link_type_of(lk)
-        bundles.setdefault(tuple(sorted((a, b))), []).append((lk, lt))
-    for (a, b), links in bundles.items():
         (ax, ay), (bx, by) = xy(pos[a]), xy(pos[b])
-        count = sum(lk.count for lk, _ in links)
-        bw = sum(topo.link_bandwidth_per_direction_Bps(lk) for lk, _ in links)
-        lt = links[0][1]
+        count = sum(lk.count for lk in links)
+        bw = sum(topo.link_bandwidth_per_direction_Bps(lk) for lk in links)
+        lt = topo.link_type_of(links[0])
         w = 1.0 + 0.9 * math.log2(1 + bw / 1e9)
         out.append(f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="{FAMILY.get(lt.family if lt else "", "#000")}"'
-                   f' stroke-width="{w * scale:.2f}" stroke-opacity="0.8"><title>{escape(", ".join(lk.id for lk, _ in links))}: '
-                   f'{count} x {escape(links[0][0].type)}</title></line>')
+                   f' stroke-width="{w * scale:.2f}" stroke-opacity="0.8"><title>{escape(", ".join(lk.id for lk in links))}: '
+                   f'{count} x {escape(links[0].type)}</title></line>')
         if count > 1 and scale > 0.35:
             out.append(f'<text x="{(ax + bx) / 2:.1f}" y="{(ay + by) / 2:.1f}" text-anchor="middle" fill="#333">x{count}</text>')
     bw_, bh = 104 * scale, 50 * scale

@@ -18,6 +18,7 @@ from ..model.catalog import KIND_LABELS
 from ..model.clipboard import copy_selection, paste_command
 from ..model.commands import AddItems, Move, SetCollapsed
 from ..model.connect import propose_link
+from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Device, Topology
 from .document import Document
 from .style import FAMILY_COLORS, KIND_COLORS, icon_pixmap, link_width
@@ -284,27 +285,6 @@ class TopologyScene(QGraphicsScene):
     def topology(self) -> Topology:
         return self.document.topology
 
-    def _hidden_under(self) -> dict[str, str]:
-        """Device id -> the outermost collapsed group that hides it."""
-        topo = self.topology
-        if not topo.layout.collapsed:
-            return {}
-        out: dict[str, str] = {}
-        for d in topo.devices:
-            g = topo.group_of(d)
-            if g is None:
-                continue
-            hider = None
-            for grp in topo.group_chain(g.id):
-                if grp.id in topo.layout.collapsed:
-                    hider = grp.id
-            if hider is not None:
-                out[d] = hider
-        return out
-
-    def _default_position(self, i: int) -> tuple[float, float]:
-        return (140.0 * (i % 10), 100.0 * (i // 10))
-
     def rebuild(self) -> None:
         selected = self.selected_ids()
         self._syncing = True
@@ -315,7 +295,7 @@ class TopologyScene(QGraphicsScene):
         self.items_by_link.clear()
         self._links_at.clear()
         topo = self.topology
-        hidden = self._hidden = self._hidden_under()
+        hidden = self._hidden = hidden_by_collapsed(topo)
         visible_groups = set()
         for gid in topo.groups:
             # a group is drawn unless a collapsed ancestor hides it
@@ -327,14 +307,14 @@ class TopologyScene(QGraphicsScene):
             if dev.id in hidden:
                 continue
             item = DeviceItem(self, dev.id)
-            item.setPos(*topo.layout.positions.get(dev.id, self._default_position(i)))
+            item.setPos(*topo.layout.positions.get(dev.id, default_position(i)))
             self.addItem(item)
             self.device_items[dev.id] = item
         for gid in visible_groups:
             collapsed = gid in topo.layout.collapsed
             item = GroupItem(self, gid, collapsed)
             if collapsed:
-                item.setPos(*self._group_position(gid))
+                item.setPos(*group_position(topo, gid))
             self.addItem(item)
             self.group_items[gid] = item
         self._build_links(hidden)
@@ -343,46 +323,23 @@ class TopologyScene(QGraphicsScene):
         self._syncing = False
         self.rebuilt.emit()
 
-    def _group_position(self, gid: str) -> tuple[float, float]:
-        topo = self.topology
-        if gid in topo.layout.positions:
-            return topo.layout.positions[gid]
-        pts = [topo.layout.positions[d] for d in topo.devices_in_group(gid) if d in topo.layout.positions]
-        if not pts:
-            return (0.0, 0.0)
-        return (sum(p[0] for p in pts) / len(pts), sum(p[1] for p in pts) / len(pts))
-
     def _build_links(self, hidden: dict[str, str]) -> None:
         topo = self.topology
-        bundles: dict[tuple[str, str], dict] = {}
-        for lk in topo.links.values():
-            ea, eb = hidden.get(lk.a, lk.a), hidden.get(lk.b, lk.b)
-            if ea == eb:
+        for a_id, b_id, links, bundle in drawn_links(topo, hidden):
+            a = self.device_items.get(a_id) or self.group_items.get(a_id)
+            b = self.device_items.get(b_id) or self.group_items.get(b_id)
+            if a is None or b is None:
                 continue
-            lt = topo.link_type_of(lk)
-            bw = topo.link_bandwidth_per_direction_Bps(lk)
-            if ea == lk.a and eb == lk.b:
-                a, b = self.device_items.get(lk.a), self.device_items.get(lk.b)
-                if a is None or b is None:
-                    continue
-                item = LinkItem(a, b, [lk.id], lk.count, bw, lt.family if lt else None, False,
-                                f"{lk.id}: {topo.devices[lk.a].name} - {topo.devices[lk.b].name}\n"
-                                f"{lt.label if lt else lk.type} x{lk.count}, {bw / 1e9:.1f} GB/s per direction")
-                self._add_link_item(item)
-                continue
-            key = (ea, eb) if ea <= eb else (eb, ea)
-            b = bundles.setdefault(key, {"ids": [], "count": 0, "bw": 0.0, "family": lt.family if lt else None})
-            b["ids"].append(lk.id)
-            b["count"] += lk.count
-            b["bw"] += bw
-        for (ea, eb), b in bundles.items():
-            a = self.device_items.get(ea) or self.group_items.get(ea)
-            z = self.device_items.get(eb) or self.group_items.get(eb)
-            if a is None or z is None:
-                continue
-            item = LinkItem(a, z, b["ids"], b["count"], b["bw"], b["family"], True,
-                            f"bundle of {len(b['ids'])} links ({b['count']} physical), {b['bw'] / 1e9:.1f} GB/s per direction")
-            self._add_link_item(item)
+            lt = topo.link_type_of(links[0])
+            bw = sum(topo.link_bandwidth_per_direction_Bps(lk) for lk in links)
+            count = sum(lk.count for lk in links)
+            if bundle:
+                tip = f"bundle of {len(links)} links ({count} physical), {bw / 1e9:.1f} GB/s per direction"
+            else:
+                lk = links[0]
+                tip = (f"{lk.id}: {topo.devices[lk.a].name} - {topo.devices[lk.b].name}\n"
+                       f"{lt.label if lt else lk.type} x{lk.count}, {bw / 1e9:.1f} GB/s per direction")
+            self._add_link_item(LinkItem(a, b, [lk.id for lk in links], count, bw, lt.family if lt else None, bundle, tip))
 
     def _add_link_item(self, item: LinkItem) -> None:
         self.addItem(item)
