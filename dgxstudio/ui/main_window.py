@@ -32,6 +32,9 @@ from .style import icon
 MIME_CLIP = "application/x-dgxstudio-clip"
 FILE_FILTER = f"DGX Studio topology (*{fileio.FILE_EXTENSION});;All files (*)"
 MAX_RECENT = 8
+# Bump when the docks change: a dock layout saved by another version of the window is ignored
+# rather than restored into a mangled layout.
+WINDOW_STATE_VERSION = 2
 
 
 def settings() -> QSettings:
@@ -82,8 +85,6 @@ class MainWindow(QMainWindow):
         self.history = QUndoView(self.document.undo_stack)
         self.history.setEmptyLabel("<opened>")
         self.history_dock = self._dock("History", self.history, Qt.DockWidgetArea.RightDockWidgetArea, "history")
-        self.tabifyDockWidget(self.inspector_dock, self.history_dock)
-        self.inspector_dock.raise_()
         self.minimap = MiniMap(self.view)
         self.minimap_dock = self._dock("Overview", self.minimap, Qt.DockWidgetArea.RightDockWidgetArea, "minimap")
         self.findings = FindingsList(self.document)
@@ -91,8 +92,6 @@ class MainWindow(QMainWindow):
         self.findings_dock = self._dock("Findings", self.findings, Qt.DockWidgetArea.BottomDockWidgetArea, "findings")
         self.sim_panel = SimulationPanel(self.document, self.scene.selected_device_ids)
         self.sim_dock = self._dock("Simulation", self.sim_panel, Qt.DockWidgetArea.LeftDockWidgetArea, "simulation")
-        self.tabifyDockWidget(self.palette_dock, self.sim_dock)
-        self.palette_dock.raise_()
         self.results = ResultsPanel()
         self.results_dock = self._dock("Results", self.results, Qt.DockWidgetArea.BottomDockWidgetArea, "results")
         self.live_plots, self.sweep_plot, self.gantt = LivePlots(), SweepPlot(), GanttPlot()
@@ -101,9 +100,6 @@ class MainWindow(QMainWindow):
         self.plot_tabs.addTab(self.sweep_plot, "Sweep")
         self.plot_tabs.addTab(self.gantt, "Pipeline")
         self.plots_dock = self._dock("Plots", self.plot_tabs, Qt.DockWidgetArea.BottomDockWidgetArea, "plots")
-        self.tabifyDockWidget(self.findings_dock, self.results_dock)
-        self.splitDockWidget(self.results_dock, self.plots_dock, Qt.Orientation.Horizontal)
-        self.findings_dock.raise_()
         self.session = {"runs": [], "sweeps": [], "pipelines": []}
         self.replayer = Replayer(self.scene, self)
         self.rings_overlay = RingOverlay(self.scene)
@@ -114,8 +110,7 @@ class MainWindow(QMainWindow):
         self.results.linksClicked.connect(self.select_and_center)
         self.live_plots.pointClicked.connect(self.select_and_center)
         self.gantt.taskClicked.connect(lambda e: self.select_and_center([e["device"]]))
-        self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 300], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.findings_dock, self.minimap_dock], [170, 200], Qt.Orientation.Vertical)
+
 
     def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
         action = QAction(text, self)
@@ -331,13 +326,31 @@ class MainWindow(QMainWindow):
         state = s.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        self._default_layout_pending = not (isinstance(state, QByteArray)
+                                            and self.restoreState(state, WINDOW_STATE_VERSION))
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._default_layout_pending:
+            self._default_layout_pending = False
+            QTimer.singleShot(0, self._default_layout)
+
+    def _default_layout(self) -> None:
+        """Tab groups and dock sizes when no saved layout exists. Done once the window is shown and
+        laid out: Qt 6.11 leaves stale tab bars painted over the docks when docks are tabbed earlier."""
+        for group in ((self.inspector_dock, self.history_dock), (self.palette_dock, self.sim_dock),
+                      (self.findings_dock, self.results_dock, self.plots_dock)):
+            for a, b in zip(group, group[1:]):
+                self.tabifyDockWidget(a, b)
+            group[0].raise_()
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [240, 280], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.findings_dock], [160], Qt.Orientation.Vertical)
+        self.resizeDocks([self.minimap_dock], [220], Qt.Orientation.Vertical)
 
     def _save_settings(self) -> None:
         s = settings()
         s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState())
+        s.setValue("window/state", self.saveState(WINDOW_STATE_VERSION))
 
     def recent_files(self) -> list[str]:
         value = settings().value("recent", [])
@@ -498,7 +511,7 @@ class MainWindow(QMainWindow):
 
     def export_report(self, path: str) -> bool:
         from ..analysis.summary import analyze
-        from ..report.html import ReportData, build_html, results_csv, results_json
+        from ..report.html import ReportData, write_report
 
         topo = self.document.topology
         gpus = [g.id for g in topo.gpus()]
@@ -507,16 +520,8 @@ class MainWindow(QMainWindow):
             return False
         data = ReportData(topo, analyze(topo, gpus), list(self.session["runs"]), list(self.session["sweeps"]),
                           list(self.session["pipelines"]))
-        stem = os.path.splitext(path)[0]
         try:
-            if path.lower().endswith(".pdf"):
-                from ..report.pdf import write_pdf
-
-                write_pdf(data, path)
-            else:
-                fileio.atomic_write_text(path, build_html(data)[0])
-            fileio.atomic_write_text(stem + ".json", results_json(data))
-            fileio.atomic_write_text(stem + ".csv", results_csv(data))
+            write_report(data, path)
         except OSError as exc:
             self.error("Cannot export the report", f"{path}: {exc.strerror or exc}")
             return False

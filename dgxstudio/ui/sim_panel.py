@@ -27,6 +27,12 @@ from .workers import TaskRunner
 LINKS_ROLE = Qt.ItemDataRole.UserRole + 3
 
 
+def _note(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    return label
+
+
 @dataclass
 class RunRequest:
     kind: str  # "collective", "sweep", "pipeline", "train"
@@ -95,7 +101,8 @@ class SimulationPanel(QWidget):
         self.figures.addItems(["peak", "achievable"])
         self.sweep = QCheckBox("size sweep")
         self.sweep_range = QLineEdit("1KiB:4GiB")
-        self.show_rings = QCheckBox("show rings on the canvas")
+        self.show_rings = QCheckBox("show rings")
+        self.show_rings.setToolTip("draw the rings used by the run over the canvas, one colour each")
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
                               ("Chunk", self.chunk), ("GPUs", self.gpu_set), ("Link figures", self.figures),
                               ("", self.sweep), ("Sweep range", self.sweep_range), ("", self.show_rings)):
@@ -115,7 +122,9 @@ class SimulationPanel(QWidget):
         self.microbatches.setValue(8)
         self.chunks = QSpinBox()
         self.chunks.setRange(1, 16)
-        self.from_model = QCheckBox("times and bytes from the model (GPT-3 XL, fp16, 50% of peak)")
+        self.from_model = QCheckBox("from the model")
+        self.from_model.setToolTip("times and boundary bytes from GPT-3 XL (24 layers, hidden 2048, sequence 2048),"
+                                   " fp16 at 50% of the GPUs' catalog peak")
         self.fwd = QLineEdit("2ms")
         self.fwd.setToolTip("one time for every stage, or one per stage: 2ms,3ms,2ms,2ms")
         self.bwd = QLineEdit("4ms")
@@ -123,10 +132,11 @@ class SimulationPanel(QWidget):
         self.activation = QLineEdit("16MiB")
         self.from_model.toggled.connect(lambda on: [w.setEnabled(not on) for w in (self.fwd, self.bwd, self.activation)])
         for label, widget in (("Schedule", self.schedule), ("Stages", self.stages), ("Micro-batches", self.microbatches),
-                              ("Model chunks", self.chunks), ("", self.from_model), ("Forward per micro-batch", self.fwd),
-                              ("Backward per micro-batch", self.bwd), ("Bytes per boundary", self.activation)):
+                              ("Model chunks", self.chunks), ("Times", self.from_model), ("Forward", self.fwd),
+                              ("Backward", self.bwd), ("Boundary bytes", self.activation)):
             f.addRow(label, widget)
-        f.addRow(QLabel("Stages go on the first GPUs of the GPU set (Collective tab), in order."))
+        f.addRow(_note("Stages go on the first GPUs of the GPU set (Collective tab), in order; "
+                       "times are per micro-batch."))
         return w
 
     def _training_tab(self) -> QWidget:
@@ -139,11 +149,12 @@ class SimulationPanel(QWidget):
         self.train_micro = QSpinBox()
         self.train_micro.setRange(1, 4096)
         self.train_micro.setValue(8)
-        self.overlap = QCheckBox("overlap gradient all-reduce with backward")
-        for label, widget in (("Data parallel (dp)", self.dp), ("Tensor parallel (tp)", self.tp),
-                              ("Pipeline parallel (pp)", self.pp), ("Micro-batches", self.train_micro), ("", self.overlap)):
+        self.overlap = QCheckBox("overlap")
+        self.overlap.setToolTip("overlap the gradient all-reduce with the last backward pass")
+        for label, widget in (("Data (dp)", self.dp), ("Tensor (tp)", self.tp), ("Pipeline (pp)", self.pp),
+                              ("Micro-batches", self.train_micro), ("Gradients", self.overlap)):
             f.addRow(label, widget)
-        f.addRow(QLabel("Model: GPT-3 XL (24 layers, hidden 2048, sequence 2048), fp16, 50% of peak."))
+        f.addRow(_note("Model: GPT-3 XL (24 layers, hidden 2048, sequence 2048), fp16, 50% of peak."))
         return w
 
     def refresh_groups(self) -> None:
@@ -293,9 +304,11 @@ class ResultsPanel(QWidget):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.bottlenecks = QListWidget()
         self.bottlenecks.setMaximumHeight(130)
+        self.bottlenecks.setMinimumHeight(36)
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(self.COLUMNS)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setMinimumHeight(50)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(QLabel("Bottleneck links (click to select on the canvas):"))
