@@ -1,0 +1,90 @@
+"""What every subcommand shares: the error type, JSON output, opening a topology, GPU selection.
+
+Exit codes: 0 success, 1 the input has errors (e.g. validation findings), 2 the input cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..model import fileio
+from ..model.topology import Topology
+
+EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
+
+
+class CliError(Exception):
+    """A problem to report in one line on stderr; ``code`` is the exit status."""
+
+    def __init__(self, message: str, code: int = EXIT_UNUSABLE):
+        super().__init__(message)
+        self.code = code
+
+
+def print_json(obj) -> None:
+    print(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False))
+
+
+def open_topology(path: str | None, preset: str | None = None) -> Topology:
+    from ..model.presets import PRESETS, load_preset
+
+    if preset:
+        if preset not in PRESETS:
+            raise CliError(f"unknown preset {preset!r}; `dgxstudio presets` lists them")
+        return load_preset(preset)
+    if not path:
+        raise CliError("give a topology file or --preset NAME")
+    try:
+        return fileio.load(path)
+    except fileio.TopologyFileError as exc:
+        raise CliError(str(exc)) from None
+
+
+def add_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="topology file (.dgxs)")
+    p.add_argument("--preset", help="use a built-in preset instead of a file")
+
+
+def select(topo: Topology, spec: str | None) -> list[str]:
+    from ..analysis.gpuset import GpuSetError, select_gpus
+
+    try:
+        return select_gpus(topo, spec)
+    except GpuSetError as exc:
+        raise CliError(f"--gpus: {exc}") from None
+
+
+def parse_size_arg(text: str, what: str) -> int:
+    from ..units import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise CliError(f"{what}: {exc}") from None
+
+
+
+def write_topology(topo: Topology, out: str) -> None:
+    try:
+        fileio.save(topo, out)
+    except OSError as exc:
+        raise CliError(f"{out}: cannot write: {exc.strerror or exc}") from None
+    print(f"wrote {out}: {len(topo.devices)} devices, {len(topo.links)} links")
+
+
+def preset_names() -> list[str]:
+    from ..model.presets import preset_names
+
+    return preset_names()
+
+
+def add_sim_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--chunk", default="4MiB", help="pipelining chunk (default 4MiB)")
+    p.add_argument("--figures", choices=["peak", "achievable"], default="peak",
+                   help="link figures: the catalog's raw numbers or its achievable efficiencies")
+    p.add_argument("--spread", choices=["even", "hash"], default="even",
+                   help="tied routes: spread evenly (adaptive routing) or pick one by hash")
+    p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")
+    p.add_argument("--root", help="root GPU for broadcast and reduce (default: the first GPU)")
+    p.add_argument("--server", help="device acting as parameter server (default: the first GPU)")

@@ -1,0 +1,120 @@
+"""Subcommands that read and write other formats: export, import, report."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..model import fileio
+from ..sim.collectives import COLLECTIVES
+from .simulate import sim_options
+from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_topology, parse_size_arg, select,
+                     write_topology)
+
+
+def cmd_export(args) -> int:
+    from ..report.exports import write_export
+    from ..report.formats import ExportError
+
+    topo = open_topology(args.file, args.preset)
+    try:
+        write_export(topo, args.format, args.output, args.system)
+    except ExportError as exc:
+        raise CliError(f"cannot export as {args.format}: {exc}") from None
+    except OSError as exc:
+        raise CliError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
+    print(f"wrote {args.output} ({args.format})")
+    return EXIT_OK
+
+
+def cmd_import(args) -> int:
+    from ..report.formats import from_graphml
+    from ..report.nccl_xml import NcclXmlError, from_nccl_xml
+
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            text = fh.read(fileio.MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise CliError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
+    if len(text) > fileio.MAX_FILE_BYTES:
+        raise CliError(f"{args.file}: over the limit of {fileio.MAX_FILE_BYTES} bytes")
+    warnings: list[str] = []
+    try:
+        if args.format == "nccl-xml":
+            topo, warnings = from_nccl_xml(text, name=args.name or "imported NCCL topology")
+        else:
+            topo = from_graphml(text)
+    except (NcclXmlError, ValueError, KeyError) as exc:
+        raise CliError(f"{args.file}: not a readable {args.format} topology: {exc}") from None
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    write_topology(topo, args.output)
+    return EXIT_OK
+
+
+def cmd_report(args) -> int:
+    from ..analysis.summary import analyze
+    from ..report.html import ReportData, write_report
+    from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
+    from ..sim.run import SimulationError, Simulator, sweep_sizes
+
+    topo = open_topology(args.file, args.preset)
+    gpus = select(topo, args.gpus)
+    data = ReportData(topo, analyze(topo, gpus))
+    try:
+        sim = Simulator(topo, gpus, sim_options(args))
+        if args.size:
+            data.runs.append(sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size")))
+        if args.sweep:
+            lo, _, hi = args.sweep.partition(":")
+            sizes = sweep_sizes(parse_size_arg(lo, "--sweep"), parse_size_arg(hi or lo, "--sweep"))
+            data.sweeps.append([sim.run(args.collective, args.algorithm, s) for s in sizes])
+        if args.pipeline_stages:
+            p = args.pipeline_stages
+            if p > len(gpus):
+                raise CliError(f"--pipeline-stages {p}: only {len(gpus)} GPUs are selected")
+            spec = PipelineSpec(args.schedule, p, args.microbatches, gpus[:p], [2e-3] * p, [4e-3] * p, 16 * 2**20)
+            data.pipelines.append(run_pipeline(topo, spec))
+    except (SimulationError, PipelineError) as exc:
+        raise CliError(str(exc)) from None
+    try:
+        pages = write_report(data, args.output)
+    except OSError as exc:
+        raise CliError(f"{exc.filename or args.output}: cannot write the report: {exc.strerror or exc}") from None
+    stem = os.path.splitext(args.output)[0]
+    print(f"wrote {args.output}" + (f" ({pages} pages)" if pages else "") + f", {stem}.json and {stem}.csv")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    from ..report.exports import EXPORT_FORMATS
+    from ..sim.pipeline import SCHEDULES
+    from ..sim.run import ALGORITHMS
+
+    p = sub.add_parser("export", help="write the topology in another tool's format")
+    add_source(p)
+    p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
+    p.add_argument("--system", help="the system to export (NCCL XML describes one system)")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="read a topology from another tool's format")
+    p.add_argument("file")
+    p.add_argument("--format", required=True, choices=["nccl-xml", "graphml"])
+    p.add_argument("--name", help="name of the imported topology")
+    p.add_argument("-o", "--output", required=True, help="topology file to write (.dgxs)")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("report", help="an HTML or PDF report with analysis and simulations (CSV and JSON beside it)")
+    add_source(p)
+    p.add_argument("--gpus", default="all")
+    p.add_argument("--collective", default="all-reduce", choices=COLLECTIVES)
+    p.add_argument("--algorithm", default="auto", choices=ALGORITHMS)
+    p.add_argument("--size", default="256MiB", help="size of the simulated run ('' for none)")
+    p.add_argument("--sweep", help="LOW:HIGH sizes for a bus-bandwidth sweep")
+    p.add_argument("--pipeline-stages", type=int, help="add a pipeline run with this many stages (2 ms / 4 ms per micro-batch)")
+    p.add_argument("--microbatches", type=int, default=8)
+    p.add_argument("--schedule", choices=SCHEDULES, default="1f1b")
+    add_sim_options(p)
+    p.add_argument("-o", "--output", required=True, help="report.html or report.pdf")
+    p.set_defaults(func=cmd_report)

@@ -1,0 +1,88 @@
+"""The ``simulate`` subcommand: one collective, or a sweep of sizes, on a GPU set."""
+
+from __future__ import annotations
+
+from ..sim.collectives import COLLECTIVES
+from .common import EXIT_OK, CliError, add_sim_options, add_source, open_topology, parse_size_arg, print_json, select
+
+
+def sim_options(args):
+    from ..sim.run import SimOptions
+
+    reduce_cost = 0.0
+    if args.reduce_bw:
+        try:
+            reduce_cost = 1.0 / (float(args.reduce_bw) * 1e9)
+        except (ValueError, ZeroDivisionError):
+            raise CliError(f"--reduce-bw: expected GB/s, got {args.reduce_bw!r}") from None
+    return SimOptions(chunk=parse_size_arg(args.chunk, "--chunk"), achievable=args.figures == "achievable",
+                      spread=args.spread, reduce_s_per_byte=reduce_cost, root=args.root, server=args.server)
+
+
+def _row(result) -> dict:
+    d = result.as_dict()
+    d["rings"] = result.rings
+    return d
+
+
+def cmd_simulate(args) -> int:
+    from ..sim.engine import SimulationCancelled
+    from ..sim.run import SimulationError, Simulator, sweep_sizes
+    from ..units import format_size, format_time
+
+    topo = open_topology(args.file, args.preset)
+    gpus = select(topo, args.gpus)
+    try:
+        sim = Simulator(topo, gpus, sim_options(args))
+        if args.sweep:
+            lo, _, hi = args.sweep.partition(":")
+            if not hi:
+                raise CliError("--sweep: expected LOW:HIGH, e.g. 1KiB:4GiB")
+            sizes = sweep_sizes(parse_size_arg(lo, "--sweep"), parse_size_arg(hi, "--sweep"))
+            results = [sim.run(args.collective, args.algorithm, s) for s in sizes]
+        else:
+            results = [sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size"))]
+    except SimulationError as exc:
+        raise CliError(str(exc)) from None
+    except SimulationCancelled:
+        raise CliError("cancelled") from None
+    if args.json:
+        if args.sweep:
+            first = results[0]
+            print_json({"collective": first.collective, "requested_algorithm": args.algorithm, "gpus": len(gpus),
+                         "bound_busbw_Bps": first.bound_busbw_Bps, "rows": [_row(r) for r in results]})
+        else:
+            print_json(_row(results[0]))
+        return EXIT_OK
+    first = results[0]
+    print(f"{topo.name}: {first.collective} over {len(gpus)} GPUs, "
+          f"{'achievable' if first.options.achievable else 'peak'} link figures")
+    print(f"  topology bound (bus bandwidth): {first.bound_busbw_Bps / 1e9:.2f} GB/s")
+    print(f"  {'size':>10} {'algorithm':>16} {'time':>12} {'algbw GB/s':>11} {'busbw GB/s':>11} {'% bound':>8}")
+    for r in results:
+        print(f"  {format_size(r.size_bytes):>10} {r.algorithm:>16} {format_time(r.time_s):>12} "
+              f"{r.algbw_Bps / 1e9:>11.2f} {r.busbw_Bps / 1e9:>11.2f} {100 * r.fraction_of_bound:>7.1f}%")
+    if not args.sweep:
+        r = results[0]
+        if r.requested_algorithm == "auto":
+            print(f"  auto: {r.reason}")
+        print("  busiest links:")
+        for b in r.sim.bottlenecks(5):
+            print(f"    {', '.join(b['links'])} ({b['from']} -> {b['to']}): {100 * b['utilization']:.1f}% busy")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    from ..sim.run import ALGORITHMS
+
+    p = sub.add_parser("simulate", help="simulate a collective on the topology")
+    add_source(p)
+    p.add_argument("--collective", default="all-reduce", choices=COLLECTIVES)
+    p.add_argument("--algorithm", default="auto", choices=ALGORITHMS,
+                   help="ring: one ring one way; multi-ring: all rings both ways (NCCL); auto: fastest (default)")
+    p.add_argument("--size", default="256MiB", help="bytes per GPU as nccl-tests counts them (default 256MiB)")
+    p.add_argument("--sweep", help="LOW:HIGH, powers of two, e.g. 1KiB:4GiB")
+    p.add_argument("--gpus", default="all", help="GPU set (see analyze)")
+    add_sim_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_simulate)

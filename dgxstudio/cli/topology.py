@@ -1,0 +1,176 @@
+"""Subcommands about the topology itself: info, validate, presets, new, generate, analyze."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..model.catalog import KIND_LABELS
+from ..model.topology import Topology
+from ..model.validation import ERROR, validate
+from .common import (EXIT_FINDINGS, EXIT_OK, CliError, add_source, open_topology, print_json, select,
+                     write_topology)
+
+
+def topology_info(topo: Topology) -> dict:
+    kinds = Counter(d.kind for d in topo.devices.values())
+    link_types = Counter()
+    for lk in topo.links.values():
+        link_types[lk.type] += lk.count
+    gpus = topo.gpus()
+    nvlink_per_gpu = []
+    for g in gpus:
+        total = 0.0
+        for lk in topo.links_of(g.id):
+            lt = topo.link_type_of(lk)
+            if lt is not None and lt.family == "nvlink":
+                total += topo.link_bandwidth_per_direction_Bps(lk)
+        nvlink_per_gpu.append(2 * total)
+    return {
+        "name": topo.name,
+        "devices": len(topo.devices),
+        "devices_by_kind": {k: kinds[k] for k in KIND_LABELS if kinds[k]},
+        "links": len(topo.links),
+        "physical_links_by_type": dict(sorted(link_types.items())),
+        "gpus": len(gpus),
+        "nvlink_bw_per_gpu_bidir_Bps": max(nvlink_per_gpu) if nvlink_per_gpu else 0.0,
+        "nvlink_bw_per_gpu_min_bidir_Bps": min(nvlink_per_gpu) if nvlink_per_gpu else 0.0,
+        "groups": len(topo.groups),
+        "groups_by_kind": dict(Counter(g.kind for g in topo.groups.values())),
+        "catalog_version": topo.catalog.version,
+    }
+
+
+def cmd_info(args) -> int:
+    topo = open_topology(args.file, args.preset)
+    info = topology_info(topo)
+    if args.json:
+        print_json(info)
+        return EXIT_OK
+    print(f"{info['name']}")
+    print(f"  devices: {info['devices']}  (" + ", ".join(f"{n} {KIND_LABELS[k]}" for k, n in info["devices_by_kind"].items()) + ")")
+    print(f"  links:   {info['links']}  (" + ", ".join(f"{n} x {t}" for t, n in info["physical_links_by_type"].items()) + ")")
+    print(f"  GPUs:    {info['gpus']}")
+    print(f"  NVLink bandwidth per GPU: {info['nvlink_bw_per_gpu_bidir_Bps'] / 1e9:.0f} GB/s bidirectional")
+    print(f"  groups:  {info['groups']}  (" + ", ".join(f"{n} {k}" for k, n in info["groups_by_kind"].items()) + ")")
+    return EXIT_OK
+
+
+def cmd_validate(args) -> int:
+    topo = open_topology(args.file, args.preset)
+    findings = validate(topo)
+    errors = sum(f.severity == ERROR for f in findings)
+    if args.json:
+        print_json({"errors": errors, "warnings": len(findings) - errors,
+                     "findings": [f.as_dict() for f in findings]})
+    else:
+        for f in findings:
+            print(f"{f.severity}: {f.message}")
+        print(f"{errors} error(s), {len(findings) - errors} warning(s)")
+    return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def cmd_presets(args) -> int:
+    from ..model.presets import PRESETS
+
+    if args.json:
+        print_json([{"name": n, "description": d} for n, (d, _) in PRESETS.items()])
+    else:
+        width = max(map(len, PRESETS))
+        for name, (desc, _) in PRESETS.items():
+            print(f"{name:<{width}}  {desc}")
+    return EXIT_OK
+
+
+def cmd_new(args) -> int:
+    if args.preset:
+        topo = open_topology(None, args.preset)
+    else:
+        topo = Topology(args.name or "Untitled")
+    if args.name:
+        topo.name = args.name
+    write_topology(topo, args.output)
+    return EXIT_OK
+
+
+def cmd_generate(args) -> int:
+    from ..model.builders import build_fat_tree
+
+    try:
+        topo = build_fat_tree(args.systems, args.system, args.per_leaf, args.spines)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    write_topology(topo, args.output)
+    return EXIT_OK
+
+
+def cmd_analyze(args) -> int:
+    from ..analysis.summary import analyze
+
+    topo = open_topology(args.file, args.preset)
+    gpus = select(topo, args.gpus)
+    result = analyze(topo, gpus)
+    if args.json:
+        print_json(result)
+        return EXIT_OK
+    gb = 1e9
+    print(f"{topo.name}: {result['gpus']} GPUs")
+    b = result["bisection"]
+    print(f"  bisection bandwidth: {b['bidir_Bps'] / gb:,.1f} GB/s bidirectional"
+          f" ({'exact' if b['exact'] else 'upper bound'}, {b['method']})")
+    r = result["rings"]
+    print(f"  rings: {r['count']} over {r['fabric']} ({r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'});"
+          f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s")
+    for i, ring in enumerate(r["rings"][:8]):
+        shown = " -> ".join(ring) if len(ring) <= 16 else " -> ".join(ring[:6]) + f" ... ({len(ring)} GPUs)"
+        print(f"    ring {i}: {shown}  [{r['ring_bidir_Bps'][i] / gb:.1f} GB/s both directions]")
+    print(f"  NVLink per GPU: {result['nvlink_bw_per_gpu_bidir_Bps'] / gb:,.0f} GB/s bidirectional;"
+          f" all GPUs: {result['aggregate_nvlink_bw_bidir_Bps'] / 1e12:,.2f} TB/s")
+    print(f"  PCIe per GPU: {result['pcie_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional;"
+          f" network per GPU: {result['network_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional")
+    lat = result["latency"]
+    if lat["max_system_to_system_s"] is not None:
+        print(f"  system-to-system latency: worst {lat['max_system_to_system_s'] * 1e6:.2f} us"
+              f" ({lat['switch_hops_worst']} switch hops), best {lat['min_system_to_system_s'] * 1e6:.2f} us")
+    if lat["from_first_gpu_max_s"] is not None:
+        a, z = lat["from_first_gpu_max_pair"]
+        print(f"  farthest GPU from {a}: {z}, {lat['from_first_gpu_max_s'] * 1e6:.2f} us over {lat['from_first_gpu_max_hops']} hops")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    p = sub.add_parser("info", help="summarize a topology")
+    add_source(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("validate", help="check a topology (exit 0: no errors, 1: errors, 2: unreadable)")
+    add_source(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("presets", help="list the built-in presets")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_presets)
+
+    p = sub.add_parser("new", help="write a new topology file, empty or from a preset")
+    p.add_argument("--preset", help="start from this preset")
+    p.add_argument("--name", help="topology name")
+    p.add_argument("-o", "--output", required=True, help="file to write (.dgxs)")
+    p.set_defaults(func=cmd_new)
+
+    p = sub.add_parser("generate", help="generate a parametric topology")
+    gsub = p.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
+    g = gsub.add_parser("fat-tree", help="N systems on a fat tree of InfiniBand switches")
+    g.add_argument("--systems", type=int, required=True, help="number of systems")
+    g.add_argument("--system", default="dgx1-v100", choices=["dgx1-v100", "dgx1-p100", "dgx-a100"],
+                   help="system type (default dgx1-v100)")
+    g.add_argument("--per-leaf", type=int, default=None, help="systems per leaf switch (default: half the leaf's ports)")
+    g.add_argument("--spines", type=int, default=None, help="spine switches (default: one per leaf down-port)")
+    g.add_argument("-o", "--output", required=True)
+    g.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("analyze", help="bisection, rings, latency and per-GPU bandwidth of a GPU set")
+    add_source(p)
+    p.add_argument("--gpus", default="all", help="GPU set: all, ids (gpu0,gpu3), ranges (gpu0-gpu3), group names")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_analyze)
