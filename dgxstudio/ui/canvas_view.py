@@ -1,0 +1,145 @@
+"""The canvas view: zoom, pan, rubber-band selection, linking by dragging from a device's handle,
+and drops from the palette."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView
+
+from ..model.connect import propose_link
+from .canvas_items import MIME_PALETTE, DeviceItem
+
+class CanvasView(QGraphicsView):
+    """Zoom with the wheel or keys, pan with the middle button (or Space + drag), rubber-band select
+    with the left button on empty canvas, and drag from a device's round handle to link it."""
+
+    zoomChanged = Signal(float)
+
+    def __init__(self, scene):
+        super().__init__(scene)
+        self.canvas = scene
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setAcceptDrops(True)
+        self._link_from: str | None = None
+        self._link_line: QGraphicsLineItem | None = None
+        self._panning: QPointF | None = None
+        self._space = False
+
+    # zoom
+    def zoom(self, factor: float) -> None:
+        current = self.transform().m11()
+        factor = min(max(factor, 0.02 / current), 8.0 / current)
+        self.scale(factor, factor)
+        self.zoomChanged.emit(self.transform().m11())
+
+    def wheelEvent(self, event) -> None:
+        self.zoom(1.0015 ** event.angleDelta().y())
+
+    def fit(self) -> None:
+        rect = self.scene().itemsBoundingRect()
+        if not rect.isNull():
+            self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
+            self.zoomChanged.emit(self.transform().m11())
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space = True
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space = False
+        super().keyReleaseEvent(event)
+
+    # linking and panning
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.MiddleButton or (event.button() == Qt.MouseButton.LeftButton and self._space):
+            self._panning = event.position()
+            self.setCursor(Qt.CursorShape.ClosedHandCursor)
+            return
+        if event.button() == Qt.MouseButton.LeftButton:
+            scene_pos = self.mapToScene(event.position().toPoint())
+            for item in self.scene().items(scene_pos):
+                if isinstance(item, DeviceItem) and item.on_handle(scene_pos):
+                    self._link_from = item.device_id
+                    self._link_line = QGraphicsLineItem(item.scenePos().x(), item.scenePos().y(), scene_pos.x(), scene_pos.y())
+                    self._link_line.setPen(QPen(QColor("#1e6fd9"), 2, Qt.PenStyle.DashLine))
+                    self._link_line.setZValue(10)
+                    self.scene().addItem(self._link_line)
+                    return
+        super().mousePressEvent(event)
+
+    def _device_at(self, scene_pos: QPointF) -> str | None:
+        for item in self.scene().items(scene_pos):
+            if isinstance(item, DeviceItem):
+                return item.device_id
+        return None
+
+    def mouseMoveEvent(self, event) -> None:
+        if self._panning is not None:
+            delta = event.position() - self._panning
+            self._panning = event.position()
+            self.horizontalScrollBar().setValue(int(self.horizontalScrollBar().value() - delta.x()))
+            self.verticalScrollBar().setValue(int(self.verticalScrollBar().value() - delta.y()))
+            return
+        if self._link_line is not None:
+            scene_pos = self.mapToScene(event.position().toPoint())
+            line = self._link_line.line()
+            self._link_line.setLine(line.x1(), line.y1(), scene_pos.x(), scene_pos.y())
+            target = self._device_at(scene_pos)
+            if target is not None and target != self._link_from:
+                proposal = propose_link(self.canvas.topology, self._link_from, target)
+                color = QColor("#2e9c2e") if proposal.ok else QColor("#d00000")
+                self._link_line.setPen(QPen(color, 2.5, Qt.PenStyle.DashLine))
+                self.canvas.statusMessage.emit(proposal.description if proposal.ok else f"Cannot link: {proposal.reason}")
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        if self._panning is not None:
+            self._panning = None
+            self.unsetCursor()
+            return
+        if self._link_line is not None:
+            scene_pos = self.mapToScene(event.position().toPoint())
+            self.scene().removeItem(self._link_line)
+            self._link_line = None
+            source, self._link_from = self._link_from, None
+            target = self._device_at(scene_pos)
+            if target is None or target == source:
+                self.canvas.statusMessage.emit("Link cancelled: release over another device to connect")
+                return
+            proposal = propose_link(self.canvas.topology, source, target)
+            if proposal.ok:
+                self.canvas.document.push(proposal.command)
+                self.canvas.statusMessage.emit(f"Connected: {proposal.description}")
+            else:
+                self.canvas.statusMessage.emit(f"Link refused: {proposal.reason}")
+            return
+        super().mouseReleaseEvent(event)
+
+    # drops from the palette
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasFormat(MIME_PALETTE):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        if event.mimeData().hasFormat(MIME_PALETTE):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event) -> None:
+        if not event.mimeData().hasFormat(MIME_PALETTE):
+            event.ignore()
+            return
+        payload = bytes(event.mimeData().data(MIME_PALETTE)).decode("utf-8")
+        pos = self.mapToScene(event.position().toPoint())
+        self.canvas.drop(payload, pos)
+        event.acceptProposedAction()
