@@ -15,6 +15,7 @@ class CanvasView(QGraphicsView):
     with the left button on empty canvas, and drag from a device's round handle to link it."""
 
     zoomChanged = Signal(float)
+    resized = Signal()
 
     def __init__(self, scene):
         super().__init__(scene)
@@ -28,6 +29,10 @@ class CanvasView(QGraphicsView):
         self._link_line: QGraphicsLineItem | None = None
         self._panning: QPointF | None = None
         self._space = False
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.resized.emit()
 
     # zoom
     def zoom(self, factor: float) -> None:

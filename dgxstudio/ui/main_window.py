@@ -16,6 +16,7 @@ from .findings import FindingsList
 from .inspector import Inspector
 from .minimap import MiniMap
 from .palette import Palette
+from .replay_legend import ReplayLegend
 from .plots import GanttPlot, LivePlots, SweepPlot
 from .settings import MAX_RECENT, WINDOW_STATE_VERSION, settings  # noqa: F401  (importable from here)
 from .sim_panel import ResultsPanel, SimulationPanel
@@ -87,7 +88,10 @@ class MainWindow(FileActions, EditActions, ReplayActions, QMainWindow):
         self.sim_panel.resultReady.connect(self._show_result)
         self.sim_panel.progressed.connect(self._show_progress)
         self.sim_panel.message.connect(self.show_status)
-        self.sim_panel.runner.started.connect(lambda _l: (self.live_plots.clear(), self.replayer.clear()))
+        self.legend = ReplayLegend(self.view.viewport())
+        self.view.resized.connect(self.legend.place)
+        self.sim_panel.runner.started.connect(self._run_started)
+        self.document.topologyReplaced.connect(self._document_replaced)
         self.results.linksClicked.connect(self.select_and_center)
         self.live_plots.pointClicked.connect(self.select_and_center)
         self.gantt.taskClicked.connect(lambda e: self.select_and_center([e["device"]]))

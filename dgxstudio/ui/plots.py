@@ -190,6 +190,12 @@ class GanttPlot(QWidget):
                            f" bubble {100 * result.bubble_fraction:.1f}%")
         self.plot.addItem(self.cursor)
 
+    def clear(self) -> None:
+        self.plot.clear()
+        self.bars.clear()
+        self.timeline, self.rows = [], []
+        self.plot.setTitle("Pipeline schedule")
+
     def set_time(self, t: float) -> None:
         self.cursor.setPos(t)
 

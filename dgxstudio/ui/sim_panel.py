@@ -7,7 +7,7 @@ editing while a run goes on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, Q
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ..analysis.gpuset import GpuSetError, select_gpus
+from ..report.provenance import document_ref
 from ..sim.training import TrainingError
 from ..sim.collectives import COLLECTIVES
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
@@ -38,6 +39,7 @@ class RunRequest:
     kind: str  # "collective", "sweep", "pipeline", "train"
     label: str
     total_bytes: float = 0.0
+    document: dict = field(default_factory=dict)  # the document it runs on: name and content hash
 
 
 class SimulationPanel(QWidget):
@@ -186,6 +188,7 @@ class SimulationPanel(QWidget):
         except (ValueError, GpuSetError, TrainingError) as exc:
             self._fail(str(exc))
             return
+        request.document = document_ref(topo)
         self.request = request
         self.progress.setValue(0)
         self.state.setText(f"Running {request.label}…")
@@ -244,6 +247,14 @@ class SimulationPanel(QWidget):
             return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(), self.train_micro.value(),
                                    overlap=self.overlap.isChecked())
         return train_job, RunRequest("train", label)
+
+    def reset(self) -> None:
+        """Back to idle for a new document: no run, no message from the last one."""
+        self._idle()
+        self.request = None
+        self.progress.setValue(0)
+        self.state.setText("Ready")
+        self.refresh_groups()
 
     def _on_progress(self, p) -> None:
         self.progress.setValue(int(1000 * min(max(p.fraction, 0.0), 1.0)))
@@ -316,6 +327,12 @@ class ResultsPanel(QWidget):
         layout.addWidget(QLabel("Runs this session:"))
         layout.addWidget(self.table)
         self.bottlenecks.itemClicked.connect(lambda item: self.linksClicked.emit(item.data(LINKS_ROLE) or []))
+
+    def clear(self) -> None:
+        """Forget every run (another document was opened)."""
+        self.summary.setText("No run yet")
+        self.bottlenecks.clear()
+        self.table.setRowCount(0)
 
     def _bottlenecks(self, items: list[dict]) -> None:
         self.bottlenecks.clear()

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFileDialog, QLabel, QSlider, QToolBar
 
+from ..report.provenance import stamp
+from ..units import format_size
+from .animation import STATE_COLORS
 from .plots import export_plot
+from .replay_structure import structures
+from .style import RING_COLORS
 
 
 class ReplayActions:
@@ -81,9 +87,39 @@ class ReplayActions:
         if request is not None and request.kind == "collective" and hasattr(progress, "sim_time_s"):
             self.live_plots.add_progress(progress, request.total_bytes)
 
-    def _show_result(self, request, result) -> None:
-        name = self.document.topology.name
+    def _run_started(self, label: str) -> None:
+        """A new run replaces what the last one left on the canvas and in the plots."""
+        self.live_plots.clear()
+        self.replayer.clear()
+        self.rings_overlay.hide()
+        self.legend.clear()
         self._gantt_result = None
+        self.time_label.setText(" running… ")
+        self.show_status(f"Running {label}…")
+
+    def _document_replaced(self) -> None:
+        """Runs, replay, overlays, results and plots belong to the document they ran on: all go when
+        another document opens (or New)."""
+        self.sim_panel.runner.shutdown()
+        self.sim_panel.reset()
+        self.replayer.clear()
+        self.rings_overlay.hide()
+        self.legend.clear()
+        self.session = {"runs": [], "sweeps": [], "pipelines": []}
+        self._gantt_result = None
+        self.results.clear()
+        self.live_plots.clear()
+        self.sweep_plot.clear()
+        self.gantt.clear()
+        self.scrubber.setValue(0)
+        self.time_label.setText(" no run ")
+
+    def _show_result(self, request, result) -> None:
+        if request.document:
+            stamp(result, request.document)
+        name = request.document.get("name") or self.document.topology.name
+        self._gantt_result = None
+        self.rings_overlay.hide()
         store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines"}.get(request.kind)
         if store:
             self.session[store].append(result)
@@ -91,10 +127,7 @@ class ReplayActions:
             self.results.show_collective(request, result, name)
             self.live_plots.show_result(result.sim)
             self.replayer.load(result.sim)
-            if self.sim_panel.show_rings.isChecked() and result.rings:
-                self.rings_overlay.show(result.rings)
-            else:
-                self.rings_overlay.hide()
+            self._show_structure(result, f"{result.collective} with {result.algorithm}")
             self.plot_tabs.setCurrentWidget(self.live_plots)
         elif request.kind == "sweep":
             self.results.show_sweep(request, result, name)
@@ -102,6 +135,8 @@ class ReplayActions:
             self.sweep_plot.add_curve(f"{name}: {first.collective} {first.requested_algorithm}",
                                       [r.size_bytes for r in result], [r.busbw_Bps for r in result], first.bound_busbw_Bps)
             self.replayer.load(result[-1].sim)
+            self._show_structure(result[-1], f"{first.collective} with {result[-1].algorithm} "
+                                             f"at {format_size(result[-1].size_bytes)}")
             self.plot_tabs.setCurrentWidget(self.sweep_plot)
         elif request.kind == "pipeline":
             self.results.show_pipeline(request, result, name)
@@ -109,13 +144,36 @@ class ReplayActions:
             self.gantt.set_result(result)
             self.replayer.load(result.sim)
             self.rings_overlay.show_stages(result.spec.stage_gpus)
+            self.legend.show_run(f"{result.spec.schedule} pipeline", [("stage order", QColor(RING_COLORS[0]), "line")],
+                                 {k: v for k, v in STATE_COLORS.items() if k in ("sending", "computing")})
             self.plot_tabs.setCurrentWidget(self.gantt)
         else:
             self.results.show_training(request, result, name)
         self.results_dock.raise_()
         self.show_status(f"Done: {request.label}")
 
+    def _show_structure(self, result, title: str) -> None:
+        """Draw the run's rings, trees or fans on the canvas and explain them in the legend."""
+        structs = structures(result.sim, result.rings)
+        if self.sim_panel.show_rings.isChecked():
+            self.rings_overlay.show_structures(structs, self.replayer.color_for)
+        names = self.document.topology.devices
+        series = []
+        for st in structs:
+            color = self.replayer.color_for(st.label)
+            if st.kind == "ring":
+                series.append((f"{st.label}: {len(st.order)} GPUs", color, "line"))
+            elif st.kind == "tree":
+                root = names[st.root].name if st.root in names else st.root
+                series.append((f"{st.label}: root {root}, {max(st.depth.values(), default=0)} levels", color, "line"))
+            else:
+                series.append((f"{st.label}: {len(st.edges)} transfers", color, "line"))
+        states = {k: v for k, v in STATE_COLORS.items() if k in ("sending", "reducing", "idle")}
+        self.legend.show_run(title, series, states, trees=any(st.kind == "tree" for st in structs))
+
     def export_current_plot(self, path: str | None = None) -> str | None:
+        if not isinstance(path, str):  # a menu action passes its checked state
+            path = None
         widget = self.plot_tabs.currentWidget()
         item, view = {id(self.live_plots): (self.live_plots.layout_widget.ci, self.live_plots.layout_widget),
                       id(self.sweep_plot): (self.sweep_plot.plot, self.sweep_plot.widget),
