@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 from ..model.builders import SYSTEM_BUILDERS, SYSTEM_LABELS
 from ..model.catalog import KIND_LABELS
 from ..model.clipboard import copy_selection, paste_command
-from ..model.commands import AddItems, Move, SetCollapsed
+from ..model.commands import AddItems, Macro, Move, SetCollapsed
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Device, Topology
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
@@ -192,8 +192,29 @@ class TopologyScene(QGraphicsScene):
         return None
 
     def toggle_group(self, gid: str) -> None:
-        collapsed = gid in self.topology.layout.collapsed
-        self.document.push(SetCollapsed(gid, not collapsed))
+        """Collapse or expand a group. Expanding draws the insides where the box was (one undo step with
+        the expand) and brings them into view."""
+        topo = self.topology
+        if gid not in topo.layout.collapsed:
+            self.document.push(SetCollapsed(gid, True))
+            return
+        name = topo.groups[gid].name
+        box = group_position(topo, gid)
+        members = [d for d in topo.devices_in_group(gid) if d in topo.layout.positions]
+        cmds = [SetCollapsed(gid, False)]
+        if members:
+            xs = [topo.layout.positions[d][0] for d in members]
+            ys = [topo.layout.positions[d][1] for d in members]
+            dx, dy = box[0] - (min(xs) + max(xs)) / 2, box[1] - (min(ys) + max(ys)) / 2
+            if abs(dx) > 1 or abs(dy) > 1:
+                moved = {d: (topo.layout.positions[d][0] + dx, topo.layout.positions[d][1] + dy) for d in members}
+                cmds.append(Move(moved, {d: topo.layout.positions[d] for d in members}))
+        self.document.push(Macro(cmds, f"expand {name}") if len(cmds) > 1 else cmds[0])
+        item = self.group_items.get(gid)
+        if item is not None:
+            rect = item.frame.adjusted(-20, -GroupItem.TITLE - 20, 20, 20)
+            for view in self.views():
+                view.centerOn(rect.center())
 
     # ---- selection -------------------------------------------------------------------------------
     def selected_ids(self) -> list[str]:

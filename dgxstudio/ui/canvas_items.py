@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
 
 from .style import FAMILY_COLORS, KIND_COLORS, icon_pixmap, link_width
@@ -17,6 +17,30 @@ MIME_PALETTE = "application/x-dgxstudio-palette"
 SELECTED = QColor("#1e6fd9")
 _FONT = QFont("Sans Serif", 8)
 _FONT_BOLD = QFont("Sans Serif", 9, QFont.Weight.Bold)
+
+
+def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = (9, 8, 7)) -> tuple[QFont, list[str]]:
+    """How to draw a name in a box so it never reads as another name: on one line at the largest size
+    that fits, else wrapped on up to ``lines`` lines, else elided in the middle (``DGX-1 …110``),
+    which keeps the end that tells one device from the next. The full name is in the tooltip."""
+    for size in sizes:
+        font = QFont("Sans Serif", size, QFont.Weight.Bold)
+        if QFontMetricsF(font).horizontalAdvance(text) <= width:
+            return font, [text]
+    font = QFont("Sans Serif", sizes[-1], QFont.Weight.Bold)
+    fm = QFontMetricsF(font)
+    words, out, current = text.split(" "), [], ""
+    for word in words:
+        trial = f"{current} {word}".strip()
+        if fm.horizontalAdvance(trial) <= width or not current:
+            current = trial
+        else:
+            out.append(current)
+            current = word
+    out.append(current)
+    if len(out) <= lines and all(fm.horizontalAdvance(line) <= width for line in out):
+        return font, out
+    return font, [fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)]
 
 
 class DeviceItem(QGraphicsItem):
@@ -43,6 +67,7 @@ class DeviceItem(QGraphicsItem):
         used = topo.used_ports(self.device_id)
         self.ports = " ".join(f"{g.name} {used.get(g.name, 0)}/{g.count}" for g in part.ports) if part else "unknown part"
         self.setToolTip(f"{dev.name} ({dev.id})\n{part.label if part else dev.part}\n{self.ports}")
+        self.label_font, self.label_lines = fit_label(dev.name, self.W - 38)
         self.update()
 
     def boundingRect(self) -> QRectF:
@@ -68,10 +93,9 @@ class DeviceItem(QGraphicsItem):
         painter.drawRoundedRect(rect, 6, 6)
         painter.drawPixmap(int(-self.W / 2 + 4), int(-self.H / 2 + 4), icon_pixmap(self.kind, 28))
         painter.setPen(QColor("#1b1b1b"))
-        painter.setFont(_FONT_BOLD)
+        painter.setFont(self.label_font)
         name_rect = QRectF(-self.W / 2 + 34, -self.H / 2 + 4, self.W - 38, 28)
-        painter.drawText(name_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         painter.fontMetrics().elidedText(self.name, Qt.TextElideMode.ElideMiddle, int(name_rect.width())))
+        painter.drawText(name_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, "\n".join(self.label_lines))
         if lod > 0.6:
             painter.setFont(_FONT)
             painter.setPen(QColor("#555555"))
@@ -111,6 +135,7 @@ class GroupItem(QGraphicsItem):
         g = topo.groups[group_id]
         inside = topo.devices_in_group(group_id)
         self.title = g.name
+        self.title_font, self.title_lines = fit_label(g.name, self.BOX_W - 58)
         self.summary = f"{sum(topo.devices[d].kind == 'gpu' for d in inside)} GPUs, {len(inside)} devices"
         self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nDouble-click to {'expand' if collapsed else 'collapse'}")
 
@@ -146,9 +171,9 @@ class GroupItem(QGraphicsItem):
             painter.drawRoundedRect(rect, 6, 6)
             painter.drawPixmap(int(rect.left() + 4), int(rect.top() + 6), icon_pixmap("system", 28))
             painter.setPen(QColor("#1b1b1b"))
-            painter.setFont(_FONT_BOLD)
+            painter.setFont(self.title_font)
             painter.drawText(QRectF(rect.left() + 36, rect.top() + 4, rect.width() - 58, 28),
-                             Qt.AlignmentFlag.AlignVCenter, self.title)
+                             Qt.AlignmentFlag.AlignVCenter, "\n".join(self.title_lines))
             painter.setFont(_FONT)
             painter.drawText(QRectF(rect.left() + 4, rect.top() + 36, rect.width() - 8, 24),
                              Qt.AlignmentFlag.AlignCenter, self.summary)
@@ -163,7 +188,11 @@ class GroupItem(QGraphicsItem):
         painter.drawRect(bar)
         painter.setPen(QColor("#1b1b1b"))
         painter.setFont(_FONT_BOLD)
-        painter.drawText(bar.adjusted(26, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, f"{self.title}  ({self.summary})")
+        text = f"{self.title}  ({self.summary})"
+        fm = painter.fontMetrics()
+        if fm.horizontalAdvance(text) > bar.width() - 30:  # drop the summary before cutting the name
+            text = fm.elidedText(self.title, Qt.TextElideMode.ElideMiddle, int(bar.width() - 30))
+        painter.drawText(bar.adjusted(26, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, text)
         painter.drawText(self.toggle_rect(), Qt.AlignmentFlag.AlignCenter, "-")
 
     def mouseDoubleClickEvent(self, event) -> None:

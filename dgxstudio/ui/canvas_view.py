@@ -29,6 +29,15 @@ class CanvasView(QGraphicsView):
         self._link_line: QGraphicsLineItem | None = None
         self._panning: QPointF | None = None
         self._space = False
+        scene.rebuilt.connect(self._scene_rebuilt)
+
+    def _scene_rebuilt(self) -> None:
+        """The scene dropped every item (an edit, undo or delete while a link was being dragged): the
+        rubber line is gone with them, so the drag ends here instead of using a deleted item."""
+        if self._link_line is not None:
+            self._link_line = None
+            self._link_from = None
+            self.canvas.statusMessage.emit("Link cancelled: the design changed while the link was being dragged")
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

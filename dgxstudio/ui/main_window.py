@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QLineEdit, QMainWindow, QTabWidget, QToolBar, QUndoView
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QLineEdit, QMainWindow, QTabWidget, QToolBar, QUndoView
 
 from ..model.catalog import default_catalog
 from ..model.presets import PRESETS
@@ -47,6 +47,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, QMainWindow):
         self._update_title()
         self.resize(1400, 900)
         self._restore_settings()
+        self.fit_to_screen()
         for message in default_catalog().messages:
             self.show_status(message)
         QTimer.singleShot(0, self.view.fit)
@@ -177,6 +178,19 @@ class MainWindow(FileActions, EditActions, ReplayActions, QMainWindow):
         self.addToolBar(tools)
         self._build_replay_bar()
         self._refresh_recent()
+
+    def fit_to_screen(self) -> None:
+        """Never larger than the screen's free area (a 1280x800 laptop included), so the status bar that
+        explains refused links stays on screen; a restored geometry from a larger screen is shrunk too."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        avail = screen.availableGeometry()
+        frame = 32  # the title bar the window manager adds
+        width, height = min(self.width(), avail.width()), min(self.height(), avail.height() - frame)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+            self.move(avail.left() + (avail.width() - width) // 2, avail.top() + (avail.height() - height - frame) // 2)
 
     # ---- title, status, settings ------------------------------------------------------------------
     def _update_title(self) -> None:
