@@ -120,11 +120,14 @@ def summary(data: ReportData) -> str:
     systems = sum(1 for g in topo.groups.values() if g.kind == "system")
     gpu_parts = Counter(topo.catalog.part(d.part).label if topo.catalog.part(d.part) else d.part for d in topo.gpus())
     what = ", ".join(f"{n} {label}" for label, n in gpu_parts.most_common()) or "no GPUs"
+    counts = [(kinds.get("nvswitch", 0), "NVSwitch", "NVSwitches"), (kinds.get("nic", 0), "NIC", "NICs"),
+              (kinds.get("ib_switch", 0) + kinds.get("eth_switch", 0), "network switch", "network switches"),
+              (sum(lk.count for lk in topo.links.values()), "physical link", "physical links")]
+    listed = [f"{n:,} {one if n == 1 else many}" for n, one, many in counts if n]
     parts = [f"{topo.name} is a design of {what}"
-             + (f" in {systems} system{'s' if systems != 1 else ''}" if systems else "")
-             + f", with {kinds.get('nvswitch', 0)} NVSwitches, {kinds.get('nic', 0)} NICs, "
-             f"{kinds.get('ib_switch', 0) + kinds.get('eth_switch', 0)} network switches and "
-             f"{sum(lk.count for lk in topo.links.values())} physical links."]
+             + (f" in {systems:,} system{'s' if systems != 1 else ''}" if systems else "")
+             + (", with " + ", ".join(listed[:-1]) + (" and " if len(listed) > 1 else "") + listed[-1] if listed else "")
+             + "."]
     r = a["rings"]
     parts.append(f"Its bisection bandwidth is {gbs(a['bisection']['bidir_Bps'])} GB/s bidirectional"
                  f"{'' if a['bisection']['exact'] else ' (upper bound)'}, and ring all-reduce can reach at most "
@@ -216,7 +219,8 @@ def build_blocks(data: ReportData) -> list:
         out.append(Table(["figure", "value"], [["makespan", f"{p.makespan_s * 1e3:.3f} ms"],
                                                ["bubble", f"{100 * p.bubble_fraction:.1f}%"],
                                                ["activations held at most per stage", p.peak_inflight]]))
-        out.append(Picture(f"gantt{i}", gantt_chart(p.timeline, f"{p.spec.schedule} schedule")))
+        timeline = [{**e, "device": _name(topo, e["device"])} for e in p.timeline]
+        out.append(Picture(f"gantt{i}", gantt_chart(timeline, f"{p.spec.schedule} schedule")))
 
     rows = []
     for t in sorted({lk.type for lk in topo.links.values()}):

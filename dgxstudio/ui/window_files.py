@@ -15,6 +15,14 @@ from .settings import MAX_RECENT, settings
 FILE_FILTER = f"DGX Studio topology (*{fileio.FILE_EXTENSION});;All files (*)"
 
 
+def with_extension(path: str, ext: str | None) -> str:
+    """The format chosen in a save dialog decides the extension: ``plan`` with PDF chosen is ``plan.pdf``."""
+    if not ext or path.lower().endswith(ext):
+        return path
+    root, current = os.path.splitext(path)
+    return (root if current.lower() in (".html", ".htm", ".pdf") else path) + ext
+
+
 class FileActions:
     """Mixed into MainWindow: everything that reads or writes files."""
 
@@ -171,9 +179,11 @@ class FileActions:
         return True
 
     def report_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export report", "report.html", "HTML report (*.html);;PDF report (*.pdf)")
+        filters = {"PDF report (*.pdf)": ".pdf", "HTML report (*.html)": ".html"}
+        path, chosen = QFileDialog.getSaveFileName(self, "Export report", f"{self.document.topology.name} report.pdf",
+                                                   ";;".join(filters))
         if path:
-            self.export_report(path)
+            self.export_report(with_extension(path, filters.get(chosen)))
 
     def export_report(self, path: str) -> bool:
         from ..analysis.summary import analyze

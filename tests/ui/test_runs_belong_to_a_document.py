@@ -105,3 +105,11 @@ def test_tree_replay_draws_two_trees_with_roots_and_levels_and_a_legend(make_win
     w.legend.grab().save(str(tmp_path / "legend.png"))
     w.grab().save("/tmp/shots15/tree_window.png") if __import__("os").path.isdir("/tmp/shots15") else None
     assert isinstance(next(iter(w.scene.device_items.values())), DeviceItem)
+
+
+def test_choosing_pdf_and_typing_a_bare_name_writes_a_pdf(make_window, qtbot, tmp_path, monkeypatch):
+    w = make_window("dgx1-v100")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "plan"), "PDF report (*.pdf)"))
+    action = next(a for a in w.findChildren(type(w.play_action)) if a.text().startswith("Export &report"))
+    action.trigger()
+    assert (tmp_path / "plan.pdf").read_bytes().startswith(b"%PDF") and not (tmp_path / "plan").exists()
