@@ -7,8 +7,10 @@ frame does not grow with hidden items. Positions come from the document's layout
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, QTimer, Signal
-from PySide6.QtGui import QColor
+import math
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, QTimer, Signal
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from ..model.builders import SYSTEM_BUILDERS, SYSTEM_LABELS
@@ -37,6 +39,7 @@ class TopologyScene(QGraphicsScene):
         self._syncing = False
         self._frames_pending = False
         self._hidden: dict[str, str] = {}
+        self.grid = 0.0  # snap moved items to this grid (0: off)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(QColor("#fbfbfb"))
         document.modelChanged.connect(self._on_model_event)
@@ -165,6 +168,32 @@ class TopologyScene(QGraphicsScene):
         self._press_positions = {self._key(i): (i.pos().x(), i.pos().y()) for i in self.selectedItems()
                                  if self._key(i) is not None}
 
+    def set_grid(self, size: float) -> None:
+        self.grid = size
+        self.update()
+
+    def drawBackground(self, painter, rect) -> None:
+        super().drawBackground(painter, rect)
+        if not self.grid:
+            return
+        g = self.grid
+        painter.setPen(QPen(QColor("#e4e4e4"), 0))
+        x = math.floor(rect.left() / g) * g
+        lines = []
+        while x < rect.right() and len(lines) < 4000:
+            lines.append(QLineF(x, rect.top(), x, rect.bottom()))
+            x += g
+        y = math.floor(rect.top() / g) * g
+        while y < rect.bottom() and len(lines) < 8000:
+            lines.append(QLineF(rect.left(), y, rect.right(), y))
+            y += g
+        painter.drawLines(lines)
+
+    def _snapped(self, x: float, y: float) -> tuple[float, float]:
+        if not self.grid:
+            return (round(x, 3), round(y, 3))
+        return (round(x / self.grid) * self.grid, round(y / self.grid) * self.grid)
+
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
         moved, old = {}, {}
@@ -173,7 +202,9 @@ class TopologyScene(QGraphicsScene):
             if key is None or key not in self._press_positions:
                 continue
             before = self._press_positions[key]
-            now = (round(i.pos().x(), 3), round(i.pos().y(), 3))
+            now = self._snapped(i.pos().x(), i.pos().y())
+            if self.grid and (now[0], now[1]) != (i.pos().x(), i.pos().y()):
+                i.setPos(*now)
             if abs(now[0] - before[0]) > 0.5 or abs(now[1] - before[1]) > 0.5:
                 moved[key] = now
                 old[key] = self.topology.layout.positions.get(key)

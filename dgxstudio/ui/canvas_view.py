@@ -8,7 +8,7 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView
 
 from ..model.connect import propose_link
-from .canvas_items import MIME_PALETTE, DeviceItem
+from .canvas_items import MIME_PALETTE, DeviceItem, GroupItem, LinkItem
 
 class CanvasView(QGraphicsView):
     """Zoom with the wheel or keys, pan with the middle button (or Space + drag), rubber-band select
@@ -16,6 +16,7 @@ class CanvasView(QGraphicsView):
 
     zoomChanged = Signal(float)
     resized = Signal()
+    contextMenuRequested = Signal(object, QPointF, object)  # item under the mouse (or None), scene point, global point
 
     def __init__(self, scene):
         super().__init__(scene)
@@ -42,6 +43,12 @@ class CanvasView(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.resized.emit()
+
+    def contextMenuEvent(self, event) -> None:
+        scene_pos = self.mapToScene(event.pos())
+        item = next((i for i in self.scene().items(scene_pos) if isinstance(i, (DeviceItem, GroupItem, LinkItem))), None)
+        self.contextMenuRequested.emit(item, scene_pos, event.globalPos())
+        event.accept()
 
     # zoom
     def zoom(self, factor: float) -> None:

@@ -23,10 +23,11 @@ from .sim_panel import ResultsPanel, SimulationPanel
 from .style import icon
 from .window_editing import MIME_CLIP, EditActions  # noqa: F401
 from .window_files import FILE_FILTER, FileActions  # noqa: F401
+from .window_habits import HabitActions
 from .window_replay import ReplayActions
 
 
-class MainWindow(FileActions, EditActions, ReplayActions, QMainWindow):
+class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWindow):
     def __init__(self, topology: Topology, path: str | None = None, preset: str | None = None):
         super().__init__()
         self.setWindowIcon(icon("dgxstudio"))
@@ -146,12 +147,14 @@ class MainWindow(FileActions, EditActions, ReplayActions, QMainWindow):
         self._action(e, "&Find device…", self.focus_find, QKeySequence.StandardKey.Find)
 
         v = bar.addMenu("&View")
-        self._action(v, "Zoom &in", lambda: self.view.zoom(1.25), QKeySequence.StandardKey.ZoomIn)
+        zoom_in = self._action(v, "Zoom &in", lambda: self.view.zoom(1.25), QKeySequence.StandardKey.ZoomIn)
+        zoom_in.setShortcuts([*zoom_in.shortcuts(), QKeySequence("Ctrl+=")])
         self._action(v, "Zoom &out", lambda: self.view.zoom(0.8), QKeySequence.StandardKey.ZoomOut)
         self._action(v, "&Fit to view", self.view.fit, "F")
         self._action(v, "&Auto-layout", self.auto_layout, "Ctrl+L")
         self._action(v, "&Collapse all systems", lambda: self.set_all_collapsed(True))
         self._action(v, "&Expand all systems", lambda: self.set_all_collapsed(False))
+        self._build_habits(e, v)
         v.addSeparator()
         for dock in (self.palette_dock, self.inspector_dock, self.history_dock, self.minimap_dock, self.findings_dock):
             v.addAction(dock.toggleViewAction())
@@ -166,6 +169,10 @@ class MainWindow(FileActions, EditActions, ReplayActions, QMainWindow):
         v.addAction(self.plots_dock.toggleViewAction())
 
         h = bar.addMenu("&Help")
+        self._action(h, "&User guide", self.user_guide, QKeySequence.StandardKey.HelpContents,
+                     "a short tour of DGX Studio, with pictures")
+        self._action(h, "&Keyboard shortcuts", self.shortcut_list, "Ctrl+/", "every shortcut in one list")
+        h.addSeparator()
         self._action(h, "&About DGX Studio", self.about)
 
         tools = QToolBar("Find")

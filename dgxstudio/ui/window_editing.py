@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QMimeData, QTimer
+from PySide6.QtCore import QMimeData, QPointF, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 from shiboken6 import isValid
 
@@ -12,6 +12,8 @@ from ..model import fileio
 from ..model.clipboard import CLIP_FORMAT, copy_selection, paste_command
 from ..model.commands import Macro, Move, RemoveItems, SetCollapsed
 from ..model.layout import auto_layout
+
+from .window_habits import cursor_scene_pos
 
 MIME_CLIP = "application/x-dgxstudio-clip"
 
@@ -52,7 +54,9 @@ class EditActions:
         self.scene.select_ids(mapping.values())
         self.show_status(f"{what.capitalize()}d {len(clip['devices'])} devices and {len(clip['links'])} links")
 
-    def paste(self) -> None:
+    def paste(self, at=None) -> None:
+        """Paste the clipboard: at ``at`` (a canvas point, from the context menu), else under the mouse
+        when it is over the canvas, else beside the originals. Copies get names of their own."""
         data = QApplication.clipboard().mimeData()
         if data is None or not data.hasFormat(MIME_CLIP):
             self.show_status("Nothing to paste")
@@ -65,7 +69,14 @@ class EditActions:
         if not isinstance(clip, dict) or clip.get("format") != CLIP_FORMAT:
             self.show_status("The clipboard holds no DGX Studio selection")
             return
-        self._paste_clip(clip, "paste")
+        where = at if isinstance(at, QPointF) else cursor_scene_pos(self.view)
+        if where is None:
+            self._paste_clip(clip, "paste")
+            return
+        try:
+            self.paste_at(clip, where)
+        except fileio.TopologyFileError as exc:
+            self.show_status(f"Cannot paste: {exc}")
 
     def duplicate(self) -> None:
         ids = self.scene.selected_device_ids()
