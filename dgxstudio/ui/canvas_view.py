@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView
+from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsSimpleTextItem, QGraphicsView, QMenu
 
-from ..model.connect import propose_link
+from ..model.connect import link_options
 from .canvas_items import MIME_PALETTE, DeviceItem, GroupItem, LinkItem
 
 class CanvasView(QGraphicsView):
@@ -30,11 +30,13 @@ class CanvasView(QGraphicsView):
         self._link_line: QGraphicsLineItem | None = None
         self._panning: QPointF | None = None
         self._space = False
+        self._port_hint: QGraphicsSimpleTextItem | None = None
         scene.rebuilt.connect(self._scene_rebuilt)
 
     def _scene_rebuilt(self) -> None:
         """The scene dropped every item (an edit, undo or delete while a link was being dragged): the
         rubber line is gone with them, so the drag ends here instead of using a deleted item."""
+        self._port_hint = None  # gone with the other items
         if self._link_line is not None:
             self._link_line = None
             self._link_from = None
@@ -113,10 +115,15 @@ class CanvasView(QGraphicsView):
             self._link_line.setLine(line.x1(), line.y1(), scene_pos.x(), scene_pos.y())
             target = self._device_at(scene_pos)
             if target is not None and target != self._link_from:
-                proposal = propose_link(self.canvas.topology, self._link_from, target)
-                color = QColor("#2e9c2e") if proposal.ok else QColor("#d00000")
+                options = link_options(self.canvas.topology, self._link_from, target)
+                ok = options[0].ok
+                color = QColor("#2e9c2e") if ok else QColor("#d00000")
                 self._link_line.setPen(QPen(color, 2.5, Qt.PenStyle.DashLine))
-                self.canvas.statusMessage.emit(proposal.description if proposal.ok else f"Cannot link: {proposal.reason}")
+                self._show_port_hint(target)
+                more = f" — {len(options)} ways fit: hold Shift when releasing to choose" if ok and len(options) > 1 else ""
+                self.canvas.statusMessage.emit(options[0].description + more if ok else f"Cannot link: {options[0].reason}")
+            else:
+                self._show_port_hint(None)
             return
         super().mouseMoveEvent(event)
 
@@ -129,19 +136,58 @@ class CanvasView(QGraphicsView):
             scene_pos = self.mapToScene(event.position().toPoint())
             self.scene().removeItem(self._link_line)
             self._link_line = None
+            self._show_port_hint(None)
             source, self._link_from = self._link_from, None
             target = self._device_at(scene_pos)
             if target is None or target == source:
                 self.canvas.statusMessage.emit("Link cancelled: release over another device to connect")
                 return
-            proposal = propose_link(self.canvas.topology, source, target)
-            if proposal.ok:
-                self.canvas.document.push(proposal.command)
-                self.canvas.statusMessage.emit(f"Connected: {proposal.description}")
+            options = link_options(self.canvas.topology, source, target)
+            if not options[0].ok:
+                self.canvas.statusMessage.emit(f"Link refused: {options[0].reason}")
+            elif len(options) > 1 and event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self._choose_link(options, event.globalPosition().toPoint())
             else:
-                self.canvas.statusMessage.emit(f"Link refused: {proposal.reason}")
+                self._connect(options[0])
             return
         super().mouseReleaseEvent(event)
+
+    def _connect(self, proposal) -> None:
+        self.canvas.document.push(proposal.command)
+        self.canvas.statusMessage.emit(f"Connected: {proposal.description}")
+
+    def _choose_link(self, options, global_pos) -> QMenu:
+        """A small menu of every link type and port group that fits; choosing one connects."""
+        menu = QMenu(self)
+        menu.setObjectName("linkChoiceMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.addSection("Connect with")
+        for proposal in options:
+            menu.addAction(proposal.description, lambda p=proposal: self._connect(p))
+        menu.popup(global_pos)
+        self.link_menu = menu
+        return menu
+
+    def _show_port_hint(self, device_id: str | None) -> None:
+        """Beside the device under the dragged link: its port groups and how many of each are free."""
+        if self._port_hint is not None:
+            try:
+                self.scene().removeItem(self._port_hint)
+            except RuntimeError:
+                pass
+            self._port_hint = None
+        item = self.canvas.device_items.get(device_id) if device_id else None
+        part = self.canvas.topology.part_of(device_id) if device_id else None
+        if item is None or part is None:
+            return
+        free = self.canvas.topology.free_ports(device_id)
+        text = "\n".join(f"{g.name}: {free.get(g.name, 0)} of {g.count} free" for g in part.ports)
+        hint = QGraphicsSimpleTextItem(text)
+        hint.setBrush(QColor("#1b1b1b"))
+        hint.setPos(item.scenePos() + QPointF(DeviceItem.W / 2 + 14, -DeviceItem.H / 2))
+        hint.setZValue(11)
+        self.scene().addItem(hint)
+        self._port_hint = hint
 
     # drops from the palette
     def dragEnterEvent(self, event) -> None:

@@ -190,3 +190,36 @@ def test_link_count_is_limited_by_free_ports(make_window, qtbot):
     w.select_and_center([lid])
     spin = w.inspector.fields["count"]
     assert spin.maximum() == topo.links[lid].count
+
+
+def test_dragging_a_link_shows_free_ports_and_shift_chooses_type_and_port_group(make_window, qtbot):
+    from PySide6.QtCore import QEvent, QPointF
+    from PySide6.QtGui import QMouseEvent
+
+    from dgxstudio.model.topology import Topology
+    from .conftest import send_mouse
+
+    w = make_window(topology=Topology("t"))
+    w.view.resetTransform()
+    centre = w.view.mapToScene(w.view.viewport().rect().center())
+    nic = w.scene.drop("part:connectx-6-hdr", centre - QPointF(150, 0))[0]
+    switch = w.scene.drop("part:ib-switch-hdr-40", centre + QPointF(150, 0))[0]
+    a, b = w.scene.device_items[nic], w.scene.device_items[switch]
+    vp = w.view.viewport()
+    handle = w.view.mapFromScene(a.mapToScene(a.handle_center()))
+    target = w.view.mapFromScene(b.scenePos())
+    send_mouse(vp, QEvent.Type.MouseButtonPress, handle)
+    send_mouse(vp, QEvent.Type.MouseMove, target, button=Qt.MouseButton.NoButton)
+    hint = w.view._port_hint
+    assert hint is not None and "free" in hint.text() and "2 ways fit" in w.status.text()
+    release = QMouseEvent(QEvent.Type.MouseButtonRelease, QPointF(target), QPointF(vp.mapToGlobal(target)),
+                          Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.ShiftModifier)
+    QApplication.sendEvent(vp, release)
+    menu = w.view.link_menu
+    assert menu.isVisible() and w.view._port_hint is None
+    choices = [a for a in menu.actions() if "between" in a.text()]
+    assert [c.text().split(" between")[0] for c in choices] == ["InfiniBand HDR", "InfiniBand EDR"]
+    choices[1].trigger()
+    (link,) = w.document.topology.links.values()
+    assert link.type == w.document.topology.catalog.link_type(link.type).id and "edr" in link.type.lower()
+    menu.close()
