@@ -24,6 +24,7 @@ class Inspector(QWidget):
         self.outer.addWidget(self.title)
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.outer.addWidget(self.form_host)
         self.outer.addStretch(1)
         self.fields: dict[str, QWidget] = {}
@@ -50,6 +51,8 @@ class Inspector(QWidget):
         self.fields.clear()
 
     def _row(self, label: str, widget: QWidget, key: str | None = None) -> None:
+        if isinstance(widget, QLabel):  # long figures wrap instead of widening the dock for good
+            widget.setWordWrap(True)
         self.form.addRow(label, widget)
         if key:
             self.fields[key] = widget

@@ -79,6 +79,10 @@ class LivePlots(QWidget):
         self._t.append(progress.sim_time_s)
         self._bytes.append(progress.fraction * total_bytes)
         self.delivered_curve.setData(self._t, self._bytes)
+        if len(self._t) > 1:  # throughput fills in with it: bytes delivered between two reports
+            t, b = np.array(self._t), np.array(self._bytes)
+            rate = np.diff(b) / np.maximum(np.diff(t), 1e-30)
+            self.rate_curve.setData(t, np.append(rate, rate[-1]))
         self.updates += 1
 
     def show_result(self, sim, top: int = 5) -> None:
@@ -111,16 +115,32 @@ class LivePlots(QWidget):
             self.util_curves.append(curve)
 
 
+class SizeAxis(pg.AxisItem):
+    """A log axis of message sizes labelled 1 KiB, 64 KiB, 1 MiB ... (not SI-scaled bytes)."""
+
+    def tickStrings(self, values, scale, spacing):
+        out = []
+        for v in values:
+            size = 10 ** v
+            for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+                if size >= f:
+                    out.append(f"{size / f:.3g} {unit}")
+                    break
+            else:
+                out.append(f"{size:.3g} B")
+        return out
+
+
 class SweepPlot(QWidget):
     """Bus bandwidth against message size (log axis), one curve per algorithm or topology."""
 
     def __init__(self):
         super().__init__()
-        self.widget = pg.PlotWidget(title="Bus bandwidth vs message size")
+        self.widget = pg.PlotWidget(title="Bus bandwidth vs message size", axisItems={"bottom": SizeAxis("bottom")})
         QVBoxLayout(self).addWidget(self.widget)
         self.plot = self.widget.getPlotItem()
         self.plot.setLogMode(x=True, y=False)
-        self.plot.setLabel("bottom", "message size", units="B")
+        self.plot.setLabel("bottom", "message size")
         self.plot.setLabel("left", "bus bandwidth", units="B/s")
         self.plot.addLegend(offset=(10, 10))
         self.plot.showGrid(x=True, y=True, alpha=0.3)
