@@ -49,3 +49,15 @@ def test_replay_bar_controls_have_tooltips(make_window):
         if button.defaultAction() is not None and button.isVisible():
             assert button.toolTip() and button.toolTip() != button.text(), button.text()
     assert w.scrubber.toolTip() and w.speed.toolTip()
+
+
+def test_a_missing_xcb_cursor_library_is_named(monkeypatch):
+    import ctypes.util
+
+    from dgxstudio.ui.app import missing_display_libraries
+
+    real = ctypes.util.find_library
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None if name == "xcb-cursor" else real(name))
+    assert missing_display_libraries({"DISPLAY": ":0"}) == ["libxcb-cursor0"]
+    assert missing_display_libraries({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}) == []
+    assert missing_display_libraries({"WAYLAND_DISPLAY": "wayland-0", "DISPLAY": ":0"}) == []
