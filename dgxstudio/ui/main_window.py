@@ -77,6 +77,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.sim_panel = SimulationPanel(self.document, self.scene.selected_device_ids)
         self.sim_dock = self._dock("Simulation", self.sim_panel, Qt.DockWidgetArea.LeftDockWidgetArea, "simulation")
         self.results = ResultsPanel()
+        self.results.namer = self._name_of
         self.results_dock = self._dock("Results", self.results, Qt.DockWidgetArea.BottomDockWidgetArea, "results")
         self.live_plots, self.sweep_plot, self.gantt = LivePlots(), SweepPlot(), GanttPlot()
         self.plot_tabs = QTabWidget()
@@ -185,6 +186,12 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.addToolBar(tools)
         self._build_replay_bar()
         self._refresh_recent()
+
+    def _name_of(self, obj_id: str) -> str:
+        topo = self.document.topology
+        if obj_id in topo.devices:
+            return topo.devices[obj_id].name
+        return topo.groups[obj_id].name if obj_id in topo.groups else obj_id
 
     def fit_to_screen(self) -> None:
         """Never larger than the screen's free area (a 1280x800 laptop included), so the status bar that

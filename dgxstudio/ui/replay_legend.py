@@ -65,7 +65,24 @@ class ReplayLegend(QFrame):
         self.rows.setContentsMargins(8, 6, 8, 6)
         self.rows.setSpacing(2)
         self.entries: list[str] = []
+        self.folded = False
+        self.setToolTip("What the colours and marks of the replay mean; click to fold or unfold")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.hide()
+
+    def mousePressEvent(self, event) -> None:
+        """A click folds the legend to its title (so it hides less of the canvas) or unfolds it."""
+        self.folded = not self.folded
+        head = self.rows.itemAt(0).widget() if self.rows.count() else None
+        if isinstance(head, QLabel):
+            head.setText(head.text()[:-1] + ("▸" if self.folded else "▾"))
+        for i in range(1, self.rows.count()):
+            w = self.rows.itemAt(i).widget()
+            if w is not None:
+                w.setVisible(not self.folded)
+        self.adjustSize()
+        self.place()
+        event.accept()
 
     def clear(self) -> None:
         while self.rows.count():
@@ -92,7 +109,7 @@ class ReplayLegend(QFrame):
         """``series``: (label, colour, mark) for each ring, tree or phase the run draws; ``states``: the GPU
         states it can show."""
         self.clear()
-        heading = QLabel(f"<b>{title}</b>")
+        heading = QLabel(f"<b>{title}</b> {'▸' if self.folded else '▾'}")
         self.rows.addWidget(heading)
         self.entries.append(title)
         for label, color, mark in series[:MAX_ROWS]:
@@ -106,6 +123,10 @@ class ReplayLegend(QFrame):
         self._row(_Swatch("line", QColor("#c8c8c8")), "link idle at this moment")
         for state, color in states.items():
             self._row(_Swatch("box", color), f"device {state}")
+        for i in range(1, self.rows.count()):
+            w = self.rows.itemAt(i).widget()
+            if w is not None:
+                w.setVisible(not self.folded)
         self.adjustSize()
         self.place()
         self.show()

@@ -60,8 +60,10 @@ class SimulationPanel(QWidget):
         self.tabs.addTab(self._pipeline_tab(), "Pipeline")
         self.tabs.addTab(self._training_tab(), "Training")
         self.run_button = QPushButton("Run")
+        self.run_button.setToolTip('Run the simulation set up below on this design (Ctrl+R); a run in progress is replaced')
         self.run_button.setObjectName("runButton")
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip('Stop the running simulation (Ctrl+.)')
         self.cancel_button.setObjectName("cancelButton")
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
@@ -93,16 +95,24 @@ class SimulationPanel(QWidget):
         w = QWidget()
         f = QFormLayout(w)
         self.collective = QComboBox()
+        self.collective.setToolTip('The collective operation, as nccl-tests names it')
         self.collective.addItems(COLLECTIVES)
         self.algorithm = QComboBox()
+        self.algorithm.setToolTip("How the collective is carried out: auto picks the fastest for the size; ring, multi-ring and tree are NCCL's")
         self.algorithm.addItems(ALGORITHMS)
         self.size = QLineEdit("256MiB")
+        self.size.setToolTip('Bytes per GPU, e.g. 256MiB, 1GB, 4096')
         self.chunk = QLineEdit(format_size(DEFAULT_CHUNK).replace(" ", ""))
+        self.chunk.setToolTip('Pipelining chunk: each ring or tree step moves pieces of this size')
         self.gpu_set = QComboBox()
+        self.gpu_set.setToolTip('Which GPUs take part: all, those selected on the canvas, or a group')
         self.figures = QComboBox()
+        self.figures.setToolTip("Link bandwidths as the catalog's peak, or as achievable (peak x measured efficiency)")
         self.figures.addItems(["peak", "achievable"])
         self.sweep = QCheckBox("size sweep")
+        self.sweep.setToolTip('Run every power-of-two size in the range instead of one size')
         self.sweep_range = QLineEdit("1KiB:4GiB")
+        self.sweep_range.setToolTip('Smallest and largest size of the sweep, e.g. 1KiB:4GiB')
         self.show_rings = QCheckBox("show rings")
         self.show_rings.setToolTip("draw the rings used by the run over the canvas, one colour each")
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
@@ -115,14 +125,18 @@ class SimulationPanel(QWidget):
         w = QWidget()
         f = QFormLayout(w)
         self.schedule = QComboBox()
+        self.schedule.setToolTip('Pipeline schedule: GPipe (all forwards, then all backwards), 1F1B or interleaved')
         self.schedule.addItems(SCHEDULES)
         self.stages = QSpinBox()
+        self.stages.setToolTip('Pipeline stages, one GPU each, in the order of the GPU set')
         self.stages.setRange(1, 1024)
         self.stages.setValue(4)
         self.microbatches = QSpinBox()
+        self.microbatches.setToolTip('Micro-batches per iteration')
         self.microbatches.setRange(1, 4096)
         self.microbatches.setValue(8)
         self.chunks = QSpinBox()
+        self.chunks.setToolTip('Model chunks per GPU (interleaved schedule)')
         self.chunks.setRange(1, 16)
         self.from_model = QCheckBox("from the model")
         self.from_model.setToolTip("times and boundary bytes from GPT-3 XL (24 layers, hidden 2048, sequence 2048),"
@@ -132,6 +146,7 @@ class SimulationPanel(QWidget):
         self.bwd = QLineEdit("4ms")
         self.bwd.setToolTip(self.fwd.toolTip())
         self.activation = QLineEdit("16MiB")
+        self.activation.setToolTip('Bytes sent from one stage to the next per micro-batch (0: compute only)')
         self.from_model.toggled.connect(lambda on: [w.setEnabled(not on) for w in (self.fwd, self.bwd, self.activation)])
         for label, widget in (("Schedule", self.schedule), ("Stages", self.stages), ("Micro-batches", self.microbatches),
                               ("Model chunks", self.chunks), ("Times", self.from_model), ("Forward", self.fwd),
@@ -145,10 +160,14 @@ class SimulationPanel(QWidget):
         w = QWidget()
         f = QFormLayout(w)
         self.dp, self.tp, self.pp = QSpinBox(), QSpinBox(), QSpinBox()
+        self.dp.setToolTip("Data-parallel replicas: each holds the whole model and all-reduces gradients")
+        self.tp.setToolTip("Tensor-parallel GPUs per layer: all-reduce inside every layer (keep it inside a system)")
+        self.pp.setToolTip("Pipeline stages: the layers split across GPUs, activations sent stage to stage")
         for s in (self.dp, self.tp, self.pp):
             s.setRange(1, 100_000)
         self.tp.setValue(8)
         self.train_micro = QSpinBox()
+        self.train_micro.setToolTip('Micro-batches per training iteration')
         self.train_micro.setRange(1, 4096)
         self.train_micro.setValue(8)
         self.overlap = QCheckBox("overlap")
@@ -328,6 +347,11 @@ class ResultsPanel(QWidget):
         layout.addWidget(self.table)
         self.bottlenecks.itemClicked.connect(lambda item: self.linksClicked.emit(item.data(LINKS_ROLE) or []))
 
+    @staticmethod
+    def namer(obj_id: str) -> str:
+        """The name shown for a device id (the window sets this to the document's names)."""
+        return obj_id
+
     def clear(self) -> None:
         """Forget every run (another document was opened)."""
         self.summary.setText("No run yet")
@@ -337,9 +361,10 @@ class ResultsPanel(QWidget):
     def _bottlenecks(self, items: list[dict]) -> None:
         self.bottlenecks.clear()
         for b in items:
-            item = QListWidgetItem(f"{', '.join(b['links'])}  {b['from']} → {b['to']}: {100 * b['utilization']:.1f}% busy,"
+            item = QListWidgetItem(f"{self.namer(b['from'])} → {self.namer(b['to'])}: {100 * b['utilization']:.1f}% busy,"
                                    f" {b['capacity_per_direction_Bps'] / 1e9:.1f} GB/s per direction")
             item.setData(LINKS_ROLE, b["links"])
+            item.setToolTip(f"links {', '.join(b['links'])}; click to select them on the canvas")
             self.bottlenecks.addItem(item)
 
     def _row(self, cells: list[str]) -> None:

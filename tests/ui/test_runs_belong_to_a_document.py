@@ -113,3 +113,13 @@ def test_choosing_pdf_and_typing_a_bare_name_writes_a_pdf(make_window, qtbot, tm
     action = next(a for a in w.findChildren(type(w.play_action)) if a.text().startswith("Export &report"))
     action.trigger()
     assert (tmp_path / "plan.pdf").read_bytes().startswith(b"%PDF") and not (tmp_path / "plan").exists()
+
+
+def test_a_click_folds_the_legend_so_it_hides_less_of_the_canvas(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    run(w, qtbot, size="16MiB")
+    tall = w.legend.height()
+    qtbot.mouseClick(w.legend, Qt.MouseButton.LeftButton)
+    assert w.legend.folded and w.legend.height() < tall / 2 and w.legend.isVisible()
+    qtbot.mouseClick(w.legend, Qt.MouseButton.LeftButton)
+    assert not w.legend.folded and w.legend.height() >= tall - 2
