@@ -81,8 +81,10 @@ def preset_names() -> list[str]:
 
 def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk", default="4MiB", help="pipelining chunk (default 4MiB)")
-    p.add_argument("--figures", choices=["peak", "achievable"], default="peak",
-                   help="link figures: the catalog's raw numbers or its achievable efficiencies")
+    p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
+                   help="link figures: achievable (default: what nccl-tests measure) or peak (the white-paper bound)")
+    p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], default="auto",
+                   help="NCCL protocol for ring/tree/nvls/collnet (default auto: NCCL's cost model picks)")
     p.add_argument("--spread", choices=["even", "hash"], default="even",
                    help="tied routes: spread evenly (adaptive routing) or pick one by hash")
     p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")

@@ -4,14 +4,21 @@ Every link bundle (parallel links between two devices) is full duplex: two chann
 bundle's per-direction capacity. A route minimises the sum over its hops of 1 / (bundle bandwidth),
 so NVLink beats a PCIe detour of the same length; it never passes through a GPU, nor through the
 insides of a system other than the two it joins. Where several
-routes tie (6 NVSwitches, 16 spines) a transfer is spread evenly over them, or pinned to one by a hash.
+routes tie (16 spines) a transfer is spread evenly over them, or pinned to one by a hash.
+
+Two GPUs joined by NVLink (directly or through NVSwitches) talk over NVLink only, never over PCIe or
+a CPU, and their traffic spreads over every NVSwitch plane in proportion to what each plane offers
+the pair (the DGX H100's 5/4/4/5 NVLinks per GPU to its four switches give shares 5:4:4:5), as the
+hardware sprays a peer's traffic over all its NVLink ports.
 """
 
 from __future__ import annotations
 
 import hashlib
 import heapq
-from dataclasses import dataclass
+import math
+from collections import deque
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,6 +45,11 @@ class Route:
     channels: np.ndarray
     weights: np.ndarray
     latency_s: float
+    cap_Bps: float = math.inf
+
+    def capped(self, cap_Bps: float) -> "Route":
+        """The same route with its rate limited to ``cap_Bps`` (a protocol's per-channel ceiling)."""
+        return self if cap_Bps >= self.cap_Bps else replace(self, cap_Bps=cap_Bps)
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -66,6 +78,12 @@ class Router:
         cost = {key: 1e9 / b.bandwidth for key, b in self.fabric.bundles.items()}
         self._adj_cost = {u: [(v, cost[bundle_key(u, v)]) for v in vs] for u, vs in self.fabric.adj.items()}
         self._gpus = {d for d, k in self.fabric.kind.items() if k == "gpu"}
+        # The NVLink world: bundles of the nvlink family, entered through NVSwitches only.
+        self._nvl_adj: dict[str, list[str]] = {}
+        for key, b in self.fabric.bundles.items():
+            if b.family == "nvlink":
+                self._nvl_adj.setdefault(key[0], []).append(key[1])
+                self._nvl_adj.setdefault(key[1], []).append(key[0])
         # A route between two systems never detours through a third system's insides.
         self._system = {d: topo.system_of(d) for d in topo.devices}
         self._cache: dict[tuple[str, str], Route] = {}
@@ -137,10 +155,40 @@ class Router:
         return sum(fab.hop_latency[d] for d in devices) + sum(
             fab.bundle(devices[i], devices[i + 1]).latency_s for i in range(len(devices) - 1))
 
-    def _route(self, paths: list[list[str]]) -> Route:
-        share = 1.0 / len(paths)
+    def _nvlink_paths(self, src: str, dst: str) -> tuple[list[list[str]], list[float]] | None:
+        """Fewest-hop NVLink paths between two GPUs (through NVSwitches, never a third GPU), each
+        weighted by the bandwidth it offers the pair (its narrowest bundle); None without NVLink."""
+        adj = self._nvl_adj
+        if src not in adj or dst not in adj or src not in self._gpus or dst not in self._gpus:
+            return None
+        level = {src: 0}
+        preds: dict[str, list[str]] = {src: []}
+        queue = deque([src])
+        while queue:
+            u = queue.popleft()
+            if u == dst:
+                continue
+            if u in self._gpus and u != src:
+                continue
+            for v in adj[u]:
+                if v not in level:
+                    level[v] = level[u] + 1
+                    preds[v] = [u]
+                    queue.append(v)
+                elif level[v] == level[u] + 1:
+                    preds[v].append(u)
+        if dst not in level:
+            return None
+        paths = self._enumerate(preds, src, dst)
+        fab = self.fabric
+        weights = [min(fab.bundle(p[i], p[i + 1]).bandwidth for i in range(len(p) - 1)) for p in paths]
+        return paths, weights
+
+    def _route(self, paths: list[list[str]], weights: list[float] | None = None) -> Route:
+        total = float(sum(weights)) if weights else float(len(paths))
+        shares = [w / total for w in weights] if weights else [1.0 / len(paths)] * len(paths)
         load: dict[int, float] = {}
-        for p in paths:
+        for p, share in zip(paths, shares):
             for c in self._path_channels(p):
                 load[c] = load.get(c, 0.0) + share
         chans = np.fromiter(load, dtype=np.int64, count=len(load))
@@ -158,6 +206,16 @@ class Router:
         for end in (src, dst):
             if end not in self.topo.devices:
                 raise RoutingError(f"no device {end!r}")
+        nvl = self._nvlink_paths(src, dst)
+        if nvl is not None:
+            paths, weights = nvl
+            if self.spread == "hash" and len(paths) > 1:
+                digest = hashlib.blake2b(f"{src}>{dst}".encode(), digest_size=8).digest()
+                k = int.from_bytes(digest, "little") % len(paths)
+                paths, weights = [paths[k]], None
+            route = self._route(paths, weights)
+            self._cache[key] = route
+            return route
         preds = self._dag(src, dst)
         if preds is None:
             raise RoutingError(f"no route from {self.topo.devices[src].name} ({src}) to "

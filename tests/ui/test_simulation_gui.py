@@ -15,7 +15,7 @@ def finished(thread) -> bool:
     return not isValid(thread) or thread.isFinished()
 
 
-def configure(w, collective="all-reduce", algorithm="multi-ring", size="256MiB", tab=0, chunk="4MiB"):
+def configure(w, collective="all-reduce", algorithm="ring", size="256MiB", tab=0, chunk="4MiB"):
     p = w.sim_panel
     p.tabs.setCurrentIndex(tab)
     p.collective.setCurrentText(collective)

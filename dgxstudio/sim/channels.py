@@ -1,0 +1,223 @@
+"""NCCL's channels on the drawn topology: which rings and trees a call runs on, and how many channels.
+
+- One system: the NVLink rings the analysis finds (NVSwitch planes or the cube-mesh's Hamiltonian
+  rings), each driven in both directions, as NCCL's ring search finds them; NCCL opens two channels
+  per NVLink of a GPU (24 on an A100, 12 on a DGX-1 V100), at most ``max_channels``.
+- Several systems: one ring per pair of NIC rails. Inside every system the ring enters at the GPU
+  closest to one rail's NIC and leaves from the GPU closest to the partner rail's NIC, so consecutive
+  systems meet on the same rail (leaf) and every NIC carries one ring in each direction; NCCL opens
+  ``channels_per_nic`` channels per NIC. Traffic leaves a system through the NIC closest to the GPU.
+- Trees: NCCL's double binary tree across systems with a chain inside, one pair of trees per rail,
+  each chain starting at the GPU of its rail's NIC.
+
+Each ring direction carries an equal share of the data; a ring direction stands for
+``channels / directions`` identical NCCL channels (same GPUs, same links), so per-channel ceilings
+are multiplied by that count rather than simulating identical channels one by one.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..model.topology import Topology
+from .tuning import tuning_data
+
+
+@dataclass
+class ChannelPlan:
+    systems: list[list[str]]                  # GPUs of each system, in ring order
+    rings: list[list[str]]                    # ring GPU orders (each also driven reversed)
+    hops: list[list[list[str]] | None]        # pinned device paths per ring hop, or None (router)
+    channels: int                             # NCCL channels
+    rails: int                                # NIC rails used across systems (0 on one system)
+    tree_chains: list[list[list[str]]] = field(default_factory=list)  # per rail: each system's chain
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.systems)
+
+    @property
+    def directions(self) -> int:
+        return 2 * len(self.rings)
+
+
+def group_by_system(topo: Topology, gpus: list[str]) -> list[list[str]]:
+    systems: dict[str, list[str]] = {}
+    for g in gpus:
+        systems.setdefault(topo.system_of(g) or g, []).append(g)
+    return list(systems.values())
+
+
+def nvlinks_per_gpu(topo: Topology, gpu: str) -> int:
+    n = 0
+    for lk in topo.links_of(gpu):
+        lt = topo.link_type_of(lk)
+        if lt is not None and lt.family == "nvlink":
+            n += lk.count
+    return n
+
+
+def channel_count(topo: Topology, gpus: list[str], rails: int) -> int:
+    c = tuning_data()["channels"]
+    if rails:
+        n = c["channels_per_nic"] * rails
+    else:
+        links = min(nvlinks_per_gpu(topo, g) for g in gpus)
+        n = 2 * links if links else 2
+    return max(1, min(int(c["max_channels"]), n))
+
+
+def _nic_gpus(topo: Topology, fabric, members: list[str]) -> list[tuple[str, str]]:
+    """(NIC, closest GPU of ``members``) for each compute NIC of the members' system, rail order."""
+    if not members:
+        return []
+    sid = topo.system_of(members[0])
+    if sid is None:
+        return []
+    wanted = set(members)
+    out = []
+    for did in topo.groups[sid].devices if sid in topo.groups else []:
+        dev = topo.devices[did]
+        if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
+            continue
+        if not any(fabric.bundle(did, v).family in ("infiniband", "ethernet") for v in fabric.adj.get(did, [])):
+            continue
+        # breadth-first over the system's non-network links: the nearest selected GPU
+        seen = {did}
+        queue = deque([did])
+        found = None
+        while queue and found is None:
+            u = queue.popleft()
+            for v in fabric.adj[u]:
+                if v in seen or fabric.bundle(u, v).family in ("infiniband", "ethernet"):
+                    continue
+                seen.add(v)
+                if v in wanted:
+                    found = v
+                    break
+                if fabric.kind.get(v) != "gpu":
+                    queue.append(v)
+        if found is not None:
+            out.append((did, found))
+    return out
+
+
+def _hamiltonian_path(members: list[str], start: str, end: str, adj: dict[str, set[str]]) -> list[str] | None:
+    """A path through every member over direct NVLinks from start to end (small systems)."""
+    if start == end:
+        return None
+    n = len(members)
+    path = [start]
+    used = {start}
+    budget = [20000]
+
+    def extend() -> bool:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        if len(path) == n - 1:
+            if end in adj.get(path[-1], ()):
+                path.append(end)
+                return True
+            return False
+        for v in sorted(adj.get(path[-1], ())):
+            if v in used or v == end or v not in members_set:
+                continue
+            used.add(v)
+            path.append(v)
+            if extend():
+                return True
+            path.pop()
+            used.discard(v)
+        return False
+
+    members_set = set(members)
+    return path if extend() else None
+
+
+def _chain(members: list[str], start: str, end: str | None, direct: dict[str, set[str]],
+           switched: bool) -> list[str]:
+    """Members from start to end: any order through NVSwitches, a Hamiltonian NVLink path on a mesh."""
+    if end is None or end == start:
+        return [start] + [g for g in members if g != start]
+    if not switched:
+        path = _hamiltonian_path(members, start, end, direct)
+        if path is not None:
+            return path
+    return [start] + [g for g in members if g not in (start, end)] + [end]
+
+
+def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
+    """NCCL's channels for ``gpus``. ``local_rings`` gives one system's NVLink rings (a RingResult)."""
+    systems = group_by_system(topo, gpus)
+    if len(systems) == 1:
+        rings = [list(r.gpus) for r in local_rings.rings]
+        hops = [list(r.hops) if any(fabric.kind.get(d) == "gpu" for h in r.hops for d in h[1:-1]) else None
+                for r in local_rings.rings]
+        return ChannelPlan(systems, rings, hops, channel_count(topo, gpus, 0), 0)
+    direct: dict[str, set[str]] = {}
+    switched_sys = []
+    for members in systems:
+        sw = False
+        for g in members:
+            for v in fabric.adj.get(g, []):
+                b = fabric.bundle(g, v)
+                if b.family != "nvlink":
+                    continue
+                if fabric.kind.get(v) == "gpu":
+                    direct.setdefault(g, set()).add(v)
+                elif fabric.kind.get(v) == "nvswitch":
+                    sw = True
+        switched_sys.append(sw)
+    nic_gpus = [_nic_gpus(topo, fabric, m) for m in systems]
+    rails = min(len(x) for x in nic_gpus)
+    notes = []
+    if rails == 0:
+        rails_used = 1
+        notes.append("a system has no compute NIC near the selected GPUs: one ring over whatever route joins them")
+        entry_exit = [[(m[0], m[-1])] for m in systems]
+    else:
+        rails_used = rails
+        entry_exit = []
+        for x in nic_gpus:
+            pairs = []
+            for r in range(0, rails, 2):
+                a = x[r][1]
+                b = x[r + 1][1] if r + 1 < rails else None
+                pairs.append((a, b))
+            entry_exit.append(pairs)
+    n_rings = len(entry_exit[0])
+    rings: list[list[str]] = []
+    for k in range(n_rings):
+        order: list[str] = []
+        for s, members in enumerate(systems):
+            a, b = entry_exit[s][k]
+            if b is None or a == b:
+                b = next((g for g in reversed(members) if g != a), None)
+            start, end = (a, b) if s % 2 == 0 else (b, a)
+            if start is None:
+                start, end = end, None
+            order.extend(_chain(members, start, end, direct, switched_sys[s]))
+        rings.append(order)
+    chains = []
+    for r in range(max(rails, 1)):
+        per_sys = []
+        for s, members in enumerate(systems):
+            head = nic_gpus[s][r][1] if rails else members[0]
+            per_sys.append(_chain(members, head, None, direct, switched_sys[s]) if switched_sys[s] or not direct
+                           else _mesh_chain(members, head, direct))
+        chains.append(per_sys)
+    return ChannelPlan(systems, rings, [None] * len(rings), channel_count(topo, gpus, rails_used), rails,
+                       tree_chains=chains, notes=notes)
+
+
+def _mesh_chain(members: list[str], head: str, direct: dict[str, set[str]]) -> list[str]:
+    for end in members:
+        if end == head:
+            continue
+        path = _hamiltonian_path(members, head, end, direct)
+        if path is not None:
+            return path
+    return [head] + [g for g in members if g != head]
