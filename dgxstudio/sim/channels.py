@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..cancel import check_cancelled
 from ..model.topology import Topology
 from .tuning import tuning_data
 
@@ -171,7 +172,10 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
                 elif fabric.kind.get(v) == "nvswitch":
                     sw = True
         switched_sys.append(sw)
-    nic_gpus = [_nic_gpus(topo, fabric, m) for m in systems]
+    nic_gpus = []
+    for m in systems:
+        check_cancelled()
+        nic_gpus.append(_nic_gpus(topo, fabric, m))
     rails = min(len(x) for x in nic_gpus)
     notes = []
     if rails == 0:
@@ -193,6 +197,7 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
     for k in range(n_rings):
         order: list[str] = []
         for s, members in enumerate(systems):
+            check_cancelled()
             a, b = entry_exit[s][k]
             if b is None or a == b:
                 b = next((g for g in reversed(members) if g != a), None)

@@ -160,6 +160,7 @@ class Simulator:
             raise SimulationError(f"unknown protocol {self.options.protocol!r} (one of {', '.join(PROTOCOL_CHOICES)})")
         self._rings = None
         self._plan: ChannelPlan | None = None
+        self._facts: dict[str, object] = {}
         self._bounds: dict[str, float] = {}
 
     # ---- what the topology allows --------------------------------------------------------------
@@ -215,7 +216,10 @@ class Simulator:
         per_dir = []
         for spec in specs:
             chans: dict[int, float] = {}
+            check_cancelled()
             for k in range(len(spec.order)):
+                if k % 64 == 63:
+                    check_cancelled()
                 a, b = spec.order[k], spec.order[(k + 1) % len(spec.order)]
                 r = self.router.direct(spec.hops[k]) if spec.hops is not None else self.router.routes(a, b)
                 for c, w in zip(r.channels.tolist(), r.weights.tolist()):
@@ -255,24 +259,33 @@ class Simulator:
         return self._intra_class()
 
     def _intra_class(self) -> str:
-        return "nvlink" if all(nvlinks_per_gpu(self.topo, g) for g in self.gpus) else "pci"
+        """'nvlink' when every GPU has NVLink (NCCL's intra-node hardware class), else 'pci'."""
+        if "intra" not in self._facts:
+            self._facts["intra"] = "nvlink" if all(nvlinks_per_gpu(self.topo, g) for g in self.gpus) else "pci"
+        return self._facts["intra"]
 
     def _cpu_vendor(self) -> str:
-        for d in self.topo.devices.values():
-            if d.kind == "cpu":
-                part = self.topo.part_of(d.id)
-                label = f"{part.id} {part.label}".lower() if part else ""
-                return "amd" if ("epyc" in label or "amd" in label) else ("intel" if "xeon" in label else "other")
-        return "intel"
+        if "cpu" not in self._facts:
+            vendor = "intel"
+            for d in self.topo.devices.values():
+                if d.kind == "cpu":
+                    part = self.topo.part_of(d.id)
+                    label = f"{part.id} {part.label}".lower() if part else ""
+                    vendor = "amd" if ("epyc" in label or "amd" in label) else ("intel" if "xeon" in label else "other")
+                    break
+            self._facts["cpu"] = vendor
+        return self._facts["cpu"]
 
     def _generation(self) -> str:
-        sms = []
-        for g in self.gpus:
-            part = self.topo.part_of(g)
-            sm = part.extra.get("nccl_sm") if part is not None else None
-            if isinstance(sm, (int, float)):
-                sms.append(int(sm))
-        return T.generation_of(min(sms) if sms else None)
+        if "generation" not in self._facts:
+            sms = []
+            for part_id in {self.topo.devices[g].part for g in self.gpus}:
+                part = self.topo.catalog.part(part_id)
+                sm = part.extra.get("nccl_sm") if part is not None else None
+                if isinstance(sm, (int, float)):
+                    sms.append(int(sm))
+            self._facts["generation"] = T.generation_of(min(sms) if sms else None)
+        return self._facts["generation"]
 
     def _nvls_switch_shares(self) -> dict[str, float] | None:
         """NVSwitches doing NVLink SHARP that every GPU reaches, with each GPU's share of its NVLinks."""
