@@ -219,7 +219,7 @@ def add_dgx_b200(topo: Topology, prefix: str = "", name: str | None = None,
 
 
 NVL72_COMPUTE_TRAYS, NVL72_SWITCH_TRAYS = 18, 9
-TRAY_ROW = 110.0
+TRAY_ROW, TRAY_COLUMN = 100.0, 600.0
 
 
 def add_gb200_nvl72(topo: Topology, prefix: str = "", name: str | None = None,
@@ -227,39 +227,39 @@ def add_gb200_nvl72(topo: Topology, prefix: str = "", name: str | None = None,
     """A GB200 NVL72 rack: 18 compute trays (2 Grace + 4 B200 + 4 ConnectX-7 + 1 BlueField-3 each) and
     9 NVLink switch trays of 2 NVSwitch gen4 chips; every B200 has one NVLink5 to each of the 18 chips.
 
-    Trays are sub-groups drawn as the rack stacks them (10 compute, 9 switch, 8 compute), collapsed.
+    Trays are sub-groups, collapsed: compute trays 1-9 in a column on the left, the switch trays in the
+    middle, compute trays 10-18 on the right, so the all-to-all NVLink spine reads as one bundle each way.
     """
     sb = _start_system(topo, prefix, name or "GB200 NVL72", origin, parent, "GB200 NVL72", "gb200-nvl72")
     rack = sb.group
 
-    def tray(local: str, label: str, kind: str, row: int) -> Group:
-        g = topo.add_group(Group(prefix + local, sb.name_prefix + label, kind, rack.id, [], {}))
-        topo.layout.positions[g.id] = (sb.ox, sb.oy + row * TRAY_ROW)
-        topo.layout.collapsed.add(g.id)
-        return g
+    def tray(local: str, label: str, column: int, row: int) -> tuple[float, float]:
+        sb.group = topo.add_group(Group(prefix + local, sb.name_prefix + label, "tray", rack.id, [], {}))
+        x, y = column * TRAY_COLUMN, row * TRAY_ROW
+        topo.layout.positions[sb.group.id] = (sb.ox + x, sb.oy + y)
+        topo.layout.collapsed.add(sb.group.id)
+        return x, y
 
-    # rack order: compute trays 1-10, the 9 switch trays, compute trays 11-18
-    rows = list(range(10)) + list(range(19, 27))
     switches = []
     for t in range(NVL72_SWITCH_TRAYS):
-        sb.group = tray(f"switchtray{t + 1}", f"Switch tray {t + 1}", "tray", 10 + t)
+        x, y = tray(f"switchtray{t + 1}", f"Switch tray {t + 1}", 1, t)
         for c in range(2):
             switches.append(sb.dev(f"nvswitch{2 * t + c}", "nvswitch", "nvswitch-gen4", f"NVSwitch{2 * t + c}",
-                                   (300 * c, (10 + t) * TRAY_ROW)))
+                                   (x + 300 * c, y)))
+    half = NVL72_COMPUTE_TRAYS // 2
     for t in range(NVL72_COMPUTE_TRAYS):
-        y = rows[t] * TRAY_ROW
-        sb.group = tray(f"tray{t + 1}", f"Compute tray {t + 1}", "tray", rows[t])
-        graces = [sb.dev(f"grace{2 * t + c}", "cpu", "grace-cpu", f"Grace{2 * t + c}", (600 * c + 150, y + 60))
+        x, y = tray(f"tray{t + 1}", f"Compute tray {t + 1}", 0 if t < half else 2, t % half)
+        graces = [sb.dev(f"grace{2 * t + c}", "cpu", "grace-cpu", f"Grace{2 * t + c}", (x + 300 * c + 75, y + 40))
                   for c in range(2)]
         for k in range(4):
             i = 4 * t + k
-            gpu = sb.dev(f"gpu{i}", "gpu", "b200-gb200", f"GPU{i}", (150 * k, y))
-            nic = sb.dev(f"ib{i}", "nic", "connectx-7-ndr", f"IB{i}", (150 * k + 60, y + 120), role="compute")
+            gpu = sb.dev(f"gpu{i}", "gpu", "b200-gb200", f"GPU{i}", (x + 150 * k, y))
+            nic = sb.dev(f"ib{i}", "nic", "connectx-7-ndr", f"IB{i}", (x + 150 * k, y + 80), role="compute")
             for s in switches:
                 sb.link(gpu, s, "NVLink5")
             sb.link(gpu, graces[k // 2], "NVLink-C2C")
             sb.link(nic, graces[k // 2], "PCIe5")
-        dpu = sb.dev(f"dpu{t}", "nic", "bluefield-3-dpu", f"DPU{t}", (750, y + 120), role="storage")
+        dpu = sb.dev(f"dpu{t}", "nic", "bluefield-3-dpu", f"DPU{t}", (x + 600, y + 40), role="storage")
         sb.link(dpu, graces[0], "PCIe5")
     sb.group = rack
     return rack.id
