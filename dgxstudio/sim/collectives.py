@@ -35,6 +35,7 @@ class RingSpec:
     share: float | None = None
     latency_s: float | None = None
     cap_Bps: float = math.inf
+    via: list[list[str] | None] | None = None
 
     def reversed(self) -> "RingSpec":
         order = [self.order[0], *self.order[:0:-1]]
@@ -42,13 +43,17 @@ class RingSpec:
         if self.hops is not None:
             n = len(self.order)
             # hop i goes order[i] -> order[i+1]; reversed hop i goes rev[i] -> rev[i+1]
-            hops = [self.hops[(n - 1 - i) % n][::-1] for i in range(n)]
-        return RingSpec(order, hops, self.share, self.latency_s, self.cap_Bps)
+            hops = [h[::-1] if (h := self.hops[(n - 1 - i) % n]) is not None else None for i in range(n)]
+        via = None
+        if self.via is not None:
+            n = len(self.order)
+            via = [w[::-1] if (w := self.via[(n - 1 - i) % n]) is not None else None for i in range(n)]
+        return RingSpec(order, hops, self.share, self.latency_s, self.cap_Bps, via)
 
     def pattern(self) -> Pattern:
         n = len(self.order)
         pairs = [(self.order[i], self.order[(i + 1) % n]) for i in range(n)]
-        return Pattern(pairs, self.hops, self.latency_s, self.cap_Bps)
+        return Pattern(pairs, self.hops, self.latency_s, self.cap_Bps, self.via)
 
 
 def pieces(nbytes: float, chunk: float) -> tuple[int, float]:

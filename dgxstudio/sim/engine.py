@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cancel import Cancelled, as_check, check_cancelled
-from .routing import Route, Router
+from ..analysis.routing import Route, Router
 
 
 _MASK64 = (1 << 64) - 1
@@ -37,13 +37,15 @@ class Pattern:
     ``paths`` pins a pair to the device path a planner chose (NCCL pins its channels); ``latency_s``
     replaces the route latency of every pair (a protocol's per-step latency, or a ring's latency
     averaged over its hops, so that pipelined chunks pay each hop's latency where they cross it);
-    ``cap_Bps`` limits each pair's rate (a protocol's per-channel ceiling).
+    ``cap_Bps`` limits each pair's rate (a protocol's per-channel ceiling); ``via`` forces a pair
+    through waypoints (a ring hop through its rail's NICs) with the fabric free to spread between them.
     """
 
     def __init__(self, pairs: list[tuple[str, str]], paths: list[list[str]] | None = None,
-                 latency_s: float | None = None, cap_Bps: float = float("inf")):
+                 latency_s: float | None = None, cap_Bps: float = float("inf"), via: list[list[str] | None] | None = None):
         self.pairs = pairs
         self.paths = paths
+        self.via = via
         self.latency_s = latency_s
         self.cap_Bps = cap_Bps
         self._template = None
@@ -231,6 +233,8 @@ class Engine:
                 raise SimulationCancelled()
             if pattern.paths is not None and pattern.paths[k] is not None:
                 r = self.router.direct(pattern.paths[k])
+            elif pattern.via is not None and pattern.via[k] is not None:
+                r = self.router.via(pattern.via[k])
             else:
                 r = self.router.routes(src, dst)
             route.append(self._route_id(r.capped(pattern.cap_Bps)))

@@ -30,9 +30,9 @@ from ..model.validation import ERROR, validate
 from . import collectives as C
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
-from .channels import ChannelPlan, group_by_system, nvlinks_per_gpu, plan as plan_channels
+from ..analysis.channels import ChannelPlan, group_by_system, nvlinks_per_gpu, plan as plan_channels, ring_rates
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
-from .routing import Router, RoutingError
+from ..analysis.routing import Router, RoutingError
 
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "collnet", "single-ring", "parameter-server", "decentralized",
               "hierarchical", "direct")
@@ -207,39 +207,18 @@ class Simulator:
         return self._plan
 
     def plan_bound(self) -> float:
-        """Bus bandwidth of NCCL's rings on this topology: every ring direction at the rate its most
-        loaded link leaves it when all run at once (the routes the engine will use)."""
-        if "_plan_bound" in self._bounds:
-            return self._bounds["_plan_bound"]
-        specs = self._nccl_ring_specs(None)
-        load: dict[int, float] = {}
-        per_dir = []
-        for spec in specs:
-            chans: dict[int, float] = {}
-            check_cancelled()
-            for k in range(len(spec.order)):
-                if k % 64 == 63:
-                    check_cancelled()
-                a, b = spec.order[k], spec.order[(k + 1) % len(spec.order)]
-                r = self.router.direct(spec.hops[k]) if spec.hops is not None else self.router.routes(a, b)
-                for c, w in zip(r.channels.tolist(), r.weights.tolist()):
-                    chans[c] = chans.get(c, 0.0) + w
-            per_dir.append(chans)
-            for c, w in chans.items():
-                load[c] = load.get(c, 0.0) + w
-        cap = self.router.capacity
-        rate = [min(cap[c] / load[c] for c in chans) for chans in per_dir]
-        # equal shares: the whole set moves at the slowest direction's rate
-        value = float(len(rate) * min(rate)) if rate else 0.0
-        self._bounds["_plan_bound"] = value
-        return value
+        """Bus bandwidth of NCCL's rings on this topology (every ring direction at once)."""
+        if "_plan_bound" not in self._bounds:
+            self._bounds["_plan_bound"] = float(sum(ring_rates(self.channel_plan(), self.router)))
+        return self._bounds["_plan_bound"]
 
     def _nccl_ring_specs(self, proto: str | None, channels: int | None = None) -> list[C.RingSpec]:
         """NCCL's ring channels as ring directions, with the protocol's latency and ceilings."""
         plan = self.channel_plan()
         specs = []
-        for order, hops in zip(plan.rings, plan.hops):
-            fwd = C.RingSpec(order, hops)
+        vias = plan.via or [None] * len(plan.rings)
+        for order, hops, via in zip(plan.rings, plan.hops, vias):
+            fwd = C.RingSpec(order, hops, via=via)
             specs.extend([fwd, fwd.reversed()])
         for s in specs:
             s.share = 1.0 / len(specs)
@@ -417,17 +396,20 @@ class Simulator:
         shape = self.call_shape(collective)
         nch = T.channels_for(size, algorithm, proto, plan.channels, len(self.gpus))
         multi = plan.nodes > 1
+        # NCCL pipelines in its own slices: a flow standing for k channels moves k slices a piece
+        slice_ = T.slice_bytes(proto, collective)
         if algorithm == "ring":
             specs = self._nccl_ring_specs(proto, nch)
+            chunk = slice_ * max(nch / len(specs), 1.0)
             steps = T.nsteps(collective, len(self.gpus)) if collective != "all-reduce" else 2 * (len(self.gpus) - 1)
             for s in specs:
                 lat = [self._ring_hop_latency(s.order[k], s.order[(k + 1) % len(s.order)], proto, multi)
                        for k in range(len(s.order))]
                 s.latency_s = C.window_latency(lat, steps)
             if collective in ("broadcast", "reduce"):
-                sched = C.ring_rooted(collective, specs[::2], root, size, o.chunk, True, red)
+                sched = C.ring_rooted(collective, specs[::2], root, size, chunk, True, red)
             else:
-                sched = C.ring_collective(collective, specs, size, o.chunk, False, red)
+                sched = C.ring_collective(collective, specs, size, chunk, False, red)
             scale = T.protocol_efficiency(proto)
         elif algorithm == "tree":
             chains = plan.tree_chains if multi else self._system_chains()
@@ -436,7 +418,8 @@ class Simulator:
 
             def level_latency(pairs) -> float:
                 return max(T.hop_latency(self._hop_class(a, b), "tree", proto) for a, b in pairs)
-            sched = C.tree_collective(collective, chains, size, o.chunk, root, red, level_latency, cap)
+            chunk = slice_ * max(nch / (2 * rails), 1.0)
+            sched = C.tree_collective(collective, chains, size, chunk, root, red, level_latency, cap)
             scale = T.tree_efficiency(proto, plan.nodes)
         elif algorithm == "nvls":
             shares = self._nvls_switch_shares()

@@ -139,6 +139,12 @@ def channels_for(size: float, algo: str, proto: str, channels: int, ranks: int) 
     return nc
 
 
+def slice_bytes(proto: str, collective: str) -> float:
+    """Data one channel moves per pipelined piece: NCCL's step buffer times its slice steps."""
+    d = tuning_data()["pipeline"]
+    return float(d["step_data_bytes"][proto] * d["slice_steps"].get(collective, 1))
+
+
 def model_busbw(shape: CallShape, algo: str, proto: str) -> float:
     """NCCL's bus-bandwidth estimate for an algorithm and protocol (0: not available)."""
     g = tuning_data()["generations"][shape.generation]

@@ -6,7 +6,7 @@ import pytest
 
 from dgxstudio.model import Device, Link, Topology
 from dgxstudio.sim.engine import Engine, Group, Pattern, Schedule
-from dgxstudio.sim.routing import Router
+from dgxstudio.analysis.routing import Router
 from dgxstudio.sim.run import SimOptions, simulate
 
 B = 25e9

@@ -17,12 +17,11 @@ are multiplied by that count rather than simulating identical channels one by on
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 
 from ..cancel import check_cancelled
 from ..model.topology import Topology
-from .tuning import tuning_data
+from ..sim.tuning import tuning_data
 
 
 @dataclass
@@ -32,6 +31,7 @@ class ChannelPlan:
     hops: list[list[list[str]] | None]        # pinned device paths per ring hop, or None (router)
     channels: int                             # NCCL channels
     rails: int                                # NIC rails used across systems (0 on one system)
+    via: list[list[list[str] | None] | None] = field(default_factory=list)  # waypoints per hop (rails)
     tree_chains: list[list[list[str]]] = field(default_factory=list)  # per rail: each system's chain
     notes: list[str] = field(default_factory=list)
 
@@ -71,38 +71,58 @@ def channel_count(topo: Topology, gpus: list[str], rails: int) -> int:
 
 
 def _nic_gpus(topo: Topology, fabric, members: list[str]) -> list[tuple[str, str]]:
-    """(NIC, closest GPU of ``members``) for each compute NIC of the members' system, rail order."""
+    """(NIC, its GPU) for each compute NIC of the members' system, in rail (document) order.
+
+    A NIC's GPU is one of the selected GPUs nearest to it over the system's own links (the GPUs
+    under its PCIe switch); NICs sharing a switch take different GPUs, as NCCL pairs them."""
     if not members:
         return []
     sid = topo.system_of(members[0])
-    if sid is None:
+    if sid is None or sid not in topo.groups:
         return []
     wanted = set(members)
+    taken: set[str] = set()
     out = []
-    for did in topo.groups[sid].devices if sid in topo.groups else []:
+    for did in topo.groups[sid].devices:
         dev = topo.devices[did]
         if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
             continue
         if not any(fabric.bundle(did, v).family in ("infiniband", "ethernet") for v in fabric.adj.get(did, [])):
             continue
-        # breadth-first over the system's non-network links: the nearest selected GPU
-        seen = {did}
-        queue = deque([did])
-        found = None
-        while queue and found is None:
-            u = queue.popleft()
+        nearest = _nearest_gpus(fabric, did, wanted)
+        if not nearest:
+            continue
+        free = [g for g in nearest if g not in taken]
+        gpu = free[0] if free else nearest[0]
+        taken.add(gpu)
+        out.append((did, gpu))
+    return out
+
+
+def _nearest_gpus(fabric, nic: str, wanted: set[str]) -> list[str]:
+    """The selected GPUs at the fewest hops from a NIC over non-network links, in document order."""
+    seen = {nic}
+    frontier = [nic]
+    while frontier:
+        found, nxt = [], []
+        for u in frontier:
             for v in fabric.adj[u]:
                 if v in seen or fabric.bundle(u, v).family in ("infiniband", "ethernet"):
                     continue
                 seen.add(v)
                 if v in wanted:
-                    found = v
-                    break
-                if fabric.kind.get(v) != "gpu":
-                    queue.append(v)
-        if found is not None:
-            out.append((did, found))
-    return out
+                    found.append(v)
+                elif fabric.kind.get(v) != "gpu":
+                    nxt.append(v)
+        if found:
+            return sorted(found, key=_natural)
+        frontier = nxt
+    return []
+
+
+def _natural(name: str):
+    import re
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)]
 
 
 def _hamiltonian_path(members: list[str], start: str, end: str, adj: dict[str, set[str]]) -> list[str] | None:
@@ -193,9 +213,12 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
                 pairs.append((a, b))
             entry_exit.append(pairs)
     n_rings = len(entry_exit[0])
+    nic_of = {gpu: nic for x in nic_gpus for nic, gpu in x}
     rings: list[list[str]] = []
+    ring_hops: list[list[list[str]] | None] = []
     for k in range(n_rings):
         order: list[str] = []
+        bounds = []
         for s, members in enumerate(systems):
             check_cancelled()
             a, b = entry_exit[s][k]
@@ -204,8 +227,18 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
             start, end = (a, b) if s % 2 == 0 else (b, a)
             if start is None:
                 start, end = end, None
-            order.extend(_chain(members, start, end, direct, switched_sys[s]))
+            chain = _chain(members, start, end, direct, switched_sys[s])
+            bounds.append((len(order), len(order) + len(chain) - 1))
+            order.extend(chain)
+        hops: list[list[str] | None] = [None] * len(order)
+        for s in range(len(systems)):
+            i = bounds[s][1]
+            j = bounds[(s + 1) % len(systems)][0]
+            ga, gb = order[i], order[j]
+            if ga in nic_of and gb in nic_of:
+                hops[i] = [ga, nic_of[ga], nic_of[gb], gb]
         rings.append(order)
+        ring_hops.append(hops if any(h is not None for h in hops) else None)
     chains = []
     for r in range(max(rails, 1)):
         per_sys = []
@@ -215,7 +248,7 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
                            else _mesh_chain(members, head, direct))
         chains.append(per_sys)
     return ChannelPlan(systems, rings, [None] * len(rings), channel_count(topo, gpus, rails_used), rails,
-                       tree_chains=chains, notes=notes)
+                       via=ring_hops, tree_chains=chains, notes=notes)
 
 
 def _mesh_chain(members: list[str], head: str, direct: dict[str, set[str]]) -> list[str]:
@@ -226,3 +259,46 @@ def _mesh_chain(members: list[str], head: str, direct: dict[str, set[str]]) -> l
         if path is not None:
             return path
     return [head] + [g for g in members if g != head]
+
+
+def ring_directions(plan: ChannelPlan) -> list[tuple[list[str], list | None, list | None]]:
+    """Every ring direction of a plan: (GPU order, pinned hops, waypoints per hop)."""
+    out = []
+    vias = plan.via or [None] * len(plan.rings)
+    for order, hops, via in zip(plan.rings, plan.hops, vias):
+        out.append((order, hops, via))
+        n = len(order)
+        rev = [order[0], *order[:0:-1]]
+        rhops = [h[::-1] if (h := hops[(n - 1 - i) % n]) is not None else None for i in range(n)] if hops else None
+        rvia = [w[::-1] if (w := via[(n - 1 - i) % n]) is not None else None for i in range(n)] if via else None
+        out.append((rev, rhops, rvia))
+    return out
+
+
+def hop_route(router, order: list[str], hops, via, k: int):
+    a, b = order[k], order[(k + 1) % len(order)]
+    hop = hops[k] if hops is not None else None
+    way = via[k] if via is not None else None
+    return router.direct(hop) if hop is not None else router.via(way) if way is not None else router.routes(a, b)
+
+
+def ring_rates(plan: ChannelPlan, router) -> list[float]:
+    """Per-direction rate of every ring direction when all run at once at one rate: each link's
+    capacity shared by the ring directions its routes put on it (the routes the engine uses)."""
+    load: dict[int, float] = {}
+    per_dir = []
+    for order, hops, via in ring_directions(plan):
+        chans: dict[int, float] = {}
+        check_cancelled()
+        for k in range(len(order)):
+            if k % 64 == 63:
+                check_cancelled()
+            r = hop_route(router, order, hops, via, k)
+            for c, w in zip(r.channels.tolist(), r.weights.tolist()):
+                chans[c] = chans.get(c, 0.0) + w
+        per_dir.append(chans)
+        for c, w in chans.items():
+            load[c] = load.get(c, 0.0) + w
+    cap = router.capacity
+    slowest = min((min(cap[c] / load[c] for c in chans) for chans in per_dir), default=0.0)
+    return [slowest] * len(per_dir)

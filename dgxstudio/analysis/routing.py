@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..analysis.fabric import Fabric, bundle_key
+from .fabric import Fabric, bundle_key
 from ..model.topology import Topology
 
 MAX_PATHS = 64
@@ -224,6 +224,25 @@ class Router:
         if self.spread == "hash" and len(paths) > 1:
             digest = hashlib.blake2b(f"{src}>{dst}".encode(), digest_size=8).digest()
             paths = [paths[int.from_bytes(digest, "little") % len(paths)]]
+        route = self._route(paths)
+        self._cache[key] = route
+        return route
+
+    def via(self, waypoints: list[str]) -> Route:
+        """A route forced through waypoints (a GPU, its rail's NIC, the next system's NIC, its GPU),
+        each leg on its own least-cost routes, so a ring hop keeps to its rails while the fabric
+        between the NICs still spreads it over every spine."""
+        key = ("via", *waypoints)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        paths: list[list[str]] = [[waypoints[0]]]
+        for a, b in zip(waypoints, waypoints[1:]):
+            leg = self.routes(a, b).paths
+            paths = [p + list(q[1:]) for p in paths for q in leg]
+            if len(paths) > self.max_paths:
+                step = len(paths) / self.max_paths
+                paths = [paths[int(i * step)] for i in range(self.max_paths)]
         route = self._route(paths)
         self._cache[key] = route
         return route
