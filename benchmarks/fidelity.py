@@ -198,6 +198,7 @@ def _plot_qt(items, path: Path) -> None:
         w.plot(xs, [it[3] for it in items], pen=None, symbol="t", symbolBrush="#d62728", name="simulated")
         w.getAxis("bottom").setTicks([[(i, it[1]["collective"]) for i, it in enumerate(items)]])
     w.setLabel("left", "bus bandwidth (GB/s)" if unit == "GB/s" else "time (us)")
+    w.setYRange(0, 1.1 * max(max(it[2], it[3]) for it in items), padding=0)
     w.showGrid(x=True, y=True, alpha=0.3)
     app.processEvents()
     w.grab().save(str(path))

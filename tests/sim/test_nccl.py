@@ -155,3 +155,15 @@ def test_white_paper_ranges_hold_with_achievable_figures():
             assert lo <= r.busbw_Bps <= hi, (preset, coll, r.busbw_Bps)
         peak = Simulator(topo, gpus(topo)).run("all-reduce", "ring", GiB)
         assert peak.bound_busbw_Bps == pytest.approx(hi)
+
+
+def test_pxn_sends_through_the_nvlink_peer_on_the_destination_rail():
+    topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
+    g = gpus(topo)
+    plain = Simulator(topo, g, SimOptions(achievable=True)).router.routes("s1.gpu0", "s2.gpu3")
+    pxn = Simulator(topo, g, SimOptions(achievable=True, pxn=True)).router.routes("s1.gpu0", "s2.gpu3")
+    assert all("s1.ib0" in p for p in plain.paths)          # the NIC closest to the sender
+    assert any(topo.devices[d].kind == "ib_switch" and d.startswith("spine") for d in plain.paths[0])
+    for p in pxn.paths:
+        assert p[1].startswith("s1.nvswitch") and p[2] == "s1.gpu3" and "s1.ib3" in p
+        assert not any(d.startswith("spine") for d in p)     # stays on its rail
