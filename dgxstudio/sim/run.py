@@ -197,6 +197,13 @@ class Simulator:
             value = algbw * busbw_factor(collective, p)
         else:
             value = self.plan_bound()
+            if collective == "all-reduce" and self._nvls_switch_shares() is not None:
+                # NVLink SHARP: each GPU sends and receives S (1 + 1/P) through its NVLinks
+                p = len(self.gpus)
+                fab = self.router.fabric
+                nvl = min(sum(fab.bundle(g, v).bandwidth for v in fab.adj[g] if fab.kind.get(v) == "nvswitch")
+                          for g in self.gpus)
+                value = max(value, nvl * 2 * (p - 1) / (p + 1))
         self._bounds[collective] = value
         return value
 
