@@ -11,6 +11,7 @@ from ..model.presets import PRESETS
 from ..model.topology import Topology
 from .animation import Replayer, RingOverlay
 from .canvas import CanvasView, TopologyScene
+from .cluster_dialog import open_cluster_dialog
 from .document import Document
 from .findings import FindingsList
 from .inspector import Inspector
@@ -91,7 +92,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.sim_panel.resultReady.connect(self._show_result)
         self.sim_panel.progressed.connect(self._show_progress)
         self.sim_panel.message.connect(self.show_status)
-        self.legend = ReplayLegend(self.view.viewport())
+        self.legend = ReplayLegend(self.view)
         self.view.resized.connect(self.legend.place)
         self.sim_panel.runner.started.connect(self._run_started)
         self.document.topologyReplaced.connect(self._document_replaced)
@@ -118,6 +119,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         presets = f.addMenu("New from &preset")
         for name, (desc, _) in PRESETS.items():
             self._action(presets, f"{name} — {desc}", lambda _c=False, n=name: self.open_preset(n))
+        self._action(f, "New &cluster…", lambda: open_cluster_dialog(self), "Ctrl+Shift+N")
         self._action(f, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self.recent_menu = f.addMenu("Open &recent")
         self._action(f, "&Save", self.save, QKeySequence.StandardKey.Save)

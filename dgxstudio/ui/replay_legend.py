@@ -133,6 +133,10 @@ class ReplayLegend(QFrame):
         self.raise_()
 
     def place(self) -> None:
+        """Top-right corner of the canvas. A child of the view rather than of its viewport: a viewport
+        scrolls its children with the scene, and the legend must stay put."""
         parent = self.parentWidget()
-        if parent is not None:
-            self.move(max(4, parent.width() - self.width() - 8), 8)
+        if parent is None:
+            return
+        area = parent.viewport().geometry() if hasattr(parent, "viewport") else parent.rect()
+        self.move(max(area.left() + 4, area.right() - self.width() - 8), area.top() + 8)

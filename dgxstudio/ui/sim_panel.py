@@ -98,7 +98,7 @@ class SimulationPanel(QWidget):
         self.collective.setToolTip('The collective operation, as nccl-tests names it')
         self.collective.addItems(COLLECTIVES)
         self.algorithm = QComboBox()
-        self.algorithm.setToolTip("How the collective is carried out: auto picks the fastest for the size; ring, multi-ring and tree are NCCL's")
+        self.algorithm.setToolTip("How the collective is carried out: auto lets NCCL's cost model pick; ring, tree, nvls and collnet are NCCL's algorithms")
         self.algorithm.addItems(ALGORITHMS)
         self.size = QLineEdit("256MiB")
         self.size.setToolTip('Bytes per GPU, e.g. 256MiB, 1GB, 4096')
@@ -107,8 +107,11 @@ class SimulationPanel(QWidget):
         self.gpu_set = QComboBox()
         self.gpu_set.setToolTip('Which GPUs take part: all, those selected on the canvas, or a group')
         self.figures = QComboBox()
-        self.figures.setToolTip("Link bandwidths as the catalog's peak, or as achievable (peak x measured efficiency)")
-        self.figures.addItems(["peak", "achievable"])
+        self.figures.addItems(["achievable", "peak"])
+        self.figures.setToolTip("achievable: what nccl-tests measure on real links (default); peak: the white-paper bound")
+        self.protocol = QComboBox()
+        self.protocol.addItems(["auto", "ll", "ll128", "simple"])
+        self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose")
         self.sweep = QCheckBox("size sweep")
         self.sweep.setToolTip('Run every power-of-two size in the range instead of one size')
         self.sweep_range = QLineEdit("1KiB:4GiB")
@@ -116,7 +119,8 @@ class SimulationPanel(QWidget):
         self.show_rings = QCheckBox("show rings")
         self.show_rings.setToolTip("draw the rings used by the run over the canvas, one colour each")
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
-                              ("Chunk", self.chunk), ("GPUs", self.gpu_set), ("Link figures", self.figures),
+                              ("Protocol", self.protocol), ("Chunk", self.chunk), ("GPUs", self.gpu_set),
+                              ("Link figures", self.figures),
                               ("", self.sweep), ("Sweep range", self.sweep_range), ("", self.show_rings)):
             f.addRow(label, widget)
         return w
@@ -219,7 +223,8 @@ class SimulationPanel(QWidget):
         tab = self.tabs.currentIndex()
         gpus = self.gpus(topo)
         if tab == 0:
-            options = SimOptions(chunk=parse_size(self.chunk.text()), achievable=self.figures.currentText() == "achievable")
+            options = SimOptions(chunk=parse_size(self.chunk.text()), achievable=self.figures.currentText() == "achievable",
+                                 protocol=self.protocol.currentText())
             collective, algorithm = self.collective.currentText(), self.algorithm.currentText()
             if self.sweep.isChecked():
                 lo, _, hi = self.sweep_range.text().partition(":")

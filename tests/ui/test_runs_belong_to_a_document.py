@@ -4,7 +4,7 @@ import csv
 import json
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QGraphicsEllipseItem
+from PySide6.QtWidgets import QApplication, QFileDialog, QGraphicsEllipseItem
 
 from dgxstudio.model.builders import build_fat_tree
 from dgxstudio.ui.canvas import DeviceItem
@@ -88,8 +88,12 @@ def test_tree_replay_draws_two_trees_with_roots_and_levels_and_a_legend(make_win
     w.sim_panel.show_rings.setChecked(True)
     result = run(w, qtbot, algorithm="tree", size="64MiB")
     assert result.algorithm == "tree"
+    from dgxstudio.ui.replay_structure import structures
+
+    trees = [s for s in structures(result.sim, result.rings) if s.kind == "tree"]
     roots = [i for i in w.rings_overlay.items if isinstance(i, QGraphicsEllipseItem)]
-    assert len(roots) == 2, "NCCL's double binary tree: two trees, each with its root"
+    assert len(trees) >= 2 and len(trees) % 2 == 0, "NCCL's double binary tree: trees come in pairs"
+    assert len(roots) == len(trees) and all(t.root for t in trees), "each tree drawn with its root"
     levels = [i.text() for i in w.rings_overlay.items if hasattr(i, "text") and i.text().startswith("L")]
     assert "L1" in levels and max(int(t[1:]) for t in levels) >= 2
     legend = " ".join(w.legend.entries)
@@ -123,3 +127,15 @@ def test_a_click_folds_the_legend_so_it_hides_less_of_the_canvas(make_window, qt
     assert w.legend.folded and w.legend.height() < tall / 2 and w.legend.isVisible()
     qtbot.mouseClick(w.legend, Qt.MouseButton.LeftButton)
     assert not w.legend.folded and w.legend.height() >= tall - 2
+
+
+def test_the_legend_stays_in_the_corner_when_the_canvas_scrolls(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    run(w, qtbot, size="16MiB")
+    w.view.resetTransform()
+    w.view.scale(4, 4)
+    w.view.horizontalScrollBar().setValue(w.view.horizontalScrollBar().maximum())
+    w.view.verticalScrollBar().setValue(w.view.verticalScrollBar().maximum())
+    QApplication.processEvents()
+    area = w.view.viewport().geometry()
+    assert area.contains(w.legend.geometry().topLeft()) and w.legend.y() - area.top() < 20
