@@ -243,6 +243,7 @@ class Replayer(QObject):
             pass
 
 
+MAX_TREES_DRAWN = 2  # one double binary tree; more (one pair per rail) would bury the names in badges
 OVERLAY_Z = 1.0   # above links, below devices: names stay readable over the overlay
 BADGE_Z = 3.0     # roots and levels sit on the device boxes
 
@@ -306,7 +307,7 @@ class RingOverlay:
         """Each structure as what it is; ``color_for(label)`` gives the colour the replay uses for it."""
         self.hide()
         rings = [s for s in structs if s.kind == "ring"]
-        trees = [s for s in structs if s.kind == "tree"]
+        trees = [s for s in structs if s.kind == "tree"][:MAX_TREES_DRAWN]
         for i, s in enumerate(rings):
             self._ring(s.order, color_for(s.label), i, len(rings), True, s.label)
         for i, s in enumerate(trees):

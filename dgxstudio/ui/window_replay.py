@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QSlider, QToolBar
 
 from ..report.provenance import stamp
 from ..units import format_size
-from .animation import STATE_COLORS
+from .animation import MAX_TREES_DRAWN, STATE_COLORS
 from .plots import export_plot
 from .replay_structure import structures
 from .style import RING_COLORS
@@ -171,8 +171,11 @@ class ReplayActions:
                 series.append((f"{st.label}: root {root}, {max(st.depth.values(), default=0)} levels", color, "line"))
             else:
                 series.append((f"{st.label}: {len(st.edges)} transfers", color, "line"))
+        trees = [st for st in structs if st.kind == "tree"]
+        if len(trees) > MAX_TREES_DRAWN and self.sim_panel.show_rings.isChecked():
+            title += f" — trees 0-{MAX_TREES_DRAWN - 1} of {len(trees)} drawn"
         states = {k: v for k, v in STATE_COLORS.items() if k in ("sending", "reducing", "idle")}
-        self.legend.show_run(title, series, states, trees=any(st.kind == "tree" for st in structs))
+        self.legend.show_run(title, series, states, trees=bool(trees))
 
     def export_current_plot(self, path: str | None = None) -> str | None:
         if not isinstance(path, str):  # a menu action passes its checked state
