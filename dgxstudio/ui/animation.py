@@ -9,7 +9,7 @@ whole and their bundles show the busiest link inside.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QObject, QPointF, QTimer, Signal
+from PySide6.QtCore import QObject, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPathItem, QGraphicsSimpleTextItem
 
@@ -379,6 +379,18 @@ class RingOverlay:
         item.setPen(QPen(color, 1.5))
         item.setToolTip(f"{s.label}: {len(s.edges)} transfers")
         self._add(item)
+        marked = set()
+        for hub in s.hubs:  # the reduction happens in the switches: mark each there
+            at = self.scene.item_for(hub)
+            if at is None or at in marked:
+                continue
+            marked.add(at)
+            ring = QGraphicsEllipseItem(-64, -40, 128, 80)
+            ring.setPen(QPen(color, 3.0, Qt.PenStyle.DashLine))
+            ring.setPos(at.scenePos())
+            ring.setToolTip(f"{s.label}: reduced inside this switch")
+            self._add(ring, BADGE_Z)
+            self._badge(s.label, at.scenePos(), color, -50, -58 - 14 * (s.label.endswith("multicast")))
 
     def hide(self) -> None:
         for item in self.items:

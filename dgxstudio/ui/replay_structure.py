@@ -18,6 +18,7 @@ class Structure:
     edges: list[tuple[str, str]] = field(default_factory=list)   # tree: (child, parent)
     order: list[str] = field(default_factory=list)               # ring: GPU order
     root: str | None = None                                      # tree
+    hubs: list[str] = field(default_factory=list)                # fan: switches that reduce in the network
     depth: dict[str, int] = field(default_factory=dict)          # tree: node -> level (root 0)
 
 
@@ -46,6 +47,8 @@ def structures(sim, rings: list[list[str]] | None = None) -> list[Structure]:
                     s.edges.append(edge)
         else:
             s = found.setdefault(key, Structure("fan", key or "transfers"))
+            if "switch" in g.meta and g.meta["switch"] not in s.hubs:  # an in-switch reduction (NVLS)
+                s.hubs.append(g.meta["switch"])
             for edge in g.pattern.pairs:
                 if edge not in s.edges and len(s.edges) < 4096:
                     s.edges.append(edge)

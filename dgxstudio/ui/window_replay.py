@@ -169,6 +169,9 @@ class ReplayActions:
             elif st.kind == "tree":
                 root = names[st.root].name if st.root in names else st.root
                 series.append((f"{st.label}: root {root}, {max(st.depth.values(), default=0)} levels", color, "line"))
+            elif st.hubs:
+                series.append((f"{st.label} in {len(st.hubs)} switch{'es' if len(st.hubs) > 1 else ''} (dashed ring)",
+                               color, "line"))
             else:
                 series.append((f"{st.label}: {len(st.edges)} transfers", color, "line"))
         trees = [st for st in structs if st.kind == "tree"]

@@ -139,3 +139,14 @@ def test_the_legend_stays_in_the_corner_when_the_canvas_scrolls(make_window, qtb
     QApplication.processEvents()
     area = w.view.viewport().geometry()
     assert area.contains(w.legend.geometry().topLeft()) and w.legend.y() - area.top() < 20
+
+
+def test_an_nvls_run_is_drawn_at_the_switches(make_window, qtbot):
+    w = make_window("dgx-h100")
+    w.sim_panel.show_rings.setChecked(True)
+    result = run(w, qtbot, algorithm="nvls", size="64MiB")
+    switches = {d.id for d in w.document.topology.devices.values() if d.kind == "nvswitch"}
+    rings = [i for i in w.rings_overlay.items if isinstance(i, QGraphicsEllipseItem)]
+    assert rings and {w.scene.item_for(s).scenePos().toTuple() for s in switches} >= {r.pos().toTuple() for r in rings}
+    assert any("in 4 switches" in e or "switch" in e for e in w.legend.entries), w.legend.entries
+    assert result.algorithm == "nvls"
