@@ -53,6 +53,8 @@ class Inspector(QWidget):
     def _row(self, label: str, widget: QWidget, key: str | None = None) -> None:
         if isinstance(widget, QLabel):  # long figures wrap instead of widening the dock for good
             widget.setWordWrap(True)
+        if not widget.toolTip():
+            widget.setToolTip(f"{label} of the selection" + ("" if isinstance(widget, QLabel) else "; changes are undoable"))
         self.form.addRow(label, widget)
         if key:
             self.fields[key] = widget

@@ -183,6 +183,8 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.find_edit = QLineEdit()
         self.find_edit.setPlaceholderText("Find a device by name or id (Ctrl+F)")
         self.find_edit.setMaximumWidth(320)
+        self.find_edit.setToolTip("Type part of a device's name or id and press Enter; F3 and Shift+F3 step through "
+                                  "every match")
         self.find_edit.returnPressed.connect(lambda: self.find(self.find_edit.text()))
         tools.addWidget(self.find_edit)
         self.addToolBar(tools)
