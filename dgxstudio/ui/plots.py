@@ -63,10 +63,11 @@ class LivePlots(QWidget):
         self.util_curves: list[pg.PlotDataItem] = []
         self._t: list[float] = []
         self._bytes: list[float] = []
+        self._rate: list[float] = []
         self.updates = 0
 
     def clear(self) -> None:
-        self._t, self._bytes = [], []
+        self._t, self._bytes, self._rate = [], [], []
         self.delivered_curve.setData([], [])
         self.rate_curve.setData([], [])
         for c in self.util_curves:
@@ -80,9 +81,9 @@ class LivePlots(QWidget):
         self._bytes.append(progress.fraction * total_bytes)
         self.delivered_curve.setData(self._t, self._bytes)
         if len(self._t) > 1:  # throughput fills in with it: bytes delivered between two reports
-            t, b = np.array(self._t), np.array(self._bytes)
-            rate = np.diff(b) / np.maximum(np.diff(t), 1e-30)
-            self.rate_curve.setData(t, np.append(rate, rate[-1]))
+            dt = max(self._t[-1] - self._t[-2], 1e-30)
+            self._rate.append((self._bytes[-1] - self._bytes[-2]) / dt)
+            self.rate_curve.setData(self._t, self._rate + self._rate[-1:])
         self.updates += 1
 
     def show_result(self, sim, top: int = 5) -> None:

@@ -30,28 +30,27 @@ def series_key(meta: dict) -> str:
 def structures(sim, rings: list[list[str]] | None = None) -> list[Structure]:
     """The rings, trees and fans of a run, in the order their colour keys first appear."""
     found: dict[str, Structure] = {}
+    seen: dict[str, dict] = {}      # per structure, its edges in order (a dict: constant-time look-ups)
+    patterns: set[tuple] = set()    # a pattern shared by many groups (pieces, steps) is read once
     for g in sim.groups:
         if g.pattern is None:
             continue
         key = series_key(g.meta)
-        if "tree" in g.meta:
-            s = found.setdefault(key, Structure("tree", key))
-            for a, b in g.pattern.pairs:
-                child, parent = (a, b) if g.meta.get("phase", "up") == "up" else (b, a)
-                if (child, parent) not in s.edges:
-                    s.edges.append((child, parent))
-        elif "ring" in g.meta:
-            s = found.setdefault(key, Structure("ring", key))
-            for edge in g.pattern.pairs:
-                if edge not in s.edges:
-                    s.edges.append(edge)
-        else:
-            s = found.setdefault(key, Structure("fan", key or "transfers"))
-            if "switch" in g.meta and g.meta["switch"] not in s.hubs:  # an in-switch reduction (NVLS)
-                s.hubs.append(g.meta["switch"])
-            for edge in g.pattern.pairs:
-                if edge not in s.edges and len(s.edges) < 4096:
-                    s.edges.append(edge)
+        kind = "tree" if "tree" in g.meta else "ring" if "ring" in g.meta else "fan"
+        s = found.setdefault(key, Structure(kind, key or "transfers"))
+        edges = seen.setdefault(key, {})
+        if "switch" in g.meta and g.meta["switch"] not in s.hubs:  # an in-switch reduction (NVLS)
+            s.hubs.append(g.meta["switch"])
+        flip = kind == "tree" and g.meta.get("phase", "up") != "up"  # tree edges as (child, parent)
+        if (id(g.pattern), flip, key) in patterns:
+            continue
+        patterns.add((id(g.pattern), flip, key))
+        for a, b in g.pattern.pairs:
+            if kind == "fan" and len(edges) >= 4096:
+                break
+            edges.setdefault((b, a) if flip else (a, b), None)
+    for key, s in found.items():
+        s.edges = list(seen[key])
     for s in found.values():
         if s.kind == "tree":
             _tree_shape(s)
