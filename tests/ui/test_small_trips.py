@@ -35,7 +35,7 @@ def test_throughput_fills_in_live_and_sweep_axis_reads_sizes(make_window, qtbot)
     p = w.sim_panel
     seen = []
     p.progressed.connect(lambda *_: seen.append(w.live_plots.rate_curve.getData()[0]))
-    run(w, qtbot, size="1GiB", chunk="256KiB")
+    run(w, qtbot, size="4GiB", chunk="64KiB")  # long enough for several progress reports (one per 50 ms)
     assert any(x is not None and len(x) > 1 for x in seen), "throughput plot drawn while the run goes"
     axis = w.sweep_plot.plot.getAxis("bottom")
     assert axis.tickStrings([3.0103, 6.0206], 1, 1) == ["1 KiB", "1 MiB"] or \
