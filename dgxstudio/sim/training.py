@@ -232,40 +232,16 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
                        samples / iteration if iteration > 0 else 0.0, details)
 
 
-# ---- data-parallel scaling ------------------------------------------------------------------------
-
-@dataclass
-class ScalingRow:
-    gpus: int
-    allreduce_s: float
-    weak_samples_per_s: float
-    weak_efficiency: float
-    strong_samples_per_s: float
-    strong_efficiency: float
-
+# ---- data-parallel scaling (sim/scaling.py) ----------------------------------------------------
 
 def scaling(topo: Topology, gpus: list[str], grad_bytes: float, sample_s: float, batch_per_gpu: int,
-            global_batch: int, counts: list[int] | None = None, algorithm: str = "auto") -> list[ScalingRow]:
-    """Samples per second on 1, 2, 4, ... GPUs: weak scaling keeps the per-GPU batch, strong scaling
-    splits the global batch; each step is compute then the gradient all-reduce (no overlap)."""
-    from .run import SimOptions, Simulator
+            global_batch: int, counts: list[int] | None = None, algorithm: str = "auto", achievable: bool = True):
+    """Weak and strong scaling with a linear compute model, one all-reduce after the backward pass
+    (the simplest case of ``scaling.scaling``)."""
+    from .scaling import ScalingError, StepModel, scaling as run_scaling
 
-    if grad_bytes <= 0 or sample_s <= 0 or batch_per_gpu < 1 or global_batch < 1:
-        raise TrainingError("gradient bytes, sample time and batch sizes must be positive")
-    counts = counts or [1 << k for k in range(0, 20) if (1 << k) <= len(gpus)]
-    rows = []
-    base_weak = base_strong = None
-    router = Router(topo)
-    for n in counts:
-        if n > len(gpus):
-            raise TrainingError(f"{n} GPUs requested, only {len(gpus)} selected")
-        t_ar = 0.0
-        if n > 1:
-            sim = Simulator(topo, gpus[:n], SimOptions(), router=router)
-            t_ar = sim.run("all-reduce", algorithm, grad_bytes).time_s
-        weak = n * batch_per_gpu / (batch_per_gpu * sample_s + t_ar)
-        strong = global_batch / (global_batch / n * sample_s + t_ar)
-        base_weak = base_weak or weak
-        base_strong = base_strong or strong
-        rows.append(ScalingRow(n, t_ar, weak, weak / (n * base_weak), strong, strong / (n * base_strong)))
-    return rows
+    try:
+        return run_scaling(topo, gpus, StepModel(grad_bytes, sample_s, max(batch_per_gpu, 1), overlap=False),
+                           batch_per_gpu, global_batch, counts, algorithm, achievable)
+    except ScalingError as exc:
+        raise TrainingError(str(exc)) from None
