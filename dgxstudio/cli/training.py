@@ -87,8 +87,10 @@ def cmd_train(args) -> int:
     topo = open_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
+        bucket = None if args.bucket_size is None else parse_size_arg(args.bucket_size, "--bucket-size")
         r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches, args.schedule,
-                            args.overlap, args.placement, achievable=args.figures == "achievable")
+                            not args.no_overlap, args.placement, achievable=args.figures == "achievable",
+                            bucket_bytes=bucket)
     except TrainingError as exc:
         raise CliError(str(exc)) from None
     if args.json:
@@ -98,6 +100,9 @@ def cmd_train(args) -> int:
     print(f"  iteration {r.iteration_s * 1e3:.2f} ms, {r.samples_per_s:,.1f} samples/s")
     for k, v in r.breakdown_s.items():
         print(f"    {k:<32} {v * 1e3:10.2f} ms   bottleneck: {r.bottleneck[k]}")
+    d = r.details
+    print(f"  critical resource: {d['critical_resource']} - {d['critical_resource_words']}")
+    print("  busy fraction per link class: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in d["busy_fraction"].items()))
     return EXIT_OK
 
 
@@ -199,10 +204,13 @@ def register(sub) -> None:
     p.add_argument("--pp", type=int, default=1)
     p.add_argument("--microbatches", type=int, default=8)
     p.add_argument("--schedule", choices=SCHEDULES[:2], default="1f1b")
-    p.add_argument("--overlap", action="store_true", help="overlap the gradient all-reduce with the last backward pass")
+    p.add_argument("--no-overlap", action="store_true",
+                   help="all-reduce the gradients after the backward pass (default: buckets overlapped with it)")
+    p.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--bucket-size", help="data-parallel gradient bucket (default 25MiB, PyTorch DDP's; 0: one all-reduce)")
     p.add_argument("--placement", default="tp,pp,dp", help="rank order, fastest first (default tp,pp,dp: tensor groups inside systems)")
     p.add_argument("--gpus", default="all")
-    p.add_argument("--figures", choices=["peak", "achievable"], default="peak")
+    p.add_argument("--figures", choices=["peak", "achievable"], default="achievable")
     add_model_options(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_train)

@@ -14,7 +14,7 @@ fraction (p - 1) / (m + p - 1) is divided by v.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..model.topology import Topology
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
@@ -191,11 +191,25 @@ def build_pipeline(spec: PipelineSpec) -> tuple[Schedule, dict[int, Task]]:
 
 def run_pipeline(topo: Topology, spec: PipelineSpec, achievable: bool = False,
                  progress: Callable[[Progress], None] | None = None, cancel=None,
-                 router: Router | None = None) -> PipelineResult:
-    for g in spec.stage_gpus:
-        if g not in topo.devices or topo.devices[g].kind != "gpu":
-            raise PipelineError(f"{g!r} is not a GPU of this topology")
+                 router: Router | None = None, lanes: list[list[str]] | None = None) -> PipelineResult:
+    """Run the schedule on ``spec.stage_gpus``; with ``lanes`` (each a list of stage GPUs, the first
+    being ``spec.stage_gpus``), every lane runs at once and their transfers contend on the links.
+    The timeline and busy times are the first lane's; the makespan is the slowest lane's."""
+    lanes = lanes or [spec.stage_gpus]
+    if lanes[0] != spec.stage_gpus:
+        raise PipelineError("the first lane must be the spec's stage GPUs")
+    for lane in lanes:
+        for g in lane:
+            if g not in topo.devices or topo.devices[g].kind != "gpu":
+                raise PipelineError(f"{g!r} is not a GPU of this topology")
     sched, tasks = build_pipeline(spec)
+    for lane in lanes[1:]:
+        other, _ = build_pipeline(replace(spec, stage_gpus=list(lane)))
+        offset = len(sched.groups)
+        for g in other.groups:
+            g.deps_done = tuple(d + offset for d in g.deps_done)
+            g.deps_sent = tuple(d + offset for d in g.deps_sent)
+            sched.groups.append(g)
     try:
         sim = Engine(router or Router(topo, achievable)).run(sched, progress, cancel)
     except RoutingError as exc:

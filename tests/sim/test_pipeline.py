@@ -96,7 +96,7 @@ def test_grid_places_tensor_groups_inside_systems():
 def test_train_iteration_breakdown():
     topo = build_fat_tree(4)
     gpus = [d.id for d in topo.gpus()]
-    r = train_iteration(topo, gpus, 2, 8, 2, ModelSpec(), microbatches=4)
+    r = train_iteration(topo, gpus, 2, 8, 2, ModelSpec(), microbatches=4, overlap=False)
     assert r.iteration_s == pytest.approx(sum(r.breakdown_s.values()), rel=1e-9)
     assert r.bottleneck["tensor_parallel"] == "nvlink"
     assert r.bottleneck["data_parallel"] in ("infiniband", "pcie")

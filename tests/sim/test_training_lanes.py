@@ -1,0 +1,76 @@
+"""Every lane at once, the lecture's A100/A800 verdict, bucketed data-parallel overlap in train."""
+
+import json
+
+import pytest
+
+from dgxstudio.cli import main
+from dgxstudio.model.builders import build_fat_tree
+from dgxstudio.sim.training import ModelSpec, boundary_send, grid, train_iteration
+from dgxstudio.analysis.routing import Router
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return {s: build_fat_tree(2, s) for s in ("dgx-a100", "hgx-a800")}
+
+
+def test_lecture_verdict_a100_network_a800_nvlink(pairs):
+    out = {}
+    for system, topo in pairs.items():
+        gpus = [d.id for d in topo.gpus()]
+        r = train_iteration(topo, gpus, 1, 8, 2, ModelSpec(), microbatches=4)
+        out[system] = r.details
+    a100, a800 = out["dgx-a100"], out["hgx-a800"]
+    assert a100["nvlink_to_network"]["required_ratio"] == pytest.approx(1.75)
+    assert a100["critical_resource"] == "infiniband"
+    assert a800["critical_resource"] == "nvlink"
+    assert a100["nvlink_to_network"]["offered_ratio"] == pytest.approx(300 / 160)
+    assert a800["nvlink_to_network"]["offered_ratio"] == pytest.approx(200 / 160)
+    assert "headroom" in a100["critical_resource_words"] and "NVLink is the limit" in a800["critical_resource_words"]
+    # the simulated rates stand beside the lecture's arithmetic, and NVLink is the busiest class
+    assert a800["nvlink_to_network"]["simulated"]["offered_ratio"] < a100["nvlink_to_network"]["simulated"]["offered_ratio"]
+    assert set(a100["busy_fraction"]) >= {"nvlink", "infiniband"}
+
+
+def test_every_lane_doubles_boundary_traffic_on_the_nics(pairs):
+    topo = pairs["dgx-a100"]
+    gpus = [d.id for d in topo.gpus()]
+    router = Router(topo, True)
+    one = boundary_send(topo, router, grid(gpus, 1, 4, 2), 1, 4, 2, 64e6)[1]
+    two = boundary_send(topo, router, grid(gpus, 2, 4, 2), 2, 4, 2, 64e6)[1]
+
+    def nic_bytes(sim):
+        return {sim.channel_ends[c]: float(b) for c, b in enumerate(sim.channel_bytes)
+                if b > 0 and topo.devices[sim.channel_ends[c][0]].kind == "nic"}
+    b1, b2 = nic_bytes(one), nic_bytes(two)
+    assert sum(b2.values()) == pytest.approx(2 * sum(b1.values()))
+    # the second replica's lanes leave through other NICs (the ones beside its GPUs), not the same ones
+    assert len(b2) == 2 * len(b1)
+    r1 = train_iteration(topo, gpus, 1, 4, 2, ModelSpec(), microbatches=4)
+    r2 = train_iteration(topo, gpus, 2, 4, 2, ModelSpec(), microbatches=4)
+    assert (r1.details["lanes_simulated"], r2.details["lanes_simulated"]) == (4, 8)
+
+
+def test_train_buckets_hide_behind_backward_when_compute_dominates(pairs):
+    topo = pairs["dgx-a100"]
+    gpus = [d.id for d in topo.gpus()]
+    small = ModelSpec(layers=8, hidden=4096, seq_len=8192, efficiency=0.01)  # compute-heavy: 16 buckets per GPU
+    r = train_iteration(topo, gpus, 2, 8, 1, small, microbatches=2)
+    assert r.details["dp_buckets"] >= 10 and r.details["dp_allreduce_s"] > 0
+    assert r.breakdown_s["data_parallel"] < 0.1 * r.details["dp_allreduce_s"]
+    big = ModelSpec(layers=8, hidden=4096, seq_len=64, efficiency=1.0)  # communication dominates
+    r = train_iteration(topo, gpus, 2, 8, 1, big, microbatches=1)
+    assert r.breakdown_s["data_parallel"] > 0.8 * r.details["dp_allreduce_s"]
+
+
+def test_cli_train_reports_critical_resource(capsys, tmp_path):
+    f = tmp_path / "a800.dgxs"
+    assert main(["generate", "fat-tree", "--system", "hgx-a800", "--systems", "2", "-o", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["train", str(f), "--tp", "8", "--pp", "2", "--microbatches", "4", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["critical_resource"] == "nvlink" and d["figures"] == "achievable"
+    assert d["nvlink_to_network"]["required_ratio"] == pytest.approx(1.75)
+    assert main(["train", str(f), "--tp", "8", "--pp", "2", "--microbatches", "4"]) == 0
+    assert "critical resource: nvlink" in capsys.readouterr().out
