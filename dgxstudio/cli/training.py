@@ -203,7 +203,7 @@ def register(sub) -> None:
     p.add_argument("--tp", type=int, default=1)
     p.add_argument("--pp", type=int, default=1)
     p.add_argument("--microbatches", type=int, default=8)
-    p.add_argument("--schedule", choices=SCHEDULES[:2], default="1f1b")
+    p.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "interleaved"], default="1f1b")
     p.add_argument("--no-overlap", action="store_true",
                    help="all-reduce the gradients after the backward pass (default: buckets overlapped with it)")
     p.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)
