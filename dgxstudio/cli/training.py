@@ -29,7 +29,8 @@ def model_spec(args):
 
     return ModelSpec(layers=args.layers, hidden=args.hidden, seq_len=args.seq_len, microbatch_size=args.micro_batch_size,
                      precision=args.precision, efficiency=args.efficiency,
-                     params=float(args.params) if args.params else None)
+                     params=float(args.params) if args.params else None,
+                     experts=getattr(args, "experts", 0) or 0, top_k=getattr(args, "top_k", 2))
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
@@ -90,7 +91,7 @@ def cmd_train(args) -> int:
         bucket = None if args.bucket_size is None else parse_size_arg(args.bucket_size, "--bucket-size")
         r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches, args.schedule,
                             not args.no_overlap, args.placement, achievable=args.figures == "achievable",
-                            bucket_bytes=bucket)
+                            bucket_bytes=bucket, ep=args.ep)
     except TrainingError as exc:
         raise CliError(str(exc)) from None
     if args.json:
@@ -202,6 +203,9 @@ def register(sub) -> None:
     p.add_argument("--dp", type=int, default=1)
     p.add_argument("--tp", type=int, default=1)
     p.add_argument("--pp", type=int, default=1)
+    p.add_argument("--ep", type=int, default=1, help="expert parallelism: replicas per expert group (divides --dp)")
+    p.add_argument("--experts", type=int, default=0, help="experts per MoE layer (default 0: a dense model)")
+    p.add_argument("--top-k", type=int, default=2, help="experts each token is routed to (default 2)")
     p.add_argument("--microbatches", type=int, default=8)
     p.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "interleaved"], default="1f1b")
     p.add_argument("--no-overlap", action="store_true",

@@ -38,8 +38,16 @@ class ModelSpec:
     precision: str = "fp16"
     efficiency: float = 0.5
     params: float | None = None
+    experts: int = 0  # mixture of experts: experts per MoE layer (0: dense)
+    top_k: int = 2  # experts each token is routed to (GShard/Mixtral top-2)
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 0
 
     def check(self) -> None:
+        if self.experts < 0 or (self.moe and not 1 <= self.top_k <= self.experts):
+            raise TrainingError("experts must be >= 0 and the router's top-k between 1 and the number of experts")
         if self.precision not in PRECISION_BYTES:
             raise TrainingError(f"unknown precision {self.precision!r} (one of {', '.join(PRECISION_BYTES)})")
         if min(self.layers, self.hidden, self.seq_len, self.microbatch_size) < 1:
@@ -55,10 +63,25 @@ class ModelSpec:
     def parameter_count(self) -> float:
         return self.params if self.params is not None else 12.0 * self.layers * self.hidden ** 2
 
+    def parameters_per_gpu(self, tp: int, pp: int, ep: int) -> float:
+        """Parameters one GPU holds: 4h^2 of attention per layer, and the 8h^2 MLP of each of its
+        experts (experts / ep of them) in MoE models."""
+        if not self.moe or self.params is not None:
+            return self.parameter_count / (tp * pp)
+        per_layer = 4.0 * self.hidden ** 2 + 8.0 * self.hidden ** 2 * self.experts / ep
+        return self.layers * per_layer / (tp * pp)
+
     def layer_forward_flops(self) -> float:
-        """24 b s h^2 + 4 b s^2 h per layer (Narayanan et al., Megatron-LM, 2021)."""
+        """24 b s h^2 + 4 b s^2 h per layer (Narayanan et al., Megatron-LM, 2021); of the 24, 16 are the
+        MLP's, which a top-k router runs k times per token (once in each chosen expert)."""
         b, s, h = self.microbatch_size, self.seq_len, self.hidden
-        return 24.0 * b * s * h * h + 4.0 * b * s * s * h
+        mlp_runs = self.top_k if self.moe else 1
+        return (8.0 + 16.0 * mlp_runs) * b * s * h * h + 4.0 * b * s * s * h
+
+    def dispatch_bytes(self) -> float:
+        """Bytes a GPU sends into one token all-to-all (dispatch or combine): each of its tokens' hidden
+        states goes to top-k experts."""
+        return float(self.microbatch_size * self.seq_len * self.top_k * self.hidden * self.bytes_per_value) if self.moe else 0.0
 
     def activation_bytes(self) -> float:
         return float(self.microbatch_size * self.seq_len * self.hidden * self.bytes_per_value)
@@ -177,6 +200,32 @@ class TrainResult:
                 "breakdown_s": self.breakdown_s, "bottleneck_link_class": self.bottleneck, **self.details}
 
 
+def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: int, pp: int, ep: int,
+                      model: ModelSpec, chunk: float) -> tuple[float, SimResult | None]:
+    """One token all-to-all (dispatch or combine) in every expert-parallel group at once: for each
+    stage and tensor rank, the replicas d = g*ep .. g*ep+ep-1. Tokens spread evenly over the experts
+    (a balanced router), so each GPU sends dispatch_bytes/ep to each member of its group."""
+    if ep < 1 or dp % ep:
+        raise TrainingError(f"--ep {ep} must divide the data-parallel size {dp} (expert groups are made of replicas)")
+    if ep > 1 and not model.moe:
+        raise TrainingError("expert parallelism needs a mixture-of-experts model (--experts N)")
+    if model.moe and model.experts % ep:
+        raise TrainingError(f"{model.experts} experts do not split evenly over {ep} expert-parallel ranks")
+    if ep == 1 or model.dispatch_bytes() <= 0:
+        return 0.0, None
+    scheds = []
+    for p in range(pp):
+        for t in range(tp):
+            for g in range(dp // ep):
+                members = [place[(g * ep + e, p, t)] for e in range(ep)]
+                try:
+                    scheds.append(C.all_to_all(members, model.dispatch_bytes(), chunk))
+                except ValueError as exc:
+                    raise TrainingError(str(exc)) from None
+    sim = Engine(router).run(merge(scheds))
+    return sim.time_s, sim
+
+
 def boundary_send(topo: Topology, router: Router, place: dict, dp: int, tp: int, pp: int,
                   nbytes: float) -> tuple[float, SimResult | None]:
     """Every lane's activation crossing every stage boundary at once, each tensor rank sending its
@@ -291,7 +340,8 @@ def _dp_buckets(topo, router, dp_groups, grad_bytes, chunk, dp_rings, bucket_byt
 
 def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, model: ModelSpec,
                     microbatches: int = 8, schedule: str = "1f1b", overlap: bool = True, order: str = "tp,pp,dp",
-                    chunk: float = 4 * 2**20, achievable: bool = True, bucket_bytes: float | None = None) -> TrainResult:
+                    chunk: float = 4 * 2**20, achievable: bool = True, bucket_bytes: float | None = None,
+                    ep: int = 1) -> TrainResult:
     """One iteration with every lane simulated: all tensor groups' all-reduces at once, every
     (replica, tensor rank) lane's pipeline sends at once, every data-parallel group's bucketed
     gradient all-reduce (overlapped with the backward pass of the last micro-batch when ``overlap``)."""
@@ -313,6 +363,13 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     fwd = fwd_compute + 2 * layers_per_stage * t_tp
     bwd = bwd_compute + 2 * layers_per_stage * t_tp
 
+    # Expert parallelism: the data-parallel replicas form groups of ep; each MoE layer moves its tokens to
+    # their top-k experts and back by all-to-all inside every group at once (dispatch and combine,
+    # forward and backward).
+    t_a2a, a2a_sim = expert_all_to_all(topo, router, place, dp, tp, pp, ep, model, chunk)
+    fwd += 2 * layers_per_stage * t_a2a
+    bwd += 2 * layers_per_stage * t_a2a
+
     # Pipeline: every (replica, tensor rank) lane at once over the real stage boundaries.
     pipe = None
     if pp > 1:
@@ -325,7 +382,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
 
     # Data parallelism: every (stage, tensor rank) group all-reduces its gradients across the replicas,
     # all at once, in buckets (PyTorch DDP / Megatron), overlapped with the last backward pass.
-    grad_bytes = model.parameter_count / (tp * pp) * model.bytes_per_value
+    grad_bytes = model.parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
     dp_groups = {f"pp{p}.tp{t}": [place[(d, p, t)] for d in range(dp)] for p in range(pp) for t in range(tp)}
     dp_rings = {k: [C.RingSpec(v)] for k, v in dp_groups.items()} if dp > 1 else None
     bucket = ddp_bucket_bytes() if bucket_bytes is None else bucket_bytes
@@ -336,18 +393,21 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
 
     compute = microbatches * (fwd_compute + bwd_compute)
     tp_total = microbatches * 4 * layers_per_stage * t_tp
-    pipeline_overhead = max(makespan - compute - tp_total, 0.0)
+    ep_total = microbatches * 4 * layers_per_stage * t_a2a
+    pipeline_overhead = max(makespan - compute - tp_total - ep_total, 0.0)
     iteration = makespan + exposed_dp
     samples = dp * microbatches * model.microbatch_size
-    breakdown = {"compute": compute, "tensor_parallel": tp_total, "pipeline_bubble_and_transfers": pipeline_overhead,
-                 "data_parallel": exposed_dp}
+    breakdown = {"compute": compute, "tensor_parallel": tp_total, "expert_parallel": ep_total,
+                 "pipeline_bubble_and_transfers": pipeline_overhead, "data_parallel": exposed_dp}
     dp_main = max(dp_sims, key=lambda x: x[1])[0] if dp_sims else None
     bottleneck = {"compute": "none", "tensor_parallel": bottleneck_class(topo, tp_sim),
+                  "expert_parallel": bottleneck_class(topo, a2a_sim),
                   "pipeline_bubble_and_transfers": bottleneck_class(topo, pipe.sim if pipe else None),
                   "data_parallel": bottleneck_class(topo, dp_main)}
 
     # Which resource is critical: busy fraction per link class over the iteration, and the lecture's balance.
     parts = [class_bytes(topo, tp_sim, microbatches * 4 * layers_per_stage),
+             class_bytes(topo, a2a_sim, microbatches * 4 * layers_per_stage),
              class_bytes(topo, pipe.sim if pipe else None)] + [class_bytes(topo, s, n) for s, n in dp_sims]
     busy = busy_fractions(parts, iteration)
     t_send, send_sim = boundary_send(topo, router, place, dp, tp, pp, model.activation_bytes()) if pp > 1 else (0.0, None)
@@ -364,7 +424,8 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
         else:
             balance = {**simulated, "basis": "simulated rates"}
     critical = balance["limit"] if balance["limit"] != "none" else next(iter(busy), "compute")
-    details = {"gpus_used": dp * tp * pp, "lanes_simulated": dp * tp if pp > 1 else 0, "tp_allreduce_s": t_tp,
+    details = {"gpus_used": dp * tp * pp, "ep": ep, "experts": model.experts, "top_k": model.top_k,
+               "ep_all_to_all_s": t_a2a, "dispatch_bytes_per_gpu": model.dispatch_bytes(), "lanes_simulated": dp * tp if pp > 1 else 0, "tp_allreduce_s": t_tp,
                "dp_allreduce_s": t_dp, "dp_hidden_by_overlap_s": hidden, "dp_buckets": len(sizes),
                "dp_bucket_bytes": bucket, "stage_forward_s": fwd, "stage_backward_s": bwd,
                "gradient_bytes_per_gpu": grad_bytes, "activation_bytes": model.activation_bytes(),

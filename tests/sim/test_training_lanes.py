@@ -74,3 +74,39 @@ def test_cli_train_reports_critical_resource(capsys, tmp_path):
     assert d["nvlink_to_network"]["required_ratio"] == pytest.approx(1.75)
     assert main(["train", str(f), "--tp", "8", "--pp", "2", "--microbatches", "4"]) == 0
     assert "critical resource: nvlink" in capsys.readouterr().out
+
+
+def test_expert_parallel_all_to_all_matches_the_simulator(pairs):
+    from dgxstudio.sim.run import SimOptions, Simulator
+    from dgxstudio.sim.training import TrainingError
+
+    topo = pairs["dgx-a100"]
+    gpus = [d.id for d in topo.gpus()]
+    moe = ModelSpec(layers=4, hidden=1024, seq_len=1024, experts=16, top_k=2)
+    r = train_iteration(topo, gpus, 16, 1, 1, moe, microbatches=2, ep=16)
+    ref = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-to-all", "direct", moe.dispatch_bytes())
+    assert r.details["ep_all_to_all_s"] == pytest.approx(ref.time_s, rel=1e-6)
+    # dispatch + combine, forward and backward, in every MoE layer of every micro-batch
+    assert r.breakdown_s["expert_parallel"] == pytest.approx(2 * 4 * 4 * ref.time_s)
+    assert r.bottleneck["expert_parallel"] == "infiniband"
+    # two groups of 8 (one per system) stay on NVLink and are faster than one group across the network
+    local = train_iteration(topo, gpus, 16, 1, 1, moe, microbatches=2, ep=8)
+    assert local.details["ep_all_to_all_s"] < r.details["ep_all_to_all_s"]
+    assert local.bottleneck["expert_parallel"] == "nvlink"
+    # top-2 routing runs the MLP twice per token: more compute than the dense model
+    dense = train_iteration(topo, gpus, 16, 1, 1, ModelSpec(layers=4, hidden=1024, seq_len=1024), microbatches=2)
+    assert r.breakdown_s["compute"] > dense.breakdown_s["compute"]
+    with pytest.raises(TrainingError, match="divide"):
+        train_iteration(topo, gpus, 16, 1, 1, moe, ep=3)
+    with pytest.raises(TrainingError, match="mixture-of-experts"):
+        train_iteration(topo, gpus, 16, 1, 1, ModelSpec(layers=4, hidden=1024, seq_len=1024), ep=2)
+
+
+def test_cli_train_expert_parallel(capsys, pairs, tmp_path):
+    f = tmp_path / "a100.dgxs"
+    assert main(["generate", "fat-tree", "--system", "dgx-a100", "--systems", "2", "-o", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["train", str(f), "--dp", "16", "--ep", "8", "--experts", "8", "--layers", "4", "--microbatches", "2",
+                 "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["ep"] == 8 and d["breakdown_s"]["expert_parallel"] > 0
