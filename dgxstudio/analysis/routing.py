@@ -57,11 +57,14 @@ class Route:
 
 
 class Router:
-    def __init__(self, topo: Topology, achievable: bool = False, spread: str = "even", max_paths: int = MAX_PATHS):
+    def __init__(self, topo: Topology, achievable: bool = False, spread: str = "even", max_paths: int = MAX_PATHS,
+                 pxn: bool = False):
         if spread not in ("even", "hash"):
             raise ValueError(f"unknown route spreading {spread!r} (even or hash)")
         self.topo = topo
         self.spread = spread
+        self.pxn = pxn
+        self._rail: dict[str, tuple[str, frozenset]] | None = None
         self.max_paths = max_paths
         self.fabric = Fabric(topo, achievable=achievable)
         self.channel_index: dict[tuple[str, str], int] = {}
@@ -206,6 +209,11 @@ class Router:
         for end in (src, dst):
             if end not in self.topo.devices:
                 raise RoutingError(f"no device {end!r}")
+        waypoints = self._rail_waypoints(src, dst)
+        if waypoints is not None:
+            route = self.via(waypoints)
+            self._cache[key] = route
+            return route
         nvl = self._nvlink_paths(src, dst)
         if nvl is not None:
             paths, weights = nvl
@@ -227,6 +235,43 @@ class Router:
         route = self._route(paths)
         self._cache[key] = route
         return route
+
+    def _rail_waypoints(self, src: str, dst: str) -> list[str] | None:
+        """Between GPUs of two systems, traffic leaves through the sender's own NIC (the one nearest to
+        it, as NCCL pairs GPUs and NICs) and arrives through the receiver's. With PXN (NCCL 2.12+) the
+        sender hands the data over NVLink to the peer whose NIC sits on the receiver NIC's rail (the
+        same leaf), so nothing crosses rails in the fabric. None for GPUs without their own NIC."""
+        if src not in self._gpus or dst not in self._gpus:
+            return None
+        sa, sb = self._system[src], self._system[dst]
+        if sa is None or sb is None or sa == sb:
+            return None
+        rail = self._rails()
+        if src not in rail or dst not in rail:
+            return None
+        (src_nic, src_leaves), (dst_nic, dst_leaves) = rail[src], rail[dst]
+        if self.pxn and not (src_leaves & dst_leaves):
+            for g, (nic, leaves) in rail.items():
+                if self._system[g] == sa and leaves & dst_leaves and self._nvlink_paths(src, g) is not None:
+                    return [src, g, nic, dst_nic, dst]
+        return [src, src_nic, dst_nic, dst]
+
+    def _rails(self) -> dict[str, tuple[str, frozenset]]:
+        """Each GPU's own NIC (the compute NIC nearest to it) and the switches that NIC plugs into."""
+        if self._rail is None:
+            from .channels import _nic_gpus
+
+            self._rail = {}
+            topo = self.topo
+            for gid, group in topo.groups.items():
+                if group.kind != "system":
+                    continue
+                members = [d for d in group.devices if d in self._gpus]
+                for nic, gpu in _nic_gpus(topo, self.fabric, members):
+                    leaves = frozenset(v for v in self.fabric.adj[nic]
+                                       if self.fabric.bundle(nic, v).family in ("infiniband", "ethernet"))
+                    self._rail.setdefault(gpu, (nic, leaves))
+        return self._rail
 
     def via(self, waypoints: list[str]) -> Route:
         """A route forced through waypoints (a GPU, its rail's NIC, the next system's NIC, its GPU),

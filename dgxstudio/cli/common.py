@@ -89,6 +89,9 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
                    help="NCCL protocol for ring/tree/nvls/collnet (default auto: NCCL's cost model picks)")
     p.add_argument("--spread", choices=["even", "hash"], default="even",
                    help="tied routes: spread evenly (adaptive routing) or pick one by hash")
+    p.add_argument("--pxn", action="store_true",
+                   help="PXN: traffic to another system leaves through the NIC on the destination's rail, "
+                        "reached over NVLink (default: the NIC closest to the sending GPU)")
     p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")
     p.add_argument("--root", help="root GPU for broadcast and reduce (default: the first GPU)")
     p.add_argument("--server", help="device acting as parameter server (default: the first GPU)")

@@ -17,7 +17,7 @@ def sim_options(args):
             raise CliError(f"--reduce-bw: expected GB/s, got {args.reduce_bw!r}") from None
     return SimOptions(chunk=parse_size_arg(args.chunk, "--chunk"), achievable=args.figures == "achievable",
                       spread=args.spread, reduce_s_per_byte=reduce_cost, root=args.root, server=args.server,
-                      protocol=args.protocol)
+                      protocol=args.protocol, pxn=args.pxn)
 
 
 def _row(result) -> dict:

@@ -74,6 +74,7 @@ class SimOptions:
     root: str | None = None
     server: str | None = None
     protocol: str = "auto"
+    pxn: bool = False
 
 
 @dataclass
@@ -153,9 +154,10 @@ class Simulator:
                 raise SimulationError(f"{g!r} is not a GPU of this topology")
         if self.options.chunk <= 0:
             raise SimulationError("the chunk size must be positive")
-        if router is not None and (router.topo is not topo or router.spread != self.options.spread):
+        if router is not None and (router.topo is not topo or router.spread != self.options.spread
+                                   or router.pxn != self.options.pxn):
             raise ValueError("a shared router must belong to the same topology and spreading")
-        self.router = router or Router(topo, self.options.achievable, self.options.spread)
+        self.router = router or Router(topo, self.options.achievable, self.options.spread, pxn=self.options.pxn)
         if self.options.protocol not in PROTOCOL_CHOICES:
             raise SimulationError(f"unknown protocol {self.options.protocol!r} (one of {', '.join(PROTOCOL_CHOICES)})")
         self._rings = None
@@ -195,6 +197,13 @@ class Simulator:
             value = algbw * busbw_factor(collective, p)
         else:
             value = self.plan_bound()
+            if collective == "all-reduce" and self._nvls_switch_shares() is not None:
+                # NVLink SHARP: each GPU sends and receives S (1 + 1/P) through its NVLinks
+                p = len(self.gpus)
+                fab = self.router.fabric
+                nvl = min(sum(fab.bundle(g, v).bandwidth for v in fab.adj[g] if fab.kind.get(v) == "nvswitch")
+                          for g in self.gpus)
+                value = max(value, nvl * 2 * (p - 1) / (p + 1))
         self._bounds[collective] = value
         return value
 

@@ -28,7 +28,8 @@ def plane_bytes(topo, result):
 
 def test_dgx_h100_traffic_spreads_over_all_four_planes_by_their_links():
     topo = load_preset("dgx-h100")
-    r = simulate(topo, "all-reduce", "ring", GiB, options=SimOptions(achievable=True))
+    sim = Simulator(topo, gpus(topo), SimOptions(achievable=True))
+    r = sim.run("all-reduce", "ring", GiB)
     planes = plane_bytes(topo, r)
     assert len(planes) == 4 and all(v > 0 for v in planes.values())
     links = {}
@@ -41,8 +42,10 @@ def test_dgx_h100_traffic_spreads_over_all_four_planes_by_their_links():
     for sw, n in links.items():
         assert planes[sw] / total_b == pytest.approx(n / total_l, rel=1e-6)
     # and the ring reaches the 18-link bound, not the two cheapest planes
-    assert r.busbw_Bps == pytest.approx(r.bound_busbw_Bps, rel=0.02)
-    assert r.bound_busbw_Bps == pytest.approx(18 * 25e9 * 0.822, rel=1e-3)
+    assert r.busbw_Bps == pytest.approx(sim.plan_bound(), rel=0.02)
+    assert sim.plan_bound() == pytest.approx(18 * 25e9 * 0.822, rel=1e-3)
+    # the all-reduce bound counts NVLink SHARP: 2 B (P-1)/(P+1)
+    assert r.bound_busbw_Bps == pytest.approx(18 * 25e9 * 0.822 * 14 / 9, rel=1e-3)
 
 
 def test_gpus_joined_by_nvlink_never_talk_over_pcie():
@@ -155,3 +158,15 @@ def test_white_paper_ranges_hold_with_achievable_figures():
             assert lo <= r.busbw_Bps <= hi, (preset, coll, r.busbw_Bps)
         peak = Simulator(topo, gpus(topo)).run("all-reduce", "ring", GiB)
         assert peak.bound_busbw_Bps == pytest.approx(hi)
+
+
+def test_pxn_sends_through_the_nvlink_peer_on_the_destination_rail():
+    topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
+    g = gpus(topo)
+    plain = Simulator(topo, g, SimOptions(achievable=True)).router.routes("s1.gpu0", "s2.gpu3")
+    pxn = Simulator(topo, g, SimOptions(achievable=True, pxn=True)).router.routes("s1.gpu0", "s2.gpu3")
+    assert all("s1.ib0" in p for p in plain.paths)          # the NIC closest to the sender
+    assert any(topo.devices[d].kind == "ib_switch" and d.startswith("spine") for d in plain.paths[0])
+    for p in pxn.paths:
+        assert p[1].startswith("s1.nvswitch") and p[2] == "s1.gpu3" and "s1.ib3" in p
+        assert not any(d.startswith("spine") for d in p)     # stays on its rail
