@@ -36,20 +36,26 @@ def test_lecture_verdict_a100_network_a800_nvlink(pairs):
 def test_every_lane_doubles_boundary_traffic_on_the_nics(pairs):
     topo = pairs["dgx-a100"]
     gpus = [d.id for d in topo.gpus()]
+    sys0 = [g for g in gpus if topo.system_of(g) == topo.system_of(gpus[0])]
+    sys1 = [g for g in gpus if g not in sys0]
     router = Router(topo, True)
-    one = boundary_send(topo, router, grid(gpus, 1, 4, 2), 1, 4, 2, 64e6)[1]
-    two = boundary_send(topo, router, grid(gpus, 2, 4, 2), 2, 4, 2, 64e6)[1]
+    # stage 0 in the first system, stage 1 in the second: one replica on GPUs 0-3, two on GPUs 0-7
+    one_place = grid(sys0[:4] + sys1[:4], 1, 4, 2, "tp,dp,pp")
+    two_place = grid(sys0 + sys1, 2, 4, 2, "tp,dp,pp")
+    one = boundary_send(topo, router, one_place, 1, 4, 2, 64e6)[1]
+    two = boundary_send(topo, router, two_place, 2, 4, 2, 64e6)[1]
 
     def nic_bytes(sim):
         return {sim.channel_ends[c]: float(b) for c, b in enumerate(sim.channel_bytes)
                 if b > 0 and topo.devices[sim.channel_ends[c][0]].kind == "nic"}
     b1, b2 = nic_bytes(one), nic_bytes(two)
-    assert sum(b2.values()) == pytest.approx(2 * sum(b1.values()))
-    # the second replica's lanes leave through other NICs (the ones beside its GPUs), not the same ones
-    assert len(b2) == 2 * len(b1)
-    r1 = train_iteration(topo, gpus, 1, 4, 2, ModelSpec(), microbatches=4)
-    r2 = train_iteration(topo, gpus, 2, 4, 2, ModelSpec(), microbatches=4)
+    assert b1 and sum(b2.values()) == pytest.approx(2 * sum(b1.values()))
+    # the second replica's lanes leave through the NICs beside its own GPUs, not through the first's
+    assert set(b1) < set(b2) and len(b2) == 2 * len(b1)
+    r1 = train_iteration(topo, sys0[:4] + sys1[:4], 1, 4, 2, ModelSpec(), microbatches=4, order="tp,dp,pp")
+    r2 = train_iteration(topo, sys0 + sys1, 2, 4, 2, ModelSpec(), microbatches=4, order="tp,dp,pp")
     assert (r1.details["lanes_simulated"], r2.details["lanes_simulated"]) == (4, 8)
+    assert r1.bottleneck["pipeline_bubble_and_transfers"] == "infiniband"
 
 
 def test_train_buckets_hide_behind_backward_when_compute_dominates(pairs):
@@ -110,3 +116,18 @@ def test_cli_train_expert_parallel(capsys, pairs, tmp_path):
                  "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["ep"] == 8 and d["breakdown_s"]["expert_parallel"] > 0
+
+
+def test_pipeline_lanes_run_at_once_and_contend(pairs):
+    from dgxstudio.sim.pipeline import PipelineSpec, run_pipeline
+
+    topo = pairs["dgx-a100"]
+    gpus = [d.id for d in topo.gpus()]
+    lanes = [[gpus[k], gpus[8 + k]] for k in range(8)]  # 8 lanes, each crossing the network on its own rail
+    spec = PipelineSpec("1f1b", 2, 4, lanes[0], [1e-4] * 2, [2e-4] * 2, 256e6)
+    alone = run_pipeline(topo, spec, achievable=True)
+    together = run_pipeline(topo, spec, achievable=True, lanes=lanes)
+    assert float(together.sim.channel_bytes.sum()) == pytest.approx(8 * float(alone.sim.channel_bytes.sum()))
+    assert together.makespan_s >= alone.makespan_s - 1e-12
+    shared = [[gpus[0], gpus[8]], [gpus[1], gpus[9]]]  # GPUs 0 and 1 share a PCIe switch, not a NIC
+    assert run_pipeline(topo, spec, achievable=True, lanes=shared).makespan_s >= alone.makespan_s - 1e-12
