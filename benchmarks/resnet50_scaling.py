@@ -56,6 +56,15 @@ def main() -> int:
         print(f"  {entry['topology']}: all-reduce {r['allreduce_s'] * 1e3:.2f} ms; weak compute {r['weak_compute_s'] * 1e3:.1f} ms, "
               f"strong compute {r['strong_compute_s'] * 1e3:.1f} ms (batch curve b_half {m['b_half']:.1f}, compute x{m['compute_scale']:.3f}), "
               f"overhead {m['overhead_s'] * 1e3:.2f} ms")
+    print("\nwhat the published figures leave for communication and overhead, beside the compute modelled here:")
+    pub = {kind: cmp["published"] for kind, cmp in result["comparison"].items()}
+    for label, entry in result["systems"].items():
+        r = next(x for x in entry["rows"] if x["gpus"] == 8)
+        weak_left = 8 * 64 / pub["weak"][label] - r["weak_compute_s"]
+        strong_left = 64 / pub["strong"][label] - r["strong_compute_s"]
+        sim_left = r["allreduce_s"] + r["overhead_s"]
+        print(f"  {label:<7} weak {weak_left * 1e3:6.1f} ms, strong {strong_left * 1e3:6.1f} ms; simulated "
+              f"{sim_left * 1e3:5.1f} ms (all-reduce + optimizer)")
     print()
     for what, err, ok in checks:
         print(f"  {'ok  ' if ok else 'MISS'} {what}: {100 * err:+.1f}%")
