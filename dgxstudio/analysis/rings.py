@@ -25,6 +25,10 @@ from ..cancel import check_cancelled
 from ..model.topology import Topology
 from .fabric import Fabric, bundle_key
 
+# Above this many devices the routes that chain systems into rings are searched from both ends
+# (same hop count, found without touching every switch); below it the one-ended search, as before.
+BIG_FABRIC_DEVICES = 5000
+
 
 @dataclass
 class Ring:
@@ -346,7 +350,8 @@ def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]]
     residual = {k: b.units for k, b in fab.bundles.items()}
     nearest_nic = _network_distance(fab)
     order = list(systems)
-    owner = {d: sid for sid in order for d in topo.devices_in_group(sid)}
+    wanted = set(order)
+    owner = {d: sid for d in topo.devices if (sid := topo.system_of(d)) in wanted}
     rings = []
     for r in range(min(len(res.rings) for res in local.values())):
         built = _chain_ring(fab, order, [local[s].rings[r] for s in order], residual, nearest_nic, owner)
@@ -414,8 +419,10 @@ def _chain_ring(fab: Fabric, systems: list[str], local_rings: list[Ring], residu
             _consume(residual, fab, path, +1)
 
     # Routes between two systems may enter only those two systems' insides (and the network).
+    search = fab.route_meet if len(fab.adj) > BIG_FABRIC_DEVICES else fab.route
+
     def between(a: str, b: str, sa: str, sb: str) -> list[str] | None:
-        return fab.route(a, b, residual, owner=owner, allowed_owners=(sa, sb))
+        return search(a, b, residual, owner=owner, allowed_owners=(sa, sb))
 
     for s_index, ring in enumerate(local_rings):
         if s_index % 16 == 0:
