@@ -110,11 +110,16 @@ def _coarse_graph(topo: Topology, g: nx.Graph, units: list[list[str]]) -> tuple[
     """Contract each multi-GPU unit's system (all its devices) into one node."""
     mapping = {}
     names = []
+    by_system: dict[str, list[str]] = {}
+    for d in topo.devices:  # every system's devices at any depth, in document order (devices_in_group, once)
+        sid = topo.system_of(d)
+        if sid is not None:
+            by_system.setdefault(sid, []).append(d)
     for i, unit in enumerate(units):
         name = f"__unit{i}"
         names.append(name)
         sid = topo.system_of(unit[0]) if len(unit) > 1 or topo.system_of(unit[0]) else None
-        members = topo.devices_in_group(sid) if sid else unit
+        members = by_system.get(sid, []) if sid else unit
         for d in members:
             mapping[d] = name
     c = nx.Graph()
@@ -227,8 +232,9 @@ def bisection_bandwidth(topo: Topology, gpus: list[str]) -> Bisection:
     if len(gpus) < 2:
         return Bisection(0.0, True, "trivial", list(gpus), [])
     g = _capacity_graph(topo)
+    members = set(gpus)
     for n in g.nodes:
-        g.nodes[n]["gpu"] = topo.devices[n].kind == "gpu" and n in set(gpus)
+        g.nodes[n]["gpu"] = topo.devices[n].kind == "gpu" and n in members
     n = len(gpus)
     if math.comb(n - 1, n // 2 - 1) <= EXACT_SPLIT_LIMIT:
         # Only GPUs of the set and the devices between them matter; others still carry flow.

@@ -133,26 +133,28 @@ class Fabric:
                 return False
             return residual is None or residual.get(bundle_key(u, v), 0) >= need
 
+        kind = self.kind
         prev = {src: None}
         nxt = {dst: None}
         dist_a, dist_b = {src: 0}, {dst: 0}
         front_a, front_b = [src], [dst]
         while front_a and front_b:
             forward = len(front_a) <= len(front_b)
-            front, seen, dist, other, other_dist, goal = (
-                (front_a, prev, dist_a, nxt, dist_b, dst) if forward else (front_b, nxt, dist_b, prev, dist_a, src))
+            front, seen, dist, other, other_dist = (
+                (front_a, prev, dist_a, nxt, dist_b) if forward else (front_b, nxt, dist_b, prev, dist_a))
             best = None
             new_front = []
             for u in front:
                 for v in self.adj[u]:
-                    if not usable(u, v):
+                    if v in seen:
                         continue
                     if v in other:
-                        length = dist[u] + 1 + other_dist[v]
-                        if best is None or length < best[0]:
-                            best = (length, u, v)
+                        if usable(u, v):
+                            length = dist[u] + 1 + other_dist[v]
+                            if best is None or length < best[0]:
+                                best = (length, u, v)
                         continue
-                    if v in seen or (self.is_gpu(v) and v != goal):
+                    if kind.get(v) == "gpu" or not usable(u, v):
                         continue
                     seen[v] = u
                     dist[v] = dist[u] + 1

@@ -341,12 +341,12 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
 
 
 def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]], exact_limit: int,
-                  deadline: float) -> RingResult | None:
+                  deadline: float, fabric: Fabric | None = None) -> RingResult | None:
     """Chain each system's NVLink rings through the network, one network hop between systems."""
     local = system_rings(topo, systems, exact_limit, deadline)
     if local is None or any(not res.rings for res in local.values()):
         return None
-    fab = Fabric(topo)
+    fab = fabric or Fabric(topo)
     residual = {k: b.units for k, b in fab.bundles.items()}
     nearest_nic = _network_distance(fab)
     order = list(systems)
@@ -472,12 +472,13 @@ def _chain_ring(fab: Fabric, systems: list[str], local_rings: list[Ring], residu
 
 
 def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_budget_s: float = 3.0,
-               achievable: bool = False) -> RingResult:
+               achievable: bool = False, fabric: Fabric | None = None) -> RingResult:
     """Rings over the fastest fabric that joins the set: NVLink alone if it does, else every link.
 
-    With ``achievable`` the ring rates use the catalog's achievable efficiencies.
+    With ``achievable`` the ring rates use the catalog's achievable efficiencies. ``fabric``, a
+    ``Fabric(topo)`` the caller already has (peak figures, every family), saves building it again.
     """
-    result = _find_rings(topo, gpus, exact_limit, time_budget_s)
+    result = _find_rings(topo, gpus, exact_limit, time_budget_s, fabric)
     if achievable and result.rings:
         fab = Fabric(topo, achievable=True)
         for ring in result.rings:
@@ -489,7 +490,8 @@ def _allocation(fab: Fabric, ring: Ring, disjoint: bool) -> dict | None:
     return Counter(k for path in ring.hops for k in fab.path_bundles(path)) if disjoint else None
 
 
-def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s: float) -> RingResult:
+def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s: float,
+                fabric: Fabric | None = None) -> RingResult:
     deadline = time.perf_counter() + time_budget_s
     if len(gpus) < 2:
         return RingResult([], "none", "trivial", True, True)
@@ -500,10 +502,10 @@ def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s
     for g in gpus:
         systems.setdefault(topo.system_of(g) or "", []).append(g)
     if len(systems) > 1 and "" not in systems:
-        result = _hierarchical(topo, gpus, systems, exact_limit, deadline)
+        result = _hierarchical(topo, gpus, systems, exact_limit, deadline, fabric)
         if result is not None:
             return result
-    everything = Fabric(topo)
+    everything = fabric or Fabric(topo)
     if not _connected(everything, gpus):
         return RingResult([], "disconnected", "none", True, True)
     return _single_fabric(topo, everything, "all", gpus, exact_limit, deadline)

@@ -27,11 +27,11 @@ def analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], No
     bws = gpu_bandwidth(topo, gpus)
     per_gpu_nv = [b.nvlink_bidir_Bps for b in bws]
     step(1)
-    rings = find_rings(topo, gpus)
+    fab = Fabric(topo)
+    rings = find_rings(topo, gpus, fabric=fab)
     step(2)
     bis = bisection_bandwidth(topo, gpus)
     step(3)
-    fab = Fabric(topo)
     sys_lat = system_to_system_latency(topo, fab=fab)
     gpu_pair = None
     if len(gpus) >= 2:
