@@ -331,10 +331,13 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
         gid = SYSTEM_BUILDERS[system](topo, prefix=prefix, name=f"{short} #{i + 1}",
                                       origin=(i * 1100.0, 3000.0), parent=cluster.id)
         sys_groups.append(gid)
-        # each leaf's (or unit's) systems stacked in a column under it, so the drawing is not one endless row
+        # each leaf's systems stacked in a column under it, each unit's in rows as wide as its rails,
+        # so the drawing is not one endless row
         col, row = divmod(i, plan.per_leaf)
-        x = col * COLUMN * (plan.rails if rail_optimized else 1) + (COLUMN * (plan.rails - 1) / 2 if rail_optimized else 0)
-        topo.layout.positions[gid] = (x, SYSTEM_Y + row * ROW)
+        if rail_optimized:
+            width = max(plan.rails, 1)
+            col, row = col * width + row % width, row // width
+        topo.layout.positions[gid] = (col * COLUMN, SYSTEM_Y + row * ROW)
         topo.layout.collapsed.add(gid)
     nlink = 0
 
