@@ -128,12 +128,17 @@ class Fabric:
         if src == dst:
             return [src]
 
+        owner_of = owner.get if owner is not None else (lambda _v: None)
+        left = residual.get if residual is not None else None
+
         def usable(u: str, v: str) -> bool:
-            if owner is not None and v in owner and owner[v] not in allowed_owners:
+            o = owner_of(v)
+            if o is not None and o not in allowed_owners:
                 return False
-            return residual is None or residual.get(bundle_key(u, v), 0) >= need
+            return left is None or left((u, v) if u <= v else (v, u), 0) >= need
 
         kind = self.kind
+        adj = self.adj
         prev = {src: None}
         nxt = {dst: None}
         dist_a, dist_b = {src: 0}, {dst: 0}
@@ -145,19 +150,25 @@ class Fabric:
             best = None
             new_front = []
             for u in front:
-                for v in self.adj[u]:
+                du = dist[u] + 1
+                for v in adj[u]:
                     if v in seen:
                         continue
                     if v in other:
                         if usable(u, v):
-                            length = dist[u] + 1 + other_dist[v]
+                            length = du + other_dist[v]
                             if best is None or length < best[0]:
                                 best = (length, u, v)
                         continue
-                    if kind.get(v) == "gpu" or not usable(u, v):
+                    if kind.get(v) == "gpu":
+                        continue
+                    o = owner_of(v)
+                    if o is not None and o not in allowed_owners:
+                        continue
+                    if left is not None and left((u, v) if u <= v else (v, u), 0) < need:
                         continue
                     seen[v] = u
-                    dist[v] = dist[u] + 1
+                    dist[v] = du
                     new_front.append(v)
             if best is not None:
                 _, u, v = best

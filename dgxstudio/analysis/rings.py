@@ -315,11 +315,11 @@ def _signature(topo: Topology, gpus: list[str], prefix: str) -> tuple:
 
 
 def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int = 16,
-                 deadline: float | None = None) -> dict[str, RingResult] | None:
+                 deadline: float | None = None, nv: Fabric | None = None) -> dict[str, RingResult] | None:
     """Each system's own NVLink rings; systems wired alike share one search. None if a system's GPUs
-    are not joined by NVLink."""
+    are not joined by NVLink. ``nv``: a ``Fabric(topo, {"nvlink"})`` the caller already has."""
     deadline = deadline if deadline is not None else time.perf_counter() + 3.0
-    nv = Fabric(topo, {"nvlink"})
+    nv = nv or Fabric(topo, {"nvlink"})
     local: dict[str, RingResult] = {}
     cache: dict[tuple, tuple[RingResult, str]] = {}
     for sid, members in systems.items():
@@ -341,9 +341,9 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
 
 
 def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]], exact_limit: int,
-                  deadline: float, fabric: Fabric | None = None) -> RingResult | None:
+                  deadline: float, fabric: Fabric | None = None, nv: Fabric | None = None) -> RingResult | None:
     """Chain each system's NVLink rings through the network, one network hop between systems."""
-    local = system_rings(topo, systems, exact_limit, deadline)
+    local = system_rings(topo, systems, exact_limit, deadline, nv)
     if local is None or any(not res.rings for res in local.values()):
         return None
     fab = fabric or Fabric(topo)
@@ -502,7 +502,7 @@ def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s
     for g in gpus:
         systems.setdefault(topo.system_of(g) or "", []).append(g)
     if len(systems) > 1 and "" not in systems:
-        result = _hierarchical(topo, gpus, systems, exact_limit, deadline, fabric)
+        result = _hierarchical(topo, gpus, systems, exact_limit, deadline, fabric, nv)
         if result is not None:
             return result
     everything = fabric or Fabric(topo)
