@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .catalog import NETWORK_FAMILIES, Catalog, Part, default_catalog
+from .catalog import KIND_LABELS, NETWORK_FAMILIES, Catalog, Part, default_catalog
 from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, system_power_W
 from .topology import Device, Group, Link, Topology
 
@@ -179,12 +179,16 @@ def set_compute_nics(topo: Topology, group_id: str, nic_part: str) -> list[str]:
     return nics
 
 
+def _a(noun: str) -> str:
+    return ("an " if noun[0] in "AEIOU" else "a ") + noun
+
+
 def _check_nic_part(catalog: Catalog, nic: str) -> Part:
     part = catalog.part(nic)
     if part is None:
         raise ValueError(f"--nic {nic}: no such catalog part")
     if part.kind != "nic":
-        raise ValueError(f"--nic {nic}: {part.label} is a {part.kind}, not a NIC")
+        raise ValueError(f"--nic {nic}: {part.label} is {_a(KIND_LABELS[part.kind])}, not a NIC")
     if _network_group(part, catalog) is None:
         raise ValueError(f"--nic {nic}: {part.label} has no InfiniBand or Ethernet port")
     return part
@@ -195,7 +199,8 @@ def _check_switch_part(catalog: Catalog, switch: str) -> Part:
     if part is None:
         raise ValueError(f"--switch {switch}: no such catalog part")
     if part.kind not in ("ib_switch", "eth_switch"):
-        raise ValueError(f"--switch {switch}: {part.label} is a {part.kind}, not an InfiniBand or Ethernet switch")
+        raise ValueError(f"--switch {switch}: {part.label} is {_a(KIND_LABELS[part.kind])}, "
+                         "not an InfiniBand or Ethernet switch")
     return part
 
 
