@@ -339,8 +339,6 @@ class Simulator:
             if not self._collnet_capable():
                 return ("collnet needs several systems on InfiniBand switches that reduce in the network (SHARP); "
                         "this topology has none, or not only such switches")
-        if algorithm == "tree" and collective in ("broadcast", "reduce") and False:
-            return None
         return None
 
     # ---- schedules ------------------------------------------------------------------------------
@@ -455,36 +453,37 @@ class Simulator:
         """CollNet chain: a chain reduce inside each system to its rail's head GPU, the heads' NICs
         reduce in the SHARP switches (up to the switch all heads share and back), a chain broadcast."""
         plan = self.channel_plan()
-        heads = [chains[0] for chains in plan.tree_chains[0]]
-        trees = [{"parent": {}, "depth": {}} for _ in range(1)]
-        parent: dict[str, str | None] = {}
-        for chain in plan.tree_chains[0]:
-            parent[chain[0]] = None
-            for k in range(1, len(chain)):
-                parent[chain[k]] = chain[k - 1]
-        trees[0] = C._tree(parent)
         o = self.options
-        sched = Schedule([], size, f"CollNet all-reduce over {len(heads)} systems")
+        sched = Schedule([], size, f"CollNet all-reduce over {plan.nodes} systems, {len(plan.tree_chains)} rail(s)")
         lat_intra = T.hop_latency(self._intra_class(), "collnet", "simple")
-        up = C._tree_phase(sched, trees[0], size, o.chunk, True, o.reduce_s_per_byte, "collnet chain",
-                           latency_of=lambda pairs: lat_intra)
-        # in the network: each head sends to the switch where all heads' routes meet, which reduces
-        root_sw = self._collnet_root(heads)
         net_lat = T.hop_latency("net", "collnet", "simple")
-        n, piece = C.pieces(size, o.chunk)
-        upp = Pattern([(h, root_sw) for h in heads], latency_s=net_lat / 2)
-        downp = Pattern([(root_sw, h) for h in heads], latency_s=net_lat / 2)
-        prev_u = prev_d = None
-        after = {}
-        for j in range(n):
-            u = sched.add(Group(f"SHARP reduce piece {j}", upp, piece, (up[j],), (prev_u,) if prev_u is not None else (),
-                                meta={"phase": "sharp-reduce", "piece": j}))
-            d = sched.add(Group(f"SHARP broadcast piece {j}", downp, piece, (u,), (prev_d,) if prev_d is not None else (),
-                                meta={"phase": "sharp-broadcast", "piece": j}))
-            prev_u, prev_d = u, d
-            after[j] = d
-        C._tree_phase(sched, trees[0], size, o.chunk, False, 0.0, "collnet chain", after=after,
-                      latency_of=lambda pairs: lat_intra)
+        share = size / len(plan.tree_chains)
+        n, piece = C.pieces(share, T.slice_bytes("simple", "all-reduce"))
+        for r, rail in enumerate(plan.tree_chains):
+            heads = [chain[0] for chain in rail]
+            parent: dict[str, str | None] = {}
+            for chain in rail:
+                parent[chain[0]] = None
+                for k in range(1, len(chain)):
+                    parent[chain[k]] = chain[k - 1]
+            chains = C._tree(parent)
+            label = f"collnet rail {r}"
+            up = C._tree_phase(sched, chains, share, piece, True, o.reduce_s_per_byte, label,
+                               latency_of=lambda pairs: lat_intra)
+            # in the network: each head sends to the switch where all heads' routes meet, which reduces
+            root_sw = self._collnet_root(heads)
+            upp = Pattern([(h, root_sw) for h in heads], latency_s=net_lat / 2)
+            downp = Pattern([(root_sw, h) for h in heads], latency_s=net_lat / 2)
+            prev_u = prev_d = None
+            after = {}
+            for j in range(n):
+                u = sched.add(Group(f"{label} SHARP reduce piece {j}", upp, piece, (up[j],),
+                                    (prev_u,) if prev_u is not None else (), meta={"phase": "sharp-reduce", "piece": j}))
+                d = sched.add(Group(f"{label} SHARP broadcast piece {j}", downp, piece, (u,),
+                                    (prev_d,) if prev_d is not None else (), meta={"phase": "sharp-broadcast", "piece": j}))
+                prev_u, prev_d = u, d
+                after[j] = d
+            C._tree_phase(sched, chains, share, piece, False, 0.0, label, after=after, latency_of=lambda pairs: lat_intra)
         return sched
 
     def _collnet_root(self, heads: list[str]) -> str:
@@ -577,8 +576,9 @@ class Simulator:
             return result
         with cancellable(cancel):
             shape = self.call_shape(collective)
-            # NCCL runs broadcast, reduce, all-gather and reduce-scatter on rings only (tuning.cc)
-            offered = NCCL if collective == "all-reduce" else ("ring",)
+            # NCCL runs broadcast, reduce, all-gather and reduce-scatter on rings only (tuning.cc);
+            # CollNet only with the SHARP plugin and NCCL_COLLNET_ENABLE=1, so never by default
+            offered = ("ring", "tree", "nvls") if collective == "all-reduce" else ("ring",)
             algos = tuple(a for a in offered if a in SUPPORTED[collective] and self.refusal(collective, a) is None)
             protos = T.PROTOCOLS if self.options.protocol == "auto" else (self.options.protocol,)
             best, est = T.choose(shape, size, algos, protos)
