@@ -180,7 +180,8 @@ def set_compute_nics(topo: Topology, group_id: str, nic_part: str) -> list[str]:
 
 
 def _a(noun: str) -> str:
-    return ("an " if noun[0] in "AEIOU" else "a ") + noun
+    """The noun with its indefinite article (an InfiniBand switch, a ConnectX-7)."""
+    return ("an " if noun[:1] in ("A", "E", "I", "O", "U") else "a ") + noun
 
 
 def _check_nic_part(catalog: Catalog, nic: str) -> Part:
@@ -234,11 +235,11 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
     sw_group = next((g for g in switch_part.ports if catalog.link_type(g.accepts[0]).family in NETWORK_FAMILIES), None)
     link_type = negotiated_type(catalog, pg.accepts, sw_group.accepts if sw_group else ())
     if link_type is None:
-        raise ValueError(f"a {nic_part.label} cannot link to a {switch_part.label}: no common speed "
+        raise ValueError(f"{_a(nic_part.label)} cannot link to {_a(switch_part.label)}: no common speed "
                          f"({', '.join(pg.accepts)} vs {', '.join(sw_group.accepts if sw_group else ())})")
     warnings = []
     if catalog.link_type(link_type).rate_bps_per_direction < catalog.link_type(native).rate_bps_per_direction:
-        warnings.append(f"{nic_part.label} links at {catalog.link_type(link_type).label} on a {switch_part.label}")
+        warnings.append(f"{nic_part.label} links at {catalog.link_type(link_type).label} on {_a(switch_part.label)}")
     switch_link = sw_group.accepts[0]
     radix = sw_group.count
     ports_per_system = len(nics) * pg.count
@@ -273,7 +274,9 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
             raise ValueError(f"--oversubscription {oversubscription:g} does not divide a leaf's {down} down ports")
         up = round(down / oversubscription)
     if down + up > radix:
-        raise ValueError(f"a leaf needs {down} ports down and {up} up, but a {switch_part.label} has {radix}")
+        hint = ("; spread the NICs over rails (--rail-optimized) or cable fewer (--nics-per-system)"
+                if per_leaf == 1 and not rail_optimized else "")
+        raise ValueError(f"a leaf needs {down} ports down and {up} up, but {_a(switch_part.label)} has {radix}{hint}")
     units = math.ceil(systems / per_leaf)
     leaves = units * n_rails
     common = dict(systems=systems, per_leaf=per_leaf, leaves=leaves, link_type=link_type,
