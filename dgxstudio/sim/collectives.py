@@ -412,3 +412,50 @@ def nvls_allreduce(gpus: list[str], switch_shares: dict[str, float], size: float
                                 meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
             last_up[sw], last_down[sw] = u, d
     return sched
+
+
+def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]], size: float, chunk: float,
+                        intra_latency_s: float, inter_latency_s: float, cap_Bps: float = math.inf) -> Schedule:
+    """NCCL's NVLS tree: in every system the NVSwitches reduce (NVLink SHARP), each GPU then
+    all-reduces its 1/P slice with the GPUs of the same rank in the other systems over a double
+    binary tree through its own NIC, and the switches multicast the result back. ``shares`` gives,
+    per system, each switch's share of a GPU's NVLinks."""
+    p = len(systems[0])
+    sched = Schedule([], size, f"NVLS tree all-reduce over {len(systems)} systems of {p} GPUs")
+    n, piece = pieces(size, chunk)
+    ups, downs = {}, {}
+    for s, (members, sh) in enumerate(zip(systems, shares)):
+        for sw in sh:
+            ups[(s, sw)] = Pattern([(g, sw) for g in members], latency_s=intra_latency_s / 2)
+            downs[(s, sw)] = Pattern([(sw, g) for g in members], latency_s=intra_latency_s / 2)
+    rails = [double_trees([[members[i]] for members in systems]) for i in range(p)]
+    last_up: dict = {}
+    last_down: dict = {}
+    slice_bytes = piece / p / 2
+    for j in range(n):
+        up_ids = []
+        for (s, sw), pattern in ups.items():
+            # each GPU sends its piece, and receives its reduced 1/P slice back: (1 + 1/P) each way
+            gid = sched.add(Group(f"NVLS reduce s{s} {sw} piece {j}", pattern, piece * (1 + 1 / p) * shares[s][sw], (),
+                                  (last_up[(s, sw)],) if (s, sw) in last_up else (),
+                                  meta={"phase": "nvls-reduce", "switch": sw, "piece": j}))
+            last_up[(s, sw)] = gid
+            up_ids.append(gid)
+        joined = sched.add(Group(f"NVLS reduced piece {j}", deps_done=tuple(up_ids), meta={"phase": "join", "piece": j}))
+        net_ids = []
+        for i, trees in enumerate(rails):
+            for k, tree in enumerate(trees):
+                label = f"rail {i} tree {k} piece {j}"
+                upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
+                                  latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps)
+                down = _tree_phase(sched, tree, slice_bytes, slice_bytes, False, 0.0, label, after=upd,
+                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps)
+                net_ids.append(down[0])
+        crossed = sched.add(Group(f"trees done piece {j}", deps_done=tuple(net_ids), meta={"phase": "join", "piece": j}))
+        for (s, sw), pattern in downs.items():
+            gid = sched.add(Group(f"NVLS multicast s{s} {sw} piece {j}", pattern, piece * (1 + 1 / p) * shares[s][sw],
+                                  (crossed,),
+                                  (last_down[(s, sw)],) if (s, sw) in last_down else (),
+                                  meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
+            last_down[(s, sw)] = gid
+    return sched
