@@ -48,6 +48,7 @@ class Palette(QWidget):
         super().__init__()
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter parts…")
+        self.filter.setToolTip("Show only the parts and systems whose name or id contains this text")
         self.filter.setClearButtonEnabled(True)
         self.tree = PaletteTree()
         layout = QVBoxLayout(self)
