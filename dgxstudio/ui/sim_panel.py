@@ -380,8 +380,12 @@ class ResultsPanel(QWidget):
             self.table.setItem(r, c, QTableWidgetItem(text))
 
     def show_collective(self, request: RunRequest, r, topology_name: str) -> None:
+        nccl = ""
+        if getattr(r, "protocol", None):
+            label = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}.get(r.protocol, r.protocol)
+            nccl = f" ({label}, {r.channels} channel{'s' if r.channels != 1 else ''})"
         self.summary.setText(
-            f"<b>{r.collective}</b> with <b>{r.algorithm}</b> on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
+            f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
             f"{r.bound_busbw_Bps / 1e9:.1f} GB/s<br><i>{r.reason}</i>")
