@@ -131,13 +131,14 @@ def summary(data: ReportData) -> str:
     r = a["rings"]
     parts.append(f"Its bisection bandwidth is {gbs(a['bisection']['bidir_Bps'])} GB/s bidirectional"
                  f"{'' if a['bisection']['exact'] else ' (upper bound)'}, and ring all-reduce can reach at most "
-                 f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s bus bandwidth over {r['count']} {r['fabric']} rings.")
+                 f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s bus bandwidth over {r['count']} {r['fabric']} rings "
+                 f"at the catalog's peak link figures.")
     best = max(data.runs, key=lambda run: run.busbw_Bps, default=None)
     if best is not None:
         parts.append(f"The best of {len(data.runs)} simulated run{'s' if len(data.runs) != 1 else ''}, "
                      f"{best.collective} with {best.algorithm} on {len(best.gpus)} GPUs at {size_label(best.size_bytes)}, "
                      f"reached {gbs(best.busbw_Bps)} GB/s bus bandwidth, {100 * best.fraction_of_bound:.0f}% of the "
-                     f"topology bound.")
+                     f"topology bound at the link figures it ran with ({'achievable' if best.options.achievable else 'peak'}).")
         top = best.sim.bottlenecks(1)
         if top:
             b = bottleneck_rows(topo, top)[0]
@@ -173,7 +174,7 @@ def build_blocks(data: ReportData) -> list:
         ["bisection bandwidth (bidirectional)", f"{gbs(a['bisection']['bidir_Bps'])} GB/s"
          f" ({'exact' if a['bisection']['exact'] else 'upper bound'})"],
         ["rings", f"{r['count']} over {r['fabric']} ({r['method']})"],
-        ["ring all-reduce bus-bandwidth bound", f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s"],
+        ["ring all-reduce bus-bandwidth bound (peak link figures)", f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s"],
         ["NVLink per GPU (bidirectional)", f"{gbs(a['nvlink_bw_per_gpu_bidir_Bps'])} GB/s"],
         ["NVLink of all GPUs (bidirectional)", f"{gbs(a['aggregate_nvlink_bw_bidir_Bps'])} GB/s"],
         ["PCIe per GPU (bidirectional)", f"{gbs(a['pcie_bw_per_gpu_bidir_Bps'])} GB/s"],
