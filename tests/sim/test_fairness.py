@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from dgxstudio.model import Device, Link, Topology
 from dgxstudio.model.catalog import load_catalog
-from dgxstudio.sim.engine import _maxmin
+from dgxstudio.sim.engine import RouteTable, _maxmin
 from dgxstudio.analysis.routing import Router, RoutingError
 
 CATALOG = load_catalog(include_user=False)
@@ -58,7 +58,7 @@ def test_max_min_fairness(net):
     if not route_ch:
         return
     ids = np.arange(len(route_ch))
-    rates, uch, load = _maxmin(ids, np.ones(len(ids), dtype=np.int64), route_ch, route_w, router.capacity)
+    rates, uch, load = _maxmin(ids, np.ones(len(ids), dtype=np.int64), RouteTable(route_ch, route_w), router.capacity)
     cap = router.capacity
     total = np.zeros(len(cap))
     for r, chans in enumerate(route_ch):
