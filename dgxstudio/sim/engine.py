@@ -176,7 +176,13 @@ def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity
     lens, ch, w = table.gather(route_ids)
     ridx = np.repeat(np.arange(len(route_ids)), lens)
     w = w * mult[ridx]
-    uch, ch_local = np.unique(ch, return_inverse=True)
+    # compact the channels in use (ids are small integers: a scatter, not a sort)
+    seen = np.zeros(len(capacity), dtype=bool)
+    seen[ch] = True
+    uch = np.flatnonzero(seen)
+    local = np.empty(len(capacity), dtype=np.int64)
+    local[uch] = np.arange(len(uch))
+    ch_local = local[ch]
     cap = capacity[uch].astype(float)
     nloc = len(uch)
     cnt = np.bincount(ch_local, weights=w, minlength=nloc)
@@ -395,7 +401,9 @@ class Engine:
                 key = (key1, key2, n_active)
                 hit = pattern_cache.get(key)
                 if hit is None:
-                    uniq, counts = np.unique(a_route, return_counts=True)
+                    counts = np.bincount(a_route, minlength=n_routes)
+                    uniq = np.flatnonzero(counts)
+                    counts = counts[uniq]
                     rates_u, uch, load = _maxmin(uniq, counts, table, self.capacity,
                                                  route_cap)
                     if not (rates_u > 0).all():
