@@ -36,12 +36,25 @@ def svg_to_image(svg: str, width: int | None = None):
 
 
 def svg_to_png(svg: str, path: str, width: int | None = None) -> None:
-    if not svg_to_image(svg, width).save(path, "PNG"):
-        raise OSError(f"cannot write {path}")
+    """Write a PNG atomically: a failing or interrupted write keeps the old file."""
+    from ..model.atomic import atomic_output
+
+    image = svg_to_image(svg, width)
+    with atomic_output(path) as tmp:
+        if not image.save(tmp, "PNG"):
+            raise OSError(5, "the PNG writer failed (disk full or not writable?)", path)
 
 
 def write_pdf(data: ReportData, path: str) -> int:
-    """Write the report; returns the number of pages."""
+    """Write the report atomically (a temporary file renamed over ``path``); returns the pages."""
+    from ..model.atomic import atomic_output
+
+    with atomic_output(path) as tmp:
+        pages = _print_pdf(data, tmp)
+    return pages
+
+
+def _print_pdf(data: ReportData, path: str) -> int:
     from PySide6.QtCore import QMarginsF, QSizeF, QUrl
     from PySide6.QtGui import QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
@@ -60,4 +73,6 @@ def write_pdf(data: ReportData, path: str) -> int:
     doc.setHtml(html)
     doc.setPageSize(QSizeF(writer.width(), writer.height()))
     doc.print_(writer)
-    return doc.pageCount()
+    pages = doc.pageCount()
+    del writer  # the PDF is complete once its writer is gone
+    return pages
