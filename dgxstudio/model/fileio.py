@@ -158,6 +158,17 @@ def checked_text(topo: Topology) -> str:
     return text
 
 
+def validated(topo: Topology, filename: str = "") -> Topology:
+    """The one validation path for topologies that did not come from a native file (imports,
+    paste, edits): what it passes, save and reload accept. Raises ``TopologyFileError``."""
+    try:
+        checked_text(topo)
+    except TopologyFileError as exc:
+        detail = exc.detail.removeprefix("cannot be saved: ")
+        raise TopologyFileError(detail, exc.path, filename) from None
+    return topo
+
+
 def save(topo: Topology, path: str | os.PathLike) -> None:
     """Check that the file will reopen, then write it atomically (symlinks followed)."""
     text = checked_text(topo)

@@ -498,7 +498,7 @@ class MainWindow(QMainWindow):
         try:
             with open(path, encoding="utf-8") as fh:
                 topo, warnings = from_nccl_xml(fh.read(fileio.MAX_FILE_BYTES), name=os.path.basename(path))
-        except (OSError, UnicodeDecodeError, NcclXmlError) as exc:
+        except (OSError, ValueError, NcclXmlError) as exc:  # ValueError: decoding, the shared file rules
             self.error("Cannot import", f"{path}: {exc}")
             return False
         self._replace(topo, None)
