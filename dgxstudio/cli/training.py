@@ -29,7 +29,14 @@ def model_spec(args):
 
     return ModelSpec(layers=args.layers, hidden=args.hidden, seq_len=args.seq_len, microbatch_size=args.micro_batch_size,
                      precision=args.precision, efficiency=args.efficiency,
-                     params=float(args.params) if args.params else None)
+                     params=_number(args.params, "--params") if args.params else None)
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise CliError(f"{what}: expected a number, got {text!r}") from None
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import limits
 from ..analysis.rings import find_rings, system_rings
 from ..model.catalog import LINK_FAMILIES
 from ..model.topology import Topology
@@ -40,6 +41,8 @@ class ModelSpec:
     params: float | None = None
 
     def check(self) -> None:
+        limits.model(self.layers, self.hidden, self.seq_len, self.microbatch_size, self.params, self.efficiency,
+                     TrainingError)
         if self.precision not in PRECISION_BYTES:
             raise TrainingError(f"unknown precision {self.precision!r} (one of {', '.join(PRECISION_BYTES)})")
         if min(self.layers, self.hidden, self.seq_len, self.microbatch_size) < 1:
@@ -77,6 +80,8 @@ def stage_times(topo: Topology, stage_gpus: list[str], model: ModelSpec) -> tupl
     """Forward and backward time per micro-batch of each stage: its layers' FLOPs at the GPU's
     catalog peak times the model's efficiency (backward = 2 x forward)."""
     model.check()
+    if not stage_gpus:
+        raise TrainingError("a pipeline needs at least 1 stage")
     if model.layers % len(stage_gpus):
         raise TrainingError(f"{model.layers} layers do not split evenly into {len(stage_gpus)} stages")
     per_stage = model.layers // len(stage_gpus)
@@ -181,6 +186,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
                     microbatches: int = 8, schedule: str = "1f1b", overlap: bool = False, order: str = "tp,pp,dp",
                     chunk: float = 4 * 2**20, achievable: bool = False) -> TrainResult:
     model.check()
+    limits.pipeline(pp, microbatches, 1, TrainingError)
     if model.layers % pp:
         raise TrainingError(f"{model.layers} layers do not split evenly into {pp} pipeline stages")
     place = grid(gpus, dp, tp, pp, order)
@@ -250,6 +256,7 @@ def scaling(topo: Topology, gpus: list[str], grad_bytes: float, sample_s: float,
     splits the global batch; each step is compute then the gradient all-reduce (no overlap)."""
     from .run import SimOptions, Simulator
 
+    limits.scaling(grad_bytes, sample_s, batch_per_gpu, global_batch, TrainingError)
     if grad_bytes <= 0 or sample_s <= 0 or batch_per_gpu < 1 or global_batch < 1:
         raise TrainingError("gradient bytes, sample time and batch sizes must be positive")
     counts = counts or [1 << k for k in range(0, 20) if (1 << k) <= len(gpus)]
