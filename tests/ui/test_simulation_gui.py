@@ -10,9 +10,14 @@ from dgxstudio.model.presets import load_preset
 from dgxstudio.sim.run import SimOptions, simulate
 
 
-def finished(thread) -> bool:
-    """The runner waits for a thread before deleting it, so a deleted thread has finished."""
-    return not isValid(thread) or thread.isFinished()
+def finished(thread, qtbot=None) -> bool:
+    """A thread deletes itself once it has finished (the runner never joins on the GUI thread), so a
+    deleted thread has finished; give a cancelled one a moment to wind down."""
+    def done():
+        return not isValid(thread) or thread.isFinished()
+    if qtbot is not None:
+        qtbot.waitUntil(done, timeout=3000)
+    return done()
 
 
 def configure(w, collective="all-reduce", algorithm="multi-ring", size="256MiB", tab=0, chunk="4MiB"):
@@ -63,7 +68,7 @@ def test_long_run_keeps_the_window_responsive_and_cancels(make_window, qtbot):
         qtbot.mouseClick(p.cancel_button, Qt.MouseButton.LeftButton)
     timer.stop()
     assert not p.runner.running and p.state.text() == "Cancelled"
-    assert finished(thread)
+    assert finished(thread, qtbot)
 
 
 def test_new_run_cancels_the_previous_and_close_mid_run_is_clean(make_window, qtbot):
@@ -75,7 +80,7 @@ def test_new_run_cancels_the_previous_and_close_mid_run_is_clean(make_window, qt
     configure(w, size="1MiB")
     with qtbot.waitSignal(p.resultReady, timeout=20000):
         p.run()
-    assert finished(first)
+    assert finished(first, qtbot)
     configure(w, **LONG)  # a long run again, and the window closed while it goes
     p.run()
     qtbot.wait(300)
