@@ -42,7 +42,8 @@ def test_validate_exit_codes(capsys, tmp_path):
 def test_presets_new_and_generate(capsys, tmp_path):
     code, out, _ = run(capsys, "presets", "--json")
     names = [p["name"] for p in json.loads(out)]
-    assert names == ["dgx1-p100", "dgx1-v100", "dgx-a100", "pcie-8gpu", "dgx1-fat-tree-124"]
+    assert names == ["dgx1-p100", "dgx1-v100", "dgx-a100", "pcie-8gpu", "dgx1-fat-tree-124", "dgx-h100", "dgx-h200",
+                     "hgx-h800", "hgx-a800", "dgx-b200", "gb200-nvl72", "dgx-a100-superpod", "dgx-h100-superpod"]
     out_file = tmp_path / "n.dgxs"
     assert run(capsys, "new", "--preset", "dgx-a100", "-o", str(out_file))[0] == 0
     assert run(capsys, "info", str(out_file))[0] == 0
@@ -92,3 +93,46 @@ def test_simulate_bad_input(capsys):
     assert code == 2 and "at least 2 GPUs" in err
     code, _, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--collective", "all-gather", "--algorithm", "tree")
     assert code == 2 and "not an algorithm for all-gather" in err
+
+
+@pytest.mark.parametrize("extra", [
+    ["--system", "dgx-h100", "--systems", "2", "--nic", "connectx-6-hdr"],
+    ["--system", "dgx-a100", "--systems", "3", "--nics-per-system", "4"],
+    ["--system", "dgx-a100", "--systems", "3", "--nic", "nic-100gbe"],
+])
+def test_generate_today_fabrics_build_validate_and_simulate(capsys, tmp_path, extra):
+    out = tmp_path / "c.dgxs"
+    code, _, err = run(capsys, "generate", "fat-tree", *extra, "-o", str(out))
+    assert code == 0, err
+    code, text, _ = run(capsys, "validate", str(out), "--json")
+    assert code == 0 and json.loads(text)["errors"] == 0
+    code, text, err = run(capsys, "simulate", str(out), "--collective", "all-reduce", "--size", "64MiB", "--json")
+    assert code == 0, err
+    assert json.loads(text)
+
+
+def test_generate_rail_optimized_with_oversubscription(capsys, tmp_path):
+    out = tmp_path / "r.dgxs"
+    code, _, err = run(capsys, "generate", "fat-tree", "--system", "dgx-h100", "--systems", "32", "--per-leaf", "16",
+                       "--rail-optimized", "--oversubscription", "2:1", "-o", str(out))
+    assert code == 0, err
+    code, text, _ = run(capsys, "info", str(out), "--json")
+    assert json.loads(text)["devices_by_kind"]["ib_switch"] == 16 + 2
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--nic", "ib-switch-ndr-64"], "not a NIC"),
+    (["--nics-per-system", "9"], "has 8 compute NICs"),
+    (["--rail-optimized", "--rails", "3"], "does not divide"),
+    (["--oversubscription", "3", "--per-leaf", "4"], "does not divide"),
+    (["--tiers", "2", "--per-leaf", "1", "--systems", "80"], "three tiers"),
+])
+def test_generate_refuses_bad_combinations_and_writes_nothing(capsys, tmp_path, extra, needle):
+    out = tmp_path / "bad.dgxs"
+    args = ["generate", "fat-tree", "--system", "dgx-h100"]
+    if "--systems" not in extra:
+        args += ["--systems", "4"]
+    code, stdout, err = run(capsys, *args, *extra, "-o", str(out))
+    assert code == 2 and needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -471,11 +471,41 @@ def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_b
     With ``achievable`` the ring rates use the catalog's achievable efficiencies.
     """
     result = _find_rings(topo, gpus, exact_limit, time_budget_s)
+    if achievable and result.rings and result.method == RAIL_RINGS:
+        return _rail_rings(topo, gpus, achievable=True)
     if achievable and result.rings:
         fab = Fabric(topo, achievable=True)
         for ring in result.rings:
             ring.bidir_Bps = _ring_rate(fab, ring.hops, _allocation(fab, ring, result.link_disjoint))
     return result
+
+
+RAIL_RINGS = "rail rings (NCCL: one ring per pair of NIC rails)"
+
+
+def _rail_rings(topo: Topology, gpus: list[str], achievable: bool) -> RingResult | None:
+    """NCCL's rings across systems (analysis/channels.py): each ring enters a system at one rail's
+    GPU and leaves from its partner rail's, so every NIC carries one ring each way; the rate is what
+    the routes leave each ring when all run at once."""
+    from .channels import hop_route, plan, ring_directions, ring_rates
+    from .routing import Router, RoutingError
+
+    router = Router(topo, achievable=achievable)
+    p = plan(topo, gpus, router.fabric, None)
+    if not p.rings:
+        return None
+    try:
+        rates = ring_rates(p, router)
+        dirs = ring_directions(p)
+        rings = []
+        for i, (order, hops, via) in enumerate(dirs[::2]):
+            paths = [list(hop_route(router, order, hops, via, k).paths[0]) for k in range(len(order))]
+            links = sorted({lk for path in paths for key in router.fabric.path_bundles(path)
+                            for lk in router.fabric.bundles[key].links})
+            rings.append(Ring(list(order), paths, rates[2 * i] + rates[2 * i + 1], links))
+    except RoutingError:
+        return None
+    return RingResult(rings, "all", RAIL_RINGS, False, False)
 
 
 def _allocation(fab: Fabric, ring: Ring, disjoint: bool) -> dict | None:
@@ -493,7 +523,7 @@ def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s
     for g in gpus:
         systems.setdefault(topo.system_of(g) or "", []).append(g)
     if len(systems) > 1 and "" not in systems:
-        result = _hierarchical(topo, gpus, systems, exact_limit, deadline)
+        result = _rail_rings(topo, gpus, achievable=False)
         if result is not None:
             return result
     everything = Fabric(topo)

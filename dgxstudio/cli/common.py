@@ -83,11 +83,18 @@ def preset_names() -> list[str]:
 
 
 def add_sim_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--chunk", default="4MiB", help="pipelining chunk (default 4MiB)")
-    p.add_argument("--figures", choices=["peak", "achievable"], default="peak",
-                   help="link figures: the catalog's raw numbers or its achievable efficiencies")
+    p.add_argument("--chunk", default="4MiB",
+                   help="pipelining chunk of the textbook and lecture algorithms (default 4MiB); "
+                        "NCCL's ring, tree, nvls and collnet pipeline in NCCL's own slices")
+    p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
+                   help="link figures: achievable (default: what nccl-tests measure) or peak (the white-paper bound)")
+    p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], default="auto",
+                   help="NCCL protocol for ring/tree/nvls/collnet (default auto: NCCL's cost model picks)")
     p.add_argument("--spread", choices=["even", "hash"], default="even",
                    help="tied routes: spread evenly (adaptive routing) or pick one by hash")
+    p.add_argument("--pxn", action="store_true",
+                   help="PXN: traffic to another system leaves through the NIC on the destination's rail, "
+                        "reached over NVLink (default: the NIC closest to the sending GPU)")
     p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")
     p.add_argument("--root", help="root GPU for broadcast and reduce (default: the first GPU)")
     p.add_argument("--server", help="device acting as parameter server (default: the first GPU)")

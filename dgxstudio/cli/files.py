@@ -113,7 +113,7 @@ def register(sub) -> None:
     add_source(p)
     p.add_argument("--gpus", default="all")
     p.add_argument("--collective", default="all-reduce", choices=COLLECTIVES)
-    p.add_argument("--algorithm", default="auto", choices=ALGORITHMS)
+    p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"))
     p.add_argument("--size", default="256MiB", help="size of the simulated run ('' for none)")
     p.add_argument("--sweep", help="LOW:HIGH sizes for a bus-bandwidth sweep")
     p.add_argument("--pipeline-stages", type=int, help="add a pipeline run with this many stages (2 ms / 4 ms per micro-batch)")

@@ -16,7 +16,8 @@ def sim_options(args):
         except (ValueError, ZeroDivisionError):
             raise CliError(f"--reduce-bw: expected GB/s, got {args.reduce_bw!r}") from None
     return SimOptions(chunk=parse_size_arg(args.chunk, "--chunk"), achievable=args.figures == "achievable",
-                      spread=args.spread, reduce_s_per_byte=reduce_cost, root=args.root, server=args.server)
+                      spread=args.spread, reduce_s_per_byte=reduce_cost, root=args.root, server=args.server,
+                      protocol=args.protocol, pxn=args.pxn)
 
 
 def _row(result) -> dict:
@@ -58,9 +59,11 @@ def cmd_simulate(args) -> int:
     print(f"{topo.name}: {first.collective} over {len(gpus)} GPUs, "
           f"{'achievable' if first.options.achievable else 'peak'} link figures")
     print(f"  topology bound (bus bandwidth): {first.bound_busbw_Bps / 1e9:.2f} GB/s")
-    print(f"  {'size':>10} {'algorithm':>16} {'time':>12} {'algbw GB/s':>11} {'busbw GB/s':>11} {'% bound':>8}")
+    print(f"  {'size':>10} {'algorithm':>16} {'protocol':>8} {'ch':>3} {'time':>12} {'algbw GB/s':>11} "
+          f"{'busbw GB/s':>11} {'% bound':>8}")
     for r in results:
-        print(f"  {format_size(r.size_bytes):>10} {r.algorithm:>16} {format_time(r.time_s):>12} "
+        proto = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}.get(r.protocol, "-")
+        print(f"  {format_size(r.size_bytes):>10} {r.algorithm:>16} {proto:>8} {r.channels or '-':>3} {format_time(r.time_s):>12} "
               f"{r.algbw_Bps / 1e9:>11.2f} {r.busbw_Bps / 1e9:>11.2f} {100 * r.fraction_of_bound:>7.1f}%")
     if not args.sweep:
         r = results[0]
@@ -78,8 +81,9 @@ def register(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a collective on the topology")
     add_source(p)
     p.add_argument("--collective", default="all-reduce", choices=COLLECTIVES)
-    p.add_argument("--algorithm", default="auto", choices=ALGORITHMS,
-                   help="ring: one ring one way; multi-ring: all rings both ways (NCCL); auto: fastest (default)")
+    p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"),
+                   help="NCCL's ring, tree, nvls, collnet; single-ring (textbook, one ring one way); the lecture's "
+                        "parameter-server, decentralized, hierarchical; auto (default): NCCL's own choice")
     p.add_argument("--size", default="256MiB", help="bytes per GPU as nccl-tests counts them (default 256MiB)")
     p.add_argument("--sweep", help="LOW:HIGH, powers of two, e.g. 1KiB:4GiB")
     p.add_argument("--gpus", default="all", help="GPU set (see analyze)")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 from collections import Counter
 
 from ..model.catalog import KIND_LABELS
+from ..model.systems import SYSTEM_BUILDERS
 from ..model.topology import Topology
 from ..model.validation import ERROR, validate
 from .common import (EXIT_FINDINGS, EXIT_OK, CliError, add_source, open_topology, print_json, select,
@@ -96,11 +98,25 @@ def cmd_generate(args) -> int:
     from ..model.builders import build_fat_tree
 
     try:
-        topo = build_fat_tree(args.systems, args.system, args.per_leaf, args.spines)
+        topo = build_fat_tree(args.systems, args.system, args.per_leaf, args.spines, nic=args.nic,
+                              nics_per_system=args.nics_per_system, rail_optimized=args.rail_optimized,
+                              rails=args.rails, oversubscription=args.oversubscription, tiers=args.tiers,
+                              switch=args.switch)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     write_topology(topo, args.output)
     return EXIT_OK
+
+
+def _ratio(text: str) -> float:
+    """An oversubscription ratio: '2', '2:1' or '1.5'."""
+    try:
+        if ":" in text:
+            a, b = text.split(":", 1)
+            return float(a) / float(b)
+        return float(text)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a ratio such as 2 or 2:1") from None
 
 
 def cmd_analyze(args) -> int:
@@ -162,10 +178,23 @@ def register(sub) -> None:
     gsub = p.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
     g = gsub.add_parser("fat-tree", help="N systems on a fat tree of InfiniBand switches")
     g.add_argument("--systems", type=int, required=True, help="number of systems")
-    g.add_argument("--system", default="dgx1-v100", choices=["dgx1-v100", "dgx1-p100", "dgx-a100"],
+    g.add_argument("--system", default="dgx1-v100", choices=list(SYSTEM_BUILDERS),
                    help="system type (default dgx1-v100)")
-    g.add_argument("--per-leaf", type=int, default=None, help="systems per leaf switch (default: half the leaf's ports)")
-    g.add_argument("--spines", type=int, default=None, help="spine switches (default: one per leaf down-port)")
+    g.add_argument("--per-leaf", type=int, default=None,
+                   help="systems per leaf, or per scalable unit with --rail-optimized (default: fill half the leaf)")
+    g.add_argument("--spines", type=int, default=None, help="spine switches, one uplink each (default: from the leaf)")
+    g.add_argument("--nic", default=None, metavar="PART", help="catalog part of the systems' compute NICs")
+    g.add_argument("--nics-per-system", type=int, default=None, metavar="K",
+                   help="cable only the first K compute NICs of each system")
+    g.add_argument("--rail-optimized", action="store_true",
+                   help="NIC k of every system in a scalable unit goes to leaf k of that unit")
+    g.add_argument("--rails", type=int, default=None, help="rails per scalable unit (default: one per NIC port)")
+    g.add_argument("--oversubscription", type=_ratio, default=1.0, metavar="R",
+                   help="leaf down:up ratio, e.g. 2 or 2:1 (default 1, non-blocking)")
+    g.add_argument("--tiers", type=int, choices=[2, 3], default=None,
+                   help="switch tiers (default: 2, or 3 when two cannot hold the cluster)")
+    g.add_argument("--switch", default=None, metavar="PART",
+                   help="catalog part of the switches (default: the one made for the NIC's speed)")
     g.add_argument("-o", "--output", required=True)
     g.set_defaults(func=cmd_generate)
 

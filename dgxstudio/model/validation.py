@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from .catalog import PCIE_HUB_KINDS
+from .catalog import NETWORK_FAMILIES, PCIE_HUB_KINDS
 from .topology import Topology
 
 ERROR = "error"
@@ -150,7 +150,40 @@ def _check_connectivity(topo: Topology) -> list[Finding]:
     return out
 
 
-CHECKS = (_check_ids, _check_devices, _check_links, _check_ports, _check_groups, _check_connectivity)
+def _check_negotiated_speed(topo: Topology) -> list[Finding]:
+    """A network link slower than what one of its ends is made for: the ports trained down (NDR NIC on HDR)."""
+    out = []
+    cat = topo.catalog
+    best: dict[tuple, float] = {}
+
+    def best_rate(part_id: str, port: str | None, family: str) -> float:
+        key = (part_id, port, family)
+        if key not in best:
+            part = cat.part(part_id)
+            group = part.port_group(port) if (part and port) else None
+            rates = [cat.link_type(t).rate_bps_per_direction for t in (group.accepts if group else ())
+                     if cat.link_type(t) is not None and cat.link_type(t).family == family]
+            best[key] = max(rates, default=0.0)
+        return best[key]
+
+    for lk in topo.links.values():
+        lt = cat.link_type(lk.type)
+        if lt is None or lt.family not in NETWORK_FAMILIES or lk.a not in topo.devices or lk.b not in topo.devices:
+            continue
+        da, db = topo.devices[lk.a], topo.devices[lk.b]
+        ra, rb = best_rate(da.part, lk.a_port, lt.family), best_rate(db.part, lk.b_port, lt.family)
+        if lt.rate_bps_per_direction < max(ra, rb):
+            fast, slow = (da, db) if ra >= rb else (db, da)
+            out.append(Finding(WARNING, "speed-negotiated",
+                               f"link {lk.id}: {fast.name} ({cat.part(fast.part).label}) links at {lt.label} "
+                               f"({lt.rate_bps_per_direction / 1e9:g} Gb/s) with {slow.name} "
+                               f"({cat.part(slow.part).label}), below its {max(ra, rb) / 1e9:g} Gb/s",
+                               (fast.id, slow.id), (lk.id,)))
+    return out
+
+
+CHECKS = (_check_ids, _check_devices, _check_links, _check_ports, _check_groups, _check_connectivity,
+          _check_negotiated_speed)
 
 
 def validate(topo: Topology) -> list[Finding]:

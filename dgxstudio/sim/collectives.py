@@ -23,10 +23,19 @@ MAX_ALL_TO_ALL_PAIRS = 20_000
 
 @dataclass
 class RingSpec:
-    """A ring's GPU order, optionally with the device path of each hop (when a hop must cross a GPU)."""
+    """A ring's GPU order, optionally with the device path of each hop (when a hop must cross a GPU).
+
+    ``share`` is the fraction of the data this ring direction carries (default: an equal split),
+    ``latency_s`` the per-step latency of its connections (default: each route's), ``cap_Bps`` the
+    rate ceiling of each of its connections (a protocol's per-channel ceiling).
+    """
 
     order: list[str]
     hops: list[list[str]] | None = None
+    share: float | None = None
+    latency_s: float | None = None
+    cap_Bps: float = math.inf
+    via: list[list[str] | None] | None = None
 
     def reversed(self) -> "RingSpec":
         order = [self.order[0], *self.order[:0:-1]]
@@ -34,13 +43,17 @@ class RingSpec:
         if self.hops is not None:
             n = len(self.order)
             # hop i goes order[i] -> order[i+1]; reversed hop i goes rev[i] -> rev[i+1]
-            hops = [self.hops[(n - 1 - i) % n][::-1] for i in range(n)]
-        return RingSpec(order, hops)
+            hops = [h[::-1] if (h := self.hops[(n - 1 - i) % n]) is not None else None for i in range(n)]
+        via = None
+        if self.via is not None:
+            n = len(self.order)
+            via = [w[::-1] if (w := self.via[(n - 1 - i) % n]) is not None else None for i in range(n)]
+        return RingSpec(order, hops, self.share, self.latency_s, self.cap_Bps, via)
 
     def pattern(self) -> Pattern:
         n = len(self.order)
         pairs = [(self.order[i], self.order[(i + 1) % n]) for i in range(n)]
-        return Pattern(pairs, self.hops)
+        return Pattern(pairs, self.hops, self.latency_s, self.cap_Bps, self.via)
 
 
 def pieces(nbytes: float, chunk: float) -> tuple[int, float]:
@@ -87,11 +100,45 @@ def ring_collective(collective: str, rings: list[RingSpec], size: float, chunk: 
     dirs = ring_directions(rings, both)
     p = len(rings[0].order)
     sched = Schedule([], size, f"{collective} over {len(dirs)} ring direction(s) of {p} GPUs")
-    segment = size / (len(dirs) * p)
     steps = {"all-reduce": 2 * (p - 1), "reduce-scatter": p - 1, "all-gather": p - 1}[collective]
     reduce_steps = {"all-reduce": p - 1, "reduce-scatter": p - 1, "all-gather": 0}[collective]
     for label, ring in dirs:
-        _ring_pass(sched, ring, steps, segment, chunk, reduce_steps, reduce_s_per_byte, label)
+        share = ring.share if ring.share is not None else 1.0 / len(dirs)
+        _ring_pass(sched, ring, steps, size * share / p, chunk, reduce_steps, reduce_s_per_byte, label)
+    return sched
+
+
+def window_latency(hop_latency: list[float], steps: int) -> float:
+    """Per-step latency that makes ``steps`` lock-step ring steps cost what the slowest chunk pays.
+
+    A pipelined chunk crosses ``steps`` consecutive hops of the ring and pays each hop's latency
+    where it crosses it (NCCL's connections pipeline); the slowest chunk pays the largest sum over
+    ``steps`` consecutive hops. Spread over the steps, that is this value.
+    """
+    n = len(hop_latency)
+    if n == 0 or steps <= 0:
+        return 0.0
+    full, rest = divmod(steps, n)
+    total = sum(hop_latency)
+    best = 0.0
+    if rest:
+        window = sum(hop_latency[:rest])
+        best = window
+        for j in range(1, n):
+            window += hop_latency[(j + rest - 1) % n] - hop_latency[j - 1]
+            best = max(best, window)
+    return (full * total + best) / steps
+
+
+def with_launch(sched: Schedule, latency_s: float, label: str = "launch") -> Schedule:
+    """Start every root group after a per-call latency (NCCL's base latency of the call)."""
+    if latency_s <= 0:
+        return sched
+    roots = [i for i, g in enumerate(sched.groups) if not g.deps_done and not g.deps_sent]
+    launch = sched.add(Group(label, duration_s=latency_s, meta={"phase": "launch"}))
+    for i in roots:
+        sched.groups[i].deps_done = (launch,)
+    sched.meta["launch_group"] = launch
     return sched
 
 
@@ -174,7 +221,8 @@ def _levels(tree: dict) -> dict[int, list[str]]:
 
 
 def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool, reduce_s_per_byte: float,
-                label: str, after: dict[int, int] | None = None) -> dict[int, int]:
+                label: str, after: dict[int, int] | None = None, latency_of=None,
+                cap_Bps: float = math.inf) -> dict[int, int]:
     """Up (reduce towards the root) or down (broadcast from it), level by level, pipelined by piece.
 
     Returns, per piece, the group that completes the phase for that piece.
@@ -182,8 +230,10 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
     n, piece = pieces(size, chunk)
     levels = _levels(tree)
     depths = sorted(levels, reverse=up)
-    patterns = {d: Pattern([(c, tree["parent"][c]) if up else (tree["parent"][c], c) for c in levels[d]])
-                for d in depths}
+    patterns = {}
+    for d in depths:
+        pairs = [(c, tree["parent"][c]) if up else (tree["parent"][c], c) for c in levels[d]]
+        patterns[d] = Pattern(pairs, latency_s=latency_of(pairs) if latency_of is not None else None, cap_Bps=cap_Bps)
     prev_level: dict[int, int] = {}
     for d in depths:
         cur: dict[int, int] = {}
@@ -220,25 +270,34 @@ def double_trees(chains: list[list[str]], root: str | None = None) -> list[dict]
     return [chained_tree(first), chained_tree(second)]
 
 
-def tree_collective(collective: str, chains: list[list[str]], size: float, chunk: float, root: str | None = None,
-                    reduce_s_per_byte: float = 0.0) -> Schedule:
-    """All-reduce, reduce or broadcast over two trees, each carrying half the data.
+def tree_collective(collective: str, chains: list[list[str]] | list[list[list[str]]], size: float, chunk: float,
+                    root: str | None = None, reduce_s_per_byte: float = 0.0, latency_of=None,
+                    cap_Bps: float = math.inf) -> Schedule:
+    """All-reduce, reduce or broadcast over double binary trees, the data split evenly over them.
 
-    ``chains`` lists each system's GPUs in chain order (NVLink neighbours next to each other).
+    ``chains`` lists each system's GPUs in chain order (NVLink neighbours next to each other), or,
+    one such list per NIC rail: NCCL builds a pair of trees per rail, each chain starting at the GPU
+    of its rail's NIC. ``latency_of(pairs)`` gives a tree level's per-step latency, ``cap_Bps`` each
+    connection's rate ceiling.
     """
-    trees = double_trees(chains, root if collective in ("broadcast", "reduce") else None)
-    n_gpus = sum(len(c) for c in chains)
-    sched = Schedule([], size, f"{collective} over a double binary tree of {n_gpus} GPUs in {len(chains)} system(s)")
+    rails = chains if chains and isinstance(chains[0][0], list) else [chains]
+    trees = []
+    for rail in rails:
+        trees.extend(double_trees(rail, root if collective in ("broadcast", "reduce") else None))
+    n_gpus = sum(len(c) for c in rails[0])
+    sched = Schedule([], size, f"{collective} over {len(trees) // 2} double binary tree(s) of {n_gpus} GPUs "
+                               f"in {len(rails[0])} system(s)")
     share = size / len(trees)
     for i, tree in enumerate(trees):
         label = f"tree {i}"
+        kw = {"latency_of": latency_of, "cap_Bps": cap_Bps}
         if collective == "all-reduce":
-            up = _tree_phase(sched, tree, share, chunk, True, reduce_s_per_byte, label)
-            _tree_phase(sched, tree, share, chunk, False, 0.0, label, after=up)
+            up = _tree_phase(sched, tree, share, chunk, True, reduce_s_per_byte, label, **kw)
+            _tree_phase(sched, tree, share, chunk, False, 0.0, label, after=up, **kw)
         elif collective == "reduce":
-            _tree_phase(sched, tree, share, chunk, True, reduce_s_per_byte, label)
+            _tree_phase(sched, tree, share, chunk, True, reduce_s_per_byte, label, **kw)
         elif collective == "broadcast":
-            _tree_phase(sched, tree, share, chunk, False, 0.0, label)
+            _tree_phase(sched, tree, share, chunk, False, 0.0, label, **kw)
         else:
             raise ValueError(f"no tree algorithm for {collective}")
     return sched
@@ -330,4 +389,29 @@ def all_to_all(gpus: list[str], size: float, chunk: float) -> Schedule:
     for j in range(n):
         last = sched.add(Group(f"all-to-all piece {j}", pattern, piece, (), (last,) if last is not None else (),
                                meta={"piece": j}))
+    return sched
+
+
+def nvls_allreduce(gpus: list[str], switch_shares: dict[str, float], size: float, chunk: float,
+                   latency_s: float | None = None) -> Schedule:
+    """NVLink SHARP all-reduce inside one system: every GPU pushes its data into the NVSwitches, which
+    reduce it (multimem.ld_reduce) and multicast the result back (multimem.st). Each GPU sends and
+    receives its S bytes plus its own 1/P slice once more, spread over the switches in proportion to
+    its NVLinks to each (``switch_shares``, summing to 1)."""
+    p = len(gpus)
+    sched = Schedule([], size, f"NVLS all-reduce over {p} GPUs through {len(switch_shares)} NVSwitch(es)")
+    n, piece = pieces(size * (1 + 1 / p), chunk)
+    last_up: dict[str, int] = {}
+    last_down: dict[str, int] = {}
+    ups = {sw: Pattern([(g, sw) for g in gpus], latency_s=latency_s) for sw in switch_shares}
+    downs = {sw: Pattern([(sw, g) for g in gpus], latency_s=latency_s) for sw in switch_shares}
+    for j in range(n):
+        for sw, share in switch_shares.items():
+            u = sched.add(Group(f"NVLS reduce {sw} piece {j}", ups[sw], piece * share, (),
+                                (last_up[sw],) if sw in last_up else (),
+                                meta={"phase": "nvls-reduce", "switch": sw, "piece": j}))
+            d = sched.add(Group(f"NVLS multicast {sw} piece {j}", downs[sw], piece * share, (u,),
+                                (last_down[sw],) if sw in last_down else (),
+                                meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
+            last_up[sw], last_down[sw] = u, d
     return sched

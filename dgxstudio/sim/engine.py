@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cancel import Cancelled, as_check, check_cancelled
-from .routing import Route, Router
+from ..analysis.routing import Route, Router
 
 
 _MASK64 = (1 << 64) - 1
@@ -32,11 +32,22 @@ SimulationCancelled = Cancelled
 
 
 class Pattern:
-    """Source/destination pairs shared by many groups (each step of a ring reuses one pattern)."""
+    """Source/destination pairs shared by many groups (each step of a ring reuses one pattern).
 
-    def __init__(self, pairs: list[tuple[str, str]], paths: list[list[str]] | None = None):
+    ``paths`` pins a pair to the device path a planner chose (NCCL pins its channels); ``latency_s``
+    replaces the route latency of every pair (a protocol's per-step latency, or a ring's latency
+    averaged over its hops, so that pipelined chunks pay each hop's latency where they cross it);
+    ``cap_Bps`` limits each pair's rate (a protocol's per-channel ceiling); ``via`` forces a pair
+    through waypoints (a ring hop through its rail's NICs) with the fabric free to spread between them.
+    """
+
+    def __init__(self, pairs: list[tuple[str, str]], paths: list[list[str]] | None = None,
+                 latency_s: float | None = None, cap_Bps: float = float("inf"), via: list[list[str] | None] | None = None):
         self.pairs = pairs
         self.paths = paths
+        self.via = via
+        self.latency_s = latency_s
+        self.cap_Bps = cap_Bps
         self._template = None
 
 
@@ -135,11 +146,12 @@ class SimResult:
 
 
 def _maxmin(route_ids: np.ndarray, mult: np.ndarray, route_ch: list[np.ndarray], route_w: list[np.ndarray],
-            capacity: np.ndarray):
+            capacity: np.ndarray, route_cap: np.ndarray | None = None):
     """Progressive filling over unique routes, each shared by ``mult`` flows.
 
     A route loads each of its channels with a weight (1 on a single path, 1/k per path of k tied
-    paths), so a channel fills when the weighted rates on it reach its capacity.
+    paths), so a channel fills when the weighted rates on it reach its capacity. A route with a cap
+    (a protocol's per-channel ceiling) freezes when the filling level reaches it.
     """
     if not len(route_ids):
         return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
@@ -153,16 +165,24 @@ def _maxmin(route_ids: np.ndarray, mult: np.ndarray, route_ch: list[np.ndarray],
     cnt = np.bincount(ch_local, weights=w, minlength=nloc)
     rate = np.zeros(len(route_ids))
     frozen = np.zeros(len(route_ids), dtype=bool)
+    caps = route_cap[route_ids] if route_cap is not None else None
     eps = 1e-12
+    # ``share`` is the level every open route could reach on a channel (all open routes share one level).
     while not frozen.all():
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(cnt > eps, cap / np.where(cnt > eps, cnt, 1.0), np.inf)
         m = share.min()
+        newly = np.zeros(len(route_ids), dtype=bool)
+        if caps is not None:
+            open_caps = np.where(frozen, np.inf, caps)
+            mc = open_caps.min()
+            if mc <= m * (1 + 1e-12):
+                m = mc
+                newly |= open_caps <= m * (1 + 1e-12)
         if not np.isfinite(m):
             break
         bott = share <= m * (1 + 1e-12)
         hit = bott[ch_local] & ~frozen[ridx]
-        newly = np.zeros(len(route_ids), dtype=bool)
         newly[ridx[hit]] = True
         rate[newly] = m
         frozen |= newly
@@ -177,21 +197,30 @@ def _maxmin(route_ids: np.ndarray, mult: np.ndarray, route_ch: list[np.ndarray],
 
 
 class Engine:
-    def __init__(self, router: Router):
+    """Runs schedules over a router's channels. ``capacity_scale`` is the share of each channel's
+    bytes that are data (a protocol's efficiency: LL moves 8 data bytes in 16)."""
+
+    def __init__(self, router: Router, capacity_scale: float = 1.0):
+        if not 0 < capacity_scale <= 1:
+            raise ValueError("capacity_scale must be in (0, 1]")
         self.router = router
+        self.capacity = router.capacity * capacity_scale
         self._route_ids: dict[tuple, int] = {}
         self.routes: list[Route] = []
         self.route_ch: list[np.ndarray] = []
         self.route_w: list[np.ndarray] = []
+        self.route_cap: list[float] = []
 
     def _route_id(self, route: Route) -> int:
-        rid = self._route_ids.get(route.paths)
+        key = (route.paths, route.cap_Bps)
+        rid = self._route_ids.get(key)
         if rid is None:
             rid = len(self.routes)
-            self._route_ids[route.paths] = rid
+            self._route_ids[key] = rid
             self.routes.append(route)
             self.route_ch.append(route.channels)
             self.route_w.append(route.weights)
+            self.route_cap.append(route.cap_Bps)
         return rid
 
     def template(self, pattern: Pattern, is_cancelled=None) -> dict:
@@ -204,10 +233,12 @@ class Engine:
                 raise SimulationCancelled()
             if pattern.paths is not None and pattern.paths[k] is not None:
                 r = self.router.direct(pattern.paths[k])
+            elif pattern.via is not None and pattern.via[k] is not None:
+                r = self.router.via(pattern.via[k])
             else:
                 r = self.router.routes(src, dst)
-            route.append(self._route_id(r))
-            latency.append(r.latency_s)
+            route.append(self._route_id(r.capped(pattern.cap_Bps)))
+            latency.append(r.latency_s if pattern.latency_s is None else pattern.latency_s)
         pattern._template = {"engine": self, "route": np.asarray(route, dtype=np.int64),
                              "latency": np.asarray(latency, dtype=float)}
         return pattern._template
@@ -304,6 +335,9 @@ class Engine:
         h2 = rng.integers(0, 2**62, size=n_routes, dtype=np.int64)
         key1 = key2 = 0
         route_rate = np.zeros(n_routes)
+        route_cap = np.asarray(self.route_cap, dtype=float)
+        if np.isinf(route_cap).all():
+            route_cap = None
         rate_patterns: list[RatePattern] = []
         pattern_time: list[float] = []
         segments: list[tuple[float, float, int]] = []
@@ -344,7 +378,8 @@ class Engine:
                 hit = pattern_cache.get(key)
                 if hit is None:
                     uniq, counts = np.unique(a_route, return_counts=True)
-                    rates_u, uch, load = _maxmin(uniq, counts, self.route_ch, self.route_w, self.router.capacity)
+                    rates_u, uch, load = _maxmin(uniq, counts, self.route_ch, self.route_w, self.capacity,
+                                                 route_cap)
                     if not (rates_u > 0).all():
                         raise RuntimeError("the schedule is stuck: flows with no capacity on their route")
                     pid = len(rate_patterns)
@@ -360,6 +395,9 @@ class Engine:
                 dirty = False
 
             if n_active:
+                # Remaining bytes never go below zero (float rounding once left -2e-9 B, a negative
+                # time to finish, and a finish test that was never true: a livelock).
+                np.maximum(a_rem, 0.0, out=a_rem)
                 ttf = a_rem / a_rate
                 dt_tx = float(ttf.min())
             else:
@@ -380,7 +418,7 @@ class Engine:
             t = t_next
 
             if tx_event and n_active:
-                finished = ttf <= dt_tx * (1 + 1e-9)
+                finished = ttf <= dt_tx * (1 + 1e-9) + 1e-15
                 self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends,
                              templates, sent, groups, schedule_done, release, on_sent)
                 gone = a_route[finished]
@@ -414,7 +452,7 @@ class Engine:
         makespan = float(done.max()) if n else 0.0
         if progress is not None:
             progress(Progress(1.0, makespan, []))
-        return SimResult(makespan, start, sent, done, groups, flow_ends, channel_bytes, self.router.capacity,
+        return SimResult(makespan, start, sent, done, groups, flow_ends, channel_bytes, self.capacity,
                          self.router.channel_ends, self.router.channel_links, segments, rate_patterns, delivered,
                          self.routes, events, time.perf_counter() - wall0)
 
@@ -451,7 +489,7 @@ class Engine:
         util = []
         if pid >= 0:
             rp = patterns[pid]
-            frac = rp.load_Bps / self.router.capacity[rp.channels]
+            frac = rp.load_Bps / self.capacity[rp.channels]
             for i in np.argsort(-frac)[:8]:
                 util.append((self.router.channel_links[rp.channels[i]], float(frac[i])))
         return Progress(min(delivered / total, 1.0) if total > 0 else 1.0, t, util)

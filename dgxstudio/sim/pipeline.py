@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from . import limits
 from ..model.topology import Topology
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
-from .routing import Router, RoutingError
+from ..analysis.routing import Router, RoutingError
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
 

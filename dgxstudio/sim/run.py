@@ -1,11 +1,16 @@
 """Simulate a collective on a topology: choose the algorithm, build its schedule, run the engine,
 and report time, algorithm and bus bandwidth (nccl-tests' factors) against the topology's bound.
 
-Algorithms:
-- ``ring``: one ring driven in one direction (the textbook algorithm);
-- ``multi-ring``: every ring the analysis finds, each driven in both directions, data split evenly
-  (what NCCL's ring algorithm does with its channels);
-- ``tree``: NCCL's double binary tree, pipelined;
+Algorithms, named as NCCL users know them (NCCL_ALGO), each with NCCL's protocols (LL, LL128,
+Simple: their data efficiency, per-channel ceilings, per-call and per-hop latency, from
+``resources/nccl_tuning.json``):
+- ``ring``: NCCL's ring algorithm: every channel NCCL opens on this topology (NVLink rings in both
+  directions inside a system, one ring per pair of NIC rails across systems);
+- ``tree``: NCCL's double binary tree across systems with a chain inside, a pair of trees per rail;
+- ``nvls``: NVLink SHARP all-reduce in the NVSwitches (DGX H100/H200/B200, NVL72), one system;
+- ``collnet``: reduction in SHARP-capable InfiniBand switches, across systems.
+The lecture's and the textbook's algorithms stay, without NCCL's protocols:
+- ``single-ring``: one ring driven in one direction (the textbook algorithm);
 - ``parameter-server``: one device (GPU or CPU) reduces and redistributes;
 - ``decentralized``: the lecture's one-by-one scheme;
 - ``hierarchical``: reduce inside each system, ring across systems, broadcast inside;
@@ -25,26 +30,26 @@ from ..model.topology import Topology
 from ..model.validation import ERROR, validate
 from . import collectives as C
 from ..cancel import cancellable, check_cancelled
-from .engine import Engine, Progress, Schedule, SimResult
-from .routing import Router, RoutingError
+from . import tuning as T
+from ..analysis.channels import ChannelPlan, group_by_system, nvlinks_per_gpu, plan as plan_channels, ring_rates
+from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
+from ..analysis.routing import Router, RoutingError
 
-ALGORITHMS = ("auto", "ring", "multi-ring", "tree", "parameter-server", "decentralized", "hierarchical", "direct")
+ALGORITHMS = ("auto", "ring", "tree", "nvls", "collnet", "single-ring", "parameter-server", "decentralized",
+              "hierarchical", "direct")
+# Earlier names, still accepted: "multi-ring" was NCCL's ring before it took the name.
+ALIASES = {"multi-ring": "ring"}
+NCCL = ("ring", "tree", "nvls", "collnet")
 SUPPORTED = {
-    "all-reduce": ("ring", "multi-ring", "tree", "parameter-server", "decentralized", "hierarchical"),
-    "all-gather": ("ring", "multi-ring"),
-    "reduce-scatter": ("ring", "multi-ring"),
-    "broadcast": ("ring", "multi-ring", "tree"),
-    "reduce": ("ring", "multi-ring", "tree"),
+    "all-reduce": ("ring", "tree", "nvls", "collnet", "single-ring", "parameter-server", "decentralized",
+                   "hierarchical"),
+    "all-gather": ("ring", "single-ring"),
+    "reduce-scatter": ("ring", "single-ring"),
+    "broadcast": ("ring", "single-ring", "tree"),
+    "reduce": ("ring", "single-ring", "tree"),
     "all-to-all": ("direct",),
 }
-AUTO_CANDIDATES = {
-    "all-reduce": ("multi-ring", "tree", "hierarchical"),
-    "all-gather": ("multi-ring",),
-    "reduce-scatter": ("multi-ring",),
-    "broadcast": ("multi-ring", "tree"),
-    "reduce": ("multi-ring", "tree"),
-    "all-to-all": ("direct",),
-}
+PROTOCOL_CHOICES = ("auto", *T.PROTOCOLS)
 DEFAULT_CHUNK = 4 * 1024 * 1024
 
 
@@ -69,6 +74,8 @@ class SimOptions:
     reduce_s_per_byte: float = 0.0
     root: str | None = None
     server: str | None = None
+    protocol: str = "auto"
+    pxn: bool = False
 
 
 @dataclass
@@ -86,6 +93,9 @@ class CollectiveResult:
     candidates: dict[str, float] = field(default_factory=dict)
     options: SimOptions = field(default_factory=SimOptions)
     rings: list[list[str]] = field(default_factory=list)
+    protocol: str | None = None
+    channels: int | None = None
+    model_estimates: dict[str, float] = field(default_factory=dict)
 
     @property
     def algbw_Bps(self) -> float:
@@ -103,6 +113,8 @@ class CollectiveResult:
         return {
             "collective": self.collective,
             "algorithm": self.algorithm,
+            "protocol": T.PROTOCOL_LABELS.get(self.protocol, self.protocol) if self.protocol else None,
+            "channels": self.channels,
             "requested_algorithm": self.requested_algorithm,
             "reason": self.reason,
             "gpus": len(self.gpus),
@@ -115,6 +127,7 @@ class CollectiveResult:
             "bound_busbw_Bps": self.bound_busbw_Bps,
             "fraction_of_bound": self.fraction_of_bound,
             "candidates_time_s": self.candidates,
+            "nccl_model_time_s": self.model_estimates,
             "bottlenecks": self.sim.bottlenecks(bottlenecks),
             "transfer_groups": len(self.schedule.groups),
             "events": self.sim.events,
@@ -142,10 +155,15 @@ class Simulator:
                 raise SimulationError(f"{g!r} is not a GPU of this topology")
         if self.options.chunk <= 0:
             raise SimulationError("the chunk size must be positive")
-        if router is not None and (router.topo is not topo or router.spread != self.options.spread):
+        if router is not None and (router.topo is not topo or router.spread != self.options.spread
+                                   or router.pxn != self.options.pxn):
             raise ValueError("a shared router must belong to the same topology and spreading")
-        self.router = router or Router(topo, self.options.achievable, self.options.spread)
+        self.router = router or Router(topo, self.options.achievable, self.options.spread, pxn=self.options.pxn)
+        if self.options.protocol not in PROTOCOL_CHOICES:
+            raise SimulationError(f"unknown protocol {self.options.protocol!r} (one of {', '.join(PROTOCOL_CHOICES)})")
         self._rings = None
+        self._plan: ChannelPlan | None = None
+        self._facts: dict[str, object] = {}
         self._bounds: dict[str, float] = {}
 
     # ---- what the topology allows --------------------------------------------------------------
@@ -179,9 +197,152 @@ class Simulator:
             algbw = min(inject * p / (p - 1), 2 * bis / p) if p > 1 else 0.0
             value = algbw * busbw_factor(collective, p)
         else:
-            value = self.rings().allreduce_busbw_bound_Bps
+            value = self.plan_bound()
+            if collective == "all-reduce" and self._nvls_switch_shares() is not None:
+                # NVLink SHARP: each GPU sends and receives S (1 + 1/P) through its NVLinks
+                p = len(self.gpus)
+                fab = self.router.fabric
+                nvl = min(sum(fab.bundle(g, v).bandwidth for v in fab.adj[g] if fab.kind.get(v) == "nvswitch")
+                          for g in self.gpus)
+                value = max(value, nvl * 2 * (p - 1) / (p + 1))
         self._bounds[collective] = value
         return value
+
+    # ---- NCCL's channels, protocols and choice ---------------------------------------------------
+    def channel_plan(self) -> ChannelPlan:
+        if self._plan is None:
+            systems = group_by_system(self.topo, self.gpus)
+            local = self.rings() if len(systems) == 1 else None
+            self._plan = plan_channels(self.topo, self.gpus, self.router.fabric, local)
+        return self._plan
+
+    def plan_bound(self) -> float:
+        """Bus bandwidth of NCCL's rings on this topology (every ring direction at once)."""
+        if "_plan_bound" not in self._bounds:
+            self._bounds["_plan_bound"] = float(sum(ring_rates(self.channel_plan(), self.router)))
+        return self._bounds["_plan_bound"]
+
+    def _nccl_ring_specs(self, proto: str | None, channels: int | None = None) -> list[C.RingSpec]:
+        """NCCL's ring channels as ring directions, with the protocol's latency and ceilings."""
+        plan = self.channel_plan()
+        specs = []
+        vias = plan.via or [None] * len(plan.rings)
+        for order, hops, via in zip(plan.rings, plan.hops, vias):
+            fwd = C.RingSpec(order, hops, via=via)
+            specs.extend([fwd, fwd.reversed()])
+        for s in specs:
+            s.share = 1.0 / len(specs)
+        if proto is None:
+            return specs
+        shape = self.call_shape("all-reduce")
+        nch = channels or plan.channels
+        per_dir_channels = nch / len(specs)
+        cap = T.per_channel_cap("ring", proto, shape.generation, plan.nodes, nch) * per_dir_channels
+        for s in specs:
+            s.cap_Bps = cap
+        return specs
+
+    def _hop_class(self, a: str, b: str) -> str:
+        if self.topo.system_of(a) != self.topo.system_of(b):
+            return "net"
+        return self._intra_class()
+
+    def _intra_class(self) -> str:
+        """'nvlink' when every GPU has NVLink (NCCL's intra-node hardware class), else 'pci'."""
+        if "intra" not in self._facts:
+            self._facts["intra"] = "nvlink" if all(nvlinks_per_gpu(self.topo, g) for g in self.gpus) else "pci"
+        return self._facts["intra"]
+
+    def _cpu_vendor(self) -> str:
+        if "cpu" not in self._facts:
+            vendor = "intel"
+            for d in self.topo.devices.values():
+                if d.kind == "cpu":
+                    part = self.topo.part_of(d.id)
+                    label = f"{part.id} {part.label}".lower() if part else ""
+                    vendor = "amd" if ("epyc" in label or "amd" in label) else ("intel" if "xeon" in label else "other")
+                    break
+            self._facts["cpu"] = vendor
+        return self._facts["cpu"]
+
+    def _generation(self) -> str:
+        if "generation" not in self._facts:
+            sms = []
+            for part_id in {self.topo.devices[g].part for g in self.gpus}:
+                part = self.topo.catalog.part(part_id)
+                sm = part.extra.get("nccl_sm") if part is not None else None
+                if isinstance(sm, (int, float)):
+                    sms.append(int(sm))
+            self._facts["generation"] = T.generation_of(min(sms) if sms else None)
+        return self._facts["generation"]
+
+    def _nvls_switch_shares(self) -> dict[str, float] | None:
+        """NVSwitches doing NVLink SHARP that every GPU reaches, with each GPU's share of its NVLinks."""
+        plan = self.channel_plan()
+        if plan.nodes != 1:
+            return None
+        shares: dict[str, float] = {}
+        first = True
+        for g in self.gpus:
+            links: dict[str, float] = {}
+            for v in self.router.fabric.adj.get(g, []):
+                if self.router.fabric.kind.get(v) != "nvswitch":
+                    continue
+                part = self.topo.part_of(v)
+                if part is None or not _does_reduction(part):
+                    return None
+                links[v] = self.router.fabric.bundle(g, v).bandwidth
+            if not links:
+                return None
+            total = sum(links.values())
+            if first:
+                shares = {sw: bw / total for sw, bw in links.items()}
+                first = False
+            elif set(links) != set(shares):
+                return None
+        return shares
+
+    def _collnet_capable(self) -> bool:
+        if self.channel_plan().nodes < 2:
+            return False
+        switches = [d for d in self.topo.devices.values() if d.kind == "ib_switch"]
+        return bool(switches) and all(_does_reduction(self.topo.part_of(d.id)) for d in switches)
+
+    def call_shape(self, collective: str) -> T.CallShape:
+        plan = self.channel_plan()
+        ring_bus = self.plan_bound()
+        nvls = 0.0
+        if self._nvls_switch_shares() is not None:
+            g = self.gpus[0]
+            nvls = sum(self.router.fabric.bundle(g, v).bandwidth for v in self.router.fabric.adj[g]
+                       if self.router.fabric.kind.get(v) == "nvswitch")
+        collnet = ring_bus if self._collnet_capable() else 0.0
+        return T.CallShape(collective, len(self.gpus), plan.nodes, self._generation(), plan.channels, ring_bus,
+                           ring_bus, self._intra_class(), self._cpu_vendor(), nvls, collnet)
+
+    def refusal(self, collective: str, algorithm: str) -> str | None:
+        """Why the hardware cannot run an algorithm, or None."""
+        if algorithm == "nvls":
+            if collective != "all-reduce":
+                return "nvls does all-reduce only"
+            if self.channel_plan().nodes != 1:
+                return ("nvls reduces inside one system's NVSwitches; across systems NCCL uses nvls-tree, "
+                        "which this version does not simulate")
+            if self._nvls_switch_shares() is None:
+                kinds = sorted({self.topo.part_of(v).label for g in self.gpus for v in self.router.fabric.adj[g]
+                                if self.router.fabric.kind.get(v) == "nvswitch"})
+                what = ", ".join(kinds) if kinds else "no NVSwitch"
+                return (f"nvls needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and later); "
+                        f"these GPUs reach {what}")
+        if algorithm == "collnet":
+            if collective != "all-reduce":
+                return "collnet does all-reduce only"
+            if not self._collnet_capable():
+                return ("collnet needs several systems on InfiniBand switches that reduce in the network (SHARP); "
+                        "this topology has none, or not only such switches")
+        if algorithm == "tree" and collective in ("broadcast", "reduce") and False:
+            return None
+        return None
 
     # ---- schedules ------------------------------------------------------------------------------
     def _ring_specs(self) -> list[C.RingSpec]:
@@ -197,16 +358,11 @@ class Simulator:
         root = o.root or self.gpus[0]
         if root not in self.gpus:
             raise SimulationError(f"root {root!r} is not one of the GPUs")
-        if algorithm in ("ring", "multi-ring"):
-            specs = self._ring_specs()
-            if algorithm == "ring":
-                specs = specs[:1]
-            both = algorithm == "multi-ring"
+        if algorithm == "single-ring":
+            specs = self._ring_specs()[:1]
             if collective in ("broadcast", "reduce"):
-                return C.ring_rooted(collective, specs, root, size, o.chunk, both, red)
-            return C.ring_collective(collective, specs, size, o.chunk, both, red)
-        if algorithm == "tree":
-            return C.tree_collective(collective, self._system_chains(), size, o.chunk, root, red)
+                return C.ring_rooted(collective, specs, root, size, o.chunk, False, red)
+            return C.ring_collective(collective, specs, size, o.chunk, False, red)
         if algorithm == "parameter-server":
             server = o.server or self.gpus[0]
             if server not in self.topo.devices:
@@ -240,11 +396,121 @@ class Simulator:
         return C.hierarchical(chains, [C.RingSpec(c) for c in chains], size, self.options.chunk,
                               self.options.reduce_s_per_byte)
 
+    # ---- NCCL's schedules -------------------------------------------------------------------------
+    def nccl_schedule(self, collective: str, algorithm: str, proto: str, size: float) -> tuple[Schedule, float, int]:
+        """The schedule of one NCCL call, the engine's capacity scale, and the channels it uses."""
+        o = self.options
+        red = o.reduce_s_per_byte
+        root = o.root or self.gpus[0]
+        plan = self.channel_plan()
+        shape = self.call_shape(collective)
+        nch = T.channels_for(size, algorithm, proto, plan.channels, len(self.gpus))
+        multi = plan.nodes > 1
+        # NCCL pipelines in its own slices: a flow standing for k channels moves k slices a piece
+        slice_ = T.slice_bytes(proto, collective)
+        if algorithm == "ring":
+            specs = self._nccl_ring_specs(proto, nch)
+            chunk = slice_ * max(nch / len(specs), 1.0)
+            steps = T.nsteps(collective, len(self.gpus)) if collective != "all-reduce" else 2 * (len(self.gpus) - 1)
+            for s in specs:
+                lat = [self._ring_hop_latency(s.order[k], s.order[(k + 1) % len(s.order)], proto, multi)
+                       for k in range(len(s.order))]
+                s.latency_s = C.window_latency(lat, steps)
+            if collective in ("broadcast", "reduce"):
+                sched = C.ring_rooted(collective, specs[::2], root, size, chunk, True, red)
+            else:
+                sched = C.ring_collective(collective, specs, size, chunk, False, red)
+            scale = T.protocol_efficiency(proto)
+        elif algorithm == "tree":
+            chains = plan.tree_chains if multi else self._system_chains()
+            rails = len(chains) if multi else 1
+            cap = T.per_channel_cap("tree", proto, shape.generation, plan.nodes, nch) * nch / (2 * rails)
+
+            def level_latency(pairs) -> float:
+                return max(T.hop_latency(self._hop_class(a, b), "tree", proto) for a, b in pairs)
+            chunk = slice_ * max(nch / (2 * rails), 1.0)
+            sched = C.tree_collective(collective, chains, size, chunk, root, red, level_latency, cap)
+            scale = T.tree_efficiency(proto, plan.nodes)
+        elif algorithm == "nvls":
+            shares = self._nvls_switch_shares()
+            sched = C.nvls_allreduce(self.gpus, shares, size, o.chunk, T.hop_latency("nvlink", "nvls", "simple") / 2)
+            scale = T.tuning_data()["generations"][shape.generation]["nvls_efficiency"] or 1.0
+        elif algorithm == "collnet":
+            sched = self._collnet(size, proto)
+            scale = 1.0
+        else:
+            raise SimulationError(f"{algorithm} is not one of NCCL's algorithms")
+        C.with_launch(sched, T.base_latency(algorithm, proto))
+        return sched, scale, nch
+
+    def _ring_hop_latency(self, a: str, b: str, proto: str, multi: bool) -> float:
+        cls = self._hop_class(a, b)
+        if cls == "net":
+            return T.hop_latency("net", "ring", proto)
+        lat = T.hop_latency(cls, "ring", proto)
+        if multi:
+            lat = max(lat, T.net_overhead(self._cpu_vendor(), proto))
+        return lat
+
+    def _collnet(self, size: float, proto: str) -> Schedule:
+        """CollNet chain: a chain reduce inside each system to its rail's head GPU, the heads' NICs
+        reduce in the SHARP switches (up to the switch all heads share and back), a chain broadcast."""
+        plan = self.channel_plan()
+        heads = [chains[0] for chains in plan.tree_chains[0]]
+        trees = [{"parent": {}, "depth": {}} for _ in range(1)]
+        parent: dict[str, str | None] = {}
+        for chain in plan.tree_chains[0]:
+            parent[chain[0]] = None
+            for k in range(1, len(chain)):
+                parent[chain[k]] = chain[k - 1]
+        trees[0] = C._tree(parent)
+        o = self.options
+        sched = Schedule([], size, f"CollNet all-reduce over {len(heads)} systems")
+        lat_intra = T.hop_latency(self._intra_class(), "collnet", "simple")
+        up = C._tree_phase(sched, trees[0], size, o.chunk, True, o.reduce_s_per_byte, "collnet chain",
+                           latency_of=lambda pairs: lat_intra)
+        # in the network: each head sends to the switch where all heads' routes meet, which reduces
+        root_sw = self._collnet_root(heads)
+        net_lat = T.hop_latency("net", "collnet", "simple")
+        n, piece = C.pieces(size, o.chunk)
+        upp = Pattern([(h, root_sw) for h in heads], latency_s=net_lat / 2)
+        downp = Pattern([(root_sw, h) for h in heads], latency_s=net_lat / 2)
+        prev_u = prev_d = None
+        after = {}
+        for j in range(n):
+            u = sched.add(Group(f"SHARP reduce piece {j}", upp, piece, (up[j],), (prev_u,) if prev_u is not None else (),
+                                meta={"phase": "sharp-reduce", "piece": j}))
+            d = sched.add(Group(f"SHARP broadcast piece {j}", downp, piece, (u,), (prev_d,) if prev_d is not None else (),
+                                meta={"phase": "sharp-broadcast", "piece": j}))
+            prev_u, prev_d = u, d
+            after[j] = d
+        C._tree_phase(sched, trees[0], size, o.chunk, False, 0.0, "collnet chain", after=after,
+                      latency_of=lambda pairs: lat_intra)
+        return sched
+
+    def _collnet_root(self, heads: list[str]) -> str:
+        """The network switch every head's route passes through, nearest to the heads."""
+        common = None
+        for h in heads:
+            seen = set()
+            for other in heads:
+                if other == h:
+                    continue
+                for path in self.router.routes(h, other).paths:
+                    seen.update(d for d in path if self.topo.devices[d].kind in ("ib_switch", "eth_switch"))
+            common = seen if common is None else common & seen
+        if not common:
+            raise SimulationError("collnet: the systems' routes share no switch to reduce in")
+        fab = self.router.fabric
+        return min(common, key=lambda s: (len(fab.adj[s]) == 0, -sum(1 for v in fab.adj[s]
+                                                                      if fab.kind.get(v) == "nic"), s))
+
     # ---- running ---------------------------------------------------------------------------------
     def run(self, collective: str, algorithm: str, size: float,
             progress: Callable[[Progress], None] | None = None, cancel=None) -> CollectiveResult:
         if collective not in SUPPORTED:
             raise SimulationError(f"unknown collective {collective!r} (one of {', '.join(SUPPORTED)})")
+        algorithm = ALIASES.get(algorithm, algorithm)
         if algorithm not in ALGORITHMS:
             raise SimulationError(f"unknown algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
         if not size > 0:
@@ -255,9 +521,11 @@ class Simulator:
         if algorithm not in SUPPORTED[collective]:
             raise SimulationError(f"{algorithm} is not an algorithm for {collective} "
                                   f"(choose from {', '.join(SUPPORTED[collective])})")
+        if algorithm in NCCL:
+            return self._run_nccl(collective, algorithm, size, self.options.protocol, progress, cancel)
         with cancellable(cancel):
             check_cancelled()
-            if algorithm in ("ring", "multi-ring"):
+            if algorithm == "single-ring":
                 self.rings()
                 check_cancelled()
             sched = self.schedule(collective, algorithm, size)
@@ -265,35 +533,69 @@ class Simulator:
             sim = Engine(self.router).run(sched, progress, cancel)
         except RoutingError as exc:
             raise SimulationError(str(exc)) from None
-        rings = [r.gpus for r in self.rings().rings] if algorithm in ("ring", "multi-ring") else []
+        rings = [r.gpus for r in self.rings().rings][:1] if algorithm == "single-ring" else []
         return CollectiveResult(collective, algorithm, algorithm, self.gpus, size, sim.time_s,
                                 self.bound_busbw(collective), f"{algorithm} as requested", sim, sched,
-                                options=self.options, rings=rings[:1] if algorithm == "ring" else rings)
+                                options=self.options, rings=rings)
+
+    def _run_nccl(self, collective: str, algorithm: str, size: float, protocol: str, progress, cancel,
+                  requested: str | None = None) -> CollectiveResult:
+        why = self.refusal(collective, algorithm)
+        if why:
+            raise SimulationError(why)
+        with cancellable(cancel):
+            check_cancelled()
+            shape = self.call_shape(collective)
+            estimates = {}
+            if protocol == "auto":
+                best, est = T.choose(shape, size, (algorithm,), T.PROTOCOLS)
+                if best is None:
+                    raise SimulationError(f"NCCL's model has no protocol for {algorithm} {collective} here")
+                protocol = best[1]
+                estimates = {f"{a}/{T.PROTOCOL_LABELS[p]}": v for (a, p), v in est.items()}
+            elif algorithm in ("nvls", "collnet") and protocol != "simple":
+                raise SimulationError(f"{algorithm} runs with the Simple protocol only")
+            elif protocol == "ll128" and not T.ll128_enabled(shape):
+                raise SimulationError("NCCL does not enable LL128 here (it needs NVLink inside systems, and "
+                                      "Hopper or later across systems)")
+            sched, scale, nch = self.nccl_schedule(collective, algorithm, protocol, size)
+        try:
+            sim = Engine(self.router, scale).run(sched, progress, cancel)
+        except RoutingError as exc:
+            raise SimulationError(str(exc)) from None
+        plan = self.channel_plan()
+        reason = f"{algorithm} with {T.PROTOCOL_LABELS[protocol]} as requested"
+        return CollectiveResult(collective, algorithm, requested or algorithm, self.gpus, size, sim.time_s,
+                                self.bound_busbw(collective), reason, sim, sched, options=self.options,
+                                rings=[list(r) for r in plan.rings] if algorithm == "ring" else [],
+                                protocol=protocol, channels=nch, model_estimates=estimates)
 
     def _auto(self, collective: str, size: float, progress, cancel) -> CollectiveResult:
-        candidates = list(AUTO_CANDIDATES[collective])
-        multi_system = len({self.topo.system_of(g) for g in self.gpus}) > 1
-        if "hierarchical" in candidates and not multi_system:
-            candidates.remove("hierarchical")
-        results = {}
-        for i, alg in enumerate(candidates):
-            def scaled(p: Progress, i=i) -> None:
-                if progress is not None:
-                    progress(Progress((i + p.fraction) / len(candidates), p.sim_time_s, p.utilization))
-            try:
-                results[alg] = self.run(collective, alg, size, scaled, cancel)
-            except SimulationError:
-                continue
-        if not results:
-            raise SimulationError(f"no algorithm for {collective} could run on these GPUs")
-        best = min(results.values(), key=lambda r: r.time_s)
-        times = {a: r.time_s for a, r in results.items()}
-        others = ", ".join(f"{a} {t * 1e3:.3f} ms" for a, t in sorted(times.items(), key=lambda kv: kv[1]) if a != best.algorithm)
-        best.requested_algorithm = "auto"
-        best.candidates = times
-        best.reason = (f"{best.algorithm} is fastest for {size:,.0f} bytes on {len(self.gpus)} GPUs: "
-                       f"{best.time_s * 1e3:.3f} ms" + (f" (vs {others})" if others else ""))
-        return best
+        """NCCL's choice: the algorithm and protocol its cost model rates fastest, then simulated."""
+        if collective == "all-to-all":
+            result = self.run(collective, "direct", size, progress, cancel)
+            result.requested_algorithm = "auto"
+            result.reason = "all-to-all sends every pair directly, as NCCL does"
+            return result
+        with cancellable(cancel):
+            shape = self.call_shape(collective)
+            # NCCL runs broadcast, reduce, all-gather and reduce-scatter on rings only (tuning.cc)
+            offered = NCCL if collective == "all-reduce" else ("ring",)
+            algos = tuple(a for a in offered if a in SUPPORTED[collective] and self.refusal(collective, a) is None)
+            protos = T.PROTOCOLS if self.options.protocol == "auto" else (self.options.protocol,)
+            best, est = T.choose(shape, size, algos, protos)
+        if best is None:
+            raise SimulationError(f"NCCL's model offers no algorithm for {collective} on these GPUs"
+                                  + (f" with the {self.options.protocol} protocol" if self.options.protocol != "auto" else ""))
+        algo, proto = best
+        result = self._run_nccl(collective, algo, size, proto, progress, cancel, requested="auto")
+        ranked = sorted(est.items(), key=lambda kv: kv[1])
+        result.model_estimates = {f"{a}/{T.PROTOCOL_LABELS[p]}": v for (a, p), v in ranked}
+        others = ", ".join(f"{a}/{T.PROTOCOL_LABELS[p]} {v * 1e6:.1f} us" for (a, p), v in ranked[1:4])
+        result.reason = (f"NCCL's cost model picks {algo} with {T.PROTOCOL_LABELS[proto]} for {size:,.0f} bytes on "
+                         f"{len(self.gpus)} GPUs ({result.channels} channels): estimated {ranked[0][1] * 1e6:.1f} us"
+                         + (f" (next: {others})" if others else ""))
+        return result
 
 
 def simulate(topo: Topology, collective: str, algorithm: str, size: float, gpus: list[str] | None = None,
@@ -315,3 +617,11 @@ def sweep_sizes(lo: float, hi: float) -> list[int]:
     if not sizes:
         raise SimulationError(f"no power of two between {lo:,.0f} and {hi:,.0f} bytes")
     return sizes
+
+
+def _does_reduction(part) -> bool:
+    """Whether a switch part reduces in the network (NVLink SHARP, SHARP): a catalog property."""
+    if part is None:
+        return False
+    value = part.specs.get("in_network_reduction", part.extra.get("in_network_reduction"))
+    return bool(value)

@@ -17,7 +17,7 @@ from ..model.topology import Topology
 from . import collectives as C
 from .engine import Engine, Schedule, SimResult
 from .pipeline import PipelineSpec, run_pipeline
-from .routing import Router
+from ..analysis.routing import Router
 
 PRECISION_BYTES = {"fp16": 2, "bf16": 2, "tf32": 4, "fp32": 4}
 PRECISION_PEAK = {"fp16": ("fp16_flops",), "bf16": ("bf16_flops", "fp16_flops"),

@@ -19,6 +19,7 @@ from ..model.layout import auto_layout
 from ..model.presets import PRESETS, load_preset
 from ..model.topology import Topology
 from .canvas import CanvasView, TopologyScene
+from .cluster_dialog import open_cluster_dialog
 from .document import Document
 from .findings import FindingsList
 from .inspector import Inspector
@@ -130,6 +131,7 @@ class MainWindow(QMainWindow):
         presets = f.addMenu("New from &preset")
         for name, (desc, _) in PRESETS.items():
             self._action(presets, f"{name} — {desc}", lambda _c=False, n=name: self.open_preset(n))
+        self._action(f, "New &cluster…", lambda: open_cluster_dialog(self), "Ctrl+Shift+N")
         self._action(f, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self.recent_menu = f.addMenu("Open &recent")
         self._action(f, "&Save", self.save, QKeySequence.StandardKey.Save)

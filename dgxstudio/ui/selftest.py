@@ -27,7 +27,7 @@ def self_test(timeout_s: float = 60.0) -> int:
     panel = window.sim_panel
     panel.tabs.setCurrentIndex(0)
     panel.collective.setCurrentText("all-reduce")
-    panel.algorithm.setCurrentText("multi-ring")
+    panel.algorithm.setCurrentText("ring")
     panel.size.setText("64MiB")
     outcome: dict = {}
     loop = QEventLoop()
@@ -41,7 +41,7 @@ def self_test(timeout_s: float = 60.0) -> int:
     if ok:
         window.replayer.set_time(result.time_s / 2)
         print(f"self-test passed: {window.document.topology.name}, {len(window.scene.device_items)} devices drawn, "
-              f"all-reduce 64 MiB multi-ring {result.busbw_Bps / 1e9:.2f} GB/s bus bandwidth "
+              f"all-reduce 64 MiB ring {result.busbw_Bps / 1e9:.2f} GB/s bus bandwidth "
               f"({time.perf_counter() - t0:.2f} s)")
     else:
         print(f"self-test FAILED: {outcome.get('error', 'no result within the time limit')}", file=sys.stderr)

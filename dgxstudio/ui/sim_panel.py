@@ -98,13 +98,18 @@ class SimulationPanel(QWidget):
         self.chunk = QLineEdit(format_size(DEFAULT_CHUNK).replace(" ", ""))
         self.gpu_set = QComboBox()
         self.figures = QComboBox()
-        self.figures.addItems(["peak", "achievable"])
+        self.figures.addItems(["achievable", "peak"])
+        self.figures.setToolTip("achievable: what nccl-tests measure on real links (default); peak: the white-paper bound")
+        self.protocol = QComboBox()
+        self.protocol.addItems(["auto", "ll", "ll128", "simple"])
+        self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose")
         self.sweep = QCheckBox("size sweep")
         self.sweep_range = QLineEdit("1KiB:4GiB")
         self.show_rings = QCheckBox("show rings")
         self.show_rings.setToolTip("draw the rings used by the run over the canvas, one colour each")
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
-                              ("Chunk", self.chunk), ("GPUs", self.gpu_set), ("Link figures", self.figures),
+                              ("Protocol", self.protocol), ("Chunk", self.chunk), ("GPUs", self.gpu_set),
+                              ("Link figures", self.figures),
                               ("", self.sweep), ("Sweep range", self.sweep_range), ("", self.show_rings)):
             f.addRow(label, widget)
         return w
@@ -197,7 +202,8 @@ class SimulationPanel(QWidget):
         tab = self.tabs.currentIndex()
         gpus = self.gpus(topo)
         if tab == 0:
-            options = SimOptions(chunk=parse_size(self.chunk.text()), achievable=self.figures.currentText() == "achievable")
+            options = SimOptions(chunk=parse_size(self.chunk.text()), achievable=self.figures.currentText() == "achievable",
+                                 protocol=self.protocol.currentText())
             collective, algorithm = self.collective.currentText(), self.algorithm.currentText()
             if self.sweep.isChecked():
                 lo, _, hi = self.sweep_range.text().partition(":")

@@ -25,12 +25,13 @@ def test_dgx1_v100_and_p100_bus_bandwidth_at_1gib():
     assert v100.fraction_of_bound == pytest.approx(1.0, abs=0.01)
 
 
-def test_auto_picks_the_fastest_and_says_why():
+def test_auto_takes_nccls_choice_and_says_why():
     res = simulate(load_preset("dgx1-v100"), "all-reduce", "auto", GiB)
-    assert res.algorithm == "multi-ring" and res.requested_algorithm == "auto"
-    assert set(res.candidates) >= {"multi-ring", "tree"}
-    assert min(res.candidates.values()) == res.time_s
-    assert "fastest" in res.reason and "tree" in res.reason
+    assert res.algorithm == "ring" and res.requested_algorithm == "auto"
+    assert res.protocol == "simple" and "NCCL's cost model" in res.reason
+    assert {"ring/Simple", "tree/Simple"} <= set(res.model_estimates)
+    assert min(res.model_estimates.values()) == res.model_estimates["ring/Simple"]
+    assert "tree" in res.reason
 
 
 def test_parameter_server_falls_further_behind_as_gpus_are_added():
@@ -127,8 +128,8 @@ def test_sweep_sizes_are_powers_of_two():
 
 def test_even_spread_over_nvswitches_and_hash_pinning():
     topo = load_preset("dgx-a100")
-    even = simulate(topo, "all-reduce", "ring", 256 * 2**20, ["gpu0", "gpu1"])
-    pinned = simulate(topo, "all-reduce", "ring", 256 * 2**20, ["gpu0", "gpu1"], SimOptions(spread="hash"))
+    even = simulate(topo, "all-reduce", "single-ring", 256 * 2**20, ["gpu0", "gpu1"])
+    pinned = simulate(topo, "all-reduce", "single-ring", 256 * 2**20, ["gpu0", "gpu1"], SimOptions(spread="hash"))
     # Spread over 6 NVSwitches a GPU pair gets 300 GB/s each way; pinned to one switch, 50.
     assert even.busbw_Bps == pytest.approx(300e9, rel=0.01)
     assert pinned.busbw_Bps == pytest.approx(50e9, rel=0.01)

@@ -6,7 +6,7 @@ import pytest
 
 from dgxstudio.model import Device, Link, Topology
 from dgxstudio.sim.engine import Engine, Group, Pattern, Schedule
-from dgxstudio.sim.routing import Router
+from dgxstudio.analysis.routing import Router
 from dgxstudio.sim.run import SimOptions, simulate
 
 B = 25e9
@@ -45,7 +45,7 @@ def test_one_flow_over_a_path(catalog, size):
 @pytest.mark.parametrize("latency", [0.0, 0.47e-6, 5e-6])
 def test_ring_allreduce_one_chunk_per_step_is_alpha_beta(catalog, p, latency):
     size = 256 * 2**20
-    res = simulate(plain_ring(p, latency, catalog), "all-reduce", "ring", size, options=SimOptions(chunk=size))
+    res = simulate(plain_ring(p, latency, catalog), "all-reduce", "single-ring", size, options=SimOptions(chunk=size))
     expected = 2 * (p - 1) * (latency + size / (p * B))
     assert rel(res.time_s, expected) < 1e-9
 
@@ -55,7 +55,7 @@ def test_ring_allreduce_one_chunk_per_step_is_alpha_beta(catalog, p, latency):
 def test_ring_allreduce_pipelined_formula(catalog, n_pieces, latency):
     p, size = 8, 64 * 2**20
     segment = size / p
-    res = simulate(plain_ring(p, latency, catalog), "all-reduce", "ring", size,
+    res = simulate(plain_ring(p, latency, catalog), "all-reduce", "single-ring", size,
                    options=SimOptions(chunk=segment / n_pieces))
     k = 2 * (p - 1)
     c = segment / n_pieces / B
@@ -65,7 +65,7 @@ def test_ring_allreduce_pipelined_formula(catalog, n_pieces, latency):
 
 def test_pipelined_broadcast_chain_formula(catalog):
     p, size, n, lat = 6, 48 * 2**20, 12, 2e-6
-    res = simulate(plain_ring(p, lat, catalog), "broadcast", "ring", size, options=SimOptions(chunk=size / n))
+    res = simulate(plain_ring(p, lat, catalog), "broadcast", "single-ring", size, options=SimOptions(chunk=size / n))
     c = size / n / B
     assert rel(res.time_s, (p - 1) * (c + lat) + (n - 1) * c) < 1e-9
 
@@ -74,7 +74,7 @@ def test_all_gather_and_reduce_scatter_steps(catalog):
     p, size = 8, 2**28
     t = plain_ring(p, 1e-6, catalog)
     for coll in ("all-gather", "reduce-scatter"):
-        res = simulate(t, coll, "ring", size, options=SimOptions(chunk=size))
+        res = simulate(t, coll, "single-ring", size, options=SimOptions(chunk=size))
         assert rel(res.time_s, (p - 1) * (1e-6 + size / (p * B))) < 1e-9
         assert res.busbw_Bps == pytest.approx(res.algbw_Bps * (p - 1) / p)
 
@@ -92,8 +92,8 @@ def test_two_flows_share_a_link_fairly(catalog):
 def test_reduction_cost_adds_time(catalog):
     p, size = 4, 2**26
     t = plain_ring(p, 0.0, catalog)
-    free = simulate(t, "all-reduce", "ring", size, options=SimOptions(chunk=size)).time_s
+    free = simulate(t, "all-reduce", "single-ring", size, options=SimOptions(chunk=size)).time_s
     cost = 1 / 100e9
-    slow = simulate(t, "all-reduce", "ring", size, options=SimOptions(chunk=size, reduce_s_per_byte=cost)).time_s
+    slow = simulate(t, "all-reduce", "single-ring", size, options=SimOptions(chunk=size, reduce_s_per_byte=cost)).time_s
     assert rel(slow - free, (p - 1) * size / p * cost) < 1e-9
     assert math.isfinite(slow)

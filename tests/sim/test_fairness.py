@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from dgxstudio.model import Device, Link, Topology
 from dgxstudio.model.catalog import load_catalog
 from dgxstudio.sim.engine import _maxmin
-from dgxstudio.sim.routing import Router, RoutingError
+from dgxstudio.analysis.routing import Router, RoutingError
 
 CATALOG = load_catalog(include_user=False)
 

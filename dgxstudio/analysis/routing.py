@@ -4,18 +4,25 @@ Every link bundle (parallel links between two devices) is full duplex: two chann
 bundle's per-direction capacity. A route minimises the sum over its hops of 1 / (bundle bandwidth),
 so NVLink beats a PCIe detour of the same length; it never passes through a GPU, nor through the
 insides of a system other than the two it joins. Where several
-routes tie (6 NVSwitches, 16 spines) a transfer is spread evenly over them, or pinned to one by a hash.
+routes tie (16 spines) a transfer is spread evenly over them, or pinned to one by a hash.
+
+Two GPUs joined by NVLink (directly or through NVSwitches) talk over NVLink only, never over PCIe or
+a CPU, and their traffic spreads over every NVSwitch plane in proportion to what each plane offers
+the pair (the DGX H100's 5/4/4/5 NVLinks per GPU to its four switches give shares 5:4:4:5), as the
+hardware sprays a peer's traffic over all its NVLink ports.
 """
 
 from __future__ import annotations
 
 import hashlib
 import heapq
-from dataclasses import dataclass
+import math
+from collections import deque
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..analysis.fabric import Fabric, bundle_key
+from .fabric import Fabric, bundle_key
 from ..model.topology import Topology
 
 MAX_PATHS = 64
@@ -38,6 +45,11 @@ class Route:
     channels: np.ndarray
     weights: np.ndarray
     latency_s: float
+    cap_Bps: float = math.inf
+
+    def capped(self, cap_Bps: float) -> "Route":
+        """The same route with its rate limited to ``cap_Bps`` (a protocol's per-channel ceiling)."""
+        return self if cap_Bps >= self.cap_Bps else replace(self, cap_Bps=cap_Bps)
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -45,11 +57,14 @@ class Route:
 
 
 class Router:
-    def __init__(self, topo: Topology, achievable: bool = False, spread: str = "even", max_paths: int = MAX_PATHS):
+    def __init__(self, topo: Topology, achievable: bool = False, spread: str = "even", max_paths: int = MAX_PATHS,
+                 pxn: bool = False):
         if spread not in ("even", "hash"):
             raise ValueError(f"unknown route spreading {spread!r} (even or hash)")
         self.topo = topo
         self.spread = spread
+        self.pxn = pxn
+        self._rail: dict[str, tuple[str, frozenset]] | None = None
         self.max_paths = max_paths
         self.fabric = Fabric(topo, achievable=achievable)
         self.channel_index: dict[tuple[str, str], int] = {}
@@ -66,6 +81,12 @@ class Router:
         cost = {key: 1e9 / b.bandwidth for key, b in self.fabric.bundles.items()}
         self._adj_cost = {u: [(v, cost[bundle_key(u, v)]) for v in vs] for u, vs in self.fabric.adj.items()}
         self._gpus = {d for d, k in self.fabric.kind.items() if k == "gpu"}
+        # The NVLink world: bundles of the nvlink family, entered through NVSwitches only.
+        self._nvl_adj: dict[str, list[str]] = {}
+        for key, b in self.fabric.bundles.items():
+            if b.family == "nvlink":
+                self._nvl_adj.setdefault(key[0], []).append(key[1])
+                self._nvl_adj.setdefault(key[1], []).append(key[0])
         # A route between two systems never detours through a third system's insides.
         self._system = {d: topo.system_of(d) for d in topo.devices}
         self._cache: dict[tuple[str, str], Route] = {}
@@ -137,10 +158,40 @@ class Router:
         return sum(fab.hop_latency[d] for d in devices) + sum(
             fab.bundle(devices[i], devices[i + 1]).latency_s for i in range(len(devices) - 1))
 
-    def _route(self, paths: list[list[str]]) -> Route:
-        share = 1.0 / len(paths)
+    def _nvlink_paths(self, src: str, dst: str) -> tuple[list[list[str]], list[float]] | None:
+        """Fewest-hop NVLink paths between two GPUs (through NVSwitches, never a third GPU), each
+        weighted by the bandwidth it offers the pair (its narrowest bundle); None without NVLink."""
+        adj = self._nvl_adj
+        if src not in adj or dst not in adj or src not in self._gpus or dst not in self._gpus:
+            return None
+        level = {src: 0}
+        preds: dict[str, list[str]] = {src: []}
+        queue = deque([src])
+        while queue:
+            u = queue.popleft()
+            if u == dst:
+                continue
+            if u in self._gpus and u != src:
+                continue
+            for v in adj[u]:
+                if v not in level:
+                    level[v] = level[u] + 1
+                    preds[v] = [u]
+                    queue.append(v)
+                elif level[v] == level[u] + 1:
+                    preds[v].append(u)
+        if dst not in level:
+            return None
+        paths = self._enumerate(preds, src, dst)
+        fab = self.fabric
+        weights = [min(fab.bundle(p[i], p[i + 1]).bandwidth for i in range(len(p) - 1)) for p in paths]
+        return paths, weights
+
+    def _route(self, paths: list[list[str]], weights: list[float] | None = None) -> Route:
+        total = float(sum(weights)) if weights else float(len(paths))
+        shares = [w / total for w in weights] if weights else [1.0 / len(paths)] * len(paths)
         load: dict[int, float] = {}
-        for p in paths:
+        for p, share in zip(paths, shares):
             for c in self._path_channels(p):
                 load[c] = load.get(c, 0.0) + share
         chans = np.fromiter(load, dtype=np.int64, count=len(load))
@@ -158,6 +209,21 @@ class Router:
         for end in (src, dst):
             if end not in self.topo.devices:
                 raise RoutingError(f"no device {end!r}")
+        waypoints = self._rail_waypoints(src, dst)
+        if waypoints is not None:
+            route = self.via(waypoints)
+            self._cache[key] = route
+            return route
+        nvl = self._nvlink_paths(src, dst)
+        if nvl is not None:
+            paths, weights = nvl
+            if self.spread == "hash" and len(paths) > 1:
+                digest = hashlib.blake2b(f"{src}>{dst}".encode(), digest_size=8).digest()
+                k = int.from_bytes(digest, "little") % len(paths)
+                paths, weights = [paths[k]], None
+            route = self._route(paths, weights)
+            self._cache[key] = route
+            return route
         preds = self._dag(src, dst)
         if preds is None:
             raise RoutingError(f"no route from {self.topo.devices[src].name} ({src}) to "
@@ -166,6 +232,62 @@ class Router:
         if self.spread == "hash" and len(paths) > 1:
             digest = hashlib.blake2b(f"{src}>{dst}".encode(), digest_size=8).digest()
             paths = [paths[int.from_bytes(digest, "little") % len(paths)]]
+        route = self._route(paths)
+        self._cache[key] = route
+        return route
+
+    def _rail_waypoints(self, src: str, dst: str) -> list[str] | None:
+        """Between GPUs of two systems, traffic leaves through the sender's own NIC (the one nearest to
+        it, as NCCL pairs GPUs and NICs) and arrives through the receiver's. With PXN (NCCL 2.12+) the
+        sender hands the data over NVLink to the peer whose NIC sits on the receiver NIC's rail (the
+        same leaf), so nothing crosses rails in the fabric. None for GPUs without their own NIC."""
+        if src not in self._gpus or dst not in self._gpus:
+            return None
+        sa, sb = self._system[src], self._system[dst]
+        if sa is None or sb is None or sa == sb:
+            return None
+        rail = self._rails()
+        if src not in rail or dst not in rail:
+            return None
+        (src_nic, src_leaves), (dst_nic, dst_leaves) = rail[src], rail[dst]
+        if self.pxn and not (src_leaves & dst_leaves):
+            for g, (nic, leaves) in rail.items():
+                if self._system[g] == sa and leaves & dst_leaves and self._nvlink_paths(src, g) is not None:
+                    return [src, g, nic, dst_nic, dst]
+        return [src, src_nic, dst_nic, dst]
+
+    def _rails(self) -> dict[str, tuple[str, frozenset]]:
+        """Each GPU's own NIC (the compute NIC nearest to it) and the switches that NIC plugs into."""
+        if self._rail is None:
+            from .channels import _nic_gpus
+
+            self._rail = {}
+            topo = self.topo
+            for gid, group in topo.groups.items():
+                if group.kind != "system":
+                    continue
+                members = [d for d in group.devices if d in self._gpus]
+                for nic, gpu in _nic_gpus(topo, self.fabric, members):
+                    leaves = frozenset(v for v in self.fabric.adj[nic]
+                                       if self.fabric.bundle(nic, v).family in ("infiniband", "ethernet"))
+                    self._rail.setdefault(gpu, (nic, leaves))
+        return self._rail
+
+    def via(self, waypoints: list[str]) -> Route:
+        """A route forced through waypoints (a GPU, its rail's NIC, the next system's NIC, its GPU),
+        each leg on its own least-cost routes, so a ring hop keeps to its rails while the fabric
+        between the NICs still spreads it over every spine."""
+        key = ("via", *waypoints)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        paths: list[list[str]] = [[waypoints[0]]]
+        for a, b in zip(waypoints, waypoints[1:]):
+            leg = self.routes(a, b).paths
+            paths = [p + list(q[1:]) for p in paths for q in leg]
+            if len(paths) > self.max_paths:
+                step = len(paths) / self.max_paths
+                paths = [paths[int(i * step)] for i in range(self.max_paths)]
         route = self._route(paths)
         self._cache[key] = route
         return route

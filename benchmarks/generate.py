@@ -1,0 +1,61 @@
+"""Generates, saves, opens and analyzes a 1,024-system DGX H100 rail-optimized cluster (8,192 GPUs).
+
+Targets (issue 12): generate under 3 s, analyze under 5 s on the 2-core reference machine.
+Prints each stage's time and, with --profile, the functions that dominate generate and analyze.
+Run: python benchmarks/generate.py [--systems N] [--profile]
+"""
+
+import argparse
+import cProfile
+import io
+import pstats
+import tempfile
+import time
+from pathlib import Path
+
+from dgxstudio.analysis.summary import analyze
+from dgxstudio.model import fileio
+from dgxstudio.model.builders import build_fat_tree
+
+
+def stage(label, fn, profile):
+    prof = cProfile.Profile() if profile else None
+    t0 = time.perf_counter()
+    if prof:
+        prof.enable()
+    out = fn()
+    if prof:
+        prof.disable()
+    dt = time.perf_counter() - t0
+    print(f"{label:<10} {dt:7.2f} s")
+    if prof:
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(14)
+        print("\n".join(buf.getvalue().splitlines()[6:26]))
+    return out, dt
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--systems", type=int, default=1024)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    topo, t_gen = stage("generate", lambda: build_fat_tree(args.systems, "dgx-h100", rail_optimized=True),
+                        args.profile)
+    print(f"           {topo.description}; {len(topo.devices):,} devices, {len(topo.links):,} links")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cluster.dgxs"
+        stage("save", lambda: fileio.save(topo, path), False)
+        print(f"           {path.stat().st_size / 1e6:.1f} MB")
+        opened, t_open = stage("open", lambda: fileio.load(path), False)
+    gpus = [d.id for d in opened.gpus()]
+    result, t_an = stage("analyze", lambda: analyze(opened, gpus), args.profile)
+    print(f"           {len(gpus):,} GPUs; bisection {result['bisection']['bidir_Bps'] / 1e12:.1f} TB/s bidirectional "
+          f"({result['bisection']['method']}); NVLink aggregate {result['aggregate_nvlink_bw_bidir_Bps'] / 1e12:,.0f} TB/s;"
+          f" worst system-to-system {result['latency']['max_system_to_system_s'] * 1e6:.2f} us")
+    print(f"targets: generate {t_gen:.2f} s (< 3 s: {'met' if t_gen < 3 else 'MISSED'}), "
+          f"analyze {t_an:.2f} s (< 5 s: {'met' if t_an < 5 else 'MISSED'})")
+
+
+if __name__ == "__main__":
+    main()

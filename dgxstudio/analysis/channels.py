@@ -1,0 +1,304 @@
+"""NCCL's channels on the drawn topology: which rings and trees a call runs on, and how many channels.
+
+- One system: the NVLink rings the analysis finds (NVSwitch planes or the cube-mesh's Hamiltonian
+  rings), each driven in both directions, as NCCL's ring search finds them; NCCL opens two channels
+  per NVLink of a GPU (24 on an A100, 12 on a DGX-1 V100), at most ``max_channels``.
+- Several systems: one ring per pair of NIC rails. Inside every system the ring enters at the GPU
+  closest to one rail's NIC and leaves from the GPU closest to the partner rail's NIC, so consecutive
+  systems meet on the same rail (leaf) and every NIC carries one ring in each direction; NCCL opens
+  ``channels_per_nic`` channels per NIC. Traffic leaves a system through the NIC closest to the GPU.
+- Trees: NCCL's double binary tree across systems with a chain inside, one pair of trees per rail,
+  each chain starting at the GPU of its rail's NIC.
+
+Each ring direction carries an equal share of the data; a ring direction stands for
+``channels / directions`` identical NCCL channels (same GPUs, same links), so per-channel ceilings
+are multiplied by that count rather than simulating identical channels one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..cancel import check_cancelled
+from ..model.topology import Topology
+from ..sim.tuning import tuning_data
+
+
+@dataclass
+class ChannelPlan:
+    systems: list[list[str]]                  # GPUs of each system, in ring order
+    rings: list[list[str]]                    # ring GPU orders (each also driven reversed)
+    hops: list[list[list[str]] | None]        # pinned device paths per ring hop, or None (router)
+    channels: int                             # NCCL channels
+    rails: int                                # NIC rails used across systems (0 on one system)
+    via: list[list[list[str] | None] | None] = field(default_factory=list)  # waypoints per hop (rails)
+    tree_chains: list[list[list[str]]] = field(default_factory=list)  # per rail: each system's chain
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.systems)
+
+    @property
+    def directions(self) -> int:
+        return 2 * len(self.rings)
+
+
+def group_by_system(topo: Topology, gpus: list[str]) -> list[list[str]]:
+    systems: dict[str, list[str]] = {}
+    for g in gpus:
+        systems.setdefault(topo.system_of(g) or g, []).append(g)
+    return list(systems.values())
+
+
+def nvlinks_per_gpu(topo: Topology, gpu: str) -> int:
+    n = 0
+    for lk in topo.links_of(gpu):
+        lt = topo.link_type_of(lk)
+        if lt is not None and lt.family == "nvlink":
+            n += lk.count
+    return n
+
+
+def channel_count(topo: Topology, gpus: list[str], rails: int) -> int:
+    c = tuning_data()["channels"]
+    if rails:
+        n = c["channels_per_nic"] * rails
+    else:
+        links = min(nvlinks_per_gpu(topo, g) for g in gpus)
+        n = 2 * links if links else 2
+    return max(1, min(int(c["max_channels"]), n))
+
+
+def _nic_gpus(topo: Topology, fabric, members: list[str]) -> list[tuple[str, str]]:
+    """(NIC, its GPU) for each compute NIC of the members' system, in rail (document) order.
+
+    A NIC's GPU is one of the selected GPUs nearest to it over the system's own links (the GPUs
+    under its PCIe switch); NICs sharing a switch take different GPUs, as NCCL pairs them."""
+    if not members:
+        return []
+    sid = topo.system_of(members[0])
+    if sid is None or sid not in topo.groups:
+        return []
+    wanted = set(members)
+    taken: set[str] = set()
+    out = []
+    for did in topo.groups[sid].devices:
+        dev = topo.devices[did]
+        if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
+            continue
+        if not any(fabric.bundle(did, v).family in ("infiniband", "ethernet") for v in fabric.adj.get(did, [])):
+            continue
+        nearest = _nearest_gpus(fabric, did, wanted)
+        if not nearest:
+            continue
+        free = [g for g in nearest if g not in taken]
+        gpu = free[0] if free else nearest[0]
+        taken.add(gpu)
+        out.append((did, gpu))
+    return out
+
+
+def _nearest_gpus(fabric, nic: str, wanted: set[str]) -> list[str]:
+    """The selected GPUs at the fewest hops from a NIC over non-network links, in document order."""
+    seen = {nic}
+    frontier = [nic]
+    while frontier:
+        found, nxt = [], []
+        for u in frontier:
+            for v in fabric.adj[u]:
+                if v in seen or fabric.bundle(u, v).family in ("infiniband", "ethernet"):
+                    continue
+                seen.add(v)
+                if v in wanted:
+                    found.append(v)
+                elif fabric.kind.get(v) != "gpu":
+                    nxt.append(v)
+        if found:
+            return sorted(found, key=_natural)
+        frontier = nxt
+    return []
+
+
+def _natural(name: str):
+    import re
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)]
+
+
+def _hamiltonian_path(members: list[str], start: str, end: str, adj: dict[str, set[str]]) -> list[str] | None:
+    """A path through every member over direct NVLinks from start to end (small systems)."""
+    if start == end:
+        return None
+    n = len(members)
+    path = [start]
+    used = {start}
+    budget = [20000]
+
+    def extend() -> bool:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        if len(path) == n - 1:
+            if end in adj.get(path[-1], ()):
+                path.append(end)
+                return True
+            return False
+        for v in sorted(adj.get(path[-1], ())):
+            if v in used or v == end or v not in members_set:
+                continue
+            used.add(v)
+            path.append(v)
+            if extend():
+                return True
+            path.pop()
+            used.discard(v)
+        return False
+
+    members_set = set(members)
+    return path if extend() else None
+
+
+def _chain(members: list[str], start: str, end: str | None, direct: dict[str, set[str]],
+           switched: bool) -> list[str]:
+    """Members from start to end: any order through NVSwitches, a Hamiltonian NVLink path on a mesh."""
+    if end is None or end == start:
+        return [start] + [g for g in members if g != start]
+    if not switched:
+        path = _hamiltonian_path(members, start, end, direct)
+        if path is not None:
+            return path
+    return [start] + [g for g in members if g not in (start, end)] + [end]
+
+
+def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
+    """NCCL's channels for ``gpus``. ``local_rings`` gives one system's NVLink rings (a RingResult)."""
+    systems = group_by_system(topo, gpus)
+    if len(systems) == 1:
+        rings = [list(r.gpus) for r in local_rings.rings]
+        hops = [list(r.hops) if any(fabric.kind.get(d) == "gpu" for h in r.hops for d in h[1:-1]) else None
+                for r in local_rings.rings]
+        return ChannelPlan(systems, rings, hops, channel_count(topo, gpus, 0), 0)
+    direct: dict[str, set[str]] = {}
+    switched_sys = []
+    for members in systems:
+        sw = False
+        for g in members:
+            for v in fabric.adj.get(g, []):
+                b = fabric.bundle(g, v)
+                if b.family != "nvlink":
+                    continue
+                if fabric.kind.get(v) == "gpu":
+                    direct.setdefault(g, set()).add(v)
+                elif fabric.kind.get(v) == "nvswitch":
+                    sw = True
+        switched_sys.append(sw)
+    nic_gpus = []
+    for m in systems:
+        check_cancelled()
+        nic_gpus.append(_nic_gpus(topo, fabric, m))
+    rails = min(len(x) for x in nic_gpus)
+    notes = []
+    if rails == 0:
+        rails_used = 1
+        notes.append("a system has no compute NIC near the selected GPUs: one ring over whatever route joins them")
+        entry_exit = [[(m[0], m[-1])] for m in systems]
+    else:
+        rails_used = rails
+        entry_exit = []
+        for x in nic_gpus:
+            pairs = []
+            for r in range(0, rails, 2):
+                a = x[r][1]
+                b = x[r + 1][1] if r + 1 < rails else None
+                pairs.append((a, b))
+            entry_exit.append(pairs)
+    n_rings = len(entry_exit[0])
+    nic_of = {gpu: nic for x in nic_gpus for nic, gpu in x}
+    rings: list[list[str]] = []
+    ring_hops: list[list[list[str]] | None] = []
+    for k in range(n_rings):
+        order: list[str] = []
+        bounds = []
+        for s, members in enumerate(systems):
+            check_cancelled()
+            a, b = entry_exit[s][k]
+            if b is None or a == b:
+                b = next((g for g in reversed(members) if g != a), None)
+            start, end = (a, b) if s % 2 == 0 else (b, a)
+            if start is None:
+                start, end = end, None
+            chain = _chain(members, start, end, direct, switched_sys[s])
+            bounds.append((len(order), len(order) + len(chain) - 1))
+            order.extend(chain)
+        hops: list[list[str] | None] = [None] * len(order)
+        for s in range(len(systems)):
+            i = bounds[s][1]
+            j = bounds[(s + 1) % len(systems)][0]
+            ga, gb = order[i], order[j]
+            if ga in nic_of and gb in nic_of:
+                hops[i] = [ga, nic_of[ga], nic_of[gb], gb]
+        rings.append(order)
+        ring_hops.append(hops if any(h is not None for h in hops) else None)
+    chains = []
+    for r in range(max(rails, 1)):
+        per_sys = []
+        for s, members in enumerate(systems):
+            head = nic_gpus[s][r][1] if rails else members[0]
+            per_sys.append(_chain(members, head, None, direct, switched_sys[s]) if switched_sys[s] or not direct
+                           else _mesh_chain(members, head, direct))
+        chains.append(per_sys)
+    return ChannelPlan(systems, rings, [None] * len(rings), channel_count(topo, gpus, rails_used), rails,
+                       via=ring_hops, tree_chains=chains, notes=notes)
+
+
+def _mesh_chain(members: list[str], head: str, direct: dict[str, set[str]]) -> list[str]:
+    for end in members:
+        if end == head:
+            continue
+        path = _hamiltonian_path(members, head, end, direct)
+        if path is not None:
+            return path
+    return [head] + [g for g in members if g != head]
+
+
+def ring_directions(plan: ChannelPlan) -> list[tuple[list[str], list | None, list | None]]:
+    """Every ring direction of a plan: (GPU order, pinned hops, waypoints per hop)."""
+    out = []
+    vias = plan.via or [None] * len(plan.rings)
+    for order, hops, via in zip(plan.rings, plan.hops, vias):
+        out.append((order, hops, via))
+        n = len(order)
+        rev = [order[0], *order[:0:-1]]
+        rhops = [h[::-1] if (h := hops[(n - 1 - i) % n]) is not None else None for i in range(n)] if hops else None
+        rvia = [w[::-1] if (w := via[(n - 1 - i) % n]) is not None else None for i in range(n)] if via else None
+        out.append((rev, rhops, rvia))
+    return out
+
+
+def hop_route(router, order: list[str], hops, via, k: int):
+    a, b = order[k], order[(k + 1) % len(order)]
+    hop = hops[k] if hops is not None else None
+    way = via[k] if via is not None else None
+    return router.direct(hop) if hop is not None else router.via(way) if way is not None else router.routes(a, b)
+
+
+def ring_rates(plan: ChannelPlan, router) -> list[float]:
+    """Per-direction rate of every ring direction when all run at once at one rate: each link's
+    capacity shared by the ring directions its routes put on it (the routes the engine uses)."""
+    load: dict[int, float] = {}
+    per_dir = []
+    for order, hops, via in ring_directions(plan):
+        chans: dict[int, float] = {}
+        check_cancelled()
+        for k in range(len(order)):
+            if k % 64 == 63:
+                check_cancelled()
+            r = hop_route(router, order, hops, via, k)
+            for c, w in zip(r.channels.tolist(), r.weights.tolist()):
+                chans[c] = chans.get(c, 0.0) + w
+        per_dir.append(chans)
+        for c, w in chans.items():
+            load[c] = load.get(c, 0.0) + w
+    cap = router.capacity
+    slowest = min((min(cap[c] / load[c] for c in chans) for chans in per_dir), default=0.0)
+    return [slowest] * len(per_dir)

@@ -1,0 +1,397 @@
+"""Clusters of systems on fat trees: two or three tiers, one leaf per group of systems or rail-optimized.
+
+Plain: every cabled NIC port of a system goes to that system's leaf (``per_leaf`` systems a leaf).
+Rail-optimized: systems form scalable units (SU) of ``per_leaf`` systems; NIC port k of every system
+of a unit goes to leaf k of that unit, as NVIDIA's DGX SuperPOD reference architectures wire them.
+Every leaf has ``down / oversubscription`` uplinks. Two tiers: each leaf reaches every spine over the
+same number of parallel links. Three tiers (when the leaves outnumber a switch's ports): leaves form
+pods with their own aggregation switches, aggregation switch j of every pod reaches the core switches
+of plane j. With 64-port switches and 32-system units this gives the switch and cable counts of the
+DGX SuperPOD B200 reference architecture's "larger SuperPOD" table (e.g. 32 SU: 256 leaf, 256 spine,
+128 core, 8,192 cables a tier).
+
+Switch radix and speed come from the switch part. A NIC port and a switch port that do not share
+their best speed link at the fastest type both accept, as real hardware negotiates; validation
+reports it. ``plan_fat_tree`` answers every count (switches, cables, power) without building.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .catalog import NETWORK_FAMILIES, Catalog, Part, default_catalog
+from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, system_power_W
+from .topology import Device, Group, Link, Topology
+
+# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a column under it.
+COLUMN, ROW = 170.0, 90.0
+CORE_Y, SPINE_Y, LEAF_Y, SYSTEM_Y = -400.0, 0.0, 500.0, 650.0
+MAX_SYSTEMS = 100_000
+
+
+@dataclass(frozen=True)
+class FatTreePlan:
+    systems: int
+    per_leaf: int            # systems per leaf (plain) or per scalable unit (rail-optimized)
+    spines: int              # spine switches (two tiers) or aggregation switches per pod (three tiers)
+    leaves: int
+    levels: int
+    leaves_per_pod: int
+    pods: int
+    link_type: str           # the NIC-to-leaf link type, after negotiation
+    switch_part: str
+    nics_per_system: int     # NIC ports per system that are cabled
+    system: str = "dgx1-v100"
+    nic_part: str | None = None
+    nics_cabled: int = 0     # compute NICs per system that are cabled
+    rail_optimized: bool = False
+    rails: int = 1
+    oversubscription: float = 1.0
+    uplinks_per_leaf: int = 0
+    leaf_spine_links: int = 1    # parallel links per leaf-spine (leaf-aggregation) pair
+    cores_per_plane: int = 0
+    agg_core_links: int = 1
+    switch_link_type: str = ""   # switch-to-switch link type
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def units(self) -> int:
+        return math.ceil(self.systems / self.per_leaf)
+
+    @property
+    def switch_count(self) -> dict[str, int]:
+        if self.levels == 2:
+            return {"leaf": self.leaves, "spine": self.spines}
+        return {"leaf": self.leaves, "spine": self.pods * self.spines, "core": self.spines * self.cores_per_plane}
+
+    @property
+    def cable_count(self) -> dict[str, int]:
+        node_leaf = self.systems * self.nics_per_system
+        leaf_up = self.leaves * self.uplinks_per_leaf
+        if self.levels == 2:
+            return {"node-leaf": node_leaf, "leaf-spine": leaf_up}
+        return {"node-leaf": node_leaf, "leaf-spine": leaf_up,
+                "spine-core": self.pods * self.spines * self.cores_per_plane * self.agg_core_links}
+
+    def power_W(self, catalog: Catalog) -> tuple[float, list[str]]:
+        """Published power of the systems and switches, and what has no published figure."""
+        unknown = []
+        sys_w = system_power_W(self.system)
+        total = 0.0
+        if sys_w is None:
+            unknown.append(f"{SYSTEM_LABELS[self.system]} systems")
+        else:
+            total += sys_w * self.systems
+        sw_w = catalog.part(self.switch_part).specs.get("power_W")
+        if sw_w is None:
+            unknown.append(f"{catalog.part(self.switch_part).label} switches")
+        else:
+            total += sw_w * sum(self.switch_count.values())
+        return total, unknown
+
+    def summary(self, catalog: Catalog) -> dict:
+        power, unknown = self.power_W(catalog)
+        return {"systems": self.systems, "gpus_per_system": None, "levels": self.levels,
+                "switches": self.switch_count, "switches_total": sum(self.switch_count.values()),
+                "cables": self.cable_count, "cables_total": sum(self.cable_count.values()),
+                "power_W": power, "power_unknown": unknown, "link_type": self.link_type,
+                "switch_part": self.switch_part, "rails": self.rails if self.rail_optimized else None,
+                "warnings": list(self.warnings)}
+
+
+def _fabric_nics(topo: Topology, group_id: str) -> list[str]:
+    """The compute NICs of a system, in document order: not storage or management NICs."""
+    out = []
+    for did in topo.devices_in_group(group_id):
+        dev = topo.devices[did]
+        if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
+            continue
+        out.append(did)
+    return out
+
+
+def _network_group(part: Part, catalog: Catalog):
+    for pg in part.ports:
+        lt = catalog.link_type(pg.accepts[0])
+        if lt is not None and lt.family in NETWORK_FAMILIES:
+            return pg
+    return None
+
+
+def _network_port(topo: Topology, nic_id: str):
+    part = topo.part_of(nic_id)
+    pg = _network_group(part, topo.catalog)
+    if pg is None:
+        raise ValueError(f"{nic_id}: NIC part {part.id} has no network port")
+    return pg
+
+
+def _switch_for(catalog: Catalog, link_type: str) -> str:
+    kinds = {"infiniband": "ib_switch", "ethernet": "eth_switch"}
+    family = catalog.link_type(link_type).family
+    for part in catalog.parts.values():
+        if part.kind == kinds[family] and any(pg.accepts[0] == link_type for pg in part.ports):
+            return part.id
+    for part in catalog.parts.values():
+        if part.kind == kinds[family] and any(link_type in pg.accepts for pg in part.ports):
+            return part.id
+    raise ValueError(f"the catalog has no switch for {link_type}")
+
+
+def negotiated_type(catalog: Catalog, accepts_a, accepts_b) -> str | None:
+    """The fastest link type both port groups accept (what two real ports train to), or None."""
+    common = [t for t in accepts_a if t in set(accepts_b) and catalog.link_type(t) is not None]
+    if not common:
+        return None
+    return max(common, key=lambda t: catalog.link_type(t).bandwidth_per_direction_Bps())
+
+
+def _retype_links(topo: Topology, device_id: str) -> None:
+    """After a part change, give each link of the device the best type both of its ends accept."""
+    for lk in topo.links_of(device_id):
+        pa, pb = topo.part_of(lk.a), topo.part_of(lk.b)
+        ga = pa.port_group_for(lk.type) if pa else None
+        gb = pb.port_group_for(lk.type) if pb else None
+        if ga is not None and gb is not None:
+            continue
+        family = topo.catalog.link_type(lk.type).family
+        pool = lambda part: [t for g in part.ports for t in g.accepts  # noqa: E731
+                             if topo.catalog.link_type(t) and topo.catalog.link_type(t).family == family]
+        new = negotiated_type(topo.catalog, pool(pa), pool(pb))
+        if new is None:
+            raise ValueError(f"{topo.devices[device_id].name}: a {pa.label if ga is None else pb.label} "
+                             f"has no {family} port for link {lk.id}")
+        lk.type = new
+        lk.a_port = lk.b_port = None
+        lk.a_port = (pa.port_group_for(new).name)
+        lk.b_port = (pb.port_group_for(new).name)
+        if not topo.catalog.link_type(new).per_lane:
+            lk.width = None
+
+
+def set_compute_nics(topo: Topology, group_id: str, nic_part: str) -> list[str]:
+    """Replace every compute NIC of a system by ``nic_part``, re-typing its links (PCIe Gen5 to Gen4...)."""
+    nics = _fabric_nics(topo, group_id)
+    for did in nics:
+        topo.devices[did].part = nic_part
+        _retype_links(topo, did)
+    return nics
+
+
+def _check_nic_part(catalog: Catalog, nic: str) -> Part:
+    part = catalog.part(nic)
+    if part is None:
+        raise ValueError(f"--nic {nic}: no such catalog part")
+    if part.kind != "nic":
+        raise ValueError(f"--nic {nic}: {part.label} is a {part.kind}, not a NIC")
+    if _network_group(part, catalog) is None:
+        raise ValueError(f"--nic {nic}: {part.label} has no InfiniBand or Ethernet port")
+    return part
+
+
+def _check_switch_part(catalog: Catalog, switch: str) -> Part:
+    part = catalog.part(switch)
+    if part is None:
+        raise ValueError(f"--switch {switch}: no such catalog part")
+    if part.kind not in ("ib_switch", "eth_switch"):
+        raise ValueError(f"--switch {switch}: {part.label} is a {part.kind}, not an InfiniBand or Ethernet switch")
+    return part
+
+
+def _largest_divisor(n: int, limit: int) -> int:
+    """The largest d dividing n with d <= limit (at least 1)."""
+    return max((d for d in range(1, min(n, max(limit, 1)) + 1) if n % d == 0), default=1)
+
+
+def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_leaf: int | None,
+                  spines: int | None, *, system: str = "dgx1-v100", nic: str | None = None,
+                  nics_per_system: int | None = None, rail_optimized: bool = False, rails: int | None = None,
+                  oversubscription: float = 1.0, tiers: int | None = None, switch: str | None = None) -> FatTreePlan:
+    """Every count of the fabric, checked; ValueError with one clear message when the combination cannot be built."""
+    catalog = topo_probe.catalog
+    if not isinstance(systems, int) or isinstance(systems, bool) or not 1 <= systems <= MAX_SYSTEMS:
+        raise ValueError(f"systems must be a whole number from 1 to {MAX_SYSTEMS}")
+    if nic is not None:
+        _check_nic_part(catalog, nic)
+    nics = _fabric_nics(topo_probe, system_group)
+    if not nics:
+        raise ValueError("the system has no compute NICs to attach to a fabric")
+    if nics_per_system is not None:
+        if nics_per_system < 1 or nics_per_system > len(nics):
+            raise ValueError(f"--nics-per-system {nics_per_system}: a {SYSTEM_LABELS.get(system, system)} has "
+                             f"{len(nics)} compute NICs")
+        nics = nics[:nics_per_system]
+    nic_part = catalog.part(nic) if nic else topo_probe.part_of(nics[0])
+    pg = _network_group(nic_part, catalog)
+    native = pg.accepts[0]
+    switch_part = _check_switch_part(catalog, switch) if switch else catalog.part(_switch_for(catalog, native))
+    sw_group = next((g for g in switch_part.ports if catalog.link_type(g.accepts[0]).family in NETWORK_FAMILIES), None)
+    link_type = negotiated_type(catalog, pg.accepts, sw_group.accepts if sw_group else ())
+    if link_type is None:
+        raise ValueError(f"a {nic_part.label} cannot link to a {switch_part.label}: no common speed "
+                         f"({', '.join(pg.accepts)} vs {', '.join(sw_group.accepts if sw_group else ())})")
+    warnings = []
+    if catalog.link_type(link_type).rate_bps_per_direction < catalog.link_type(native).rate_bps_per_direction:
+        warnings.append(f"{nic_part.label} links at {catalog.link_type(link_type).label} on a {switch_part.label}")
+    switch_link = sw_group.accepts[0]
+    radix = sw_group.count
+    ports_per_system = len(nics) * pg.count
+    if not (isinstance(oversubscription, (int, float)) and math.isfinite(oversubscription) and oversubscription >= 1):
+        raise ValueError(f"--oversubscription {oversubscription}: the leaf down:up ratio must be 1 or more")
+    if tiers not in (None, 2, 3):
+        raise ValueError(f"--tiers {tiers}: a fat tree here has 2 or 3 tiers")
+    if rails is not None and not rail_optimized:
+        raise ValueError("--rails needs --rail-optimized")
+    n_rails = 1
+    if rail_optimized:
+        n_rails = rails if rails is not None else ports_per_system
+        if n_rails < 1 or ports_per_system % n_rails:
+            raise ValueError(f"--rails {n_rails}: does not divide the {ports_per_system} cabled NIC ports of a system")
+        per_system_per_leaf = ports_per_system // n_rails
+    else:
+        per_system_per_leaf = ports_per_system
+    if per_leaf is None:
+        per_leaf = int(radix * oversubscription / (oversubscription + 1)) // per_system_per_leaf
+        while per_leaf > 1 and not _whole(per_leaf * per_system_per_leaf / oversubscription):
+            per_leaf -= 1
+        per_leaf = max(1, per_leaf)
+    if per_leaf < 1:
+        raise ValueError("systems per leaf must be at least 1")
+    down = per_leaf * per_system_per_leaf
+    if spines is not None:
+        if spines < 1:
+            raise ValueError("spines must be at least 1")
+        up = spines
+    else:
+        if not _whole(down / oversubscription):
+            raise ValueError(f"--oversubscription {oversubscription:g} does not divide a leaf's {down} down ports")
+        up = round(down / oversubscription)
+    if down + up > radix:
+        raise ValueError(f"a leaf needs {down} ports down and {up} up, but a {switch_part.label} has {radix}")
+    units = math.ceil(systems / per_leaf)
+    leaves = units * n_rails
+    common = dict(systems=systems, per_leaf=per_leaf, leaves=leaves, link_type=link_type,
+                  switch_part=switch_part.id, nics_per_system=ports_per_system, system=system,
+                  nic_part=nic, nics_cabled=len(nics), rail_optimized=rail_optimized, rails=n_rails,
+                  oversubscription=float(oversubscription), uplinks_per_leaf=up, switch_link_type=switch_link,
+                  warnings=tuple(warnings))
+    if (tiers or 2) == 2 and leaves <= radix:
+        # Rail-optimized fabrics fill the spines' ports with parallel links, as the SuperPOD tables do
+        # (4 SU of 32: 32 leaves, 16 spines); a plain tree keeps one link per leaf-spine pair.
+        m = _largest_divisor(up, radix // leaves) if rail_optimized and spines is None else 1
+        return FatTreePlan(spines=up // m, levels=2, leaves_per_pod=leaves, pods=1, leaf_spine_links=m, **common)
+    if tiers == 2:
+        raise ValueError(f"{leaves} leaves need three tiers: two tiers of {radix}-port switches hold at most "
+                         f"{radix} leaves")
+    # Three tiers: pods of whole scalable units (rail-optimized) under their own aggregation switches.
+    leaves_per_pod = radix // 2
+    if rail_optimized and n_rails <= leaves_per_pod:
+        leaves_per_pod = (leaves_per_pod // n_rails) * n_rails
+    leaves_per_pod = min(leaves_per_pod, leaves)
+    pods = math.ceil(leaves / leaves_per_pod)
+    if pods > radix:
+        raise ValueError(f"{systems} systems need more than three tiers of {radix}-port switches")
+    m2 = _largest_divisor(leaves_per_pod, radix // pods)
+    return FatTreePlan(spines=up, levels=3, leaves_per_pod=leaves_per_pod, pods=pods,
+                       cores_per_plane=leaves_per_pod // m2, agg_core_links=m2, **common)
+
+
+def _whole(x: float) -> bool:
+    return abs(x - round(x)) < 1e-9 and round(x) >= 1
+
+
+def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None = None, spines: int | None = None,
+                   catalog: Catalog | None = None, *, nic: str | None = None, nics_per_system: int | None = None,
+                   rail_optimized: bool = False, rails: int | None = None, oversubscription: float = 1.0,
+                   tiers: int | None = None, switch: str | None = None, name: str | None = None) -> Topology:
+    """N systems on a two-level (or, when N outgrows the switch radix, three-level) fat tree.
+
+    Defaults keep a leaf non-blocking: half its ports down, half up. See the module text for the wiring.
+    """
+    if system not in SYSTEM_BUILDERS:
+        raise ValueError(f"unknown system {system!r} (one of {', '.join(SYSTEM_BUILDERS)})")
+    catalog = catalog or default_catalog()
+    probe = build_system(system, catalog)
+    plan = plan_fat_tree(probe, "system", systems, per_leaf, spines, system=system, nic=nic,
+                         nics_per_system=nics_per_system, rail_optimized=rail_optimized, rails=rails,
+                         oversubscription=oversubscription, tiers=tiers, switch=switch)
+    label = SYSTEM_LABELS[system]
+    topo = Topology(name or f"{systems} x {label} {'rail-optimized ' if rail_optimized else ''}fat tree", catalog)
+    topo.description = (f"{plan.levels}-level {plan.link_type} fat tree: {plan.leaves} leaves, "
+                        f"{plan.spines} spines{' per pod' if plan.levels == 3 else ''}, {plan.per_leaf} systems per "
+                        f"{'scalable unit' if rail_optimized else 'leaf'}")
+    cluster = topo.add_group(Group("cluster", topo.name, "cluster", None, [], {"builder": "fat-tree"}))
+    fabric = topo.add_group(Group("fabric", "Fabric", "fabric", cluster.id, []))
+    sys_groups = []
+    digits = len(str(systems))
+    short = label.split(" (")[0]
+    for i in range(systems):
+        prefix = f"s{i + 1:0{digits}d}."
+        gid = SYSTEM_BUILDERS[system](topo, prefix=prefix, name=f"{short} #{i + 1}",
+                                      origin=(i * 1100.0, 3000.0), parent=cluster.id)
+        sys_groups.append(gid)
+        # each leaf's (or unit's) systems stacked in a column under it, so the drawing is not one endless row
+        col, row = divmod(i, plan.per_leaf)
+        x = col * COLUMN * (plan.rails if rail_optimized else 1) + (COLUMN * (plan.rails - 1) / 2 if rail_optimized else 0)
+        topo.layout.positions[gid] = (x, SYSTEM_Y + row * ROW)
+        topo.layout.collapsed.add(gid)
+    nlink = 0
+
+    def connect(a: str, b: str, link_type: str, count: int = 1) -> None:
+        nonlocal nlink
+        topo.add_link(Link(f"f{nlink}", a, b, link_type, count))
+        nlink += 1
+
+    kind = catalog.part(plan.switch_part).kind
+
+    def make_switch(sid: str, sname: str, xy) -> str:
+        topo.add_device(Device(sid, kind, plan.switch_part, sname), xy, fabric.id)
+        return sid
+
+    width = plan.leaves * COLUMN
+    leaves = [make_switch(f"leaf{k + 1}", f"Leaf {k + 1}", (k * COLUMN, LEAF_Y)) for k in range(plan.leaves)]
+    local_nics = _fabric_nics(probe, "system")[:plan.nics_cabled]
+    for i, gid in enumerate(sys_groups):
+        prefix = gid[:-len("system")]
+        nics = [prefix + n for n in local_nics]
+        if nic is not None:
+            for did in nics:
+                topo.devices[did].part = nic
+                _retype_links(topo, did)
+        ports = [did for did in nics for _ in range(_network_port(topo, did).count)]
+        unit = i // plan.per_leaf
+        if rail_optimized:
+            per_rail = len(ports) // plan.rails
+            for k, did in enumerate(ports):
+                connect(did, leaves[unit * plan.rails + k // per_rail], plan.link_type)
+        else:
+            for did in ports:
+                connect(did, leaves[unit], plan.link_type)
+    up_type, m = plan.switch_link_type, plan.leaf_spine_links
+    if plan.levels == 2:
+        span = width / plan.spines
+        spine_ids = [make_switch(f"spine{j + 1}", f"Spine {j + 1}", (j * span + span / 2 - COLUMN / 2, SPINE_Y))
+                     for j in range(plan.spines)]
+        for leaf in leaves:
+            for sp in spine_ids:
+                connect(leaf, sp, up_type, m)
+        return topo
+    planes = plan.spines
+    span = width / (plan.pods * planes)
+    aggs: list[list[str]] = []
+    for p in range(plan.pods):
+        pod_aggs = [make_switch(f"pod{p + 1}.spine{j + 1}", f"Pod {p + 1} spine {j + 1}",
+                                ((p * planes + j) * span, SPINE_Y)) for j in range(planes)]
+        aggs.append(pod_aggs)
+        for leaf in leaves[p * plan.leaves_per_pod:(p + 1) * plan.leaves_per_pod]:
+            for a in pod_aggs:
+                connect(leaf, a, up_type)
+    cspan = width / (planes * plan.cores_per_plane)
+    for j in range(planes):
+        for c in range(plan.cores_per_plane):
+            core = make_switch(f"core{j + 1}.{c + 1}", f"Core {j + 1}.{c + 1}",
+                               ((j * plan.cores_per_plane + c) * cspan, CORE_Y))
+            for p in range(plan.pods):
+                connect(aggs[p][j], core, up_type, plan.agg_core_links)
+    return topo

@@ -1,0 +1,242 @@
+"""NCCL's tuning model as data: protocols, per-call and per-hop latencies, per-channel ceilings,
+and the cost model NCCL uses to pick an algorithm and a protocol for each call.
+
+The constants live in ``resources/nccl_tuning.json`` with their source (NCCL's src/graph/tuning.cc);
+this module only reads them and applies NCCL's formulas (ncclTopoTuneModel, ncclTopoGetAlgoTime,
+the channel tuning of topoGetAlgoInfo). The simulator uses the same numbers on the drawn topology:
+the model picks, the flow engine measures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.resources import files
+
+PROTOCOLS = ("ll", "ll128", "simple")
+PROTOCOL_LABELS = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
+# NCCL's algorithms as its users name them (NCCL_ALGO), in NCCL's order.
+NCCL_ALGORITHMS = ("tree", "ring", "collnet", "nvls", "nvls-tree")
+
+
+class TuningError(ValueError):
+    """The tuning file is unreadable or incomplete."""
+
+
+@lru_cache(maxsize=1)
+def tuning_data() -> dict:
+    raw = files("dgxstudio.resources").joinpath("nccl_tuning.json").read_text(encoding="utf-8")
+    data = json.loads(raw)
+    if data.get("format") != "dgxstudio-nccl-tuning":
+        raise TuningError("resources/nccl_tuning.json is not a DGX Studio NCCL tuning file")
+    return data
+
+
+def generation_of(sm: int | None) -> str:
+    """NCCL's compute-capability class (Volta, Ampere, Hopper, Blackwell) for an SM version."""
+    gens = tuning_data()["generations"]
+    best = "volta"
+    for name, g in gens.items():
+        if name == "source":
+            continue
+        if sm is not None and sm >= g["min_sm"] and g["min_sm"] >= gens[best]["min_sm"]:
+            best = name
+    return best
+
+
+def _node_index(nodes: int) -> int:
+    return 0 if nodes <= 1 else (1 if nodes == 2 else 2)
+
+
+@dataclass(frozen=True)
+class CallShape:
+    """What NCCL's model needs to know about a communicator."""
+
+    collective: str
+    ranks: int
+    nodes: int
+    generation: str
+    channels: int
+    ring_busbw_Bps: float      # bus bandwidth of NCCL's ring with Simple on this topology
+    tree_busbw_Bps: float      # bus bandwidth of the tree's slowest level with Simple
+    intra_class: str           # 'nvlink' or 'pci': what joins GPUs inside a system
+    cpu_vendor: str = "intel"
+    nvls_busbw_Bps: float = 0.0  # GPU-to-switch NVLink bandwidth per direction (0: no NVLink SHARP)
+    collnet_busbw_Bps: float = 0.0  # NIC bandwidth per system toward SHARP switches (0: none)
+
+
+def nsteps(collective: str, ranks: int) -> int:
+    if collective == "all-reduce":
+        return 2 * (ranks - 1)
+    if collective in ("all-gather", "reduce-scatter"):
+        return ranks - 1
+    return ranks
+
+
+def protocol_efficiency(proto: str) -> float:
+    """Data bytes per byte on the wire (LL 8/16, LL128 120/128, Simple 1)."""
+    return float(tuning_data()["protocols"][proto]["data_per_wire"])
+
+
+def base_latency(algo: str, proto: str) -> float:
+    return float(tuning_data()["base_latency_s"][algo].get(proto, 0.0))
+
+
+def hop_latency(hw: str, algo: str, proto: str) -> float:
+    return float(tuning_data()["hop_latency_s"][hw][algo].get(proto, 0.0))
+
+
+def net_overhead(vendor: str, proto: str) -> float:
+    d = tuning_data()["net_overhead_s"]
+    value = float(d.get(vendor, d["other"]))
+    return value * (d["simple_factor"] if proto == "simple" else 1.0)
+
+
+def per_channel_cap(algo: str, proto: str, generation: str, nodes: int, channels: int) -> float:
+    """The bus bandwidth one channel can carry under a protocol (inf where NCCL sets none)."""
+    g = tuning_data()["generations"][generation]
+    i = _node_index(nodes)
+    if algo == "ring" and proto == "ll":
+        return g["ll_max_Bps"][i] / max(channels, 1)
+    if algo == "ring" and proto == "ll128":
+        return g["ring_ll128_per_channel_Bps"][i]
+    if algo == "tree" and proto == "ll":
+        return g["ll_max_Bps"][i] / max(channels, 1)
+    if algo == "tree" and proto == "ll128":
+        return g["tree_ll128_per_channel_Bps"][i]
+    if algo == "tree":
+        return g["tree_per_channel_Bps"][i]
+    return math.inf
+
+
+def tree_efficiency(proto: str, nodes: int) -> float:
+    """NCCL's tree refinements: Simple x0.92, LL x1/3.8, LL128 x7/9 on one node, 120/128 across."""
+    f = tuning_data()["model_factors"]
+    if proto == "ll":
+        return f["tree_ll"] * f["tree_allreduce"]
+    if proto == "ll128":
+        return f["tree_allreduce"] * (f["tree_ll128_one_node"] if nodes <= 1 else f["tree_ll128_multi_node"])
+    return f["tree_allreduce"]
+
+
+def ll128_enabled(shape: CallShape) -> bool:
+    allowed = tuning_data()["ll128_enabled"]["generations"]
+    if shape.generation not in allowed or shape.intra_class != "nvlink":
+        return False
+    return shape.nodes == 1 or shape.generation in ("hopper", "blackwell")
+
+
+def channels_for(size: float, algo: str, proto: str, channels: int, ranks: int) -> int:
+    """NCCL drops channels while bytes < channels x threads x threadThreshold (enqueue.cc)."""
+    c = tuning_data()["channels"]
+    threshold = c["thread_threshold_bytes"][proto] * (ranks if (algo == "ring" and proto == "ll") else 1)
+    nt = c["threads"][proto]
+    nc = channels
+    while nc > 1 and size < nc * nt * threshold:
+        nc -= 1
+    return nc
+
+
+def slice_bytes(proto: str, collective: str) -> float:
+    """Data one channel moves per pipelined piece: NCCL's step buffer times its slice steps."""
+    d = tuning_data()["pipeline"]
+    return float(d["step_data_bytes"][proto] * d["slice_steps"].get(collective, 1))
+
+
+def model_busbw(shape: CallShape, algo: str, proto: str) -> float:
+    """NCCL's bus-bandwidth estimate for an algorithm and protocol (0: not available)."""
+    g = tuning_data()["generations"][shape.generation]
+    f = tuning_data()["model_factors"]
+    i = _node_index(shape.nodes)
+    nch = shape.channels
+    if algo == "ring":
+        bus = shape.ring_busbw_Bps
+        if proto == "ll":
+            return min(g["ll_max_Bps"][i], bus * f["ring_ll"])
+        if proto == "ll128":
+            return min(bus * f["ring_ll128"], nch * g["ring_ll128_per_channel_Bps"][i])
+        return bus
+    if algo == "tree":
+        if shape.collective not in ("all-reduce", "broadcast", "reduce"):
+            return 0.0
+        bus = min(shape.tree_busbw_Bps * f["tree_allreduce"], nch * g["tree_per_channel_Bps"][i])
+        if proto == "ll":
+            return min(bus * f["tree_ll"], g["ll_max_Bps"][i])
+        if proto == "ll128":
+            factor = f["tree_ll128_one_node"] if shape.nodes == 1 else f["tree_ll128_multi_node"]
+            return min(bus * factor, nch * g["tree_ll128_per_channel_Bps"][i])
+        return bus
+    if algo == "nvls":
+        if proto != "simple" or shape.nvls_busbw_Bps <= 0 or shape.collective != "all-reduce":
+            return 0.0
+        nv = max(nch, 2)
+        return shape.nvls_busbw_Bps * g["nvls_efficiency"] * (nv - 1) / nv * 2.0
+    if algo == "collnet":
+        if proto != "simple" or shape.collnet_busbw_Bps <= 0 or shape.collective != "all-reduce":
+            return 0.0
+        return shape.collnet_busbw_Bps
+    return 0.0
+
+
+def model_latency(shape: CallShape, algo: str, proto: str) -> float:
+    """NCCL's per-call latency estimate (ncclTopoTuneModel), seconds."""
+    p = shape.ranks
+    nodes = shape.nodes
+    steps = nsteps(shape.collective, p)
+    lat = base_latency(algo, proto)
+    intra = hop_latency(shape.intra_class, algo, proto)
+    inter = hop_latency("net", algo if p // max(nodes, 1) > 1 else "tree", proto)
+    if algo == "ring":
+        if shape.collective in ("broadcast", "reduce"):
+            return lat + steps * intra
+        if nodes > 1:
+            intra = max(intra, net_overhead(shape.cpu_vendor, proto))
+        inter_steps = 0 if nodes == 1 else (2 * (nodes - 1) if shape.collective == "all-reduce" else nodes - 1)
+        return lat + (steps - inter_steps) * intra + inter_steps * inter
+    if algo == "tree":
+        return lat + 2 * ((p // nodes - 1) * intra + int(math.log2(max(nodes, 1))) * inter)
+    if algo == "nvls":
+        return intra + (inter if nodes > 1 else 0.0)
+    if algo == "collnet":
+        return lat + 2 * (p // nodes - 1) * hop_latency(shape.intra_class, "collnet", proto) + inter
+    return lat
+
+
+def model_time(shape: CallShape, algo: str, proto: str, size: float) -> float | None:
+    """NCCL's estimate of a call's time (ncclTopoGetAlgoTime), or None where it is not available."""
+    bus = model_busbw(shape, algo, proto)
+    if bus <= 0:
+        return None
+    if algo == "ring":
+        algbw = bus * shape.ranks / nsteps(shape.collective, shape.ranks)
+    else:
+        algbw = bus * 0.5
+    lat = model_latency(shape, algo, proto)
+    if algo == "tree" and shape.collective == "all-reduce":
+        log_size = int(math.log2(size / 64)) if size >= 64 else -1
+        corr = tuning_data()["tree_correction"][proto]
+        if 0 <= log_size < len(corr):
+            algbw *= corr[log_size]
+    if (algo == "ring" and proto == "simple" and shape.nodes > 1 and shape.collective == "all-reduce"
+            and size / (shape.channels * shape.ranks) >= 64):
+        plateau = tuning_data()["ring_simple_plateau"]
+        lat *= plateau["before_sm80"] if shape.generation == "volta" else plateau["from_sm80"]
+    return lat + size / algbw
+
+
+def choose(shape: CallShape, size: float, algorithms: tuple[str, ...], protocols: tuple[str, ...]):
+    """NCCL's pick: the (algorithm, protocol) with the least model time, and every estimate."""
+    estimates: dict[tuple[str, str], float] = {}
+    for a in algorithms:
+        for p in protocols:
+            if p == "ll128" and not ll128_enabled(shape):
+                continue
+            t = model_time(shape, a, p, size)
+            if t is not None:
+                estimates[(a, p)] = t
+    if not estimates:
+        return None, estimates
+    best = min(estimates, key=lambda k: estimates[k])
+    return best, estimates

@@ -1,0 +1,82 @@
+"""Today's systems: each one's wiring gives the published figures when the analysis reads it."""
+
+import networkx as nx
+import pytest
+
+from dgxstudio.analysis.summary import analyze
+from dgxstudio.model.builders import SYSTEM_BUILDERS, build_fat_tree, build_system, system_power_W
+from dgxstudio.model.graph import to_graph
+from dgxstudio.model.presets import load_preset
+from dgxstudio.model.validation import ERROR, validate
+
+GB = 1e9
+
+
+def gpus(topo):
+    return [d.id for d in topo.gpus()]
+
+
+@pytest.mark.parametrize("system", list(SYSTEM_BUILDERS))
+def test_every_system_builds_and_validates_clean(system):
+    topo = build_system(system)
+    assert [f.message for f in validate(topo) if f.severity == ERROR] == []
+
+
+@pytest.mark.parametrize("system, per_gpu, aggregate", [
+    ("dgx-h100", 900 * GB, 7.2e12),
+    ("dgx-h200", 900 * GB, 7.2e12),
+    ("hgx-h800", 400 * GB, 3.2e12),
+    ("hgx-a800", 400 * GB, 3.2e12),
+    ("dgx-b200", 1800 * GB, 14.4e12),
+])
+def test_nvlink_figures_come_from_the_wiring(system, per_gpu, aggregate):
+    topo = load_preset(system)
+    result = analyze(topo, gpus(topo))
+    assert result["nvlink_bw_per_gpu_bidir_Bps"] == pytest.approx(per_gpu)
+    assert result["nvlink_bw_per_gpu_min_bidir_Bps"] == pytest.approx(per_gpu)
+    assert result["aggregate_nvlink_bw_bidir_Bps"] == pytest.approx(aggregate)
+
+
+def test_dgx_h100_wiring_as_the_user_guide_draws_it():
+    topo = build_system("dgx-h100")
+    for i in range(8):
+        counts = {lk.other(f"gpu{i}"): lk.count for lk in topo.links_of(f"gpu{i}") if lk.type == "NVLink4"}
+        assert [counts[f"nvswitch{j}"] for j in range(4)] == [5, 4, 4, 5]
+    kinds = [topo.devices[d].part for d in topo.devices]
+    assert kinds.count("connectx-7-ndr") == 8 and kinds.count("connectx-7-ndr-dual") == 2
+    assert kinds.count("xeon-platinum-8480c") == 2 and kinds.count("pcie-switch-gen5") == 4
+    # compute NIC k shares a PCIe switch with GPU k (rail k is GPU k)
+    for k in range(8):
+        sw = next(lk.other(f"ib{k}") for lk in topo.links_of(f"ib{k}"))
+        assert any(lk.other(sw) == f"gpu{k}" for lk in topo.links_of(sw))
+
+
+def test_gb200_nvl72_one_nvlink_domain_of_72():
+    topo = load_preset("gb200-nvl72")
+    kinds = [d.kind for d in topo.devices.values()]
+    assert kinds.count("gpu") == 72 and kinds.count("nvswitch") == 18
+    assert sum(d.part == "grace-cpu" for d in topo.devices.values()) == 36
+    trays = [g for g in topo.groups.values() if g.kind == "tray"]
+    assert len(trays) == 27 and all(g.id in topo.layout.collapsed for g in trays)
+    assert sum(1 for g in trays if g.name.startswith("Switch tray")) == 9
+    nv = to_graph(topo, families={"nvlink"})
+    nv.remove_nodes_from([n for n in list(nv) if nv.degree(n) == 0])
+    assert nx.is_connected(nv) and nx.diameter(nv) == 2  # GPU -> switch chip -> GPU, every pair
+    result = analyze(topo, gpus(topo))
+    assert result["nvlink_bw_per_gpu_bidir_Bps"] == pytest.approx(1800 * GB)
+    assert result["aggregate_nvlink_bw_bidir_Bps"] == pytest.approx(130e12, rel=0.01)
+    # each B200 reaches its Grace over NVLink-C2C
+    assert all(any(lk.type == "NVLink-C2C" for lk in topo.links_of(g)) for g in gpus(topo))
+
+
+def test_dgx_h100_network_per_system_is_8_x_400_gbps():
+    topo = build_fat_tree(2, "dgx-h100")
+    result = analyze(topo, gpus(topo))
+    assert result["network_bw_per_gpu_bidir_Bps"] * 8 == pytest.approx(8 * 2 * 400e9 / 8)
+    assert result["aggregate_network_bw_bidir_Bps"] == pytest.approx(2 * 8 * 2 * 400e9 / 8)
+
+
+def test_published_power():
+    assert system_power_W("dgx-h100") == 10_200
+    assert system_power_W("dgx-b200") == 14_300
+    assert system_power_W("hgx-h800") is None
