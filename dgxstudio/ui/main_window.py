@@ -50,6 +50,9 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setWindowIcon(icon("dgxstudio"))
         self.document = Document(topology, path, self)
+        from .autosave import Autosaver
+
+        self.autosaver = Autosaver(self.document, parent=self)  # recovery copy while modified
         self.preset = preset
         self.scene = TopologyScene(self.document)
         self.view = CanvasView(self.scene)
@@ -459,6 +462,7 @@ class MainWindow(QMainWindow):
         if self.maybe_save():
             self.replayer.pause()
             self.sim_panel.runner.shutdown()
+            self.autosaver.close()
             self._save_settings()
             event.accept()
         else:
