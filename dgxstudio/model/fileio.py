@@ -158,6 +158,23 @@ def checked_text(topo: Topology) -> str:
     return text
 
 
+def field_problem(attribute: str, value) -> str | None:
+    """Why an edited attribute (inspector, scripts) breaks the file rules, or None if it is fine:
+    the same rules the loader applies, so an edit can always be saved and reopened."""
+    try:
+        if attribute == "name":
+            _Reader.name(value, attribute)
+        elif attribute in ("bandwidth_per_direction_Bps", "latency_s"):
+            if value is not None:
+                _Reader.positive(value, attribute, zero_ok=attribute == "latency_s",
+                                 hi=3600.0 if attribute == "latency_s" else 1e18)
+        elif attribute == "properties":
+            check_properties(value, attribute)
+    except TopologyFileError as exc:
+        return exc.detail
+    return None
+
+
 def validated(topo: Topology, filename: str = "") -> Topology:
     """The one validation path for topologies that did not come from a native file (imports,
     paste, edits): what it passes, save and reload accept. Raises ``TopologyFileError``."""

@@ -53,3 +53,33 @@ def test_pdf_report_to_an_unwritable_path_fails(make_window, tmp_path):
     answer_next_dialog(QMessageBox.StandardButton.Ok, seen)
     assert not w.export_report(str(target))
     assert seen and not target.exists()
+
+
+def test_inspector_refuses_a_name_no_file_can_hold(make_window, qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    w = make_window("dgx1-v100")
+    w.scene.select_ids(["gpu1"])
+    QApplication.processEvents()
+    field = w.inspector.fields["name"]
+    field.setText("GPU\x00one")
+    field.editingFinished.emit()
+    assert w.document.topology.devices["gpu1"].name != "GPU\x00one"
+    assert not w.document.dirty and "control character" in field.toolTip()
+
+
+def test_pasting_a_clip_with_infinite_numbers_changes_nothing(make_window, qtbot):
+    from PySide6.QtCore import QMimeData
+    from PySide6.QtWidgets import QApplication
+
+    from dgxstudio.ui.main_window import MIME_CLIP
+
+    w = make_window("dgx1-v100")
+    mime = QMimeData()
+    mime.setData(MIME_CLIP, b'{"format": "dgxstudio-clip", "devices": [{"id": "g", "kind": "gpu", '
+                            b'"part": "v100-sxm2", "properties": {"x": 1e400}}], "links": []}')
+    QApplication.clipboard().setMimeData(mime)
+    before = fileio.dumps(w.document.topology)
+    w.paste()
+    assert fileio.dumps(w.document.topology) == before and not w.document.dirty
+    QApplication.clipboard().clear()
