@@ -77,7 +77,7 @@ def test_pasting_a_clip_with_infinite_numbers_changes_nothing(make_window, qtbot
     w = make_window("dgx1-v100")
     mime = QMimeData()
     mime.setData(MIME_CLIP, b'{"format": "dgxstudio-clip", "devices": [{"id": "g", "kind": "gpu", '
-                            b'"part": "v100-sxm2", "properties": {"x": 1e400}}], "links": []}')
+                            b'"part": "tesla-v100-sxm2", "properties": {"x": 1e400}}], "links": []}')
     QApplication.clipboard().setMimeData(mime)
     before = fileio.dumps(w.document.topology)
     w.paste()
