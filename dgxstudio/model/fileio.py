@@ -28,7 +28,7 @@ MAX_INT_DIGITS = 30            # checked on the digits before Python turns them 
 MAX_PROPERTY_DEPTH = 16
 MAX_PROPERTY_ITEMS = 10_000
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _CONTROL_NOT_SPACE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 

@@ -58,6 +58,8 @@ def from_graphml(text: str, catalog=None) -> Topology:
 
     if len(text) > fileio.MAX_FILE_BYTES:
         raise GraphmlError(f"over the limit of {fileio.MAX_FILE_BYTES} bytes")
+    if fileio.SURROGATE.search(text):
+        raise GraphmlError("not UTF-8 text (holds a lone surrogate)")
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise GraphmlError("document type declarations and entities are not accepted")
     try:

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from xml.dom import minidom
 
 from ..model.catalog import Catalog, default_catalog
+from ..model.fileio import SURROGATE as _SURROGATE
 from ..model.topology import Device, Group, Link, Topology
 from .formats import ExportError
 
@@ -168,6 +169,8 @@ def _check_shape(root: ET.Element) -> None:
 def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "imported NCCL topology") -> tuple[Topology, list[str]]:
     """A topology and the warnings met while mapping the file onto the catalog."""
     catalog = catalog or default_catalog()
+    if _SURROGATE.search(text):
+        raise NcclXmlError("not UTF-8 text (holds a lone surrogate)")
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise NcclXmlError("document type declarations and entities are not accepted")
     try:
