@@ -44,7 +44,8 @@ def to_graphml_graph(topo: Topology) -> nx.MultiGraph:
 def to_graphml(topo: Topology) -> str:
     buf = io.BytesIO()
     nx.write_graphml(to_graphml_graph(topo), buf, encoding="utf-8")
-    return buf.getvalue().decode("utf-8")
+    # A raw CR in XML text reads back as LF; as a character reference it survives.
+    return buf.getvalue().decode("utf-8").replace("\r", "&#13;")
 
 
 class GraphmlError(ValueError):
@@ -110,7 +111,12 @@ def _from_graphml(text: str, catalog=None) -> Topology:
 # ---- Graphviz DOT ------------------------------------------------------------------------------------
 
 def _dot_quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT ID for any text. Graphviz reads a backslash before the closing quote as an escaped
+    quote, so text ending in a backslash is written as an HTML string, where backslashes are plain."""
+    if text.endswith("\\"):
+        html = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+        return "<" + html.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;") + ">"
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
 
 
 DOT_COLORS = {"nvlink": "#76b900", "pcie": "#7f7f7f", "infiniband": "#c0504d", "ethernet": "#8064a2", "cpu": "#2e75b6"}

@@ -132,3 +132,18 @@ def test_png_writer_failure_keeps_the_old_file(tmp_path, monkeypatch):
         write_export(load_preset("dgx1-v100"), "png", str(target), None)
     assert target.read_bytes() == before
     assert os.listdir(tmp_path) == ["t.png"]
+
+
+def test_names_survive_graphml_and_dot():
+    from dgxstudio.report import formats
+
+    topo = load_preset("dgx1-p100")
+    topo.devices["gpu0"].name = "C:\\gpus\\"
+    topo.devices["gpu1"].name = 'quote " and <tag> & amp'
+    topo.description = "line one\r\nline two\rthree"
+    back = formats.from_graphml(formats.to_graphml(topo))
+    assert back.description == topo.description
+    assert back.devices["gpu0"].name == "C:\\gpus\\" and back.devices["gpu1"].name == topo.devices["gpu1"].name
+    dot = formats.to_dot(topo)
+    assert "label=<C:\\gpus\\>" in dot            # an HTML string: the trailing backslash stays
+    assert 'label="quote \\" and <tag> & amp"' in dot
