@@ -211,14 +211,23 @@ def _parse_float(text: str) -> float:
     return value
 
 
+_RISKY_NUMBER = re.compile(r"\d{%d}|[eE][+-]?\d{3}" % (MAX_INT_DIGITS + 1))
+
+
 def parse_json(text: str):
-    """JSON with the limits every loader shares: no NaN/Infinity, no overflowing or endless numbers."""
-    return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float)
+    """JSON with the limits every loader shares: no NaN/Infinity, no overflowing or endless numbers.
+    The per-number checks run only when a scan (at C speed) finds a long digit run or a 3-digit
+    exponent somewhere, so large ordinary files parse at the decoder's own speed."""
+    if _RISKY_NUMBER.search(text):
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float)
+    return json.loads(text, parse_constant=_reject_constant)
 
 
 def check_text(value: str, path: str, *, names: bool) -> None:
     """Text every format can carry: no lone surrogates; in ids and names no control characters
     (SVG, GraphML and DOT cannot hold them); elsewhere tab and line breaks only."""
+    if value.isascii() and (value.isprintable() or not names and not _CONTROL_NOT_SPACE.search(value)):
+        return  # the common case, at C speed
     if _SURROGATE.search(value):
         raise TopologyFileError("holds a lone surrogate, which no UTF-8 file can store", path)
     bad = (_CONTROL if names else _CONTROL_NOT_SPACE).search(value)
@@ -297,6 +306,8 @@ class _Reader:
 
     @classmethod
     def ident(cls, value, path: str) -> str:
+        if type(value) is str and 0 < len(value) <= MAX_ID_LENGTH and value.isascii() and value.isprintable():
+            return value  # the common case without the general checks (large files load linearly and fast)
         return cls.text(value, path, limit=MAX_ID_LENGTH, empty=False, names=True)
 
     @classmethod
@@ -351,11 +362,13 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
     topo = Topology(R.name(doc.get("name", "Untitled"), "name"), catalog)
     topo.description = R.text(doc.get("description", ""), "description")
 
-    first_seen: dict[str, str] = {}
+    first_seen: dict[str, object] = {}   # id -> its JSON path, or (section, index) formatted on demand
 
     def claim(new_id: str, path: str) -> None:
         if new_id in first_seen:
-            raise TopologyFileError(f"duplicate id {new_id!r} (first used at {first_seen[new_id]})", path)
+            where = first_seen[new_id]
+            where = f"{where[0]}[{where[1]}].id" if isinstance(where, tuple) else where
+            raise TopologyFileError(f"duplicate id {new_id!r} (first used at {where})", path)
         first_seen[new_id] = path
 
     for i, raw in enumerate(R.lst(doc.get("devices", []), "devices")):
@@ -371,8 +384,14 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
                                    R.name(raw.get("name", did), f"{p}.name"),
                                    dict(R.props(raw.get("properties", {}), f"{p}.properties")))
 
+    devices = topo.devices
     for i, raw in enumerate(R.lst(doc.get("links", []), "links")):
-        p = f"links[{i}]"
+        link = _fast_link(raw, devices)
+        if link is not None and link.id not in first_seen:
+            first_seen[link.id] = ("links", i)
+            topo.links[link.id] = link
+            continue
+        p = f"links[{i}]"  # the general path, which names what is wrong
         R.obj(raw, p)
         _unknown_keys(raw, {"id", "a", "b", "type", "count", "a_port", "b_port", "width",
                             "bandwidth_per_direction_Bps", "latency_s"}, p)
@@ -445,6 +464,43 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
             raise TopologyFileError(f"no group {gid!r}", f"layout.collapsed[{j}]")
         topo.layout.collapsed.add(gid)
     return topo
+
+
+_LINK_FIELDS = frozenset({"id", "a", "b", "type", "count", "a_port", "b_port", "width",
+                          "bandwidth_per_direction_Bps", "latency_s"})
+
+
+def _plain_id(v) -> bool:
+    return type(v) is str and 0 < len(v) <= MAX_ID_LENGTH and v.isascii() and v.isprintable()
+
+
+def _fast_link(raw, devices) -> Link | None:
+    """A link in the common shape, checked by the same rules without building error paths; None
+    sends it through the general reader (which then names what is wrong)."""
+    if type(raw) is not dict or not raw.keys() <= _LINK_FIELDS:
+        return None
+    lid, a, b, ltype = raw.get("id"), raw.get("a"), raw.get("b"), raw.get("type")
+    if not (_plain_id(lid) and _plain_id(a) and _plain_id(b) and _plain_id(ltype) and a in devices and b in devices):
+        return None
+    count = raw.get("count", 1)
+    if type(count) is not int or not 1 <= count <= MAX_LINK_COUNT:
+        return None
+    a_port, b_port, width = raw.get("a_port"), raw.get("b_port"), raw.get("width")
+    if (a_port is not None and not _plain_id(a_port)) or (b_port is not None and not _plain_id(b_port)):
+        return None
+    if width is not None and (type(width) is not int or not 1 <= width <= 32):
+        return None
+    bw, lat = raw.get("bandwidth_per_direction_Bps"), raw.get("latency_s")
+    if bw is not None:
+        if type(bw) not in (int, float) or not 0 < bw <= 1e18:  # NaN fails the comparison
+            return None
+        bw = float(bw)
+    if lat is not None:
+        if type(lat) not in (int, float) or not 0 <= lat <= 3600.0:
+            return None
+        lat = float(lat)
+    return Link(id=lid, a=a, b=b, type=ltype, count=count, a_port=a_port, b_port=b_port, width=width,
+                bandwidth_per_direction_Bps=bw, latency_s=lat)
 
 
 def _coordinate(value, path: str) -> float:
