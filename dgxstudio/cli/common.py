@@ -76,6 +76,17 @@ def write_topology(topo: Topology, out: str) -> None:
     print(f"wrote {out}: {len(topo.devices)} devices, {len(topo.links)} links")
 
 
+def sim_errors() -> tuple[type[Exception], ...]:
+    """What a simulation, pipeline or training request raises for input it cannot use (a message
+    for the user, exit 2), as opposed to a bug."""
+    from ..analysis.routing import RoutingError
+    from ..sim.pipeline import PipelineError
+    from ..sim.run import SimulationError
+    from ..sim.training import TrainingError
+
+    return (SimulationError, PipelineError, TrainingError, RoutingError)
+
+
 def preset_names() -> list[str]:
     from ..model.presets import preset_names
 

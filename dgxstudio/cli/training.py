@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (EXIT_OK, CliError, add_source, open_topology, parse_size_arg, preset_names, print_json,
+from .common import (sim_errors, EXIT_OK, CliError, add_source, open_topology, parse_size_arg, preset_names, print_json,
                      select)
 
 
@@ -73,7 +73,7 @@ def cmd_pipeline(args) -> int:
             0.0 if args.activation_bytes == "0" else model.activation_bytes())
         spec = PipelineSpec(args.schedule, args.stages, args.microbatches, stage_gpus, fwd, bwd, act, args.chunks)
         result = run_pipeline(topo, spec, achievable=args.figures == "achievable")
-    except (PipelineError, TrainingError) as exc:
+    except sim_errors() as exc:
         raise CliError(str(exc)) from None
     except SimulationCancelled:
         raise CliError("cancelled") from None
@@ -96,7 +96,7 @@ def cmd_train(args) -> int:
     try:
         r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches, args.schedule,
                             args.overlap, args.placement, achievable=args.figures == "achievable")
-    except TrainingError as exc:
+    except sim_errors() as exc:
         raise CliError(str(exc)) from None
     if args.json:
         print_json(r.as_dict())
@@ -126,7 +126,7 @@ def cmd_scaling(args) -> int:
             gpus = select(topo, args.gpus)
             rows = scaling(topo, gpus, grad, sample, args.batch_per_gpu, args.global_batch)
             table.append({"topology": topo.name, "rows": [r.__dict__ for r in rows]})
-    except TrainingError as exc:
+    except sim_errors() as exc:
         raise CliError(str(exc)) from None
     if args.json:
         print_json({"gradient_bytes": grad, "sample_time_s": sample, "batch_per_gpu": args.batch_per_gpu,

@@ -29,6 +29,21 @@ def test_requests_beyond_reason_are_refused_with_exit_2(capsys, argv, expected):
     assert expected in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv", ["train {f} --dp 8", "scaling {f} --sample-time 1ms",
+                                  "pipeline {f} --stages 2 --microbatches 4"])
+def test_disconnected_gpus_are_a_message_not_a_traceback(tmp_path, capsys, argv):
+    from dgxstudio.model import fileio
+    from dgxstudio.model.presets import load_preset
+
+    topo = load_preset("dgx1-v100")
+    topo.links.clear()
+    path = tmp_path / "apart.dgxs"
+    fileio.save(topo, path)
+    code = main(argv.format(f=path).split())
+    err = capsys.readouterr().err
+    assert code == 2 and "not connected" in err and "internal error" not in err
+
+
 def test_internal_error_exits_3_in_one_line_and_debug_shows_the_traceback(capsys, monkeypatch):
     from dgxstudio.cli import topology
 
