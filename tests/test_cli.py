@@ -42,7 +42,7 @@ def test_validate_exit_codes(capsys, tmp_path):
 def test_presets_new_and_generate(capsys, tmp_path):
     code, out, _ = run(capsys, "presets", "--json")
     names = [p["name"] for p in json.loads(out)]
-    assert names == ["dgx1-p100", "dgx1-v100", "dgx-a100", "pcie-8gpu", "dgx1-fat-tree-124", "dgx-h100", "dgx-h200",
+    assert names == ["dgx1-p100", "dgx1-v100", "dgx-a100", "pcie-8gpu", "pcie-8gpu-p100", "dgx1-fat-tree-124", "dgx-h100", "dgx-h200",
                      "hgx-h800", "hgx-a800", "dgx-b200", "gb200-nvl72", "dgx-a100-superpod", "dgx-h100-superpod"]
     out_file = tmp_path / "n.dgxs"
     assert run(capsys, "new", "--preset", "dgx-a100", "-o", str(out_file))[0] == 0

@@ -261,17 +261,24 @@ def _mesh_chain(members: list[str], head: str, direct: dict[str, set[str]]) -> l
     return [head] + [g for g in members if g != head]
 
 
+def reverse_ring(order: list[str], *per_hop: list | None):
+    """A ring driven the other way: its order from the same start, and each per-hop list (device
+    paths, waypoints) re-indexed and reversed: hop i of the reverse is hop n-1-i backwards."""
+    n = len(order)
+    out = [[order[0], *order[:0:-1]]]
+    for hops in per_hop:
+        out.append([h[::-1] if (h := hops[(n - 1 - i) % n]) is not None else None for i in range(n)]
+                   if hops is not None else None)
+    return out
+
+
 def ring_directions(plan: ChannelPlan) -> list[tuple[list[str], list | None, list | None]]:
     """Every ring direction of a plan: (GPU order, pinned hops, waypoints per hop)."""
     out = []
     vias = plan.via or [None] * len(plan.rings)
     for order, hops, via in zip(plan.rings, plan.hops, vias):
         out.append((order, hops, via))
-        n = len(order)
-        rev = [order[0], *order[:0:-1]]
-        rhops = [h[::-1] if (h := hops[(n - 1 - i) % n]) is not None else None for i in range(n)] if hops else None
-        rvia = [w[::-1] if (w := via[(n - 1 - i) % n]) is not None else None for i in range(n)] if via else None
-        out.append((rev, rhops, rvia))
+        out.append(tuple(reverse_ring(order, hops, via)))
     return out
 
 

@@ -29,7 +29,8 @@ def model_spec(args):
 
     return ModelSpec(layers=args.layers, hidden=args.hidden, seq_len=args.seq_len, microbatch_size=args.micro_batch_size,
                      precision=args.precision, efficiency=args.efficiency,
-                     params=_number(args.params, "--params") if args.params else None)
+                     params=_number(args.params, "--params") if args.params else None,
+                     experts=getattr(args, "experts", 0) or 0, top_k=getattr(args, "top_k", 2))
 
 
 def _number(text: str, what: str) -> float:
@@ -94,8 +95,10 @@ def cmd_train(args) -> int:
     topo = open_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
+        bucket = None if args.bucket_size is None else parse_size_arg(args.bucket_size, "--bucket-size")
         r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches, args.schedule,
-                            args.overlap, args.placement, achievable=args.figures == "achievable")
+                            not args.no_overlap, args.placement, achievable=args.figures == "achievable",
+                            bucket_bytes=bucket, ep=args.ep)
     except sim_errors() as exc:
         raise CliError(str(exc)) from None
     if args.json:
@@ -105,35 +108,76 @@ def cmd_train(args) -> int:
     print(f"  iteration {r.iteration_s * 1e3:.2f} ms, {r.samples_per_s:,.1f} samples/s")
     for k, v in r.breakdown_s.items():
         print(f"    {k:<32} {v * 1e3:10.2f} ms   bottleneck: {r.bottleneck[k]}")
+    d = r.details
+    print(f"  critical resource: {d['critical_resource']} - {d['critical_resource_words']}")
+    print("  busy fraction per link class: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in d["busy_fraction"].items()))
     return EXIT_OK
 
 
-def cmd_scaling(args) -> int:
-    from ..sim.training import TrainingError, scaling
+def _scaling_model(args, topo, gpus, ref_topo):
+    from ..sim.scaling import BatchCurve, StepModel, backward_share, ddp_bucket_bytes, parse_curve
+    from ..sim.training import peak_flops
     from ..units import parse_time
 
+    try:
+        sample = parse_time(args.sample_time)
+        overhead = parse_time(args.overhead) if args.overhead else 0.0
+    except ValueError as exc:
+        raise CliError(f"--sample-time/--overhead: {exc}") from None
+    curve = BatchCurve.fit(parse_curve(args.batch_curve)) if args.batch_curve else BatchCurve()
+    bucket = (None if args.bucket_size in ("0", "none") else
+              parse_size_arg(args.bucket_size, "--bucket-size") if args.bucket_size else ddp_bucket_bytes())
+    scale = 1.0
+    if topo is not ref_topo:  # the sample time is measured on the first topology's GPU
+        scale = peak_flops(ref_topo, select(ref_topo, args.gpus)[0], args.precision) / peak_flops(topo, gpus[0], args.precision)
+    return StepModel(parse_size_arg(args.grad_bytes, "--grad-bytes"), sample, args.sample_batch or args.batch_per_gpu,
+                     curve, overhead, bucket, not args.no_overlap, backward_share(), scale)
+
+
+def cmd_scaling(args) -> int:
+    from ..sim.scaling import ScalingError, run_case, scaling
+    from ..sim.training import TrainingError
+
+    achievable = args.figures == "achievable"
+    if args.case:
+        try:
+            result = run_case(args.case, achievable)
+        except ScalingError as exc:
+            raise CliError(str(exc)) from None
+        if args.json:
+            print_json(result)
+            return EXIT_OK
+        print(result["title"] + f" ({result['figures']} link figures)")
+        for kind, cmp in result["comparison"].items():
+            print(f"  {kind:<6} 8 GPUs: " + ", ".join(
+                f"{k} {cmp['simulated'][k]:,.0f} images/s (published {cmp['published'][k]:,}, {100 * cmp['error'][k]:+.1f}%)"
+                for k in cmp["published"]) + f"; NVLink/PCIe {cmp['simulated_ratio']:.2f}x (published "
+                f"{cmp['published_ratio']:.2f}x, {100 * cmp['ratio_error']:+.1f}%)")
+        return EXIT_OK
+    if not args.sample_time:
+        raise CliError("give --sample-time (compute per sample on one GPU) or --case NAME")
     topos = [open_topology(args.file, args.preset)]
     for other in args.compare or []:
         topos.append(open_topology(None, other) if other in preset_names() else open_topology(other))
-    try:
-        sample = parse_time(args.sample_time)
-    except ValueError as exc:
-        raise CliError(f"--sample-time: {exc}") from None
-    grad = parse_size_arg(args.grad_bytes, "--grad-bytes")
     table = []
     try:
         for topo in topos:
             gpus = select(topo, args.gpus)
-            rows = scaling(topo, gpus, grad, sample, args.batch_per_gpu, args.global_batch)
-            table.append({"topology": topo.name, "rows": [r.__dict__ for r in rows]})
-    except sim_errors() as exc:
+            model = _scaling_model(args, topo, gpus, topos[0])
+            rows = scaling(topo, gpus, model, args.batch_per_gpu, args.global_batch, achievable=achievable)
+            table.append({"topology": topo.name, "compute_scale": model.compute_scale, "rows": [r.__dict__ for r in rows]})
+    except (ScalingError, *sim_errors()) as exc:
         raise CliError(str(exc)) from None
     if args.json:
-        print_json({"gradient_bytes": grad, "sample_time_s": sample, "batch_per_gpu": args.batch_per_gpu,
-                     "global_batch": args.global_batch, "topologies": table})
+        print_json({"gradient_bytes": model.grad_bytes, "sample_time_s": model.sample_s, "batch_per_gpu": args.batch_per_gpu,
+                    "global_batch": args.global_batch, "figures": args.figures, "overhead_s": model.overhead_s,
+                    "bucket_bytes": model.bucket_bytes, "overlap": model.overlap, "batch_curve_b_half": model.curve.b_half,
+                    "topologies": table})
         return EXIT_OK
-    print(f"data-parallel scaling: {grad / 1e6:.1f} MB of gradients, {sample * 1e3:.3f} ms per sample, "
-          f"weak {args.batch_per_gpu}/GPU, strong {args.global_batch} total")
+    buckets = f"{model.bucket_bytes / 2**20:.0f} MiB buckets" if model.bucket_bytes else "one all-reduce"
+    print(f"data-parallel scaling: {model.grad_bytes / 1e6:.1f} MB of gradients ({buckets}, "
+          f"{'overlapped with backward' if model.overlap else 'after backward'}), {model.sample_s * 1e3:.3f} ms per sample, "
+          f"weak {args.batch_per_gpu}/GPU, strong {args.global_batch} total, {args.figures} link figures")
     for entry in table:
         print(f"  {entry['topology']}")
         print(f"    {'GPUs':>5} {'all-reduce':>12} {'weak samples/s':>15} {'eff':>6} {'strong samples/s':>17} {'eff':>6}")
@@ -166,12 +210,18 @@ def register(sub) -> None:
     p.add_argument("--dp", type=int, default=1)
     p.add_argument("--tp", type=int, default=1)
     p.add_argument("--pp", type=int, default=1)
+    p.add_argument("--ep", type=int, default=1, help="expert parallelism: replicas per expert group (divides --dp)")
+    p.add_argument("--experts", type=int, default=0, help="experts per MoE layer (default 0: a dense model)")
+    p.add_argument("--top-k", type=int, default=2, help="experts each token is routed to (default 2)")
     p.add_argument("--microbatches", type=int, default=8)
-    p.add_argument("--schedule", choices=SCHEDULES[:2], default="1f1b")
-    p.add_argument("--overlap", action="store_true", help="overlap the gradient all-reduce with the last backward pass")
+    p.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "interleaved"], default="1f1b")
+    p.add_argument("--no-overlap", action="store_true",
+                   help="all-reduce the gradients after the backward pass (default: buckets overlapped with it)")
+    p.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--bucket-size", help="data-parallel gradient bucket (default 25MiB, PyTorch DDP's; 0: one all-reduce)")
     p.add_argument("--placement", default="tp,pp,dp", help="rank order, fastest first (default tp,pp,dp: tensor groups inside systems)")
     p.add_argument("--gpus", default="all")
-    p.add_argument("--figures", choices=["peak", "achievable"], default="peak")
+    p.add_argument("--figures", choices=["peak", "achievable"], default="achievable")
     add_model_options(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_train)
@@ -180,9 +230,21 @@ def register(sub) -> None:
     add_source(p)
     p.add_argument("--compare", action="append", help="another preset or file to put in the same table (repeatable)")
     p.add_argument("--grad-bytes", default="97.5MB", help="gradient bytes per iteration (default: ResNet-50, 97.5 MB)")
-    p.add_argument("--sample-time", required=True, help="compute time per sample on one GPU, e.g. 5ms")
+    p.add_argument("--case", help="a published case from resources/training.json (e.g. resnet50-p100): "
+                   "runs its systems and compares with the published figures")
+    p.add_argument("--sample-time", help="compute time per sample on one GPU of the first topology, e.g. 5ms")
+    p.add_argument("--sample-batch", type=int, help="the per-GPU batch the sample time was measured at (default: --batch-per-gpu)")
+    p.add_argument("--batch-curve", help="measured throughput of one GPU at two or more batches, batch:samples_per_s,... "
+                   "(e.g. 32:195,64:219): small batches then run below peak; default: linear")
+    p.add_argument("--overhead", help="per-iteration overhead (optimizer step, launches), e.g. 1ms (default 0)")
+    p.add_argument("--bucket-size", help="gradient bucket size (default 25MiB, PyTorch DDP's; 0: one all-reduce)")
+    p.add_argument("--no-overlap", action="store_true", help="all-reduce after the backward pass instead of during it")
+    p.add_argument("--precision", choices=["fp16", "bf16", "tf32", "fp32"], default="fp32",
+                   help="precision whose catalog peak scales the sample time to other topologies' GPUs (default fp32)")
     p.add_argument("--batch-per-gpu", type=int, default=64, help="weak scaling batch per GPU (default 64)")
     p.add_argument("--global-batch", type=int, default=64, help="strong scaling total batch (default 64)")
     p.add_argument("--gpus", default="all")
+    p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
+                   help="link bandwidths: catalog peaks or achievable (measured) figures (default achievable)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_scaling)

@@ -27,6 +27,8 @@ PRESETS: dict[str, tuple[str, Callable[[Catalog | None], Topology]]] = {
                  lambda cat: build_system("dgx-a100", cat)),
     "pcie-8gpu": ("Off-the-shelf 8-GPU PCIe server (V100 PCIe), no NVLink",
                   lambda cat: build_system("pcie-server", cat)),
+    "pcie-8gpu-p100": ("Off-the-shelf 8-GPU PCIe server with Tesla P100 PCIe (seed 003's baseline), no NVLink",
+                       lambda cat: build_system("pcie-server-p100", cat)),
     "dgx1-fat-tree-124": ("124 DGX-1 V100 on a two-level EDR fat tree (31 leaves, 16 spines)",
                           lambda cat: build_fat_tree(124, "dgx1-v100", catalog=cat)),
     "dgx-h100": ("DGX H100: 8 H100 on 4 NVSwitch gen3 (5/4/4/5 NVLinks), 8 ConnectX-7 NDR + 2 storage",

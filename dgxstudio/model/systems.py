@@ -123,12 +123,19 @@ def _a100_host(sb: _SystemBuilder, gpus: list[str]) -> None:
     sb.link(storage, cpus[0], "PCIe4")
 
 
+PCIE_SERVER_PARTS = {
+    "v100": {"gpu": "tesla-v100-pcie", "label": "PCIe server (8x V100 PCIe)", "builder": "pcie-server"},
+    # Seed 003's off-the-shelf baseline for the ResNet-50 scaling figures: 8 P100 PCIe, same host.
+    "p100": {"gpu": "tesla-p100-pcie", "label": "PCIe server (8x P100 PCIe)", "builder": "pcie-server-p100"},
+}
+
+
 def add_pcie_server(topo: Topology, prefix: str = "", name: str | None = None,
-                    origin: tuple[float, float] = (0.0, 0.0), parent: str | None = None) -> str:
-    """An off-the-shelf 8-GPU PCIe server: 8 V100 PCIe on 2 PCIe Gen3 switches, one per Xeon."""
-    sb = _start_system(topo, prefix, name or "PCIe server (8x V100 PCIe)", origin, parent,
-                       "PCIe server", "pcie-server")
-    gpus = [sb.dev(f"gpu{i}", "gpu", "tesla-v100-pcie", f"GPU{i}", (125 * i + (50 if i >= 4 else 0), 0))
+                    origin: tuple[float, float] = (0.0, 0.0), parent: str | None = None, gpu: str = "v100") -> str:
+    """An off-the-shelf 8-GPU PCIe server: 8 PCIe GPUs (V100 or P100) on 2 PCIe Gen3 switches, one per Xeon."""
+    spec = PCIE_SERVER_PARTS[gpu]
+    sb = _start_system(topo, prefix, name or spec["label"], origin, parent, "PCIe server", spec["builder"])
+    gpus = [sb.dev(f"gpu{i}", "gpu", spec["gpu"], f"GPU{i}", (125 * i + (50 if i >= 4 else 0), 0))
             for i in range(8)]
     cpus = [sb.dev(f"cpu{c}", "cpu", "xeon-e5-2698-v4", f"CPU{c}", (190 + 550 * c, 340)) for c in range(2)]
     sb.link(cpus[0], cpus[1], "QPI", 2)
@@ -270,6 +277,7 @@ SYSTEM_BUILDERS = {
     "dgx1-v100": lambda topo, **kw: add_dgx1(topo, "v100", **kw),
     "dgx-a100": add_dgx_a100,
     "pcie-server": add_pcie_server,
+    "pcie-server-p100": lambda topo, **kw: add_pcie_server(topo, **kw, gpu="p100"),
     "dgx-h100": lambda topo, **kw: add_dgx_h100(topo, **kw, gpu="h100"),
     "dgx-h200": lambda topo, **kw: add_dgx_h100(topo, **kw, gpu="h200"),
     "hgx-h800": lambda topo, **kw: add_dgx_h100(topo, **kw, gpu="h800"),
@@ -278,7 +286,8 @@ SYSTEM_BUILDERS = {
     "gb200-nvl72": add_gb200_nvl72,
 }
 SYSTEM_LABELS = {"dgx1-p100": "DGX-1 (P100)", "dgx1-v100": "DGX-1 (V100)", "dgx-a100": "DGX A100",
-                 "pcie-server": "PCIe server (8x V100 PCIe)", "dgx-h100": "DGX H100", "dgx-h200": "DGX H200",
+                 "pcie-server": "PCIe server (8x V100 PCIe)",
+                 "pcie-server-p100": "PCIe server (8x P100 PCIe)", "dgx-h100": "DGX H100", "dgx-h200": "DGX H200",
                  "hgx-h800": "HGX H800", "hgx-a800": "HGX A800", "dgx-b200": "DGX B200",
                  "gb200-nvl72": "GB200 NVL72"}
 

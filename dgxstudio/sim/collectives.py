@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..analysis.channels import reverse_ring
 from .engine import Group, Pattern, Schedule
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce", "all-to-all")
@@ -38,16 +39,7 @@ class RingSpec:
     via: list[list[str] | None] | None = None
 
     def reversed(self) -> "RingSpec":
-        order = [self.order[0], *self.order[:0:-1]]
-        hops = None
-        if self.hops is not None:
-            n = len(self.order)
-            # hop i goes order[i] -> order[i+1]; reversed hop i goes rev[i] -> rev[i+1]
-            hops = [h[::-1] if (h := self.hops[(n - 1 - i) % n]) is not None else None for i in range(n)]
-        via = None
-        if self.via is not None:
-            n = len(self.order)
-            via = [w[::-1] if (w := self.via[(n - 1 - i) % n]) is not None else None for i in range(n)]
+        order, hops, via = reverse_ring(self.order, self.hops, self.via)
         return RingSpec(order, hops, self.share, self.latency_s, self.cap_Bps, via)
 
     def pattern(self) -> Pattern:
@@ -255,11 +247,15 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
     return prev_level
 
 
-def double_trees(chains: list[list[str]], root: str | None = None) -> list[dict]:
+def double_trees(chains: list[list[str]], root: str | None = None, keep_heads: bool = False) -> list[dict]:
     """Two trees whose roles differ (NCCL's double binary tree): the second reverses the order of
-    the systems and runs each chain the other way. With a root, both trees start from it."""
+    the systems and runs each chain the other way (with ``keep_heads``, from the same head GPU, the
+    one next to its rail's NIC). With a root, both trees start from it."""
     first = [list(c) for c in chains]
-    second = [list(reversed(c)) for c in reversed(chains)]
+    if keep_heads:
+        second = [[c[0], *c[:0:-1]] for c in reversed(chains)]
+    else:
+        second = [list(reversed(c)) for c in reversed(chains)]
     if root is not None:
         for trees in (first, second):
             home = next(i for i, c in enumerate(trees) if root in c)
@@ -280,10 +276,11 @@ def tree_collective(collective: str, chains: list[list[str]] | list[list[list[st
     of its rail's NIC. ``latency_of(pairs)`` gives a tree level's per-step latency, ``cap_Bps`` each
     connection's rate ceiling.
     """
-    rails = chains if chains and isinstance(chains[0][0], list) else [chains]
+    per_rail = bool(chains) and isinstance(chains[0][0], list)
+    rails = chains if per_rail else [chains]
     trees = []
     for rail in rails:
-        trees.extend(double_trees(rail, root if collective in ("broadcast", "reduce") else None))
+        trees.extend(double_trees(rail, root if collective in ("broadcast", "reduce") else None, keep_heads=per_rail))
     n_gpus = sum(len(c) for c in rails[0])
     sched = Schedule([], size, f"{collective} over {len(trees) // 2} double binary tree(s) of {n_gpus} GPUs "
                                f"in {len(rails[0])} system(s)")
@@ -414,4 +411,51 @@ def nvls_allreduce(gpus: list[str], switch_shares: dict[str, float], size: float
                                 (last_down[sw],) if sw in last_down else (),
                                 meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
             last_up[sw], last_down[sw] = u, d
+    return sched
+
+
+def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]], size: float, chunk: float,
+                        intra_latency_s: float, inter_latency_s: float, cap_Bps: float = math.inf) -> Schedule:
+    """NCCL's NVLS tree: in every system the NVSwitches reduce (NVLink SHARP), each GPU then
+    all-reduces its 1/P slice with the GPUs of the same rank in the other systems over a double
+    binary tree through its own NIC, and the switches multicast the result back. ``shares`` gives,
+    per system, each switch's share of a GPU's NVLinks."""
+    p = len(systems[0])
+    sched = Schedule([], size, f"NVLS tree all-reduce over {len(systems)} systems of {p} GPUs")
+    n, piece = pieces(size, chunk)
+    ups, downs = {}, {}
+    for s, (members, sh) in enumerate(zip(systems, shares)):
+        for sw in sh:
+            ups[(s, sw)] = Pattern([(g, sw) for g in members], latency_s=intra_latency_s / 2)
+            downs[(s, sw)] = Pattern([(sw, g) for g in members], latency_s=intra_latency_s / 2)
+    rails = [double_trees([[members[i]] for members in systems]) for i in range(p)]
+    last_up: dict = {}
+    last_down: dict = {}
+    slice_bytes = piece / p / 2
+    for j in range(n):
+        up_ids = []
+        for (s, sw), pattern in ups.items():
+            # each GPU sends its piece, and receives its reduced 1/P slice back: (1 + 1/P) each way
+            gid = sched.add(Group(f"NVLS reduce s{s} {sw} piece {j}", pattern, piece * (1 + 1 / p) * shares[s][sw], (),
+                                  (last_up[(s, sw)],) if (s, sw) in last_up else (),
+                                  meta={"phase": "nvls-reduce", "switch": sw, "piece": j}))
+            last_up[(s, sw)] = gid
+            up_ids.append(gid)
+        joined = sched.add(Group(f"NVLS reduced piece {j}", deps_done=tuple(up_ids), meta={"phase": "join", "piece": j}))
+        net_ids = []
+        for i, trees in enumerate(rails):
+            for k, tree in enumerate(trees):
+                label = f"rail {i} tree {k} piece {j}"
+                upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
+                                  latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps)
+                down = _tree_phase(sched, tree, slice_bytes, slice_bytes, False, 0.0, label, after=upd,
+                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps)
+                net_ids.append(down[0])
+        crossed = sched.add(Group(f"trees done piece {j}", deps_done=tuple(net_ids), meta={"phase": "join", "piece": j}))
+        for (s, sw), pattern in downs.items():
+            gid = sched.add(Group(f"NVLS multicast s{s} {sw} piece {j}", pattern, piece * (1 + 1 / p) * shares[s][sw],
+                                  (crossed,),
+                                  (last_down[(s, sw)],) if (s, sw) in last_down else (),
+                                  meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
+            last_down[(s, sw)] = gid
     return sched

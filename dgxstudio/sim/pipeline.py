@@ -6,6 +6,11 @@ backward passes for the gradients from the next. Activations and gradients are r
 topology, so a stage boundary over InfiniBand costs what the engine computes for it; with zero bytes
 the boundary is free.
 
+ZB-H1 (Qi et al., ICLR 2024) splits each backward into B (input gradient) and W (weight gradient),
+each half of the backward time here (the paper takes T_B = T_W), keeps 1F1B's order of F and B and
+runs each W when its stage would otherwise wait: the bubble falls from (p-1)(tf+tb+tw) to about
+(p-1)(tf+tb-tw).
+
 With equal stage times tf, tb and free communication the makespans are the textbook ones:
 (m + p - 1)(tf + tb) for GPipe and 1F1B, and (m + (p - 1) / v)(tf + tb) interleaved, so the bubble
 fraction (p - 1) / (m + p - 1) is divided by v.
@@ -14,14 +19,17 @@ fraction (p - 1) / (m + p - 1) is divided by v.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import limits
 from ..model.topology import Topology
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
 from ..analysis.routing import Router, RoutingError
 
-SCHEDULES = ("gpipe", "1f1b", "interleaved")
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1")
+# Zero-bubble schedules split the backward pass into B (input gradient, on the critical path) and W
+# (weight gradient, deferred into the bubbles): Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024.
+SPLIT_BACKWARD = ("zb-h1",)
 
 
 class PipelineError(ValueError):
@@ -68,16 +76,19 @@ class Task:
     stage: int
     chunk: int
     micro: int
-    kind: str  # "F" or "B"
+    kind: str  # "F", "B" (the whole backward, or its input-gradient part in zero-bubble schedules) or "W"
 
 
 def device_orders(spec: PipelineSpec) -> list[list[Task]]:
     """The order in which each stage's GPU runs its forward and backward tasks."""
     p, m, v = spec.stages, spec.microbatches, spec.chunks
     orders = []
+    zb = _zb_h1_orders(spec) if spec.schedule == "zb-h1" else None
     for s in range(p):
         if spec.schedule == "gpipe":
             order = [Task(s, 0, i, "F") for i in range(m)] + [Task(s, 0, i, "B") for i in range(m)]
+        elif spec.schedule == "zb-h1":
+            order = zb[s]
         elif spec.schedule == "1f1b":
             warm = min(p - s - 1, m)
             order = [Task(s, 0, i, "F") for i in range(warm)]
@@ -87,6 +98,66 @@ def device_orders(spec: PipelineSpec) -> list[list[Task]]:
         else:
             order = _interleaved_order(s, p, m, v)
         orders.append(order)
+    return orders
+
+
+def _zb_h1_orders(spec: PipelineSpec) -> list[list[Task]]:
+    """ZB-H1's per-stage orders: 1F1B's sequence of F and B (so no more activations in flight than
+    1F1B), with each W deferred and run whenever the stage's next F or B is not ready yet, the rest at
+    the end. The order is planned on the stage times with free transfers (ZB plans on profiled times)."""
+    p, m = spec.stages, spec.microbatches
+    fb = []
+    for s in range(p):
+        warm = min(p - s - 1, m)
+        order = [Task(s, 0, i, "F") for i in range(warm)]
+        for i in range(m - warm):
+            order += [Task(s, 0, warm + i, "F"), Task(s, 0, i, "B")]
+        fb.append(order + [Task(s, 0, i, "B") for i in range(m - warm, m)])
+    dur = {"F": spec.fwd_s, "B": [b / 2 for b in spec.bwd_s], "W": [b / 2 for b in spec.bwd_s]}
+    pos, free, nf, nw = [0] * p, [0.0] * p, [0] * p, [0] * p
+    pending: list[list[int]] = [[] for _ in range(p)]
+    done: dict[tuple[str, int, int], float] = {}
+    orders: list[list[Task]] = [[] for _ in range(p)]
+    eps = 1e-15
+    while True:
+        best = None
+        for s in range(p):
+            cand = None
+            if pos[s] < len(fb[s]):
+                t = fb[s][pos[s]]
+                if t.kind == "F":
+                    dep = ("F", s - 1, t.micro) if s > 0 else None
+                else:
+                    dep = ("B", s + 1, t.micro) if s < p - 1 else ("F", s, t.micro)
+                ready = done.get(dep) if dep else 0.0
+                full = t.kind == "F" and nf[s] - nw[s] >= p  # 1F1B's peak (stage 0 holds p), on every stage
+                if full and pending[s]:
+                    cand = (free[s], s, Task(s, 0, pending[s][0], "W"))
+                elif ready is not None and ready <= free[s] + eps:
+                    cand = (free[s], s, t)
+                elif pending[s]:
+                    cand = (free[s], s, Task(s, 0, pending[s][0], "W"))
+                elif ready is not None:
+                    cand = (ready, s, t)
+            elif pending[s]:
+                cand = (free[s], s, Task(s, 0, pending[s][0], "W"))
+            if cand is not None and (best is None or cand[:2] < best[:2]):
+                best = cand
+        if best is None:
+            break
+        start, s, t = best
+        end = start + dur[t.kind][s]
+        done[(t.kind, s, t.micro)] = end
+        free[s] = end
+        orders[s].append(t)
+        nf[s] += t.kind == "F"
+        nw[s] += t.kind == "W"
+        if t.kind == "W":
+            pending[s].pop(0)
+        else:
+            pos[s] += 1
+            if t.kind == "B":
+                pending[s].append(t.micro)
     return orders
 
 
@@ -141,6 +212,10 @@ class PipelineResult:
 
 def ideal_bubble(spec: PipelineSpec) -> float:
     p, m, v = spec.stages, spec.microbatches, spec.chunks
+    if spec.schedule in SPLIT_BACKWARD and p > 0:
+        tf, tb = sum(spec.fwd_s) / p, sum(spec.bwd_s) / p / 2  # tw = tb
+        idle = (p - 1) * tf
+        return idle / (m * (tf + 2 * tb) + idle) if m * (tf + 2 * tb) + idle > 0 else 0.0
     return (p - 1) / v / (m + (p - 1) / v)
 
 
@@ -156,6 +231,8 @@ def build_pipeline(spec: PipelineSpec) -> tuple[Schedule, dict[int, Task]]:
     for order in orders:
         for task in order:
             t = (spec.fwd_s if task.kind == "F" else spec.bwd_s)[task.stage] / v
+            if spec.schedule in SPLIT_BACKWARD:
+                t = t if task.kind == "F" else t / 2
             i = sched.add(Group(f"{task.kind}{task.micro} stage {task.stage}" + (f" chunk {task.chunk}" if v > 1 else ""),
                                 duration_s=t, meta={"device": spec.stage_gpus[task.stage], "kind": task.kind,
                                                     "micro": task.micro, "stage": task.stage, "chunk": task.chunk}))
@@ -196,11 +273,25 @@ def build_pipeline(spec: PipelineSpec) -> tuple[Schedule, dict[int, Task]]:
 
 def run_pipeline(topo: Topology, spec: PipelineSpec, achievable: bool = False,
                  progress: Callable[[Progress], None] | None = None, cancel=None,
-                 router: Router | None = None) -> PipelineResult:
-    for g in spec.stage_gpus:
-        if g not in topo.devices or topo.devices[g].kind != "gpu":
-            raise PipelineError(f"{g!r} is not a GPU of this topology")
+                 router: Router | None = None, lanes: list[list[str]] | None = None) -> PipelineResult:
+    """Run the schedule on ``spec.stage_gpus``; with ``lanes`` (each a list of stage GPUs, the first
+    being ``spec.stage_gpus``), every lane runs at once and their transfers contend on the links.
+    The timeline and busy times are the first lane's; the makespan is the slowest lane's."""
+    lanes = lanes or [spec.stage_gpus]
+    if lanes[0] != spec.stage_gpus:
+        raise PipelineError("the first lane must be the spec's stage GPUs")
+    for lane in lanes:
+        for g in lane:
+            if g not in topo.devices or topo.devices[g].kind != "gpu":
+                raise PipelineError(f"{g!r} is not a GPU of this topology")
     sched, tasks = build_pipeline(spec)
+    for lane in lanes[1:]:
+        other, _ = build_pipeline(replace(spec, stage_gpus=list(lane)))
+        offset = len(sched.groups)
+        for g in other.groups:
+            g.deps_done = tuple(d + offset for d in g.deps_done)
+            g.deps_sent = tuple(d + offset for d in g.deps_sent)
+            sched.groups.append(g)
     try:
         sim = Engine(router or Router(topo, achievable)).run(sched, progress, cancel)
     except RoutingError as exc:
@@ -227,7 +318,7 @@ def _peak_inflight(spec: PipelineSpec, tasks: dict[int, Task], sim: SimResult) -
                 continue
             if t.kind == "F":
                 events.append((float(sim.group_start[i]), 1))
-            else:
+            elif t.kind == ("W" if spec.schedule in SPLIT_BACKWARD else "B"):
                 events.append((float(sim.group_done[i]), -1))
         events.sort(key=lambda e: (e[0], e[1]))
         level = peak = 0

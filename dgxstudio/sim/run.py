@@ -20,6 +20,7 @@ The lecture's and the textbook's algorithms stay, without NCCL's protocols:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -35,13 +36,13 @@ from ..analysis.channels import ChannelPlan, group_by_system, nvlinks_per_gpu, p
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
 from ..analysis.routing import Router, RoutingError
 
-ALGORITHMS = ("auto", "ring", "tree", "nvls", "collnet", "single-ring", "parameter-server", "decentralized",
+ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "single-ring", "parameter-server", "decentralized",
               "hierarchical", "direct")
 # Earlier names, still accepted: "multi-ring" was NCCL's ring before it took the name.
 ALIASES = {"multi-ring": "ring"}
-NCCL = ("ring", "tree", "nvls", "collnet")
+NCCL = ("ring", "tree", "nvls", "nvls-tree", "collnet")
 SUPPORTED = {
-    "all-reduce": ("ring", "tree", "nvls", "collnet", "single-ring", "parameter-server", "decentralized",
+    "all-reduce": ("ring", "tree", "nvls", "nvls-tree", "collnet", "single-ring", "parameter-server", "decentralized",
                    "hierarchical"),
     "all-gather": ("ring", "single-ring"),
     "reduce-scatter": ("ring", "single-ring"),
@@ -276,31 +277,40 @@ class Simulator:
             self._facts["generation"] = T.generation_of(min(sms) if sms else None)
         return self._facts["generation"]
 
-    def _nvls_switch_shares(self) -> dict[str, float] | None:
-        """NVSwitches doing NVLink SHARP that every GPU reaches, with each GPU's share of its NVLinks."""
-        plan = self.channel_plan()
-        if plan.nodes != 1:
-            return None
-        shares: dict[str, float] = {}
-        first = True
-        for g in self.gpus:
+    def _system_switch_shares(self, members: list[str]) -> dict[str, float] | None:
+        """NVSwitches doing NVLink SHARP that every GPU of a system reaches, with each one's share of
+        a GPU's NVLinks; None where a switch cannot reduce or the GPUs see different switches."""
+        shares: dict[str, float] | None = None
+        fab = self.router.fabric
+        for g in members:
             links: dict[str, float] = {}
-            for v in self.router.fabric.adj.get(g, []):
-                if self.router.fabric.kind.get(v) != "nvswitch":
+            for v in fab.adj.get(g, []):
+                if fab.kind.get(v) != "nvswitch":
                     continue
-                part = self.topo.part_of(v)
-                if part is None or not _does_reduction(part):
+                if not _does_reduction(self.topo.part_of(v)):
                     return None
-                links[v] = self.router.fabric.bundle(g, v).bandwidth
+                links[v] = fab.bundle(g, v).bandwidth
             if not links:
                 return None
             total = sum(links.values())
-            if first:
+            if shares is None:
                 shares = {sw: bw / total for sw, bw in links.items()}
-                first = False
             elif set(links) != set(shares):
                 return None
         return shares
+
+    def _nvls_shares(self) -> list[dict[str, float]] | None:
+        """Per system, its NVLink SHARP switch shares; None unless every system has them."""
+        if "nvls" not in self._facts:
+            plan = self.channel_plan()
+            shares = [self._system_switch_shares(m) for m in plan.systems]
+            self._facts["nvls"] = None if any(s is None for s in shares) else shares
+        return self._facts["nvls"]
+
+    def _nvls_switch_shares(self) -> dict[str, float] | None:
+        """One system's NVLink SHARP switch shares (None across systems: that is nvls-tree)."""
+        shares = self._nvls_shares()
+        return shares[0] if shares is not None and len(shares) == 1 else None
 
     def _collnet_capable(self) -> bool:
         if self.channel_plan().nodes < 2:
@@ -312,13 +322,14 @@ class Simulator:
         plan = self.channel_plan()
         ring_bus = self.plan_bound()
         nvls = 0.0
-        if self._nvls_switch_shares() is not None:
+        if self._nvls_shares() is not None:
             g = self.gpus[0]
             nvls = sum(self.router.fabric.bundle(g, v).bandwidth for v in self.router.fabric.adj[g]
                        if self.router.fabric.kind.get(v) == "nvswitch")
         collnet = ring_bus if self._collnet_capable() else 0.0
         return T.CallShape(collective, len(self.gpus), plan.nodes, self._generation(), plan.channels, ring_bus,
-                           ring_bus, self._intra_class(), self._cpu_vendor(), nvls, collnet)
+                           ring_bus, self._intra_class(), self._cpu_vendor(), nvls_busbw_Bps=nvls,
+                           collnet_busbw_Bps=collnet, net_busbw_Bps=ring_bus if plan.nodes > 1 else 0.0)
 
     def refusal(self, collective: str, algorithm: str) -> str | None:
         """Why the hardware cannot run an algorithm, or None."""
@@ -326,22 +337,30 @@ class Simulator:
             if collective != "all-reduce":
                 return "nvls does all-reduce only"
             if self.channel_plan().nodes != 1:
-                return ("nvls reduces inside one system's NVSwitches; across systems NCCL uses nvls-tree, "
-                        "which this version does not simulate")
+                return "nvls reduces inside one system's NVSwitches; across systems use nvls-tree"
             if self._nvls_switch_shares() is None:
                 kinds = sorted({self.topo.part_of(v).label for g in self.gpus for v in self.router.fabric.adj[g]
                                 if self.router.fabric.kind.get(v) == "nvswitch"})
                 what = ", ".join(kinds) if kinds else "no NVSwitch"
                 return (f"nvls needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and later); "
                         f"these GPUs reach {what}")
+        if algorithm == "nvls-tree":
+            if collective != "all-reduce":
+                return "nvls-tree does all-reduce only"
+            plan = self.channel_plan()
+            if plan.nodes < 2:
+                return "nvls-tree joins systems through their NICs; inside one system NCCL uses nvls"
+            if len({len(m) for m in plan.systems}) != 1:
+                return "nvls-tree needs the same number of GPUs in every system"
+            if self._nvls_shares() is None:
+                return ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and "
+                        "later) in every system")
         if algorithm == "collnet":
             if collective != "all-reduce":
                 return "collnet does all-reduce only"
             if not self._collnet_capable():
                 return ("collnet needs several systems on InfiniBand switches that reduce in the network (SHARP); "
                         "this topology has none, or not only such switches")
-        if algorithm == "tree" and collective in ("broadcast", "reduce") and False:
-            return None
         return None
 
     # ---- schedules ------------------------------------------------------------------------------
@@ -435,6 +454,14 @@ class Simulator:
             shares = self._nvls_switch_shares()
             sched = C.nvls_allreduce(self.gpus, shares, size, o.chunk, T.hop_latency("nvlink", "nvls", "simple") / 2)
             scale = T.tuning_data()["generations"][shape.generation]["nvls_efficiency"] or 1.0
+        elif algorithm == "nvls-tree":
+            gen = T.tuning_data()["generations"][shape.generation]
+            systems = [list(m) for m in plan.systems]
+            cap = gen["nvls_tree_per_channel_Bps"][min(plan.nodes - 1, 2)] * nch / (2 * len(systems[0]))
+            sched = C.nvls_tree_allreduce(systems, self._nvls_shares(), size, slice_ * nch / 2,
+                                          T.hop_latency("nvlink", "nvls-tree", "simple"),
+                                          T.hop_latency("net", "nvls-tree", "simple"), cap if cap > 0 else math.inf)
+            scale = gen["nvls_efficiency"] or 1.0
         elif algorithm == "collnet":
             sched = self._collnet(size, proto)
             scale = 1.0
@@ -456,36 +483,37 @@ class Simulator:
         """CollNet chain: a chain reduce inside each system to its rail's head GPU, the heads' NICs
         reduce in the SHARP switches (up to the switch all heads share and back), a chain broadcast."""
         plan = self.channel_plan()
-        heads = [chains[0] for chains in plan.tree_chains[0]]
-        trees = [{"parent": {}, "depth": {}} for _ in range(1)]
-        parent: dict[str, str | None] = {}
-        for chain in plan.tree_chains[0]:
-            parent[chain[0]] = None
-            for k in range(1, len(chain)):
-                parent[chain[k]] = chain[k - 1]
-        trees[0] = C._tree(parent)
         o = self.options
-        sched = Schedule([], size, f"CollNet all-reduce over {len(heads)} systems")
+        sched = Schedule([], size, f"CollNet all-reduce over {plan.nodes} systems, {len(plan.tree_chains)} rail(s)")
         lat_intra = T.hop_latency(self._intra_class(), "collnet", "simple")
-        up = C._tree_phase(sched, trees[0], size, o.chunk, True, o.reduce_s_per_byte, "collnet chain",
-                           latency_of=lambda pairs: lat_intra)
-        # in the network: each head sends to the switch where all heads' routes meet, which reduces
-        root_sw = self._collnet_root(heads)
         net_lat = T.hop_latency("net", "collnet", "simple")
-        n, piece = C.pieces(size, o.chunk)
-        upp = Pattern([(h, root_sw) for h in heads], latency_s=net_lat / 2)
-        downp = Pattern([(root_sw, h) for h in heads], latency_s=net_lat / 2)
-        prev_u = prev_d = None
-        after = {}
-        for j in range(n):
-            u = sched.add(Group(f"SHARP reduce piece {j}", upp, piece, (up[j],), (prev_u,) if prev_u is not None else (),
-                                meta={"phase": "sharp-reduce", "piece": j}))
-            d = sched.add(Group(f"SHARP broadcast piece {j}", downp, piece, (u,), (prev_d,) if prev_d is not None else (),
-                                meta={"phase": "sharp-broadcast", "piece": j}))
-            prev_u, prev_d = u, d
-            after[j] = d
-        C._tree_phase(sched, trees[0], size, o.chunk, False, 0.0, "collnet chain", after=after,
-                      latency_of=lambda pairs: lat_intra)
+        share = size / len(plan.tree_chains)
+        n, piece = C.pieces(share, T.slice_bytes("simple", "all-reduce"))
+        for r, rail in enumerate(plan.tree_chains):
+            heads = [chain[0] for chain in rail]
+            parent: dict[str, str | None] = {}
+            for chain in rail:
+                parent[chain[0]] = None
+                for k in range(1, len(chain)):
+                    parent[chain[k]] = chain[k - 1]
+            chains = C._tree(parent)
+            label = f"collnet rail {r}"
+            up = C._tree_phase(sched, chains, share, piece, True, o.reduce_s_per_byte, label,
+                               latency_of=lambda pairs: lat_intra)
+            # in the network: each head sends to the switch where all heads' routes meet, which reduces
+            root_sw = self._collnet_root(heads)
+            upp = Pattern([(h, root_sw) for h in heads], latency_s=net_lat / 2)
+            downp = Pattern([(root_sw, h) for h in heads], latency_s=net_lat / 2)
+            prev_u = prev_d = None
+            after = {}
+            for j in range(n):
+                u = sched.add(Group(f"{label} SHARP reduce piece {j}", upp, piece, (up[j],),
+                                    (prev_u,) if prev_u is not None else (), meta={"phase": "sharp-reduce", "piece": j}))
+                d = sched.add(Group(f"{label} SHARP broadcast piece {j}", downp, piece, (u,),
+                                    (prev_d,) if prev_d is not None else (), meta={"phase": "sharp-broadcast", "piece": j}))
+                prev_u, prev_d = u, d
+                after[j] = d
+            C._tree_phase(sched, chains, share, piece, False, 0.0, label, after=after, latency_of=lambda pairs: lat_intra)
         return sched
 
     def _collnet_root(self, heads: list[str]) -> str:
@@ -553,7 +581,7 @@ class Simulator:
                     raise SimulationError(f"NCCL's model has no protocol for {algorithm} {collective} here")
                 protocol = best[1]
                 estimates = {f"{a}/{T.PROTOCOL_LABELS[p]}": v for (a, p), v in est.items()}
-            elif algorithm in ("nvls", "collnet") and protocol != "simple":
+            elif algorithm in ("nvls", "nvls-tree", "collnet") and protocol != "simple":
                 raise SimulationError(f"{algorithm} runs with the Simple protocol only")
             elif protocol == "ll128" and not T.ll128_enabled(shape):
                 raise SimulationError("NCCL does not enable LL128 here (it needs NVLink inside systems, and "
@@ -579,8 +607,9 @@ class Simulator:
             return result
         with cancellable(cancel):
             shape = self.call_shape(collective)
-            # NCCL runs broadcast, reduce, all-gather and reduce-scatter on rings only (tuning.cc)
-            offered = NCCL if collective == "all-reduce" else ("ring",)
+            # NCCL runs broadcast, reduce, all-gather and reduce-scatter on rings only (tuning.cc);
+            # CollNet only with the SHARP plugin and NCCL_COLLNET_ENABLE=1, so never by default
+            offered = ("ring", "tree", "nvls", "nvls-tree") if collective == "all-reduce" else ("ring",)
             algos = tuple(a for a in offered if a in SUPPORTED[collective] and self.refusal(collective, a) is None)
             protos = T.PROTOCOLS if self.options.protocol == "auto" else (self.options.protocol,)
             best, est = T.choose(shape, size, algos, protos)

@@ -15,7 +15,7 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.catalog import LINK_FAMILIES
 from ..model.topology import Topology
 from . import collectives as C
-from .engine import Engine, Schedule, SimResult
+from .engine import Engine, Group, Pattern, Schedule, SimResult
 from .pipeline import PipelineSpec, run_pipeline
 from ..analysis.routing import Router
 
@@ -39,10 +39,18 @@ class ModelSpec:
     precision: str = "fp16"
     efficiency: float = 0.5
     params: float | None = None
+    experts: int = 0  # mixture of experts: experts per MoE layer (0: dense)
+    top_k: int = 2  # experts each token is routed to (GShard/Mixtral top-2)
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 0
 
     def check(self) -> None:
         limits.model(self.layers, self.hidden, self.seq_len, self.microbatch_size, self.params, self.efficiency,
                      TrainingError)
+        if self.experts < 0 or (self.moe and not 1 <= self.top_k <= self.experts):
+            raise TrainingError("experts must be >= 0 and the router's top-k between 1 and the number of experts")
         if self.precision not in PRECISION_BYTES:
             raise TrainingError(f"unknown precision {self.precision!r} (one of {', '.join(PRECISION_BYTES)})")
         if min(self.layers, self.hidden, self.seq_len, self.microbatch_size) < 1:
@@ -58,10 +66,25 @@ class ModelSpec:
     def parameter_count(self) -> float:
         return self.params if self.params is not None else 12.0 * self.layers * self.hidden ** 2
 
+    def parameters_per_gpu(self, tp: int, pp: int, ep: int) -> float:
+        """Parameters one GPU holds: 4h^2 of attention per layer, and the 8h^2 MLP of each of its
+        experts (experts / ep of them) in MoE models."""
+        if not self.moe or self.params is not None:
+            return self.parameter_count / (tp * pp)
+        per_layer = 4.0 * self.hidden ** 2 + 8.0 * self.hidden ** 2 * self.experts / ep
+        return self.layers * per_layer / (tp * pp)
+
     def layer_forward_flops(self) -> float:
-        """24 b s h^2 + 4 b s^2 h per layer (Narayanan et al., Megatron-LM, 2021)."""
+        """24 b s h^2 + 4 b s^2 h per layer (Narayanan et al., Megatron-LM, 2021); of the 24, 16 are the
+        MLP's, which a top-k router runs k times per token (once in each chosen expert)."""
         b, s, h = self.microbatch_size, self.seq_len, self.hidden
-        return 24.0 * b * s * h * h + 4.0 * b * s * s * h
+        mlp_runs = self.top_k if self.moe else 1
+        return (8.0 + 16.0 * mlp_runs) * b * s * h * h + 4.0 * b * s * s * h
+
+    def dispatch_bytes(self) -> float:
+        """Bytes a GPU sends into one token all-to-all (dispatch or combine): each of its tokens' hidden
+        states goes to top-k experts."""
+        return float(self.microbatch_size * self.seq_len * self.top_k * self.hidden * self.bytes_per_value) if self.moe else 0.0
 
     def activation_bytes(self) -> float:
         return float(self.microbatch_size * self.seq_len * self.hidden * self.bytes_per_value)
@@ -182,9 +205,153 @@ class TrainResult:
                 "breakdown_s": self.breakdown_s, "bottleneck_link_class": self.bottleneck, **self.details}
 
 
+def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: int, pp: int, ep: int,
+                      model: ModelSpec, chunk: float) -> tuple[float, SimResult | None]:
+    """One token all-to-all (dispatch or combine) in every expert-parallel group at once: for each
+    stage and tensor rank, the replicas d = g*ep .. g*ep+ep-1. Tokens spread evenly over the experts
+    (a balanced router), so each GPU sends dispatch_bytes/ep to each member of its group."""
+    if ep < 1 or dp % ep:
+        raise TrainingError(f"--ep {ep} must divide the data-parallel size {dp} (expert groups are made of replicas)")
+    if ep > 1 and not model.moe:
+        raise TrainingError("expert parallelism needs a mixture-of-experts model (--experts N)")
+    if model.moe and model.experts % ep:
+        raise TrainingError(f"{model.experts} experts do not split evenly over {ep} expert-parallel ranks")
+    if ep == 1 or model.dispatch_bytes() <= 0:
+        return 0.0, None
+    scheds = []
+    for p in range(pp):
+        for t in range(tp):
+            for g in range(dp // ep):
+                members = [place[(g * ep + e, p, t)] for e in range(ep)]
+                try:
+                    scheds.append(C.all_to_all(members, model.dispatch_bytes(), chunk))
+                except ValueError as exc:
+                    raise TrainingError(str(exc)) from None
+    sim = Engine(router).run(merge(scheds))
+    return sim.time_s, sim
+
+
+def boundary_send(topo: Topology, router: Router, place: dict, dp: int, tp: int, pp: int,
+                  nbytes: float) -> tuple[float, SimResult | None]:
+    """Every lane's activation crossing every stage boundary at once, each tensor rank sending its
+    1/tp share (Megatron's scatter/gather across the boundary)."""
+    pairs = [(place[(d, p, t)], place[(d, p + 1, t)]) for d in range(dp) for p in range(pp - 1) for t in range(tp)]
+    pairs = [pr for pr in pairs if pr[0] != pr[1]]
+    if not pairs or nbytes <= 0:
+        return 0.0, None
+    sched = Schedule([], nbytes, "pipeline boundary sends, every lane")
+    sched.add(Group("boundary", Pattern(pairs), nbytes / tp))
+    sim = Engine(router).run(sched)
+    return sim.time_s, sim
+
+
+def class_bytes(topo: Topology, sim: SimResult | None, times: float = 1.0) -> dict[int, tuple[str, float, float]]:
+    """Bytes per channel of a run (times ``times``), with the channel's link class and capacity."""
+    out: dict[int, tuple[str, float, float]] = {}
+    if sim is None:
+        return out
+    for c, nbytes in enumerate(sim.channel_bytes):
+        if nbytes <= 0:
+            continue
+        lk = topo.links.get(sim.channel_links[c][0])
+        lt = topo.link_type_of(lk) if lk else None
+        fam = lt.family if lt and lt.family in LINK_FAMILIES else "unknown"
+        key = (fam, sim.channel_ends[c])
+        out[key] = (fam, out.get(key, (fam, 0.0, 0.0))[1] + float(nbytes) * times, float(sim.capacity[c]))
+    return out
+
+
+def busy_fractions(parts: list[dict], iteration_s: float) -> dict[str, float]:
+    """Per link class, the busiest channel's bytes over what it could carry in the iteration."""
+    total: dict = {}
+    for part in parts:
+        for key, (fam, nbytes, cap) in part.items():
+            f, b, c = total.get(key, (fam, 0.0, cap))
+            total[key] = (fam, b + nbytes, cap)
+    out: dict[str, float] = {}
+    for fam, nbytes, cap in total.values():
+        if cap > 0 and iteration_s > 0:
+            out[fam] = max(out.get(fam, 0.0), nbytes / (cap * iteration_s))
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+NETWORK_FAMILIES = ("infiniband", "ethernet")
+
+
+def nvlink_network_balance(t_tp: float, t_send: float, tp: int, network_class: str) -> dict:
+    """The lecture's balance (seed 001): the tensor all-reduce of an activation sends 2(P-1)/P of it
+    per GPU over NVLink while the boundary carries it once over the network, so NVLink must be
+    2(P-1)/P times faster than the network. Both rates are the simulated ones for the same bytes."""
+    required = 2 * (tp - 1) / tp
+    if t_tp <= 0 or t_send <= 0:
+        return {"required_ratio": required, "offered_ratio": None, "limit": "none"}
+    offered = required * t_send / t_tp
+    return {"required_ratio": required, "offered_ratio": offered,
+            "limit": "nvlink" if offered < required else network_class,
+            "tensor_allreduce_s": t_tp, "boundary_send_s": t_send}
+
+
+def rated_balance(topo: Topology, gpu: str, tp: int) -> dict | None:
+    """The lecture's own arithmetic from the topology: the GPU's rated NVLink per direction over its
+    system's compute-NIC bandwidth per direction at the RDMA efficiency the lecture measured."""
+    from ..analysis.bandwidth import gpu_bandwidth
+    from .scaling import training_data
+
+    sid = topo.system_of(gpu)
+    n = sum(1 for d in topo.devices.values() if d.kind == "gpu" and topo.system_of(d.id) == sid) if sid else 0
+    bw = gpu_bandwidth(topo, [gpu])[0]
+    if not n or bw.network_bidir_Bps <= 0 or bw.nvlink_bidir_Bps <= 0:
+        return None
+    frac = float(training_data()["lecture_balance"]["rdma_measured_fraction"])
+    nvlink = bw.nvlink_bidir_Bps / 2
+    network = bw.network_bidir_Bps / 2 * n * frac
+    required = 2 * (tp - 1) / tp
+    return {"nvlink_per_gpu_per_direction_Bps": nvlink, "network_per_system_per_direction_Bps": network,
+            "rdma_measured_fraction": frac, "offered_ratio": nvlink / network,
+            "limit": "nvlink" if nvlink / network < required else "network"}
+
+
+def _critical_words(balance: dict, busy: dict[str, float]) -> str:
+    req, off, lim = balance["required_ratio"], balance.get("offered_ratio"), balance["limit"]
+    if off is None:
+        top = next(iter(busy), "none")
+        return f"the {top} links are the busiest ({100 * busy.get(top, 0):.0f}% of the iteration)" if busy else "compute"
+    if lim == "nvlink":
+        words = (f"NVLink is the limit: the tensor all-reduce needs NVLink {req:.2f}x as fast as the network, "
+                 f"the hardware offers {off:.2f}x")
+    else:
+        words = (f"the pipeline boundary's {lim} is the limit; NVLink has {off / req:.2f}x the headroom the tensor "
+                 f"traffic needs ({off:.2f}x offered, {req:.2f}x required)")
+    sim = balance.get("simulated")
+    if sim and sim.get("offered_ratio") is not None:
+        words += (f". Simulated at this activation size with NCCL's figures, NVLink delivers {sim['offered_ratio']:.2f}x "
+                  f"the network's rate ({'NVLink' if sim['limit'] == 'nvlink' else sim['limit']} limits)")
+    return words
+
+
+def _dp_buckets(topo, router, dp_groups, grad_bytes, chunk, dp_rings, bucket_bytes):
+    """Bucket sizes and the time of each, all data-parallel groups at once; the last run's result."""
+    from .scaling import bucket_sizes
+
+    sizes = bucket_sizes(grad_bytes, bucket_bytes) if grad_bytes > 0 else []
+    times, sim, by_size = [], None, {}
+    for s in sizes:
+        if s not in by_size:
+            by_size[s] = concurrent_allreduce(topo, router, dp_groups, s, chunk, dp_rings)
+        times.append(by_size[s][0])
+    sims = [(by_size[s][1], sizes.count(s)) for s in by_size]
+    return sizes, times, sims
+
+
 def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, model: ModelSpec,
-                    microbatches: int = 8, schedule: str = "1f1b", overlap: bool = False, order: str = "tp,pp,dp",
-                    chunk: float = 4 * 2**20, achievable: bool = False) -> TrainResult:
+                    microbatches: int = 8, schedule: str = "1f1b", overlap: bool = True, order: str = "tp,pp,dp",
+                    chunk: float = 4 * 2**20, achievable: bool = True, bucket_bytes: float | None = None,
+                    ep: int = 1) -> TrainResult:
+    """One iteration with every lane simulated: all tensor groups' all-reduces at once, every
+    (replica, tensor rank) lane's pipeline sends at once, every data-parallel group's bucketed
+    gradient all-reduce (overlapped with the backward pass of the last micro-batch when ``overlap``)."""
+    from .scaling import ddp_bucket_bytes, overlapped_exposure
+
     model.check()
     limits.pipeline(pp, microbatches, 1, TrainingError)
     if model.layers % pp:
@@ -202,77 +369,92 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     fwd = fwd_compute + 2 * layers_per_stage * t_tp
     bwd = bwd_compute + 2 * layers_per_stage * t_tp
 
-    # Pipeline: one lane (data replica 0, tensor rank 0) over the real stage boundaries.
+    # Expert parallelism: the data-parallel replicas form groups of ep; each MoE layer moves its tokens to
+    # their top-k experts and back by all-to-all inside every group at once (dispatch and combine,
+    # forward and backward).
+    t_a2a, a2a_sim = expert_all_to_all(topo, router, place, dp, tp, pp, ep, model, chunk)
+    fwd += 2 * layers_per_stage * t_a2a
+    bwd += 2 * layers_per_stage * t_a2a
+
+    # Pipeline: every (replica, tensor rank) lane at once over the real stage boundaries.
     pipe = None
     if pp > 1:
-        spec = PipelineSpec(schedule, pp, microbatches, [place[(0, p, 0)] for p in range(pp)], [fwd] * pp, [bwd] * pp,
-                            model.activation_bytes() / tp)
-        pipe = run_pipeline(topo, spec, router=router)
+        lanes = [[place[(d, p, t)] for p in range(pp)] for d in range(dp) for t in range(tp)]
+        spec = PipelineSpec(schedule, pp, microbatches, lanes[0], [fwd] * pp, [bwd] * pp, model.activation_bytes() / tp)
+        pipe = run_pipeline(topo, spec, router=router, lanes=lanes)
         makespan = pipe.makespan_s
     else:
         makespan = microbatches * (fwd + bwd)
 
-    # Data parallelism: every (stage, tensor rank) all-reduces its gradients across the replicas, all at once.
-    grad_bytes = model.parameter_count / (tp * pp) * model.bytes_per_value
+    # Data parallelism: every (stage, tensor rank) group all-reduces its gradients across the replicas,
+    # all at once, in buckets (PyTorch DDP / Megatron), overlapped with the last backward pass.
+    grad_bytes = model.parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
     dp_groups = {f"pp{p}.tp{t}": [place[(d, p, t)] for d in range(dp)] for p in range(pp) for t in range(tp)}
     dp_rings = {k: [C.RingSpec(v)] for k, v in dp_groups.items()} if dp > 1 else None
-    t_dp, dp_sim = concurrent_allreduce(topo, router, dp_groups, grad_bytes, chunk, dp_rings)
-    hidden = min(t_dp, bwd) if overlap else 0.0
-    exposed_dp = t_dp - hidden
+    bucket = ddp_bucket_bytes() if bucket_bytes is None else bucket_bytes
+    sizes, times, dp_sims = _dp_buckets(topo, router, dp_groups, grad_bytes, chunk, dp_rings, bucket) if dp > 1 else ([], [], [])
+    t_dp = sum(times)
+    exposed_dp = overlapped_exposure(bwd, 1.0, sizes, times, overlap) if dp > 1 else 0.0
+    hidden = t_dp - exposed_dp
 
     compute = microbatches * (fwd_compute + bwd_compute)
     tp_total = microbatches * 4 * layers_per_stage * t_tp
-    pipeline_overhead = max(makespan - compute - tp_total, 0.0)
+    ep_total = microbatches * 4 * layers_per_stage * t_a2a
+    pipeline_overhead = max(makespan - compute - tp_total - ep_total, 0.0)
     iteration = makespan + exposed_dp
     samples = dp * microbatches * model.microbatch_size
-    breakdown = {"compute": compute, "tensor_parallel": tp_total, "pipeline_bubble_and_transfers": pipeline_overhead,
-                 "data_parallel": exposed_dp}
+    breakdown = {"compute": compute, "tensor_parallel": tp_total, "expert_parallel": ep_total,
+                 "pipeline_bubble_and_transfers": pipeline_overhead, "data_parallel": exposed_dp}
+    dp_main = max(dp_sims, key=lambda x: x[1])[0] if dp_sims else None
     bottleneck = {"compute": "none", "tensor_parallel": bottleneck_class(topo, tp_sim),
+                  "expert_parallel": bottleneck_class(topo, a2a_sim),
                   "pipeline_bubble_and_transfers": bottleneck_class(topo, pipe.sim if pipe else None),
-                  "data_parallel": bottleneck_class(topo, dp_sim)}
-    details = {"gpus_used": dp * tp * pp, "tp_allreduce_s": t_tp, "dp_allreduce_s": t_dp, "dp_hidden_by_overlap_s": hidden,
-               "stage_forward_s": fwd, "stage_backward_s": bwd, "gradient_bytes_per_gpu": grad_bytes,
-               "activation_bytes": model.activation_bytes(), "peak_flops_used": peak,
-               "pipeline_bubble_fraction": pipe.bubble_fraction if pipe else 0.0}
+                  "data_parallel": bottleneck_class(topo, dp_main)}
+
+    # Which resource is critical: busy fraction per link class over the iteration, and the lecture's balance.
+    parts = [class_bytes(topo, tp_sim, microbatches * 4 * layers_per_stage),
+             class_bytes(topo, a2a_sim, microbatches * 4 * layers_per_stage),
+             class_bytes(topo, pipe.sim if pipe else None)] + [class_bytes(topo, s, n) for s, n in dp_sims]
+    busy = busy_fractions(parts, iteration)
+    t_send, send_sim = boundary_send(topo, router, place, dp, tp, pp, model.activation_bytes()) if pp > 1 else (0.0, None)
+    net = bottleneck_class(topo, send_sim)
+    balance = {"required_ratio": 2 * (tp - 1) / tp, "offered_ratio": None, "limit": "none"}
+    if tp > 1 and pp > 1:
+        simulated = nvlink_network_balance(t_tp, t_send, tp, net)
+        rated = rated_balance(topo, place[(0, 0, 0)], tp)
+        if rated is not None:
+            # The lecture's verdict (rated NVLink vs measured RDMA); the simulated rates stand beside it.
+            balance = {"required_ratio": simulated["required_ratio"], "offered_ratio": rated["offered_ratio"],
+                       "limit": net if rated["limit"] == "network" else "nvlink", "basis": "rated NVLink vs measured RDMA (seed 001)",
+                       "rated": rated, "simulated": simulated}
+        else:
+            balance = {**simulated, "basis": "simulated rates"}
+    critical = balance["limit"] if balance["limit"] != "none" else next(iter(busy), "compute")
+    details = {"gpus_used": dp * tp * pp, "ep": ep, "experts": model.experts, "top_k": model.top_k,
+               "ep_all_to_all_s": t_a2a, "dispatch_bytes_per_gpu": model.dispatch_bytes(), "lanes_simulated": dp * tp if pp > 1 else 0, "tp_allreduce_s": t_tp,
+               "dp_allreduce_s": t_dp, "dp_hidden_by_overlap_s": hidden, "dp_buckets": len(sizes),
+               "dp_bucket_bytes": bucket, "stage_forward_s": fwd, "stage_backward_s": bwd,
+               "gradient_bytes_per_gpu": grad_bytes, "activation_bytes": model.activation_bytes(),
+               "peak_flops_used": peak, "pipeline_bubble_fraction": pipe.bubble_fraction if pipe else 0.0,
+               "figures": "achievable" if achievable else "peak",
+               "critical_resource": critical, "critical_resource_words": _critical_words(balance, busy),
+               "busy_fraction": busy, "nvlink_to_network": balance,
+               "boundary_send_s": t_send}
     return TrainResult(dp, tp, pp, microbatches, iteration, breakdown, bottleneck,
                        samples / iteration if iteration > 0 else 0.0, details)
 
 
-# ---- data-parallel scaling ------------------------------------------------------------------------
-
-@dataclass
-class ScalingRow:
-    gpus: int
-    allreduce_s: float
-    weak_samples_per_s: float
-    weak_efficiency: float
-    strong_samples_per_s: float
-    strong_efficiency: float
-
+# ---- data-parallel scaling (sim/scaling.py) ----------------------------------------------------
 
 def scaling(topo: Topology, gpus: list[str], grad_bytes: float, sample_s: float, batch_per_gpu: int,
-            global_batch: int, counts: list[int] | None = None, algorithm: str = "auto") -> list[ScalingRow]:
-    """Samples per second on 1, 2, 4, ... GPUs: weak scaling keeps the per-GPU batch, strong scaling
-    splits the global batch; each step is compute then the gradient all-reduce (no overlap)."""
-    from .run import SimOptions, Simulator
+            global_batch: int, counts: list[int] | None = None, algorithm: str = "auto", achievable: bool = True):
+    """Weak and strong scaling with a linear compute model, one all-reduce after the backward pass
+    (the simplest case of ``scaling.scaling``)."""
+    from .scaling import ScalingError, StepModel, scaling as run_scaling
 
     limits.scaling(grad_bytes, sample_s, batch_per_gpu, global_batch, TrainingError)
-    if grad_bytes <= 0 or sample_s <= 0 or batch_per_gpu < 1 or global_batch < 1:
-        raise TrainingError("gradient bytes, sample time and batch sizes must be positive")
-    counts = counts or [1 << k for k in range(0, 20) if (1 << k) <= len(gpus)]
-    rows = []
-    base_weak = base_strong = None
-    router = Router(topo)
-    for n in counts:
-        if n > len(gpus):
-            raise TrainingError(f"{n} GPUs requested, only {len(gpus)} selected")
-        t_ar = 0.0
-        if n > 1:
-            sim = Simulator(topo, gpus[:n], SimOptions(), router=router)
-            t_ar = sim.run("all-reduce", algorithm, grad_bytes).time_s
-        weak = n * batch_per_gpu / (batch_per_gpu * sample_s + t_ar)
-        strong = global_batch / (global_batch / n * sample_s + t_ar)
-        base_weak = base_weak or weak
-        base_strong = base_strong or strong
-        rows.append(ScalingRow(n, t_ar, weak, weak / (n * base_weak), strong, strong / (n * base_strong)))
-    return rows
+    try:
+        return run_scaling(topo, gpus, StepModel(grad_bytes, sample_s, max(batch_per_gpu, 1), overlap=False),
+                           batch_per_gpu, global_batch, counts, algorithm, achievable)
+    except ScalingError as exc:
+        raise TrainingError(str(exc)) from None

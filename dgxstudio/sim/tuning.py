@@ -64,6 +64,7 @@ class CallShape:
     intra_class: str           # 'nvlink' or 'pci': what joins GPUs inside a system
     cpu_vendor: str = "intel"
     nvls_busbw_Bps: float = 0.0  # GPU-to-switch NVLink bandwidth per direction (0: no NVLink SHARP)
+    net_busbw_Bps: float = 0.0   # the network's share: bus bandwidth of the rails between systems
     collnet_busbw_Bps: float = 0.0  # NIC bandwidth per system toward SHARP switches (0: none)
 
 
@@ -173,6 +174,13 @@ def model_busbw(shape: CallShape, algo: str, proto: str) -> float:
             return 0.0
         nv = max(nch, 2)
         return shape.nvls_busbw_Bps * g["nvls_efficiency"] * (nv - 1) / nv * 2.0
+    if algo == "nvls-tree":
+        if proto != "simple" or shape.nvls_busbw_Bps <= 0 or shape.collective != "all-reduce" or shape.nodes < 2:
+            return 0.0
+        nv = max(nch, 2)
+        intra = shape.nvls_busbw_Bps * g["nvls_efficiency"] * (nv - 1) / nv * 2.0
+        inter = shape.net_busbw_Bps * (2 if shape.nodes <= 2 else 1)
+        return min(intra, inter, nch * g["nvls_tree_per_channel_Bps"][i])
     if algo == "collnet":
         if proto != "simple" or shape.collnet_busbw_Bps <= 0 or shape.collective != "all-reduce":
             return 0.0
@@ -199,6 +207,8 @@ def model_latency(shape: CallShape, algo: str, proto: str) -> float:
         return lat + 2 * ((p // nodes - 1) * intra + int(math.log2(max(nodes, 1))) * inter)
     if algo == "nvls":
         return intra + (inter if nodes > 1 else 0.0)
+    if algo == "nvls-tree":
+        return lat + intra + 2 * int(math.log2(max(nodes, 1))) * inter
     if algo == "collnet":
         return lat + 2 * (p // nodes - 1) * hop_latency(shape.intra_class, "collnet", proto) + inter
     return lat

@@ -147,7 +147,7 @@ class GanttPlot(QWidget):
 
     taskClicked = Signal(dict)
 
-    COLORS = {"F": QColor("#4a90d9"), "B": QColor("#e8a33d")}
+    COLORS = {"F": QColor("#4a90d9"), "B": QColor("#e8a33d"), "W": QColor("#5fb36a")}  # W: weight gradient (zero-bubble)
 
     def __init__(self):
         super().__init__()
@@ -169,7 +169,7 @@ class GanttPlot(QWidget):
         self.timeline = [e for e in result.timeline if upto is None or e["start_s"] <= upto]
         self.rows = list(dict.fromkeys(e["device"] for e in result.timeline))
         row = {d: i for i, d in enumerate(self.rows)}
-        for kind in ("F", "B"):
+        for kind in ("F", "B", "W"):
             es = [e for e in self.timeline if e["kind"] == kind]
             if not es:
                 continue

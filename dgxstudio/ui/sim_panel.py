@@ -155,7 +155,8 @@ class SimulationPanel(QWidget):
         self.train_micro.setRange(1, 4096)
         self.train_micro.setValue(8)
         self.overlap = QCheckBox("overlap")
-        self.overlap.setToolTip("overlap the gradient all-reduce with the last backward pass")
+        self.overlap.setChecked(True)
+        self.overlap.setToolTip("all-reduce the gradients in 25 MiB buckets during the backward pass (PyTorch DDP)")
         for label, widget in (("Data (dp)", self.dp), ("Tensor (tp)", self.tp), ("Pipeline (pp)", self.pp),
                               ("Micro-batches", self.train_micro), ("Gradients", self.overlap)):
             f.addRow(label, widget)
@@ -355,7 +356,9 @@ class ResultsPanel(QWidget):
 
     def show_training(self, request: RunRequest, r, topology_name: str) -> None:
         parts = "<br>".join(f"{k}: {format_time(v)} (bottleneck: {r.bottleneck[k]})" for k, v in r.breakdown_s.items())
-        self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s<br>{parts}")
+        critical = r.details.get("critical_resource_words")
+        self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s<br>{parts}"
+                             + (f"<br><b>Critical:</b> {critical}" if critical else ""))
         self.bottlenecks.clear()
         self._row([request.label, topology_name, str(r.dp * r.tp * r.pp), format_time(r.iteration_s), "", "", ""])
 

@@ -170,3 +170,17 @@ def test_pxn_sends_through_the_nvlink_peer_on_the_destination_rail():
     for p in pxn.paths:
         assert p[1].startswith("s1.nvswitch") and p[2] == "s1.gpu3" and "s1.ib3" in p
         assert not any(d.startswith("spine") for d in p)     # stays on its rail
+
+
+def test_nvls_tree_joins_h100_systems_and_is_refused_where_it_cannot_run():
+    topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
+    sim = Simulator(topo, gpus(topo), SimOptions(achievable=True))
+    r = sim.run("all-reduce", "nvls-tree", GiB)
+    assert r.algorithm == "nvls-tree" and r.protocol == "simple"
+    assert r.busbw_Bps > sim.run("all-reduce", "ring", GiB).busbw_Bps
+    with pytest.raises(SimulationError, match="across systems use nvls-tree"):
+        sim.run("all-reduce", "nvls", GiB)
+    with pytest.raises(SimulationError, match="inside one system NCCL uses nvls"):
+        simulate(load_preset("dgx-h100"), "all-reduce", "nvls-tree", GiB)
+    with pytest.raises(SimulationError, match="NVLink SHARP"):
+        simulate(build_fat_tree(2, "dgx-a100"), "all-reduce", "nvls-tree", GiB)

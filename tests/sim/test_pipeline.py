@@ -96,7 +96,7 @@ def test_grid_places_tensor_groups_inside_systems():
 def test_train_iteration_breakdown():
     topo = build_fat_tree(4)
     gpus = [d.id for d in topo.gpus()]
-    r = train_iteration(topo, gpus, 2, 8, 2, ModelSpec(), microbatches=4)
+    r = train_iteration(topo, gpus, 2, 8, 2, ModelSpec(), microbatches=4, overlap=False)
     assert r.iteration_s == pytest.approx(sum(r.breakdown_s.values()), rel=1e-9)
     assert r.bottleneck["tensor_parallel"] == "nvlink"
     assert r.bottleneck["data_parallel"] in ("infiniband", "pcie")
@@ -122,3 +122,28 @@ def test_cli_pipeline_and_train_json(capsys):
     assert main(["train", "--preset", "dgx-a100", "--dp", "2", "--tp", "4", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["iteration_s"] > 0 and set(data["breakdown_s"]) == set(data["bottleneck_link_class"])
+
+
+def test_zb_h1_splits_backward_and_shrinks_the_bubble():
+    from dgxstudio.sim.pipeline import ideal_bubble
+
+    topo = load_preset("dgx1-v100")
+    gpus = [d.id for d in topo.gpus()][:4]
+    one = run_pipeline(topo, PipelineSpec("1f1b", 4, 8, gpus, [1e-3] * 4, [2e-3] * 4, 0.0))
+    zb = run_pipeline(topo, PipelineSpec("zb-h1", 4, 8, gpus, [1e-3] * 4, [2e-3] * 4, 0.0))
+    # Qi et al.: bubble (p-1)(tf+tb-tw) instead of (p-1)(tf+tb+tw), with tb = tw = half the backward
+    assert one.makespan_s == pytest.approx(33e-3)
+    assert zb.makespan_s == pytest.approx(8 * 3e-3 + 3 * 1e-3)
+    assert zb.bubble_fraction == pytest.approx(ideal_bubble(zb.spec))
+    kinds = {e["kind"] for e in zb.timeline}
+    assert kinds == {"F", "B", "W"}
+    assert all(e["end_s"] - e["start_s"] == pytest.approx(1e-3) for e in zb.timeline)
+    # no stage holds more activations than 1F1B's first stage does
+    assert max(zb.peak_inflight) == max(one.peak_inflight) == 4
+    # every W follows its own B on the same stage
+    for st in range(4):
+        order = [(e["kind"], e["microbatch"]) for e in zb.timeline if e["stage"] == st]
+        for i in range(8):
+            assert order.index(("B", i)) < order.index(("W", i))
+    assert main(["pipeline", "--preset", "dgx1-v100", "--schedule", "zb-h1", "--stages", "4", "--microbatches", "8",
+                 "--fwd-time", "1ms", "--bwd-time", "2ms", "--activation-bytes", "0"]) == 0

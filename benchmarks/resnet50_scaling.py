@@ -1,0 +1,75 @@
+"""Seed 003's ResNet-50 scaling experiment (CNTK on 8 Tesla P100: DGX-1 NVLink vs an 8-GPU PCIe server).
+
+Every parameter comes from resources/training.json (with its source) and the catalog; nothing is
+tuned here. Prints the published 8-GPU throughputs beside the simulated ones and checks the issue's
+targets: each throughput within 15%, each NVLink/PCIe ratio within 10%.
+
+    .venv/bin/python benchmarks/resnet50_scaling.py [--figures peak|achievable] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dgxstudio.sim.scaling import run_case  # noqa: E402
+
+THROUGHPUT_TOLERANCE = 0.15
+RATIO_TOLERANCE = 0.10
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--figures", choices=["peak", "achievable"], default="achievable")
+    ap.add_argument("--case", default="resnet50-p100")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    result = run_case(args.case, args.figures == "achievable")
+    wall = time.perf_counter() - t0
+    checks = []
+    for kind, cmp in result["comparison"].items():
+        for system, err in cmp["error"].items():
+            checks.append((f"{kind} {system} throughput", err, abs(err) <= THROUGHPUT_TOLERANCE))
+        checks.append((f"{kind} NVLink/PCIe ratio", cmp["ratio_error"], abs(cmp["ratio_error"]) <= RATIO_TOLERANCE))
+    if args.json:
+        print(json.dumps({**result, "checks": [{"what": w, "error": e, "ok": ok} for w, e, ok in checks],
+                          "wall_s": wall}, indent=1))
+        return 0
+    print(f"{result['title']}\n{result['figures']} link figures, {wall:.2f} s\n")
+    print(f"{'':<8}{'system':<8}{'published':>11}{'simulated':>11}{'error':>9}")
+    for kind, cmp in result["comparison"].items():
+        for system in cmp["published"]:
+            print(f"{kind:<8}{system:<8}{cmp['published'][system]:>11,.0f}{cmp['simulated'][system]:>11,.0f}"
+                  f"{100 * cmp['error'][system]:>+8.1f}%")
+        print(f"{kind:<8}{'ratio':<8}{cmp['published_ratio']:>11.2f}{cmp['simulated_ratio']:>11.2f}"
+              f"{100 * cmp['ratio_error']:>+8.1f}%")
+    print("\nper system (8 GPUs): step = compute + exposed all-reduce + overhead")
+    for label, entry in result["systems"].items():
+        r = next(x for x in entry["rows"] if x["gpus"] == 8)
+        m = entry["model"]
+        print(f"  {entry['topology']}: all-reduce {r['allreduce_s'] * 1e3:.2f} ms; weak compute {r['weak_compute_s'] * 1e3:.1f} ms, "
+              f"strong compute {r['strong_compute_s'] * 1e3:.1f} ms (batch curve b_half {m['b_half']:.1f}, compute x{m['compute_scale']:.3f}), "
+              f"overhead {m['overhead_s'] * 1e3:.2f} ms")
+    print("\nwhat the published figures leave for communication and overhead, beside the compute modelled here:")
+    pub = {kind: cmp["published"] for kind, cmp in result["comparison"].items()}
+    for label, entry in result["systems"].items():
+        r = next(x for x in entry["rows"] if x["gpus"] == 8)
+        weak_left = 8 * 64 / pub["weak"][label] - r["weak_compute_s"]
+        strong_left = 64 / pub["strong"][label] - r["strong_compute_s"]
+        sim_left = r["allreduce_s"] + r["overhead_s"]
+        print(f"  {label:<7} weak {weak_left * 1e3:6.1f} ms, strong {strong_left * 1e3:6.1f} ms; simulated "
+              f"{sim_left * 1e3:5.1f} ms (all-reduce + optimizer)")
+    print()
+    for what, err, ok in checks:
+        print(f"  {'ok  ' if ok else 'MISS'} {what}: {100 * err:+.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

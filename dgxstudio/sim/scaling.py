@@ -1,0 +1,249 @@
+"""Data-parallel scaling: samples per second on 1, 2, 4, ... GPUs, weak and strong.
+
+One step is the forward and backward compute of the per-GPU batch, the gradient all-reduce (in
+buckets, overlapped with the backward pass when the framework does it, as PyTorch DDP does) and a
+per-iteration overhead (the optimizer update). Compute does not scale linearly with the batch:
+small per-GPU batches run below the GPU's best throughput, on a saturating curve fitted through
+measured throughputs (``throughput(b) = peak * b / (b + b_half)``).
+The model's constants and the published cases live in ``resources/training.json`` with sources.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from importlib.resources import files
+
+from ..analysis.routing import Router
+from ..model.topology import Topology
+
+
+class ScalingError(ValueError):
+    """Bad scaling input; the message says what to change."""
+
+
+@lru_cache(maxsize=1)
+def training_data() -> dict:
+    raw = json.loads(files("dgxstudio.resources").joinpath("training.json").read_text(encoding="utf-8"))
+    if raw.get("format") != "dgxstudio-training-model":
+        raise ScalingError("resources/training.json is not a DGX Studio training model file")
+    return raw
+
+
+def ddp_bucket_bytes() -> float:
+    return float(training_data()["ddp"]["bucket_bytes"])
+
+
+def backward_share() -> float:
+    return float(training_data()["ddp"]["backward_share_of_compute"])
+
+
+@dataclass(frozen=True)
+class BatchCurve:
+    """Throughput of one GPU against its batch: ``peak * b / (b + b_half)`` (b_half = 0: linear)."""
+
+    b_half: float = 0.0
+
+    @classmethod
+    def fit(cls, points: list[tuple[float, float]]) -> "BatchCurve":
+        """Least squares of 1/throughput = 1/peak + (b_half/peak)/b through (batch, samples/s) points."""
+        pts = [(float(b), float(t)) for b, t in points]
+        if len(pts) < 2 or any(b <= 0 or t <= 0 for b, t in pts) or len({b for b, _ in pts}) < 2:
+            raise ScalingError("a batch curve needs two or more (batch, samples/s) points with different batches")
+        xs, ys = [1 / b for b, _ in pts], [1 / t for _, t in pts]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        intercept = my - slope * mx
+        if intercept <= 0 or slope < 0:
+            raise ScalingError("the throughput points do not saturate with the batch (no positive peak)")
+        return cls(slope / intercept)
+
+    def time_factor(self, batch: float, reference: float) -> float:
+        """Time per sample at ``batch`` over time per sample at ``reference``."""
+        return ((batch + self.b_half) / batch) / ((reference + self.b_half) / reference)
+
+
+def parse_curve(text: str) -> list[tuple[float, float]]:
+    """'32:195,64:219' -> [(32, 195), (64, 219)] (batch: samples/s)."""
+    out = []
+    for part in text.split(","):
+        try:
+            b, t = part.split(":")
+            out.append((float(b), float(t)))
+        except ValueError:
+            raise ScalingError(f"batch curve point {part!r}: write batch:samples_per_s, e.g. 32:195,64:219") from None
+    return out
+
+
+def bucket_sizes(total: float, bucket: float | None) -> list[float]:
+    if bucket is None or bucket <= 0 or bucket >= total:
+        return [total]
+    n = int(total // bucket)
+    rest = total - n * bucket
+    return [bucket] * n + ([rest] if rest > 0 else [])
+
+
+def overlapped_exposure(compute_s: float, share: float, sizes: list[float], times: list[float],
+                        overlap: bool) -> float:
+    """Communication left after the compute ends. Buckets become ready as the backward pass (the last
+    ``share`` of the compute) produces their gradients; one communication stream runs them in order."""
+    if not overlap:
+        return sum(times)
+    total = sum(sizes)
+    start_bwd = compute_s * (1 - share)
+    end, done = start_bwd, 0.0
+    for size, t in zip(sizes, times):
+        done += size
+        ready = start_bwd + compute_s * share * done / total
+        end = max(end, ready) + t
+    return max(end - compute_s, 0.0)
+
+
+@dataclass
+class StepModel:
+    """How one data-parallel step is costed; see the module docstring."""
+
+    grad_bytes: float
+    sample_s: float
+    sample_batch: int
+    curve: BatchCurve = BatchCurve()
+    overhead_s: float = 0.0
+    bucket_bytes: float | None = None
+    overlap: bool = True
+    backward_share: float = 2 / 3
+    compute_scale: float = 1.0
+
+    def check(self) -> None:
+        if self.grad_bytes <= 0 or self.sample_s <= 0 or self.sample_batch < 1:
+            raise ScalingError("gradient bytes, sample time and the batch it was measured at must be positive")
+        if self.overhead_s < 0 or not 0 < self.backward_share <= 1 or self.compute_scale <= 0:
+            raise ScalingError("overhead must be >= 0, backward share in (0, 1], compute scale > 0")
+
+    def compute_s(self, batch: float) -> float:
+        return batch * self.sample_s * self.compute_scale * self.curve.time_factor(batch, self.sample_batch)
+
+
+@dataclass
+class ScalingRow:
+    gpus: int
+    allreduce_s: float
+    weak_samples_per_s: float
+    weak_efficiency: float
+    strong_samples_per_s: float
+    strong_efficiency: float
+    weak_compute_s: float = 0.0
+    weak_exposed_comm_s: float = 0.0
+    strong_compute_s: float = 0.0
+    strong_exposed_comm_s: float = 0.0
+    overhead_s: float = 0.0
+    buckets: int = 1
+
+
+def scaling(topo: Topology, gpus: list[str], model: StepModel, batch_per_gpu: int, global_batch: int,
+            counts: list[int] | None = None, algorithm: str = "auto", achievable: bool = True) -> list[ScalingRow]:
+    """Weak scaling keeps the per-GPU batch, strong scaling splits the global batch."""
+    from . import limits
+    from .run import SimOptions, Simulator
+
+    limits.scaling(model.grad_bytes, model.sample_s, batch_per_gpu, global_batch, ScalingError)
+    model.check()
+    if batch_per_gpu < 1 or global_batch < 1:
+        raise ScalingError("batch sizes must be positive")
+    counts = counts or [1 << k for k in range(0, 20) if (1 << k) <= len(gpus)]
+    router = Router(topo, achievable)
+    sizes = bucket_sizes(model.grad_bytes, model.bucket_bytes)
+    rows, base_weak, base_strong = [], None, None
+    for n in counts:
+        if n > len(gpus):
+            raise ScalingError(f"{n} GPUs requested, only {len(gpus)} selected")
+        times = [0.0] * len(sizes)
+        if n > 1:
+            sim = Simulator(topo, gpus[:n], SimOptions(achievable=achievable), router=router)
+            by_size: dict[float, float] = {}
+            for s in set(sizes):
+                by_size[s] = sim.run("all-reduce", algorithm, s).time_s
+            times = [by_size[s] for s in sizes]
+        steps = {}
+        for kind, batch in (("weak", batch_per_gpu), ("strong", global_batch / n)):
+            comp = model.compute_s(batch)
+            exposed = overlapped_exposure(comp, model.backward_share, sizes, times, model.overlap) if n > 1 else 0.0
+            steps[kind] = (comp, exposed, comp + exposed + model.overhead_s)
+        weak = n * batch_per_gpu / steps["weak"][2]
+        strong = global_batch / steps["strong"][2]
+        base_weak = base_weak or weak
+        base_strong = base_strong or strong
+        rows.append(ScalingRow(n, sum(times), weak, weak / (n * base_weak), strong, strong / (n * base_strong),
+                               steps["weak"][0], steps["weak"][1], steps["strong"][0], steps["strong"][1],
+                               model.overhead_s, len(sizes)))
+    return rows
+
+
+# ---- the published cases -------------------------------------------------------------------------
+
+def case_names() -> list[str]:
+    return list(training_data()["cases"])
+
+
+def _gpu_specs(topo: Topology, gpu: str) -> dict:
+    part = topo.part_of(gpu)
+    return part.specs if part else {}
+
+
+def case_model(name: str, topo: Topology, gpu: str) -> StepModel:
+    """The step model of a published case on the GPU ``gpu`` of ``topo``: compute scaled from the
+    case's reference GPU by the catalog peaks, the optimizer at this GPU's memory bandwidth."""
+    from ..model.catalog import default_catalog
+    from .training import PRECISION_PEAK
+
+    cases = training_data()["cases"]
+    if name not in cases:
+        raise ScalingError(f"unknown case {name!r} (one of {', '.join(cases)})")
+    c = cases[name]
+    curve = BatchCurve.fit(c["throughput_points"])
+    ref_batch, ref_thr = max(c["throughput_points"])
+    keys = PRECISION_PEAK[c["precision"]]
+    ref_part = default_catalog().part(c["reference_gpu"])
+    ref_specs = ref_part.specs if ref_part else {}
+    specs = _gpu_specs(topo, gpu)
+    ref_peak = next((ref_specs[k] for k in keys if ref_specs.get(k)), None)
+    peak = next((specs[k] for k in keys if specs.get(k)), None)
+    if not ref_peak or not peak:
+        raise ScalingError(f"the catalog gives no {c['precision']} peak for {c['reference_gpu']} or {gpu}")
+    mem = specs.get("memory_bandwidth_Bps")
+    overhead = c["parameters"] * c["optimizer_bytes_per_parameter"] / mem if mem else 0.0
+    return StepModel(float(c["gradient_bytes"]), 1.0 / ref_thr, int(ref_batch), curve, overhead,
+                     None, bool(c["overlap"]), backward_share(), ref_peak / peak)
+
+
+def run_case(name: str, achievable: bool = True, algorithm: str = "auto") -> dict:
+    """The case on each of its systems, beside the published 8-GPU throughputs."""
+    from ..analysis.gpuset import select_gpus
+    from ..model.presets import load_preset
+
+    c = training_data()["cases"].get(name)
+    if c is None:
+        raise ScalingError(f"unknown case {name!r} (one of {', '.join(case_names())})")
+    out = {"case": name, "title": c["title"], "figures": "achievable" if achievable else "peak", "systems": {}}
+    for label, preset in c["systems"].items():
+        topo = load_preset(preset)
+        gpus = select_gpus(topo, "all")
+        model = case_model(name, topo, gpus[0])
+        rows = scaling(topo, gpus, model, c["batch_per_gpu"], c["global_batch"], algorithm=algorithm,
+                       achievable=achievable)
+        out["systems"][label] = {"preset": preset, "topology": topo.name, "model": {
+            **{k: v for k, v in asdict(model).items() if k != "curve"}, "b_half": model.curve.b_half},
+            "rows": [asdict(r) for r in rows]}
+    comparison = {}
+    for kind in ("weak", "strong"):
+        pub = c["published_8gpu_images_per_s"][kind]
+        sim = {label: next(r for r in out["systems"][label]["rows"] if r["gpus"] == 8)[f"{kind}_samples_per_s"]
+               for label in pub}
+        comparison[kind] = {"published": pub, "simulated": sim,
+                            "error": {k: sim[k] / pub[k] - 1 for k in pub},
+                            "published_ratio": pub["nvlink"] / pub["pcie"],
+                            "simulated_ratio": sim["nvlink"] / sim["pcie"]}
+        comparison[kind]["ratio_error"] = comparison[kind]["simulated_ratio"] / comparison[kind]["published_ratio"] - 1
+    out["comparison"] = comparison
+    return out
+

@@ -1,0 +1,78 @@
+"""Data-parallel scaling: batch curve, bucketed overlap, per-iteration overhead, the ResNet-50 case."""
+
+import json
+
+import pytest
+
+from dgxstudio.cli import main
+from dgxstudio.model.presets import load_preset
+from dgxstudio.sim.scaling import (BatchCurve, ScalingError, StepModel, bucket_sizes, overlapped_exposure, run_case,
+                                   scaling)
+
+
+def test_batch_curve_fits_two_points_exactly():
+    c = BatchCurve.fit([(32, 195.0), (64, 219.0)])
+    peak = 219.0 * (64 + c.b_half) / 64
+    assert peak * 32 / (32 + c.b_half) == pytest.approx(195.0)
+    # a small batch costs more per sample than the reference batch; linear curve costs the same
+    assert c.time_factor(8, 64) > 1.5
+    assert BatchCurve().time_factor(8, 64) == 1.0
+    with pytest.raises(ScalingError):
+        BatchCurve.fit([(64, 219.0)])
+
+
+def test_bucketed_allreduce_hides_behind_long_backward():
+    sizes = bucket_sizes(100e6, 25e6)
+    assert sizes == [25e6] * 4
+    times = [1e-3] * 4  # 4 ms of communication in all
+    # compute far longer than communication: only the last bucket (after the backward ends) is exposed
+    assert overlapped_exposure(1.0, 2 / 3, sizes, times, True) == pytest.approx(1e-3)
+    # communication dominates: nearly the whole all-reduce is exposed
+    long_times = [1.0] * 4
+    exposed = overlapped_exposure(0.01, 2 / 3, sizes, long_times, True)
+    assert exposed == pytest.approx(4.0, rel=0.01)
+    # without overlap everything is exposed
+    assert overlapped_exposure(1.0, 2 / 3, sizes, times, False) == pytest.approx(4e-3)
+
+
+def test_overlap_and_overhead_in_scaling():
+    topo = load_preset("dgx1-p100")
+    gpus = [d.id for d in topo.gpus()]
+    base = dict(grad_bytes=97.5e6, sample_s=5e-3, sample_batch=64)
+    plain = scaling(topo, gpus, StepModel(**base, overlap=False), 64, 64, [1, 8])[-1]
+    over = scaling(topo, gpus, StepModel(**base, bucket_bytes=25 * 2**20, overlap=True), 64, 64, [1, 8])[-1]
+    assert plain.weak_exposed_comm_s == pytest.approx(plain.allreduce_s)
+    assert over.weak_exposed_comm_s < 0.5 * plain.weak_exposed_comm_s
+    assert over.weak_samples_per_s > plain.weak_samples_per_s
+    slow = scaling(topo, gpus, StepModel(**base, overlap=False, overhead_s=0.1), 64, 64, [8])[0]
+    assert slow.weak_samples_per_s == pytest.approx(512 / (0.32 + plain.allreduce_s + 0.1), rel=1e-6)
+
+
+def test_peak_figures_are_faster_than_achievable():
+    topo = load_preset("pcie-8gpu-p100")
+    gpus = [d.id for d in topo.gpus()]
+    m = StepModel(97.5e6, 5e-3, 64, overlap=False)
+    peak = scaling(topo, gpus, m, 64, 64, [8], achievable=False)[0].allreduce_s
+    ach = scaling(topo, gpus, m, 64, 64, [8], achievable=True)[0].allreduce_s
+    assert peak < ach
+
+
+def test_resnet50_case_runs_with_sourced_parameters():
+    r = run_case("resnet50-p100")
+    assert set(r["systems"]) == {"nvlink", "pcie"}
+    pcie = r["systems"]["pcie"]
+    assert pcie["model"]["compute_scale"] == pytest.approx(10.6 / 9.3)  # P100 SXM2 vs PCIe fp32 peak
+    assert r["comparison"]["weak"]["published"] == {"nvlink": 1513, "pcie": 1096}
+    # NVLink wins in both regimes, by more when strong scaling
+    assert 1 < r["comparison"]["weak"]["simulated_ratio"] < r["comparison"]["strong"]["simulated_ratio"]
+
+
+def test_cli_scaling_figures_and_case(capsys):
+    assert main(["scaling", "--preset", "dgx1-p100", "--sample-time", "4.5ms", "--batch-curve", "32:195,64:219",
+                 "--overhead", "1ms", "--figures", "peak", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["figures"] == "peak" and out["overhead_s"] == pytest.approx(1e-3)
+    assert out["bucket_bytes"] == 25 * 2**20 and out["overlap"] is True
+    assert main(["scaling", "--case", "resnet50-p100"]) == 0
+    assert "published 1,513" in capsys.readouterr().out
+    assert main(["scaling", "--preset", "dgx1-p100"]) != 0

@@ -1,0 +1,133 @@
+"""Every lane at once, the lecture's A100/A800 verdict, bucketed data-parallel overlap in train."""
+
+import json
+
+import pytest
+
+from dgxstudio.cli import main
+from dgxstudio.model.builders import build_fat_tree
+from dgxstudio.sim.training import ModelSpec, boundary_send, grid, train_iteration
+from dgxstudio.analysis.routing import Router
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return {s: build_fat_tree(2, s) for s in ("dgx-a100", "hgx-a800")}
+
+
+def test_lecture_verdict_a100_network_a800_nvlink(pairs):
+    out = {}
+    for system, topo in pairs.items():
+        gpus = [d.id for d in topo.gpus()]
+        r = train_iteration(topo, gpus, 1, 8, 2, ModelSpec(), microbatches=4)
+        out[system] = r.details
+    a100, a800 = out["dgx-a100"], out["hgx-a800"]
+    assert a100["nvlink_to_network"]["required_ratio"] == pytest.approx(1.75)
+    assert a100["critical_resource"] == "infiniband"
+    assert a800["critical_resource"] == "nvlink"
+    assert a100["nvlink_to_network"]["offered_ratio"] == pytest.approx(300 / 160)
+    assert a800["nvlink_to_network"]["offered_ratio"] == pytest.approx(200 / 160)
+    assert "headroom" in a100["critical_resource_words"] and "NVLink is the limit" in a800["critical_resource_words"]
+    # the simulated rates stand beside the lecture's arithmetic, and NVLink is the busiest class
+    assert a800["nvlink_to_network"]["simulated"]["offered_ratio"] < a100["nvlink_to_network"]["simulated"]["offered_ratio"]
+    assert set(a100["busy_fraction"]) >= {"nvlink", "infiniband"}
+
+
+def test_every_lane_doubles_boundary_traffic_on_the_nics(pairs):
+    topo = pairs["dgx-a100"]
+    gpus = [d.id for d in topo.gpus()]
+    sys0 = [g for g in gpus if topo.system_of(g) == topo.system_of(gpus[0])]
+    sys1 = [g for g in gpus if g not in sys0]
+    router = Router(topo, True)
+    # stage 0 in the first system, stage 1 in the second: one replica on GPUs 0-3, two on GPUs 0-7
+    one_place = grid(sys0[:4] + sys1[:4], 1, 4, 2, "tp,dp,pp")
+    two_place = grid(sys0 + sys1, 2, 4, 2, "tp,dp,pp")
+    one = boundary_send(topo, router, one_place, 1, 4, 2, 64e6)[1]
+    two = boundary_send(topo, router, two_place, 2, 4, 2, 64e6)[1]
+
+    def nic_bytes(sim):
+        return {sim.channel_ends[c]: float(b) for c, b in enumerate(sim.channel_bytes)
+                if b > 0 and topo.devices[sim.channel_ends[c][0]].kind == "nic"}
+    b1, b2 = nic_bytes(one), nic_bytes(two)
+    assert b1 and sum(b2.values()) == pytest.approx(2 * sum(b1.values()))
+    # the second replica's lanes leave through the NICs beside its own GPUs, not through the first's
+    assert set(b1) < set(b2) and len(b2) == 2 * len(b1)
+    r1 = train_iteration(topo, sys0[:4] + sys1[:4], 1, 4, 2, ModelSpec(), microbatches=4, order="tp,dp,pp")
+    r2 = train_iteration(topo, sys0 + sys1, 2, 4, 2, ModelSpec(), microbatches=4, order="tp,dp,pp")
+    assert (r1.details["lanes_simulated"], r2.details["lanes_simulated"]) == (4, 8)
+    assert r1.bottleneck["pipeline_bubble_and_transfers"] == "infiniband"
+
+
+def test_train_buckets_hide_behind_backward_when_compute_dominates(pairs):
+    topo = pairs["dgx-a100"]
+    gpus = [d.id for d in topo.gpus()]
+    small = ModelSpec(layers=8, hidden=4096, seq_len=8192, efficiency=0.01)  # compute-heavy: 16 buckets per GPU
+    r = train_iteration(topo, gpus, 2, 8, 1, small, microbatches=2)
+    assert r.details["dp_buckets"] >= 10 and r.details["dp_allreduce_s"] > 0
+    assert r.breakdown_s["data_parallel"] < 0.1 * r.details["dp_allreduce_s"]
+    big = ModelSpec(layers=8, hidden=4096, seq_len=64, efficiency=1.0)  # communication dominates
+    r = train_iteration(topo, gpus, 2, 8, 1, big, microbatches=1)
+    assert r.breakdown_s["data_parallel"] > 0.8 * r.details["dp_allreduce_s"]
+
+
+def test_cli_train_reports_critical_resource(capsys, tmp_path):
+    f = tmp_path / "a800.dgxs"
+    assert main(["generate", "fat-tree", "--system", "hgx-a800", "--systems", "2", "-o", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["train", str(f), "--tp", "8", "--pp", "2", "--microbatches", "4", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["critical_resource"] == "nvlink" and d["figures"] == "achievable"
+    assert d["nvlink_to_network"]["required_ratio"] == pytest.approx(1.75)
+    assert main(["train", str(f), "--tp", "8", "--pp", "2", "--microbatches", "4"]) == 0
+    assert "critical resource: nvlink" in capsys.readouterr().out
+
+
+def test_expert_parallel_all_to_all_matches_the_simulator(pairs):
+    from dgxstudio.sim.run import SimOptions, Simulator
+    from dgxstudio.sim.training import TrainingError
+
+    topo = pairs["dgx-a100"]
+    gpus = [d.id for d in topo.gpus()]
+    moe = ModelSpec(layers=4, hidden=1024, seq_len=1024, experts=16, top_k=2)
+    r = train_iteration(topo, gpus, 16, 1, 1, moe, microbatches=2, ep=16)
+    ref = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-to-all", "direct", moe.dispatch_bytes())
+    assert r.details["ep_all_to_all_s"] == pytest.approx(ref.time_s, rel=1e-6)
+    # dispatch + combine, forward and backward, in every MoE layer of every micro-batch
+    assert r.breakdown_s["expert_parallel"] == pytest.approx(2 * 4 * 4 * ref.time_s)
+    assert r.bottleneck["expert_parallel"] == "infiniband"
+    # two groups of 8 (one per system) stay on NVLink and are faster than one group across the network
+    local = train_iteration(topo, gpus, 16, 1, 1, moe, microbatches=2, ep=8)
+    assert local.details["ep_all_to_all_s"] < r.details["ep_all_to_all_s"]
+    assert local.bottleneck["expert_parallel"] == "nvlink"
+    # top-2 routing runs the MLP twice per token: more compute than the dense model
+    dense = train_iteration(topo, gpus, 16, 1, 1, ModelSpec(layers=4, hidden=1024, seq_len=1024), microbatches=2)
+    assert r.breakdown_s["compute"] > dense.breakdown_s["compute"]
+    with pytest.raises(TrainingError, match="divide"):
+        train_iteration(topo, gpus, 16, 1, 1, moe, ep=3)
+    with pytest.raises(TrainingError, match="mixture-of-experts"):
+        train_iteration(topo, gpus, 16, 1, 1, ModelSpec(layers=4, hidden=1024, seq_len=1024), ep=2)
+
+
+def test_cli_train_expert_parallel(capsys, pairs, tmp_path):
+    f = tmp_path / "a100.dgxs"
+    assert main(["generate", "fat-tree", "--system", "dgx-a100", "--systems", "2", "-o", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["train", str(f), "--dp", "16", "--ep", "8", "--experts", "8", "--layers", "4", "--microbatches", "2",
+                 "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["ep"] == 8 and d["breakdown_s"]["expert_parallel"] > 0
+
+
+def test_pipeline_lanes_run_at_once_and_contend(pairs):
+    from dgxstudio.sim.pipeline import PipelineSpec, run_pipeline
+
+    topo = pairs["dgx-a100"]
+    gpus = [d.id for d in topo.gpus()]
+    lanes = [[gpus[k], gpus[8 + k]] for k in range(8)]  # 8 lanes, each crossing the network on its own rail
+    spec = PipelineSpec("1f1b", 2, 4, lanes[0], [1e-4] * 2, [2e-4] * 2, 256e6)
+    alone = run_pipeline(topo, spec, achievable=True)
+    together = run_pipeline(topo, spec, achievable=True, lanes=lanes)
+    assert float(together.sim.channel_bytes.sum()) == pytest.approx(8 * float(alone.sim.channel_bytes.sum()))
+    assert together.makespan_s >= alone.makespan_s - 1e-12
+    shared = [[gpus[0], gpus[8]], [gpus[1], gpus[9]]]  # GPUs 0 and 1 share a PCIe switch, not a NIC
+    assert run_pipeline(topo, spec, achievable=True, lanes=shared).makespan_s >= alone.makespan_s - 1e-12
