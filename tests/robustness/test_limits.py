@@ -67,3 +67,20 @@ def test_installed_script_runs_version_and_presets():
     assert out.returncode == 0 and out.stdout.startswith("dgxstudio ")
     out = subprocess.run([script, "presets"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "dgx1-v100" in out.stdout
+
+
+def test_the_command_table_matches_the_parser():
+    from dgxstudio.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    assert set(parser._subparsers._group_actions[0].choices) == set(COMMANDS)  # noqa: SLF001
+
+
+def test_version_and_presets_do_not_load_the_simulator():
+    code = ("import sys\nfrom dgxstudio.cli import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            "main(['presets'])\n"
+            "heavy = [m for m in ('numpy', 'networkx', 'PySide6', 'dgxstudio.sim.engine') if m in sys.modules]\n"
+            "print('HEAVY', heavy)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "HEAVY []" in out.stdout, out.stdout + out.stderr
