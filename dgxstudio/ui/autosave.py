@@ -178,7 +178,11 @@ def restore_into(window, item: Recoverable) -> bool:
     except fileio.TopologyFileError as exc:
         window.error("Cannot restore", str(exc))
         return False
-    window.document.replace(topo, item.original_path)
+    replace = getattr(window, "_replace", None)  # the window's own open: palette, fit to view
+    if replace is not None:
+        replace(topo, item.original_path)
+    else:
+        window.document.replace(topo, item.original_path)
     window.document.undo_stack.resetClean()  # the restored work is not on disk yet
     item.discard()
     window.show_status(f"Restored unsaved work from {time.strftime('%Y-%m-%d %H:%M', time.localtime(item.saved_at))}")
