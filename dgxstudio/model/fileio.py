@@ -150,7 +150,7 @@ def checked_text(topo: Topology) -> str:
     except (ValueError, TypeError, RecursionError) as exc:
         raise TopologyFileError(f"cannot be saved: {exc}") from None
     try:
-        topology_from_dict(parse_json(text), topo.catalog)
+        topology_from_dict(_parse_topology_json(text), topo.catalog)
     except TopologyFileError as exc:
         raise TopologyFileError(f"cannot be saved: {exc.detail}", exc.path) from None
     except (ValueError, RecursionError) as exc:
@@ -211,16 +211,23 @@ def _parse_float(text: str) -> float:
     return value
 
 
-_RISKY_NUMBER = re.compile(r"\d{%d}|[eE][+-]?\d{3}" % (MAX_INT_DIGITS + 1))
-
-
 def parse_json(text: str):
-    """JSON with the limits every loader shares: no NaN/Infinity, no overflowing or endless numbers.
-    The per-number checks run only when a scan (at C speed) finds a long digit run or a 3-digit
-    exponent somewhere, so large ordinary files parse at the decoder's own speed."""
-    if _RISKY_NUMBER.search(text):
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float)
-    return json.loads(text, parse_constant=_reject_constant)
+    """JSON with the limits every loader shares: no NaN/Infinity, no overflowing or endless numbers
+    (each number checked as it is read, before Python builds it)."""
+    return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float)
+
+
+def _parse_topology_json(text: str):
+    """The topology file's JSON at the decoder's own speed: NaN/Infinity are refused here; numbers
+    are then checked field by field (ranges, finiteness, digits in properties) by
+    ``topology_from_dict``, which names the JSON path; Python itself refuses integers of more than
+    4300 digits before building them."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            raise TopologyFileError("a whole number of more than 4300 digits") from None
+        raise
 
 
 def check_text(value: str, path: str, *, names: bool) -> None:
@@ -480,7 +487,14 @@ def _fast_link(raw, devices) -> Link | None:
     if type(raw) is not dict or not raw.keys() <= _LINK_FIELDS:
         return None
     lid, a, b, ltype = raw.get("id"), raw.get("a"), raw.get("b"), raw.get("type")
-    if not (_plain_id(lid) and _plain_id(a) and _plain_id(b) and _plain_id(ltype) and a in devices and b in devices):
+    if not (a in devices and b in devices):  # device ids were checked when the devices were read
+        return None
+    # One check for the link's own id and type: plain printable ASCII within the id length limit.
+    if type(lid) is not str or type(ltype) is not str:
+        return None
+    both = lid + ltype
+    if not (0 < len(lid) <= MAX_ID_LENGTH and 0 < len(ltype) <= MAX_ID_LENGTH and both.isascii()
+            and both.isprintable()):
         return None
     count = raw.get("count", 1)
     if type(count) is not int or not 1 <= count <= MAX_LINK_COUNT:
@@ -520,7 +534,7 @@ def loads(text: str | bytes, catalog: Catalog | None = None, filename: str = "")
     if len(text) > MAX_FILE_BYTES:
         raise TopologyFileError(f"file is over the limit of {MAX_FILE_BYTES} bytes", filename=filename)
     try:
-        doc = parse_json(text)
+        doc = _parse_topology_json(text)
     except TopologyFileError as exc:
         raise TopologyFileError(exc.detail, filename=filename) from None
     except json.JSONDecodeError as exc:

@@ -37,8 +37,9 @@ def test_loads_refuse_text_no_format_can_carry(tmp_path, mutate, expected):
 
 
 @pytest.mark.parametrize("raw, expected", [
-    ('"properties": {"x": 1e400}', "beyond what a double can hold"),
-    ('"properties": {"x": ' + "9" * 5000 + "}", "5000 digits"),
+    ('"properties": {"x": 1e400}', r"devices\[0\].properties.x: inf is not a number a file can hold"),
+    ('"properties": {"x": ' + "9" * 5000 + "}", "more than 4300 digits"),
+    ('"properties": {"x": ' + "9" * 40 + "}", "longer than 30 digits"),
     ('"properties": ' + '{"a": ' * 990 + "1" + "}" * 990, "nested"),
     ('"properties": ' + "[" * 100_000 + "]" * 100_000, "nested too deeply"),
 ])
