@@ -487,7 +487,8 @@ def _fast_link(raw, devices) -> Link | None:
     if type(raw) is not dict or not raw.keys() <= _LINK_FIELDS:
         return None
     lid, a, b, ltype = raw.get("id"), raw.get("a"), raw.get("b"), raw.get("type")
-    if not (a in devices and b in devices):  # device ids were checked when the devices were read
+    if type(a) is not str or type(b) is not str or a not in devices or b not in devices:
+        return None  # (device ids were checked when the devices were read)
         return None
     # One check for the link's own id and type: plain printable ASCII within the id length limit.
     if type(lid) is not str or type(ltype) is not str:
