@@ -159,6 +159,11 @@ def test_sweep_plot_and_exports(make_window, qtbot, tmp_path):
     for ext in ("png", "svg"):
         out = w.export_current_plot(str(tmp_path / f"sweep.{ext}"))
         assert os.path.getsize(out) > 1000
+    from PySide6.QtGui import QImage
+    img = QImage(str(tmp_path / "sweep.png"))  # a picture, not a blank of the right size
+    assert len({img.pixel(x, y) for x in range(0, img.width(), 9) for y in range(0, img.height(), 9)}) > 2
+    assert (tmp_path / "sweep.svg").read_text().rstrip().endswith("</svg>")
+    assert sorted(os.listdir(tmp_path)) == ["sweep.png", "sweep.svg"]
 
 
 def test_screenshots_mid_animation_and_plots(make_window, qtbot, tmp_path_factory):
@@ -193,6 +198,10 @@ def test_file_menu_exports_imports_and_report(make_window, qtbot, tmp_path):
     assert w.export_topology("graphml", str(tmp_path / "a.graphml"))
     for name in ("canvas.png", "canvas.svg"):
         assert w.export_canvas(str(tmp_path / name)) and (tmp_path / name).stat().st_size > 1000
+    from PySide6.QtGui import QImage
+    img = QImage(str(tmp_path / "canvas.png"))  # a picture, not a blank of the right size
+    assert len({img.pixel(x, y) for x in range(0, img.width(), 9) for y in range(0, img.height(), 9)}) > 2
+    assert (tmp_path / "canvas.svg").read_text().rstrip().endswith("</svg>")
     assert w.export_report(str(tmp_path / "session.html"))
     html = (tmp_path / "session.html").read_text()
     assert "Simulation 1" in html and "600.00 GB/s" in html
