@@ -27,9 +27,23 @@ from dgxstudio.model import fileio
 from dgxstudio.model.presets import load_preset
 kind, target, preset = sys.argv[1], sys.argv[2], sys.argv[3]
 topo = load_preset(preset)
+if kind == "gui":  # the window's own Save (Ctrl+S goes to the same method)
+    import os
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from dgxstudio.ui.app import application
+    from dgxstudio.ui.main_window import MainWindow
+    app = application()
+    window = MainWindow(topo, target, None)
+    window.show()
 print("ready", flush=True)
+n = 0
 while True:
-    if kind == "native":
+    n += 1
+    if kind == "gui":
+        window.document.topology.name = f"{preset} save {n}"
+        window.document.undo_stack.resetClean()
+        assert window._save_to(target)
+    elif kind == "native":
         fileio.save(topo, target)
     elif kind == "png":
         from dgxstudio.report.exports import write_export
@@ -46,7 +60,7 @@ while True:
 
 def complete(kind: str, path: Path) -> bool:
     data = path.read_bytes()
-    if kind == "native":
+    if kind in ("native", "gui"):
         from dgxstudio.model import fileio
         try:
             fileio.loads(data)
@@ -68,10 +82,10 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--kills", type=int, default=500)
     ap.add_argument("--preset", default="dgx1-v100")
-    ap.add_argument("--kind", default="all", help="native, png, pdf, graphml, dot or all (rotating)")
+    ap.add_argument("--kind", default="all", help="native, gui, png, pdf, graphml, dot or all (rotating)")
     ap.add_argument("--max-delay", type=float, default=0.4)
     args = ap.parse_args()
-    kinds = ["native", "png", "pdf", "graphml", "dot"] if args.kind == "all" else [args.kind]
+    kinds = ["native", "gui", "png", "pdf", "graphml", "dot"] if args.kind == "all" else [args.kind]
     from dgxstudio.model.atomic import TEMP_SUFFIX
 
     folder = Path(tempfile.mkdtemp(prefix="dgxstudio-kill-"))
@@ -81,7 +95,7 @@ def main() -> int:
     started = time.time()
     for i in range(args.kills):
         kind = kinds[i % len(kinds)]
-        target = folder / f"target.{ {'native': 'dgxs'}.get(kind, kind) }"
+        target = folder / f"target.{ {'native': 'dgxs', 'gui': 'dgxs'}.get(kind, kind) }"
         if not target.exists():  # a good file to protect
             subprocess.run([sys.executable, "-c", CHILD.replace("while True:", "for _ in [0]:"), kind, str(target),
                             args.preset], check=True, capture_output=True)
@@ -101,7 +115,7 @@ def main() -> int:
             print(f"{i + 1} kills: lost {lost}, corrupt {corrupt}, temporary files now {len(left)}", flush=True)
     # one clean save of each kind removes what the killed ones left
     for kind in kinds:
-        target = folder / f"target.{ {'native': 'dgxs'}.get(kind, kind) }"
+        target = folder / f"target.{ {'native': 'dgxs', 'gui': 'dgxs'}.get(kind, kind) }"
         subprocess.run([sys.executable, "-c", CHILD.replace("while True:", "for _ in [0]:"), kind, str(target),
                         args.preset], check=True, capture_output=True)
     left_after = [n for n in os.listdir(folder) if n.endswith(TEMP_SUFFIX)]
