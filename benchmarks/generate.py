@@ -49,7 +49,13 @@ def main():
         print(f"           {path.stat().st_size / 1e6:.1f} MB")
         opened, t_open = stage("open", lambda: fileio.load(path), False)
     gpus = [d.id for d in opened.gpus()]
-    result, t_an = stage("analyze", lambda: analyze(opened, gpus), args.profile)
+    steps: list[tuple[str, float]] = []
+
+    def progress(_fraction, label):  # analyze reports the step it starts; time each one
+        steps.append((label, time.perf_counter()))
+
+    result, t_an = stage("analyze", lambda: analyze(opened, gpus, progress=progress), args.profile)
+    print("           " + ", ".join(f"{a} {t1 - t0:.2f} s" for (a, t0), (_, t1) in zip(steps, steps[1:])))
     print(f"           {len(gpus):,} GPUs; bisection {result['bisection']['bidir_Bps'] / 1e12:.1f} TB/s bidirectional "
           f"({result['bisection']['method']}); NVLink aggregate {result['aggregate_nvlink_bw_bidir_Bps'] / 1e12:,.0f} TB/s;"
           f" worst system-to-system {result['latency']['max_system_to_system_s'] * 1e6:.2f} us")

@@ -99,18 +99,39 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
         sig = tuple(sorted((nb, round(fab.hop_latency[n] + fab.bundle(n, nb).latency_s, 15))
                            for n in nics_of[s] for nb in fab.adj[n] if nb in network_nodes and fab.kind.get(nb) != "nic"))
         classes.setdefault(sig, s)
+    # A NIC with one network link is a dead end: search the switches (and any NIC that can carry
+    # traffic through, with two or more network links) only, then step to each end NIC from its switch.
+    # The figures are those of a search over every network node: links here add a latency and every
+    # device a positive hop latency, so ties pop in (distance, id) order either way.
+    net_degree = {n: sum(1 for nb in fab.adj[n] if nb in network_nodes) for n in network_nodes
+                  if fab.kind.get(n) == "nic"}
+    ends = {n for n, k in net_degree.items() if k == 1}
+    end_steps = []  # (NIC, its system, its switch, link latency, NIC hop latency), in a fixed order
+    for t in sorted(ends):
+        if owner.get(t) is None:
+            continue
+        sw = next(nb for nb in fab.adj[t] if nb in network_nodes)
+        end_steps.append((t, owner[t], sw, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
     worst = (-1.0, None, 0)
     best_any = float("inf")
     for s in classes.values():
-        dist, prev = _dijkstra(fab, sorted(nics_of[s]), allowed=network_nodes)
+        sources = sorted(nics_of[s])
+        dist, prev = _dijkstra(fab, sources, allowed=network_nodes - (ends - set(sources)))
         nearest: dict[str, tuple[float, str]] = {}
         for n, d in dist.items():
             other = owner.get(n)
             if other is None or other == s:
                 continue
-            if other not in nearest or d < nearest[other][0]:
+            if other not in nearest or (d, n) < nearest[other]:
                 nearest[other] = (d, n)
-        for other, (d, n) in nearest.items():
+        for t, other, sw, link_lat, hop in end_steps:
+            if other == s or t in dist or sw not in dist:
+                continue
+            d = dist[sw] + link_lat + hop
+            if other not in nearest or (d, t) < nearest[other]:
+                nearest[other] = (d, t)
+                prev[t] = sw
+        for other, (d, n) in sorted(nearest.items(), key=lambda item: item[1]):
             best_any = min(best_any, d)
             if d > worst[0]:
                 hops, cur = 0, n

@@ -25,6 +25,10 @@ from ..cancel import check_cancelled
 from ..model.topology import Topology
 from .fabric import Fabric, bundle_key
 
+# Above this many devices the routes that chain systems into rings are searched from both ends
+# (same hop count, found without touching every switch); below it the one-ended search, as before.
+BIG_FABRIC_DEVICES = 5000
+
 
 @dataclass
 class Ring:
@@ -311,11 +315,11 @@ def _signature(topo: Topology, gpus: list[str], prefix: str) -> tuple:
 
 
 def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int = 16,
-                 deadline: float | None = None) -> dict[str, RingResult] | None:
+                 deadline: float | None = None, nv: Fabric | None = None) -> dict[str, RingResult] | None:
     """Each system's own NVLink rings; systems wired alike share one search. None if a system's GPUs
-    are not joined by NVLink."""
+    are not joined by NVLink. ``nv``: a ``Fabric(topo, {"nvlink"})`` the caller already has."""
     deadline = deadline if deadline is not None else time.perf_counter() + 3.0
-    nv = Fabric(topo, {"nvlink"})
+    nv = nv or Fabric(topo, {"nvlink"})
     local: dict[str, RingResult] = {}
     cache: dict[tuple, tuple[RingResult, str]] = {}
     for sid, members in systems.items():
@@ -337,16 +341,17 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
 
 
 def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]], exact_limit: int,
-                  deadline: float) -> RingResult | None:
+                  deadline: float, fabric: Fabric | None = None, nv: Fabric | None = None) -> RingResult | None:
     """Chain each system's NVLink rings through the network, one network hop between systems."""
-    local = system_rings(topo, systems, exact_limit, deadline)
+    local = system_rings(topo, systems, exact_limit, deadline, nv)
     if local is None or any(not res.rings for res in local.values()):
         return None
-    fab = Fabric(topo)
+    fab = fabric or Fabric(topo)
     residual = {k: b.units for k, b in fab.bundles.items()}
     nearest_nic = _network_distance(fab)
     order = list(systems)
-    owner = {d: sid for sid in order for d in topo.devices_in_group(sid)}
+    wanted = set(order)
+    owner = {d: sid for d in topo.devices if (sid := topo.system_of(d)) in wanted}
     rings = []
     for r in range(min(len(res.rings) for res in local.values())):
         built = _chain_ring(fab, order, [local[s].rings[r] for s in order], residual, nearest_nic, owner)
@@ -414,8 +419,10 @@ def _chain_ring(fab: Fabric, systems: list[str], local_rings: list[Ring], residu
             _consume(residual, fab, path, +1)
 
     # Routes between two systems may enter only those two systems' insides (and the network).
+    search = fab.route_meet if len(fab.adj) > BIG_FABRIC_DEVICES else fab.route
+
     def between(a: str, b: str, sa: str, sb: str) -> list[str] | None:
-        return fab.route(a, b, residual, owner=owner, allowed_owners=(sa, sb))
+        return search(a, b, residual, owner=owner, allowed_owners=(sa, sb))
 
     for s_index, ring in enumerate(local_rings):
         if s_index % 16 == 0:
@@ -465,12 +472,13 @@ def _chain_ring(fab: Fabric, systems: list[str], local_rings: list[Ring], residu
 
 
 def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_budget_s: float = 3.0,
-               achievable: bool = False) -> RingResult:
+               achievable: bool = False, fabric: Fabric | None = None) -> RingResult:
     """Rings over the fastest fabric that joins the set: NVLink alone if it does, else every link.
 
-    With ``achievable`` the ring rates use the catalog's achievable efficiencies.
+    With ``achievable`` the ring rates use the catalog's achievable efficiencies. ``fabric``, a
+    ``Fabric(topo)`` the caller already has (peak figures, every family), saves building it again.
     """
-    result = _find_rings(topo, gpus, exact_limit, time_budget_s)
+    result = _find_rings(topo, gpus, exact_limit, time_budget_s, fabric)
     if achievable and result.rings and result.method == RAIL_RINGS:
         return _rail_rings(topo, gpus, achievable=True)
     if achievable and result.rings:
@@ -512,7 +520,8 @@ def _allocation(fab: Fabric, ring: Ring, disjoint: bool) -> dict | None:
     return Counter(k for path in ring.hops for k in fab.path_bundles(path)) if disjoint else None
 
 
-def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s: float) -> RingResult:
+def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s: float,
+                fabric: Fabric | None = None) -> RingResult:
     deadline = time.perf_counter() + time_budget_s
     if len(gpus) < 2:
         return RingResult([], "none", "trivial", True, True)
@@ -526,7 +535,7 @@ def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s
         result = _rail_rings(topo, gpus, achievable=False)
         if result is not None:
             return result
-    everything = Fabric(topo)
+    everything = fabric or Fabric(topo)
     if not _connected(everything, gpus):
         return RingResult([], "disconnected", "none", True, True)
     return _single_fabric(topo, everything, "all", gpus, exact_limit, deadline)

@@ -65,6 +65,8 @@ class Router:
         self.spread = spread
         self.pxn = pxn
         self._rail: dict[str, tuple[str, frozenset]] | None = None
+        self._signatures: dict[str, tuple] = {}
+        self._shapes: dict[tuple, tuple] = {}
         self.max_paths = max_paths
         self.fabric = Fabric(topo, achievable=achievable)
         self.channel_index: dict[tuple[str, str], int] = {}
@@ -209,11 +211,30 @@ class Router:
         for end in (src, dst):
             if end not in self.topo.devices:
                 raise RoutingError(f"no device {end!r}")
+        edge = self._edge_route(src, dst)
+        if edge is not None:
+            self._cache[key] = edge
+            return edge
         waypoints = self._rail_waypoints(src, dst)
         if waypoints is not None:
             route = self.via(waypoints)
             self._cache[key] = route
             return route
+        shape, prefix = self._shape_key(src, dst)
+        template = self._shapes.get(shape) if shape is not None else None
+        if template is not None:
+            route = self._route([[prefix + d for d in p] for p in template[0]], template[1])
+        else:
+            paths, weights = self._search(src, dst)
+            route = self._route(paths, weights)
+            if shape is not None and all(d.startswith(prefix) for p in paths for d in p):
+                n = len(prefix)
+                self._shapes[shape] = ([[d[n:] for d in p] for p in paths], weights)
+        self._cache[key] = route
+        return route
+
+    def _search(self, src: str, dst: str) -> tuple[list[list[str]], list[float] | None]:
+        """The paths of a route and their weights (None: an equal split)."""
         nvl = self._nvlink_paths(src, dst)
         if nvl is not None:
             paths, weights = nvl
@@ -221,9 +242,7 @@ class Router:
                 digest = hashlib.blake2b(f"{src}>{dst}".encode(), digest_size=8).digest()
                 k = int.from_bytes(digest, "little") % len(paths)
                 paths, weights = [paths[k]], None
-            route = self._route(paths, weights)
-            self._cache[key] = route
-            return route
+            return paths, weights
         preds = self._dag(src, dst)
         if preds is None:
             raise RoutingError(f"no route from {self.topo.devices[src].name} ({src}) to "
@@ -232,9 +251,62 @@ class Router:
         if self.spread == "hash" and len(paths) > 1:
             digest = hashlib.blake2b(f"{src}>{dst}".encode(), digest_size=8).digest()
             paths = [paths[int.from_bytes(digest, "little") % len(paths)]]
-        route = self._route(paths)
-        self._cache[key] = route
-        return route
+        return paths, None
+
+    def _shape_key(self, src: str, dst: str):
+        """Routes inside one system are the same shape in every system its builder wired alike: the key
+        (builder and size, ids without their prefix) under which one search serves them all, and the
+        prefix; (None, "") otherwise."""
+        if self.spread != "even":
+            return None, ""
+        sid = self._system.get(src)
+        if sid is None or sid != self._system.get(dst):
+            return None, ""
+        sig = self._signatures.get(sid)
+        if sig is None:
+            group = self.topo.groups.get(sid)
+            builder = group.properties.get("builder") if group is not None else None
+            prefix = sid[:-len("system")] if sid.endswith("system") else None
+            if not builder or not prefix or not all(d.startswith(prefix) for d in group.devices):
+                sig = ()
+            else:
+                sig = (builder, len(group.devices), prefix)
+            self._signatures[sid] = sig
+        if not sig or not (src.startswith(sig[2]) and dst.startswith(sig[2])):
+            return None, ""
+        n = len(sig[2])
+        return ((sig[0], sig[1]), src[n:], dst[n:]), sig[2]
+
+    def _uplink(self, device: str) -> str | None:
+        """The one network switch a single-port NIC plugs into (None for anything else)."""
+        if self.fabric.kind.get(device) != "nic":
+            return None
+        ups = [v for v in self.fabric.adj[device] if self.fabric.bundle(device, v).family in ("infiniband", "ethernet")]
+        return ups[0] if len(ups) == 1 else None
+
+    def _edge_route(self, src: str, dst: str) -> Route | None:
+        """NIC to NIC of two systems: every route goes through each NIC's one switch, so it is the
+        switches' route with the two NICs at its ends; searched once per pair of switches, which
+        thousands of NIC pairs share (a rail ring across 1,024 systems asks for 16,384 of them)."""
+        if self._system.get(src) == self._system.get(dst):
+            return None
+        a, b = self._uplink(src), self._uplink(dst)
+        if a is None or b is None:
+            return None
+        if a == b:
+            return self._route([[src, a, dst]])
+        middle = self.routes(a, b)
+        shares = [float(w) for w in self._path_shares(middle)]
+        return self._route([[src, *p, dst] for p in middle.paths], shares)
+
+    def _path_shares(self, route: Route) -> list[float]:
+        """Each path's share of a route (equal unless the route was weighted by its planes)."""
+        n = len(route.paths)
+        first = [self.channel_index[(p[0], p[1])] for p in route.paths]
+        if len(set(first)) == n:
+            lookup = dict(zip(route.channels.tolist(), route.weights.tolist()))
+            return [lookup[c] for c in first]
+        return [1.0 / n] * n
 
     def _rail_waypoints(self, src: str, dst: str) -> list[str] | None:
         """Between GPUs of two systems, traffic leaves through the sender's own NIC (the one nearest to

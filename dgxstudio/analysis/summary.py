@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..cancel import Cancelled
+from ..model.systems import published_power
 from ..model.topology import Topology
 from .bandwidth import gpu_bandwidth
 from .bisection import bisection_bandwidth
@@ -27,11 +28,11 @@ def analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], No
     bws = gpu_bandwidth(topo, gpus)
     per_gpu_nv = [b.nvlink_bidir_Bps for b in bws]
     step(1)
-    rings = find_rings(topo, gpus)
+    fab = Fabric(topo)
+    rings = find_rings(topo, gpus, fabric=fab)
     step(2)
     bis = bisection_bandwidth(topo, gpus)
     step(3)
-    fab = Fabric(topo)
     sys_lat = system_to_system_latency(topo, fab=fab)
     gpu_pair = None
     if len(gpus) >= 2:
@@ -44,6 +45,7 @@ def analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], No
         gpu_pair = worst
     if progress:
         progress(1.0, "done")
+    power_W, unpowered = published_power(topo)
     return {
         "topology": topo.name,
         "gpus": len(gpus),
@@ -71,6 +73,7 @@ def analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], No
         "pcie_bw_per_gpu_bidir_Bps": max((b.pcie_bidir_Bps for b in bws), default=0.0),
         "network_bw_per_gpu_bidir_Bps": max((b.network_bidir_Bps for b in bws), default=0.0),
         "aggregate_network_bw_bidir_Bps": sum(b.network_bidir_Bps for b in bws),
+        "power": {"published_W": power_W, "without_published_figure": unpowered},
         "latency": {
             "max_system_to_system_s": sys_lat.max_s if sys_lat else None,
             "min_system_to_system_s": sys_lat.min_s if sys_lat else None,

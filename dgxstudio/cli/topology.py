@@ -143,6 +143,10 @@ def cmd_analyze(args) -> int:
           f" all GPUs: {result['aggregate_nvlink_bw_bidir_Bps'] / 1e12:,.2f} TB/s")
     print(f"  PCIe per GPU: {result['pcie_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional;"
           f" network per GPU: {result['network_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional")
+    power = result["power"]
+    print(f"  published power: {power['published_W'] / 1e3:,.1f} kW"
+          + (f" (no published figure: {', '.join(power['without_published_figure'])})"
+             if power["without_published_figure"] else ""))
     lat = result["latency"]
     if lat["max_system_to_system_s"] is not None:
         print(f"  system-to-system latency: worst {lat['max_system_to_system_s'] * 1e6:.2f} us"

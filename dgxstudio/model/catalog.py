@@ -51,6 +51,7 @@ class LinkType:
     default_width: int | None = None
     source: str = ""
     extra: dict = field(default_factory=dict, compare=False)
+    achievable_efficiency_source: str = ""
 
     def bandwidth_per_direction_Bps(self, width: int | None = None) -> float:
         """Data bandwidth of one link of this type in one direction, in bytes/s."""
@@ -183,6 +184,8 @@ def _parse_link_type(tid: str, raw, where: str) -> LinkType:
         achievable_efficiency=eff, per_lane=bool(raw.get("per_lane", False)), default_width=width,
         source=_text(raw.get("source", ""), f"{where}.source"),
         extra=_checked_extra(raw, _LINK_KEYS, where),
+        achievable_efficiency_source=_text(raw.get("achievable_efficiency_source", ""),
+                                           f"{where}.achievable_efficiency_source"),
     )
 
 

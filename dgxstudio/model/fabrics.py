@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .catalog import NETWORK_FAMILIES, Catalog, Part, default_catalog
+from .catalog import KIND_LABELS, NETWORK_FAMILIES, Catalog, Part, default_catalog
 from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, system_power_W
 from .topology import Device, Group, Link, Topology
 
@@ -179,12 +179,17 @@ def set_compute_nics(topo: Topology, group_id: str, nic_part: str) -> list[str]:
     return nics
 
 
+def _a(noun: str) -> str:
+    """The noun with its indefinite article (an InfiniBand switch, a ConnectX-7)."""
+    return ("an " if noun[:1] in ("A", "E", "I", "O", "U") else "a ") + noun
+
+
 def _check_nic_part(catalog: Catalog, nic: str) -> Part:
     part = catalog.part(nic)
     if part is None:
         raise ValueError(f"--nic {nic}: no such catalog part")
     if part.kind != "nic":
-        raise ValueError(f"--nic {nic}: {part.label} is a {part.kind}, not a NIC")
+        raise ValueError(f"--nic {nic}: {part.label} is {_a(KIND_LABELS[part.kind])}, not a NIC")
     if _network_group(part, catalog) is None:
         raise ValueError(f"--nic {nic}: {part.label} has no InfiniBand or Ethernet port")
     return part
@@ -195,7 +200,8 @@ def _check_switch_part(catalog: Catalog, switch: str) -> Part:
     if part is None:
         raise ValueError(f"--switch {switch}: no such catalog part")
     if part.kind not in ("ib_switch", "eth_switch"):
-        raise ValueError(f"--switch {switch}: {part.label} is a {part.kind}, not an InfiniBand or Ethernet switch")
+        raise ValueError(f"--switch {switch}: {part.label} is {_a(KIND_LABELS[part.kind])}, "
+                         "not an InfiniBand or Ethernet switch")
     return part
 
 
@@ -229,11 +235,11 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
     sw_group = next((g for g in switch_part.ports if catalog.link_type(g.accepts[0]).family in NETWORK_FAMILIES), None)
     link_type = negotiated_type(catalog, pg.accepts, sw_group.accepts if sw_group else ())
     if link_type is None:
-        raise ValueError(f"a {nic_part.label} cannot link to a {switch_part.label}: no common speed "
+        raise ValueError(f"{_a(nic_part.label)} cannot link to {_a(switch_part.label)}: no common speed "
                          f"({', '.join(pg.accepts)} vs {', '.join(sw_group.accepts if sw_group else ())})")
     warnings = []
     if catalog.link_type(link_type).rate_bps_per_direction < catalog.link_type(native).rate_bps_per_direction:
-        warnings.append(f"{nic_part.label} links at {catalog.link_type(link_type).label} on a {switch_part.label}")
+        warnings.append(f"{nic_part.label} links at {catalog.link_type(link_type).label} on {_a(switch_part.label)}")
     switch_link = sw_group.accepts[0]
     radix = sw_group.count
     ports_per_system = len(nics) * pg.count
@@ -268,7 +274,9 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
             raise ValueError(f"--oversubscription {oversubscription:g} does not divide a leaf's {down} down ports")
         up = round(down / oversubscription)
     if down + up > radix:
-        raise ValueError(f"a leaf needs {down} ports down and {up} up, but a {switch_part.label} has {radix}")
+        hint = ("; spread the NICs over rails (--rail-optimized) or cable fewer (--nics-per-system)"
+                if per_leaf == 1 and not rail_optimized else "")
+        raise ValueError(f"a leaf needs {down} ports down and {up} up, but {_a(switch_part.label)} has {radix}{hint}")
     units = math.ceil(systems / per_leaf)
     leaves = units * n_rails
     common = dict(systems=systems, per_leaf=per_leaf, leaves=leaves, link_type=link_type,
@@ -331,10 +339,13 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
         gid = SYSTEM_BUILDERS[system](topo, prefix=prefix, name=f"{short} #{i + 1}",
                                       origin=(i * 1100.0, 3000.0), parent=cluster.id)
         sys_groups.append(gid)
-        # each leaf's (or unit's) systems stacked in a column under it, so the drawing is not one endless row
+        # each leaf's systems stacked in a column under it, each unit's in rows as wide as its rails,
+        # so the drawing is not one endless row
         col, row = divmod(i, plan.per_leaf)
-        x = col * COLUMN * (plan.rails if rail_optimized else 1) + (COLUMN * (plan.rails - 1) / 2 if rail_optimized else 0)
-        topo.layout.positions[gid] = (x, SYSTEM_Y + row * ROW)
+        if rail_optimized:
+            width = max(plan.rails, 1)
+            col, row = col * width + row % width, row // width
+        topo.layout.positions[gid] = (col * COLUMN, SYSTEM_Y + row * ROW)
         topo.layout.collapsed.add(gid)
     nlink = 0
 

@@ -311,3 +311,27 @@ def build_system(system: str, catalog: Catalog | None = None) -> Topology:
     topo = Topology(SYSTEM_LABELS[system], catalog or default_catalog())
     SYSTEM_BUILDERS[system](topo)
     return topo
+
+
+def published_power(topo: Topology) -> tuple[float, list[str]]:
+    """Watts of what has a published figure (systems by builder, parts by ``specs.power_W`` outside
+    systems), and the labels of what has none, so a report can sum a cluster and say what it left out."""
+    total, missing = 0.0, []
+    systems = [g for g in topo.groups.values() if g.kind == "system"]
+    for g in systems:
+        w = system_power_W(g.properties.get("builder", ""))
+        if w is None:
+            missing.append(g.properties.get("model", g.name))
+        else:
+            total += w
+    counted = {g.id for g in systems}
+    for dev in topo.devices.values():
+        if topo.system_of(dev.id) in counted:
+            continue
+        part = topo.catalog.part(dev.part)
+        w = part.specs.get("power_W") if part else None
+        if w is None:
+            missing.append(part.label if part else dev.part)
+        else:
+            total += w
+    return total, sorted(set(missing))

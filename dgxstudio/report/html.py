@@ -95,6 +95,9 @@ def build_html(data: ReportData, images: str = "inline") -> tuple[str, dict[str,
         ["NVLink of all GPUs (bidirectional)", f"{_gbs(a['aggregate_nvlink_bw_bidir_Bps'])} GB/s"],
         ["PCIe per GPU (bidirectional)", f"{_gbs(a['pcie_bw_per_gpu_bidir_Bps'])} GB/s"],
         ["network per GPU (bidirectional)", f"{_gbs(a['network_bw_per_gpu_bidir_Bps'])} GB/s"],
+        ["published power", f"{a['power']['published_W'] / 1e3:,.1f} kW" + (
+            f" (no published figure: {', '.join(a['power']['without_published_figure'])})"
+            if a["power"]["without_published_figure"] else "")],
         ["worst system-to-system latency", f"{lat['max_system_to_system_s'] * 1e6:.2f} us" if lat["max_system_to_system_s"]
          else "one system"],
     ]))

@@ -7,6 +7,8 @@ in the summary and disables OK.
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QSpinBox,
                                QVBoxLayout, QWidget)
@@ -17,6 +19,10 @@ from ..model.systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system
 from ..model.topology import Topology
 
 RATIOS = ["1:1 (non-blocking)", "2:1", "3:1", "4:1"]
+# The model's refusals name command-line options; the dialog names its own fields.
+FIELD_NAMES = {"--nics-per-system": "NICs cabled per system", "--oversubscription": "Oversubscription",
+               "--rails": "Rails", "--tiers": "Tiers", "--nic": "Compute NIC", "--switch": "Switch",
+               "--rail-optimized": "Rail-optimized"}
 
 
 def _network_parts(catalog: Catalog, kinds: tuple[str, ...]) -> list:
@@ -138,7 +144,10 @@ class ClusterDialog(QDialog):
                                       switch=opts["switch"])
         except ValueError as exc:
             self.plan = None
-            self.summary.setText(f"<span style='color:#b00020'><b>Cannot build:</b> {exc}</span>")
+            text = str(exc)
+            for option, name in FIELD_NAMES.items():  # longest options first in the table
+                text = text.replace(option, name)
+            self.summary.setText(f"<span style='color:#b00020'><b>Cannot build:</b> {html.escape(text)}</span>")
             ok.setEnabled(False)
             return
         ok.setEnabled(True)

@@ -69,3 +69,30 @@ def test_broken_user_catalog_is_reported_and_builtin_still_loads(tmp_path, conte
     assert "tesla-v100-sxm2" in cat.parts
     assert len(cat.messages) == 1 and needle in cat.messages[0]
     assert str(user) in cat.messages[0] or "user catalog ignored" in cat.messages[0]
+
+
+def test_todays_parts_and_links(catalog):
+    for pid in ["h100-sxm5-80gb", "h200-sxm-141gb", "h800-sxm5-80gb", "b200-sxm-180gb", "b200-gb200", "tesla-p100-pcie",
+                "nvswitch-gen3", "nvswitch-gen4", "connectx-7-ndr", "connectx-7-ndr200", "connectx-8-xdr",
+                "bluefield-3-dpu", "ib-switch-ndr-64", "ib-switch-xdr-144", "eth-switch-800g-64", "eth-switch-400g-128",
+                "pcie-switch-gen5", "xeon-platinum-8480c", "grace-cpu"]:
+        assert pid in catalog.parts, pid
+    bw = lambda t: catalog.link_type(t).bandwidth_per_direction_Bps()  # noqa: E731
+    assert bw("NVLink4") == pytest.approx(25e9) and bw("NVLink5") == pytest.approx(50e9)
+    assert bw("IB-NDR") == pytest.approx(50e9) and bw("IB-XDR") == pytest.approx(100e9)
+    assert bw("Eth-400G") == pytest.approx(50e9) and bw("Eth-800G") == pytest.approx(100e9)
+    assert 18 * 2 * bw("NVLink5") == pytest.approx(1.8e12)
+    assert catalog.part("b200-sxm-180gb").port_group("nvlink").count == 18
+    assert catalog.part("h800-sxm5-80gb").port_group("nvlink").count == 8
+    assert catalog.part("nvswitch-gen3").port_group("nvlink").count == 64
+    assert catalog.part("ib-switch-ndr-64").port_group("ib").count == 64
+    assert catalog.part("ib-switch-xdr-144").port_group("ib").count == 144
+    # in-network reduction is a catalog property of switches
+    assert catalog.part("ib-switch-ndr-64").specs["in_network_reduction"] == "SHARPv3"
+    assert catalog.part("nvswitch-gen4").specs["in_network_reduction"] == "NVLink SHARP"
+    assert catalog.part("eth-switch-800g-64").specs["in_network_reduction"] is None
+    # the NCCL-faithful collectives read an achievable figure, with its source, for every link type added
+    for t in ["NVLink4", "NVLink5", "NVLink-C2C", "IB-NDR", "IB-NDR200", "IB-XDR", "Eth-200G", "Eth-400G", "Eth-800G"]:
+        lt = catalog.link_type(t)
+        assert 0 < lt.achievable_efficiency <= 1 and lt.achievable_efficiency_source, t
+    assert catalog.link_type("NVLink4").achievable_efficiency == pytest.approx(370 / 450, rel=1e-3)

@@ -80,3 +80,12 @@ def test_published_power():
     assert system_power_W("dgx-h100") == 10_200
     assert system_power_W("dgx-b200") == 14_300
     assert system_power_W("hgx-h800") is None
+
+
+def test_published_power_sums_a_cluster_and_names_what_it_left_out():
+    from dgxstudio.model.systems import published_power
+    watts, missing = published_power(load_preset("dgx-h100-superpod"))
+    assert watts == pytest.approx(128 * 10_200)
+    assert missing == ["InfiniBand NDR switch QM9700 (64 x 400G)"]
+    watts, missing = published_power(build_system("hgx-h800"))
+    assert watts == 0 and missing == ["HGX H800"]
