@@ -101,6 +101,7 @@ class Autosaver(QObject):
         self._writer: threading.Thread | None = None
         self._done = threading.Event()
         self._result: tuple[str, str] | None = None
+        self._copied_at: tuple[int, int] | None = None  # (topology identity, undo index) of the last copy
         self.timer = QTimer(self)
         self.timer.setInterval(interval_ms)
         self.timer.timeout.connect(self.tick)
@@ -121,6 +122,10 @@ class Autosaver(QObject):
             return False
         if self._writer is not None and self._writer.is_alive():
             return False  # the last copy is still being written; the next tick catches up
+        state = (id(self.document.topology), self.document.undo_stack.index())
+        if state == self._copied_at and self.file.exists():
+            return False  # nothing changed since the last copy: no copy of a large topology every minute
+        self._copied_at = state
         topo = self.document.topology.copy()
         meta = {"path": self.document.path, "saved_at": time.time(), "name": topo.name}
         self._done.clear()
@@ -158,6 +163,7 @@ class Autosaver(QObject):
     def remove(self) -> None:
         """No unsaved work any more: the recovery copy goes."""
         self.wait()
+        self._copied_at = None
         for p in (self.file, self.file.with_suffix(".json")):
             try:
                 p.unlink()

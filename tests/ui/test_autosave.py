@@ -66,3 +66,16 @@ def test_live_sessions_are_not_offered(tmp_path):
     folder.mkdir()
     (folder / f"{os.getpid()}.dgxs").write_text("{}")
     assert autosave.find_recoverable(folder) == []
+
+
+def test_no_new_copy_while_nothing_changed(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    saver = w.autosaver
+    _edit(w)
+    with qtbot.waitSignal(saver.saved, timeout=10000):
+        assert saver.tick()
+    assert not saver.tick()          # same state: the copy on disk is current
+    w.document.push(SetAttribute("gpu1", "name", "another edit"))
+    with qtbot.waitSignal(saver.saved, timeout=10000):
+        assert saver.tick()
+    w.document.undo_stack.setClean()
