@@ -80,7 +80,11 @@ def from_graphml(text: str, catalog=None) -> Topology:
 def _from_graphml(text: str, catalog=None) -> Topology:
     from ..model import fileio
 
-    g = nx.read_graphml(io.StringIO(text), force_multigraph=True)
+    import warnings
+
+    with warnings.catch_warnings():  # networkx warns on stderr about keys it guesses; errors are ours to say
+        warnings.simplefilter("ignore")
+        g = nx.read_graphml(io.StringIO(text), force_multigraph=True)
     if g.number_of_nodes() + g.number_of_edges() > fileio.MAX_ITEMS:
         raise GraphmlError(f"more than {fileio.MAX_ITEMS} nodes and edges")
     topo = Topology(g.graph.get("name", "imported"), catalog)
