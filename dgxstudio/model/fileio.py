@@ -149,6 +149,10 @@ def checked_text(topo: Topology) -> str:
         text = dumps(topo)
     except (ValueError, TypeError, RecursionError) as exc:
         raise TopologyFileError(f"cannot be saved: {exc}") from None
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_BYTES:
+        raise TopologyFileError(f"cannot be saved: the file would be {size:,} bytes, over the limit of "
+                                f"{MAX_FILE_BYTES:,} that opening a file accepts")
     try:
         topology_from_dict(_parse_topology_json(text), topo.catalog)
     except TopologyFileError as exc:

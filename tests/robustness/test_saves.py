@@ -148,3 +148,10 @@ def test_names_survive_graphml_and_dot():
     dot = formats.to_dot(topo)
     assert "label=<C:\\gpus\\>" in dot            # an HTML string: the trailing backslash stays
     assert 'label="quote \\" and <tag> & amp"' in dot
+
+
+def test_a_topology_too_large_to_reopen_is_not_saved(tmp_path, monkeypatch):
+    monkeypatch.setattr(fileio, "MAX_FILE_BYTES", 20_000)
+    with pytest.raises(fileio.TopologyFileError, match="over the limit of 20,000 that opening a file accepts"):
+        fileio.save(load_preset("dgx-a100"), tmp_path / "big.dgxs")
+    assert not (tmp_path / "big.dgxs").exists()
