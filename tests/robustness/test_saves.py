@@ -151,7 +151,7 @@ def test_names_survive_graphml_and_dot():
 
 
 def test_a_topology_too_large_to_reopen_is_not_saved(tmp_path, monkeypatch):
-    monkeypatch.setattr(fileio, "MAX_FILE_BYTES", 20_000)
-    with pytest.raises(fileio.TopologyFileError, match="over the limit of 20,000 that opening a file accepts"):
+    monkeypatch.setattr(fileio, "MAX_FILE_BYTES", 10_000)
+    with pytest.raises(fileio.TopologyFileError, match="over the limit of 10,000 that opening a file accepts"):
         fileio.save(load_preset("dgx-a100"), tmp_path / "big.dgxs")
     assert not (tmp_path / "big.dgxs").exists()
