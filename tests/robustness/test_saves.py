@@ -151,7 +151,8 @@ def test_names_survive_graphml_and_dot():
 
 
 def test_a_topology_too_large_to_reopen_is_not_saved(tmp_path, monkeypatch):
+    topo = load_preset("dgx-a100")  # 12 KB of file text
     monkeypatch.setattr(fileio, "MAX_FILE_BYTES", 10_000)
     with pytest.raises(fileio.TopologyFileError, match="over the limit of 10,000 that opening a file accepts"):
-        fileio.save(load_preset("dgx-a100"), tmp_path / "big.dgxs")
+        fileio.save(topo, tmp_path / "big.dgxs")
     assert not (tmp_path / "big.dgxs").exists()
