@@ -55,10 +55,13 @@ def cmd_gui(args) -> int:
         raise CliError("no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set); "
                        "run it in a desktop session, or use the command line: `dgxstudio --help`")
     try:
-        from ..ui.app import run_app
+        from ..ui.app import DisplayLibrariesMissing, run_app
     except ImportError as exc:
         raise CliError(f"the desktop application cannot start: {exc}") from None
-    return run_app(topo, args.file, None if args.file else DEFAULT_PRESET)
+    try:
+        return run_app(topo, args.file, None if args.file else DEFAULT_PRESET)
+    except DisplayLibrariesMissing as exc:
+        raise CliError(str(exc)) from None
 
 
 def _normalize(argv: list[str]) -> list[str]:

@@ -59,6 +59,7 @@ def cmd_import(args) -> int:
 def cmd_report(args) -> int:
     from ..analysis.summary import analyze
     from ..report.html import ReportData, write_report
+    from ..report.provenance import stamp
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
     from ..sim.run import SimulationError, Simulator, sweep_sizes
 
@@ -68,17 +69,18 @@ def cmd_report(args) -> int:
     try:
         sim = Simulator(topo, gpus, sim_options(args))
         if args.size:
-            data.runs.append(sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size")))
+            data.runs.append(stamp(sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size")),
+                                   data.document))
         if args.sweep:
             lo, _, hi = args.sweep.partition(":")
             sizes = sweep_sizes(parse_size_arg(lo, "--sweep"), parse_size_arg(hi or lo, "--sweep"))
-            data.sweeps.append([sim.run(args.collective, args.algorithm, s) for s in sizes])
+            data.sweeps.append(stamp([sim.run(args.collective, args.algorithm, s) for s in sizes], data.document))
         if args.pipeline_stages:
             p = args.pipeline_stages
             if p > len(gpus):
                 raise CliError(f"--pipeline-stages {p}: only {len(gpus)} GPUs are selected")
             spec = PipelineSpec(args.schedule, p, args.microbatches, gpus[:p], [2e-3] * p, [4e-3] * p, 16 * 2**20)
-            data.pipelines.append(run_pipeline(topo, spec))
+            data.pipelines.append(stamp(run_pipeline(topo, spec), data.document))
     except (SimulationError, PipelineError) as exc:
         raise CliError(str(exc)) from None
     try:

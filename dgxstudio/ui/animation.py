@@ -9,13 +9,14 @@ whole and their bundles show the busiest link inside.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QObject, QPointF, QTimer, Signal
+from PySide6.QtCore import QObject, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPathItem, QGraphicsSimpleTextItem
 
 from ..sim.engine import SimResult
 from .canvas import DeviceItem, GroupItem, TopologyScene
-from .style import RING_COLORS, utilization_color
+from .replay_structure import Structure, series_key
+from .style import IDLE_LINK, RING_COLORS, utilization_color
 
 STATE_COLORS = {"sending": QColor("#d5f0b0"), "reducing": QColor("#ffe0a0"), "computing": QColor("#bcd7f5"),
                 "idle": None}
@@ -53,8 +54,10 @@ class Replayer(QObject):
         labels: dict[str, int] = {}
         self.color_of = np.zeros(len(sim.groups), dtype=np.int64)
         for i, g in enumerate(sim.groups):
-            key = str(g.meta.get("ring", g.meta.get("tree", g.meta.get("phase", ""))))
-            self.color_of[i] = labels.setdefault(key, len(labels))
+            if g.pattern is None:
+                continue
+            self.color_of[i] = labels.setdefault(series_key(g.meta), len(labels))
+        self.labels = labels  # colour key (ring, tree or phase) -> index into RING_COLORS
         self._index_scene()
         self.set_time(0.0)
 
@@ -69,6 +72,8 @@ class Replayer(QObject):
                     self.channel_item[c] = item
                     break
         self._pattern_cache.clear()
+        for item in self.scene.link_items:  # during a replay, a link not carrying anything is grey
+            item.set_overlay(IDLE_LINK)
 
     def _scene_rebuilt(self) -> None:
         self._overlaid.clear()
@@ -78,9 +83,12 @@ class Replayer(QObject):
             self._index_scene()
             self.set_time(self.t)
 
+    def color_for(self, key: str) -> QColor:
+        return QColor(RING_COLORS[self.labels.get(key, 0) % len(RING_COLORS)]) if self.sim is not None else QColor("#000")
+
     def clear(self) -> None:
         self.pause()
-        for item in list(self._overlaid):
+        for item in [*self._overlaid, *self.scene.link_items]:
             try:
                 item.set_overlay(None)
             except RuntimeError:
@@ -162,7 +170,7 @@ class Replayer(QObject):
             item.set_overlay(utilization_color(u), item.base_pen.widthF() + 2.0)
             touched.add(item)
         for item in self._overlaid - touched:
-            item.set_overlay(None)
+            item.set_overlay(IDLE_LINK)
         self._overlaid = touched
 
     def _endpoint(self, device: str):
@@ -235,48 +243,154 @@ class Replayer(QObject):
             pass
 
 
+MAX_TREES_DRAWN = 2  # one double binary tree; more (one pair per rail) would bury the names in badges
+OVERLAY_Z = 1.0   # above links, below devices: names stay readable over the overlay
+BADGE_Z = 3.0     # roots and levels sit on the device boxes
+
+
 class RingOverlay:
-    """Rings (or any GPU orders) drawn statically over the canvas, one colour each."""
+    """Rings, trees and fans of a run drawn over the canvas, one colour each: rings as closed loops,
+    trees as parent-child edges with the root ringed and every node marked with its level, other
+    patterns as a fan of edges. Drawn under the device boxes so their names stay readable."""
 
     def __init__(self, scene: TopologyScene):
         self.scene = scene
         self.items: list = []
+
+    def _add(self, item, z: float = OVERLAY_Z):
+        item.setZValue(z)
+        self.scene.addItem(item)
+        self.items.append(item)
+        return item
+
+    def _badge(self, text: str, anchor, color: QColor, dx: float, dy: float, tip: str = "") -> None:
+        label = QGraphicsSimpleTextItem(text)
+        label.setBrush(QBrush(color))
+        label.setFont(QFont("Sans Serif", 9, QFont.Weight.Bold))
+        label.setPos(anchor + QPointF(dx, dy))
+        label.setToolTip(tip)
+        self._add(label, BADGE_Z)
 
     def show_stages(self, stage_gpus: list[str]) -> None:
         """A pipeline's stage placement: the path from stage to stage, each GPU labelled."""
         self.show([stage_gpus], closed=False)
         for k, gpu in enumerate(stage_gpus):
             item = self.scene.item_for(gpu)
-            if item is None:
-                continue
-            label = QGraphicsSimpleTextItem(f"stage {k}")
-            label.setBrush(QBrush(QColor("#1e6fd9")))
-            label.setFont(QFont("Sans Serif", 10, QFont.Weight.Bold))
-            label.setPos(item.scenePos() + QPointF(-30, -52))
-            label.setZValue(16)
-            self.scene.addItem(label)
-            self.items.append(label)
+            if item is not None:
+                self._badge(f"stage {k}", item.scenePos(), QColor("#1e6fd9"), -30, -52)
 
-    def show(self, rings: list[list[str]], closed: bool = True) -> None:
+    def show(self, rings: list[list[str]], closed: bool = True, colors: list[QColor] | None = None) -> None:
         self.hide()
         for i, ring in enumerate(rings):
-            color = QColor(RING_COLORS[i % len(RING_COLORS)])
-            color.setAlpha(200)
-            offset = QPointF((i - len(rings) / 2) * 5.0, (i - len(rings) / 2) * 5.0)
-            path = QPainterPath()
-            points = [self.scene.item_for(g) for g in ring]
-            points = [p.scenePos() + offset for p in points if p is not None]
-            if len(points) < 2:
+            self._ring(ring, colors[i] if colors else QColor(RING_COLORS[i % len(RING_COLORS)]), i, len(rings), closed,
+                       f"ring {i}")
+
+    def _ring(self, ring: list[str], color: QColor, i: int, n: int, closed: bool, label: str) -> None:
+        color = QColor(color)
+        color.setAlpha(200)
+        offset = QPointF((i - n / 2) * 5.0, (i - n / 2) * 5.0)
+        points = [self.scene.item_for(g) for g in ring]
+        points = [p.scenePos() + offset for p in points if p is not None]
+        if len(points) < 2:
+            return
+        path = QPainterPath()
+        path.moveTo(points[0])
+        for p in points[1:] + (points[:1] if closed else []):
+            path.lineTo(p)
+        item = QGraphicsPathItem(path)
+        item.setPen(QPen(color, 3.0))
+        names = [self.scene.topology.devices[g].name if g in self.scene.topology.devices else g for g in ring]
+        item.setToolTip(f"{label}: " + " → ".join(names[:12]) + (" …" if len(names) > 12 else ""))
+        self._add(item)
+
+    def show_structures(self, structs: list[Structure], color_for) -> None:
+        """Each structure as what it is; ``color_for(label)`` gives the colour the replay uses for it."""
+        self.hide()
+        rings = [s for s in structs if s.kind == "ring"]
+        trees = [s for s in structs if s.kind == "tree"][:MAX_TREES_DRAWN]
+        for i, s in enumerate(rings):
+            self._ring(s.order, color_for(s.label), i, len(rings), True, s.label)
+        for i, s in enumerate(trees):
+            self._tree(s, color_for(s.label), i, len(trees))
+        for s in structs:
+            if s.kind == "fan":
+                self._fan(s, color_for(s.label))
+
+    def _tree(self, s: Structure, color: QColor, i: int, n: int) -> None:
+        """Edges child -> parent bowed to one side per tree (so two trees over the same GPUs stay apart),
+        an arrowhead at the parent, the root ringed, every node's level beside it."""
+        bow = 40.0 * (1 if i % 2 == 0 else -1) * (1 + i // 2)
+        pen = QPen(color, 2.5)
+        for child, parent in s.edges:
+            a, b = self.scene.item_for(child), self.scene.item_for(parent)
+            if a is None or b is None or a is b:
                 continue
-            path.moveTo(points[0])
-            for p in points[1:] + (points[:1] if closed else []):
-                path.lineTo(p)
+            pa, pb = a.scenePos(), b.scenePos()
+            d = pb - pa
+            length = max((d.x() ** 2 + d.y() ** 2) ** 0.5, 1e-6)
+            normal = QPointF(-d.y() / length, d.x() / length)
+            ctrl = (pa + pb) / 2 + normal * bow
+            path = QPainterPath(pa)
+            path.quadTo(ctrl, pb)
+            # arrowhead where the curve meets the parent's box edge (about 34 px from its centre)
+            tail = path.pointAtPercent(max(0.0, 1 - 40.0 / length))
+            head = path.pointAtPercent(max(0.0, 1 - 34.0 / length))
+            v = head - tail
+            vl = max((v.x() ** 2 + v.y() ** 2) ** 0.5, 1e-6)
+            u, w = QPointF(v.x() / vl, v.y() / vl), QPointF(-v.y() / vl, v.x() / vl)
+            path.moveTo(head)
+            path.lineTo(head - u * 10 + w * 5)
+            path.moveTo(head)
+            path.lineTo(head - u * 10 - w * 5)
             item = QGraphicsPathItem(path)
-            item.setPen(QPen(color, 3.0))
-            item.setZValue(15)
-            item.setToolTip(f"ring {i}: " + " → ".join(ring[:12]) + (" …" if len(ring) > 12 else ""))
-            self.scene.addItem(item)
-            self.items.append(item)
+            item.setPen(pen)
+            names = self.scene.topology.devices
+            item.setToolTip(f"{s.label}: {names[child].name if child in names else child} → parent "
+                            f"{names[parent].name if parent in names else parent} (level {s.depth.get(child, '?')})")
+            self._add(item)
+        shown = set()
+        for node, depth in s.depth.items():
+            item = self.scene.item_for(node)
+            if item is None or item in shown:
+                continue
+            shown.add(item)
+            corner = item.scenePos()
+            if node == s.root:
+                ring = QGraphicsEllipseItem(-64, -40, 128, 80)
+                ring.setPen(QPen(color, 3.0))
+                ring.setPos(corner)
+                ring.setToolTip(f"root of {s.label}")
+                self._add(ring, BADGE_Z)
+                self._badge(f"{s.label} root", corner, color, -40, -56 - 14 * i)
+            else:
+                self._badge(f"L{depth}", corner, color, 36 + 22 * i, -48, f"{s.label}: level {depth} below the root")
+
+    def _fan(self, s: Structure, color: QColor) -> None:
+        color = QColor(color)
+        color.setAlpha(150)
+        path = QPainterPath()
+        for a_id, b_id in s.edges:
+            a, b = self.scene.item_for(a_id), self.scene.item_for(b_id)
+            if a is None or b is None or a is b:
+                continue
+            path.moveTo(a.scenePos())
+            path.lineTo(b.scenePos())
+        item = QGraphicsPathItem(path)
+        item.setPen(QPen(color, 1.5))
+        item.setToolTip(f"{s.label}: {len(s.edges)} transfers")
+        self._add(item)
+        marked = set()
+        for hub in s.hubs:  # the reduction happens in the switches: mark each there
+            at = self.scene.item_for(hub)
+            if at is None or at in marked:
+                continue
+            marked.add(at)
+            ring = QGraphicsEllipseItem(-64, -40, 128, 80)
+            ring.setPen(QPen(color, 3.0, Qt.PenStyle.DashLine))
+            ring.setPos(at.scenePos())
+            ring.setToolTip(f"{s.label}: reduced inside this switch")
+            self._add(ring, BADGE_Z)
+            self._badge(s.label, at.scenePos(), color, -50, -58 - 14 * (s.label.endswith("multicast")))
 
     def hide(self) -> None:
         for item in self.items:

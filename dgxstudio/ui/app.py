@@ -7,11 +7,39 @@ import sys
 from ..model.topology import Topology
 
 
+# Qt's xcb platform plugin (X11) cannot load without these system libraries, and then aborts the
+# process with a message that does not name them.
+XCB_LIBRARIES = {"xcb-cursor": "libxcb-cursor0"}
+
+
+def missing_display_libraries(environ=None) -> list[str]:
+    """System packages the X11 platform plugin needs that are not installed (empty when not on X11)."""
+    import ctypes.util
+    import os
+
+    env = os.environ if environ is None else environ
+    platform = env.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith("xcb"):
+        return []
+    if not platform and (env.get("WAYLAND_DISPLAY") or not env.get("DISPLAY")):
+        return []
+    return [pkg for lib, pkg in XCB_LIBRARIES.items() if ctypes.util.find_library(lib) is None]
+
+
+class DisplayLibrariesMissing(RuntimeError):
+    pass
+
+
 def application():
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
     if app is None:
+        missing = missing_display_libraries()
+        if missing:
+            raise DisplayLibrariesMissing(
+                f"DGX Studio needs {', '.join(missing)} to open a window on X11: install it (Debian/Ubuntu: "
+                f"sudo apt-get install {' '.join(missing)}), or run with QT_QPA_PLATFORM=wayland or offscreen.")
         app = QApplication(sys.argv[:1])
         app.setApplicationName("DGX Studio")
         app.setOrganizationName("DGX Studio")

@@ -7,255 +7,20 @@ frame does not grow with hidden items. Positions come from the document's layout
 
 from __future__ import annotations
 
+import math
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import (QGraphicsItem, QGraphicsLineItem, QGraphicsPathItem, QGraphicsScene, QGraphicsView,
-                               QStyle)
+from PySide6.QtCore import QLineF, QPointF, QRectF, QTimer, Signal
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from ..model.builders import SYSTEM_BUILDERS, SYSTEM_LABELS
 from ..model.catalog import KIND_LABELS
 from ..model.clipboard import copy_selection, paste_command
-from ..model.commands import AddItems, Move, SetCollapsed
-from ..model.connect import propose_link
+from ..model.commands import AddItems, Macro, Move, SetCollapsed
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Device, Topology
+from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
-from .style import FAMILY_COLORS, KIND_COLORS, icon_pixmap, link_width
-
-MIME_PALETTE = "application/x-dgxstudio-palette"
-SELECTED = QColor("#1e6fd9")
-_FONT = QFont("Sans Serif", 8)
-_FONT_BOLD = QFont("Sans Serif", 9, QFont.Weight.Bold)
-
-
-class DeviceItem(QGraphicsItem):
-    W, H = 112.0, 60.0
-    HANDLE = 7.0
-
-    def __init__(self, scene: "TopologyScene", device_id: str):
-        super().__init__()
-        self.canvas = scene
-        self.device_id = device_id
-        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
-        self.setZValue(2)
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        self.state_color: QColor | None = None
-        self.refresh()
-
-    def refresh(self) -> None:
-        topo = self.canvas.document.topology
-        dev = topo.devices[self.device_id]
-        part = topo.part_of(self.device_id)
-        self.name = dev.name
-        self.kind = dev.kind
-        used = topo.used_ports(self.device_id)
-        self.ports = " ".join(f"{g.name} {used.get(g.name, 0)}/{g.count}" for g in part.ports) if part else "unknown part"
-        self.setToolTip(f"{dev.name} ({dev.id})\n{part.label if part else dev.part}\n{self.ports}")
-        self.update()
-
-    def boundingRect(self) -> QRectF:
-        return QRectF(-self.W / 2 - 2, -self.H / 2 - 2, self.W + self.HANDLE * 2 + 4, self.H + 4)
-
-    def handle_center(self) -> QPointF:
-        return QPointF(self.W / 2 + self.HANDLE * 0.6, 0)
-
-    def on_handle(self, scene_pos: QPointF) -> bool:
-        p = self.mapFromScene(scene_pos) - self.handle_center()
-        return p.x() ** 2 + p.y() ** 2 <= (self.HANDLE + 3) ** 2
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        color = KIND_COLORS.get(self.kind, QColor("#888"))
-        rect = QRectF(-self.W / 2, -self.H / 2, self.W, self.H)
-        painter.setPen(QPen(SELECTED if selected else color, 3 if selected else 1.5))
-        painter.setBrush(QBrush(self.state_color or QColor("#ffffff")))
-        if lod < 0.3:
-            painter.drawRect(rect)
-            return
-        painter.drawRoundedRect(rect, 6, 6)
-        painter.drawPixmap(int(-self.W / 2 + 4), int(-self.H / 2 + 4), icon_pixmap(self.kind, 28))
-        painter.setPen(QColor("#1b1b1b"))
-        painter.setFont(_FONT_BOLD)
-        name_rect = QRectF(-self.W / 2 + 34, -self.H / 2 + 4, self.W - 38, 28)
-        painter.drawText(name_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         painter.fontMetrics().elidedText(self.name, Qt.TextElideMode.ElideMiddle, int(name_rect.width())))
-        if lod > 0.6:
-            painter.setFont(_FONT)
-            painter.setPen(QColor("#555555"))
-            painter.drawText(QRectF(-self.W / 2 + 4, 2, self.W - 8, self.H / 2 - 4),
-                             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.ports)
-        painter.setPen(QPen(color, 1.5))
-        painter.setBrush(QBrush(QColor("#ffffff")))
-        painter.drawEllipse(self.handle_center(), self.HANDLE, self.HANDLE)
-
-    def itemChange(self, change, value):
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
-            self.canvas.item_moved(self)
-        return super().itemChange(change, value)
-
-
-class GroupItem(QGraphicsItem):
-    """A group: a frame around its members when expanded, a box standing for them when collapsed."""
-
-    BOX_W, BOX_H = 130.0, 64.0
-    TITLE = 22.0
-
-    def __init__(self, scene: "TopologyScene", group_id: str, collapsed: bool):
-        super().__init__()
-        self.canvas = scene
-        self.group_id = group_id
-        self.collapsed = collapsed
-        self.frame = QRectF()
-        self.fill: QColor | None = None
-        flags = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
-        if collapsed:
-            flags |= QGraphicsItem.GraphicsItemFlag.ItemIsMovable | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
-            self.setZValue(2)
-        else:
-            self.setZValue(-5)
-        self.setFlags(flags)
-        topo = scene.document.topology
-        g = topo.groups[group_id]
-        inside = topo.devices_in_group(group_id)
-        self.title = g.name
-        self.summary = f"{sum(topo.devices[d].kind == 'gpu' for d in inside)} GPUs, {len(inside)} devices"
-        self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nDouble-click to {'expand' if collapsed else 'collapse'}")
-
-    def set_frame(self, rect: QRectF) -> None:
-        self.prepareGeometryChange()
-        self.frame = rect
-
-    def boundingRect(self) -> QRectF:
-        if self.collapsed:
-            return QRectF(-self.BOX_W / 2 - 2, -self.BOX_H / 2 - 2, self.BOX_W + 4, self.BOX_H + 4)
-        return self.frame.adjusted(-2, -self.TITLE - 2, 2, 2)
-
-    def toggle_rect(self) -> QRectF:
-        if self.collapsed:
-            return QRectF(self.BOX_W / 2 - 20, -self.BOX_H / 2 + 2, 18, 18)
-        return QRectF(self.frame.left() + 4, self.frame.top() - self.TITLE + 2, 18, 18)
-
-    def shape(self) -> QPainterPath:
-        path = QPainterPath()
-        if self.collapsed:
-            path.addRect(self.boundingRect())
-        else:  # only the title bar picks the frame, so clicks inside reach the members
-            path.addRect(QRectF(self.frame.left(), self.frame.top() - self.TITLE, self.frame.width(), self.TITLE))
-        return path
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        pen = QPen(SELECTED if selected else QColor("#404040"), 2.5 if selected else 1.2)
-        if self.collapsed:
-            rect = QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H)
-            painter.setPen(pen)
-            painter.setBrush(self.fill or QColor("#f2f2f2"))
-            painter.drawRoundedRect(rect, 6, 6)
-            painter.drawPixmap(int(rect.left() + 4), int(rect.top() + 6), icon_pixmap("system", 28))
-            painter.setPen(QColor("#1b1b1b"))
-            painter.setFont(_FONT_BOLD)
-            painter.drawText(QRectF(rect.left() + 36, rect.top() + 4, rect.width() - 58, 28),
-                             Qt.AlignmentFlag.AlignVCenter, self.title)
-            painter.setFont(_FONT)
-            painter.drawText(QRectF(rect.left() + 4, rect.top() + 36, rect.width() - 8, 24),
-                             Qt.AlignmentFlag.AlignCenter, self.summary)
-            painter.drawText(self.toggle_rect(), Qt.AlignmentFlag.AlignCenter, "+")
-            return
-        painter.setPen(QPen(pen.color(), pen.widthF(), Qt.PenStyle.DashLine))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawRoundedRect(self.frame, 8, 8)
-        bar = QRectF(self.frame.left(), self.frame.top() - self.TITLE, self.frame.width(), self.TITLE)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(230, 230, 230, 220))
-        painter.drawRect(bar)
-        painter.setPen(QColor("#1b1b1b"))
-        painter.setFont(_FONT_BOLD)
-        painter.drawText(bar.adjusted(26, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, f"{self.title}  ({self.summary})")
-        painter.drawText(self.toggle_rect(), Qt.AlignmentFlag.AlignCenter, "-")
-
-    def mouseDoubleClickEvent(self, event) -> None:
-        self.canvas.toggle_group(self.group_id)
-
-    def mousePressEvent(self, event) -> None:
-        if self.toggle_rect().contains(event.pos()):
-            self.canvas.toggle_group(self.group_id)
-            event.accept()
-            return
-        super().mousePressEvent(event)
-
-    def itemChange(self, change, value):
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged and self.collapsed:
-            self.canvas.item_moved(self)
-        return super().itemChange(change, value)
-
-
-class LinkItem(QGraphicsPathItem):
-    """One link between two visible devices, or a bundle of links to or from a collapsed group."""
-
-    def __init__(self, a: QGraphicsItem, b: QGraphicsItem, link_ids: list[str], count: int, bandwidth: float,
-                 family: str | None, bundle: bool, tooltip: str):
-        super().__init__()
-        self.a, self.b = a, b
-        self.link_ids = link_ids
-        self.count = count
-        self.bundle = bundle
-        self.family = family
-        self.base_pen = QPen(FAMILY_COLORS.get(family, FAMILY_COLORS[None]), link_width(bandwidth))
-        self.base_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        if bundle:
-            self.base_pen.setStyle(Qt.PenStyle.DashLine)
-        self.setPen(self.base_pen)
-        self.setZValue(0)
-        self.setToolTip(tooltip)
-        if not bundle:
-            self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.update_path()
-
-    def update_path(self) -> None:
-        path = QPainterPath(self.a.scenePos())
-        path.lineTo(self.b.scenePos())
-        self.setPath(path)
-
-    def set_overlay(self, color: QColor | None, width: float | None = None) -> None:
-        key = (color.rgba(), width) if color is not None else None
-        if key == getattr(self, "_overlay_key", None):
-            return
-        self._overlay_key = key
-        if color is None:
-            self.setPen(self.base_pen)
-        else:
-            pen = QPen(self.base_pen)
-            pen.setColor(color)
-            if width:
-                pen.setWidthF(width)
-            self.setPen(pen)
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        if option.state & QStyle.StateFlag.State_Selected:
-            pen = QPen(self.pen())
-            pen.setColor(SELECTED)
-            painter.setPen(pen)
-            painter.drawPath(self.path())
-        else:
-            super().paint(painter, option, widget)
-        if self.count > 1 or self.bundle:
-            lod = option.levelOfDetailFromTransform(painter.worldTransform())
-            if lod > 0.4:
-                mid = (self.a.scenePos() + self.b.scenePos()) / 2
-                text = f"x{self.count}"
-                painter.setFont(_FONT_BOLD)
-                box = QRectF(mid.x() - 14, mid.y() - 9, 28, 18)
-                painter.setPen(QPen(self.pen().color(), 1))
-                painter.setBrush(QColor("#ffffff"))
-                painter.drawRoundedRect(box, 4, 4)
-                painter.setPen(QColor("#1b1b1b"))
-                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
-
-    def boundingRect(self) -> QRectF:
-        return super().boundingRect().adjusted(-16, -12, 16, 12)
 
 
 class TopologyScene(QGraphicsScene):
@@ -274,6 +39,7 @@ class TopologyScene(QGraphicsScene):
         self._syncing = False
         self._frames_pending = False
         self._hidden: dict[str, str] = {}
+        self.grid = 0.0  # snap moved items to this grid (0: off)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(QColor("#fbfbfb"))
         document.modelChanged.connect(self._on_model_event)
@@ -402,6 +168,32 @@ class TopologyScene(QGraphicsScene):
         self._press_positions = {self._key(i): (i.pos().x(), i.pos().y()) for i in self.selectedItems()
                                  if self._key(i) is not None}
 
+    def set_grid(self, size: float) -> None:
+        self.grid = size
+        self.update()
+
+    def drawBackground(self, painter, rect) -> None:
+        super().drawBackground(painter, rect)
+        if not self.grid:
+            return
+        g = self.grid
+        painter.setPen(QPen(QColor("#e4e4e4"), 0))
+        x = math.floor(rect.left() / g) * g
+        lines = []
+        while x < rect.right() and len(lines) < 4000:
+            lines.append(QLineF(x, rect.top(), x, rect.bottom()))
+            x += g
+        y = math.floor(rect.top() / g) * g
+        while y < rect.bottom() and len(lines) < 8000:
+            lines.append(QLineF(rect.left(), y, rect.right(), y))
+            y += g
+        painter.drawLines(lines)
+
+    def _snapped(self, x: float, y: float) -> tuple[float, float]:
+        if not self.grid:
+            return (round(x, 3), round(y, 3))
+        return (round(x / self.grid) * self.grid, round(y / self.grid) * self.grid)
+
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
         moved, old = {}, {}
@@ -410,7 +202,9 @@ class TopologyScene(QGraphicsScene):
             if key is None or key not in self._press_positions:
                 continue
             before = self._press_positions[key]
-            now = (round(i.pos().x(), 3), round(i.pos().y(), 3))
+            now = self._snapped(i.pos().x(), i.pos().y())
+            if self.grid and (now[0], now[1]) != (i.pos().x(), i.pos().y()):
+                i.setPos(*now)
             if abs(now[0] - before[0]) > 0.5 or abs(now[1] - before[1]) > 0.5:
                 moved[key] = now
                 old[key] = self.topology.layout.positions.get(key)
@@ -429,8 +223,29 @@ class TopologyScene(QGraphicsScene):
         return None
 
     def toggle_group(self, gid: str) -> None:
-        collapsed = gid in self.topology.layout.collapsed
-        self.document.push(SetCollapsed(gid, not collapsed))
+        """Collapse or expand a group. Expanding draws the insides where the box was (one undo step with
+        the expand) and brings them into view."""
+        topo = self.topology
+        if gid not in topo.layout.collapsed:
+            self.document.push(SetCollapsed(gid, True))
+            return
+        name = topo.groups[gid].name
+        box = group_position(topo, gid)
+        members = [d for d in topo.devices_in_group(gid) if d in topo.layout.positions]
+        cmds = [SetCollapsed(gid, False)]
+        if members:
+            xs = [topo.layout.positions[d][0] for d in members]
+            ys = [topo.layout.positions[d][1] for d in members]
+            dx, dy = box[0] - (min(xs) + max(xs)) / 2, box[1] - (min(ys) + max(ys)) / 2
+            if abs(dx) > 1 or abs(dy) > 1:
+                moved = {d: (topo.layout.positions[d][0] + dx, topo.layout.positions[d][1] + dy) for d in members}
+                cmds.append(Move(moved, {d: topo.layout.positions[d] for d in members}))
+        self.document.push(Macro(cmds, f"expand {name}") if len(cmds) > 1 else cmds[0])
+        item = self.group_items.get(gid)
+        if item is not None:
+            rect = item.frame.adjusted(-20, -GroupItem.TITLE - 20, 20, 20)
+            for view in self.views():
+                view.centerOn(rect.center())
 
     # ---- selection -------------------------------------------------------------------------------
     def selected_ids(self) -> list[str]:
@@ -517,136 +332,4 @@ class TopologyScene(QGraphicsScene):
         return []
 
 
-class CanvasView(QGraphicsView):
-    """Zoom with the wheel or keys, pan with the middle button (or Space + drag), rubber-band select
-    with the left button on empty canvas, and drag from a device's round handle to link it."""
-
-    zoomChanged = Signal(float)
-
-    def __init__(self, scene: TopologyScene):
-        super().__init__(scene)
-        self.canvas = scene
-        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
-        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
-        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
-        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
-        self.setAcceptDrops(True)
-        self._link_from: str | None = None
-        self._link_line: QGraphicsLineItem | None = None
-        self._panning: QPointF | None = None
-        self._space = False
-
-    # zoom
-    def zoom(self, factor: float) -> None:
-        current = self.transform().m11()
-        factor = min(max(factor, 0.02 / current), 8.0 / current)
-        self.scale(factor, factor)
-        self.zoomChanged.emit(self.transform().m11())
-
-    def wheelEvent(self, event) -> None:
-        self.zoom(1.0015 ** event.angleDelta().y())
-
-    def fit(self) -> None:
-        rect = self.scene().itemsBoundingRect()
-        if not rect.isNull():
-            self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
-            self.zoomChanged.emit(self.transform().m11())
-
-    def keyPressEvent(self, event) -> None:
-        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
-            self._space = True
-        super().keyPressEvent(event)
-
-    def keyReleaseEvent(self, event) -> None:
-        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
-            self._space = False
-        super().keyReleaseEvent(event)
-
-    # linking and panning
-    def mousePressEvent(self, event) -> None:
-        if event.button() == Qt.MouseButton.MiddleButton or (event.button() == Qt.MouseButton.LeftButton and self._space):
-            self._panning = event.position()
-            self.setCursor(Qt.CursorShape.ClosedHandCursor)
-            return
-        if event.button() == Qt.MouseButton.LeftButton:
-            scene_pos = self.mapToScene(event.position().toPoint())
-            for item in self.scene().items(scene_pos):
-                if isinstance(item, DeviceItem) and item.on_handle(scene_pos):
-                    self._link_from = item.device_id
-                    self._link_line = QGraphicsLineItem(item.scenePos().x(), item.scenePos().y(), scene_pos.x(), scene_pos.y())
-                    self._link_line.setPen(QPen(QColor("#1e6fd9"), 2, Qt.PenStyle.DashLine))
-                    self._link_line.setZValue(10)
-                    self.scene().addItem(self._link_line)
-                    return
-        super().mousePressEvent(event)
-
-    def _device_at(self, scene_pos: QPointF) -> str | None:
-        for item in self.scene().items(scene_pos):
-            if isinstance(item, DeviceItem):
-                return item.device_id
-        return None
-
-    def mouseMoveEvent(self, event) -> None:
-        if self._panning is not None:
-            delta = event.position() - self._panning
-            self._panning = event.position()
-            self.horizontalScrollBar().setValue(int(self.horizontalScrollBar().value() - delta.x()))
-            self.verticalScrollBar().setValue(int(self.verticalScrollBar().value() - delta.y()))
-            return
-        if self._link_line is not None:
-            scene_pos = self.mapToScene(event.position().toPoint())
-            line = self._link_line.line()
-            self._link_line.setLine(line.x1(), line.y1(), scene_pos.x(), scene_pos.y())
-            target = self._device_at(scene_pos)
-            if target is not None and target != self._link_from:
-                proposal = propose_link(self.canvas.topology, self._link_from, target)
-                color = QColor("#2e9c2e") if proposal.ok else QColor("#d00000")
-                self._link_line.setPen(QPen(color, 2.5, Qt.PenStyle.DashLine))
-                self.canvas.statusMessage.emit(proposal.description if proposal.ok else f"Cannot link: {proposal.reason}")
-            return
-        super().mouseMoveEvent(event)
-
-    def mouseReleaseEvent(self, event) -> None:
-        if self._panning is not None:
-            self._panning = None
-            self.unsetCursor()
-            return
-        if self._link_line is not None:
-            scene_pos = self.mapToScene(event.position().toPoint())
-            self.scene().removeItem(self._link_line)
-            self._link_line = None
-            source, self._link_from = self._link_from, None
-            target = self._device_at(scene_pos)
-            if target is None or target == source:
-                self.canvas.statusMessage.emit("Link cancelled: release over another device to connect")
-                return
-            proposal = propose_link(self.canvas.topology, source, target)
-            if proposal.ok:
-                self.canvas.document.push(proposal.command)
-                self.canvas.statusMessage.emit(f"Connected: {proposal.description}")
-            else:
-                self.canvas.statusMessage.emit(f"Link refused: {proposal.reason}")
-            return
-        super().mouseReleaseEvent(event)
-
-    # drops from the palette
-    def dragEnterEvent(self, event) -> None:
-        if event.mimeData().hasFormat(MIME_PALETTE):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dragMoveEvent(self, event) -> None:
-        if event.mimeData().hasFormat(MIME_PALETTE):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event) -> None:
-        if not event.mimeData().hasFormat(MIME_PALETTE):
-            event.ignore()
-            return
-        payload = bytes(event.mimeData().data(MIME_PALETTE)).decode("utf-8")
-        pos = self.mapToScene(event.position().toPoint())
-        self.canvas.drop(payload, pos)
-        event.acceptProposedAction()
+from .canvas_view import CanvasView  # noqa: E402,F401  (importable from here)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QListWidget, QListWidgetItem
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QStyle
 
 from ..model.validation import ERROR, validate
 from .document import Document
@@ -23,6 +23,9 @@ class FindingsList(QListWidget):
         self._timer.timeout.connect(self.refresh)
         document.modelChanged.connect(lambda e: e.kind != "moved" and self._timer.start())
         document.topologyReplaced.connect(self.refresh)
+        # the style's own icons: an emoji needs a font the machine may not have (an empty box otherwise)
+        self._icons = {True: self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxCritical),
+                       False: self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)}
         self.itemClicked.connect(self._clicked)
         self.itemActivated.connect(self._clicked)
         self.refresh()
@@ -31,12 +34,12 @@ class FindingsList(QListWidget):
         self.clear()
         findings = validate(self.document.topology)
         for f in findings:
-            item = QListWidgetItem(("⛔ " if f.severity == ERROR else "⚠ ") + f.message)
+            item = QListWidgetItem(self._icons[f.severity == ERROR], f"{'Error' if f.severity == ERROR else 'Warning'}: {f.message}")
             item.setData(IDS_ROLE, list(f.devices) + list(f.links))
             item.setToolTip(f"{f.severity}: {f.code}")
             self.addItem(item)
         if not findings:
-            item = QListWidgetItem("✓ No problems found")
+            item = QListWidgetItem(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogApplyButton), "No problems found")
             item.setFlags(Qt.ItemFlag.NoItemFlags)
             self.addItem(item)
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineE
                                QWidget)
 
 from ..model import fileio
-from ..model.commands import ChangeLinkType, SetAttribute, SetCollapsed
+from ..model.commands import ChangeLinkType, Macro, SetAttribute, SetCollapsed
 from ..model.topology import Topology
 from .document import Document
 
@@ -25,6 +25,7 @@ class Inspector(QWidget):
         self.outer.addWidget(self.title)
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.outer.addWidget(self.form_host)
         self.outer.addStretch(1)
         self.fields: dict[str, QWidget] = {}
@@ -51,6 +52,10 @@ class Inspector(QWidget):
         self.fields.clear()
 
     def _row(self, label: str, widget: QWidget, key: str | None = None) -> None:
+        if isinstance(widget, QLabel):  # long figures wrap instead of widening the dock for good
+            widget.setWordWrap(True)
+        if not widget.toolTip():
+            widget.setToolTip(f"{label} of the selection" + ("" if isinstance(widget, QLabel) else "; changes are undoable"))
         self.form.addRow(label, widget)
         if key:
             self.fields[key] = widget
@@ -63,6 +68,7 @@ class Inspector(QWidget):
             return
         if len(self.ids) > 1:
             self.title.setText(f"{len(self.ids)} items selected")
+            self._many(self.ids)
             return
         oid = self.ids[0]
         if oid in self.topo.devices:
@@ -71,6 +77,34 @@ class Inspector(QWidget):
             self._link(oid)
         else:
             self._group(oid)
+
+    def _many(self, ids: list[str]) -> None:
+        """Edit every selected device at once: when they are all of one kind, one part for all of them
+        (one undo step)."""
+        devices = [i for i in ids if i in self.topo.devices]
+        kinds = {self.topo.devices[d].kind for d in devices}
+        if len(kinds) != 1 or len(devices) < 2:
+            return
+        kind = kinds.pop()
+        combo = QComboBox()
+        combo.setToolTip(f"the part of all {len(devices)} selected devices")
+        parts = {self.topo.devices[d].part for d in devices}
+        if len(parts) > 1:
+            combo.addItem("(several parts)", None)
+        for p in self.topo.catalog.parts.values():
+            if p.kind == kind:
+                combo.addItem(p.label, p.id)
+        if len(parts) == 1:
+            combo.setCurrentIndex(combo.findData(next(iter(parts))))
+
+        def apply(_i) -> None:
+            part = combo.currentData()
+            cmds = [SetAttribute(d, "part", part, f"change part of {d}") for d in devices
+                    if part and self.topo.devices[d].part != part]
+            if cmds:
+                self.document.push(Macro(cmds, f"change part of {len(cmds)} devices"))
+        combo.currentIndexChanged.connect(apply)
+        self._row(f"Part of all {len(devices)}", combo, "part")
 
     def _text_field(self, obj_id: str, attribute: str, value: str, key: str) -> QLineEdit:
         edit = QLineEdit(value)
@@ -135,7 +169,8 @@ class Inspector(QWidget):
             lambda _i: combo.currentData() != lk.type and self.document.push(ChangeLinkType(lid, combo.currentData())))
         self._row("Type", combo, "type")
         count = QSpinBox()
-        count.setRange(1, 64)
+        count.setRange(1, max(lk.count, self._free_count(lk)))
+        count.setToolTip(f"at most {count.maximum()}: the free ports of both ends allow no more")
         count.setValue(lk.count)
         count.editingFinished.connect(lambda: count.value() != lk.count and self.document.push(
             SetAttribute(lid, "count", count.value(), f"set count of {lid}")))
@@ -160,6 +195,17 @@ class Inspector(QWidget):
         total = self.topo.link_bandwidth_per_direction_Bps(lk)
         self._row("Capacity", QLabel(f"{total / 1e9:.2f} GB/s per direction, {2 * total / 1e9:.2f} GB/s bidirectional"))
         self._row("Ports", QLabel(f"{lk.a}.{lk.a_port} — {lk.b}.{lk.b_port}"))
+
+    def _free_count(self, lk) -> int:
+        """How many links of this kind its two ports could take: the free ports of the fuller end."""
+        best = 64
+        for dev, port in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
+            part = self.topo.part_of(dev)
+            group = part.port_group(port) if part and port else None
+            if group is not None:
+                used = self.topo.used_ports(dev).get(group.name, 0)
+                best = min(best, group.count - used + lk.count)
+        return best
 
     def _override(self, lid: str, attribute: str, edit: QLineEdit, scale: float) -> None:
         text = edit.text().strip()

@@ -18,6 +18,7 @@ class MiniMap(QGraphicsView):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setRenderHints(QPainter.RenderHint.Antialiasing)
         self.setMinimumSize(160, 120)
+        self.setToolTip("The whole design; the blue frame is what the canvas shows. Click or drag to move the canvas there")
         self._refit = QTimer(self)
         self._refit.setSingleShot(True)
         self._refit.setInterval(100)

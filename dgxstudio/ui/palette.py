@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtCore import QMimeData, QPoint, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..model.builders import SYSTEM_BUILDERS, SYSTEM_LABELS
@@ -42,16 +42,21 @@ class PaletteTree(QTreeWidget):
 
 
 class Palette(QWidget):
+    contextMenuRequested = Signal(str, QPoint)  # payload of the part or system, where to show the menu
+
     def __init__(self, catalog: Catalog):
         super().__init__()
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter parts…")
+        self.filter.setToolTip("Show only the parts and systems whose name or id contains this text")
         self.filter.setClearButtonEnabled(True)
         self.tree = PaletteTree()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.filter)
         layout.addWidget(self.tree)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
         self.filter.textChanged.connect(self.apply_filter)
         self.populate(catalog)
 
@@ -77,6 +82,12 @@ class Palette(QWidget):
                 ports = ", ".join(f"{g.count} x {g.name} ({'/'.join(g.accepts)})" for g in part.ports)
                 item.setToolTip(0, f"{part.label}\nports: {ports}\nsource: {part.source}")
         self.tree.expandAll()
+
+    def _context_menu(self, pos) -> None:
+        item = self.tree.itemAt(pos)
+        payload = item.data(0, PAYLOAD_ROLE) if item is not None else None
+        if payload:
+            self.contextMenuRequested.emit(payload, self.tree.viewport().mapToGlobal(pos))
 
     def item_for(self, payload: str) -> QTreeWidgetItem | None:
         for i in range(self.tree.topLevelItemCount()):

@@ -68,10 +68,11 @@ class LivePlots(QWidget):
         self.util_curves: list[pg.PlotDataItem] = []
         self._t: list[float] = []
         self._bytes: list[float] = []
+        self._rate: list[float] = []
         self.updates = 0
 
     def clear(self) -> None:
-        self._t, self._bytes = [], []
+        self._t, self._bytes, self._rate = [], [], []
         self.delivered_curve.setData([], [])
         self.rate_curve.setData([], [])
         for c in self.util_curves:
@@ -84,6 +85,10 @@ class LivePlots(QWidget):
         self._t.append(progress.sim_time_s)
         self._bytes.append(progress.fraction * total_bytes)
         self.delivered_curve.setData(self._t, self._bytes)
+        if len(self._t) > 1:  # throughput fills in with it: bytes delivered between two reports
+            dt = max(self._t[-1] - self._t[-2], 1e-30)
+            self._rate.append((self._bytes[-1] - self._bytes[-2]) / dt)
+            self.rate_curve.setData(self._t, self._rate + self._rate[-1:])
         self.updates += 1
 
     def show_result(self, sim, top: int = 5) -> None:
@@ -116,16 +121,32 @@ class LivePlots(QWidget):
             self.util_curves.append(curve)
 
 
+class SizeAxis(pg.AxisItem):
+    """A log axis of message sizes labelled 1 KiB, 64 KiB, 1 MiB ... (not SI-scaled bytes)."""
+
+    def tickStrings(self, values, scale, spacing):
+        out = []
+        for v in values:
+            size = 10 ** v
+            for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+                if size >= f:
+                    out.append(f"{size / f:.3g} {unit}")
+                    break
+            else:
+                out.append(f"{size:.3g} B")
+        return out
+
+
 class SweepPlot(QWidget):
     """Bus bandwidth against message size (log axis), one curve per algorithm or topology."""
 
     def __init__(self):
         super().__init__()
-        self.widget = pg.PlotWidget(title="Bus bandwidth vs message size")
+        self.widget = pg.PlotWidget(title="Bus bandwidth vs message size", axisItems={"bottom": SizeAxis("bottom")})
         QVBoxLayout(self).addWidget(self.widget)
         self.plot = self.widget.getPlotItem()
         self.plot.setLogMode(x=True, y=False)
-        self.plot.setLabel("bottom", "message size", units="B")
+        self.plot.setLabel("bottom", "message size")
         self.plot.setLabel("left", "bus bandwidth", units="B/s")
         self.plot.addLegend(offset=(10, 10))
         self.plot.showGrid(x=True, y=True, alpha=0.3)
@@ -194,6 +215,12 @@ class GanttPlot(QWidget):
         self.plot.setTitle(f"{result.spec.schedule}: {result.spec.stages} stages, {result.spec.microbatches} micro-batches,"
                            f" bubble {100 * result.bubble_fraction:.1f}%")
         self.plot.addItem(self.cursor)
+
+    def clear(self) -> None:
+        self.plot.clear()
+        self.bars.clear()
+        self.timeline, self.rows = [], []
+        self.plot.setTitle("Pipeline schedule")
 
     def set_time(self, t: float) -> None:
         self.cursor.setPos(t)

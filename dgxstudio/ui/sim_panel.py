@@ -7,7 +7,7 @@ editing while a run goes on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, Q
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ..analysis.gpuset import GpuSetError, select_gpus
+from ..report.provenance import document_ref
 from ..sim.training import TrainingError
 from ..sim.collectives import COLLECTIVES
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
@@ -38,6 +39,7 @@ class RunRequest:
     kind: str  # "collective", "sweep", "pipeline", "train"
     label: str
     total_bytes: float = 0.0
+    document: dict = field(default_factory=dict)  # the document it runs on: name and content hash
 
 
 class SimulationPanel(QWidget):
@@ -58,8 +60,10 @@ class SimulationPanel(QWidget):
         self.tabs.addTab(self._pipeline_tab(), "Pipeline")
         self.tabs.addTab(self._training_tab(), "Training")
         self.run_button = QPushButton("Run")
+        self.run_button.setToolTip('Run the simulation set up below on this design (Ctrl+R); a run in progress is replaced')
         self.run_button.setObjectName("runButton")
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip('Stop the running simulation (Ctrl+.)')
         self.cancel_button.setObjectName("cancelButton")
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
@@ -91,12 +95,17 @@ class SimulationPanel(QWidget):
         w = QWidget()
         f = QFormLayout(w)
         self.collective = QComboBox()
+        self.collective.setToolTip('The collective operation, as nccl-tests names it')
         self.collective.addItems(COLLECTIVES)
         self.algorithm = QComboBox()
+        self.algorithm.setToolTip("How the collective is carried out: auto lets NCCL's cost model pick; ring, tree, nvls and collnet are NCCL's algorithms")
         self.algorithm.addItems(ALGORITHMS)
         self.size = QLineEdit("256MiB")
+        self.size.setToolTip('Bytes per GPU, e.g. 256MiB, 1GB, 4096')
         self.chunk = QLineEdit(format_size(DEFAULT_CHUNK).replace(" ", ""))
+        self.chunk.setToolTip('Pipelining chunk: each ring or tree step moves pieces of this size')
         self.gpu_set = QComboBox()
+        self.gpu_set.setToolTip('Which GPUs take part: all, those selected on the canvas, or a group')
         self.figures = QComboBox()
         self.figures.addItems(["achievable", "peak"])
         self.figures.setToolTip("achievable: what nccl-tests measure on real links (default); peak: the white-paper bound")
@@ -104,7 +113,9 @@ class SimulationPanel(QWidget):
         self.protocol.addItems(["auto", "ll", "ll128", "simple"])
         self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose")
         self.sweep = QCheckBox("size sweep")
+        self.sweep.setToolTip('Run every power-of-two size in the range instead of one size')
         self.sweep_range = QLineEdit("1KiB:4GiB")
+        self.sweep_range.setToolTip('Smallest and largest size of the sweep, e.g. 1KiB:4GiB')
         self.show_rings = QCheckBox("show rings")
         self.show_rings.setToolTip("draw the rings used by the run over the canvas, one colour each")
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
@@ -118,14 +129,18 @@ class SimulationPanel(QWidget):
         w = QWidget()
         f = QFormLayout(w)
         self.schedule = QComboBox()
+        self.schedule.setToolTip('Pipeline schedule: GPipe (all forwards, then all backwards), 1F1B or interleaved')
         self.schedule.addItems(SCHEDULES)
         self.stages = QSpinBox()
+        self.stages.setToolTip('Pipeline stages, one GPU each, in the order of the GPU set')
         self.stages.setRange(1, 1024)
         self.stages.setValue(4)
         self.microbatches = QSpinBox()
+        self.microbatches.setToolTip('Micro-batches per iteration')
         self.microbatches.setRange(1, 4096)
         self.microbatches.setValue(8)
         self.chunks = QSpinBox()
+        self.chunks.setToolTip('Model chunks per GPU (interleaved schedule)')
         self.chunks.setRange(1, 16)
         self.from_model = QCheckBox("from the model")
         self.from_model.setToolTip("times and boundary bytes from GPT-3 XL (24 layers, hidden 2048, sequence 2048),"
@@ -135,6 +150,7 @@ class SimulationPanel(QWidget):
         self.bwd = QLineEdit("4ms")
         self.bwd.setToolTip(self.fwd.toolTip())
         self.activation = QLineEdit("16MiB")
+        self.activation.setToolTip('Bytes sent from one stage to the next per micro-batch (0: compute only)')
         self.from_model.toggled.connect(lambda on: [w.setEnabled(not on) for w in (self.fwd, self.bwd, self.activation)])
         for label, widget in (("Schedule", self.schedule), ("Stages", self.stages), ("Micro-batches", self.microbatches),
                               ("Model chunks", self.chunks), ("Times", self.from_model), ("Forward", self.fwd),
@@ -148,10 +164,14 @@ class SimulationPanel(QWidget):
         w = QWidget()
         f = QFormLayout(w)
         self.dp, self.tp, self.pp = QSpinBox(), QSpinBox(), QSpinBox()
+        self.dp.setToolTip("Data-parallel replicas: each holds the whole model and all-reduces gradients")
+        self.tp.setToolTip("Tensor-parallel GPUs per layer: all-reduce inside every layer (keep it inside a system)")
+        self.pp.setToolTip("Pipeline stages: the layers split across GPUs, activations sent stage to stage")
         for s in (self.dp, self.tp, self.pp):
             s.setRange(1, 100_000)
         self.tp.setValue(8)
         self.train_micro = QSpinBox()
+        self.train_micro.setToolTip('Micro-batches per training iteration')
         self.train_micro.setRange(1, 4096)
         self.train_micro.setValue(8)
         self.overlap = QCheckBox("overlap")
@@ -192,6 +212,7 @@ class SimulationPanel(QWidget):
         except (ValueError, GpuSetError, TrainingError) as exc:
             self._fail(str(exc))
             return
+        request.document = document_ref(topo)
         self.request = request
         self.progress.setValue(0)
         self.state.setText(f"Running {request.label}…")
@@ -251,6 +272,14 @@ class SimulationPanel(QWidget):
             return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(), self.train_micro.value(),
                                    overlap=self.overlap.isChecked())
         return train_job, RunRequest("train", label)
+
+    def reset(self) -> None:
+        """Back to idle for a new document: no run, no message from the last one."""
+        self._idle()
+        self.request = None
+        self.progress.setValue(0)
+        self.state.setText("Ready")
+        self.refresh_groups()
 
     def _on_progress(self, p) -> None:
         self.progress.setValue(int(1000 * min(max(p.fraction, 0.0), 1.0)))
@@ -324,12 +353,24 @@ class ResultsPanel(QWidget):
         layout.addWidget(self.table)
         self.bottlenecks.itemClicked.connect(lambda item: self.linksClicked.emit(item.data(LINKS_ROLE) or []))
 
+    @staticmethod
+    def namer(obj_id: str) -> str:
+        """The name shown for a device id (the window sets this to the document's names)."""
+        return obj_id
+
+    def clear(self) -> None:
+        """Forget every run (another document was opened)."""
+        self.summary.setText("No run yet")
+        self.bottlenecks.clear()
+        self.table.setRowCount(0)
+
     def _bottlenecks(self, items: list[dict]) -> None:
         self.bottlenecks.clear()
         for b in items:
-            item = QListWidgetItem(f"{', '.join(b['links'])}  {b['from']} → {b['to']}: {100 * b['utilization']:.1f}% busy,"
+            item = QListWidgetItem(f"{self.namer(b['from'])} → {self.namer(b['to'])}: {100 * b['utilization']:.1f}% busy,"
                                    f" {b['capacity_per_direction_Bps'] / 1e9:.1f} GB/s per direction")
             item.setData(LINKS_ROLE, b["links"])
+            item.setToolTip(f"links {', '.join(b['links'])}; click to select them on the canvas")
             self.bottlenecks.addItem(item)
 
     def _row(self, cells: list[str]) -> None:
@@ -339,8 +380,12 @@ class ResultsPanel(QWidget):
             self.table.setItem(r, c, QTableWidgetItem(text))
 
     def show_collective(self, request: RunRequest, r, topology_name: str) -> None:
+        nccl = ""
+        if getattr(r, "protocol", None):
+            label = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}.get(r.protocol, r.protocol)
+            nccl = f" ({label}, {r.channels} channel{'s' if r.channels != 1 else ''})"
         self.summary.setText(
-            f"<b>{r.collective}</b> with <b>{r.algorithm}</b> on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
+            f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
             f"{r.bound_busbw_Bps / 1e9:.1f} GB/s<br><i>{r.reason}</i>")

@@ -60,9 +60,14 @@ def icon(name: str) -> QIcon:
     return ic
 
 
+UTILIZATION_STOPS = (QColor("#4575b4"), QColor("#fee090"), QColor("#d73027"))
+IDLE_LINK = QColor("#c8c8c8")
+
+
 def utilization_color(u: float) -> QColor:
-    """Green (idle) through yellow to red (saturated)."""
+    """Blue (lightly used) through yellow to red (saturated): no green, which on the canvas means NVLink."""
     u = min(max(u, 0.0), 1.0)
-    if u < 0.5:
-        return QColor.fromRgbF(2 * u, 0.75, 0.1)
-    return QColor.fromRgbF(1.0, 0.75 * (1 - (u - 0.5) * 2), 0.1)
+    a, b = (UTILIZATION_STOPS[0], UTILIZATION_STOPS[1]) if u < 0.5 else (UTILIZATION_STOPS[1], UTILIZATION_STOPS[2])
+    f = u * 2 if u < 0.5 else (u - 0.5) * 2
+    return QColor.fromRgbF(a.redF() + (b.redF() - a.redF()) * f, a.greenF() + (b.greenF() - a.greenF()) * f,
+                           a.blueF() + (b.blueF() - a.blueF()) * f)

@@ -1,0 +1,260 @@
+"""What a report says, as a list of blocks (headings, paragraphs, tables, pictures) that the HTML and
+PDF writers lay out each in their own way. Names are shown, not ids; every run is one of this
+document's runs (see provenance)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from .. import __version__
+from ..model.catalog import KIND_LABELS, NETWORK_FAMILIES
+from ..model.topology import Topology
+from .provenance import document_ref, ran_on
+from .svg import gantt_chart, line_chart, topology_svg
+
+
+@dataclass
+class ReportData:
+    """One document and its runs. Runs that record another document (name and content hash) are
+    left out and counted in ``left_out``: a report belongs to one topology."""
+
+    topology: Topology
+    analysis: dict
+    runs: list = field(default_factory=list)        # CollectiveResult
+    sweeps: list = field(default_factory=list)      # lists of CollectiveResult
+    pipelines: list = field(default_factory=list)   # PipelineResult
+    document: dict = field(default_factory=dict)
+    left_out: int = 0
+
+    def __post_init__(self) -> None:
+        self.document = document_ref(self.topology)
+        mine = self.document["sha256"]
+        for name in ("runs", "sweeps", "pipelines"):
+            kept = [r for r in getattr(self, name) if (ran_on(r) or {}).get("sha256", mine) == mine]
+            self.left_out += len(getattr(self, name)) - len(kept)
+            setattr(self, name, kept)
+
+
+@dataclass
+class Heading:
+    level: int
+    text: str
+
+
+@dataclass
+class Para:
+    text: str
+    small: bool = False
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[list]
+    numeric: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Picture:
+    name: str
+    svg: str
+
+
+def gbs(x: float) -> str:
+    return f"{x / 1e9:,.2f}"
+
+
+def size_label(v: float) -> str:
+    for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if v >= f:
+            return f"{v / f:g} {unit}"
+    return f"{v:g} B"
+
+
+def _name(topo: Topology, obj_id: str) -> str:
+    if obj_id in topo.devices:
+        return topo.devices[obj_id].name
+    if obj_id in topo.groups:
+        return topo.groups[obj_id].name
+    return obj_id
+
+
+def _link_name(topo: Topology, link_id: str) -> str:
+    lk = topo.links.get(link_id)
+    if lk is None:
+        return link_id
+    return f"{_name(topo, lk.a)} – {_name(topo, lk.b)}"
+
+
+def _gpu_order(topo: Topology, ring: list[str]) -> str:
+    names = [_name(topo, g) for g in ring]
+    return " → ".join(names) if len(names) <= 16 else " → ".join(names[:8]) + f" … ({len(names)} GPUs)"
+
+
+def bottleneck_rows(topo: Topology, items: list[dict]) -> list[list]:
+    return [[", ".join(_link_name(topo, lid) for lid in b["links"]), f"{_name(topo, b['from'])} → {_name(topo, b['to'])}",
+             f"{100 * b['utilization']:.1f}%", gbs(b["capacity_per_direction_Bps"])] for b in items]
+
+
+def network_per_gpu(topo: Topology, analysis: dict) -> str:
+    """The network bandwidth per GPU, or why there is none (NICs present but not cabled)."""
+    bw = analysis["network_bw_per_gpu_bidir_Bps"]
+    if bw > 0:
+        return f"{gbs(bw)} GB/s"
+    nics = [d for d in topo.devices.values() if d.kind == "nic"]
+    if not nics:
+        return "none (no NICs)"
+    cabled = sum(1 for d in nics for lk in topo.links_of(d.id)
+                 if (lt := topo.link_type_of(lk)) is not None and lt.family in NETWORK_FAMILIES)
+    if cabled == 0:
+        return f"not cabled: {len(nics)} NICs without network links (add switches or a cluster to use them)"
+    return "0.00 GB/s"
+
+
+def summary(data: ReportData) -> str:
+    """One paragraph: what was designed, the headline figures, the bottleneck."""
+    topo, a = data.topology, data.analysis
+    kinds = Counter(d.kind for d in topo.devices.values())
+    systems = sum(1 for g in topo.groups.values() if g.kind == "system")
+    gpu_parts = Counter(topo.catalog.part(d.part).label if topo.catalog.part(d.part) else d.part for d in topo.gpus())
+    what = ", ".join(f"{n} {label}" for label, n in gpu_parts.most_common()) or "no GPUs"
+    counts = [(kinds.get("nvswitch", 0), "NVSwitch", "NVSwitches"), (kinds.get("nic", 0), "NIC", "NICs"),
+              (kinds.get("ib_switch", 0) + kinds.get("eth_switch", 0), "network switch", "network switches"),
+              (sum(lk.count for lk in topo.links.values()), "physical link", "physical links")]
+    listed = [f"{n:,} {one if n == 1 else many}" for n, one, many in counts if n]
+    parts = [f"{topo.name} is a design of {what}"
+             + (f" in {systems:,} system{'s' if systems != 1 else ''}" if systems else "")
+             + (", with " + ", ".join(listed[:-1]) + (" and " if len(listed) > 1 else "") + listed[-1] if listed else "")
+             + "."]
+    r = a["rings"]
+    parts.append(f"Its bisection bandwidth is {gbs(a['bisection']['bidir_Bps'])} GB/s bidirectional"
+                 f"{'' if a['bisection']['exact'] else ' (upper bound)'}, and ring all-reduce can reach at most "
+                 f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s bus bandwidth over {r['count']} {r['fabric']} rings "
+                 f"at the catalog's peak link figures.")
+    best = max(data.runs, key=lambda run: run.busbw_Bps, default=None)
+    if best is not None:
+        parts.append(f"The best of {len(data.runs)} simulated run{'s' if len(data.runs) != 1 else ''}, "
+                     f"{best.collective} with {best.algorithm} on {len(best.gpus)} GPUs at {size_label(best.size_bytes)}, "
+                     f"reached {gbs(best.busbw_Bps)} GB/s bus bandwidth, {100 * best.fraction_of_bound:.0f}% of the "
+                     f"topology bound at the link figures it ran with ({'achievable' if best.options.achievable else 'peak'}).")
+        top = best.sim.bottlenecks(1)
+        if top:
+            b = bottleneck_rows(topo, top)[0]
+            parts.append(f"Its bottleneck was {b[0]} ({b[1]}), busy {b[2]} of the run.")
+    else:
+        parts.append("No collective was simulated for this report, so the bottleneck shown is the topology's bound.")
+    return " ".join(parts)
+
+
+def build_blocks(data: ReportData) -> list:
+    """The body of the report (without title and summary), in order."""
+    topo, a = data.topology, data.analysis
+    out: list = [Heading(2, "Topology"), Picture("topology", topology_svg(topo))]
+
+    kinds = Counter((d.kind, d.part) for d in topo.devices.values())
+    rows = []
+    for (kind, part_id), n in sorted(kinds.items()):
+        part = topo.catalog.part(part_id)
+        rows.append([KIND_LABELS.get(kind, kind), part.label if part else part_id, n])
+    out += [Heading(2, "Inventory"), Table(["kind", "part", "count"], rows, {2})]
+    links, bw = Counter(), Counter()
+    for lk in topo.links.values():
+        lt = topo.link_type_of(lk)
+        label = lt.label if lt else lk.type
+        links[label] += lk.count
+        bw[label] += topo.link_bandwidth_per_direction_Bps(lk)
+    out.append(Table(["link type", "physical links", "total GB/s per direction"],
+                     [[t, n, gbs(bw[t])] for t, n in sorted(links.items())], {1, 2}))
+
+    r, lat = a["rings"], a["latency"]
+    out += [Heading(2, "Analysis"), Table(["figure", "value"], [
+        ["GPUs", a["gpus"]],
+        ["bisection bandwidth (bidirectional)", f"{gbs(a['bisection']['bidir_Bps'])} GB/s"
+         f" ({'exact' if a['bisection']['exact'] else 'upper bound'})"],
+        ["rings", f"{r['count']} over {r['fabric']} ({r['method']})"],
+        ["ring all-reduce bus-bandwidth bound (peak link figures)", f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s"],
+        ["NVLink per GPU (bidirectional)", f"{gbs(a['nvlink_bw_per_gpu_bidir_Bps'])} GB/s"],
+        ["NVLink of all GPUs (bidirectional)", f"{gbs(a['aggregate_nvlink_bw_bidir_Bps'])} GB/s"],
+        ["PCIe per GPU (bidirectional)", f"{gbs(a['pcie_bw_per_gpu_bidir_Bps'])} GB/s"],
+        ["network per GPU (bidirectional)", network_per_gpu(topo, a)],
+        ["published power", f"{a['power']['published_W'] / 1e3:,.1f} kW" + (
+            f" (no published figure: {', '.join(a['power']['without_published_figure'])})"
+            if a["power"]["without_published_figure"] else "")],
+        ["worst system-to-system latency", f"{lat['max_system_to_system_s'] * 1e6:.2f} us" if lat["max_system_to_system_s"]
+         else "one system"],
+    ])]
+    if r["rings"]:
+        out.append(Table(["ring", "GPU order", "GB/s (both directions)"],
+                         [[i, _gpu_order(topo, ring), gbs(r["ring_bidir_Bps"][i])] for i, ring in enumerate(r["rings"][:12])],
+                         {2}))
+
+    for i, run in enumerate(data.runs):
+        out.append(Heading(2, f"Simulation {i + 1}: {run.collective} with {run.algorithm}"))
+        out.append(Table(["parameter", "value"], [
+            ["collective", run.collective], ["algorithm", f"{run.algorithm} ({run.reason})"], ["GPUs", len(run.gpus)],
+            ["size", f"{run.size_bytes:,.0f} bytes"], ["chunk", f"{run.options.chunk:,.0f} bytes"],
+            ["link figures", "achievable" if run.options.achievable else "peak"]]))
+        out.append(Table(["result", "value"], [
+            ["time", f"{run.time_s * 1e3:.4f} ms"], ["algorithm bandwidth", f"{gbs(run.algbw_Bps)} GB/s"],
+            ["bus bandwidth", f"{gbs(run.busbw_Bps)} GB/s"], ["topology bound", f"{gbs(run.bound_busbw_Bps)} GB/s"],
+            ["share of the bound", f"{100 * run.fraction_of_bound:.1f}%"]]))
+        out.append(Heading(3, "Bottleneck links"))
+        out.append(Table(["links", "direction", "busy", "GB/s per direction"],
+                         bottleneck_rows(topo, run.sim.bottlenecks(8)), {2, 3}))
+        t = [p[0] * 1e3 for p in run.sim.delivered]
+        out.append(Picture(f"delivered{i}", line_chart([("delivered", t, [p[1] / 1e9 for p in run.sim.delivered])],
+                                                       "Bytes delivered over time", "simulated time (ms)", "GB")))
+    for i, rows in enumerate(data.sweeps):
+        first = rows[0]
+        out.append(Heading(2, f"Sweep {i + 1}: {first.collective}, {first.requested_algorithm}"))
+        out.append(Picture(f"sweep{i}", line_chart(
+            [(first.requested_algorithm, [r.size_bytes for r in rows], [r.busbw_Bps / 1e9 for r in rows])],
+            "Bus bandwidth vs message size", "message size", "GB/s", log_x=True,
+            hline=(f"bound {first.bound_busbw_Bps / 1e9:.1f} GB/s", first.bound_busbw_Bps / 1e9),
+            x_format=size_label)))
+        out.append(Table(["size (bytes)", "algorithm", "time (us)", "algbw GB/s", "busbw GB/s"],
+                         [[f"{r.size_bytes:,.0f}", r.algorithm, f"{r.time_s * 1e6:.2f}", gbs(r.algbw_Bps),
+                           gbs(r.busbw_Bps)] for r in rows], {0, 2, 3, 4}))
+    for i, p in enumerate(data.pipelines):
+        out.append(Heading(2, f"Pipeline {i + 1}: {p.spec.schedule}, {p.spec.stages} stages, "
+                              f"{p.spec.microbatches} micro-batches"))
+        out.append(Table(["figure", "value"], [["makespan", f"{p.makespan_s * 1e3:.3f} ms"],
+                                               ["bubble", f"{100 * p.bubble_fraction:.1f}%"],
+                                               ["activations held at most per stage", p.peak_inflight]]))
+        timeline = [{**e, "device": _name(topo, e["device"])} for e in p.timeline]
+        out.append(Picture(f"gantt{i}", gantt_chart(timeline, f"{p.spec.schedule} schedule")))
+
+    rows = []
+    for t in sorted({lk.type for lk in topo.links.values()}):
+        lt = topo.catalog.link_type(t)
+        if lt:
+            rows.append([lt.label, f"{lt.bandwidth_per_direction_Bps() / 1e9:.3f} GB/s per direction"
+                         + (" per lane" if lt.per_lane else ""), f"{lt.latency_s * 1e6:.3f} us",
+                         f"{lt.achievable_efficiency:.3f}", lt.source])
+    out += [Heading(2, "Assumptions"), Para("Catalog figures used (peak unless a run says achievable):"),
+            Table(["link type", "bandwidth", "latency", "achievable efficiency", "source"], rows)]
+    prow = []
+    for pid in sorted({d.part for d in topo.devices.values()}):
+        part = topo.catalog.part(pid)
+        if part:
+            prow.append([part.label, f"{part.hop_latency_s * 1e6:.3f} us", part.source])
+    out.append(Table(["part", "traversal latency", "source"], prow))
+    out.append(Para("Flow-level simulation: max-min fair sharing of every link direction, latency paid after "
+                    "transmission; reductions free unless a run says otherwise.", small=True))
+    return out
+
+
+def byline(data: ReportData) -> str:
+    topo = data.topology
+    return (f"DGX Studio {__version__}, hardware catalog {topo.catalog.version}, "
+            f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; document {data.document['name']} "
+            f"(content sha256 {data.document['sha256'][:12]})")
+
+
+def left_out_note(data: ReportData) -> str | None:
+    if not data.left_out:
+        return None
+    return (f"{data.left_out} run{'s' if data.left_out != 1 else ''} of this session ran on another document or an "
+            "earlier version of this one and are not part of this report.")

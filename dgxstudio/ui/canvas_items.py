@@ -1,0 +1,277 @@
+"""What the canvas draws: a device, a group (frame or collapsed box) and a link or bundle of links."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
+
+from .style import FAMILY_COLORS, KIND_COLORS, icon_pixmap, link_width
+
+if TYPE_CHECKING:
+    from .canvas import TopologyScene
+
+MIME_PALETTE = "application/x-dgxstudio-palette"
+SELECTED = QColor("#1e6fd9")
+_FONT = QFont("Sans Serif", 8)
+_FONT_BOLD = QFont("Sans Serif", 9, QFont.Weight.Bold)
+
+
+def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = (9, 8, 7)) -> tuple[QFont, list[str]]:
+    """How to draw a name in a box so it never reads as another name: on one line at the largest size
+    that fits, else wrapped on up to ``lines`` lines, else elided in the middle (``DGX-1 …110``),
+    which keeps the end that tells one device from the next. The full name is in the tooltip."""
+    for size in sizes:
+        font = QFont("Sans Serif", size, QFont.Weight.Bold)
+        if QFontMetricsF(font).horizontalAdvance(text) <= width:
+            return font, [text]
+    font = QFont("Sans Serif", sizes[-1], QFont.Weight.Bold)
+    fm = QFontMetricsF(font)
+    words, out, current = text.split(" "), [], ""
+    for word in words:
+        trial = f"{current} {word}".strip()
+        if fm.horizontalAdvance(trial) <= width or not current:
+            current = trial
+        else:
+            out.append(current)
+            current = word
+    out.append(current)
+    if len(out) <= lines and all(fm.horizontalAdvance(line) <= width for line in out):
+        return font, out
+    return font, [fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)]
+
+
+class DeviceItem(QGraphicsItem):
+    W, H = 112.0, 60.0
+    HANDLE = 7.0
+
+    def __init__(self, scene: "TopologyScene", device_id: str):
+        super().__init__()
+        self.canvas = scene
+        self.device_id = device_id
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setZValue(2)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.state_color: QColor | None = None
+        self.refresh()
+
+    def refresh(self) -> None:
+        topo = self.canvas.document.topology
+        dev = topo.devices[self.device_id]
+        part = topo.part_of(self.device_id)
+        self.name = dev.name
+        self.kind = dev.kind
+        used = topo.used_ports(self.device_id)
+        self.ports = " ".join(f"{g.name} {used.get(g.name, 0)}/{g.count}" for g in part.ports) if part else "unknown part"
+        self.setToolTip(f"{dev.name} ({dev.id})\n{part.label if part else dev.part}\n{self.ports}")
+        self.label_font, self.label_lines = fit_label(dev.name, self.W - 38)
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(-self.W / 2 - 2, -self.H / 2 - 2, self.W + self.HANDLE * 2 + 4, self.H + 4)
+
+    def handle_center(self) -> QPointF:
+        return QPointF(self.W / 2 + self.HANDLE * 0.6, 0)
+
+    def on_handle(self, scene_pos: QPointF) -> bool:
+        p = self.mapFromScene(scene_pos) - self.handle_center()
+        return p.x() ** 2 + p.y() ** 2 <= (self.HANDLE + 3) ** 2
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        color = KIND_COLORS.get(self.kind, QColor("#888"))
+        rect = QRectF(-self.W / 2, -self.H / 2, self.W, self.H)
+        painter.setPen(QPen(SELECTED if selected else color, 3 if selected else 1.5))
+        painter.setBrush(QBrush(self.state_color or QColor("#ffffff")))
+        if lod < 0.3:
+            painter.drawRect(rect)
+            return
+        painter.drawRoundedRect(rect, 6, 6)
+        painter.drawPixmap(int(-self.W / 2 + 4), int(-self.H / 2 + 4), icon_pixmap(self.kind, 28))
+        painter.setPen(QColor("#1b1b1b"))
+        painter.setFont(self.label_font)
+        name_rect = QRectF(-self.W / 2 + 34, -self.H / 2 + 4, self.W - 38, 28)
+        painter.drawText(name_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, "\n".join(self.label_lines))
+        if lod > 0.6:
+            painter.setFont(_FONT)
+            painter.setPen(QColor("#555555"))
+            painter.drawText(QRectF(-self.W / 2 + 4, 2, self.W - 8, self.H / 2 - 4),
+                             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.ports)
+        painter.setPen(QPen(color, 1.5))
+        painter.setBrush(QBrush(QColor("#ffffff")))
+        painter.drawEllipse(self.handle_center(), self.HANDLE, self.HANDLE)
+
+    def itemChange(self, change, value):
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            self.canvas.item_moved(self)
+        return super().itemChange(change, value)
+
+
+class GroupItem(QGraphicsItem):
+    """A group: a frame around its members when expanded, a box standing for them when collapsed."""
+
+    BOX_W, BOX_H = 130.0, 64.0
+    TITLE = 22.0
+
+    def __init__(self, scene: "TopologyScene", group_id: str, collapsed: bool):
+        super().__init__()
+        self.canvas = scene
+        self.group_id = group_id
+        self.collapsed = collapsed
+        self.frame = QRectF()
+        self.fill: QColor | None = None
+        flags = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+        if collapsed:
+            flags |= QGraphicsItem.GraphicsItemFlag.ItemIsMovable | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
+            self.setZValue(2)
+        else:
+            self.setZValue(-5)
+        self.setFlags(flags)
+        topo = scene.document.topology
+        g = topo.groups[group_id]
+        inside = topo.devices_in_group(group_id)
+        self.title = g.name
+        self.title_font, self.title_lines = fit_label(g.name, self.BOX_W - 58)
+        self.summary = f"{sum(topo.devices[d].kind == 'gpu' for d in inside)} GPUs, {len(inside)} devices"
+        self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nDouble-click to {'expand' if collapsed else 'collapse'}")
+
+    def set_frame(self, rect: QRectF) -> None:
+        self.prepareGeometryChange()
+        self.frame = rect
+
+    def boundingRect(self) -> QRectF:
+        if self.collapsed:
+            return QRectF(-self.BOX_W / 2 - 2, -self.BOX_H / 2 - 2, self.BOX_W + 4, self.BOX_H + 4)
+        return self.frame.adjusted(-2, -self.TITLE - 2, 2, 2)
+
+    def toggle_rect(self) -> QRectF:
+        if self.collapsed:
+            return QRectF(self.BOX_W / 2 - 20, -self.BOX_H / 2 + 2, 18, 18)
+        return QRectF(self.frame.left() + 4, self.frame.top() - self.TITLE + 2, 18, 18)
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath()
+        if self.collapsed:
+            path.addRect(self.boundingRect())
+        else:  # only the title bar picks the frame, so clicks inside reach the members
+            path.addRect(QRectF(self.frame.left(), self.frame.top() - self.TITLE, self.frame.width(), self.TITLE))
+        return path
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        pen = QPen(SELECTED if selected else QColor("#404040"), 2.5 if selected else 1.2)
+        if self.collapsed:
+            rect = QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H)
+            painter.setPen(pen)
+            painter.setBrush(self.fill or QColor("#f2f2f2"))
+            painter.drawRoundedRect(rect, 6, 6)
+            painter.drawPixmap(int(rect.left() + 4), int(rect.top() + 6), icon_pixmap("system", 28))
+            painter.setPen(QColor("#1b1b1b"))
+            painter.setFont(self.title_font)
+            painter.drawText(QRectF(rect.left() + 36, rect.top() + 4, rect.width() - 58, 28),
+                             Qt.AlignmentFlag.AlignVCenter, "\n".join(self.title_lines))
+            painter.setFont(_FONT)
+            painter.drawText(QRectF(rect.left() + 4, rect.top() + 36, rect.width() - 8, 24),
+                             Qt.AlignmentFlag.AlignCenter, self.summary)
+            painter.drawText(self.toggle_rect(), Qt.AlignmentFlag.AlignCenter, "+")
+            return
+        painter.setPen(QPen(pen.color(), pen.widthF(), Qt.PenStyle.DashLine))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(self.frame, 8, 8)
+        bar = QRectF(self.frame.left(), self.frame.top() - self.TITLE, self.frame.width(), self.TITLE)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(230, 230, 230, 220))
+        painter.drawRect(bar)
+        painter.setPen(QColor("#1b1b1b"))
+        painter.setFont(_FONT_BOLD)
+        text = f"{self.title}  ({self.summary})"
+        fm = painter.fontMetrics()
+        if fm.horizontalAdvance(text) > bar.width() - 30:  # drop the summary before cutting the name
+            text = fm.elidedText(self.title, Qt.TextElideMode.ElideMiddle, int(bar.width() - 30))
+        painter.drawText(bar.adjusted(26, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, text)
+        painter.drawText(self.toggle_rect(), Qt.AlignmentFlag.AlignCenter, "-")
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        self.canvas.toggle_group(self.group_id)
+
+    def mousePressEvent(self, event) -> None:
+        if self.toggle_rect().contains(event.pos()):
+            self.canvas.toggle_group(self.group_id)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def itemChange(self, change, value):
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged and self.collapsed:
+            self.canvas.item_moved(self)
+        return super().itemChange(change, value)
+
+
+class LinkItem(QGraphicsPathItem):
+    """One link between two visible devices, or a bundle of links to or from a collapsed group."""
+
+    def __init__(self, a: QGraphicsItem, b: QGraphicsItem, link_ids: list[str], count: int, bandwidth: float,
+                 family: str | None, bundle: bool, tooltip: str):
+        super().__init__()
+        self.a, self.b = a, b
+        self.link_ids = link_ids
+        self.count = count
+        self.bundle = bundle
+        self.family = family
+        self.base_pen = QPen(FAMILY_COLORS.get(family, FAMILY_COLORS[None]), link_width(bandwidth))
+        self.base_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        if bundle:
+            self.base_pen.setStyle(Qt.PenStyle.DashLine)
+        self.setPen(self.base_pen)
+        self.setZValue(0)
+        self.setToolTip(tooltip)
+        if not bundle:
+            self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.update_path()
+
+    def update_path(self) -> None:
+        path = QPainterPath(self.a.scenePos())
+        path.lineTo(self.b.scenePos())
+        self.setPath(path)
+
+    def set_overlay(self, color: QColor | None, width: float | None = None) -> None:
+        key = (color.rgba(), width) if color is not None else None
+        if key == getattr(self, "_overlay_key", None):
+            return
+        self._overlay_key = key
+        if color is None:
+            self.setPen(self.base_pen)
+        else:
+            pen = QPen(self.base_pen)
+            pen.setColor(color)
+            if width:
+                pen.setWidthF(width)
+            self.setPen(pen)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        if option.state & QStyle.StateFlag.State_Selected:
+            pen = QPen(self.pen())
+            pen.setColor(SELECTED)
+            painter.setPen(pen)
+            painter.drawPath(self.path())
+        else:
+            super().paint(painter, option, widget)
+        if self.count > 1 or self.bundle:
+            lod = option.levelOfDetailFromTransform(painter.worldTransform())
+            if lod > 0.4:
+                mid = (self.a.scenePos() + self.b.scenePos()) / 2
+                text = f"x{self.count}"
+                painter.setFont(_FONT_BOLD)
+                box = QRectF(mid.x() - 14, mid.y() - 9, 28, 18)
+                painter.setPen(QPen(self.pen().color(), 1))
+                painter.setBrush(QColor("#ffffff"))
+                painter.drawRoundedRect(box, 4, 4)
+                painter.setPen(QColor("#1b1b1b"))
+                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+
+    def boundingRect(self) -> QRectF:
+        return super().boundingRect().adjusted(-16, -12, 16, 12)

@@ -1,0 +1,212 @@
+"""The canvas view: zoom, pan, rubber-band selection, linking by dragging from a device's handle,
+and drops from the palette."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsSimpleTextItem, QGraphicsView, QMenu
+
+from ..model.connect import link_options
+from .canvas_items import MIME_PALETTE, DeviceItem, GroupItem, LinkItem
+
+class CanvasView(QGraphicsView):
+    """Zoom with the wheel or keys, pan with the middle button (or Space + drag), rubber-band select
+    with the left button on empty canvas, and drag from a device's round handle to link it."""
+
+    zoomChanged = Signal(float)
+    resized = Signal()
+    contextMenuRequested = Signal(object, QPointF, object)  # item under the mouse (or None), scene point, global point
+
+    def __init__(self, scene):
+        super().__init__(scene)
+        self.canvas = scene
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setAcceptDrops(True)
+        self._link_from: str | None = None
+        self._link_line: QGraphicsLineItem | None = None
+        self._panning: QPointF | None = None
+        self._space = False
+        self._port_hint: QGraphicsSimpleTextItem | None = None
+        scene.rebuilt.connect(self._scene_rebuilt)
+
+    def _scene_rebuilt(self) -> None:
+        """The scene dropped every item (an edit, undo or delete while a link was being dragged): the
+        rubber line is gone with them, so the drag ends here instead of using a deleted item."""
+        self._port_hint = None  # gone with the other items
+        if self._link_line is not None:
+            self._link_line = None
+            self._link_from = None
+            self.canvas.statusMessage.emit("Link cancelled: the design changed while the link was being dragged")
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.resized.emit()
+
+    def contextMenuEvent(self, event) -> None:
+        scene_pos = self.mapToScene(event.pos())
+        item = next((i for i in self.scene().items(scene_pos) if isinstance(i, (DeviceItem, GroupItem, LinkItem))), None)
+        self.contextMenuRequested.emit(item, scene_pos, event.globalPos())
+        event.accept()
+
+    # zoom
+    def zoom(self, factor: float) -> None:
+        current = self.transform().m11()
+        factor = min(max(factor, 0.02 / current), 8.0 / current)
+        self.scale(factor, factor)
+        self.zoomChanged.emit(self.transform().m11())
+
+    def wheelEvent(self, event) -> None:
+        self.zoom(1.0015 ** event.angleDelta().y())
+
+    def fit(self) -> None:
+        rect = self.scene().itemsBoundingRect()
+        if not rect.isNull():
+            self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
+            self.zoomChanged.emit(self.transform().m11())
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space = True
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space = False
+        super().keyReleaseEvent(event)
+
+    # linking and panning
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.MiddleButton or (event.button() == Qt.MouseButton.LeftButton and self._space):
+            self._panning = event.position()
+            self.setCursor(Qt.CursorShape.ClosedHandCursor)
+            return
+        if event.button() == Qt.MouseButton.LeftButton:
+            scene_pos = self.mapToScene(event.position().toPoint())
+            for item in self.scene().items(scene_pos):
+                if isinstance(item, DeviceItem) and item.on_handle(scene_pos):
+                    self._link_from = item.device_id
+                    self._link_line = QGraphicsLineItem(item.scenePos().x(), item.scenePos().y(), scene_pos.x(), scene_pos.y())
+                    self._link_line.setPen(QPen(QColor("#1e6fd9"), 2, Qt.PenStyle.DashLine))
+                    self._link_line.setZValue(10)
+                    self.scene().addItem(self._link_line)
+                    return
+        super().mousePressEvent(event)
+
+    def _device_at(self, scene_pos: QPointF) -> str | None:
+        for item in self.scene().items(scene_pos):
+            if isinstance(item, DeviceItem):
+                return item.device_id
+        return None
+
+    def mouseMoveEvent(self, event) -> None:
+        if self._panning is not None:
+            delta = event.position() - self._panning
+            self._panning = event.position()
+            self.horizontalScrollBar().setValue(int(self.horizontalScrollBar().value() - delta.x()))
+            self.verticalScrollBar().setValue(int(self.verticalScrollBar().value() - delta.y()))
+            return
+        if self._link_line is not None:
+            scene_pos = self.mapToScene(event.position().toPoint())
+            line = self._link_line.line()
+            self._link_line.setLine(line.x1(), line.y1(), scene_pos.x(), scene_pos.y())
+            target = self._device_at(scene_pos)
+            if target is not None and target != self._link_from:
+                options = link_options(self.canvas.topology, self._link_from, target)
+                ok = options[0].ok
+                color = QColor("#2e9c2e") if ok else QColor("#d00000")
+                self._link_line.setPen(QPen(color, 2.5, Qt.PenStyle.DashLine))
+                self._show_port_hint(target)
+                more = f" — {len(options)} ways fit: hold Shift when releasing to choose" if ok and len(options) > 1 else ""
+                self.canvas.statusMessage.emit(options[0].description + more if ok else f"Cannot link: {options[0].reason}")
+            else:
+                self._show_port_hint(None)
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        if self._panning is not None:
+            self._panning = None
+            self.unsetCursor()
+            return
+        if self._link_line is not None:
+            scene_pos = self.mapToScene(event.position().toPoint())
+            self.scene().removeItem(self._link_line)
+            self._link_line = None
+            self._show_port_hint(None)
+            source, self._link_from = self._link_from, None
+            target = self._device_at(scene_pos)
+            if target is None or target == source:
+                self.canvas.statusMessage.emit("Link cancelled: release over another device to connect")
+                return
+            options = link_options(self.canvas.topology, source, target)
+            if not options[0].ok:
+                self.canvas.statusMessage.emit(f"Link refused: {options[0].reason}")
+            elif len(options) > 1 and event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self._choose_link(options, event.globalPosition().toPoint())
+            else:
+                self._connect(options[0])
+            return
+        super().mouseReleaseEvent(event)
+
+    def _connect(self, proposal) -> None:
+        self.canvas.document.push(proposal.command)
+        self.canvas.statusMessage.emit(f"Connected: {proposal.description}")
+
+    def _choose_link(self, options, global_pos) -> QMenu:
+        """A small menu of every link type and port group that fits; choosing one connects."""
+        menu = QMenu(self)
+        menu.setObjectName("linkChoiceMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.addSection("Connect with")
+        for proposal in options:
+            menu.addAction(proposal.description, lambda p=proposal: self._connect(p))
+        menu.popup(global_pos)
+        self.link_menu = menu
+        return menu
+
+    def _show_port_hint(self, device_id: str | None) -> None:
+        """Beside the device under the dragged link: its port groups and how many of each are free."""
+        if self._port_hint is not None:
+            try:
+                self.scene().removeItem(self._port_hint)
+            except RuntimeError:
+                pass
+            self._port_hint = None
+        item = self.canvas.device_items.get(device_id) if device_id else None
+        part = self.canvas.topology.part_of(device_id) if device_id else None
+        if item is None or part is None:
+            return
+        free = self.canvas.topology.free_ports(device_id)
+        text = "\n".join(f"{g.name}: {free.get(g.name, 0)} of {g.count} free" for g in part.ports)
+        hint = QGraphicsSimpleTextItem(text)
+        hint.setBrush(QColor("#1b1b1b"))
+        hint.setPos(item.scenePos() + QPointF(DeviceItem.W / 2 + 14, -DeviceItem.H / 2))
+        hint.setZValue(11)
+        self.scene().addItem(hint)
+        self._port_hint = hint
+
+    # drops from the palette
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasFormat(MIME_PALETTE):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        if event.mimeData().hasFormat(MIME_PALETTE):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event) -> None:
+        if not event.mimeData().hasFormat(MIME_PALETTE):
+            event.ignore()
+            return
+        payload = bytes(event.mimeData().data(MIME_PALETTE)).decode("utf-8")
+        pos = self.mapToScene(event.position().toPoint())
+        self.canvas.drop(payload, pos)
+        event.acceptProposedAction()

@@ -1,0 +1,142 @@
+"""The replay's legend: what every colour and mark on the canvas means while a run is shown.
+
+It floats in the top-right corner of the canvas, lists only what the shown run uses (its rings or
+trees by colour, the utilization scale, GPU states, chunks in flight, tree roots and levels), and
+goes away when the run does.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from .style import utilization_color
+
+MAX_ROWS = 10
+
+
+class _Swatch(QWidget):
+    """A small sample of a mark: a filled box, a line, a dot, or the utilization gradient."""
+
+    def __init__(self, kind: str, color: QColor | None = None, width: int = 18):
+        super().__init__()
+        self.kind, self.color = kind, color
+        self.setFixedSize(width, 14)
+
+    def paintEvent(self, _event) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        r = QRectF(1, 1, self.width() - 2, self.height() - 2)
+        if self.kind == "gradient":
+            grad = QLinearGradient(r.left(), 0, r.right(), 0)
+            for k in range(5):
+                grad.setColorAt(k / 4, utilization_color(k / 4))
+            p.fillRect(r, grad)
+        elif self.kind == "box":
+            p.setPen(QPen(QColor("#888888"), 1))
+            p.setBrush(self.color or QColor("#ffffff"))
+            p.drawRoundedRect(r, 3, 3)
+        elif self.kind == "line":
+            p.setPen(QPen(self.color, 3))
+            p.drawLine(int(r.left()), int(r.center().y()), int(r.right()), int(r.center().y()))
+        elif self.kind == "dot":
+            p.setPen(QPen(QColor("#1b1b1b"), 1))
+            p.setBrush(self.color)
+            p.drawEllipse(r.center(), 5, 5)
+        elif self.kind == "root":
+            p.setPen(QPen(self.color, 2))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawEllipse(r.center(), 6, 6)
+        p.end()
+
+
+class ReplayLegend(QFrame):
+    """Shown over the canvas's top-right corner while a run is loaded."""
+
+    def __init__(self, parent: QWidget):
+        super().__init__(parent)
+        self.setObjectName("replayLegend")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
+        self.setStyleSheet("#replayLegend{background:rgba(255,255,255,235);border:1px solid #999;border-radius:4px}"
+                           "QLabel{font-size:9pt}")
+        self.rows = QVBoxLayout(self)
+        self.rows.setContentsMargins(8, 6, 8, 6)
+        self.rows.setSpacing(2)
+        self.entries: list[str] = []
+        self.folded = False
+        self.setToolTip("What the colours and marks of the replay mean; click to fold or unfold")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.hide()
+
+    def mousePressEvent(self, event) -> None:
+        """A click folds the legend to its title (so it hides less of the canvas) or unfolds it."""
+        self.folded = not self.folded
+        head = self.rows.itemAt(0).widget() if self.rows.count() else None
+        if isinstance(head, QLabel):
+            head.setText(head.text()[:-1] + ("▸" if self.folded else "▾"))
+        for i in range(1, self.rows.count()):
+            w = self.rows.itemAt(i).widget()
+            if w is not None:
+                w.setVisible(not self.folded)
+        self.adjustSize()
+        self.place()
+        event.accept()
+
+    def clear(self) -> None:
+        while self.rows.count():
+            item = self.rows.takeAt(0)
+            w = item.widget()
+            if w is not None:
+                w.deleteLater()
+        self.entries = []
+        self.hide()
+
+    def _row(self, swatch: QWidget, text: str) -> None:
+        line = QWidget()
+        h = QHBoxLayout(line)
+        h.setContentsMargins(0, 0, 0, 0)
+        h.setSpacing(6)
+        h.addWidget(swatch)
+        label = QLabel(text)
+        h.addWidget(label, 1)
+        self.rows.addWidget(line)
+        self.entries.append(text)
+
+    def show_run(self, title: str, series: list[tuple[str, QColor, str]], states: dict[str, QColor | None],
+                 trees: bool = False) -> None:
+        """``series``: (label, colour, mark) for each ring, tree or phase the run draws; ``states``: the GPU
+        states it can show."""
+        self.clear()
+        heading = QLabel(f"<b>{title}</b> {'▸' if self.folded else '▾'}")
+        self.rows.addWidget(heading)
+        self.entries.append(title)
+        for label, color, mark in series[:MAX_ROWS]:
+            self._row(_Swatch(mark, color), label)
+        if len(series) > MAX_ROWS:
+            self.rows.addWidget(QLabel(f"… and {len(series) - MAX_ROWS} more"))
+        if trees:
+            self._row(_Swatch("root", QColor("#1b1b1b")), "tree root; L1, L2 … level below it")
+        self._row(_Swatch("dot", QColor("#ffffff")), "chunk in flight (colour of its ring/tree)")
+        self._row(_Swatch("gradient", width=54), "link busy: 0% → 100%")
+        self._row(_Swatch("line", QColor("#c8c8c8")), "link idle at this moment")
+        for state, color in states.items():
+            self._row(_Swatch("box", color), f"device {state}")
+        for i in range(1, self.rows.count()):
+            w = self.rows.itemAt(i).widget()
+            if w is not None:
+                w.setVisible(not self.folded)
+        self.adjustSize()
+        self.place()
+        self.show()
+        self.raise_()
+
+    def place(self) -> None:
+        """Top-right corner of the canvas. A child of the view rather than of its viewport: a viewport
+        scrolls its children with the scene, and the legend must stay put."""
+        parent = self.parentWidget()
+        if parent is None:
+            return
+        area = parent.viewport().geometry() if hasattr(parent, "viewport") else parent.rect()
+        self.move(max(area.left() + 4, area.right() - self.width() - 8), area.top() + 8)

@@ -1,0 +1,94 @@
+"""What shape a run's communication has, read from the run's own record (its transfer groups), not from
+the algorithm's name: a ring is a closed order of GPUs, a tree has a root and levels (edges from
+child to parent), anything else (a server's fan-in and fan-out, all-to-all) is a fan of edges.
+
+Every group of a run carries in ``meta`` the ring or tree it belongs to (``ring``/``tree`` and for
+trees ``level``) or its ``phase``; its pattern's pairs are the edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Structure:
+    kind: str                      # "ring", "tree" or "fan"
+    label: str                     # the ring's, tree's or phase's name in the run
+    edges: list[tuple[str, str]] = field(default_factory=list)   # tree: (child, parent)
+    order: list[str] = field(default_factory=list)               # ring: GPU order
+    root: str | None = None                                      # tree
+    hubs: list[str] = field(default_factory=list)                # fan: switches that reduce in the network
+    depth: dict[str, int] = field(default_factory=dict)          # tree: node -> level (root 0)
+
+
+def series_key(meta: dict) -> str:
+    """The colour key of a group: its ring, tree or phase (the replay colours chunks by this)."""
+    return str(meta.get("ring", meta.get("tree", meta.get("phase", ""))))
+
+
+def structures(sim, rings: list[list[str]] | None = None) -> list[Structure]:
+    """The rings, trees and fans of a run, in the order their colour keys first appear."""
+    found: dict[str, Structure] = {}
+    seen: dict[str, dict] = {}      # per structure, its edges in order (a dict: constant-time look-ups)
+    patterns: set[tuple] = set()    # a pattern shared by many groups (pieces, steps) is read once
+    for g in sim.groups:
+        if g.pattern is None:
+            continue
+        key = series_key(g.meta)
+        kind = "tree" if "tree" in g.meta else "ring" if "ring" in g.meta else "fan"
+        s = found.setdefault(key, Structure(kind, key or "transfers"))
+        edges = seen.setdefault(key, {})
+        if "switch" in g.meta and g.meta["switch"] not in s.hubs:  # an in-switch reduction (NVLS)
+            s.hubs.append(g.meta["switch"])
+        flip = kind == "tree" and g.meta.get("phase", "up") != "up"  # tree edges as (child, parent)
+        if (id(g.pattern), flip, key) in patterns:
+            continue
+        patterns.add((id(g.pattern), flip, key))
+        for a, b in g.pattern.pairs:
+            if kind == "fan" and len(edges) >= 4096:
+                break
+            edges.setdefault((b, a) if flip else (a, b), None)
+    for key, s in found.items():
+        s.edges = list(seen[key])
+    for s in found.values():
+        if s.kind == "tree":
+            _tree_shape(s)
+        elif s.kind == "ring":
+            s.order = _ring_order(s.edges)
+    ring_structs = [s for s in found.values() if s.kind == "ring"]
+    if rings and len(ring_structs) == len(rings):
+        for s, order in zip(ring_structs, rings):
+            s.order = list(order)
+    return list(found.values())
+
+
+def _tree_shape(s: Structure) -> None:
+    parent = {c: p for c, p in s.edges}
+    nodes = set(parent) | set(parent.values())
+    roots = [n for n in nodes if n not in parent]
+    s.root = roots[0] if roots else None
+
+    def depth(n: str, seen=()) -> int:
+        if n in s.depth:
+            return s.depth[n]
+        p = parent.get(n)
+        d = 0 if p is None or p in seen else depth(p, (*seen, n)) + 1
+        s.depth[n] = d
+        return d
+    for n in nodes:
+        depth(n)
+
+
+def _ring_order(edges: list[tuple[str, str]]) -> list[str]:
+    nxt = {}
+    for a, b in edges:
+        nxt.setdefault(a, b)
+    if not edges:
+        return []
+    start = edges[0][0]
+    order, node = [start], nxt.get(start)
+    while node is not None and node != start and node not in order:
+        order.append(node)
+        node = nxt.get(node)
+    return order

@@ -1,0 +1,145 @@
+"""The main window's editing actions: clipboard, delete, layout, find."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QMimeData, QPointF, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+from shiboken6 import isValid
+
+from ..model import fileio
+from ..model.clipboard import CLIP_FORMAT, copy_selection, paste_command
+from ..model.commands import Macro, Move, RemoveItems, SetCollapsed
+from ..model.layout import auto_layout
+
+from .window_habits import cursor_scene_pos
+
+MIME_CLIP = "application/x-dgxstudio-clip"
+
+
+class EditActions:
+    """Mixed into MainWindow: edits of the selection and finding devices."""
+
+    # ---- editing ----------------------------------------------------------------------------------
+    def _selection_changed(self) -> None:
+        if isValid(self.scene) and isValid(self.inspector):  # the scene also signals while being destroyed
+            self.inspector.show_ids(self.scene.selected_ids())
+
+    def select_all(self) -> None:
+        for item in self.scene.items():
+            if item.flags() & item.GraphicsItemFlag.ItemIsSelectable:
+                item.setSelected(True)
+
+    def copy(self) -> dict | None:
+        ids = self.scene.selected_device_ids()
+        if not ids:
+            self.show_status("Nothing to copy: select devices or groups")
+            return None
+        clip = copy_selection(self.document.topology, ids)
+        data = QMimeData()
+        data.setData(MIME_CLIP, json.dumps(clip).encode("utf-8"))
+        data.setText(f"{len(ids)} DGX Studio devices")
+        QApplication.clipboard().setMimeData(data)
+        self.show_status(f"Copied {len(ids)} devices and {len(clip['links'])} links")
+        return clip
+
+    def _paste_clip(self, clip: dict, what: str) -> None:
+        try:
+            cmd, mapping = paste_command(self.document.topology, clip, (60.0, 60.0), text=what)
+        except fileio.TopologyFileError as exc:
+            self.show_status(f"Cannot paste: {exc}")
+            return
+        self.document.push(cmd)
+        self.scene.select_ids(mapping.values())
+        self.show_status(f"{what.capitalize()}d {len(clip['devices'])} devices and {len(clip['links'])} links")
+
+    def paste(self, at=None) -> None:
+        """Paste the clipboard: at ``at`` (a canvas point, from the context menu), else under the mouse
+        when it is over the canvas, else beside the originals. Copies get names of their own."""
+        data = QApplication.clipboard().mimeData()
+        if data is None or not data.hasFormat(MIME_CLIP):
+            self.show_status("Nothing to paste")
+            return
+        try:
+            clip = fileio.parse_json(bytes(data.data(MIME_CLIP)).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError):  # the file rules: no inf, no endless numbers
+            self.show_status("The clipboard holds no DGX Studio selection")
+            return
+        if not isinstance(clip, dict) or clip.get("format") != CLIP_FORMAT:
+            self.show_status("The clipboard holds no DGX Studio selection")
+            return
+        where = at if isinstance(at, QPointF) else cursor_scene_pos(self.view)
+        if where is None:
+            self._paste_clip(clip, "paste")
+            return
+        try:
+            self.paste_at(clip, where)
+        except fileio.TopologyFileError as exc:
+            self.show_status(f"Cannot paste: {exc}")
+
+    def duplicate(self) -> None:
+        ids = self.scene.selected_device_ids()
+        if not ids:
+            self.show_status("Nothing to duplicate")
+            return
+        self._paste_clip(copy_selection(self.document.topology, ids), "duplicate")
+
+    def delete(self) -> None:
+        ids = self.scene.selected_ids()
+        if not ids:
+            return
+        self.document.push(RemoveItems(ids, f"delete {len(ids)} item{'s' if len(ids) > 1 else ''}"))
+
+    def cut(self) -> None:
+        if self.copy() is not None:
+            ids = self.scene.selected_ids()
+            self.document.push(RemoveItems(ids, f"cut {len(ids)} items"))
+
+    def auto_layout(self) -> None:
+        topo = self.document.topology
+        positions = auto_layout(topo)
+        self.document.push(Move(positions, {k: topo.layout.positions.get(k) for k in positions}, "auto-layout"))
+        QTimer.singleShot(0, self.view.fit)
+
+    def set_all_collapsed(self, collapsed: bool) -> None:
+        topo = self.document.topology
+        cmds = [SetCollapsed(g.id, collapsed) for g in topo.groups.values()
+                if g.kind == "system" and (g.id in topo.layout.collapsed) != collapsed]
+        if cmds:
+            self.document.push(Macro(cmds, ("collapse" if collapsed else "expand") + " all systems"))
+
+    def focus_find(self) -> None:
+        self.find_edit.setFocus()
+        self.find_edit.selectAll()
+
+    def find(self, text: str) -> str | None:
+        needle = text.strip().lower()
+        if not needle:
+            return None
+        topo = self.document.topology
+        hit = next((d.id for d in topo.devices.values() if d.id.lower() == needle or d.name.lower() == needle), None)
+        hit = hit or next((d.id for d in topo.devices.values() if needle in d.name.lower() or needle in d.id.lower()), None)
+        if hit is None:
+            self.show_status(f"No device matches {text!r}")
+            return None
+        self.select_and_center([hit])
+        self.show_status(f"Found {topo.devices[hit].name} ({hit})")
+        return hit
+
+    def select_and_center(self, ids: list[str]) -> None:
+        self.scene.select_ids(ids)
+        item = next((self.scene.item_for(i) for i in ids if self.scene.item_for(i) is not None), None)
+        if item is not None:
+            if not item.isSelected():
+                item.setSelected(True)
+            if self.view.transform().m11() < 0.6:  # zoom in far enough to see what was found
+                self.view.resetTransform()
+                self.view.zoomChanged.emit(1.0)
+            self.view.centerOn(item)
+        self.inspector.show_ids([i for i in ids])
+
+    def about(self) -> None:
+        from .about import about_text
+
+        QMessageBox.about(self, "About DGX Studio", about_text())

@@ -1,0 +1,247 @@
+"""The main window's file handling: new, open, save, recent files, imports and exports."""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from ..model import fileio
+from ..model.presets import load_preset
+from ..model.topology import Topology
+from .settings import MAX_RECENT, settings
+
+FILE_FILTER = f"DGX Studio topology (*{fileio.FILE_EXTENSION});;All files (*)"
+
+
+def with_extension(path: str, ext: str | None) -> str:
+    """The format chosen in a save dialog decides the extension: ``plan`` with PDF chosen is ``plan.pdf``."""
+    if not ext or path.lower().endswith(ext):
+        return path
+    root, current = os.path.splitext(path)
+    return (root if current.lower() in (".html", ".htm", ".pdf") else path) + ext
+
+
+class FileActions:
+    """Mixed into MainWindow: everything that reads or writes files."""
+
+    def recent_files(self) -> list[str]:
+        value = settings().value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [v for v in (value or []) if isinstance(v, str)]
+
+    def _remember(self, path: str) -> None:
+        path = os.path.abspath(path)
+        recent = [p for p in self.recent_files() if p != path]
+        settings().setValue("recent", [path, *recent][:MAX_RECENT])
+        self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        for p in self.recent_files():
+            action = self.recent_menu.addAction(p)
+            action.triggered.connect(lambda _c=False, path=p: self.open_path(path))
+        self.recent_menu.setEnabled(bool(self.recent_files()))
+
+    # ---- files ------------------------------------------------------------------------------------
+    def error(self, title: str, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Critical, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("errorBox")
+        box.exec()
+
+    def maybe_save(self) -> bool:
+        """Ask about unsaved changes; False means the user cancelled."""
+        if not self.document.dirty:
+            return True
+        box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
+                          f"{self.document.display_name} has unsaved changes. Save them?",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setObjectName("unsavedBox")
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def _replace(self, topology: Topology, path: str | None, preset: str | None = None) -> None:
+        self.preset = preset
+        self.document.replace(topology, path)
+        self.palette.populate(topology.catalog)
+        QTimer.singleShot(0, self.view.fit)
+
+    def new_document(self) -> None:
+        if self.maybe_save():
+            self._replace(Topology("Untitled"), None)
+
+    def open_preset(self, name: str) -> None:
+        if self.maybe_save():
+            self._replace(load_preset(name), None, name)
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open topology", "", FILE_FILTER)
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str) -> bool:
+        """Open a file; a file that cannot be read leaves the current document exactly as it was."""
+        if not self.maybe_save():
+            return False
+        try:
+            topo = fileio.load(path)
+        except fileio.TopologyFileError as exc:
+            self.error("Cannot open file", str(exc))
+            self.show_status(f"Not opened: {exc}")
+            return False
+        self._replace(topo, path)
+        self._remember(path)
+        self.show_status(f"Opened {path}")
+        return True
+
+    def save(self) -> bool:
+        if not self.document.path:
+            return self.save_as()
+        return self._save_to(self.document.path)
+
+    def save_as(self) -> bool:
+        suggested = self.document.path or f"{self.document.topology.name}{fileio.FILE_EXTENSION}"
+        path, _ = QFileDialog.getSaveFileName(self, "Save topology", suggested, FILE_FILTER)
+        if not path:
+            return False
+        if not os.path.splitext(path)[1]:
+            path += fileio.FILE_EXTENSION
+        return self._save_to(path)
+
+    def _save_to(self, path: str) -> bool:
+        try:
+            self.document.save(path)
+        except (OSError, ValueError) as exc:  # ValueError: TopologyFileError, content no file can hold
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.error("Cannot save", f"{path}: {detail}\nThe file on disk was not changed.")
+            self.show_status(f"Not saved: {detail}")
+            return False
+        self.preset = None
+        self._remember(path)
+        self._update_title()
+        self.show_status(f"Saved {path}")
+        return True
+
+    def closeEvent(self, event) -> None:
+        if self.maybe_save():
+            self.replayer.pause()
+            self.sim_panel.runner.shutdown()
+            self.autosaver.close()  # a clean close: no recovery copy to offer
+            self._save_settings()
+            event.accept()
+        else:
+            event.ignore()
+
+    # ---- exports and imports ----------------------------------------------------------------------
+    def export_dialog(self) -> None:
+        from ..report.exports import EXPORT_FORMATS
+
+        filters = [f"{label} (*{ext})" for label, ext in EXPORT_FORMATS.values()]
+        path, chosen = QFileDialog.getSaveFileName(self, "Export topology", self.document.topology.name, ";;".join(filters))
+        if path:
+            fmt = list(EXPORT_FORMATS)[filters.index(chosen)] if chosen in filters else "native"
+            self.export_topology(fmt, path)
+
+    def export_topology(self, fmt: str, path: str, system: str | None = None) -> bool:
+        from ..report.exports import write_export
+        from ..report.formats import ExportError
+
+        selected = [g for g in self.scene.selected_ids() if g in self.document.topology.groups]
+        try:
+            write_export(self.document.topology, fmt, path, system or (selected[0] if selected else None))
+        except (ExportError, OSError) as exc:
+            self.error("Cannot export", f"{fmt}: {exc}")
+            return False
+        self.show_status(f"Exported {path}")
+        return True
+
+    def import_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import NCCL topology XML", "", "NCCL topology (*.xml);;All files (*)")
+        if path:
+            self.import_nccl(path)
+
+    def import_nccl(self, path: str) -> bool:
+        from ..report.nccl_xml import NcclXmlError, from_nccl_xml
+
+        if not self.maybe_save():
+            return False
+        try:
+            with open(path, encoding="utf-8") as fh:
+                topo, warnings = from_nccl_xml(fh.read(fileio.MAX_FILE_BYTES), name=os.path.basename(path))
+        except (OSError, ValueError, NcclXmlError) as exc:  # ValueError: decoding, the shared file rules
+            self.error("Cannot import", f"{path}: {exc}")
+            return False
+        self._replace(topo, None)
+        self.auto_layout()  # an undoable step, so the unsaved import is marked as changed
+        self.show_status(f"Imported {path}" + (f" — {len(warnings)} warning(s): " + "; ".join(warnings) if warnings else ""))
+        return True
+
+    def report_dialog(self) -> None:
+        filters = {"PDF report (*.pdf)": ".pdf", "HTML report (*.html)": ".html"}
+        path, chosen = QFileDialog.getSaveFileName(self, "Export report", f"{self.document.topology.name} report.pdf",
+                                                   ";;".join(filters))
+        if path:
+            self.export_report(with_extension(path, filters.get(chosen)))
+
+    def export_report(self, path: str) -> bool:
+        from ..analysis.summary import analyze
+        from ..report.html import ReportData, write_report
+
+        topo = self.document.topology
+        gpus = [g.id for g in topo.gpus()]
+        if not gpus:
+            self.error("Cannot export a report", "The topology has no GPUs.")
+            return False
+        data = ReportData(topo, analyze(topo, gpus), list(self.session["runs"]), list(self.session["sweeps"]),
+                          list(self.session["pipelines"]))
+        try:
+            write_report(data, path)
+        except OSError as exc:
+            self.error("Cannot export the report", f"{path}: {exc.strerror or exc}")
+            return False
+        self.show_status(f"Report written to {path} (results beside it as .json and .csv)")
+        return True
+
+    def canvas_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export canvas", "canvas.png", "PNG image (*.png);;SVG drawing (*.svg)")
+        if path:
+            self.export_canvas(path)
+
+    def export_canvas(self, path: str) -> bool:
+        from PySide6.QtCore import QRectF, QSize
+        from PySide6.QtGui import QImage, QPainter
+        from PySide6.QtSvg import QSvgGenerator
+
+        from ..model.atomic import atomic_output
+
+        rect = self.scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        try:
+            with atomic_output(path) as tmp:
+                if path.lower().endswith(".svg"):
+                    device = QSvgGenerator()
+                    device.setFileName(tmp)
+                    device.setSize(QSize(int(rect.width()), int(rect.height())))
+                    device.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+                else:
+                    scale = min(1.0, 4000 / max(rect.width(), rect.height(), 1))
+                    device = QImage(int(rect.width() * scale), int(rect.height() * scale), QImage.Format.Format_ARGB32)
+                    device.fill(Qt.GlobalColor.white)
+                painter = QPainter(device)
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                self.scene.render(painter, QRectF(), rect)
+                painter.end()
+                if isinstance(device, QImage) and not device.save(tmp, "PNG"):
+                    raise OSError(5, "the PNG writer failed (disk full or not writable?)", path)
+                del device
+        except OSError as exc:
+            self.error("Cannot export the canvas", f"{path}: {exc.strerror or exc}\nThe file on disk was not changed.")
+            self.show_status(f"Canvas not written: {exc.strerror or exc}")
+            return False
+        self.show_status(f"Canvas written to {path}")
+        return True
+

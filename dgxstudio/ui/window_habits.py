@@ -1,0 +1,297 @@
+"""Habits of every diagram editor, mixed into the main window: right-click menus, grid and snap,
+align and distribute, arrow-key nudge, paste at the cursor with renamed copies, find next and
+previous, zoom shortcuts, and the shortcut list."""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QAction, QCursor, QKeySequence
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QTableWidget, QTableWidgetItem, QVBoxLayout
+
+from ..model.clipboard import copy_selection, paste_command
+from ..model.commands import Move, RemoveItems
+from .canvas_items import DeviceItem, GroupItem, LinkItem
+
+NUDGE = 10.0        # arrow keys; with Shift one unit
+GRID = 20.0
+
+
+def unique_names(taken: set[str], names: list[str]) -> list[str]:
+    """Names for copies that read as copies and clash with nothing: ``GPU 3`` -> the next free number
+    (``GPU 8``), a name without a number gets `` copy`` (then `` copy 2``...)."""
+    out = []
+    for name in names:
+        m = re.match(r"^(.*?)(\d+)$", name)
+        if m:
+            stem, n = m.group(1), int(m.group(2))
+            while f"{stem}{n}" in taken:
+                n += 1
+            candidate = f"{stem}{n}"
+        else:
+            candidate, k = f"{name} copy", 2
+            while candidate in taken:
+                candidate, k = f"{name} copy {k}", k + 1
+        taken.add(candidate)
+        out.append(candidate)
+    return out
+
+
+class HabitActions:
+    """Mixed into MainWindow."""
+
+    def _build_habits(self, edit_menu, view_menu) -> None:
+        e = edit_menu
+        e.addSeparator()
+        self._action(e, "Find &next", lambda: self.find_next(+1), "F3", "the next device matching the find box")
+        self._action(e, "Find pre&vious", lambda: self.find_next(-1), "Shift+F3", "the previous match")
+        align = e.addMenu("A&lign")
+        for text, mode, key in (("Left edges", "left", "Ctrl+Alt+Left"), ("Right edges", "right", "Ctrl+Alt+Right"),
+                                ("Top edges", "top", "Ctrl+Alt+Up"), ("Bottom edges", "bottom", "Ctrl+Alt+Down"),
+                                ("Centres horizontally", "hcenter", None), ("Centres vertically", "vcenter", None)):
+            self._action(align, text, lambda _c=False, m=mode: self.align(m), key, f"align the selection's {text.lower()}")
+        align.addSeparator()
+        self._action(align, "Distribute horizontally", lambda: self.distribute("x"), None,
+                     "equal gaps between the selected items from left to right")
+        self._action(align, "Distribute vertically", lambda: self.distribute("y"), None,
+                     "equal gaps between the selected items from top to bottom")
+        for key, dx, dy in (("Left", -1, 0), ("Right", 1, 0), ("Up", 0, -1), ("Down", 0, 1)):
+            for mod, step in (("", NUDGE), ("Shift+", 1.0)):
+                action = QAction(f"Nudge {key.lower()}", self.view)
+                action.setShortcut(QKeySequence(mod + key))
+                action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # only with the canvas focused
+                action.triggered.connect(lambda _c=False, x=dx * step, y=dy * step: self.nudge(x, y))
+                self.view.addAction(action)
+        view_menu.addSeparator()
+        self.snap_action = self._action(view_menu, "&Snap to grid", self._toggle_snap, "Ctrl+G",
+                                        f"show a {GRID:g}-unit grid and snap moved items to it")
+        self.snap_action.setCheckable(True)
+        self._action(view_menu, "Actual si&ze (100%)", self._zoom_reset, "Ctrl+0")
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.DefaultContextMenu)
+        self.view.contextMenuRequested.connect(self.context_menu)
+        self.palette.contextMenuRequested.connect(self.palette_menu)
+
+    # ---- view ----------------------------------------------------------------------------------------
+    def _zoom_reset(self) -> None:
+        self.view.resetTransform()
+        self.view.zoomChanged.emit(1.0)
+
+    def _toggle_snap(self, on: bool) -> None:
+        self.scene.set_grid(GRID if on else 0.0)
+        self.show_status(f"Snap to a {GRID:g}-unit grid" if on else "Snap off")
+
+    # ---- moving --------------------------------------------------------------------------------------
+    def _movable(self) -> dict[str, QPointF]:
+        out = {}
+        for item in self.scene.selectedItems():
+            key = self.scene._key(item)
+            if key is not None:
+                out[key] = item.pos()
+        return out
+
+    def _push_move(self, positions: dict[str, tuple[float, float]], text: str) -> None:
+        topo = self.document.topology
+        changed = {k: v for k, v in positions.items() if topo.layout.positions.get(k) != v}
+        if changed:
+            self.document.push(Move(changed, {k: topo.layout.positions.get(k) for k in changed}, text))
+
+    def nudge(self, dx: float, dy: float) -> None:
+        items = self._movable()
+        if not items:
+            return
+        self._push_move({k: (p.x() + dx, p.y() + dy) for k, p in items.items()}, f"nudge {len(items)} items")
+
+    def align(self, mode: str) -> None:
+        items = self._movable()
+        if len(items) < 2:
+            self.show_status("Select two or more devices to align them")
+            return
+        xs, ys = [p.x() for p in items.values()], [p.y() for p in items.values()]
+        target = {"left": min(xs), "right": max(xs), "hcenter": sum(xs) / len(xs),
+                  "top": min(ys), "bottom": max(ys), "vcenter": sum(ys) / len(ys)}[mode]
+        horizontal = mode in ("left", "right", "hcenter")
+        self._push_move({k: (target, p.y()) if horizontal else (p.x(), target) for k, p in items.items()},
+                        f"align {len(items)} items ({mode})")
+
+    def distribute(self, axis: str) -> None:
+        items = self._movable()
+        if len(items) < 3:
+            self.show_status("Select three or more devices to distribute them")
+            return
+        coord = (lambda p: p.x()) if axis == "x" else (lambda p: p.y())
+        order = sorted(items, key=lambda k: coord(items[k]))
+        lo, hi = coord(items[order[0]]), coord(items[order[-1]])
+        step = (hi - lo) / (len(order) - 1)
+        out = {}
+        for i, k in enumerate(order):
+            p = items[k]
+            out[k] = (lo + i * step, p.y()) if axis == "x" else (p.x(), lo + i * step)
+        self._push_move(out, f"distribute {len(items)} items")
+
+    # ---- paste at the cursor -------------------------------------------------------------------------
+    def paste_at(self, clip: dict, scene_pos: QPointF, what: str = "paste") -> list[str]:
+        """Paste centred on a point of the canvas; copies get names of their own."""
+        xs = [p[0] for p in clip.get("layout", {}).get("positions", {}).values()] or [0.0]
+        ys = [p[1] for p in clip.get("layout", {}).get("positions", {}).values()] or [0.0]
+        offset = (scene_pos.x() - (min(xs) + max(xs)) / 2, scene_pos.y() - (min(ys) + max(ys)) / 2)
+        cmd, mapping = paste_command(self.document.topology, clip, offset, text=what)
+        taken = {d.name for d in self.document.topology.devices.values()}
+        for dev, name in zip(cmd.devices, unique_names(taken, [d.name for d in cmd.devices])):
+            dev.name = name
+        self.document.push(cmd)
+        self.scene.select_ids(mapping.values())
+        self.show_status(f"Pasted {len(cmd.devices)} devices and {len(cmd.links)} links")
+        return list(mapping.values())
+
+    # ---- find ----------------------------------------------------------------------------------------
+    def find_next(self, direction: int = 1) -> str | None:
+        needle = self.find_edit.text().strip().lower()
+        if not needle:
+            self.focus_find()
+            return None
+        topo = self.document.topology
+        hits = [d.id for d in topo.devices.values() if needle in d.name.lower() or needle in d.id.lower()]
+        if not hits:
+            self.show_status(f"No device matches {self.find_edit.text()!r}")
+            return None
+        current = self.scene.selected_ids()
+        k = hits.index(current[0]) if len(current) == 1 and current[0] in hits else (-1 if direction > 0 else 0)
+        hit = hits[(k + direction) % len(hits)]
+        self.select_and_center([hit])
+        self.show_status(f"{hits.index(hit) + 1} of {len(hits)}: {topo.devices[hit].name}")
+        return hit
+
+    # ---- context menus -------------------------------------------------------------------------------
+    def context_menu(self, item, scene_pos: QPointF, global_pos) -> QMenu:
+        """What a right click offers: on a device, a link, a group, or the empty canvas."""
+        menu = QMenu(self)
+        menu.setObjectName("canvasMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        if item is not None and not item.isSelected():
+            self.scene.select_ids([])
+            item.setSelected(True)
+        if isinstance(item, DeviceItem):
+            dev = self.document.topology.devices[item.device_id]
+            menu.addSection(dev.name)
+            menu.addAction("Inspect", lambda: (self.inspector_dock.show(), self.inspector_dock.raise_()))
+            menu.addAction("Copy", self.copy)
+            menu.addAction("Duplicate", self.duplicate)
+            menu.addAction(f"Select every {dev.kind.replace('_', ' ')}", lambda k=dev.kind: self.scene.select_ids(
+                [d.id for d in self.document.topology.devices.values() if d.kind == k]))
+            menu.addSeparator()
+            menu.addAction("Delete", self.delete)
+        elif isinstance(item, LinkItem):
+            menu.addSection("Link" if not item.bundle else "Bundle of links")
+            if not item.bundle:
+                menu.addAction("Inspect", lambda: (self.inspector_dock.show(), self.inspector_dock.raise_()))
+                menu.addAction("Select its ends", lambda: self.scene.select_ids(
+                    [x for lid in item.link_ids for x in (self.document.topology.links[lid].a,
+                                                         self.document.topology.links[lid].b)]))
+                menu.addSeparator()
+                menu.addAction("Delete link", lambda ids=list(item.link_ids): self.document.push(
+                    RemoveItems(ids, f"delete {len(ids)} link{'s' if len(ids) > 1 else ''}")))
+        elif isinstance(item, GroupItem):
+            group = self.document.topology.groups[item.group_id]
+            menu.addSection(group.name)
+            menu.addAction("Expand" if item.collapsed else "Collapse", lambda g=item.group_id: self.scene.toggle_group(g))
+            menu.addAction("Copy", self.copy)
+            menu.addAction("Duplicate", self.duplicate)
+            menu.addSeparator()
+            menu.addAction("Delete group and its devices", self.delete)
+        else:
+            menu.addAction("Paste here", lambda p=QPointF(scene_pos): self.paste(p))
+            menu.addAction("Select all", self.select_all)
+            menu.addSeparator()
+            menu.addAction("Fit to view", self.view.fit)
+            menu.addAction("Auto-layout", self.auto_layout)
+            menu.addAction(self.snap_action)
+        if global_pos is not None:
+            menu.popup(global_pos)
+        return menu
+
+    def palette_menu(self, payload: str, global_pos) -> QMenu:
+        menu = QMenu(self)
+        menu.setObjectName("paletteMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        centre = self.view.mapToScene(self.view.viewport().rect().center())
+        menu.addAction("Add at the centre of the canvas", lambda: self.scene.drop(payload, centre))
+        if global_pos is not None:
+            menu.popup(global_pos)
+        return menu
+
+    # ---- help ----------------------------------------------------------------------------------------
+    def shortcut_list(self) -> QDialog:
+        """Every menu command with a shortcut, in a table."""
+        rows = []
+        for menu_action in self.menuBar().actions():
+            menu = menu_action.menu()
+            if menu is None:
+                continue
+            stack = [(menu_action.text().replace("&", ""), menu)]
+            while stack:
+                where, m = stack.pop()
+                for a in m.actions():
+                    if a.menu() is not None:
+                        stack.append((f"{where} › {a.text().replace('&', '')}", a.menu()))
+                    elif a.shortcuts():
+                        rows.append((", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts()),
+                                     f"{where} › {a.text().replace('&', '')}"))
+        rows += [("Arrow keys (Shift: 1 unit)", "Nudge the selection on the canvas"),
+                 ("Wheel", "Zoom the canvas"), ("Middle drag, or Space + drag", "Pan the canvas"),
+                 ("Drag from a device's round handle", "Link it to another device"),
+                 ("Double-click a system", "Expand or collapse it"), ("Right click", "What you can do with the item")]
+        dialog = QDialog(self)
+        dialog.setObjectName("shortcutList")
+        dialog.setWindowTitle("Keyboard shortcuts")
+        table = QTableWidget(len(rows), 2)
+        table.setHorizontalHeaderLabels(["Keys", "Command"])
+        for r, (keys, what) in enumerate(rows):
+            table.setItem(r, 0, QTableWidgetItem(keys))
+            table.setItem(r, 1, QTableWidgetItem(what))
+        table.resizeColumnsToContents()
+        table.horizontalHeader().setStretchLastSection(True)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(table)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dialog.reject)
+        layout.addWidget(buttons)
+        dialog.resize(560, min(640, self.height() - 40))
+        dialog.show()
+        return dialog
+
+    def user_guide(self) -> QDialog:
+        """The tour of the README, with pictures, in a window of its own."""
+        from importlib.resources import files
+
+        from PySide6.QtWidgets import QTextBrowser
+
+        folder = files("dgxstudio.resources").joinpath("guide")
+        browser = QTextBrowser()
+        browser.setOpenExternalLinks(False)
+        browser.setSearchPaths([str(folder)])
+        try:
+            browser.setMarkdown(folder.joinpath("guide.md").read_text(encoding="utf-8"))
+        except OSError as exc:
+            browser.setPlainText(f"The user guide is missing from this installation: {exc}")
+        dialog = QDialog(self)
+        dialog.setObjectName("userGuide")
+        dialog.setWindowTitle("DGX Studio — user guide")
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(browser)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dialog.reject)
+        layout.addWidget(buttons)
+        screen = self.screen().availableGeometry() if self.screen() else None
+        dialog.resize(min(900, screen.width() - 40) if screen else 900, min(700, screen.height() - 60) if screen else 700)
+        dialog.show()
+        self.guide_browser = browser
+        return dialog
+
+
+def cursor_scene_pos(view) -> QPointF | None:
+    """Where the mouse is on the canvas, or None when it is elsewhere."""
+    local = view.viewport().mapFromGlobal(QCursor.pos())
+    if view.viewport().rect().contains(local):
+        return view.mapToScene(local)
+    return None

@@ -1,0 +1,202 @@
+"""The main window's replay toolbar and what the simulation results show in the window."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QFileDialog, QLabel, QSlider, QToolBar
+
+from ..report.provenance import stamp
+from ..units import format_size
+from .animation import MAX_TREES_DRAWN, STATE_COLORS
+from .plots import export_plot
+from .replay_structure import structures
+from .style import RING_COLORS
+
+
+class ReplayActions:
+    """Mixed into MainWindow: the replay bar, and showing a finished run in results, plots and replay."""
+
+    def _build_replay_bar(self) -> None:
+        bar = QToolBar("Replay")
+        bar.setObjectName("replaybar")
+        self.play_action = bar.addAction("Play", self._toggle_play)
+        self.play_action.setToolTip("Play or pause the replay of the last run on the canvas")
+        bar.addAction("Step back", lambda: self.replayer.step(-1)).setToolTip(
+            "Back to the previous event: a transfer or task starting, leaving or arriving")
+        bar.addAction("Step", lambda: self.replayer.step(+1)).setToolTip("On to the next event")
+        bar.addWidget(QLabel(" speed "))
+        self.speed = QSlider(Qt.Orientation.Horizontal)
+        self.speed.setRange(-30, 30)
+        self.speed.setValue(0)
+        self.speed.setMaximumWidth(120)
+        self.speed.setToolTip("replay speed: the whole run in 8 s at the middle")
+        bar.addWidget(self.speed)
+        self.scrubber = QSlider(Qt.Orientation.Horizontal)
+        self.scrubber.setObjectName("scrubber")
+        self.scrubber.setRange(0, 1000)
+        self.scrubber.setMinimumWidth(160)
+        self.scrubber.setToolTip("Simulated time of the replay: drag to any moment of the run")
+        bar.addWidget(self.scrubber)
+        self.time_label = QLabel(" no run ")
+        bar.addWidget(self.time_label)
+        self.addToolBar(bar)
+        self.scrubber.sliderMoved.connect(self._scrub)
+        self.scrubber.valueChanged.connect(lambda v: self.scrubber.isSliderDown() or self._scrub(v))
+        self.speed.valueChanged.connect(self._speed)
+        self.replayer.timeChanged.connect(self._replay_time)
+        self.replayer.playingChanged.connect(lambda on: self.play_action.setText("Pause" if on else "Play"))
+
+    def _toggle_play(self) -> None:
+        if self.replayer.timer.isActive():
+            self.replayer.pause()
+        else:
+            self.replayer.play()
+
+    def _speed(self, value: int) -> None:
+        if self.replayer.sim is not None:
+            self.replayer.speed = self.replayer.duration / 8.0 * (10 ** (value / 10.0))
+
+    def _scrub(self, value: int) -> None:
+        if self.replayer.sim is not None and not self._syncing_scrubber:
+            self.replayer.pause()
+            self.replayer.set_time(self.replayer.duration * value / 1000.0)
+
+    _syncing_scrubber = False
+    _gantt_result = None
+    _gantt_drawn_at = -1.0
+
+    def _replay_time(self, t: float) -> None:
+        from ..units import format_time
+
+        self._syncing_scrubber = True
+        self.scrubber.setValue(int(round(1000 * t / self.replayer.duration)) if self.replayer.sim else 0)
+        self._syncing_scrubber = False
+        self.time_label.setText(f" {format_time(t)} / {format_time(self.replayer.duration)} ")
+        self.gantt.set_time(t)
+        if self._gantt_result is None:
+            return
+        # While the replay plays, the chart fills in with it; paused, it shows the whole schedule.
+        playing = self.replayer.timer.isActive() and t < self.replayer.duration
+        if playing and abs(t - self._gantt_drawn_at) > self.replayer.duration / 40:
+            self._gantt_drawn_at = t
+            self.gantt.set_result(self._gantt_result, upto=t)
+        elif not playing and self._gantt_drawn_at != -1.0:
+            self._gantt_drawn_at = -1.0
+            self.gantt.set_result(self._gantt_result)
+
+    # ---- simulation results -------------------------------------------------------------------------
+    def _show_progress(self, request, progress) -> None:
+        if request is not None and request.kind == "collective" and hasattr(progress, "sim_time_s"):
+            self.live_plots.add_progress(progress, request.total_bytes)
+
+    def _run_started(self, label: str) -> None:
+        """A new run replaces what the last one left on the canvas and in the plots."""
+        self.live_plots.clear()
+        self.replayer.clear()
+        self.rings_overlay.hide()
+        self.legend.clear()
+        self._gantt_result = None
+        self.time_label.setText(" running… ")
+        self.show_status(f"Running {label}…")
+
+    def _document_replaced(self) -> None:
+        """Runs, replay, overlays, results and plots belong to the document they ran on: all go when
+        another document opens (or New)."""
+        self.sim_panel.runner.shutdown()
+        self.sim_panel.reset()
+        self.replayer.clear()
+        self.rings_overlay.hide()
+        self.legend.clear()
+        self.session = {"runs": [], "sweeps": [], "pipelines": []}
+        self._gantt_result = None
+        self.results.clear()
+        self.live_plots.clear()
+        self.sweep_plot.clear()
+        self.gantt.clear()
+        self.scrubber.setValue(0)
+        self.time_label.setText(" no run ")
+
+    def _show_result(self, request, result) -> None:
+        if request.document:
+            stamp(result, request.document)
+        name = request.document.get("name") or self.document.topology.name
+        self._gantt_result = None
+        self.rings_overlay.hide()
+        store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines"}.get(request.kind)
+        if store:
+            self.session[store].append(result)
+        if request.kind == "collective":
+            self.results.show_collective(request, result, name)
+            self.live_plots.show_result(result.sim)
+            self.replayer.load(result.sim)
+            self._show_structure(result, f"{result.collective} with {result.algorithm}")
+            self.plot_tabs.setCurrentWidget(self.live_plots)
+        elif request.kind == "sweep":
+            self.results.show_sweep(request, result, name)
+            first = result[0]
+            self.sweep_plot.add_curve(f"{name}: {first.collective} {first.requested_algorithm}",
+                                      [r.size_bytes for r in result], [r.busbw_Bps for r in result], first.bound_busbw_Bps)
+            self.replayer.load(result[-1].sim)
+            self._show_structure(result[-1], f"{first.collective} with {result[-1].algorithm} "
+                                             f"at {format_size(result[-1].size_bytes)}")
+            self.plot_tabs.setCurrentWidget(self.sweep_plot)
+        elif request.kind == "pipeline":
+            self.results.show_pipeline(request, result, name)
+            self._gantt_result = result
+            self.gantt.set_result(result)
+            self.replayer.load(result.sim)
+            self.rings_overlay.show_stages(result.spec.stage_gpus)
+            self.legend.show_run(f"{result.spec.schedule} pipeline", [("stage order", QColor(RING_COLORS[0]), "line")],
+                                 {k: v for k, v in STATE_COLORS.items() if k in ("sending", "computing")})
+            self.plot_tabs.setCurrentWidget(self.gantt)
+        else:
+            self.results.show_training(request, result, name)
+        self.results_dock.raise_()
+        self.show_status(f"Done: {request.label}")
+
+    def _show_structure(self, result, title: str) -> None:
+        """Draw the run's rings, trees or fans on the canvas and explain them in the legend."""
+        structs = structures(result.sim, result.rings)
+        if self.sim_panel.show_rings.isChecked():
+            self.rings_overlay.show_structures(structs, self.replayer.color_for)
+        names = self.document.topology.devices
+        series = []
+        for st in structs:
+            color = self.replayer.color_for(st.label)
+            if st.kind == "ring":
+                series.append((f"{st.label}: {len(st.order)} GPUs", color, "line"))
+            elif st.kind == "tree":
+                root = names[st.root].name if st.root in names else st.root
+                series.append((f"{st.label}: root {root}, {max(st.depth.values(), default=0)} levels", color, "line"))
+            elif st.hubs:
+                series.append((f"{st.label} in {len(st.hubs)} switch{'es' if len(st.hubs) > 1 else ''} (dashed ring)",
+                               color, "line"))
+            else:
+                series.append((f"{st.label}: {len(st.edges)} transfers", color, "line"))
+        trees = [st for st in structs if st.kind == "tree"]
+        if len(trees) > MAX_TREES_DRAWN and self.sim_panel.show_rings.isChecked():
+            title += f" — trees 0-{MAX_TREES_DRAWN - 1} of {len(trees)} drawn"
+        states = {k: v for k, v in STATE_COLORS.items() if k in ("sending", "reducing", "idle")}
+        self.legend.show_run(title, series, states, trees=bool(trees))
+
+    def export_current_plot(self, path: str | None = None) -> str | None:
+        if not isinstance(path, str):  # a menu action passes its checked state
+            path = None
+        widget = self.plot_tabs.currentWidget()
+        item, view = {id(self.live_plots): (self.live_plots.layout_widget.ci, self.live_plots.layout_widget),
+                      id(self.sweep_plot): (self.sweep_plot.plot, self.sweep_plot.widget),
+                      id(self.gantt): (self.gantt.plot, self.gantt.widget)}[id(widget)]
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export plot", "plot.png", "PNG image (*.png);;SVG drawing (*.svg)")
+            if not path:
+                return None
+        try:
+            export_plot(item, view, path)
+        except OSError as exc:
+            self.error("Cannot export the plot", f"{path}: {exc.strerror or exc}\nThe file on disk was not changed.")
+            self.show_status(f"Plot not written: {exc.strerror or exc}")
+            return None
+        self.show_status(f"Exported {path}")
+        return path
+
