@@ -112,6 +112,8 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
             lt = topo.link_type_of(lk)
             if other in inside and other not in placed and lt is not None and lt.family == "pcie":
                 add_endpoint(cpu, other, cpu_id)
+    if root.find(".//gpu") is None:  # NCCL (and our import) cannot use a file without GPUs
+        raise ExportError("no GPU of this system hangs under a CPU through PCIe, and NCCL XML lists GPUs there")
     pretty = minidom.parseString(ET.tostring(root, encoding="unicode")).toprettyxml(indent="  ")
     return "\n".join(line for line in pretty.splitlines()[1:] if line.strip()) + "\n"
 
