@@ -1,33 +1,47 @@
 """The ``dgxstudio`` command. Every subcommand that reports numbers has ``--json`` with stable keys
 whose names carry SI units; errors go to stderr with a non-zero exit code and no traceback.
 
-Exit codes: 0 success, 1 the input has errors (e.g. validation findings), 2 the input cannot be used.
-Each module of this package registers the subcommands it is about.
+Exit codes: 0 success, 1 the input has errors (e.g. validation findings), 2 the input cannot be used,
+3 an internal error (one line on stderr; ``--debug`` shows the traceback).
+Each module of this package registers the subcommands it is about; only the module a command needs
+is imported, so ``--version`` and ``presets`` start without loading the simulator.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+import traceback
 
 from .. import __version__
-from ..model.catalog import default_catalog
-from . import files, simulate, topology, training
-from .common import EXIT_OK, EXIT_UNUSABLE, CliError, open_topology
+from .common import EXIT_INTERNAL, EXIT_OK, EXIT_UNUSABLE, CliError, open_topology
+
+# Which module of this package registers each subcommand (kept in step by tests/test_cli.py).
+COMMANDS = {
+    "gui": None,
+    "info": "topology", "validate": "topology", "presets": "topology", "new": "topology",
+    "generate": "topology", "analyze": "topology",
+    "simulate": "simulate",
+    "export": "files", "import": "files", "report": "files",
+    "pipeline": "training", "train": "training", "scaling": "training",
+}
+MODULES = ("topology", "simulate", "training", "files")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(modules=MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dgxstudio", description="Design GPU cluster interconnects and simulate collectives on them.")
     parser.add_argument("--version", action="version", version=f"dgxstudio {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
     parser.add_argument("--self-test", action="store_true",
                         help="start offscreen, open the default preset, run a short simulation, exit 0 if all went well")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p = sub.add_parser("gui", help="open the desktop application (the default)")
     p.add_argument("file", nargs="?", help="topology file to open")
     p.set_defaults(func=cmd_gui)
-    for module in (topology, simulate, training, files):
-        module.register(sub)
+    for name in modules:
+        importlib.import_module(f".{name}", __name__).register(sub)
     return parser
 
 
@@ -50,9 +64,9 @@ def cmd_gui(args) -> int:
         raise CliError(str(exc)) from None
 
 
-def _normalize(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+def _normalize(argv: list[str]) -> list[str]:
     """``dgxstudio`` and ``dgxstudio FILE`` mean ``dgxstudio gui [FILE]``."""
-    commands = set(parser._subparsers._group_actions[0].choices)  # noqa: SLF001
+    commands = set(COMMANDS)
     if not argv:
         return ["gui"]
     if argv == ["--self-test"]:
@@ -63,9 +77,33 @@ def _normalize(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    argv = _normalize(list(sys.argv[1:] if argv is None else argv), parser)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = _normalize([a for a in argv if a != "--debug"])
+    if argv and argv[0] in COMMANDS:
+        module = COMMANDS[argv[0]]
+        parser = build_parser((module,) if module else ())
+    elif argv == ["--version"]:
+        parser = build_parser(())
+    else:
+        parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        return _run(parser, args)
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, its own exit status, no traceback
+        if debug:
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" (at {os.path.basename(where.filename)}:{where.lineno})" if where else ""
+        message = str(exc).splitlines()[0][:200] if str(exc) else ""
+        print(f"dgxstudio: internal error: {type(exc).__name__}: {message}{at}; "
+              f"please report it{'' if debug else ' (--debug shows the traceback)'}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _run(parser: argparse.ArgumentParser, args) -> int:
+    from ..model.catalog import default_catalog
+
     if args.self_test:
         from ..ui.selftest import self_test
 

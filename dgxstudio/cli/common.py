@@ -1,6 +1,7 @@
 """What every subcommand shares: the error type, JSON output, opening a topology, GPU selection.
 
-Exit codes: 0 success, 1 the input has errors (e.g. validation findings), 2 the input cannot be used.
+Exit codes: 0 success, 1 the input has errors (e.g. validation findings), 2 the input cannot be used,
+3 an internal error (a bug in DGX Studio: one line on stderr, the traceback with ``--debug``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from ..model import fileio
 from ..model.topology import Topology
 
-EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class CliError(Exception):
@@ -68,9 +69,22 @@ def parse_size_arg(text: str, what: str) -> int:
 def write_topology(topo: Topology, out: str) -> None:
     try:
         fileio.save(topo, out)
+    except fileio.TopologyFileError as exc:
+        raise CliError(f"{out}: not written: {exc}") from None
     except OSError as exc:
         raise CliError(f"{out}: cannot write: {exc.strerror or exc}") from None
     print(f"wrote {out}: {len(topo.devices)} devices, {len(topo.links)} links")
+
+
+def sim_errors() -> tuple[type[Exception], ...]:
+    """What a simulation, pipeline or training request raises for input it cannot use (a message
+    for the user, exit 2), as opposed to a bug."""
+    from ..analysis.routing import RoutingError
+    from ..sim.pipeline import PipelineError
+    from ..sim.run import SimulationError
+    from ..sim.training import TrainingError
+
+    return (SimulationError, PipelineError, TrainingError, RoutingError)
 
 
 def preset_names() -> list[str]:

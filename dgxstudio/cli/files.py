@@ -32,19 +32,23 @@ def cmd_import(args) -> int:
     from ..report.nccl_xml import NcclXmlError, from_nccl_xml
 
     try:
-        with open(args.file, encoding="utf-8") as fh:
-            text = fh.read(fileio.MAX_FILE_BYTES + 1)
+        with open(args.file, "rb") as fh:
+            data = fh.read(fileio.MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise CliError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
-    if len(text) > fileio.MAX_FILE_BYTES:
+    if len(data) > fileio.MAX_FILE_BYTES:
         raise CliError(f"{args.file}: over the limit of {fileio.MAX_FILE_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{args.file}: not UTF-8 text (byte {exc.start})") from None
     warnings: list[str] = []
     try:
         if args.format == "nccl-xml":
             topo, warnings = from_nccl_xml(text, name=args.name or "imported NCCL topology")
         else:
             topo = from_graphml(text)
-    except (NcclXmlError, ValueError, KeyError) as exc:
+    except (NcclXmlError, ValueError) as exc:  # GraphmlError and TopologyFileError are ValueErrors
         raise CliError(f"{args.file}: not a readable {args.format} topology: {exc}") from None
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (EXIT_OK, CliError, add_source, open_topology, parse_size_arg, preset_names, print_json,
+from .common import (sim_errors, EXIT_OK, CliError, add_source, open_topology, parse_size_arg, preset_names, print_json,
                      select)
 
 
@@ -29,8 +29,15 @@ def model_spec(args):
 
     return ModelSpec(layers=args.layers, hidden=args.hidden, seq_len=args.seq_len, microbatch_size=args.micro_batch_size,
                      precision=args.precision, efficiency=args.efficiency,
-                     params=float(args.params) if args.params else None,
+                     params=_number(args.params, "--params") if args.params else None,
                      experts=getattr(args, "experts", 0) or 0, top_k=getattr(args, "top_k", 2))
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise CliError(f"{what}: expected a number, got {text!r}") from None
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
@@ -67,7 +74,7 @@ def cmd_pipeline(args) -> int:
             0.0 if args.activation_bytes == "0" else model.activation_bytes())
         spec = PipelineSpec(args.schedule, args.stages, args.microbatches, stage_gpus, fwd, bwd, act, args.chunks)
         result = run_pipeline(topo, spec, achievable=args.figures == "achievable")
-    except (PipelineError, TrainingError) as exc:
+    except sim_errors() as exc:
         raise CliError(str(exc)) from None
     except SimulationCancelled:
         raise CliError("cancelled") from None
@@ -92,7 +99,7 @@ def cmd_train(args) -> int:
         r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches, args.schedule,
                             not args.no_overlap, args.placement, achievable=args.figures == "achievable",
                             bucket_bytes=bucket, ep=args.ep)
-    except TrainingError as exc:
+    except sim_errors() as exc:
         raise CliError(str(exc)) from None
     if args.json:
         print_json(r.as_dict())
@@ -159,7 +166,7 @@ def cmd_scaling(args) -> int:
             model = _scaling_model(args, topo, gpus, topos[0])
             rows = scaling(topo, gpus, model, args.batch_per_gpu, args.global_batch, achievable=achievable)
             table.append({"topology": topo.name, "compute_scale": model.compute_scale, "rows": [r.__dict__ for r in rows]})
-    except (ScalingError, TrainingError) as exc:
+    except (ScalingError, *sim_errors()) as exc:
         raise CliError(str(exc)) from None
     if args.json:
         print_json({"gradient_bytes": model.grad_bytes, "sample_time_s": model.sample_s, "batch_per_gpu": args.batch_per_gpu,

@@ -120,6 +120,43 @@ def _text(value, where: str) -> str:
     return value
 
 
+# Extra fields other modules read, with the type they must have (a user catalog is untrusted).
+_EXTRA_TYPES = {"nccl_sm": int, "nccl_speed_mbps": int, "nccl_link_speed": str, "nccl_cpu": dict}
+MAX_CATALOG_BYTES = 16 * 1024 * 1024
+
+
+def _checked_extra(raw: dict, known: set[str], where: str) -> dict:
+    from .fileio import TopologyFileError, check_properties
+
+    extra = {k: v for k, v in raw.items() if k not in known}
+    for key, typ in _EXTRA_TYPES.items():
+        if key in extra:
+            v = extra[key]
+            if isinstance(v, bool) or not isinstance(v, typ) or (typ is int and not 0 <= v <= 10**9):
+                raise CatalogError(f"{where}.{key}: expected {'a whole number' if typ is int else typ.__name__}, "
+                                   f"got {v!r}"[:200])
+    try:
+        check_properties(extra, where)
+    except TopologyFileError as exc:
+        raise CatalogError(str(exc)) from None
+    return extra
+
+
+def _checked_specs(specs: dict, where: str) -> dict:
+    """JSON values within the file rules; figures other modules compute with must be numbers."""
+    from .fileio import TopologyFileError, check_properties
+
+    try:
+        check_properties(specs, f"{where}.specs")
+    except TopologyFileError as exc:
+        raise CatalogError(str(exc)) from None
+    for k, v in specs.items():
+        numeric = "flops" in k or k.endswith(("_W", "_Bps", "_bytes", "_s"))
+        if numeric and v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+            raise CatalogError(f"{where}.specs.{k}: expected a non-negative number, got {v!r}"[:200])
+    return specs
+
+
 _LINK_KEYS = {"family", "label", "rate_bps_per_direction", "encoding_efficiency", "latency_s",
               "achievable_efficiency", "per_lane", "default_width", "source", "achievable_efficiency_source"}
 _PART_KEYS = {"kind", "label", "ports", "hop_latency_s", "specs", "source"}
@@ -146,7 +183,7 @@ def _parse_link_type(tid: str, raw, where: str) -> LinkType:
         latency_s=_number(raw.get("latency_s", 0.0), f"{where}.latency_s"),
         achievable_efficiency=eff, per_lane=bool(raw.get("per_lane", False)), default_width=width,
         source=_text(raw.get("source", ""), f"{where}.source"),
-        extra={k: v for k, v in raw.items() if k not in _LINK_KEYS},
+        extra=_checked_extra(raw, _LINK_KEYS, where),
         achievable_efficiency_source=_text(raw.get("achievable_efficiency_source", ""),
                                            f"{where}.achievable_efficiency_source"),
     )
@@ -183,9 +220,9 @@ def _parse_part(pid: str, raw, where: str, link_types: dict[str, LinkType]) -> P
     if not isinstance(specs, dict):
         raise CatalogError(f"{where}.specs: expected an object")
     return Part(id=pid, kind=kind, label=_text(raw.get("label", pid), f"{where}.label"), ports=tuple(groups),
-                hop_latency_s=_number(raw.get("hop_latency_s", 0.0), f"{where}.hop_latency_s"), specs=specs,
-                source=_text(raw.get("source", ""), f"{where}.source"),
-                extra={k: v for k, v in raw.items() if k not in _PART_KEYS})
+                hop_latency_s=_number(raw.get("hop_latency_s", 0.0), f"{where}.hop_latency_s"),
+                specs=_checked_specs(specs, where), source=_text(raw.get("source", ""), f"{where}.source"),
+                extra=_checked_extra(raw, _PART_KEYS, where))
 
 
 def parse_catalog(data, name: str, base: Catalog | None = None) -> Catalog:
@@ -233,11 +270,22 @@ def load_catalog(user_path: Path | None = None, *, include_user: bool = True) ->
     path = user_path or user_config_dir() / USER_CATALOG_NAME
     if not path.is_file():
         return builtin
+    from .fileio import parse_json
+
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        size = path.stat().st_size
+        if size > MAX_CATALOG_BYTES:
+            raise CatalogError(f"{path}: {size} bytes, over the limit of {MAX_CATALOG_BYTES}")
+        text = path.read_bytes().decode("utf-8")
+        raw = parse_json(text)  # the file rules: no NaN/inf, no endless numbers
         merged = parse_catalog(raw, str(path), base=builtin)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, CatalogError) as exc:
-        builtin.messages.append(f"user catalog ignored, built-in catalog used: {exc}")
+    except RecursionError:
+        builtin.messages.append(f"user catalog ignored, built-in catalog used: {path}: nested too deeply")
+        return builtin
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # ValueError covers CatalogError, JSON and UTF-8 errors and the shared file rules
+        detail = str(exc) if str(path) in str(exc) else f"{path}: {exc}"
+        builtin.messages.append(f"user catalog ignored, built-in catalog used: {detail}"[:500])
         return builtin
     return merged
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
-from pathlib import Path
+import re
 
+from .atomic import atomic_write_bytes, atomic_write_text  # noqa: F401 - the shared writers
 from .catalog import DEVICE_KINDS, Catalog
 from .topology import Device, Group, Link, Topology
 
@@ -24,6 +24,13 @@ MAX_ITEMS = 2_000_000
 MAX_LINK_COUNT = 1024
 MAX_ID_LENGTH = 200
 MAX_TEXT_LENGTH = 10_000
+MAX_INT_DIGITS = 30            # checked on the digits before Python turns them into a number
+MAX_PROPERTY_DEPTH = 16
+MAX_PROPERTY_ITEMS = 10_000
+
+SURROGATE = _SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_NOT_SPACE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 class TopologyFileError(ValueError):
@@ -126,51 +133,158 @@ def dumps(topo: Topology) -> str:
     return "\n".join(out) + "\n"
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write via a temporary file in the same folder, fsync, then rename over the target."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    data = text.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+def checked_text(topo: Topology) -> str:
+    """The file text of ``topo``, proven to load again: what cannot be reopened is never written.
+
+    Raises ``TopologyFileError`` naming the JSON path and the rule (a lone surrogate in a name, a
+    number JSON cannot hold, properties nested too deeply, ...)."""
+    for where, items in (("devices", topo.devices), ("groups", topo.groups)):
+        for i, item in enumerate(items.values()):
+            if item.properties:  # before encoding: deep nesting must not reach the JSON encoder
+                try:
+                    check_properties(item.properties, f"{where}[{i}].properties")
+                except TopologyFileError as exc:
+                    raise TopologyFileError(f"cannot be saved: {exc.detail}", exc.path) from None
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            if target.exists():
-                os.chmod(tmp, target.stat().st_mode & 0o7777)
-            else:  # a new file gets the usual permissions, not mkstemp's private 0600
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(tmp, 0o666 & ~umask)
-        except OSError:
-            pass
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        text = dumps(topo)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise TopologyFileError(f"cannot be saved: {exc}") from None
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_BYTES:
+        raise TopologyFileError(f"cannot be saved: the file would be {size:,} bytes, over the limit of "
+                                f"{MAX_FILE_BYTES:,} that opening a file accepts")
     try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+        topology_from_dict(_parse_topology_json(text), topo.catalog)
+    except TopologyFileError as exc:
+        raise TopologyFileError(f"cannot be saved: {exc.detail}", exc.path) from None
+    except (ValueError, RecursionError) as exc:
+        raise TopologyFileError(f"cannot be saved: {exc}") from None
+    return text
+
+
+def field_problem(attribute: str, value) -> str | None:
+    """Why an edited attribute (inspector, scripts) breaks the file rules, or None if it is fine:
+    the same rules the loader applies, so an edit can always be saved and reopened."""
+    try:
+        if attribute == "name":
+            _Reader.name(value, attribute)
+        elif attribute in ("bandwidth_per_direction_Bps", "latency_s"):
+            if value is not None:
+                _Reader.positive(value, attribute, zero_ok=attribute == "latency_s",
+                                 hi=3600.0 if attribute == "latency_s" else 1e18)
+        elif attribute == "properties":
+            check_properties(value, attribute)
+    except TopologyFileError as exc:
+        return exc.detail
+    return None
+
+
+def validated(topo: Topology, filename: str = "") -> Topology:
+    """The one validation path for topologies that did not come from a native file (imports,
+    paste, edits): what it passes, save and reload accept. Raises ``TopologyFileError``."""
+    try:
+        checked_text(topo)
+    except TopologyFileError as exc:
+        detail = exc.detail.removeprefix("cannot be saved: ")
+        raise TopologyFileError(detail, exc.path, filename) from None
+    return topo
 
 
 def save(topo: Topology, path: str | os.PathLike) -> None:
-    atomic_write_text(path, dumps(topo))
+    """Check that the file will reopen, then write it atomically (symlinks followed)."""
+    text = checked_text(topo)
+    atomic_write_text(path, text)
 
 
 # ---- reading -------------------------------------------------------------------------------------
 
 def _reject_constant(name: str):
     raise TopologyFileError(f"{name} is not a number JSON allows")
+
+
+def _parse_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise TopologyFileError(f"a whole number of {len(digits)} digits is longer than the limit of {MAX_INT_DIGITS}")
+    return int(digits)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise TopologyFileError(f"the number {text[:40]} is beyond what a double can hold")
+    return value
+
+
+def parse_json(text: str):
+    """JSON with the limits every loader shares: no NaN/Infinity, no overflowing or endless numbers
+    (each number checked as it is read, before Python builds it)."""
+    return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float)
+
+
+def _parse_topology_json(text: str):
+    """The topology file's JSON at the decoder's own speed: NaN/Infinity are refused here; numbers
+    are then checked field by field (ranges, finiteness, digits in properties) by
+    ``topology_from_dict``, which names the JSON path; Python itself refuses integers of more than
+    4300 digits before building them."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            raise TopologyFileError("a whole number of more than 4300 digits") from None
+        raise
+
+
+def check_text(value: str, path: str, *, names: bool) -> None:
+    """Text every format can carry: no lone surrogates; in ids and names no control characters
+    (SVG, GraphML and DOT cannot hold them); elsewhere tab and line breaks only."""
+    if value.isascii() and (value.isprintable() or not names and not _CONTROL_NOT_SPACE.search(value)):
+        return  # the common case, at C speed
+    if _SURROGATE.search(value):
+        raise TopologyFileError("holds a lone surrogate, which no UTF-8 file can store", path)
+    bad = (_CONTROL if names else _CONTROL_NOT_SPACE).search(value)
+    if bad:
+        raise TopologyFileError(f"holds the control character U+{ord(bad.group()):04X}", path)
+
+
+def check_properties(value, path: str) -> dict:
+    """Free-form properties: JSON values only, finite numbers, bounded depth and size (checked
+    without recursion, so no nesting can exhaust the stack)."""
+    if not isinstance(value, dict):
+        raise TopologyFileError(f"expected an object, got {_type_name(value)}", path)
+    stack = [(value, path, 1)]
+    count = 0
+    while stack:
+        item, where, depth = stack.pop()
+        count += 1
+        if count > MAX_PROPERTY_ITEMS:
+            raise TopologyFileError(f"more than {MAX_PROPERTY_ITEMS} values", path)
+        if isinstance(item, dict):
+            if depth > MAX_PROPERTY_DEPTH:
+                raise TopologyFileError(f"nested deeper than {MAX_PROPERTY_DEPTH} levels", where)
+            for k, v in item.items():
+                if not isinstance(k, str):
+                    raise TopologyFileError("keys must be text", where)
+                check_text(k, f"{where}.{k}", names=True)
+                stack.append((v, f"{where}.{k}", depth + 1))
+        elif isinstance(item, list):
+            if depth > MAX_PROPERTY_DEPTH:
+                raise TopologyFileError(f"nested deeper than {MAX_PROPERTY_DEPTH} levels", where)
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(item))
+        elif isinstance(item, str):
+            if len(item) > MAX_TEXT_LENGTH:
+                raise TopologyFileError(f"text of {len(item)} characters is longer than the limit of {MAX_TEXT_LENGTH}", where)
+            check_text(item, where, names=False)
+        elif isinstance(item, bool) or item is None:
+            pass
+        elif isinstance(item, int):
+            if abs(item) >= 10**MAX_INT_DIGITS:
+                raise TopologyFileError(f"a whole number longer than {MAX_INT_DIGITS} digits", where)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise TopologyFileError(f"{item!r} is not a number a file can hold", where)
+        else:
+            raise TopologyFileError(f"{type(item).__name__} is not a JSON value", where)
+    return value
 
 
 class _Reader:
@@ -191,18 +305,25 @@ class _Reader:
         return value
 
     @staticmethod
-    def text(value, path: str, *, limit: int = MAX_TEXT_LENGTH, empty: bool = True) -> str:
+    def text(value, path: str, *, limit: int = MAX_TEXT_LENGTH, empty: bool = True, names: bool = False) -> str:
         if not isinstance(value, str):
             raise TopologyFileError(f"expected text, got {_type_name(value)}", path)
         if len(value) > limit:
             raise TopologyFileError(f"text of {len(value)} characters is longer than the limit of {limit}", path)
         if not empty and not value:
             raise TopologyFileError("must not be empty", path)
+        check_text(value, path, names=names)
         return value
 
     @classmethod
     def ident(cls, value, path: str) -> str:
-        return cls.text(value, path, limit=MAX_ID_LENGTH, empty=False)
+        if type(value) is str and 0 < len(value) <= MAX_ID_LENGTH and value.isascii() and value.isprintable():
+            return value  # the common case without the general checks (large files load linearly and fast)
+        return cls.text(value, path, limit=MAX_ID_LENGTH, empty=False, names=True)
+
+    @classmethod
+    def name(cls, value, path: str) -> str:
+        return cls.text(value, path, names=True)
 
     @staticmethod
     def integer(value, path: str, lo: int, hi: int) -> int:
@@ -222,9 +343,7 @@ class _Reader:
 
     @staticmethod
     def props(value, path: str) -> dict:
-        if not isinstance(value, dict):
-            raise TopologyFileError(f"expected an object, got {_type_name(value)}", path)
-        return value
+        return check_properties(value, path)
 
 
 def _type_name(value) -> str:
@@ -251,14 +370,16 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
             f"schema version {version} is newer than this DGX Studio understands ({SCHEMA_VERSION}); "
             "update DGX Studio to open it", "schema_version")
     _unknown_keys(doc, {"format", "schema_version", "name", "description", "devices", "links", "groups", "layout"}, "$")
-    topo = Topology(R.text(doc.get("name", "Untitled"), "name"), catalog)
+    topo = Topology(R.name(doc.get("name", "Untitled"), "name"), catalog)
     topo.description = R.text(doc.get("description", ""), "description")
 
-    first_seen: dict[str, str] = {}
+    first_seen: dict[str, object] = {}   # id -> its JSON path, or (section, index) formatted on demand
 
     def claim(new_id: str, path: str) -> None:
         if new_id in first_seen:
-            raise TopologyFileError(f"duplicate id {new_id!r} (first used at {first_seen[new_id]})", path)
+            where = first_seen[new_id]
+            where = f"{where[0]}[{where[1]}].id" if isinstance(where, tuple) else where
+            raise TopologyFileError(f"duplicate id {new_id!r} (first used at {where})", path)
         first_seen[new_id] = path
 
     for i, raw in enumerate(R.lst(doc.get("devices", []), "devices")):
@@ -271,11 +392,17 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
         if kind not in DEVICE_KINDS:
             raise TopologyFileError(f"unknown device kind {kind!r} (one of {', '.join(DEVICE_KINDS)})", f"{p}.kind")
         topo.devices[did] = Device(did, kind, R.ident(raw.get("part"), f"{p}.part"),
-                                   R.text(raw.get("name", did), f"{p}.name"),
+                                   R.name(raw.get("name", did), f"{p}.name"),
                                    dict(R.props(raw.get("properties", {}), f"{p}.properties")))
 
+    devices = topo.devices
     for i, raw in enumerate(R.lst(doc.get("links", []), "links")):
-        p = f"links[{i}]"
+        link = _fast_link(raw, devices)
+        if link is not None and link.id not in first_seen:
+            first_seen[link.id] = ("links", i)
+            topo.links[link.id] = link
+            continue
+        p = f"links[{i}]"  # the general path, which names what is wrong
         R.obj(raw, p)
         _unknown_keys(raw, {"id", "a", "b", "type", "count", "a_port", "b_port", "width",
                             "bandwidth_per_direction_Bps", "latency_s"}, p)
@@ -317,13 +444,14 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
             member_of[d] = gid
             members.append(d)
         parent = raw.get("parent")
-        topo.groups[gid] = Group(gid, R.text(raw.get("name", gid), f"{p}.name"),
+        topo.groups[gid] = Group(gid, R.name(raw.get("name", gid), f"{p}.name"),
                                  R.ident(raw.get("kind", "system"), f"{p}.kind"),
                                  R.ident(parent, f"{p}.parent") if parent is not None else None,
                                  members, dict(R.props(raw.get("properties", {}), f"{p}.properties")))
     for i, g in enumerate(topo.groups.values()):
         if g.parent is not None and g.parent not in topo.groups:
             raise TopologyFileError(f"no group {g.parent!r}", f"groups[{i}].parent")
+    for i, g in enumerate(topo.groups.values()):
         seen, cur = {g.id}, g.parent
         while cur is not None:
             if cur in seen:
@@ -349,6 +477,51 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
     return topo
 
 
+_LINK_FIELDS = frozenset({"id", "a", "b", "type", "count", "a_port", "b_port", "width",
+                          "bandwidth_per_direction_Bps", "latency_s"})
+
+
+def _plain_id(v) -> bool:
+    return type(v) is str and 0 < len(v) <= MAX_ID_LENGTH and v.isascii() and v.isprintable()
+
+
+def _fast_link(raw, devices) -> Link | None:
+    """A link in the common shape, checked by the same rules without building error paths; None
+    sends it through the general reader (which then names what is wrong)."""
+    if type(raw) is not dict or not raw.keys() <= _LINK_FIELDS:
+        return None
+    lid, a, b, ltype = raw.get("id"), raw.get("a"), raw.get("b"), raw.get("type")
+    if type(a) is not str or type(b) is not str or a not in devices or b not in devices:
+        return None  # (device ids were checked when the devices were read)
+        return None
+    # One check for the link's own id and type: plain printable ASCII within the id length limit.
+    if type(lid) is not str or type(ltype) is not str:
+        return None
+    both = lid + ltype
+    if not (0 < len(lid) <= MAX_ID_LENGTH and 0 < len(ltype) <= MAX_ID_LENGTH and both.isascii()
+            and both.isprintable()):
+        return None
+    count = raw.get("count", 1)
+    if type(count) is not int or not 1 <= count <= MAX_LINK_COUNT:
+        return None
+    a_port, b_port, width = raw.get("a_port"), raw.get("b_port"), raw.get("width")
+    if (a_port is not None and not _plain_id(a_port)) or (b_port is not None and not _plain_id(b_port)):
+        return None
+    if width is not None and (type(width) is not int or not 1 <= width <= 32):
+        return None
+    bw, lat = raw.get("bandwidth_per_direction_Bps"), raw.get("latency_s")
+    if bw is not None:
+        if type(bw) not in (int, float) or not 0 < bw <= 1e18:  # NaN fails the comparison
+            return None
+        bw = float(bw)
+    if lat is not None:
+        if type(lat) not in (int, float) or not 0 <= lat <= 3600.0:
+            return None
+        lat = float(lat)
+    return Link(id=lid, a=a, b=b, type=ltype, count=count, a_port=a_port, b_port=b_port, width=width,
+                bandwidth_per_direction_Bps=bw, latency_s=lat)
+
+
 def _coordinate(value, path: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) > 1e9:
         raise TopologyFileError("expected a coordinate (a finite number)", path)
@@ -366,12 +539,14 @@ def loads(text: str | bytes, catalog: Catalog | None = None, filename: str = "")
     if len(text) > MAX_FILE_BYTES:
         raise TopologyFileError(f"file is over the limit of {MAX_FILE_BYTES} bytes", filename=filename)
     try:
-        doc = json.loads(text, parse_constant=_reject_constant)
+        doc = _parse_topology_json(text)
     except TopologyFileError as exc:
         raise TopologyFileError(exc.detail, filename=filename) from None
     except json.JSONDecodeError as exc:
         raise TopologyFileError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                                 filename=filename) from None
+    except ValueError as exc:
+        raise TopologyFileError(f"not valid JSON: {exc}", filename=filename) from None
     except RecursionError:
         raise TopologyFileError("not valid JSON: nested too deeply", filename=filename) from None
     try:

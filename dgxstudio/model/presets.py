@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .builders import build_fat_tree, build_system
 from .catalog import Catalog, load_catalog
-from .fileio import FILE_EXTENSION, dumps, loads
+from .fileio import FILE_EXTENSION, atomic_write_text, dumps, loads
 from .topology import Topology
 
 DEFAULT_PRESET = "dgx1-v100"
@@ -83,7 +83,7 @@ def generate_all(folder: Path) -> list[Path]:
     written = []
     for name in PRESETS:
         path = folder / (name + FILE_EXTENSION)
-        path.write_text(dumps(build_preset(name, catalog)), encoding="utf-8")
+        atomic_write_text(path, dumps(build_preset(name, catalog)))
         written.append(path)
     return written
 

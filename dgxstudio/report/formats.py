@@ -44,31 +44,83 @@ def to_graphml_graph(topo: Topology) -> nx.MultiGraph:
 def to_graphml(topo: Topology) -> str:
     buf = io.BytesIO()
     nx.write_graphml(to_graphml_graph(topo), buf, encoding="utf-8")
-    return buf.getvalue().decode("utf-8")
+    # A raw CR in XML text reads back as LF; as a character reference it survives.
+    return buf.getvalue().decode("utf-8").replace("\r", "&#13;")
+
+
+class GraphmlError(ValueError):
+    """A GraphML file that is not a topology; the message names the element or attribute."""
 
 
 def from_graphml(text: str, catalog=None) -> Topology:
-    g = nx.read_graphml(io.StringIO(text), force_multigraph=True)
+    """A topology from GraphML as ``to_graphml`` writes it; anything else is one ``GraphmlError``
+    (malformed XML, missing or wrongly typed attributes) or ``TopologyFileError`` (the shared rules)."""
+    from ..model import fileio
+
+    if len(text) > fileio.MAX_FILE_BYTES:
+        raise GraphmlError(f"over the limit of {fileio.MAX_FILE_BYTES} bytes")
+    if fileio.SURROGATE.search(text):
+        raise GraphmlError("not UTF-8 text (holds a lone surrogate)")
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:
+        raise GraphmlError("document type declarations and entities are not accepted")
+    try:
+        topo = _from_graphml(text, catalog)
+    except fileio.TopologyFileError:
+        raise
+    except KeyError as exc:
+        raise GraphmlError(f"missing attribute {exc.args[0]!r}") from None
+    except RecursionError:
+        raise GraphmlError("nested too deeply") from None
+    except (ValueError, TypeError, AttributeError, nx.NetworkXError, SyntaxError) as exc:
+        # ElementTree's ParseError is a SyntaxError
+        raise GraphmlError(str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__) from None
+    return fileio.validated(topo)
+
+
+def _from_graphml(text: str, catalog=None) -> Topology:
+    from ..model import fileio
+
+    import warnings
+
+    with warnings.catch_warnings():  # networkx warns on stderr about keys it guesses; errors are ours to say
+        warnings.simplefilter("ignore")
+        g = nx.read_graphml(io.StringIO(text), force_multigraph=True)
+    if g.number_of_nodes() + g.number_of_edges() > fileio.MAX_ITEMS:
+        raise GraphmlError(f"more than {fileio.MAX_ITEMS} nodes and edges")
     topo = Topology(g.graph.get("name", "imported"), catalog)
     topo.description = g.graph.get("description", "")
-    groups = json.loads(g.graph.get("groups", "[]"))
+    groups = fileio.parse_json(g.graph.get("groups", "[]"))
+    if not isinstance(groups, list):
+        raise GraphmlError("the graph's groups attribute is not a list")
     for grp in groups:
         topo.groups[grp["id"]] = Group(grp["id"], grp["name"], grp["kind"], grp.get("parent"), [])
     for node, a in g.nodes(data=True):
-        topo.devices[node] = Device(node, a["kind"], a["part"], a.get("name", node), json.loads(a.get("properties", "{}")))
+        topo.devices[node] = Device(node, a["kind"], a["part"], a.get("name", node), fileio.parse_json(a.get("properties", "{}")))
         if a.get("group") and a["group"] in topo.groups:
             topo.groups[a["group"]].devices.append(node)
     for u, v, key, a in g.edges(keys=True, data=True):
-        topo.links[a.get("id", key)] = Link(a.get("id", key), u, v, a["type"], int(a["count"]), a.get("a_port") or None,
-                                            a.get("b_port") or None, int(a["width"]) if "width" in a else None,
-                                            a.get("bandwidth_override_per_direction_Bps"), a.get("latency_override_s"))
+        lid = str(a.get("id", key))
+        if lid in topo.links:
+            raise GraphmlError(f"<edge id={lid!r}>: duplicate id")
+        topo.links[lid] = Link(lid, u, v, a["type"], int(a["count"]), a.get("a_port") or None,
+                               a.get("b_port") or None, int(a["width"]) if "width" in a else None,
+                               a.get("bandwidth_override_per_direction_Bps"), a.get("latency_override_s"))
+    for grp in topo.groups.values():
+        for parent in [grp.parent]:
+            if parent is not None and parent not in topo.groups:
+                raise GraphmlError(f"group {grp.id!r}: no parent group {parent!r}")
     return topo
 
 
 # ---- Graphviz DOT ------------------------------------------------------------------------------------
 
 def _dot_quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT ID for any text. Graphviz reads a backslash before the closing quote as an escaped
+    quote, so text ending in a backslash is written as an HTML string, where backslashes are plain."""
+    if text.endswith("\\"):
+        html = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+        return "<" + html.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;") + ">"
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
 
 
 DOT_COLORS = {"nvlink": "#76b900", "pcie": "#7f7f7f", "infiniband": "#c0504d", "ethernet": "#8064a2", "cpu": "#2e75b6"}

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from xml.dom import minidom
 
 from ..model.catalog import Catalog, default_catalog
+from ..model.fileio import SURROGATE as _SURROGATE
 from ..model.topology import Device, Group, Link, Topology
 from .formats import ExportError
 
@@ -111,6 +112,8 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
             lt = topo.link_type_of(lk)
             if other in inside and other not in placed and lt is not None and lt.family == "pcie":
                 add_endpoint(cpu, other, cpu_id)
+    if root.find(".//gpu") is None:  # NCCL (and our import) cannot use a file without GPUs
+        raise ExportError("no GPU of this system hangs under a CPU through PCIe, and NCCL XML lists GPUs there")
     pretty = minidom.parseString(ET.tostring(root, encoding="unicode")).toprettyxml(indent="  ")
     return "\n".join(line for line in pretty.splitlines()[1:] if line.strip()) + "\n"
 
@@ -128,6 +131,12 @@ def _nearest_gpu(catalog: Catalog, sm: int, warnings: list[str]) -> str:
     return best.id
 
 
+# What each numeric attribute may hold; the limits match the native file's, so an import saves and reopens.
+INT_RANGES = {"link_width": (1, 32), "count": (1, 1024), "sm": (0, 10_000), "speed": (0, 10**8)}
+MAX_DEPTH = 64
+MAX_ELEMENTS = 200_000
+
+
 def _int(el: ET.Element, name: str, default: int | None = None) -> int:
     raw = el.get(name)
     if raw is None:
@@ -135,20 +144,44 @@ def _int(el: ET.Element, name: str, default: int | None = None) -> int:
             return default
         raise NcclXmlError(f"<{el.tag}> has no {name}")
     try:
-        return int(raw, 0)
+        if len(raw) > 30:
+            raise ValueError
+        value = int(raw, 0)
     except ValueError:
-        raise NcclXmlError(f"<{el.tag} {name}={raw!r}>: not a number") from None
+        raise NcclXmlError(f"<{el.tag} {name}={raw[:40]!r}>: not a number") from None
+    lo, hi = INT_RANGES.get(name, (0, 10**9))
+    if not lo <= value <= hi:
+        raise NcclXmlError(f"<{el.tag} {name}={raw!r}>: out of range {lo}..{hi}")
+    return value
+
+
+def _check_shape(root: ET.Element) -> None:
+    """Depth and size limits, checked without recursion before the topology is built."""
+    stack, count = [(root, 1)], 0
+    while stack:
+        el, depth = stack.pop()
+        count += 1
+        if count > MAX_ELEMENTS:
+            raise NcclXmlError(f"more than {MAX_ELEMENTS} elements")
+        if depth > MAX_DEPTH:
+            raise NcclXmlError(f"<{el.tag}> is nested deeper than {MAX_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in el)
 
 
 def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "imported NCCL topology") -> tuple[Topology, list[str]]:
     """A topology and the warnings met while mapping the file onto the catalog."""
     catalog = catalog or default_catalog()
+    if _SURROGATE.search(text):
+        raise NcclXmlError("not UTF-8 text (holds a lone surrogate)")
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:
+        raise NcclXmlError("document type declarations and entities are not accepted")
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise NcclXmlError(f"not XML: {exc}") from None
     if root.tag != "system":
         raise NcclXmlError(f"the root element is <{root.tag}>, not <system>")
+    _check_shape(root)
     warnings: list[str] = []
     topo = Topology(name, catalog)
     group = Group("system", name, "system", None, [])
@@ -244,4 +277,6 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
             seen_pairs.add(pair)
         topo.add_link(Link(f"l{n}", gpu, other, ltype, count))
         n += 1
-    return topo, warnings
+    from ..model.fileio import validated
+
+    return validated(topo), warnings

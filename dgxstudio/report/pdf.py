@@ -46,8 +46,13 @@ def svg_to_image(svg: str, width: int | None = None):
 
 
 def svg_to_png(svg: str, path: str, width: int | None = None) -> None:
-    if not svg_to_image(svg, width).save(path, "PNG"):
-        raise OSError(f"cannot write {path}")
+    """Write a PNG atomically: a failing or interrupted write keeps the old file."""
+    from ..model.atomic import atomic_output
+
+    image = svg_to_image(svg, width)
+    with atomic_output(path) as tmp:
+        if not image.save(tmp, "PNG"):
+            raise OSError(5, "the PNG writer failed (disk full or not writable?)", path)
 
 
 @dataclass
@@ -214,7 +219,16 @@ class _Pages:
 
 
 def write_pdf(data: ReportData, path: str) -> int:
-    """Write the report; returns the number of pages."""
+    """Write the report atomically (a temporary file renamed over ``path``); returns the pages."""
+    from ..model.atomic import atomic_output
+
+    with atomic_output(path) as tmp:
+        pages = _print_pdf(data, tmp)
+    return pages
+
+
+def _print_pdf(data: ReportData, path: str) -> int:
+    """Paint the report into ``path``; returns the number of pages."""
     from PySide6.QtCore import QMarginsF, QRectF, Qt
     from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPageLayout, QPageSize, QPainter, QPdfWriter, QPen
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from . import limits
 from ..model.topology import Topology
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
 from ..analysis.routing import Router, RoutingError
@@ -48,6 +49,10 @@ class PipelineSpec:
 
     def check(self) -> None:
         p, m, v = self.stages, self.microbatches, self.chunks
+        limits.pipeline(p, m, v, PipelineError)
+        for t in (*self.fwd_s, *self.bwd_s):
+            limits.number(t, "stage time (s)", PipelineError, hi=limits.MAX_TIME_S)
+        limits.number(self.activation_bytes, "activation bytes", PipelineError, hi=limits.MAX_SIZE_BYTES)
         if self.schedule not in SCHEDULES:
             raise PipelineError(f"unknown schedule {self.schedule!r} (one of {', '.join(SCHEDULES)})")
         if p < 1 or m < 1 or v < 1:

@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from . import limits
 from ..analysis.bisection import bisection_bandwidth
 from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
@@ -542,6 +543,7 @@ class Simulator:
             raise SimulationError(f"unknown algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
         if not size > 0:
             raise SimulationError("the size must be positive")
+        limits.collective(size, self.options.chunk, len(self.gpus), self.options.reduce_s_per_byte, SimulationError)
         if algorithm == "auto":
             return self._auto(collective, size, progress, cancel)
         if algorithm not in SUPPORTED[collective]:

@@ -143,8 +143,10 @@ class ScalingRow:
 def scaling(topo: Topology, gpus: list[str], model: StepModel, batch_per_gpu: int, global_batch: int,
             counts: list[int] | None = None, algorithm: str = "auto", achievable: bool = True) -> list[ScalingRow]:
     """Weak scaling keeps the per-GPU batch, strong scaling splits the global batch."""
+    from . import limits
     from .run import SimOptions, Simulator
 
+    limits.scaling(model.grad_bytes, model.sample_s, batch_per_gpu, global_batch, ScalingError)
     model.check()
     if batch_per_gpu < 1 or global_batch < 1:
         raise ScalingError("batch sizes must be positive")

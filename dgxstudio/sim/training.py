@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import limits
 from ..analysis.rings import find_rings, system_rings
 from ..model.catalog import LINK_FAMILIES
 from ..model.topology import Topology
@@ -46,6 +47,8 @@ class ModelSpec:
         return self.experts > 0
 
     def check(self) -> None:
+        limits.model(self.layers, self.hidden, self.seq_len, self.microbatch_size, self.params, self.efficiency,
+                     TrainingError)
         if self.experts < 0 or (self.moe and not 1 <= self.top_k <= self.experts):
             raise TrainingError("experts must be >= 0 and the router's top-k between 1 and the number of experts")
         if self.precision not in PRECISION_BYTES:
@@ -100,6 +103,8 @@ def stage_times(topo: Topology, stage_gpus: list[str], model: ModelSpec) -> tupl
     """Forward and backward time per micro-batch of each stage: its layers' FLOPs at the GPU's
     catalog peak times the model's efficiency (backward = 2 x forward)."""
     model.check()
+    if not stage_gpus:
+        raise TrainingError("a pipeline needs at least 1 stage")
     if model.layers % len(stage_gpus):
         raise TrainingError(f"{model.layers} layers do not split evenly into {len(stage_gpus)} stages")
     per_stage = model.layers // len(stage_gpus)
@@ -348,6 +353,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     from .scaling import ddp_bucket_bytes, overlapped_exposure
 
     model.check()
+    limits.pipeline(pp, microbatches, 1, TrainingError)
     if model.layers % pp:
         raise TrainingError(f"{model.layers} layers do not split evenly into {pp} pipeline stages")
     place = grid(gpus, dp, tp, pp, order)
@@ -446,6 +452,7 @@ def scaling(topo: Topology, gpus: list[str], grad_bytes: float, sample_s: float,
     (the simplest case of ``scaling.scaling``)."""
     from .scaling import ScalingError, StepModel, scaling as run_scaling
 
+    limits.scaling(grad_bytes, sample_s, batch_per_gpu, global_batch, TrainingError)
     try:
         return run_scaling(topo, gpus, StepModel(grad_bytes, sample_s, max(batch_per_gpu, 1), overlap=False),
                            batch_per_gpu, global_batch, counts, algorithm, achievable)

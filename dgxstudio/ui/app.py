@@ -54,6 +54,11 @@ def run_app(topology: Topology, path: str | None = None, preset: str | None = No
     app = application()
     window = MainWindow(topology, path, preset)
     window.show()
+    from PySide6.QtCore import QTimer
+
+    from .autosave import offer_recovery
+
+    QTimer.singleShot(0, lambda: offer_recovery(window))  # after a crash: restore unsaved work?
     code = app.exec()
     from .main_window import MIME_CLIP
 

@@ -8,6 +8,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout,
                                QWidget)
 
+from ..model import fileio
 from ..model.commands import ChangeLinkType, Macro, SetAttribute, SetCollapsed
 from ..model.topology import Topology
 from .document import Document
@@ -109,6 +110,11 @@ class Inspector(QWidget):
         edit = QLineEdit(value)
 
         def commit() -> None:
+            problem = fileio.field_problem(attribute, edit.text())
+            if problem:  # the file rules: what an edit accepts, save and reopen accept
+                edit.setStyleSheet("background: #ffd6d6")
+                edit.setToolTip(f"not accepted: {problem}")
+                return
             if edit.text() != value:
                 self.document.push(SetAttribute(obj_id, attribute, edit.text(), f"rename {obj_id}"))
         edit.editingFinished.connect(commit)
@@ -209,7 +215,7 @@ class Inspector(QWidget):
         else:
             try:
                 value = float(text) * scale
-                if value < 0 or value != value or (attribute == "bandwidth_per_direction_Bps" and value == 0):
+                if fileio.field_problem(attribute, value):  # NaN, infinite, negative, beyond the file's range
                     raise ValueError
             except ValueError:
                 edit.setStyleSheet("background: #ffd6d6")

@@ -33,6 +33,9 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         super().__init__()
         self.setWindowIcon(icon("dgxstudio"))
         self.document = Document(topology, path, self)
+        from .autosave import Autosaver
+
+        self.autosaver = Autosaver(self.document, parent=self)  # recovery copy while modified
         self.preset = preset
         self.scene = TopologyScene(self.document)
         self.view = CanvasView(self.scene)

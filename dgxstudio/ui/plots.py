@@ -23,19 +23,24 @@ pg.setConfigOptions(antialias=True, background="w", foreground="k")
 def export_plot(plot: pg.PlotItem | pg.GraphicsLayout, view: QWidget, path: str) -> None:
     """PNG (pyqtgraph, 1200 px wide) or SVG (Qt's own generator: pyqtgraph's SVG exporter cannot read
     the path syntax this Qt writes) by the file's extension."""
-    if path.lower().endswith(".svg"):
-        generator = QSvgGenerator()
-        generator.setFileName(path)
-        generator.setSize(view.size())
-        generator.setViewBox(view.rect())
-        generator.setTitle("DGX Studio plot")
-        painter = QPainter(generator)
-        view.render(painter)
-        painter.end()
-        return
-    exporter = pg.exporters.ImageExporter(plot)
-    exporter.parameters()["width"] = 1200
-    exporter.export(path)
+    from ..model.atomic import atomic_output  # a temporary file renamed over ``path``: never half a file
+
+    with atomic_output(path) as tmp:
+        if path.lower().endswith(".svg"):
+            generator = QSvgGenerator()
+            generator.setFileName(tmp)
+            generator.setSize(view.size())
+            generator.setViewBox(view.rect())
+            generator.setTitle("DGX Studio plot")
+            painter = QPainter(generator)
+            view.render(painter)
+            painter.end()
+            del painter, generator  # the SVG is complete once its generator is gone
+            return
+        exporter = pg.exporters.ImageExporter(plot)
+        exporter.parameters()["width"] = 1200
+        if not exporter.export(toBytes=True).save(tmp, "PNG"):
+            raise OSError(5, "the PNG writer failed (disk full or not writable?)", path)
 
 
 class LivePlots(QWidget):

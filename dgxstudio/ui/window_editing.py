@@ -62,8 +62,8 @@ class EditActions:
             self.show_status("Nothing to paste")
             return
         try:
-            clip = json.loads(bytes(data.data(MIME_CLIP)).decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
+            clip = fileio.parse_json(bytes(data.data(MIME_CLIP)).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError):  # the file rules: no inf, no endless numbers
             self.show_status("The clipboard holds no DGX Studio selection")
             return
         if not isinstance(clip, dict) or clip.get("format") != CLIP_FORMAT:

@@ -116,8 +116,10 @@ class FileActions:
     def _save_to(self, path: str) -> bool:
         try:
             self.document.save(path)
-        except OSError as exc:
-            self.error("Cannot save", f"{path}: {exc.strerror or exc}\nThe file on disk was not changed.")
+        except (OSError, ValueError) as exc:  # ValueError: TopologyFileError, content no file can hold
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.error("Cannot save", f"{path}: {detail}\nThe file on disk was not changed.")
+            self.show_status(f"Not saved: {detail}")
             return False
         self.preset = None
         self._remember(path)
@@ -129,6 +131,7 @@ class FileActions:
         if self.maybe_save():
             self.replayer.pause()
             self.sim_panel.runner.shutdown()
+            self.autosaver.close()  # a clean close: no recovery copy to offer
             self._save_settings()
             event.accept()
         else:
@@ -170,7 +173,7 @@ class FileActions:
         try:
             with open(path, encoding="utf-8") as fh:
                 topo, warnings = from_nccl_xml(fh.read(fileio.MAX_FILE_BYTES), name=os.path.basename(path))
-        except (OSError, UnicodeDecodeError, NcclXmlError) as exc:
+        except (OSError, ValueError, NcclXmlError) as exc:  # ValueError: decoding, the shared file rules
             self.error("Cannot import", f"{path}: {exc}")
             return False
         self._replace(topo, None)
@@ -214,22 +217,30 @@ class FileActions:
         from PySide6.QtGui import QImage, QPainter
         from PySide6.QtSvg import QSvgGenerator
 
+        from ..model.atomic import atomic_output
+
         rect = self.scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
-        if path.lower().endswith(".svg"):
-            device = QSvgGenerator()
-            device.setFileName(path)
-            device.setSize(QSize(int(rect.width()), int(rect.height())))
-            device.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-        else:
-            scale = min(1.0, 4000 / max(rect.width(), rect.height(), 1))
-            device = QImage(int(rect.width() * scale), int(rect.height() * scale), QImage.Format.Format_ARGB32)
-            device.fill(Qt.GlobalColor.white)
-        painter = QPainter(device)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        self.scene.render(painter, QRectF(), rect)
-        painter.end()
-        if isinstance(device, QImage) and not device.save(path):
-            self.error("Cannot export the canvas", f"{path}: cannot write")
+        try:
+            with atomic_output(path) as tmp:
+                if path.lower().endswith(".svg"):
+                    device = QSvgGenerator()
+                    device.setFileName(tmp)
+                    device.setSize(QSize(int(rect.width()), int(rect.height())))
+                    device.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+                else:
+                    scale = min(1.0, 4000 / max(rect.width(), rect.height(), 1))
+                    device = QImage(int(rect.width() * scale), int(rect.height() * scale), QImage.Format.Format_ARGB32)
+                    device.fill(Qt.GlobalColor.white)
+                painter = QPainter(device)
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                self.scene.render(painter, QRectF(), rect)
+                painter.end()
+                if isinstance(device, QImage) and not device.save(tmp, "PNG"):
+                    raise OSError(5, "the PNG writer failed (disk full or not writable?)", path)
+                del device
+        except OSError as exc:
+            self.error("Cannot export the canvas", f"{path}: {exc.strerror or exc}\nThe file on disk was not changed.")
+            self.show_status(f"Canvas not written: {exc.strerror or exc}")
             return False
         self.show_status(f"Canvas written to {path}")
         return True

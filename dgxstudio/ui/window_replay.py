@@ -191,7 +191,12 @@ class ReplayActions:
             path, _ = QFileDialog.getSaveFileName(self, "Export plot", "plot.png", "PNG image (*.png);;SVG drawing (*.svg)")
             if not path:
                 return None
-        export_plot(item, view, path)
+        try:
+            export_plot(item, view, path)
+        except OSError as exc:
+            self.error("Cannot export the plot", f"{path}: {exc.strerror or exc}\nThe file on disk was not changed.")
+            self.show_status(f"Plot not written: {exc.strerror or exc}")
+            return None
         self.show_status(f"Exported {path}")
         return path
 

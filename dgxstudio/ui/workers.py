@@ -24,34 +24,47 @@ JOB_SWITCH_INTERVAL_S = 0.0002
 
 
 class _Worker(QObject):
-    progress = Signal(object)
-    finished = Signal(object)
-    failed = Signal(str)
-    cancelled = Signal()
+    """Runs one job in its own thread; every signal carries the job's id, so a result that arrives
+    after a newer job started is recognised and dropped instead of shown under the new run."""
 
-    def __init__(self, job: Callable, cancel: threading.Event):
+    progress = Signal(int, object)
+    finished = Signal(int, object)
+    failed = Signal(int, str)
+    cancelled = Signal(int)
+
+    def __init__(self, job_id: int, job: Callable, cancel: threading.Event):
         super().__init__()
+        self.job_id = job_id
         self.job = job
         self.cancel = cancel
 
     @Slot()
     def run(self) -> None:
+        jid = self.job_id
         try:
-            result = self.job(self.progress.emit, self.cancel)
+            result = self.job(lambda p: self.progress.emit(jid, p), self.cancel)
         except SimulationCancelled:
-            self.cancelled.emit()
+            self.cancelled.emit(jid)
         except Exception as exc:  # noqa: BLE001 - every failure must reach the user as a message
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            self.failed.emit(detail)
+            self.failed.emit(jid, detail)
         else:
             if self.cancel.is_set():
-                self.cancelled.emit()
+                self.cancelled.emit(jid)
             else:
-                self.finished.emit(result)
+                self.finished.emit(jid, result)
+        finally:
+            self.job = None  # release what the job holds (topology copy, results) with the thread
+            QThread.currentThread().quit()  # the thread ends itself: nobody waits on the GUI thread
 
 
 class TaskRunner(QObject):
-    """One job at a time; signals arrive on the thread the runner lives in (the GUI thread)."""
+    """One current job at a time; signals arrive on the thread the runner lives in (the GUI thread).
+
+    Starting a job cancels the current one and returns at once: the old thread finishes in the
+    background (the core checks its cancel flag often) and deletes itself; anything it still sends
+    carries its old id and is dropped. ``current_job`` is the id of the job whose signals pass.
+    """
 
     started = Signal(str)
     progress = Signal(object)
@@ -61,22 +74,42 @@ class TaskRunner(QObject):
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._thread: QThread | None = None
-        self._worker: _Worker | None = None
+        self._next_id = 0
+        self.current_job = 0           # 0: none
+        self._running = False          # the current job has not reported its end yet
         self._cancel: threading.Event | None = None
+        self._threads: dict[int, tuple[QThread, _Worker, threading.Event]] = {}
         self._saved_interval = sys.getswitchinterval()
+        self.dropped = 0               # stale signals dropped (for tests and the stress script)
         self.label = ""
 
     @property
     def running(self) -> bool:
-        return self._thread is not None
+        return self._running
 
-    def start(self, job: Callable, label: str = "") -> None:
-        self.shutdown()
-        self.label = label
+    @property
+    def thread(self) -> QThread | None:
+        """The current job's thread while it runs."""
+        entry = self._threads.get(self.current_job) if self._running else None
+        return entry[0] if entry else None
+
+    _thread = thread  # the name earlier tests use
+
+    @property
+    def live_threads(self) -> int:
+        """Threads still alive, the current one and any cancelled ones winding down."""
+        return len(self._threads)
+
+    def start(self, job: Callable, label: str = "") -> int:
+        """Cancel the current job (without waiting for it) and start ``job``; returns its id."""
+        self.cancel()
+        self._next_id += 1
+        jid = self._next_id
+        self.current_job, self._running, self.label = jid, True, label
         cancel = threading.Event()
+        self._cancel = cancel
         thread = QThread()
-        worker = _Worker(job, cancel)
+        worker = _Worker(jid, job, cancel)
         worker.moveToThread(thread)
         thread.started.connect(worker.run)
         # Slots of this object (not lambdas), so Qt queues the calls to the GUI thread where it lives.
@@ -84,66 +117,78 @@ class TaskRunner(QObject):
         worker.finished.connect(self._on_finished)
         worker.failed.connect(self._on_failed)
         worker.cancelled.connect(self._on_cancelled)
-        self._thread, self._worker, self._cancel = thread, worker, cancel
-        self._saved_interval = sys.getswitchinterval()
-        sys.setswitchinterval(JOB_SWITCH_INTERVAL_S)
+        thread.finished.connect(self._on_thread_finished)
+        thread.setProperty("job_id", jid)
+        if not self._threads:
+            self._saved_interval = sys.getswitchinterval()
+            sys.setswitchinterval(JOB_SWITCH_INTERVAL_S)
+        self._threads[jid] = (thread, worker, cancel)
         thread.start()
         self.started.emit(label)
+        return jid
 
-    @Slot(object)
-    def _on_progress(self, p) -> None:
-        if self._thread is not None:
+    def _current(self, jid: int) -> bool:
+        if jid == self.current_job and self._running:
+            return True
+        self.dropped += 1
+        return False
+
+    @Slot(int, object)
+    def _on_progress(self, jid: int, p) -> None:
+        if jid == self.current_job and self._running:
             self.progress.emit(p)
 
-    @Slot(object)
-    def _on_finished(self, result) -> None:
-        self._join()
-        self.finished.emit(result)
+    @Slot(int, object)
+    def _on_finished(self, jid: int, result) -> None:
+        if self._current(jid):
+            self._running = False
+            self.finished.emit(result)
 
-    @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        self._join()
-        self.failed.emit(message)
+    @Slot(int, str)
+    def _on_failed(self, jid: int, message: str) -> None:
+        if self._current(jid):
+            self._running = False
+            self.failed.emit(message)
+
+    @Slot(int)
+    def _on_cancelled(self, jid: int) -> None:
+        if self._current(jid):
+            self._running = False
+            self.cancelled.emit()
 
     @Slot()
-    def _on_cancelled(self) -> None:
-        self._join()
-        self.cancelled.emit()
-
-    def _join(self) -> None:
-        thread, worker = self._thread, self._worker
-        self._thread = self._worker = self._cancel = None
-        if thread is not None:
-            thread.quit()
-            thread.wait()
+    def _on_thread_finished(self) -> None:
+        thread = self.sender()
+        jid = thread.property("job_id") if thread is not None else None
+        entry = self._threads.pop(jid, None)
+        if entry is not None:
+            thread, worker, _ = entry
             worker.deleteLater()
             thread.deleteLater()
+        if not self._threads:
             sys.setswitchinterval(self._saved_interval)
 
     def cancel(self) -> None:
-        """Ask the running job to stop; ``cancelled`` follows once it has."""
-        if self._cancel is not None:
+        """Ask the current job to stop; ``cancelled`` follows once it has."""
+        if self._cancel is not None and self._running:
             self._cancel.set()
 
-    def shutdown(self) -> None:
-        """Cancel and wait for the running job to end (a new run, or the window closing).
-
-        The wait is not bounded: a thread must never be deleted while it runs. The core checks its
-        cancel flag often (every event, and while routing), so the wait is short.
-        """
-        if self._thread is None:
-            return
-        self._cancel.set()
-        worker = self._worker
-        for sig in (worker.finished, worker.failed, worker.cancelled, worker.progress):
-            try:
-                sig.disconnect()
-            except (RuntimeError, TypeError):
-                pass
-        thread = self._thread
-        self._thread = self._worker = self._cancel = None
-        thread.quit()
-        thread.wait()
-        worker.deleteLater()
-        thread.deleteLater()
-        sys.setswitchinterval(self._saved_interval)
+    def shutdown(self, timeout_ms: int = 30_000) -> bool:
+        """Cancel every job and wait for the threads to end (the window closing). Returns False if
+        one is still running after ``timeout_ms``; it is then left to end on its own, never deleted
+        while it runs."""
+        self.cancel()
+        self._running = False
+        self.current_job = -1
+        ok = True
+        for jid, (thread, worker, cancel) in list(self._threads.items()):
+            cancel.set()
+            if thread.wait(timeout_ms):
+                self._threads.pop(jid, None)
+                worker.deleteLater()
+                thread.deleteLater()
+            else:
+                ok = False
+        if not self._threads:
+            sys.setswitchinterval(self._saved_interval)
+        return ok

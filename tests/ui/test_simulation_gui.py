@@ -10,9 +10,14 @@ from dgxstudio.model.presets import load_preset
 from dgxstudio.sim.run import SimOptions, simulate
 
 
-def finished(thread) -> bool:
-    """The runner waits for a thread before deleting it, so a deleted thread has finished."""
-    return not isValid(thread) or thread.isFinished()
+def finished(thread, qtbot=None) -> bool:
+    """A thread deletes itself once it has finished (the runner never joins on the GUI thread), so a
+    deleted thread has finished; give a cancelled one a moment to wind down."""
+    def done():
+        return not isValid(thread) or thread.isFinished()
+    if qtbot is not None:
+        qtbot.waitUntil(done, timeout=3000)
+    return done()
 
 
 def configure(w, collective="all-reduce", algorithm="ring", size="256MiB", tab=0, chunk="4MiB"):
@@ -63,7 +68,7 @@ def test_long_run_keeps_the_window_responsive_and_cancels(make_window, qtbot):
         qtbot.mouseClick(p.cancel_button, Qt.MouseButton.LeftButton)
     timer.stop()
     assert not p.runner.running and p.state.text() == "Cancelled"
-    assert finished(thread)
+    assert finished(thread, qtbot)
 
 
 def test_new_run_cancels_the_previous_and_close_mid_run_is_clean(make_window, qtbot):
@@ -75,7 +80,7 @@ def test_new_run_cancels_the_previous_and_close_mid_run_is_clean(make_window, qt
     configure(w, size="1MiB")
     with qtbot.waitSignal(p.resultReady, timeout=20000):
         p.run()
-    assert finished(first)
+    assert finished(first, qtbot)
     configure(w, **LONG)  # a long run again, and the window closed while it goes
     p.run()
     qtbot.wait(300)
@@ -154,6 +159,11 @@ def test_sweep_plot_and_exports(make_window, qtbot, tmp_path):
     for ext in ("png", "svg"):
         out = w.export_current_plot(str(tmp_path / f"sweep.{ext}"))
         assert os.path.getsize(out) > 1000
+    from PySide6.QtGui import QImage
+    img = QImage(str(tmp_path / "sweep.png"))  # a picture, not a blank of the right size
+    assert len({img.pixel(x, y) for x in range(0, img.width(), 9) for y in range(0, img.height(), 9)}) > 2
+    assert (tmp_path / "sweep.svg").read_text().rstrip().endswith("</svg>")
+    assert sorted(os.listdir(tmp_path)) == ["sweep.png", "sweep.svg"]
 
 
 def test_screenshots_mid_animation_and_plots(make_window, qtbot, tmp_path_factory):
@@ -188,6 +198,10 @@ def test_file_menu_exports_imports_and_report(make_window, qtbot, tmp_path):
     assert w.export_topology("graphml", str(tmp_path / "a.graphml"))
     for name in ("canvas.png", "canvas.svg"):
         assert w.export_canvas(str(tmp_path / name)) and (tmp_path / name).stat().st_size > 1000
+    from PySide6.QtGui import QImage
+    img = QImage(str(tmp_path / "canvas.png"))  # a picture, not a blank of the right size
+    assert len({img.pixel(x, y) for x in range(0, img.width(), 9) for y in range(0, img.height(), 9)}) > 2
+    assert (tmp_path / "canvas.svg").read_text().rstrip().endswith("</svg>")
     assert w.export_report(str(tmp_path / "session.html"))
     html = (tmp_path / "session.html").read_text()
     assert "Simulation 1" in html and "600.00 GB/s" in html

@@ -1,0 +1,86 @@
+"""Issue 16, failures 5 and 6: requests beyond reason are refused with the numbers, before they start;
+internal errors exit 3 in one line."""
+
+import subprocess
+import sys
+
+import pytest
+
+from dgxstudio.cli import main
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ("simulate --preset dgx1-v100 --reduce-bw nan", "not a finite number"),
+    ("simulate --preset dgx1-v100 --reduce-bw -1 --algorithm tree", "out of range"),
+    ("simulate --preset dgx1-v100 --size 1GiB --chunk 1", "flow groups, more than the limit"),
+    ("simulate --preset dgx1-v100 --size 1TiB", "use a chunk of at least"),
+    ("pipeline --preset dgx1-v100 --stages 4 --microbatches 100000", "tasks, more than the limit"),
+    ("pipeline --preset dgx1-v100 --stages 0 --microbatches 4", "at least 1 stage"),
+    ("train --preset dgx1-v100 --layers 1000000000", "layers: 1000000000 is out of range"),
+    ("train --preset dgx1-v100 --microbatches 0", "micro-batches"),
+    ("train --preset dgx1-v100 --params abc", "--params: expected a number"),
+    ("train --preset dgx1-v100 --params inf", "not a finite number"),
+    ("scaling --preset dgx1-v100 --sample-time 1e308", "sample time"),
+])
+def test_requests_beyond_reason_are_refused_with_exit_2(capsys, argv, expected):
+    code = main(argv.split())
+    _, err = capsys.readouterr()
+    assert code == 2, err
+    assert expected in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", ["train {f} --dp 8", "scaling {f} --sample-time 1ms",
+                                  "pipeline {f} --stages 2 --microbatches 4"])
+def test_disconnected_gpus_are_a_message_not_a_traceback(tmp_path, capsys, argv):
+    from dgxstudio.model import fileio
+    from dgxstudio.model.presets import load_preset
+
+    topo = load_preset("dgx1-v100")
+    topo.links.clear()
+    path = tmp_path / "apart.dgxs"
+    fileio.save(topo, path)
+    code = main(argv.format(f=path).split())
+    err = capsys.readouterr().err
+    assert code == 2 and "not connected" in err and "internal error" not in err
+
+
+def test_internal_error_exits_3_in_one_line_and_debug_shows_the_traceback(capsys, monkeypatch):
+    from dgxstudio.cli import topology
+
+    def boom(args):
+        raise RuntimeError("a bug\nsecond line")
+    monkeypatch.setattr(topology, "cmd_info", boom)
+    assert main(["info", "--preset", "dgx1-v100"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error: RuntimeError: a bug" in err
+    assert main(["--debug", "info", "--preset", "dgx1-v100"]) == 3
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_installed_script_runs_version_and_presets():
+    import shutil
+    import os
+
+    script = os.path.join(os.path.dirname(sys.executable), "dgxstudio")
+    assert os.path.exists(script) or shutil.which("dgxstudio")
+    out = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith("dgxstudio ")
+    out = subprocess.run([script, "presets"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "dgx1-v100" in out.stdout
+
+
+def test_the_command_table_matches_the_parser():
+    from dgxstudio.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    assert set(parser._subparsers._group_actions[0].choices) == set(COMMANDS)  # noqa: SLF001
+
+
+def test_version_and_presets_do_not_load_the_simulator():
+    code = ("import sys\nfrom dgxstudio.cli import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            "main(['presets'])\n"
+            "heavy = [m for m in ('numpy', 'networkx', 'PySide6', 'dgxstudio.sim.engine') if m in sys.modules]\n"
+            "print('HEAVY', heavy)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "HEAVY []" in out.stdout, out.stdout + out.stderr

@@ -1,0 +1,81 @@
+"""Issue 16, failure 10: autosave to a recovery file while modified, restore after a crash, a clean
+close removes it."""
+
+import os
+import subprocess
+import sys
+
+from PySide6.QtWidgets import QMessageBox
+
+from dgxstudio.model import fileio
+from dgxstudio.model.commands import SetAttribute
+from dgxstudio.ui import autosave
+
+from .conftest import answer_next_dialog
+
+
+def _edit(w):
+    w.document.push(SetAttribute("gpu0", "name", "edited GPU"))
+
+
+def test_autosave_writes_while_modified_and_a_clean_close_removes_it(make_window, qtbot, tmp_path, monkeypatch):
+    w = make_window("dgx1-v100", path=str(tmp_path / "mine.dgxs"))
+    saver = w.autosaver
+    assert not saver.tick() and not saver.file.exists()   # nothing unsaved, nothing written
+    _edit(w)
+    with qtbot.waitSignal(saver.saved, timeout=10000):
+        assert saver.tick()
+    back = fileio.load(saver.file)
+    assert back.devices["gpu0"].name == "edited GPU"
+    assert saver.file.with_suffix(".json").exists()
+    w.document.undo_stack.undo()                           # back at the saved state: copy removed
+    assert not saver.file.exists()
+    _edit(w)
+    with qtbot.waitSignal(saver.saved, timeout=10000):
+        saver.tick()
+    w.document.undo_stack.setClean()
+    assert w.close()
+    assert not saver.file.exists() and not saver.file.with_suffix(".json").exists()
+
+
+def test_a_crashed_session_is_offered_and_restored_marked_modified(make_window, qtbot, tmp_path):
+    # A session that died: a recovery copy under a pid that no longer runs.
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    folder = autosave.recovery_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    from dgxstudio.model.presets import load_preset
+    topo = load_preset("dgx1-p100")
+    topo.name = "crashed work"
+    fileio.save(topo, folder / f"{pid}.dgxs")
+    (folder / f"{pid}.json").write_text('{"path": "%s", "saved_at": 1.0, "name": "crashed work"}'
+                                        % (tmp_path / "orig.dgxs"))
+    found = autosave.find_recoverable()
+    assert [r.file.name for r in found] == [f"{pid}.dgxs"]
+    w = make_window("dgx1-v100")
+    answer_next_dialog(QMessageBox.StandardButton.Yes)
+    assert autosave.offer_recovery(w)
+    assert w.document.topology.name == "crashed work"
+    assert w.document.path == str(tmp_path / "orig.dgxs")
+    assert w.document.dirty
+    assert autosave.find_recoverable() == []
+
+
+def test_live_sessions_are_not_offered(tmp_path):
+    folder = tmp_path / "rec"
+    folder.mkdir()
+    (folder / f"{os.getpid()}.dgxs").write_text("{}")
+    assert autosave.find_recoverable(folder) == []
+
+
+def test_no_new_copy_while_nothing_changed(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    saver = w.autosaver
+    _edit(w)
+    with qtbot.waitSignal(saver.saved, timeout=10000):
+        assert saver.tick()
+    assert not saver.tick()          # same state: the copy on disk is current
+    w.document.push(SetAttribute("gpu1", "name", "another edit"))
+    with qtbot.waitSignal(saver.saved, timeout=10000):
+        assert saver.tick()
+    w.document.undo_stack.setClean()
