@@ -1,10 +1,16 @@
 """Test configuration: headless Qt and an empty user config folder, set before anything imports Qt."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
-os.environ.setdefault("DGXSTUDIO_CONFIG_DIR", tempfile.mkdtemp(prefix="dgxstudio-test-config-"))
+if "DGXSTUDIO_CONFIG_DIR" not in os.environ:
+    # an empty user config folder for the run, removed at the end (each run left one in /tmp)
+    _config = tempfile.mkdtemp(prefix="dgxstudio-test-config-")
+    os.environ["DGXSTUDIO_CONFIG_DIR"] = _config
+    atexit.register(shutil.rmtree, _config, True)
 
 import pytest  # noqa: E402
 
