@@ -10,7 +10,9 @@ Three strategies, chosen from the shape of the GPU set:
   largest packing found by branch and bound (exact unless a search budget runs out);
 - GPUs joined through switches (NVSwitch, PCIe): rings built greedily hop by hop over shortest routes
   with capacity left, consuming one unit of every link they cross;
-- GPUs in several systems: each system's own rings are cut open and chained through the network.
+- GPUs in several systems: NCCL's rail rings (``channels.py``): each ring enters a system at one
+  rail's GPU and leaves from its partner rail's, so every NIC carries one ring each way, at the rate
+  the routes leave each ring when all run at once.
 If no link-disjoint ring exists (a PCIe tree, where a GPU has one link), one ring sharing links is
 reported with its fair share.
 """
@@ -18,7 +20,7 @@ reported with its fair share.
 from __future__ import annotations
 
 import time
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ..cancel import check_cancelled
@@ -338,137 +340,6 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
             local[sid] = _single_fabric(topo, nv, "nvlink", members, exact_limit, deadline)
             cache[sig] = (local[sid], prefix)
     return local
-
-
-def _hierarchical(topo: Topology, gpus: list[str], systems: dict[str, list[str]], exact_limit: int,
-                  deadline: float, fabric: Fabric | None = None, nv: Fabric | None = None) -> RingResult | None:
-    """Chain each system's NVLink rings through the network, one network hop between systems."""
-    local = system_rings(topo, systems, exact_limit, deadline, nv)
-    if local is None or any(not res.rings for res in local.values()):
-        return None
-    fab = fabric or Fabric(topo)
-    residual = {k: b.units for k, b in fab.bundles.items()}
-    nearest_nic = _network_distance(fab)
-    order = list(systems)
-    wanted = set(order)
-    owner = {d: sid for d in topo.devices if (sid := topo.system_of(d)) in wanted}
-    rings = []
-    for r in range(min(len(res.rings) for res in local.values())):
-        built = _chain_ring(fab, order, [local[s].rings[r] for s in order], residual, nearest_nic, owner)
-        if built is None:
-            break
-        rings.append(built)
-    if not rings:
-        return None
-    return RingResult(rings, "nvlink+network", "hierarchical", False, True)
-
-
-def _network_distance(fab: Fabric) -> dict[str, int]:
-    """Hops from each device to the nearest network link (BFS from NICs' network sides)."""
-    dist = {}
-    queue = deque()
-    for k, b in fab.bundles.items():
-        if b.family in ("infiniband", "ethernet"):
-            for end in k:
-                if fab.kind.get(end) == "nic" and end not in dist:
-                    dist[end] = 0
-                    queue.append(end)
-    while queue:
-        u = queue.popleft()
-        for v in fab.adj[u]:
-            if v not in dist and fab.kind.get(v) != "nic":
-                dist[v] = dist[u] + 1
-                if not fab.is_gpu(v):
-                    queue.append(v)
-    return dist
-
-
-def _to_network(fab: Fabric, src: str, residual: dict) -> list[str] | None:
-    """A route with units left from a GPU to the nearest network switch, or None."""
-    prev = {src: None}
-    queue = deque([src])
-    while queue:
-        u = queue.popleft()
-        for v in fab.adj[u]:
-            if v in prev or fab.is_gpu(v) or residual.get(bundle_key(u, v), 0) < 1:
-                continue
-            prev[v] = u
-            if fab.kind.get(v) in ("ib_switch", "eth_switch"):
-                path = [v]
-                while prev[path[-1]] is not None:
-                    path.append(prev[path[-1]])
-                return path[::-1]
-            queue.append(v)
-    return None
-
-
-def _chain_ring(fab: Fabric, systems: list[str], local_rings: list[Ring], residual: dict,
-                nearest_nic: dict[str, int], owner: dict[str, str]) -> Ring | None:
-    """One global ring: each system's ring cut open next to its NICs, the pieces joined by routes.
-
-    NVLink hops inside systems were already counted by the systems' own rings; only the network
-    routes between systems consume units here, and all of them are given back if the ring fails.
-    """
-    order: list[str] = []
-    hops: list[list[str]] = []
-    network: list[list[str]] = []
-    first_entry = prev_exit = None
-
-    def give_back() -> None:
-        for path in network:
-            _consume(residual, fab, path, +1)
-
-    # Routes between two systems may enter only those two systems' insides (and the network).
-    search = fab.route_meet if len(fab.adj) > BIG_FABRIC_DEVICES else fab.route
-
-    def between(a: str, b: str, sa: str, sb: str) -> list[str] | None:
-        return search(a, b, residual, owner=owner, allowed_owners=(sa, sb))
-
-    for s_index, ring in enumerate(local_rings):
-        if s_index % 16 == 0:
-            check_cancelled()
-        cyc = ring.gpus
-        n = len(cyc)
-        cuts = sorted(range(n), key=lambda i: (nearest_nic.get(cyc[(i + 1) % n], 99) + nearest_nic.get(cyc[i], 99), i))
-        for i in cuts:
-            entry, exit_ = cyc[(i + 1) % n], cyc[i]
-            if prev_exit is not None:
-                route = between(prev_exit, entry, systems[s_index - 1], systems[s_index])
-                if route is None:
-                    continue
-                _consume(residual, fab, route)
-                if _to_network(fab, exit_, residual) is None:
-                    _consume(residual, fab, route, +1)
-                    continue
-                network.append(route)
-                hops.append(route)
-            else:
-                reserve = _to_network(fab, entry, residual)
-                if reserve is None:
-                    continue
-                _consume(residual, fab, reserve)
-                exit_ok = _to_network(fab, exit_, residual) is not None
-                _consume(residual, fab, reserve, +1)
-                if not exit_ok:
-                    continue
-                first_entry = entry
-            seq = [cyc[(i + 1 + j) % n] for j in range(n)]
-            for j in range(n - 1):
-                h = ring.hops[(i + 1 + j) % n]
-                hops.append(h if h[0] == seq[j] else h[::-1])
-            order.extend(seq)
-            prev_exit = exit_
-            break
-        else:
-            give_back()
-            return None
-    route = between(prev_exit, first_entry, systems[-1], systems[0])
-    if route is None:
-        give_back()
-        return None
-    _consume(residual, fab, route)
-    hops.append(route)
-    return _make_ring(fab, order, hops, False)
 
 
 def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_budget_s: float = 3.0,

@@ -334,7 +334,7 @@ def _dp_buckets(topo, router, dp_groups, grad_bytes, chunk, dp_rings, bucket_byt
     from .scaling import bucket_sizes
 
     sizes = bucket_sizes(grad_bytes, bucket_bytes) if grad_bytes > 0 else []
-    times, sim, by_size = [], None, {}
+    times, by_size = [], {}
     for s in sizes:
         if s not in by_size:
             by_size[s] = concurrent_allreduce(topo, router, dp_groups, s, chunk, dp_rings)
