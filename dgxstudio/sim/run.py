@@ -206,8 +206,27 @@ class Simulator:
                 nvl = min(sum(fab.bundle(g, v).bandwidth for v in fab.adj[g] if fab.kind.get(v) == "nvswitch")
                           for g in self.gpus)
                 value = max(value, nvl * 2 * (p - 1) / (p + 1))
+            plan = self.channel_plan()
+            if collective == "all-reduce" and plan.nodes > 1:
+                # Reduction inside systems first (trees, NVLS, CollNet): each system must still send
+                # and receive S (N-1)/N... twice over its NICs, whatever the ranks inside it do.
+                node_bw = min(self._system_network_Bps(m) for m in plan.systems)
+                n_sys, p = plan.nodes, len(self.gpus)
+                value = max(value, node_bw * n_sys / (2 * (n_sys - 1)) * busbw_factor(collective, p))
         self._bounds[collective] = value
         return value
+
+    def _system_network_Bps(self, members: list[str]) -> float:
+        """What a system's NICs can send per direction into the network."""
+        fab = self.router.fabric
+        sid = self.topo.system_of(members[0])
+        total = 0.0
+        for did in self.topo.groups[sid].devices if sid in self.topo.groups else []:
+            if fab.kind.get(did) != "nic":
+                continue
+            total += sum(fab.bundle(did, v).bandwidth for v in fab.adj.get(did, [])
+                         if fab.bundle(did, v).family in ("infiniband", "ethernet"))
+        return total
 
     # ---- NCCL's channels, protocols and choice ---------------------------------------------------
     def channel_plan(self) -> ChannelPlan:
