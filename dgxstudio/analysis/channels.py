@@ -17,6 +17,7 @@ are multiplied by that count rather than simulating identical channels one by on
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..cancel import check_cancelled
@@ -121,7 +122,6 @@ def _nearest_gpus(fabric, nic: str, wanted: set[str]) -> list[str]:
 
 
 def _natural(name: str):
-    import re
     return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)]
 
 
