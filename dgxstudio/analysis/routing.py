@@ -98,43 +98,109 @@ class Router:
         return len(self.capacity)
 
     def _dag(self, src: str, dst: str) -> dict[str, list[str]] | None:
-        """Predecessors on least-cost routes from src (Dijkstra keeping ties), or None if unreachable.
+        """Least-cost paths from src to dst as a predecessor map, or None if unreachable.
 
-        The search stops once every node at least as close as dst is settled.
+        A bidirectional Dijkstra keeping ties: one search from each end, so a route across a fat tree
+        settles the two ends' leaves and the spines between them, not the whole fabric. Every
+        least-cost path is kept: each one crosses a *meeting edge* (its last node settled from src,
+        the next settled from dst), and the paths are the forward ties to the edge joined to the
+        backward ties from it. Paths through a GPU or a third system's insides are never formed.
         """
         gpus = self._gpus
         system = self._system
         ends = (system[src], system[dst])
-        dist = {src: 0.0}
-        preds: dict[str, list[str]] = {src: []}
-        heap = [(0.0, src)]
-        done = set()
-        limit = float("inf")
-        while heap:
-            d, u = heapq.heappop(heap)
-            if d > limit:
+        adj = self._adj_cost
+        dist = ({src: 0.0}, {dst: 0.0})
+        preds: tuple[dict[str, list[str]], dict[str, list[str]]] = ({src: []}, {dst: []})
+        heaps = ([(0.0, src)], [(0.0, dst)])
+        done: tuple[set, set] = (set(), set())
+        origin = (src, dst)
+        best = float("inf")
+        tol = 1e-9
+
+        def top(side: int) -> float:
+            h = heaps[side]
+            while h and h[0][1] in done[side]:
+                heapq.heappop(h)
+            return h[0][0] if h else float("inf")
+
+        while True:
+            tf, tb = top(0), top(1)
+            if tf + tb > best * (1 + tol) + 1e-12 or (tf == float("inf") and tb == float("inf")):
                 break
-            if u in done:
+            side = 0 if tf <= tb else 1
+            d, u = heapq.heappop(heaps[side])
+            done[side].add(u)
+            if u in gpus and u != origin[side]:
                 continue
-            done.add(u)
-            if u == dst:
-                limit = d * (1 + 1e-9) + 1e-12
-                continue
-            if u in gpus and u != src:
-                continue
-            for v, cost in self._adj_cost[u]:
+            other = 1 - side
+            du = dist[side]
+            pu = preds[side]
+            for v, cost in adj[u]:
                 sv = system[v]
                 if sv is not None and sv not in ends:
                     continue
                 nd = d + cost
-                old = dist.get(v)
+                if v in done[other] and (v == origin[other] or v not in gpus):
+                    total = nd + dist[other][v]
+                    if total < best:
+                        best = total
+                if v in done[side]:
+                    continue
+                old = du.get(v)
                 if old is None or nd < old * (1 - 1e-12) - 1e-12:
-                    dist[v] = nd
-                    preds[v] = [u]
-                    heapq.heappush(heap, (nd, v))
+                    du[v] = nd
+                    pu[v] = [u]
+                    heapq.heappush(heaps[side], (nd, v))
                 elif abs(nd - old) <= 1e-9 * max(1.0, old):
-                    preds[v].append(u)
-        return preds if dst in dist else None
+                    pu[v].append(u)
+        if best == float("inf"):
+            return None
+        # Meeting edges on a least-cost path: u settled from src (and passable), v settled from dst.
+        fwd_done, bwd_done = done
+        df, db = dist
+        meet: dict[str, list[str]] = {}
+        for u in fwd_done:
+            if u in gpus and u != src:
+                continue
+            for v, cost in adj[u]:
+                if v not in bwd_done or (v in gpus and v != dst) or v in meet.get(u, ()):
+                    continue
+                sv = system[v]
+                if sv is not None and sv not in ends:
+                    continue
+                if abs(df[u] + cost + db[v] - best) <= 1e-9 * max(1.0, best):
+                    meet.setdefault(v, []).append(u)
+        # Forward ties reaching the meeting edges' tails, backward ties from their heads to dst.
+        out: dict[str, list[str]] = {}
+        stack = [u for us in meet.values() for u in us]
+        seen = set(stack)
+        while stack:
+            x = stack.pop()
+            out[x] = list(preds[0][x])
+            for p in out[x]:
+                if p not in seen:
+                    seen.add(p)
+                    stack.append(p)
+        # Walk from the meeting heads toward dst; each backward tie (x closer to dst than w) makes w a
+        # predecessor of x. A head's predecessors include its meeting tails.
+        stack = list(meet)
+        heads_seen = set(stack)
+        for v, us in meet.items():
+            lst = out.setdefault(v, [])
+            for u in us:
+                if u not in lst:
+                    lst.append(u)
+        while stack:
+            w = stack.pop()
+            for x in preds[1][w]:
+                lst = out.setdefault(x, [])
+                if w not in lst:
+                    lst.append(w)
+                if x not in heads_seen:
+                    heads_seen.add(x)
+                    stack.append(x)
+        return out
 
     def _enumerate(self, preds: dict[str, list[str]], src: str, dst: str) -> list[list[str]]:
         out: list[list[str]] = []

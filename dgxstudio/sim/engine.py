@@ -431,7 +431,9 @@ class Engine:
             t_heap = heap[0][0] if heap else np.inf
             tx_event = t + dt_tx <= t_heap
             t_next = t + dt_tx if tx_event else t_heap
-            dt = t_next - t
+            # On a transmission event the flows advance by exactly dt_tx, not by (t + dt_tx) - t,
+            # which rounds and once drove the first finisher's bytes below zero (the livelock).
+            dt = dt_tx if tx_event else t_next - t
             if n_active and dt > 0:
                 a_rem -= a_rate * dt
                 delivered_bytes += total_rate * dt

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from . import limits
 from ..analysis.bisection import bisection_bandwidth
@@ -87,7 +88,9 @@ class CollectiveResult:
     gpus: list[str]
     size_bytes: float
     time_s: float
-    bound_busbw_Bps: float
+    # The bound, or a function that computes it when first asked (a tree run on a large cluster
+    # must not pay NCCL's ring planning unless someone reads the ring bound).
+    bound: float | Callable[[], float]
     reason: str
     sim: SimResult
     schedule: Schedule
@@ -97,6 +100,16 @@ class CollectiveResult:
     protocol: str | None = None
     channels: int | None = None
     model_estimates: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def bound_busbw_Bps(self) -> float:
+        if callable(self.bound):
+            self.bound = float(self.bound())
+        return self.bound
+
+    @bound_busbw_Bps.setter
+    def bound_busbw_Bps(self, value: float) -> None:
+        self.bound = value
 
     @property
     def algbw_Bps(self) -> float:
@@ -582,7 +595,7 @@ class Simulator:
             raise SimulationError(str(exc)) from None
         rings = [r.gpus for r in self.rings().rings][:1] if algorithm == "single-ring" else []
         return CollectiveResult(collective, algorithm, algorithm, self.gpus, size, sim.time_s,
-                                self.bound_busbw(collective), f"{algorithm} as requested", sim, sched,
+                                partial(self.bound_busbw, collective), f"{algorithm} as requested", sim, sched,
                                 options=self.options, rings=rings)
 
     def _run_nccl(self, collective: str, algorithm: str, size: float, protocol: str, progress, cancel,
@@ -610,11 +623,10 @@ class Simulator:
             sim = Engine(self.router, scale).run(sched, progress, cancel)
         except RoutingError as exc:
             raise SimulationError(str(exc)) from None
-        plan = self.channel_plan()
         reason = f"{algorithm} with {T.PROTOCOL_LABELS[protocol]} as requested"
         return CollectiveResult(collective, algorithm, requested or algorithm, self.gpus, size, sim.time_s,
-                                self.bound_busbw(collective), reason, sim, sched, options=self.options,
-                                rings=[list(r) for r in plan.rings] if algorithm == "ring" else [],
+                                partial(self.bound_busbw, collective), reason, sim, sched, options=self.options,
+                                rings=[list(r) for r in self.channel_plan().rings] if algorithm == "ring" else [],
                                 protocol=protocol, channels=nch, model_estimates=estimates)
 
     def _auto(self, collective: str, size: float, progress, cancel) -> CollectiveResult:
