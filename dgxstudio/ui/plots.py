@@ -56,6 +56,8 @@ class LivePlots(QWidget):
         self.delivered_plot.setLabel("bottom", "simulated time", units="s")
         self.delivered_plot.setLabel("left", "delivered", units="B")
         self.delivered_curve = self.delivered_plot.plot(pen=pg.mkPen("#1e6fd9", width=2), name="delivered")
+        self.delivered_curve.setDownsampling(auto=True, method="peak")
+        self.delivered_curve.setClipToView(True)
         self.rate_plot = self.layout_widget.addPlot(row=0, col=1, title="Throughput (all transfers)")
         self.rate_plot.setLabel("bottom", "simulated time", units="s")
         self.rate_plot.setLabel("left", "throughput", units="B/s")
@@ -65,19 +67,26 @@ class LivePlots(QWidget):
         self.util_plot.setLabel("left", "busy fraction")
         self.util_plot.setYRange(0, 1.05)
         self.util_plot.addLegend(offset=(-10, 10))
-        self.util_curves: list[pg.PlotDataItem] = []
+        self.util_curves: list[pg.PlotDataItem] = []  # those showing the current result
+        self._util_pool: list[pg.PlotDataItem] = []
+        self._shown = False
         self._t: list[float] = []
         self._bytes: list[float] = []
         self._rate: list[float] = []
         self.updates = 0
 
     def clear(self) -> None:
+        """Empty the plots. Curves are kept and emptied, not removed and rebuilt: a run restarted
+        every few milliseconds must not pay the plot's item and legend bookkeeping each time."""
+        if self._t or self._shown:
+            self.delivered_curve.setData([], [])
+            self.rate_curve.setData([], [])
         self._t, self._bytes, self._rate = [], [], []
-        self.delivered_curve.setData([], [])
-        self.rate_curve.setData([], [])
         for c in self.util_curves:
-            self.util_plot.removeItem(c)
+            c.setData([], [])
+            c.hide()
         self.util_curves = []
+        self._shown = False
         self.updates = 0
 
     def add_progress(self, progress, total_bytes: float) -> None:
@@ -91,34 +100,65 @@ class LivePlots(QWidget):
             self.rate_curve.setData(self._t, self._rate + self._rate[-1:])
         self.updates += 1
 
+    def _util_curve(self, i: int) -> pg.PlotDataItem:
+        """The i-th utilization curve, made once and reused by every later result."""
+        while len(self._util_pool) <= i:
+            k = len(self._util_pool)
+            curve = pg.PlotDataItem(pen=pg.mkPen(RING_COLORS[k % len(RING_COLORS)], width=2))
+            curve.setDownsampling(auto=True, method="peak")
+            curve.setClipToView(True)
+            curve.link_ids = []
+            curve.setCurveClickable(True, width=8)
+            curve.sigClicked.connect(lambda c, _ev=None: self.pointClicked.emit(list(c.link_ids)))
+            self.util_plot.addItem(curve)
+            self._util_pool.append(curve)
+        return self._util_pool[i]
+
     def show_result(self, sim, top: int = 5) -> None:
-        """Replace the live approximation with the run's exact record."""
+        """Replace the live approximation with the run's exact record. The work is numpy over the
+        run's segments (no Python loop per segment), so it stays short on long runs."""
         self.clear()
         if not sim.delivered:
             return
-        t = np.array([p[0] for p in sim.delivered])
-        b = np.array([p[1] for p in sim.delivered])
+        self._shown = True
+        tb = np.asarray(sim.delivered, dtype=float)
+        t, b = tb[:, 0], tb[:, 1]
         self.delivered_curve.setData(t, b)
         if len(t) > 1:
             rate = np.diff(b) / np.maximum(np.diff(t), 1e-30)
             self.rate_curve.setData(t, np.append(rate, 0.0))
         busiest = sim.bottlenecks(top)
-        for i, bneck in enumerate(busiest):
-            chan = next(c for c, (a, z) in enumerate(sim.channel_ends) if a == bneck["from"] and z == bneck["to"])
-            xs, ys = [], []
-            for t0, t1, pid in sim.segments:
-                rp = sim.rate_patterns[pid]
-                k = np.searchsorted(rp.channels, chan)
-                load = rp.load_Bps[k] if k < len(rp.channels) and rp.channels[k] == chan else 0.0
-                u = load / sim.capacity[chan]
-                xs += [t0, t1]
-                ys += [u, u]
-            curve = self.util_plot.plot(xs, ys, pen=pg.mkPen(RING_COLORS[i % len(RING_COLORS)], width=2),
-                                        name=f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
+        if not busiest:
+            return
+        # the same ranking sim.bottlenecks makes, for the channel indices
+        chans = np.argsort(-sim.utilization(), kind="stable")[:len(busiest)]
+        segs = np.asarray(sim.segments, dtype=float).reshape(-1, 3)
+        pids = segs[:, 2].astype(np.int64)
+        loads = np.zeros((len(sim.rate_patterns), len(chans)))
+        for p, rp in enumerate(sim.rate_patterns):
+            k = np.minimum(np.searchsorted(rp.channels, chans), max(len(rp.channels) - 1, 0))
+            if len(rp.channels):
+                loads[p] = np.where(np.asarray(rp.channels)[k] == chans, np.asarray(rp.load_Bps)[k], 0.0)
+        xs = segs[:, :2].ravel()
+        for i, (bneck, chan) in enumerate(zip(busiest, chans)):
+            u = loads[pids, i] / sim.capacity[chan] if len(pids) else np.zeros(0)
+            curve = self._util_curve(i)
+            curve.setData(xs, np.repeat(u, 2))
             curve.link_ids = bneck["links"]
-            curve.setCurveClickable(True, width=8)
-            curve.sigClicked.connect(lambda c, _ev=None: self.pointClicked.emit(list(c.link_ids)))
+            curve.show()
+            self._legend_entry(curve, f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
             self.util_curves.append(curve)
+        for curve in self._util_pool[len(busiest):]:  # fewer busy links than last time
+            self.util_plot.legend.removeItem(curve)
+
+    def _legend_entry(self, curve: pg.PlotDataItem, name: str) -> None:
+        """Rename the curve's legend entry (made once; a new label per result costs more than the plot)."""
+        legend = self.util_plot.legend
+        label = legend.getLabel(curve)
+        if label is None:
+            legend.addItem(curve, name)
+        elif label.text != name:
+            label.setText(name)
 
 
 class SizeAxis(pg.AxisItem):
