@@ -7,6 +7,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFileDialog, QLabel, QSlider, QToolBar
 
 from ..report.provenance import stamp
+from ..sim.summary import summarize
 from ..units import format_size
 from .animation import MAX_TREES_DRAWN, STATE_COLORS
 from .plots import export_plot
@@ -124,6 +125,7 @@ class ReplayActions:
         self._gantt_result = None
         self.rings_overlay.hide()
         store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines"}.get(request.kind)
+        self._release_detail()
         if store:
             self.session[store].append(result)
         if request.kind == "collective":
@@ -154,6 +156,13 @@ class ReplayActions:
             self.results.show_training(request, result, name)
         self.results_dock.raise_()
         self.show_status(f"Done: {request.label}")
+
+    def _release_detail(self) -> None:
+        """The run shown until now keeps only what a report needs (figures, busiest links, the
+        delivered curve): the session holds every run, and full records would grow without bound."""
+        for runs in self.session.values():
+            if runs:
+                runs[-1] = summarize(runs[-1])
 
     def _show_structure(self, result, title: str) -> None:
         """Draw the run's rings, trees or fans on the canvas and explain them in the legend."""
