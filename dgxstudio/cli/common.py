@@ -23,6 +23,35 @@ class CliError(Exception):
         self.code = code
 
 
+class StepProgress:
+    """Progress of a slow step on stderr (``analyzing: rings (2/4), 31 s``), only when stderr is a
+    terminal, so scripts and JSON output see nothing. Called as ``progress(fraction, step)``."""
+
+    def __init__(self, what: str, stream=None):
+        import sys
+        import time
+
+        self.what = what
+        self.stream = stream or sys.stderr
+        self.live = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.started = time.monotonic()
+        self.clock = time.monotonic
+        self.shown = False
+
+    def __call__(self, fraction: float, step: str) -> None:
+        if not self.live:
+            return
+        elapsed = self.clock() - self.started
+        self.stream.write(f"\r{self.what}: {step} ({100 * fraction:.0f}%), {elapsed:.0f} s \033[K")
+        self.stream.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
 def print_json(obj) -> None:
     print(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False))
 
