@@ -78,6 +78,9 @@ class SimOptions:
     server: str | None = None
     protocol: str = "auto"
     pxn: bool = False
+    # GPUs one thread drives (nccl-tests -g N, ncclCommInitAll): their kernels launch in turn, so a
+    # call pays N-1 more launches before the last GPU starts. 1: a process per GPU (mpirun, torchrun).
+    gpus_per_thread: int = 1
 
 
 @dataclass
@@ -135,6 +138,7 @@ class CollectiveResult:
             "size_bytes": self.size_bytes,
             "chunk_bytes": self.options.chunk,
             "figures": "achievable" if self.options.achievable else "peak",
+            "gpus_per_thread": self.options.gpus_per_thread,
             "time_s": self.time_s,
             "algbw_Bps": self.algbw_Bps,
             "busbw_Bps": self.busbw_Bps,
@@ -274,6 +278,18 @@ class Simulator:
         for s in specs:
             s.cap_Bps = cap
         return specs
+
+    def gpus_per_thread(self) -> int:
+        """GPUs one launching thread drives: the option, but never more than a system holds of this run
+        (a thread drives the GPUs of its own system)."""
+        want = int(self.options.gpus_per_thread)
+        if want <= 1:
+            return 1
+        per_system: dict[str, int] = {}
+        for g in self.gpus:
+            key = self.topo.system_of(g) or g
+            per_system[key] = per_system.get(key, 0) + 1
+        return min(want, max(per_system.values()))
 
     def _hop_class(self, a: str, b: str) -> str:
         if self.topo.system_of(a) != self.topo.system_of(b):
@@ -499,7 +515,7 @@ class Simulator:
             scale = 1.0
         else:
             raise SimulationError(f"{algorithm} is not one of NCCL's algorithms")
-        C.with_launch(sched, T.base_latency(algorithm, proto))
+        C.with_launch(sched, T.base_latency(algorithm, proto) + T.serial_launch(self.gpus_per_thread()))
         return sched, scale, nch
 
     def _ring_hop_latency(self, a: str, b: str, proto: str, multi: bool) -> float:

@@ -85,6 +85,11 @@ def base_latency(algo: str, proto: str) -> float:
     return float(tuning_data()["base_latency_s"][algo].get(proto, 0.0))
 
 
+def serial_launch(gpus_per_thread: int) -> float:
+    """What a thread that drives several GPUs adds to a call: their kernels start one after another."""
+    return max(int(gpus_per_thread) - 1, 0) * float(tuning_data()["serial_launch_s"]["per_gpu"])
+
+
 def hop_latency(hw: str, algo: str, proto: str) -> float:
     return float(tuning_data()["hop_latency_s"][hw][algo].get(proto, 0.0))
 
