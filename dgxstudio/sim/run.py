@@ -495,7 +495,8 @@ class Simulator:
 
             def level_latency(pairs) -> float:
                 return max(T.hop_latency(self._hop_class(a, b), "tree", proto) for a, b in pairs)
-            chunk = slice_ * max(nch / (2 * rails), 1.0)
+            depth = T.tree_depth(len(self.gpus), plan.nodes)
+            chunk = T.tree_chunk_bytes(proto, size, nch, depth) * max(nch / (2 * rails), 1.0)
             sched = C.tree_collective(collective, chains, size, chunk, root, red, level_latency, cap)
             scale = T.tree_efficiency(proto, plan.nodes)
         elif algorithm == "nvls":
