@@ -1,8 +1,9 @@
 """The replay's legend: what every colour and mark on the canvas means while a run is shown.
 
-It floats in the top-right corner of the canvas, lists only what the shown run uses (its rings or
-trees by colour, the utilization scale, GPU states, chunks in flight, tree roots and levels), and
-goes away when the run does.
+It stands at the right edge of the canvas in a margin of its own (the drawing area shrinks by the
+legend's width while it shows, so it never hides a device or a link), lists only what the shown run
+uses (its rings or trees by colour, the utilization scale, GPU states, chunks in flight, tree roots
+and levels), folds to its title on a click, and goes away when the run does.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ class ReplayLegend(QFrame):
                 w.deleteLater()
         self.entries = []
         self.hide()
+        self.place()  # gives the canvas its margin back
 
     def _row(self, swatch: QWidget, text: str) -> None:
         line = QWidget()
@@ -128,15 +130,20 @@ class ReplayLegend(QFrame):
             if w is not None:
                 w.setVisible(not self.folded)
         self.adjustSize()
-        self.place()
         self.show()
         self.raise_()
+        self.place()
 
     def place(self) -> None:
-        """Top-right corner of the canvas. A child of the view rather than of its viewport: a viewport
-        scrolls its children with the scene, and the legend must stay put."""
+        """In a margin at the right of the canvas, as wide as the legend: the view's drawing area
+        shrinks while the legend shows, so no device or link is ever under it. A child of the view
+        rather than of its viewport: a viewport scrolls its children with the scene."""
         parent = self.parentWidget()
         if parent is None:
             return
-        area = parent.viewport().geometry() if hasattr(parent, "viewport") else parent.rect()
-        self.move(max(area.left() + 4, area.right() - self.width() - 8), area.top() + 8)
+        margin = self.width() + 12 if not self.isHidden() else 0
+        if hasattr(parent, "setViewportMargins"):
+            parent.setViewportMargins(0, 0, margin, 0)
+        if margin:
+            area = parent.viewport().geometry() if hasattr(parent, "viewport") else parent.rect()
+            self.move(area.right() + 7, area.top() + 4)
