@@ -153,6 +153,50 @@ class CollectiveResult:
         }
 
 
+@dataclass
+class CompactSim:
+    """What a finished run keeps for its report once it is no longer the one on screen: its time,
+    its busiest links and its delivery curve (thinned), not every transfer, segment and route."""
+    time_s: float
+    top: list[dict]
+    delivered: list[tuple[float, float]]
+    events: int
+    wall_s: float
+
+    def bottlenecks(self, top: int = 10) -> list[dict]:
+        return self.top[:top]
+
+
+@dataclass
+class CompactSchedule:
+    groups: range           # as many as the run had: ``len(schedule.groups)`` still counts them
+    payload_bytes: float = 0.0
+    description: str = ""
+
+
+COMPACT_BOTTLENECKS = 10
+COMPACT_POINTS = 256
+
+
+def compact(result: CollectiveResult) -> CollectiveResult:
+    """The same result for reports, tables and JSON (``as_dict`` gives the same figures), without
+    the per-transfer record a replay needs; a compacted result stays compact."""
+    import dataclasses
+
+    sim = result.sim
+    if isinstance(sim, CompactSim):
+        return result
+    pts = sim.delivered
+    if len(pts) > COMPACT_POINTS:
+        step = len(pts) / (COMPACT_POINTS - 1)
+        pts = [pts[int(i * step)] for i in range(COMPACT_POINTS - 1)] + [pts[-1]]
+    small = CompactSim(sim.time_s, sim.bottlenecks(COMPACT_BOTTLENECKS), list(pts), sim.events, sim.wall_s)
+    bound = result.bound if not callable(result.bound) else result.bound_busbw_Bps
+    return dataclasses.replace(result, sim=small, bound=bound,
+                               schedule=CompactSchedule(range(len(result.schedule.groups)),
+                                                        result.schedule.payload_bytes, result.schedule.description))
+
+
 class Simulator:
     """Holds what is costly to derive (routes, rings, bounds) for repeated runs on one topology."""
 

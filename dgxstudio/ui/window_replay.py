@@ -7,6 +7,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QSlider, QToolBar
 
 from ..report.provenance import stamp
+from ..sim.run import compact
 from ..units import format_size
 from .animation import MAX_TREES_DRAWN, STATE_COLORS
 from .plots import export_plot
@@ -138,6 +139,12 @@ class ReplayActions:
         self.rings_overlay.hide()
         store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines"}.get(request.kind)
         if store:
+            # Runs that are no longer on screen keep what the report needs, not their replay record:
+            # a long session would otherwise hold every transfer of every run.
+            self.session["runs"] = [compact(r) for r in self.session["runs"]]
+            self.session["sweeps"] = [[compact(r) for r in sw] for sw in self.session["sweeps"]]
+            if request.kind == "sweep":
+                result = [*(compact(r) for r in result[:-1]), result[-1]]
             self.session[store].append(result)
         if request.kind == "collective":
             self.results.show_collective(request, result, name)
