@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import numpy as np  # noqa: E402
+import numpy.ma  # noqa: E402,F401 - imported on first use otherwise: 150 ms of GUI thread at the first result
 import pyqtgraph as pg  # noqa: E402
 import pyqtgraph.exporters  # noqa: E402,F401
 from PySide6.QtCore import Signal  # noqa: E402
@@ -43,6 +44,9 @@ def export_plot(plot: pg.PlotItem | pg.GraphicsLayout, view: QWidget, path: str)
             raise OSError(5, "the PNG writer failed (disk full or not writable?)", path)
 
 
+UTIL_CURVES = 5  # busiest links plotted after a run
+
+
 class LivePlots(QWidget):
     """Bytes delivered and throughput against simulated time; utilization of the busiest links."""
 
@@ -56,8 +60,6 @@ class LivePlots(QWidget):
         self.delivered_plot.setLabel("bottom", "simulated time", units="s")
         self.delivered_plot.setLabel("left", "delivered", units="B")
         self.delivered_curve = self.delivered_plot.plot(pen=pg.mkPen("#1e6fd9", width=2), name="delivered")
-        self.delivered_curve.setDownsampling(auto=True, method="peak")
-        self.delivered_curve.setClipToView(True)
         self.rate_plot = self.layout_widget.addPlot(row=0, col=1, title="Throughput (all transfers)")
         self.rate_plot.setLabel("bottom", "simulated time", units="s")
         self.rate_plot.setLabel("left", "throughput", units="B/s")
@@ -67,27 +69,50 @@ class LivePlots(QWidget):
         self.util_plot.setLabel("left", "busy fraction")
         self.util_plot.setYRange(0, 1.05)
         self.util_plot.addLegend(offset=(-10, 10))
-        self.util_curves: list[pg.PlotDataItem] = []  # those showing the current result
-        self._util_pool: list[pg.PlotDataItem] = []
-        self._shown = False
+        self.util_curves: list[pg.PlotDataItem] = []  # the curves of the run shown
+        self._util_pool: list[pg.PlotDataItem] = []   # made once and reused: building a pyqtgraph curve
+        # and its legend row costs ~15 ms of GUI thread each, 5 of them per run shown
+        for i in range(UTIL_CURVES):  # at start-up, not when the first result arrives
+            self._util_curve(i, "").hide()
+            self._legend_row(self._util_pool[i], False)
         self._t: list[float] = []
         self._bytes: list[float] = []
         self._rate: list[float] = []
         self.updates = 0
 
     def clear(self) -> None:
-        """Empty the plots. Curves are kept and emptied, not removed and rebuilt: a run restarted
-        every few milliseconds must not pay the plot's item and legend bookkeeping each time."""
-        if self._t or self._shown:
-            self.delivered_curve.setData([], [])
-            self.rate_curve.setData([], [])
         self._t, self._bytes, self._rate = [], [], []
+        self.delivered_curve.setData([], [])
+        self.rate_curve.setData([], [])
         for c in self.util_curves:
             c.setData([], [])
             c.hide()
+            self._legend_row(c, False)
+        if self.util_curves:
+            self.util_plot.legend.updateSize()
         self.util_curves = []
-        self._shown = False
         self.updates = 0
+
+    def _legend_row(self, curve, visible: bool, name: str | None = None) -> None:
+        legend = self.util_plot.legend
+        for sample, label in legend.items:
+            if sample.item is curve:
+                sample.setVisible(visible)
+                label.setVisible(visible)
+                if name is not None:
+                    label.setText(name)
+
+    def _util_curve(self, i: int, name: str) -> pg.PlotDataItem:
+        if i < len(self._util_pool):
+            curve = self._util_pool[i]
+            curve.show()
+            self._legend_row(curve, True, name)
+            return curve
+        curve = self.util_plot.plot([], [], pen=pg.mkPen(RING_COLORS[i % len(RING_COLORS)], width=2), name=name)
+        curve.setCurveClickable(True, width=8)
+        curve.sigClicked.connect(lambda c, _ev=None: self.pointClicked.emit(list(c.link_ids)))
+        self._util_pool.append(curve)
+        return curve
 
     def add_progress(self, progress, total_bytes: float) -> None:
         """Feed one progress report from a running simulation."""
@@ -100,65 +125,47 @@ class LivePlots(QWidget):
             self.rate_curve.setData(self._t, self._rate + self._rate[-1:])
         self.updates += 1
 
-    def _util_curve(self, i: int) -> pg.PlotDataItem:
-        """The i-th utilization curve, made once and reused by every later result."""
-        while len(self._util_pool) <= i:
-            k = len(self._util_pool)
-            curve = pg.PlotDataItem(pen=pg.mkPen(RING_COLORS[k % len(RING_COLORS)], width=2))
-            curve.setDownsampling(auto=True, method="peak")
-            curve.setClipToView(True)
-            curve.link_ids = []
-            curve.setCurveClickable(True, width=8)
-            curve.sigClicked.connect(lambda c, _ev=None: self.pointClicked.emit(list(c.link_ids)))
-            self.util_plot.addItem(curve)
-            self._util_pool.append(curve)
-        return self._util_pool[i]
-
-    def show_result(self, sim, top: int = 5) -> None:
-        """Replace the live approximation with the run's exact record. The work is numpy over the
-        run's segments (no Python loop per segment), so it stays short on long runs."""
+    def show_result(self, sim, top: int = UTIL_CURVES) -> None:
+        """Replace the live approximation with the run's exact record."""
         self.clear()
         if not sim.delivered:
             return
-        self._shown = True
-        tb = np.asarray(sim.delivered, dtype=float)
-        t, b = tb[:, 0], tb[:, 1]
+        t = np.array([p[0] for p in sim.delivered])
+        b = np.array([p[1] for p in sim.delivered])
         self.delivered_curve.setData(t, b)
         if len(t) > 1:
             rate = np.diff(b) / np.maximum(np.diff(t), 1e-30)
             self.rate_curve.setData(t, np.append(rate, 0.0))
         busiest = sim.bottlenecks(top)
-        if not busiest:
+        if not busiest or not sim.segments:
             return
-        # the same ranking sim.bottlenecks makes, for the channel indices
-        chans = np.argsort(-sim.utilization(), kind="stable")[:len(busiest)]
-        segs = np.asarray(sim.segments, dtype=float).reshape(-1, 3)
-        pids = segs[:, 2].astype(np.int64)
-        loads = np.zeros((len(sim.rate_patterns), len(chans)))
-        for p, rp in enumerate(sim.rate_patterns):
-            k = np.minimum(np.searchsorted(rp.channels, chans), max(len(rp.channels) - 1, 0))
-            if len(rp.channels):
-                loads[p] = np.where(np.asarray(rp.channels)[k] == chans, np.asarray(rp.load_Bps)[k], 0.0)
-        xs = segs[:, :2].ravel()
-        for i, (bneck, chan) in enumerate(zip(busiest, chans)):
-            u = loads[pids, i] / sim.capacity[chan] if len(pids) else np.zeros(0)
-            curve = self._util_curve(i)
-            curve.setData(xs, np.repeat(u, 2))
+        seg = np.asarray(sim.segments, dtype=float)
+        pids = seg[:, 2].astype(np.int64)
+        used = np.unique(pids)
+        chan_of = {ends: c for c, ends in enumerate(sim.channel_ends)}
+        for i, bneck in enumerate(busiest):
+            chan = chan_of.get((bneck["from"], bneck["to"]))
+            if chan is None:
+                continue
+            # each rate pattern's load on this channel, looked up once per pattern, not per segment
+            load = np.zeros(int(pids.max()) + 1)
+            for pid in used.tolist():
+                rp = sim.rate_patterns[pid]
+                k = int(np.searchsorted(rp.channels, chan))
+                if k < len(rp.channels) and rp.channels[k] == chan:
+                    load[pid] = rp.load_Bps[k]
+            u = load[pids] / sim.capacity[chan]
+            # one step per change of utilization (or gap in time), not one per segment
+            keep = np.flatnonzero(np.r_[True, (np.diff(u) != 0) | (seg[1:, 0] != seg[:-1, 1])])
+            t0 = seg[keep, 0]
+            t1 = seg[np.r_[keep[1:] - 1, len(seg) - 1], 1]
+            xs = np.column_stack([t0, t1]).ravel()
+            ys = np.repeat(u[keep], 2)
+            curve = self._util_curve(len(self.util_curves), f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
+            curve.setData(xs, ys)
             curve.link_ids = bneck["links"]
-            curve.show()
-            self._legend_entry(curve, f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
             self.util_curves.append(curve)
-        for curve in self._util_pool[len(busiest):]:  # fewer busy links than last time
-            self.util_plot.legend.removeItem(curve)
-
-    def _legend_entry(self, curve: pg.PlotDataItem, name: str) -> None:
-        """Rename the curve's legend entry (made once; a new label per result costs more than the plot)."""
-        legend = self.util_plot.legend
-        label = legend.getLabel(curve)
-        if label is None:
-            legend.addItem(curve, name)
-        elif label.text != name:
-            label.setText(name)
+        self.util_plot.legend.updateSize()
 
 
 class SizeAxis(pg.AxisItem):

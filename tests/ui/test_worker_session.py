@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication, QProgressDialog
 
 import dgxstudio.analysis.summary as summary
 from dgxstudio.cancel import check_cancelled
-from dgxstudio.sim.summary import SimSummary
+from dgxstudio.sim.run import CompactSim
 
 from .test_simulation_gui import configure
 
@@ -80,8 +80,9 @@ def test_the_session_keeps_summaries_of_runs_it_no_longer_shows(make_window, qtb
             qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
         results.append(blocker.args[1])
     first, second = w.session["runs"]
-    assert isinstance(first.sim, SimSummary) and first.time_s == results[0].time_s
-    assert second is results[1] and not isinstance(second.sim, SimSummary)  # the run on screen keeps its record
+    assert isinstance(first.sim, CompactSim) and first.time_s == results[0].time_s
+    assert first.document == results[0].document == w.sim_panel.request.document  # the report names its document
+    assert second is results[1] and not isinstance(second.sim, CompactSim)  # the run on screen keeps its record
     assert w.replayer.sim is results[1].sim
     assert w.export_report(str(tmp_path / "r.html"))
     assert (tmp_path / "r.html").read_text().count("Bottleneck links") == 2
