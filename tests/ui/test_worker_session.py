@@ -86,3 +86,16 @@ def test_the_session_keeps_summaries_of_runs_it_no_longer_shows(make_window, qtb
     assert w.replayer.sim is results[1].sim
     assert w.export_report(str(tmp_path / "r.html"))
     assert (tmp_path / "r.html").read_text().count("Bottleneck links") == 2
+
+
+def test_settle_heap_takes_start_up_objects_out_of_full_collections(make_window):
+    import gc
+
+    from dgxstudio.ui.app import settle_heap
+
+    make_window("dgx1-v100")
+    try:
+        settle_heap()
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()
