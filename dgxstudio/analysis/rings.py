@@ -362,14 +362,14 @@ def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_b
 RAIL_RINGS = "rail rings (NCCL: one ring per pair of NIC rails)"
 
 
-def _rail_rings(topo: Topology, gpus: list[str], achievable: bool) -> RingResult | None:
+def _rail_rings(topo: Topology, gpus: list[str], achievable: bool, fabric: Fabric | None = None) -> RingResult | None:
     """NCCL's rings across systems (analysis/channels.py): each ring enters a system at one rail's
     GPU and leaves from its partner rail's, so every NIC carries one ring each way; the rate is what
     the routes leave each ring when all run at once."""
     from .channels import hop_route, plan, ring_directions, ring_rates
     from .routing import Router, RoutingError
 
-    router = Router(topo, achievable=achievable)
+    router = Router(topo, achievable=achievable, fabric=fabric)
     p = plan(topo, gpus, router.fabric, None)
     if not p.rings:
         return None
@@ -403,7 +403,7 @@ def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s
     for g in gpus:
         systems.setdefault(topo.system_of(g) or "", []).append(g)
     if len(systems) > 1 and "" not in systems:
-        result = _rail_rings(topo, gpus, achievable=False)
+        result = _rail_rings(topo, gpus, achievable=False, fabric=fabric)
         if result is not None:
             return result
     everything = fabric or Fabric(topo)

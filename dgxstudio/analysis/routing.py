@@ -58,7 +58,9 @@ class Route:
 
 class Router:
     def __init__(self, topo: Topology, achievable: bool = False, spread: str = "even", max_paths: int = MAX_PATHS,
-                 pxn: bool = False):
+                 pxn: bool = False, fabric: Fabric | None = None):
+        """``fabric``: a ``Fabric`` of this topology the caller already built (every family, the same
+        ``achievable``), used instead of building another; any other is ignored."""
         if spread not in ("even", "hash"):
             raise ValueError(f"unknown route spreading {spread!r} (even or hash)")
         self.topo = topo
@@ -68,7 +70,9 @@ class Router:
         self._signatures: dict[str, tuple] = {}
         self._shapes: dict[tuple, tuple] = {}
         self.max_paths = max_paths
-        self.fabric = Fabric(topo, achievable=achievable)
+        usable = (fabric is not None and fabric.topo is topo and fabric.families is None
+                  and fabric.achievable == achievable)
+        self.fabric = fabric if usable else Fabric(topo, achievable=achievable)
         self.channel_index: dict[tuple[str, str], int] = {}
         caps, ends, links = [], [], []
         for key, b in self.fabric.bundles.items():
@@ -78,6 +82,7 @@ class Router:
                 ends.append((u, v))
                 links.append(tuple(b.links))
         self.capacity = np.asarray(caps, dtype=float)
+        self._channel_latency = [self.fabric.bundles[bundle_key(u, v)].latency_s for u, v in ends]
         self.channel_ends = ends
         self.channel_links = links
         cost = {key: 1e9 / b.bandwidth for key, b in self.fabric.bundles.items()}
@@ -221,11 +226,6 @@ class Router:
     def _path_channels(self, devices) -> list[int]:
         return [self.channel_index[(devices[i], devices[i + 1])] for i in range(len(devices) - 1)]
 
-    def _latency(self, devices) -> float:
-        fab = self.fabric
-        return sum(fab.hop_latency[d] for d in devices) + sum(
-            fab.bundle(devices[i], devices[i + 1]).latency_s for i in range(len(devices) - 1))
-
     def _nvlink_paths(self, src: str, dst: str) -> tuple[list[list[str]], list[float]] | None:
         """Fewest-hop NVLink paths between two GPUs (through NVSwitches, never a third GPU), each
         weighted by the bandwidth it offers the pair (its narrowest bundle); None without NVLink."""
@@ -259,12 +259,17 @@ class Router:
         total = float(sum(weights)) if weights else float(len(paths))
         shares = [w / total for w in weights] if weights else [1.0 / len(paths)] * len(paths)
         load: dict[int, float] = {}
+        hop, chan_lat = self.fabric.hop_latency, self._channel_latency
+        latency = -math.inf
         for p, share in zip(paths, shares):
-            for c in self._path_channels(p):
+            cs = self._path_channels(p)
+            for c in cs:
                 load[c] = load.get(c, 0.0) + share
+            # devices' hop latencies plus the links', from the channels already looked up
+            latency = max(latency, sum(hop[d] for d in p) + sum(chan_lat[c] for c in cs))
         chans = np.fromiter(load, dtype=np.int64, count=len(load))
         weights = np.fromiter(load.values(), dtype=float, count=len(load))
-        return Route(tuple(tuple(p) for p in paths), chans, weights, max(self._latency(p) for p in paths))
+        return Route(tuple(tuple(p) for p in paths), chans, weights, latency)
 
     def routes(self, src: str, dst: str) -> Route:
         """The route of a transfer from src to dst: its tied least-cost paths, or one of them by hash."""

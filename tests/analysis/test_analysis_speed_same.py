@@ -1,0 +1,80 @@
+"""The analysis shortcuts of issue 12 give the figures the plain computation gives.
+
+- A Fabric looks each link's figures up once per distinct (type, width, count, overrides); a link
+  whose override differs from its neighbours' must still get its own figure.
+- The rail rings' router may reuse the Fabric the analysis already built; rings, hops and rates are
+  those of a router that builds its own, and a Fabric of another kind is never reused.
+- A route's latency is the devices' hop latencies plus the links' latencies along its slowest path.
+"""
+
+import pytest
+
+from dgxstudio.analysis.fabric import Fabric
+from dgxstudio.analysis.rings import _rail_rings
+from dgxstudio.analysis.routing import Router
+from dgxstudio.model.fabrics import build_fat_tree
+
+
+def plain_bundles(topo, achievable=False):
+    """Per device pair: summed per-direction bandwidth and least latency, link by link."""
+    out = {}
+    for lk in topo.links.values():
+        key = tuple(sorted((lk.a, lk.b)))
+        bw = topo.link_bandwidth_per_direction_Bps(lk, achievable)
+        lat = topo.link_latency_s(lk)
+        old = out.get(key)
+        out[key] = (bw, lat) if old is None else (old[0] + bw, min(old[1], lat))
+    return {k: v for k, v in out.items() if v[0] > 0}
+
+
+@pytest.mark.parametrize("achievable", [False, True])
+def test_fabric_figures_equal_link_by_link_figures_with_overrides(achievable):
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True)
+    ib = [lk for lk in topo.links.values() if lk.type.startswith("IB")]
+    ib[0].bandwidth_per_direction_Bps = 1.0e9     # same type as its neighbours, own figure
+    ib[1].latency_s = 7e-6
+    fab = Fabric(topo, achievable=achievable)
+    assert set(fab.bundles) == set(plain_bundles(topo, achievable))
+    for key, (bw, lat) in plain_bundles(topo, achievable).items():
+        assert fab.bundles[key].bandwidth == pytest.approx(bw, rel=1e-12)
+        assert fab.bundles[key].latency_s == lat
+    k0 = tuple(sorted((ib[0].a, ib[0].b)))
+    assert fab.bundles[k0].bandwidth == topo.link_bandwidth_per_direction_Bps(ib[0], achievable) < 2e9 * ib[0].count
+    assert fab.bundles[tuple(sorted((ib[1].a, ib[1].b)))].latency_s == 7e-6
+    for d in topo.devices:
+        assert fab.hop_latency[d] == topo.device_hop_latency_s(d)
+
+
+@pytest.mark.parametrize("systems, kw", [(6, dict(rail_optimized=True)),
+                                         (12, dict(rail_optimized=True, oversubscription=2)),
+                                         (5, dict(nics_per_system=4))])
+def test_rail_rings_with_the_analysis_fabric_equal_their_own(systems, kw):
+    system = "dgx-a100" if "nics_per_system" in kw else "dgx-h100"
+    topo = build_fat_tree(systems, system, **kw)
+    gpus = [d.id for d in topo.gpus()]
+    own = _rail_rings(topo, gpus, achievable=False)
+    shared = _rail_rings(topo, gpus, achievable=False, fabric=Fabric(topo))
+    assert own is not None and shared is not None
+    assert [r.gpus for r in shared.rings] == [r.gpus for r in own.rings]
+    assert [r.hops for r in shared.rings] == [r.hops for r in own.rings]
+    assert [r.bidir_Bps for r in shared.rings] == [r.bidir_Bps for r in own.rings]
+
+
+def test_router_never_reuses_a_fabric_of_another_kind():
+    topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
+    for other in (Fabric(topo, achievable=True), Fabric(topo, {"nvlink"}), Fabric(build_fat_tree(2, "dgx-h100"))):
+        assert Router(topo, fabric=other).fabric is not other
+    same = Fabric(topo)
+    assert Router(topo, fabric=same).fabric is same
+
+
+def test_route_latency_is_the_slowest_paths_hop_and_link_latencies():
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True)
+    router = Router(topo)
+    gpus = [d.id for d in topo.gpus()]
+    for src, dst in [(gpus[0], gpus[1]), (gpus[0], gpus[-1]), (gpus[3], gpus[12])]:
+        route = router.routes(src, dst)
+        want = max(sum(topo.device_hop_latency_s(d) for d in p)
+                   + sum(router.fabric.bundle(p[i], p[i + 1]).latency_s for i in range(len(p) - 1))
+                   for p in route.paths)
+        assert route.latency_s == want
