@@ -69,6 +69,8 @@ class Router:
         self._rail: dict[str, tuple[str, frozenset]] | None = None
         self._signatures: dict[str, tuple] = {}
         self._shapes: dict[tuple, tuple] = {}
+        self._offsets: dict[tuple[str, str], int | None] = {}
+        self._internal: dict[str, list[int]] | None = None  # each system's channels inside it
         self.max_paths = max_paths
         usable = (fabric is not None and fabric.topo is topo and fabric.families is None
                   and fabric.achievable == achievable)
@@ -294,15 +296,57 @@ class Router:
         shape, prefix = self._shape_key(src, dst)
         template = self._shapes.get(shape) if shape is not None else None
         if template is not None:
-            route = self._route([[prefix + d for d in p] for p in template[0]], template[1])
+            rel, weights, first, first_sid = template
+            delta = self._channel_offset(first_sid, self._system[src])
+            if delta is None:
+                route = self._route([[prefix + d for d in p] for p in rel], weights)
+            else:
+                # The same route as the first system's, on this system's channels: same shares and
+                # latency (checked link by link in _channel_offset), channel numbers shifted.
+                route = Route(tuple(tuple(prefix + d for d in p) for p in rel), first.channels + delta,
+                              first.weights, first.latency_s)
         else:
             paths, weights = self._search(src, dst)
             route = self._route(paths, weights)
             if shape is not None and all(d.startswith(prefix) for p in paths for d in p):
                 n = len(prefix)
-                self._shapes[shape] = ([[d[n:] for d in p] for p in paths], weights)
+                self._shapes[shape] = ([[d[n:] for d in p] for p in paths], weights, route, self._system[src])
         self._cache[key] = route
         return route
+
+    def _channel_offset(self, first: str, sid: str) -> int | None:
+        """How far system ``sid``'s channel numbers sit from system ``first``'s, when every channel
+        inside ``first`` has its counterpart (same ids after the prefix) inside ``sid`` at one fixed
+        distance, with the same capacity and latency, between devices of the same hop latency; else
+        None (routes are then built path by path)."""
+        key = (first, sid)
+        if key in self._offsets:
+            return self._offsets[key]
+        if self._internal is None:
+            self._internal = {}
+            system = self._system
+            for c, (u, v) in enumerate(self.channel_ends):
+                su = system.get(u)
+                if su is not None and su == system.get(v):
+                    self._internal.setdefault(su, []).append(c)
+        mine, theirs = self._internal.get(first, []), self._internal.get(sid, [])
+        delta = None
+        if len(mine) == len(theirs):
+            pf, ps = self._signatures[first][2], self._signatures[sid][2]
+            n = len(pf)
+            ends, index, cap, lat = self.channel_ends, self.channel_index, self.capacity, self._channel_latency
+            hop = self.fabric.hop_latency
+            delta = theirs[0] - mine[0] if mine else 0
+            for c in mine:
+                u, v = ends[c]
+                mu, mv = ps + u[n:], ps + v[n:]
+                d = index.get((mu, mv))
+                if (d is None or d - c != delta or cap[d] != cap[c] or lat[d] != lat[c]
+                        or hop.get(mu) != hop[u] or hop.get(mv) != hop[v]):
+                    delta = None
+                    break
+        self._offsets[key] = delta
+        return delta
 
     def _search(self, src: str, dst: str) -> tuple[list[list[str]], list[float] | None]:
         """The paths of a route and their weights (None: an equal split)."""

@@ -78,3 +78,48 @@ def test_route_latency_is_the_slowest_paths_hop_and_link_latencies():
                    + sum(router.fabric.bundle(p[i], p[i + 1]).latency_s for i in range(len(p) - 1))
                    for p in route.paths)
         assert route.latency_s == want
+
+
+def _same_route(a, b):
+    return (a.paths == b.paths and a.channels.tolist() == b.channels.tolist()
+            and a.weights.tolist() == b.weights.tolist() and a.latency_s == b.latency_s)
+
+
+@pytest.mark.parametrize("system, kw", [("dgx-h100", dict(rail_optimized=True)), ("dgx-a100", {}),
+                                        ("dgx1-v100", {})])
+def test_routes_inside_a_system_equal_routes_built_path_by_path(system, kw, monkeypatch):
+    topo = build_fat_tree(5, system, **kw)
+    gpus = [d.id for d in topo.gpus()]
+    fast = Router(topo)
+    slow = Router(topo)
+    monkeypatch.setattr(slow, "_channel_offset", lambda first, sid: None)
+    pairs = [(a, b) for a in gpus for b in gpus if a != b and topo.system_of(a) == topo.system_of(b)]
+    for a, b in pairs:
+        assert _same_route(fast.routes(a, b), slow.routes(a, b)), (a, b)
+    assert any(v is not None for v in fast._offsets.values())  # the shortcut was taken
+
+
+def test_a_system_wired_differently_is_routed_path_by_path():
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True)
+    gpus = [d.id for d in topo.gpus()]
+    third = sorted({topo.system_of(g) for g in gpus})[2]
+    inside = [lk for lk in topo.links.values() if lk.type == "NVLink4" and topo.system_of(lk.a) == third]
+    inside[0].latency_s = 5e-6   # one NVLink of the third system is slower to cross
+    router = Router(topo)
+    members = [g for g in gpus if topo.system_of(g) == third]
+    firsts = [g for g in gpus if topo.system_of(g) != third]
+    router.routes(firsts[0], firsts[1])   # the first system's route becomes the template
+    for a in members:
+        for b in members:
+            if a != b:
+                router.routes(a, b)
+    assert router._offsets.get((topo.system_of(firsts[0]), third), "unset") is None
+    fresh = Router(topo)
+    for a in members[:3]:
+        for b in members:
+            if a != b:
+                r = router.routes(a, b)
+                want = max(sum(topo.device_hop_latency_s(d) for d in p)
+                           + sum(fresh.fabric.bundle(p[i], p[i + 1]).latency_s for i in range(len(p) - 1))
+                           for p in r.paths)
+                assert r.latency_s == want
