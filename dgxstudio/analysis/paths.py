@@ -9,6 +9,8 @@ switch hops + NIC = 1.01 us + 3 x 0.09 us = 1.28 us on the DGX-1 fat tree (seed 
 from __future__ import annotations
 
 import heapq
+import itertools
+import math
 from dataclasses import dataclass
 
 from ..model.topology import Topology
@@ -49,6 +51,37 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
                 continue
             b = fab.bundle(u, v)
             heapq.heappush(heap, (d + b.latency_s + fab.hop_latency[v], v, u))
+    return dist, prev
+
+
+def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], extra: dict[str, list]
+                      ) -> tuple[dict[str, float], dict[str, str | None]]:
+    """``_dijkstra`` on a prepared adjacency: ``adj[u]`` and ``extra[u]`` list (v, link latency, v's hop
+    latency) for the neighbours a search may enter; distances add up as in ``_dijkstra``."""
+    dist: dict[str, float] = {}
+    prev: dict[str, str | None] = {}
+    pending: dict[str, float] = {}  # the least distance pushed for a node not yet settled
+    heap = []
+    for s in sources:
+        heapq.heappush(heap, (fab.hop_latency[s], s, None))
+        pending[s] = min(pending.get(s, math.inf), fab.hop_latency[s])
+    push, pop = heapq.heappush, heapq.heappop
+    while heap:
+        d, u, p = pop(heap)
+        if u in dist:
+            continue
+        dist[u] = d
+        prev[u] = p
+        if fab.is_gpu(u) and p is not None:
+            continue
+        for v, lat, hop in itertools.chain(adj.get(u, ()), extra.get(u, ())):
+            if v in dist:
+                continue
+            nd = d + lat + hop
+            # A push strictly worse than one already waiting for v can never be the first popped for v.
+            if nd <= pending.get(v, math.inf):
+                pending[v] = nd
+                push(heap, (nd, v, u))
     return dist, prev
 
 
@@ -112,11 +145,22 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
             continue
         sw = next(nb for nb in fab.adj[t] if nb in network_nodes)
         end_steps.append((t, owner[t], sw, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
+    # The network once, without the dead-end NICs: each class's search then visits switches only
+    # (the figures of _dijkstra over network_nodes - (ends - sources), with the same sums in the same order).
+    passable = network_nodes - ends
+    net_adj = {u: [(v, fab.bundle(u, v).latency_s, fab.hop_latency[v]) for v in fab.adj[u] if v in passable]
+               for u in network_nodes}
     worst = (-1.0, None, 0)
     best_any = float("inf")
     for s in classes.values():
         sources = sorted(nics_of[s])
-        dist, prev = _dijkstra(fab, sources, allowed=network_nodes - (ends - set(sources)))
+        own_ends: dict[str, list] = {}
+        for t in sources:
+            if t in ends:
+                for sw in fab.adj[t]:
+                    if sw in network_nodes:
+                        own_ends.setdefault(sw, []).append((t, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
+        dist, prev = _network_dijkstra(fab, sources, net_adj, own_ends)
         nearest: dict[str, tuple[float, str]] = {}
         for n, d in dist.items():
             other = owner.get(n)

@@ -69,7 +69,8 @@ class Router:
         self._rail: dict[str, tuple[str, frozenset]] | None = None
         self._signatures: dict[str, tuple] = {}
         self._shapes: dict[tuple, tuple] = {}
-        self._offsets: dict[tuple[str, str], int | None] = {}
+        self._offsets: dict[str, int | None] = {}      # system -> channel offset from its reference
+        self._reference: dict[tuple, str] = {}         # builder signature -> the first system seen
         self._internal: dict[str, list[int]] | None = None  # each system's channels inside it
         self.max_paths = max_paths
         usable = (fabric is not None and fabric.topo is topo and fabric.families is None
@@ -315,13 +316,19 @@ class Router:
         return route
 
     def _channel_offset(self, first: str, sid: str) -> int | None:
-        """How far system ``sid``'s channel numbers sit from system ``first``'s, when every channel
-        inside ``first`` has its counterpart (same ids after the prefix) inside ``sid`` at one fixed
-        distance, with the same capacity and latency, between devices of the same hop latency; else
-        None (routes are then built path by path)."""
-        key = (first, sid)
-        if key in self._offsets:
-            return self._offsets[key]
+        """How far system ``sid``'s channel numbers sit from system ``first``'s when the two are wired
+        alike (see ``_offset_from_reference``), or None (routes are then built path by path)."""
+        if first == sid:
+            return 0
+        a, b = self._offset_from_reference(first), self._offset_from_reference(sid)
+        return None if a is None or b is None else b - a
+
+    def _offset_from_reference(self, sid: str) -> int | None:
+        """Every channel inside the first system of ``sid``'s builder signature has its counterpart (same
+        ids after the prefix) inside ``sid`` at one fixed distance, with the same capacity and latency,
+        between devices of the same hop latency: that distance, else None. One check per system."""
+        if sid in self._offsets:
+            return self._offsets[sid]
         if self._internal is None:
             self._internal = {}
             system = self._system
@@ -329,10 +336,12 @@ class Router:
                 su = system.get(u)
                 if su is not None and su == system.get(v):
                     self._internal.setdefault(su, []).append(c)
-        mine, theirs = self._internal.get(first, []), self._internal.get(sid, [])
+        sig = self._signatures[sid]
+        ref = self._reference.setdefault(sig[:2], sid)
+        mine, theirs = self._internal.get(ref, []), self._internal.get(sid, [])
         delta = None
         if len(mine) == len(theirs):
-            pf, ps = self._signatures[first][2], self._signatures[sid][2]
+            pf, ps = self._signatures[ref][2], sig[2]
             n = len(pf)
             ends, index, cap, lat = self.channel_ends, self.channel_index, self.capacity, self._channel_latency
             hop = self.fabric.hop_latency
@@ -345,7 +354,7 @@ class Router:
                         or hop.get(mu) != hop[u] or hop.get(mv) != hop[v]):
                     delta = None
                     break
-        self._offsets[key] = delta
+        self._offsets[sid] = delta
         return delta
 
     def _search(self, src: str, dst: str) -> tuple[list[list[str]], list[float] | None]:

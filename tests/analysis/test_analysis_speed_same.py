@@ -113,7 +113,7 @@ def test_a_system_wired_differently_is_routed_path_by_path():
         for b in members:
             if a != b:
                 router.routes(a, b)
-    assert router._offsets.get((topo.system_of(firsts[0]), third), "unset") is None
+    assert third in router._offsets and router._offsets[third] is None
     fresh = Router(topo)
     for a in members[:3]:
         for b in members:
@@ -123,3 +123,55 @@ def test_a_system_wired_differently_is_routed_path_by_path():
                            + sum(fresh.fabric.bundle(p[i], p[i + 1]).latency_s for i in range(len(p) - 1))
                            for p in r.paths)
                 assert r.latency_s == want
+
+
+def _classes_sources(topo, fab):
+    """Each system's network NICs, the network nodes and the dead-end NICs, as system_to_system_latency
+    finds them."""
+    nets = {k for k, b in fab.bundles.items() if b.family in ("infiniband", "ethernet")}
+    network = {end for k in nets for end in k}
+    nics_of = {}
+    for n in network:
+        if fab.kind.get(n) == "nic" and topo.system_of(n) is not None:
+            nics_of.setdefault(topo.system_of(n), []).append(n)
+    ends = {n for n in network if fab.kind.get(n) == "nic" and sum(1 for nb in fab.adj[n] if nb in network) == 1}
+    return nics_of, network, ends
+
+
+def _irregular():
+    """A fat tree with one NIC cabled to a second switch (no longer a dead end), one link of zero
+    latency and one slower device, so no two systems see quite the same network."""
+    from dgxstudio.model.topology import Link
+    topo = build_fat_tree(6, "dgx-a100", oversubscription=2)
+    ib = sorted((lk for lk in topo.links.values() if lk.type.startswith("IB")), key=lambda lk: lk.id)
+    nic = next(e for e in (ib[0].a, ib[0].b) if topo.devices[e].kind == "nic")
+    far = next(e for lk in ib[40:] for e in (lk.a, lk.b) if topo.devices[e].kind == "ib_switch")
+    topo.links["extra-nic-link"] = Link("extra-nic-link", nic, far, ib[0].type)
+    topo._links_by_device = None
+    ib[5].latency_s = 0.0
+    return topo
+
+
+@pytest.mark.parametrize("make", [lambda: build_fat_tree(12, "dgx-h100", rail_optimized=True),
+                                  lambda: build_fat_tree(12, "dgx-h100", rail_optimized=True, oversubscription=2),
+                                  lambda: build_fat_tree(200),
+                                  lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
+                                  _irregular])
+def test_network_search_equals_the_plain_search(make):
+    from dgxstudio.analysis.paths import _dijkstra, _network_dijkstra
+    topo = make()
+    fab = Fabric(topo)
+    nics_of, network, ends = _classes_sources(topo, fab)
+    passable = network - ends
+    adj = {u: [(v, fab.bundle(u, v).latency_s, fab.hop_latency[v]) for v in fab.adj[u] if v in passable]
+           for u in network}
+    for sid, nics in sorted(nics_of.items()):
+        sources = sorted(nics)
+        extra = {}
+        for t in sources:
+            if t in ends:
+                for sw in fab.adj[t]:
+                    if sw in network:
+                        extra.setdefault(sw, []).append((t, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
+        want = _dijkstra(fab, sources, allowed=network - (ends - set(sources)))
+        assert _network_dijkstra(fab, sources, adj, extra) == want, sid
