@@ -136,3 +136,17 @@ def test_generate_refuses_bad_combinations_and_writes_nothing(capsys, tmp_path, 
     assert code == 2 and needle in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_report_name_without_an_extension_gets_its_format_and_a_wrong_one_is_refused(capsys, tmp_path):
+    code, out, _ = run(capsys, "report", "--preset", "dgx1-v100", "--size", "1MiB", "-o", str(tmp_path / "summary"))
+    assert code == 0 and (tmp_path / "summary.html").read_text().lstrip().lower().startswith("<!doctype html")
+    assert not (tmp_path / "summary").exists()
+    code, out, _ = run(capsys, "report", "--preset", "dgx1-v100", "--size", "", "--format", "pdf",
+                       "-o", str(tmp_path / "brief"))
+    assert code == 0 and (tmp_path / "brief.pdf").read_bytes().startswith(b"%PDF")
+    for name, extra, said in (("x.docx", [], "HTML (.html) or PDF (.pdf)"),
+                              ("y.html", ["--format", "pdf"], "--format says PDF")):
+        code, _, err = run(capsys, "report", "--preset", "dgx1-v100", "-o", str(tmp_path / name), *extra)
+        assert code == 2 and said in err
+        assert not any(p.name.startswith(name[0] + ".") for p in tmp_path.iterdir())

@@ -93,6 +93,18 @@ def preset_names() -> list[str]:
     return preset_names()
 
 
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of GPUs, got {text!r}") from None
+    if not 1 <= value <= 1024:
+        raise argparse.ArgumentTypeError(f"expected 1 to 1024 GPUs, got {value}")
+    return value
+
+
 def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk", default="4MiB",
                    help="pipelining chunk of the textbook and lecture algorithms (default 4MiB); "
@@ -106,6 +118,9 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pxn", action="store_true",
                    help="PXN: traffic to another system leaves through the NIC on the destination's rail, "
                         "reached over NVLink (default: the NIC closest to the sending GPU)")
+    p.add_argument("--gpus-per-thread", type=_positive_int, default=1, metavar="N",
+                   help="GPUs one thread drives, as nccl-tests -g N: their kernels launch in turn and each call "
+                        "pays N-1 more launches (default 1: a process per GPU, as mpirun or torchrun run it)")
     p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")
     p.add_argument("--root", help="root GPU for broadcast and reduce (default: the first GPU)")
     p.add_argument("--server", help="device acting as parameter server (default: the first GPU)")
