@@ -60,11 +60,14 @@ def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], ext
     latency) for the neighbours a search may enter; distances add up as in ``_dijkstra``."""
     dist: dict[str, float] = {}
     prev: dict[str, str | None] = {}
-    pending: dict[str, float] = {}  # the least distance pushed for a node not yet settled
+    # The least (distance, predecessor) pushed for a node not yet settled: the heap pops (d, v, u) in
+    # order, so a later push for v that is not below it can never be the first popped for v.
+    pending: dict[str, tuple[float, str]] = {}
+    far = (math.inf, "")
     heap = []
     for s in sources:
         heapq.heappush(heap, (fab.hop_latency[s], s, None))
-        pending[s] = min(pending.get(s, math.inf), fab.hop_latency[s])
+        pending[s] = min(pending.get(s, far), (fab.hop_latency[s], ""))
     push, pop = heapq.heappush, heapq.heappop
     while heap:
         d, u, p = pop(heap)
@@ -78,9 +81,8 @@ def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], ext
             if v in dist:
                 continue
             nd = d + lat + hop
-            # A push strictly worse than one already waiting for v can never be the first popped for v.
-            if nd <= pending.get(v, math.inf):
-                pending[v] = nd
+            if (nd, u) < pending.get(v, far):
+                pending[v] = (nd, u)
                 push(heap, (nd, v, u))
     return dist, prev
 
