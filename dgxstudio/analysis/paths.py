@@ -13,6 +13,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..model.topology import Topology
 from .fabric import Fabric
 
@@ -152,6 +154,14 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     passable = network_nodes - ends
     net_adj = {u: [(v, fab.bundle(u, v).latency_s, fab.hop_latency[v]) for v in fab.adj[u] if v in passable]
                for u in network_nodes}
+    step_switches = sorted({step[2] for step in end_steps})
+    switch_index = {sw: i for i, sw in enumerate(step_switches)}
+    systems_seen = sorted({step[1] for step in end_steps})
+    system_index = {sid: i for i, sid in enumerate(systems_seen)}
+    step_sw = np.array([switch_index[step[2]] for step in end_steps], dtype=np.int64)
+    step_owner = np.array([system_index[step[1]] for step in end_steps], dtype=np.int64)
+    step_lat = np.array([step[3] for step in end_steps], dtype=float)
+    step_hop = np.array([step[4] for step in end_steps], dtype=float)
     worst = (-1.0, None, 0)
     best_any = float("inf")
     for s in classes.values():
@@ -170,12 +180,27 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
                 continue
             if other not in nearest or (d, n) < nearest[other]:
                 nearest[other] = (d, n)
-        for t, other, sw, link_lat, hop in end_steps:
-            if other == s or t in dist or sw not in dist:
-                continue
-            d = dist[sw] + link_lat + hop
-            if other not in nearest or (d, t) < nearest[other]:
-                nearest[other] = (d, t)
+        # Each other system's nearest dead-end NIC, (distance, id) least, over all of them at once: the
+        # same sums as dist[sw] + link latency + hop latency one NIC at a time (a dead-end NIC is reached
+        # only from its switch; this system's own are its sources, never another system's nearest).
+        reach = np.full(len(step_switches), np.inf)
+        for i, sw in enumerate(step_switches):
+            d = dist.get(sw)
+            if d is not None:
+                reach[i] = d
+        at = reach[step_sw]
+        idx = np.nonzero(np.isfinite(at) & (step_owner != system_index.get(s, -1)))[0]
+        dd = (at[idx] + step_lat[idx]) + step_hop[idx]
+        owners = step_owner[idx]
+        order = np.lexsort((idx, dd, owners))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = owners[order][1:] != owners[order][:-1]
+        for k in order[first].tolist():
+            i = int(idx[k])
+            t, other, sw = end_steps[i][0], end_steps[i][1], end_steps[i][2]
+            cand = (float(dd[k]), t)
+            if other not in nearest or cand < nearest[other]:
+                nearest[other] = cand
                 prev[t] = sw
         for other, (d, n) in sorted(nearest.items(), key=lambda item: item[1]):
             best_any = min(best_any, d)

@@ -175,3 +175,55 @@ def test_network_search_equals_the_plain_search(make):
                         extra.setdefault(sw, []).append((t, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
         want = _dijkstra(fab, sources, allowed=network - (ends - set(sources)))
         assert _network_dijkstra(fab, sources, adj, extra) == want, sid
+
+
+def _plain_system_latency(topo, fab):
+    """The worst and best system-to-system latency, one plain search per system and one NIC at a time
+    (the computation before issue 12's shortcuts; every system its own class)."""
+    from dgxstudio.analysis.paths import _dijkstra
+    nics_of, network, ends = _classes_sources(topo, fab)
+    owner = {n: s for s, ns in nics_of.items() for n in ns}
+    worst, best = (-1.0, None, 0), float("inf")
+    for s in sorted(nics_of):
+        sources = sorted(nics_of[s])
+        dist, prev = _dijkstra(fab, sources, allowed=network - (ends - set(sources)))
+        nearest = {}
+        for t in sorted(owner):
+            other = owner[t]
+            if other == s:
+                continue
+            if t in dist:
+                cand = (dist[t], t)
+            elif t in ends:
+                sw = next(nb for nb in fab.adj[t] if nb in network)
+                if sw not in dist:
+                    continue
+                cand = (dist[sw] + fab.bundle(sw, t).latency_s + fab.hop_latency[t], t)
+                if other not in nearest or cand < nearest[other]:
+                    prev[t] = sw
+            else:
+                continue
+            if other not in nearest or cand < nearest[other]:
+                nearest[other] = cand
+        for other, (d, n) in sorted(nearest.items(), key=lambda item: item[1]):
+            best = min(best, d)
+            if d > worst[0]:
+                hops, cur = 0, n
+                while prev[cur] is not None:
+                    hops += fab.kind.get(cur) in ("ib_switch", "eth_switch")
+                    cur = prev[cur]
+                worst = (d, (s, other), hops)
+    return worst[0], best, worst[2]
+
+
+@pytest.mark.parametrize("make", [lambda: build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8),
+                                  lambda: build_fat_tree(24, "dgx-h100", rail_optimized=True, oversubscription=2),
+                                  lambda: build_fat_tree(200),
+                                  lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
+                                  _irregular])
+def test_system_latency_equals_one_plain_search_per_system(make):
+    from dgxstudio.analysis.paths import system_to_system_latency
+    topo = make()
+    fab = Fabric(topo)
+    got = system_to_system_latency(topo, fab=fab)
+    assert (got.max_s, got.min_s, got.switch_hops_worst) == _plain_system_latency(topo, fab)
