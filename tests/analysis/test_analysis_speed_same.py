@@ -152,11 +152,15 @@ def _irregular():
     return topo
 
 
-@pytest.mark.parametrize("make", [lambda: build_fat_tree(12, "dgx-h100", rail_optimized=True),
-                                  lambda: build_fat_tree(12, "dgx-h100", rail_optimized=True, oversubscription=2),
-                                  lambda: build_fat_tree(200),
-                                  lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
-                                  _irregular])
+# Rail-optimized (several scalable units), oversubscribed, 3-tier and hand-altered fabrics.
+NETWORKS = [lambda: build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8),
+            lambda: build_fat_tree(24, "dgx-h100", rail_optimized=True, oversubscription=2),
+            lambda: build_fat_tree(200),
+            lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
+            _irregular]
+
+
+@pytest.mark.parametrize("make", NETWORKS)
 def test_network_search_equals_the_plain_search(make):
     from dgxstudio.analysis.paths import _dijkstra, _network_dijkstra
     topo = make()
@@ -216,11 +220,7 @@ def _plain_system_latency(topo, fab):
     return worst[0], best, worst[2]
 
 
-@pytest.mark.parametrize("make", [lambda: build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8),
-                                  lambda: build_fat_tree(24, "dgx-h100", rail_optimized=True, oversubscription=2),
-                                  lambda: build_fat_tree(200),
-                                  lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
-                                  _irregular])
+@pytest.mark.parametrize("make", NETWORKS)
 def test_system_latency_equals_one_plain_search_per_system(make):
     from dgxstudio.analysis.paths import system_to_system_latency
     topo = make()
