@@ -272,6 +272,31 @@ def _shared_ring(fab: Fabric, gpus: list[str]) -> Ring | None:
 
 # ---- strategy --------------------------------------------------------------------------------
 
+def _may_join_over_nvlink(topo: Topology, gpus: list[str]) -> bool:
+    """False when no chain of NVLink-family links, through any device, joins all the GPUs (so the
+    NVLink fabric cannot join them and need not be built); True when it may (then ``_connected``
+    decides, with its rules on passing through GPUs)."""
+    family: dict[str, str | None] = {}
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.get(x, x) != x:
+            parent[x] = parent.get(parent[x], parent[x])
+            x = parent[x]
+        return x
+
+    for lk in topo.links.values():
+        if lk.type not in family:
+            lt = topo.link_type_of(lk)
+            family[lk.type] = lt.family if lt else None
+        if family[lk.type] == "nvlink":
+            a, b = root(lk.a), root(lk.b)
+            if a != b:
+                parent[a] = b
+    first = root(gpus[0])
+    return all(root(g) == first for g in gpus[1:])
+
+
 def _connected(fab: Fabric, gpus: list[str]) -> bool:
     """All GPUs of the set reach each other through non-GPU devices or direct links."""
     if len(gpus) < 2:
@@ -396,9 +421,10 @@ def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s
     deadline = time.perf_counter() + time_budget_s
     if len(gpus) < 2:
         return RingResult([], "none", "trivial", True, True)
-    nv = Fabric(topo, {"nvlink"})
-    if _connected(nv, gpus):
-        return _single_fabric(topo, nv, "nvlink", gpus, exact_limit, deadline)
+    if _may_join_over_nvlink(topo, gpus):
+        nv = Fabric(topo, {"nvlink"})
+        if _connected(nv, gpus):
+            return _single_fabric(topo, nv, "nvlink", gpus, exact_limit, deadline)
     systems: dict[str, list[str]] = {}
     for g in gpus:
         systems.setdefault(topo.system_of(g) or "", []).append(g)

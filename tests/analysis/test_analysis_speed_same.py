@@ -227,3 +227,20 @@ def test_system_latency_equals_one_plain_search_per_system(make):
     fab = Fabric(topo)
     got = system_to_system_latency(topo, fab=fab)
     assert (got.max_s, got.min_s, got.switch_hops_worst) == _plain_system_latency(topo, fab)
+
+
+@pytest.mark.parametrize("name", ["dgx-h100", "gb200-nvl72", "dgx1-v100", "pcie-8gpu", "dgx1-fat-tree-124",
+                                  "dgx-a100-superpod"])
+def test_nvlink_pre_check_never_says_no_when_nvlink_joins_the_gpus(name):
+    from dgxstudio.analysis.rings import _connected, _may_join_over_nvlink
+    from dgxstudio.model import fileio
+    from pathlib import Path
+    topo = fileio.load(Path(__file__).resolve().parents[2] / "presets" / f"{name}.dgxs")
+    nv = Fabric(topo, {"nvlink"})
+    gpus = [d.id for d in topo.gpus()]
+    for subset in (gpus, gpus[:2], gpus[:1] + gpus[-1:], gpus[::3]):
+        if len(subset) >= 2 and _connected(nv, subset):
+            assert _may_join_over_nvlink(topo, subset)
+    joined = name in ("dgx-h100", "gb200-nvl72", "dgx1-v100")   # a PCIe server and clusters are not
+    assert _may_join_over_nvlink(topo, gpus) is joined   # so a cluster's NVLink Fabric is never built
+    assert _connected(nv, gpus) is joined
