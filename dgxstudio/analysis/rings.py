@@ -399,17 +399,32 @@ def _rail_rings(topo: Topology, gpus: list[str], achievable: bool, fabric: Fabri
     if not p.rings:
         return None
     try:
-        rates = ring_rates(p, router)
-        dirs = ring_directions(p)
-        rings = []
-        for i, (order, hops, via) in enumerate(dirs[::2]):
+        rates = ring_rates(p, router)  # routes every hop: the device paths below cannot fail after it
+    except RoutingError:
+        return None
+    rings = []
+    for i, (order, hops, via) in enumerate(ring_directions(p)[::2]):
+        def trace(order=order, hops=hops, via=via):
             paths = [list(hop_route(router, order, hops, via, k).paths[0]) for k in range(len(order))]
             links = sorted({lk for path in paths for key in router.fabric.path_bundles(path)
                             for lk in router.fabric.bundles[key].links})
-            rings.append(Ring(list(order), paths, rates[2 * i] + rates[2 * i + 1], links))
-    except RoutingError:
-        return None
+            return paths, links
+        rings.append(_RailRing(list(order), rates[2 * i] + rates[2 * i + 1], trace))
     return RingResult(rings, "all", RAIL_RINGS, False, False)
+
+
+class _RailRing(Ring):
+    """A rail ring whose device paths and links are traced when first read: on a cluster of
+    thousands of systems they are tens of thousands of routes that ``analyze`` never reports."""
+
+    def __init__(self, gpus: list[str], bidir_Bps: float, trace):
+        self.gpus, self.bidir_Bps, self._trace = gpus, bidir_Bps, trace
+
+    def __getattr__(self, name: str):
+        if name in ("hops", "links") and "_trace" in self.__dict__:
+            self.hops, self.links = self.__dict__.pop("_trace")()
+            return getattr(self, name)
+        raise AttributeError(name)
 
 
 def _allocation(fab: Fabric, ring: Ring, disjoint: bool) -> dict | None:

@@ -244,3 +244,20 @@ def test_nvlink_pre_check_never_says_no_when_nvlink_joins_the_gpus(name):
     joined = name in ("dgx-h100", "gb200-nvl72", "dgx1-v100")   # a PCIe server and clusters are not
     assert _may_join_over_nvlink(topo, gpus) is joined   # so a cluster's NVLink Fabric is never built
     assert _connected(nv, gpus) is joined
+
+
+def test_rail_rings_trace_their_paths_only_when_read_and_then_as_before():
+    from dgxstudio.analysis.channels import hop_route, plan, ring_directions
+    from dgxstudio.analysis.rings import find_rings
+    from dgxstudio.analysis.routing import Router
+
+    topo = build_fat_tree(3, "dgx-a100")
+    gpus = [d.id for d in topo.gpus()]
+    result = find_rings(topo, gpus)
+    ring = result.rings[0]
+    assert "hops" not in ring.__dict__  # nothing traced by analyze
+    router = Router(topo)
+    order, hops, via = ring_directions(plan(topo, gpus, router.fabric, None))[0]
+    assert ring.gpus == list(order)
+    assert ring.hops == [list(hop_route(router, order, hops, via, k).paths[0]) for k in range(len(order))]
+    assert ring.links and "_trace" not in ring.__dict__
