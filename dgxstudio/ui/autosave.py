@@ -126,7 +126,7 @@ class Autosaver(QObject):
         if state == self._copied_at and self.file.exists():
             return False  # nothing changed since the last copy: no copy of a large topology every minute
         self._copied_at = state
-        topo = self.document.topology.copy()
+        topo = self.document.topology.frozen_copy()  # shared with the next Run; the writer only reads it
         meta = {"path": self.document.path, "saved_at": time.time(), "name": topo.name}
         self._done.clear()
         self._writer = threading.Thread(target=self._write, args=(topo, meta), name="dgxstudio-autosave",
