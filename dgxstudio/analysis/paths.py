@@ -56,8 +56,8 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
     return dist, prev
 
 
-def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], extra: dict[str, list]
-                      ) -> tuple[dict[str, float], dict[str, str | None]]:
+def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], extra: dict[str, list],
+                      gpus: set[str] | None = None) -> tuple[dict[str, float], dict[str, str | None]]:
     """``_dijkstra`` on a prepared adjacency: ``adj[u]`` and ``extra[u]`` list (v, link latency, v's hop
     latency) for the neighbours a search may enter; distances add up as in ``_dijkstra``."""
     dist: dict[str, float] = {}
@@ -71,19 +71,24 @@ def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], ext
         heapq.heappush(heap, (fab.hop_latency[s], s, None))
         pending[s] = min(pending.get(s, far), (fab.hop_latency[s], ""))
     push, pop = heapq.heappush, heapq.heappop
+    waiting = pending.get
+    if gpus is None:  # GPUs among the nodes (a search does not pass through one); callers pass it once
+        gpus = {n for n in adj if fab.is_gpu(n)} | {n for n in extra if fab.is_gpu(n)}
+    none: tuple = ()
     while heap:
         d, u, p = pop(heap)
         if u in dist:
             continue
         dist[u] = d
         prev[u] = p
-        if fab.is_gpu(u) and p is not None:
+        if p is not None and u in gpus:
             continue
-        for v, lat, hop in itertools.chain(adj.get(u, ()), extra.get(u, ())):
+        more = extra.get(u)
+        for v, lat, hop in (itertools.chain(adj.get(u, none), more) if more else adj.get(u, none)):
             if v in dist:
                 continue
             nd = d + lat + hop
-            if (nd, u) < pending.get(v, far):
+            if (nd, u) < waiting(v, far):
                 pending[v] = (nd, u)
                 push(heap, (nd, v, u))
     return dist, prev
@@ -154,6 +159,7 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     passable = network_nodes - ends
     net_adj = {u: [(v, fab.bundle(u, v).latency_s, fab.hop_latency[v]) for v in fab.adj[u] if v in passable]
                for u in network_nodes}
+    net_gpus = {n for n in network_nodes if fab.is_gpu(n)}
     step_switches = sorted({step[2] for step in end_steps})
     switch_index = {sw: i for i, sw in enumerate(step_switches)}
     systems_seen = sorted({step[1] for step in end_steps})
@@ -172,7 +178,7 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
                 for sw in fab.adj[t]:
                     if sw in network_nodes:
                         own_ends.setdefault(sw, []).append((t, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
-        dist, prev = _network_dijkstra(fab, sources, net_adj, own_ends)
+        dist, prev = _network_dijkstra(fab, sources, net_adj, own_ends, net_gpus)
         nearest: dict[str, tuple[float, str]] = {}
         for n, d in dist.items():
             other = owner.get(n)
