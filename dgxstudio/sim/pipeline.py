@@ -12,7 +12,9 @@ runs each W when its stage would otherwise wait: the bubble falls from (p-1)(tf+
 (p-1)(tf+tb-tw). ZB-H2 allows each stage twice 1F1B's activations (2p micro-batches in flight), so its
 warm-up runs 2(p-s)-1 forward passes on stage s and the bubble before the first B fills too; it
 reaches the last stage's bound (p-1)tf + m(tf+tb+tw) where ZB-H1 cannot (tb large, costly transfers).
-ZB-V (two chunks per stage in a V) is not built.
+ZB-V splits the model into 2p chunks placed in a V (stage s holds chunks s and 2p-1-s, so the first
+and last chunks share a GPU) and runs F, B and W greedily under 1F1B's activation memory (p
+micro-batches' worth: 2p chunk activations), B first, then F, then W.
 
 With equal stage times tf, tb and free communication the makespans are the textbook ones:
 (m + p - 1)(tf + tb) for GPipe and 1F1B, and (m + (p - 1) / v)(tf + tb) interleaved, so the bubble
@@ -29,10 +31,10 @@ from ..model.topology import Topology
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
 from ..analysis.routing import Router, RoutingError
 
-SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2")
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v")
 # Zero-bubble schedules split the backward pass into B (input gradient, on the critical path) and W
 # (weight gradient, deferred into the bubbles): Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024.
-SPLIT_BACKWARD = ("zb-h1", "zb-h2")
+SPLIT_BACKWARD = ("zb-h1", "zb-h2", "zb-v")
 # In-flight micro-batches a stage may hold (activations kept until W): ZB-H1 keeps 1F1B's p, ZB-H2 trades
 # memory for the warm-up bubble with 2p (Qi et al., section 3.2: "more F passes during the warm-up").
 ZB_MEMORY = {"zb-h1": 1, "zb-h2": 2}
@@ -53,6 +55,10 @@ class PipelineSpec:
     activation_bytes: float
     chunks: int = 1
 
+    def __post_init__(self) -> None:
+        if self.schedule == "zb-v" and self.chunks == 1:
+            self.chunks = 2  # ZB-V's V: two chunks a stage, whatever the chunk setting of other schedules
+
     def check(self) -> None:
         p, m, v = self.stages, self.microbatches, self.chunks
         limits.pipeline(p, m, v, PipelineError)
@@ -71,7 +77,9 @@ class PipelineSpec:
             raise PipelineError(f"give one forward and one backward time per stage ({p})")
         if any(t < 0 for t in (*self.fwd_s, *self.bwd_s)) or self.activation_bytes < 0:
             raise PipelineError("times and bytes cannot be negative")
-        if self.schedule != "interleaved" and v != 1:
+        if self.schedule == "zb-v" and v != 2:
+            raise PipelineError("ZB-V places two model chunks on every stage (--chunks 2)")
+        if self.schedule not in ("interleaved", "zb-v") and v != 1:
             raise PipelineError("model chunks (--chunks) apply to the interleaved schedule only")
         if self.schedule == "interleaved" and m % p:
             raise PipelineError(f"the interleaved schedule needs the micro-batches ({m}) to be a multiple of the stages ({p})")
@@ -89,7 +97,7 @@ def device_orders(spec: PipelineSpec) -> list[list[Task]]:
     """The order in which each stage's GPU runs its forward and backward tasks."""
     p, m, v = spec.stages, spec.microbatches, spec.chunks
     orders = []
-    zb = _zb_orders(spec) if spec.schedule in SPLIT_BACKWARD else None
+    zb = (_zb_v_orders(spec) if spec.schedule == "zb-v" else _zb_orders(spec)) if spec.schedule in SPLIT_BACKWARD else None
     for s in range(p):
         if spec.schedule == "gpipe":
             order = [Task(s, 0, i, "F") for i in range(m)] + [Task(s, 0, i, "B") for i in range(m)]
@@ -104,6 +112,91 @@ def device_orders(spec: PipelineSpec) -> list[list[Task]]:
         else:
             order = _interleaved_order(s, p, m, v)
         orders.append(order)
+    return orders
+
+
+def virtual_stage(spec: PipelineSpec, stage: int, chunk: int) -> int:
+    """Where a (stage, chunk) sits in the model: interleaved loops (chunk * p + stage), ZB-V folds back."""
+    p = spec.stages
+    if spec.schedule == "zb-v":
+        return stage if chunk == 0 else 2 * p - 1 - stage
+    return chunk * p + stage
+
+
+def placement(spec: PipelineSpec, k: int) -> tuple[int, int]:
+    """The (stage, chunk) of virtual stage k."""
+    p = spec.stages
+    if spec.schedule == "zb-v":
+        return (k, 0) if k < p else (2 * p - 1 - k, 1)
+    return k % p, k // p
+
+
+def _zb_v_orders(spec: PipelineSpec) -> list[list[Task]]:
+    """ZB-V's per-stage orders, planned on the stage times with free transfers: whenever a GPU is free
+    it runs a ready B (the gradient path is the critical one), else a ready F if its activations fit
+    (at most 2p chunk activations held until their W, 1F1B's memory), else a pending W, else waits."""
+    p, m = spec.stages, spec.microbatches
+    last = 2 * p - 1
+    dur = {}
+    for st in range(p):
+        dur[("F", st)] = spec.fwd_s[st] / 2
+        dur[("B", st)] = dur[("W", st)] = spec.bwd_s[st] / 4
+    done: dict[tuple[str, int, int], float] = {}   # (kind, virtual stage, micro) -> end time
+    free = [0.0] * p
+    held = [0] * p                                 # chunk activations held (F done, W not yet)
+    next_f = [[0, 0] for _ in range(p)]            # next micro-batch to forward, per chunk
+    next_b = [[0, 0] for _ in range(p)]
+    pending_w: list[list[tuple[int, int]]] = [[] for _ in range(p)]
+    orders: list[list[Task]] = [[] for _ in range(p)]
+    total = 3 * 2 * m * p
+    eps = 1e-15
+    while sum(len(o) for o in orders) < total:
+        best = None
+        for st in range(p):
+            options = []
+            for c in (1, 0):  # B: the later chunk's first (its gradient feeds the earlier one)
+                i = next_b[st][c]
+                if i < m:
+                    k = virtual_stage(spec, st, c)
+                    dep = ("F", k, i) if k == last else ("B", k + 1, i)
+                    if dep in done and ("F", k, i) in done:
+                        options.append((max(done[dep], done[("F", k, i)]), 0, Task(st, c, i, "B")))
+            for c in (1, 0):
+                i = next_f[st][c]
+                if i < m and held[st] < 2 * p:
+                    k = virtual_stage(spec, st, c)
+                    ready = 0.0 if k == 0 else done.get(("F", k - 1, i))
+                    if ready is not None:
+                        options.append((ready, 1, Task(st, c, i, "F")))
+            if pending_w[st]:
+                c, i = pending_w[st][0]
+                options.append((free[st], 2, Task(st, c, i, "W")))
+            if not options:
+                continue
+            # what can start now, by priority; else the earliest to become ready
+            now = [o for o in options if o[0] <= free[st] + eps]
+            start, prio, task = min(now, key=lambda o: o[1]) if now else min(options, key=lambda o: (o[0], o[1]))
+            start = max(start, free[st])
+            cand = (start, st, prio, task)
+            if best is None or cand[:3] < best[:3]:
+                best = cand
+        if best is None:
+            raise PipelineError("ZB-V could not be scheduled (no task ready)")
+        start, st, _prio, t = best
+        end = start + dur[(t.kind, st)]
+        k = virtual_stage(spec, st, t.chunk)
+        done[(t.kind, k, t.micro)] = end
+        free[st] = end
+        orders[st].append(t)
+        if t.kind == "F":
+            next_f[st][t.chunk] += 1
+            held[st] += 1
+        elif t.kind == "B":
+            next_b[st][t.chunk] += 1
+            pending_w[st].append((t.chunk, t.micro))
+        else:
+            pending_w[st].pop(0)
+            held[st] -= 1
     return orders
 
 
@@ -258,22 +351,22 @@ def build_pipeline(spec: PipelineSpec) -> tuple[Schedule, dict[int, Task]]:
         return sched.add(Group(f"{kind} {src_task.micro} {a}->{b}", pat, spec.activation_bytes, (gid[src_task],),
                                meta={"kind": kind, "micro": src_task.micro, "from": a, "to": b}))
 
-    # Virtual stage k = chunk * p + stage; data flows forward through k, gradients back.
+    # Virtual stage k (chunk * p + stage, or ZB-V's fold); data flows forward through k, gradients back.
     deps: dict[int, list[int]] = {i: [] for i in tasks}
     for order in orders:
         for prev, task in zip(order, order[1:]):
             deps[gid[task]].append(gid[prev])
     last_virtual = p * v - 1
     for task, i in list(gid.items()):
-        k = task.chunk * p + task.stage
+        k = virtual_stage(spec, task.stage, task.chunk)
         if task.kind == "F" and k > 0:
-            src = Task((k - 1) % p, (k - 1) // p, task.micro, "F")
+            src = Task(*placement(spec, k - 1), task.micro, "F")
             deps[i].append(transfer(src, task.stage, "activation"))
         if task.kind == "B":
             if k == last_virtual:
                 deps[i].append(gid[Task(task.stage, task.chunk, task.micro, "F")])
             else:
-                src = Task((k + 1) % p, (k + 1) // p, task.micro, "B")
+                src = Task(*placement(spec, k + 1), task.micro, "B")
                 deps[i].append(transfer(src, task.stage, "gradient"))
     for i, d in deps.items():
         sched.groups[i].deps_done = tuple(d)

@@ -166,3 +166,30 @@ def test_zb_h2_trades_memory_for_the_warm_up_bubble():
             assert order.index(("F", i)) < order.index(("B", i)) < order.index(("W", i))
     assert main(["pipeline", "--preset", "dgx1-v100", "--schedule", "zb-h2", "--stages", "4", "--microbatches", "8",
                  "--fwd-time", "1ms", "--bwd-time", "4ms", "--activation-bytes", "0"]) == 0
+
+
+def test_zb_v_folds_two_chunks_per_stage_into_a_v_under_1f1b_memory():
+    from dgxstudio.sim.pipeline import placement, virtual_stage
+
+    topo = load_preset("dgx1-v100")
+    gpus = [d.id for d in topo.gpus()][:4]
+    spec = PipelineSpec("zb-v", 4, 8, gpus, [1e-3] * 4, [2e-3] * 4, 0.0)
+    assert spec.chunks == 2 and placement(spec, 0) == (0, 0) and placement(spec, 7) == (0, 1)
+    assert [virtual_stage(spec, s, 1) for s in range(4)] == [7, 6, 5, 4]
+    v = run_pipeline(topo, spec)
+    h1 = run_pipeline(topo, PipelineSpec("zb-h1", 4, 8, gpus, [1e-3] * 4, [2e-3] * 4, 0.0))
+    one = run_pipeline(topo, PipelineSpec("1f1b", 4, 8, gpus, [1e-3] * 4, [2e-3] * 4, 0.0))
+    # every stage does m (tf + tb + tw) = 24 ms; the V starts and ends its micro-batches on stage 0,
+    # so it beats the (p - 1) tf + 24 ms that bounds every schedule with one chunk a stage
+    assert v.makespan_s < h1.makespan_s == pytest.approx(27e-3) and v.makespan_s >= 24e-3
+    assert max(v.peak_inflight) <= max(one.peak_inflight) == 4
+    for st in range(4):
+        order = [(e["kind"], e["chunk"], e["microbatch"]) for e in v.timeline if e["stage"] == st]
+        assert len(order) == 3 * 2 * 8
+        for c in (0, 1):
+            for i in range(8):
+                assert order.index(("F", c, i)) < order.index(("B", c, i)) < order.index(("W", c, i))
+    with pytest.raises(PipelineError):
+        PipelineSpec("zb-v", 4, 8, gpus, [1e-3] * 4, [2e-3] * 4, 0.0, chunks=3).check()
+    assert main(["pipeline", "--preset", "dgx1-v100", "--schedule", "zb-v", "--stages", "4", "--microbatches", "8",
+                 "--fwd-time", "1ms", "--bwd-time", "2ms", "--activation-bytes", "0"]) == 0
