@@ -56,6 +56,21 @@ def cmd_import(args) -> int:
     return EXIT_OK
 
 
+REPORT_SUFFIXES = (".html", ".htm", ".pdf")
+
+
+def report_output_path(output: str) -> str:
+    """The file a report is written to: a name without an extension gets .html (the default format, as a user
+    typing `-o weekly` expects weekly.html, not an extensionless HTML file); any other extension is refused
+    before anything is simulated, naming the formats."""
+    suffix = os.path.splitext(output)[1].lower()
+    if not suffix:
+        return output + ".html"
+    if suffix not in REPORT_SUFFIXES:
+        raise CliError(f"{output}: a report is HTML (.html, .htm) or PDF (.pdf); '{suffix}' is neither")
+    return output
+
+
 def cmd_report(args) -> int:
     from ..analysis.summary import analyze
     from ..report.html import ReportData, write_report
@@ -63,6 +78,7 @@ def cmd_report(args) -> int:
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
     from ..sim.run import SimulationError, Simulator, sweep_sizes
 
+    args.output = report_output_path(args.output)
     topo = open_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     data = ReportData(topo, analyze(topo, gpus))
@@ -122,5 +138,5 @@ def register(sub) -> None:
     p.add_argument("--microbatches", type=int, default=8)
     p.add_argument("--schedule", choices=SCHEDULES, default="1f1b")
     add_sim_options(p)
-    p.add_argument("-o", "--output", required=True, help="report.html or report.pdf")
+    p.add_argument("-o", "--output", required=True, help="report.html or report.pdf (a name without an extension gets .html)")
     p.set_defaults(func=cmd_report)
