@@ -37,6 +37,7 @@ class Machine:
     label: str
     build: object          # () -> Topology
     gpus: int | None = None  # the first N GPUs (None: all)
+    gpus_per_thread: int = 1  # nccl-tests -g N: one thread drives N GPUs
     algorithm: str = "auto"
     sizes: tuple = ()      # sizes to try when the row gives none
     note: str = ""
@@ -47,10 +48,15 @@ def machine_for(row: dict) -> Machine:
     s = row["system"]
     forced_ring = "NCCL_ALGO=Ring" in row["source"] or "NCCL_ALGO=RING" in s
     if s.startswith("Azure ND A100"):
+        # The script that made the sweep (Azure/AI-benchmarking-guide Benchmarks/NVIDIA/NCCLBandwidth.py) runs
+        # `all_reduce_perf -b 8 -e 8G -f 2 -g <GPUs>`: one thread drives all eight GPUs.
         return Machine("a100-azure", "8x A100 NVSwitch (DGX A100 preset)", lambda: load_preset("dgx-a100"),
-                       note="measured with NCCL_ALGO=NVLS forced; A100 has no NVLS, simulated with NCCL's default")
+                       gpus_per_thread=8,
+                       note="measured with NCCL_ALGO=NVLS forced; A100 has no NVLS, simulated with NCCL's default; "
+                            "one thread drives the 8 GPUs (the script runs all_reduce_perf -g 8)")
     if s.startswith("2x A100-SXM4-40GB"):
-        return Machine("a100-2gpu", "2 A100 of a DGX A100", lambda: load_preset("dgx-a100"), gpus=2)
+        return Machine("a100-2gpu", "2 A100 of a DGX A100", lambda: load_preset("dgx-a100"), gpus=2,
+                       gpus_per_thread=2 if "-g 2" in row["source"] else 1)
     if s.startswith("AWS p4d") or s.startswith("8x A100-SXM4-80GB"):
         return Machine("a100-8gpu", "8x A100 NVSwitch (DGX A100 preset)", lambda: load_preset("dgx-a100"))
     if s.startswith("2x HGX A100-SXM-80GB, 4x ConnectX-6"):
@@ -92,7 +98,7 @@ def simulator(m: Machine) -> Simulator:
         topo = m.build()
         gpus = [d.id for d in topo.gpus()]
         gpus = gpus[:m.gpus] if m.gpus else gpus
-        _cache[m.key] = (topo, Simulator(topo, gpus, SimOptions(achievable=True)))
+        _cache[m.key] = (topo, Simulator(topo, gpus, SimOptions(achievable=True, gpus_per_thread=m.gpus_per_thread)))
     return _cache[m.key][1]
 
 

@@ -3,6 +3,9 @@ that the next save removes the temporary files the killed ones left.
 
     python benchmarks/kill_during_save.py [--kills 500] [--preset dgx-a100-superpod] [--kind all]
 
+The GUI kind forks each child from one process that has imported Qt and DGX Studio already, so a
+kill costs the window's construction and a save, not a fresh interpreter.
+
 Each round starts a child that saves (native save through ``fileio.save``, an export through
 ``write_export``, a PNG and a PDF report) in a loop over an existing good file, kills it with SIGKILL
 after a random delay, then checks the target still loads (native) or is a complete file of its format,
@@ -58,6 +61,57 @@ while True:
 """
 
 
+# The GUI kind starts Python, Qt and the window for every kill; imports are most of that. A zygote
+# imports once (no QApplication, no threads yet) and forks a child per kill, which builds the
+# QApplication and the window and saves in a loop through the window's own Save until it is killed.
+ZYGOTE = r"""
+import os, sys
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"  # no thread pools across fork
+target, preset = sys.argv[1], sys.argv[2]
+from dgxstudio.model.presets import load_preset
+from dgxstudio.ui.app import application
+from dgxstudio.ui.main_window import MainWindow
+print("ready", flush=True)
+for line in sys.stdin:
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        app = application()
+        window = MainWindow(load_preset(preset), target, None)
+        window.show()
+        print(f"saving {os.getpid()}", flush=True)
+        n = 0
+        while True:
+            n += 1
+            window.document.topology.name = f"{preset} save {n}"
+            window.document.undo_stack.resetClean()
+            assert window._save_to(target)
+    os.waitpid(pid, 0)
+    print("reaped", flush=True)
+"""
+
+
+class Zygote:
+    def __init__(self, target: Path, preset: str):
+        self.proc = subprocess.Popen([sys.executable, "-c", ZYGOTE, str(target), preset], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == "ready"
+
+    def kill_during_save(self, delay: float) -> None:
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        word, pid = self.proc.stdout.readline().split()
+        assert word == "saving"
+        time.sleep(delay)
+        os.kill(int(pid), signal.SIGKILL)
+        assert self.proc.stdout.readline().strip() == "reaped"
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(30)
+
+
 def complete(kind: str, path: Path) -> bool:
     data = path.read_bytes()
     if kind in ("native", "gui"):
@@ -93,18 +147,23 @@ def main() -> int:
     left_max = 0
     rng = random.Random(16)
     started = time.time()
+    zygote = None
     for i in range(args.kills):
         kind = kinds[i % len(kinds)]
         target = folder / f"target.{ {'native': 'dgxs', 'gui': 'dgxs'}.get(kind, kind) }"
         if not target.exists():  # a good file to protect
             subprocess.run([sys.executable, "-c", CHILD.replace("while True:", "for _ in [0]:"), kind, str(target),
                             args.preset], check=True, capture_output=True)
-        child = subprocess.Popen([sys.executable, "-c", CHILD, kind, str(target), args.preset],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        child.stdout.readline()  # imports done; now it saves in a loop
-        time.sleep(rng.uniform(0, args.max_delay))
-        child.send_signal(signal.SIGKILL)
-        child.wait()
+        if kind == "gui":
+            zygote = zygote or Zygote(target, args.preset)
+            zygote.kill_during_save(rng.uniform(0, args.max_delay))
+        else:
+            child = subprocess.Popen([sys.executable, "-c", CHILD, kind, str(target), args.preset],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            child.stdout.readline()  # imports done; now it saves in a loop
+            time.sleep(rng.uniform(0, args.max_delay))
+            child.send_signal(signal.SIGKILL)
+            child.wait()
         if not target.exists():
             lost += 1
         elif not complete(kind, target):
@@ -113,6 +172,8 @@ def main() -> int:
         left_max = max(left_max, len(left))
         if (i + 1) % 50 == 0:
             print(f"{i + 1} kills: lost {lost}, corrupt {corrupt}, temporary files now {len(left)}", flush=True)
+    if zygote is not None:
+        zygote.close()
     # one clean save of each kind removes what the killed ones left
     for kind in kinds:
         target = folder / f"target.{ {'native': 'dgxs', 'gui': 'dgxs'}.get(kind, kind) }"

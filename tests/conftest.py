@@ -1,7 +1,9 @@
 """Test configuration: headless Qt and an empty user config folder, set before anything imports Qt."""
 
 import atexit
+import faulthandler
 import os
+import signal
 import shutil
 import tempfile
 
@@ -11,6 +13,9 @@ if "DGXSTUDIO_CONFIG_DIR" not in os.environ:
     _config = tempfile.mkdtemp(prefix="dgxstudio-test-config-")
     os.environ["DGXSTUDIO_CONFIG_DIR"] = _config
     atexit.register(shutil.rmtree, _config, True)
+
+# CI stops a run that hangs with SIGTERM (timeout): every thread's stack goes to the log first.
+faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
 
 import pytest  # noqa: E402
 

@@ -136,3 +136,51 @@ def test_generate_refuses_bad_combinations_and_writes_nothing(capsys, tmp_path, 
     assert code == 2 and needle in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_analyze_shows_progress_on_a_terminal_only(capsys):
+    import io
+
+    from dgxstudio.cli.common import StepProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    tty = Terminal()
+    progress = StepProgress("analyzing 8 GPUs", tty)
+    progress(0.5, "bisection")
+    progress.done()
+    assert "analyzing 8 GPUs: bisection (50%)" in tty.getvalue() and tty.getvalue().endswith("\r\033[K")
+    piped = io.StringIO()
+    quiet = StepProgress("analyzing 8 GPUs", piped)
+    quiet(0.5, "rings")
+    quiet.done()
+    assert piped.getvalue() == ""
+    assert main(["analyze", "--preset", "dgx1-v100", "--json"]) == 0
+    assert capsys.readouterr().err == ""  # not a terminal: nothing on stderr, JSON alone on stdout
+
+
+def test_analyze_interrupted_gives_a_message_and_status_130(monkeypatch, capsys):
+    import dgxstudio.analysis.summary as summary
+
+    def interrupted(topo, gpus, progress=None, cancelled=None):
+        progress(0.25, "rings")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(summary, "analyze", interrupted)
+    assert main(["analyze", "--preset", "dgx1-v100"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "Traceback" not in err
+
+
+def test_report_name_without_an_extension_gets_its_format_and_a_wrong_one_is_refused(capsys, tmp_path):
+    code, out, _ = run(capsys, "report", "--preset", "dgx1-v100", "--size", "1MiB", "-o", str(tmp_path / "summary"))
+    assert code == 0 and (tmp_path / "summary.html").read_text().lstrip().lower().startswith("<!doctype html")
+    assert not (tmp_path / "summary").exists()
+    code, out, _ = run(capsys, "report", "--preset", "dgx1-v100", "--size", "", "--format", "pdf",
+                       "-o", str(tmp_path / "brief"))
+    assert code == 0 and (tmp_path / "brief.pdf").read_bytes().startswith(b"%PDF")
+    for name, extra, said in (("x.docx", [], "HTML (.html) or PDF (.pdf)"),
+                              ("y.html", ["--format", "pdf"], "--format says PDF")):
+        code, _, err = run(capsys, "report", "--preset", "dgx1-v100", "-o", str(tmp_path / name), *extra)
+        assert code == 2 and said in err
+        assert not any(p.name.startswith(name[0] + ".") for p in tmp_path.iterdir())

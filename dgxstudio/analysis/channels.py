@@ -292,20 +292,22 @@ def hop_route(router, order: list[str], hops, via, k: int):
 def ring_rates(plan: ChannelPlan, router) -> list[float]:
     """Per-direction rate of every ring direction when all run at once at one rate: each link's
     capacity shared by the ring directions its routes put on it (the routes the engine uses)."""
-    load: dict[int, float] = {}
-    per_dir = []
-    for order, hops, via in ring_directions(plan):
-        chans: dict[int, float] = {}
+    import numpy as np
+
+    chans, weights = [], []
+    dirs = ring_directions(plan)
+    for order, hops, via in dirs:
         check_cancelled()
         for k in range(len(order)):
             if k % 64 == 63:
                 check_cancelled()
             r = hop_route(router, order, hops, via, k)
-            for c, w in zip(r.channels.tolist(), r.weights.tolist()):
-                chans[c] = chans.get(c, 0.0) + w
-        per_dir.append(chans)
-        for c, w in chans.items():
-            load[c] = load.get(c, 0.0) + w
-    cap = router.capacity
-    slowest = min((min(cap[c] / load[c] for c in chans) for chans in per_dir), default=0.0)
-    return [slowest] * len(per_dir)
+            chans.append(r.channels)
+            weights.append(r.weights)
+    cap = np.asarray(router.capacity, dtype=float)
+    if not chans:
+        return [0.0] * len(dirs)
+    load = np.bincount(np.concatenate(chans).astype(np.int64), weights=np.concatenate(weights), minlength=len(cap))
+    used = load > 0
+    slowest = float(np.min(cap[used] / load[used])) if used.any() else 0.0
+    return [slowest] * len(dirs)

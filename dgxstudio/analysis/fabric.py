@@ -40,16 +40,22 @@ def _merged_edges(topo: Topology, achievable: bool, families: set[str] | None):
     merged: dict[tuple[str, str], list] = {}
     nbrs: dict[str, list[str]] = {d: [] for d in topo.devices}
     devices = topo.devices
+    # A link's figures depend only on its type, width, count and overrides: looked up once per
+    # distinct combination (a cluster has a handful among 70,000 links), not once per link.
+    figures: dict[tuple, tuple] = {}
     for lk in topo.links.values():
         a, b = lk.a, lk.b
         if a not in devices or b not in devices or a == b:
             continue
-        lt = topo.link_type_of(lk)
-        family = lt.family if lt else None
+        spec = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps, lk.latency_s)
+        fig = figures.get(spec)
+        if fig is None:
+            lt = topo.link_type_of(lk)
+            fig = figures[spec] = (lt.family if lt else None, topo.link_bandwidth_per_direction_Bps(lk, achievable),
+                                   topo.link_latency_s(lk))
+        family, bw, lat = fig
         if families is not None and family not in families:
             continue
-        bw = topo.link_bandwidth_per_direction_Bps(lk, achievable)
-        lat = topo.link_latency_s(lk)
         e = merged.get((a, b)) or merged.get((b, a))
         if e is None:
             merged[(a, b)] = [bw, lk.count, [lk.id], lat, family]
@@ -72,7 +78,13 @@ class Fabric:
     def __init__(self, topo: Topology, families: set[str] | None = None, achievable: bool = False):
         self.topo = topo
         self.kind = {d.id: d.kind for d in topo.devices.values()}
-        self.hop_latency = {d.id: topo.device_hop_latency_s(d.id) for d in topo.devices.values()}
+        self.families = None if families is None else frozenset(families)
+        self.achievable = achievable
+        part_latency: dict[str, float] = {}  # one catalog look-up per part, not per device
+        for d in topo.devices.values():
+            if d.part not in part_latency:
+                part_latency[d.part] = topo.device_hop_latency_s(d.id)
+        self.hop_latency = {d.id: part_latency[d.part] for d in topo.devices.values()}
         self.bundles: dict[tuple[str, str], Bundle] = {}
         self.adj: dict[str, list[str]] = {d: [] for d in topo.devices}
         for u, v, e in _merged_edges(topo, achievable, families):

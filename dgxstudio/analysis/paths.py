@@ -9,7 +9,11 @@ switch hops + NIC = 1.01 us + 3 x 0.09 us = 1.28 us on the DGX-1 fat tree (seed 
 from __future__ import annotations
 
 import heapq
+import itertools
+import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..model.topology import Topology
 from .fabric import Fabric
@@ -49,6 +53,39 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
                 continue
             b = fab.bundle(u, v)
             heapq.heappush(heap, (d + b.latency_s + fab.hop_latency[v], v, u))
+    return dist, prev
+
+
+def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], extra: dict[str, list]
+                      ) -> tuple[dict[str, float], dict[str, str | None]]:
+    """``_dijkstra`` on a prepared adjacency: ``adj[u]`` and ``extra[u]`` list (v, link latency, v's hop
+    latency) for the neighbours a search may enter; distances add up as in ``_dijkstra``."""
+    dist: dict[str, float] = {}
+    prev: dict[str, str | None] = {}
+    # The least (distance, predecessor) pushed for a node not yet settled: the heap pops (d, v, u) in
+    # order, so a later push for v that is not below it can never be the first popped for v.
+    pending: dict[str, tuple[float, str]] = {}
+    far = (math.inf, "")
+    heap = []
+    for s in sources:
+        heapq.heappush(heap, (fab.hop_latency[s], s, None))
+        pending[s] = min(pending.get(s, far), (fab.hop_latency[s], ""))
+    push, pop = heapq.heappush, heapq.heappop
+    while heap:
+        d, u, p = pop(heap)
+        if u in dist:
+            continue
+        dist[u] = d
+        prev[u] = p
+        if fab.is_gpu(u) and p is not None:
+            continue
+        for v, lat, hop in itertools.chain(adj.get(u, ()), extra.get(u, ())):
+            if v in dist:
+                continue
+            nd = d + lat + hop
+            if (nd, u) < pending.get(v, far):
+                pending[v] = (nd, u)
+                push(heap, (nd, v, u))
     return dist, prev
 
 
@@ -112,11 +149,30 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
             continue
         sw = next(nb for nb in fab.adj[t] if nb in network_nodes)
         end_steps.append((t, owner[t], sw, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
+    # The network once, without the dead-end NICs: each class's search then visits switches only
+    # (the figures of _dijkstra over network_nodes - (ends - sources), with the same sums in the same order).
+    passable = network_nodes - ends
+    net_adj = {u: [(v, fab.bundle(u, v).latency_s, fab.hop_latency[v]) for v in fab.adj[u] if v in passable]
+               for u in network_nodes}
+    step_switches = sorted({step[2] for step in end_steps})
+    switch_index = {sw: i for i, sw in enumerate(step_switches)}
+    systems_seen = sorted({step[1] for step in end_steps})
+    system_index = {sid: i for i, sid in enumerate(systems_seen)}
+    step_sw = np.array([switch_index[step[2]] for step in end_steps], dtype=np.int64)
+    step_owner = np.array([system_index[step[1]] for step in end_steps], dtype=np.int64)
+    step_lat = np.array([step[3] for step in end_steps], dtype=float)
+    step_hop = np.array([step[4] for step in end_steps], dtype=float)
     worst = (-1.0, None, 0)
     best_any = float("inf")
     for s in classes.values():
         sources = sorted(nics_of[s])
-        dist, prev = _dijkstra(fab, sources, allowed=network_nodes - (ends - set(sources)))
+        own_ends: dict[str, list] = {}
+        for t in sources:
+            if t in ends:
+                for sw in fab.adj[t]:
+                    if sw in network_nodes:
+                        own_ends.setdefault(sw, []).append((t, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
+        dist, prev = _network_dijkstra(fab, sources, net_adj, own_ends)
         nearest: dict[str, tuple[float, str]] = {}
         for n, d in dist.items():
             other = owner.get(n)
@@ -124,12 +180,27 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
                 continue
             if other not in nearest or (d, n) < nearest[other]:
                 nearest[other] = (d, n)
-        for t, other, sw, link_lat, hop in end_steps:
-            if other == s or t in dist or sw not in dist:
-                continue
-            d = dist[sw] + link_lat + hop
-            if other not in nearest or (d, t) < nearest[other]:
-                nearest[other] = (d, t)
+        # Each other system's nearest dead-end NIC, (distance, id) least, over all of them at once: the
+        # same sums as dist[sw] + link latency + hop latency one NIC at a time (a dead-end NIC is reached
+        # only from its switch; this system's own are its sources, never another system's nearest).
+        reach = np.full(len(step_switches), np.inf)
+        for i, sw in enumerate(step_switches):
+            d = dist.get(sw)
+            if d is not None:
+                reach[i] = d
+        at = reach[step_sw]
+        idx = np.nonzero(np.isfinite(at) & (step_owner != system_index.get(s, -1)))[0]
+        dd = (at[idx] + step_lat[idx]) + step_hop[idx]
+        owners = step_owner[idx]
+        order = np.lexsort((idx, dd, owners))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = owners[order][1:] != owners[order][:-1]
+        for k in order[first].tolist():
+            i = int(idx[k])
+            t, other, sw = end_steps[i][0], end_steps[i][1], end_steps[i][2]
+            cand = (float(dd[k]), t)
+            if other not in nearest or cand < nearest[other]:
+                nearest[other] = cand
                 prev[t] = sw
         for other, (d, n) in sorted(nearest.items(), key=lambda item: item[1]):
             best_any = min(best_any, d)

@@ -272,6 +272,31 @@ def _shared_ring(fab: Fabric, gpus: list[str]) -> Ring | None:
 
 # ---- strategy --------------------------------------------------------------------------------
 
+def _may_join_over_nvlink(topo: Topology, gpus: list[str]) -> bool:
+    """False when no chain of NVLink-family links, through any device, joins all the GPUs (so the
+    NVLink fabric cannot join them and need not be built); True when it may (then ``_connected``
+    decides, with its rules on passing through GPUs)."""
+    family: dict[str, str | None] = {}
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.get(x, x) != x:
+            parent[x] = parent.get(parent[x], parent[x])
+            x = parent[x]
+        return x
+
+    for lk in topo.links.values():
+        if lk.type not in family:
+            lt = topo.link_type_of(lk)
+            family[lk.type] = lt.family if lt else None
+        if family[lk.type] == "nvlink":
+            a, b = root(lk.a), root(lk.b)
+            if a != b:
+                parent[a] = b
+    first = root(gpus[0])
+    return all(root(g) == first for g in gpus[1:])
+
+
 def _connected(fab: Fabric, gpus: list[str]) -> bool:
     """All GPUs of the set reach each other through non-GPU devices or direct links."""
     if len(gpus) < 2:
@@ -362,29 +387,44 @@ def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_b
 RAIL_RINGS = "rail rings (NCCL: one ring per pair of NIC rails)"
 
 
-def _rail_rings(topo: Topology, gpus: list[str], achievable: bool) -> RingResult | None:
+def _rail_rings(topo: Topology, gpus: list[str], achievable: bool, fabric: Fabric | None = None) -> RingResult | None:
     """NCCL's rings across systems (analysis/channels.py): each ring enters a system at one rail's
     GPU and leaves from its partner rail's, so every NIC carries one ring each way; the rate is what
     the routes leave each ring when all run at once."""
     from .channels import hop_route, plan, ring_directions, ring_rates
     from .routing import Router, RoutingError
 
-    router = Router(topo, achievable=achievable)
+    router = Router(topo, achievable=achievable, fabric=fabric)
     p = plan(topo, gpus, router.fabric, None)
     if not p.rings:
         return None
     try:
-        rates = ring_rates(p, router)
-        dirs = ring_directions(p)
-        rings = []
-        for i, (order, hops, via) in enumerate(dirs[::2]):
+        rates = ring_rates(p, router)  # routes every hop: the device paths below cannot fail after it
+    except RoutingError:
+        return None
+    rings = []
+    for i, (order, hops, via) in enumerate(ring_directions(p)[::2]):
+        def trace(order=order, hops=hops, via=via):
             paths = [list(hop_route(router, order, hops, via, k).paths[0]) for k in range(len(order))]
             links = sorted({lk for path in paths for key in router.fabric.path_bundles(path)
                             for lk in router.fabric.bundles[key].links})
-            rings.append(Ring(list(order), paths, rates[2 * i] + rates[2 * i + 1], links))
-    except RoutingError:
-        return None
+            return paths, links
+        rings.append(_RailRing(list(order), rates[2 * i] + rates[2 * i + 1], trace))
     return RingResult(rings, "all", RAIL_RINGS, False, False)
+
+
+class _RailRing(Ring):
+    """A rail ring whose device paths and links are traced when first read: on a cluster of
+    thousands of systems they are tens of thousands of routes that ``analyze`` never reports."""
+
+    def __init__(self, gpus: list[str], bidir_Bps: float, trace):
+        self.gpus, self.bidir_Bps, self._trace = gpus, bidir_Bps, trace
+
+    def __getattr__(self, name: str):
+        if name in ("hops", "links") and "_trace" in self.__dict__:
+            self.hops, self.links = self.__dict__.pop("_trace")()
+            return getattr(self, name)
+        raise AttributeError(name)
 
 
 def _allocation(fab: Fabric, ring: Ring, disjoint: bool) -> dict | None:
@@ -396,14 +436,15 @@ def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s
     deadline = time.perf_counter() + time_budget_s
     if len(gpus) < 2:
         return RingResult([], "none", "trivial", True, True)
-    nv = Fabric(topo, {"nvlink"})
-    if _connected(nv, gpus):
-        return _single_fabric(topo, nv, "nvlink", gpus, exact_limit, deadline)
+    if _may_join_over_nvlink(topo, gpus):
+        nv = Fabric(topo, {"nvlink"})
+        if _connected(nv, gpus):
+            return _single_fabric(topo, nv, "nvlink", gpus, exact_limit, deadline)
     systems: dict[str, list[str]] = {}
     for g in gpus:
         systems.setdefault(topo.system_of(g) or "", []).append(g)
     if len(systems) > 1 and "" not in systems:
-        result = _rail_rings(topo, gpus, achievable=False)
+        result = _rail_rings(topo, gpus, achievable=False, fabric=fabric)
         if result is not None:
             return result
     everything = fabric or Fabric(topo)

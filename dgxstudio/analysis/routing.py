@@ -58,7 +58,9 @@ class Route:
 
 class Router:
     def __init__(self, topo: Topology, achievable: bool = False, spread: str = "even", max_paths: int = MAX_PATHS,
-                 pxn: bool = False):
+                 pxn: bool = False, fabric: Fabric | None = None):
+        """``fabric``: a ``Fabric`` of this topology the caller already built (every family, the same
+        ``achievable``), used instead of building another; any other is ignored."""
         if spread not in ("even", "hash"):
             raise ValueError(f"unknown route spreading {spread!r} (even or hash)")
         self.topo = topo
@@ -67,8 +69,13 @@ class Router:
         self._rail: dict[str, tuple[str, frozenset]] | None = None
         self._signatures: dict[str, tuple] = {}
         self._shapes: dict[tuple, tuple] = {}
+        self._offsets: dict[str, int | None] = {}      # system -> channel offset from its reference
+        self._reference: dict[tuple, str] = {}         # builder signature -> the first system seen
+        self._internal: dict[str, list[int]] | None = None  # each system's channels inside it
         self.max_paths = max_paths
-        self.fabric = Fabric(topo, achievable=achievable)
+        usable = (fabric is not None and fabric.topo is topo and fabric.families is None
+                  and fabric.achievable == achievable)
+        self.fabric = fabric if usable else Fabric(topo, achievable=achievable)
         self.channel_index: dict[tuple[str, str], int] = {}
         caps, ends, links = [], [], []
         for key, b in self.fabric.bundles.items():
@@ -78,6 +85,7 @@ class Router:
                 ends.append((u, v))
                 links.append(tuple(b.links))
         self.capacity = np.asarray(caps, dtype=float)
+        self._channel_latency = [self.fabric.bundles[bundle_key(u, v)].latency_s for u, v in ends]
         self.channel_ends = ends
         self.channel_links = links
         cost = {key: 1e9 / b.bandwidth for key, b in self.fabric.bundles.items()}
@@ -221,11 +229,6 @@ class Router:
     def _path_channels(self, devices) -> list[int]:
         return [self.channel_index[(devices[i], devices[i + 1])] for i in range(len(devices) - 1)]
 
-    def _latency(self, devices) -> float:
-        fab = self.fabric
-        return sum(fab.hop_latency[d] for d in devices) + sum(
-            fab.bundle(devices[i], devices[i + 1]).latency_s for i in range(len(devices) - 1))
-
     def _nvlink_paths(self, src: str, dst: str) -> tuple[list[list[str]], list[float]] | None:
         """Fewest-hop NVLink paths between two GPUs (through NVSwitches, never a third GPU), each
         weighted by the bandwidth it offers the pair (its narrowest bundle); None without NVLink."""
@@ -259,12 +262,17 @@ class Router:
         total = float(sum(weights)) if weights else float(len(paths))
         shares = [w / total for w in weights] if weights else [1.0 / len(paths)] * len(paths)
         load: dict[int, float] = {}
+        hop, chan_lat = self.fabric.hop_latency, self._channel_latency
+        latency = -math.inf
         for p, share in zip(paths, shares):
-            for c in self._path_channels(p):
+            cs = self._path_channels(p)
+            for c in cs:
                 load[c] = load.get(c, 0.0) + share
+            # devices' hop latencies plus the links', from the channels already looked up
+            latency = max(latency, sum(hop[d] for d in p) + sum(chan_lat[c] for c in cs))
         chans = np.fromiter(load, dtype=np.int64, count=len(load))
         weights = np.fromiter(load.values(), dtype=float, count=len(load))
-        return Route(tuple(tuple(p) for p in paths), chans, weights, max(self._latency(p) for p in paths))
+        return Route(tuple(tuple(p) for p in paths), chans, weights, latency)
 
     def routes(self, src: str, dst: str) -> Route:
         """The route of a transfer from src to dst: its tied least-cost paths, or one of them by hash."""
@@ -289,15 +297,65 @@ class Router:
         shape, prefix = self._shape_key(src, dst)
         template = self._shapes.get(shape) if shape is not None else None
         if template is not None:
-            route = self._route([[prefix + d for d in p] for p in template[0]], template[1])
+            rel, weights, first, first_sid = template
+            delta = self._channel_offset(first_sid, self._system[src])
+            if delta is None:
+                route = self._route([[prefix + d for d in p] for p in rel], weights)
+            else:
+                # The same route as the first system's, on this system's channels: same shares and
+                # latency (checked link by link in _channel_offset), channel numbers shifted.
+                route = Route(tuple(tuple(prefix + d for d in p) for p in rel), first.channels + delta,
+                              first.weights, first.latency_s)
         else:
             paths, weights = self._search(src, dst)
             route = self._route(paths, weights)
             if shape is not None and all(d.startswith(prefix) for p in paths for d in p):
                 n = len(prefix)
-                self._shapes[shape] = ([[d[n:] for d in p] for p in paths], weights)
+                self._shapes[shape] = ([[d[n:] for d in p] for p in paths], weights, route, self._system[src])
         self._cache[key] = route
         return route
+
+    def _channel_offset(self, first: str, sid: str) -> int | None:
+        """How far system ``sid``'s channel numbers sit from system ``first``'s when the two are wired
+        alike (see ``_offset_from_reference``), or None (routes are then built path by path)."""
+        if first == sid:
+            return 0
+        a, b = self._offset_from_reference(first), self._offset_from_reference(sid)
+        return None if a is None or b is None else b - a
+
+    def _offset_from_reference(self, sid: str) -> int | None:
+        """Every channel inside the first system of ``sid``'s builder signature has its counterpart (same
+        ids after the prefix) inside ``sid`` at one fixed distance, with the same capacity and latency,
+        between devices of the same hop latency: that distance, else None. One check per system."""
+        if sid in self._offsets:
+            return self._offsets[sid]
+        if self._internal is None:
+            self._internal = {}
+            system = self._system
+            for c, (u, v) in enumerate(self.channel_ends):
+                su = system.get(u)
+                if su is not None and su == system.get(v):
+                    self._internal.setdefault(su, []).append(c)
+        sig = self._signatures[sid]
+        ref = self._reference.setdefault(sig[:2], sid)
+        mine, theirs = self._internal.get(ref, []), self._internal.get(sid, [])
+        delta = None
+        if len(mine) == len(theirs):
+            pf, ps = self._signatures[ref][2], sig[2]
+            n = len(pf)
+            ends, index, cap, lat = self.channel_ends, self.channel_index, self.capacity, self._channel_latency
+            hop = self.fabric.hop_latency
+            delta = theirs[0] - mine[0] if mine else 0
+            for c in mine:
+                u, v = ends[c]
+                mu, mv = ps + u[n:], ps + v[n:]
+                d = index.get((mu, mv))
+                if (d is None or d - c != delta or cap[d] != cap[c] or lat[d] != lat[c]
+                        or hop.get(mu) != hop[u] or hop.get(mv) != hop[v]):
+                    delta = None
+                    break
+        self._offsets[sid] = delta
+        return delta
 
     def _search(self, src: str, dst: str) -> tuple[list[list[str]], list[float] | None]:
         """The paths of a route and their weights (None: an equal split)."""

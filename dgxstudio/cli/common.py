@@ -23,6 +23,35 @@ class CliError(Exception):
         self.code = code
 
 
+class StepProgress:
+    """Progress of a slow step on stderr (``analyzing: rings (2/4), 31 s``), only when stderr is a
+    terminal, so scripts and JSON output see nothing. Called as ``progress(fraction, step)``."""
+
+    def __init__(self, what: str, stream=None):
+        import sys
+        import time
+
+        self.what = what
+        self.stream = stream or sys.stderr
+        self.live = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.started = time.monotonic()
+        self.clock = time.monotonic
+        self.shown = False
+
+    def __call__(self, fraction: float, step: str) -> None:
+        if not self.live:
+            return
+        elapsed = self.clock() - self.started
+        self.stream.write(f"\r{self.what}: {step} ({100 * fraction:.0f}%), {elapsed:.0f} s \033[K")
+        self.stream.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
 def print_json(obj) -> None:
     print(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False))
 
@@ -93,6 +122,18 @@ def preset_names() -> list[str]:
     return preset_names()
 
 
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of GPUs, got {text!r}") from None
+    if not 1 <= value <= 1024:
+        raise argparse.ArgumentTypeError(f"expected 1 to 1024 GPUs, got {value}")
+    return value
+
+
 def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk", default="4MiB",
                    help="pipelining chunk of the textbook and lecture algorithms (default 4MiB); "
@@ -106,6 +147,9 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pxn", action="store_true",
                    help="PXN: traffic to another system leaves through the NIC on the destination's rail, "
                         "reached over NVLink (default: the NIC closest to the sending GPU)")
+    p.add_argument("--gpus-per-thread", type=_positive_int, default=1, metavar="N",
+                   help="GPUs one thread drives, as nccl-tests -g N: their kernels launch in turn and each call "
+                        "pays N-1 more launches (default 1: a process per GPU, as mpirun or torchrun run it)")
     p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")
     p.add_argument("--root", help="root GPU for broadcast and reduce (default: the first GPU)")
     p.add_argument("--server", help="device acting as parameter server (default: the first GPU)")

@@ -56,18 +56,21 @@ def cmd_import(args) -> int:
     return EXIT_OK
 
 
-REPORT_SUFFIXES = (".html", ".htm", ".pdf")
+REPORT_FORMATS = ("html", "pdf")
+_REPORT_EXTENSIONS = {".html": "html", ".htm": "html", ".pdf": "pdf"}
 
 
-def report_output_path(output: str) -> str:
-    """The file a report is written to: a name without an extension gets .html (the default format, as a user
-    typing `-o weekly` expects weekly.html, not an extensionless HTML file); any other extension is refused
-    before anything is simulated, naming the formats."""
-    suffix = os.path.splitext(output)[1].lower()
-    if not suffix:
-        return output + ".html"
-    if suffix not in REPORT_SUFFIXES:
-        raise CliError(f"{output}: a report is HTML (.html, .htm) or PDF (.pdf); '{suffix}' is neither")
+def report_path(output: str, fmt: str | None) -> str:
+    """Where the report goes: the extension names the format; a name without one gets the chosen
+    format's (HTML unless asked), so ``-o summary`` never writes HTML into a file called "summary"."""
+    ext = os.path.splitext(output)[1].lower()
+    if not ext:
+        return f"{output}.{fmt or 'html'}"
+    kind = _REPORT_EXTENSIONS.get(ext)
+    if kind is None:
+        raise CliError(f"{output}: a report is HTML (.html) or PDF (.pdf), not {ext}")
+    if fmt is not None and fmt != kind:
+        raise CliError(f"{output}: the name says {kind.upper()} but --format says {fmt.upper()}")
     return output
 
 
@@ -78,7 +81,7 @@ def cmd_report(args) -> int:
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
     from ..sim.run import SimulationError, Simulator, sweep_sizes
 
-    args.output = report_output_path(args.output)
+    args.output = report_path(args.output, getattr(args, "format", None))
     topo = open_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     data = ReportData(topo, analyze(topo, gpus))
@@ -138,5 +141,7 @@ def register(sub) -> None:
     p.add_argument("--microbatches", type=int, default=8)
     p.add_argument("--schedule", choices=SCHEDULES, default="1f1b")
     add_sim_options(p)
-    p.add_argument("-o", "--output", required=True, help="report.html or report.pdf (a name without an extension gets .html)")
+    p.add_argument("-o", "--output", required=True,
+                   help="report.html or report.pdf (a name without an extension gets the --format's)")
+    p.add_argument("--format", choices=REPORT_FORMATS, help="html or pdf (default: from the extension, else html)")
     p.set_defaults(func=cmd_report)

@@ -17,7 +17,8 @@ def sim_options(args):
             raise CliError(f"--reduce-bw: expected GB/s, got {args.reduce_bw!r}") from None
     return SimOptions(chunk=parse_size_arg(args.chunk, "--chunk"), achievable=args.figures == "achievable",
                       spread=args.spread, reduce_s_per_byte=reduce_cost, root=args.root, server=args.server,
-                      protocol=args.protocol, pxn=args.pxn)
+                      protocol=args.protocol, pxn=args.pxn,
+                      gpus_per_thread=getattr(args, "gpus_per_thread", 1))
 
 
 def _row(result) -> dict:
@@ -59,6 +60,12 @@ def cmd_simulate(args) -> int:
     print(f"{topo.name}: {first.collective} over {len(gpus)} GPUs, "
           f"{'achievable' if first.options.achievable else 'peak'} link figures")
     print(f"  topology bound (bus bandwidth): {first.bound_busbw_Bps / 1e9:.2f} GB/s")
+    g = sim.gpus_per_thread()
+    if g > 1:
+        from ..sim.tuning import serial_launch
+
+        print(f"  one thread drives {g} GPUs (nccl-tests -g {g}): each call waits "
+              f"{format_time(serial_launch(g))} for their kernels to launch in turn")
     print(f"  {'size':>10} {'algorithm':>16} {'protocol':>8} {'ch':>3} {'time':>12} {'algbw GB/s':>11} "
           f"{'busbw GB/s':>11} {'% bound':>8}")
     for r in results:

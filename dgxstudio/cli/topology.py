@@ -9,8 +9,8 @@ from ..model.catalog import KIND_LABELS
 from ..model.systems import SYSTEM_BUILDERS
 from ..model.topology import Topology
 from ..model.validation import ERROR, validate
-from .common import (EXIT_FINDINGS, EXIT_OK, CliError, add_source, open_topology, print_json, select,
-                     write_topology)
+from .common import (EXIT_FINDINGS, EXIT_OK, CliError, StepProgress, add_source, open_topology, print_json,
+                     select, write_topology)
 
 
 def topology_info(topo: Topology) -> dict:
@@ -124,7 +124,11 @@ def cmd_analyze(args) -> int:
 
     topo = open_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
-    result = analyze(topo, gpus)
+    progress = StepProgress(f"analyzing {len(gpus):,} GPUs")  # on a terminal; Ctrl+C stops with status 130
+    try:
+        result = analyze(topo, gpus, progress)
+    finally:
+        progress.done()
     if args.json:
         print_json(result)
         return EXIT_OK

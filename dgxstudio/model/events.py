@@ -20,6 +20,7 @@ class EventEmitter:
         self._listeners: list[Callable[[ModelEvent], None]] = []
         self._blocked = 0
         self._pending: list[ModelEvent] = []
+        self.revision = 0  # counts every event, held ones included: a cached copy is stale once it moves
 
     def connect(self, callback: Callable[[ModelEvent], None]) -> None:
         if callback not in self._listeners:
@@ -30,6 +31,7 @@ class EventEmitter:
             self._listeners.remove(callback)
 
     def emit(self, event: ModelEvent) -> None:
+        self.revision += 1
         if self._blocked:
             self._pending.append(event)
             return

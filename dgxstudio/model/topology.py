@@ -81,6 +81,7 @@ class Topology:
         self.events = EventEmitter()
         self._links_by_device: dict[str, list[str]] | None = None
         self._group_by_device: dict[str, str] | None = None
+        self._frozen: tuple[tuple, "Topology"] | None = None
 
     # ---- look-ups ---------------------------------------------------------------------------
     def part_of(self, device_id: str) -> Part | None:
@@ -351,6 +352,15 @@ class Topology:
         self.name, self.description = snap["name"], snap["description"]
         self._invalidate()
         self.events.emit(ModelEvent("reset"))
+
+    def frozen_copy(self) -> "Topology":
+        """A copy for work off the GUI thread, which only reads it: taken once per state of the document
+        and shared by every run until the next edit (each edit emits an event, which makes it stale).
+        Pressing Run again on an unchanged design costs nothing; nobody may edit the copy."""
+        key = (self.events.revision, self.name, self.description, len(self.devices), len(self.links), len(self.groups))
+        if self._frozen is None or self._frozen[0] != key:
+            self._frozen = (key, self.copy())
+        return self._frozen[1]
 
     def copy(self) -> "Topology":
         """A deep copy of the document (the catalog is shared, listeners are not)."""

@@ -148,6 +148,36 @@ def summary(data: ReportData) -> str:
     return " ".join(parts)
 
 
+def key_figures(data: ReportData, runs: int = 8) -> Table:
+    """The headline numbers on one table: the design's bounds and each run's result and bottleneck."""
+    topo, a = data.topology, data.analysis
+    rows = [["GPUs", f"{a['gpus']:,}"],
+            ["bisection bandwidth (bidirectional)", f"{gbs(a['bisection']['bidir_Bps'])} GB/s"],
+            ["ring all-reduce bound (bus bandwidth, peak link figures)", f"{gbs(a['rings']['allreduce_busbw_bound_Bps'])} GB/s"],
+            ["network per GPU (bidirectional)", network_per_gpu(topo, a)],
+            ["published power", f"{a['power']['published_W'] / 1e3:,.1f} kW"]]
+    for i, run in enumerate(data.runs[:runs]):
+        top = run.sim.bottlenecks(1)
+        neck = f"; bottleneck {bottleneck_rows(topo, top)[0][0]}" if top else ""
+        rows.append([f"simulation {i + 1}: {run.collective} with {run.algorithm}, {size_label(run.size_bytes)}",
+                     f"{gbs(run.busbw_Bps)} GB/s bus bandwidth, {100 * run.fraction_of_bound:.0f}% of bound{neck}"])
+    if len(data.runs) > runs:
+        rows.append([f"… {len(data.runs) - runs} more simulations", "in their sections"])
+    for i, sweep in enumerate(data.sweeps[:runs]):
+        if not sweep:
+            continue
+        best = max(sweep, key=lambda r: r.busbw_Bps)
+        half = next((r for r in sweep if r.busbw_Bps >= best.busbw_Bps / 2), best)
+        rows.append([f"sweep {i + 1}: {sweep[0].collective}, {size_label(sweep[0].size_bytes)} to "
+                     f"{size_label(sweep[-1].size_bytes)}",
+                     f"best {gbs(best.busbw_Bps)} GB/s bus bandwidth at {size_label(best.size_bytes)}; "
+                     f"half of that from {size_label(half.size_bytes)}"])
+    for i, p in enumerate(data.pipelines[:runs]):
+        rows.append([f"pipeline {i + 1}: {p.spec.schedule}, {p.spec.stages} stages",
+                     f"{p.makespan_s * 1e3:.3f} ms an iteration, {100 * p.bubble_fraction:.0f}% bubble"])
+    return Table(["figure", "value"], rows)
+
+
 def build_blocks(data: ReportData) -> list:
     """The body of the report (without title and summary), in order."""
     topo, a = data.topology, data.analysis

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .content import Heading, Para, Picture, ReportData, Table, build_blocks, byline, left_out_note, summary
+from .content import Heading, Para, Picture, ReportData, Table, build_blocks, byline, key_figures, left_out_note, summary
 
 MARGIN_MM = 18
 DPI = 150
@@ -294,6 +294,15 @@ def _print_pdf(data: ReportData, path: str) -> int:
             toc.pages[-1].append(_Op("text", (width * 0.85, toc.y, width * 0.15, toc_line), str(first_body + page + 1),
                                      "toc", int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)))
             toc.y += toc_line
+        # A short report's contents leave most of the page empty: the key figures fill it when they
+        # fit there (never pushing the body's page numbers on).
+        figures = key_figures(data)
+        need = toc._line("h2") * 2 + sum(toc._row_height(r, toc._columns(figures), "td")
+                                         for r in [figures.header, *figures.rows])
+        if need < toc.room():
+            toc.heading(Heading(2, "Key figures"), [figures])
+            toc.headings.pop()  # not a section of the body: no entry of its own in the contents
+            toc.table(figures)
 
         pages = title.pages + toc.pages + body.pages
         total = len(pages)

@@ -9,7 +9,10 @@ the boundary is free.
 ZB-H1 (Qi et al., ICLR 2024) splits each backward into B (input gradient) and W (weight gradient),
 each half of the backward time here (the paper takes T_B = T_W), keeps 1F1B's order of F and B and
 runs each W when its stage would otherwise wait: the bubble falls from (p-1)(tf+tb+tw) to about
-(p-1)(tf+tb-tw).
+(p-1)(tf+tb-tw). ZB-H2 allows each stage twice 1F1B's activations (2p micro-batches in flight), so its
+warm-up runs 2(p-s)-1 forward passes on stage s and the bubble before the first B fills too; it
+reaches the last stage's bound (p-1)tf + m(tf+tb+tw) where ZB-H1 cannot (tb large, costly transfers).
+ZB-V (two chunks per stage in a V) is not built.
 
 With equal stage times tf, tb and free communication the makespans are the textbook ones:
 (m + p - 1)(tf + tb) for GPipe and 1F1B, and (m + (p - 1) / v)(tf + tb) interleaved, so the bubble
@@ -26,10 +29,13 @@ from ..model.topology import Topology
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
 from ..analysis.routing import Router, RoutingError
 
-SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1")
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2")
 # Zero-bubble schedules split the backward pass into B (input gradient, on the critical path) and W
 # (weight gradient, deferred into the bubbles): Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024.
-SPLIT_BACKWARD = ("zb-h1",)
+SPLIT_BACKWARD = ("zb-h1", "zb-h2")
+# In-flight micro-batches a stage may hold (activations kept until W): ZB-H1 keeps 1F1B's p, ZB-H2 trades
+# memory for the warm-up bubble with 2p (Qi et al., section 3.2: "more F passes during the warm-up").
+ZB_MEMORY = {"zb-h1": 1, "zb-h2": 2}
 
 
 class PipelineError(ValueError):
@@ -83,11 +89,11 @@ def device_orders(spec: PipelineSpec) -> list[list[Task]]:
     """The order in which each stage's GPU runs its forward and backward tasks."""
     p, m, v = spec.stages, spec.microbatches, spec.chunks
     orders = []
-    zb = _zb_h1_orders(spec) if spec.schedule == "zb-h1" else None
+    zb = _zb_orders(spec) if spec.schedule in SPLIT_BACKWARD else None
     for s in range(p):
         if spec.schedule == "gpipe":
             order = [Task(s, 0, i, "F") for i in range(m)] + [Task(s, 0, i, "B") for i in range(m)]
-        elif spec.schedule == "zb-h1":
+        elif spec.schedule in SPLIT_BACKWARD:
             order = zb[s]
         elif spec.schedule == "1f1b":
             warm = min(p - s - 1, m)
@@ -101,14 +107,17 @@ def device_orders(spec: PipelineSpec) -> list[list[Task]]:
     return orders
 
 
-def _zb_h1_orders(spec: PipelineSpec) -> list[list[Task]]:
-    """ZB-H1's per-stage orders: 1F1B's sequence of F and B (so no more activations in flight than
-    1F1B), with each W deferred and run whenever the stage's next F or B is not ready yet, the rest at
-    the end. The order is planned on the stage times with free transfers (ZB plans on profiled times)."""
+def _zb_orders(spec: PipelineSpec) -> list[list[Task]]:
+    """The zero-bubble schedules' per-stage orders. ZB-H1: 1F1B's sequence of F and B (so no more
+    activations in flight than 1F1B), with each W deferred and run whenever the stage's next F or B is
+    not ready yet, the rest at the end. ZB-H2: the same with twice the memory, so the warm-up runs
+    2(p - s) - 1 forward passes on stage s and the bubble before the first B fills with F. The order is
+    planned on the stage times with free transfers (ZB plans on profiled times)."""
     p, m = spec.stages, spec.microbatches
+    mem = ZB_MEMORY[spec.schedule]
     fb = []
     for s in range(p):
-        warm = min(p - s - 1, m)
+        warm = min(p - s - 1 if mem == 1 else 2 * (p - s) - 1, m)
         order = [Task(s, 0, i, "F") for i in range(warm)]
         for i in range(m - warm):
             order += [Task(s, 0, warm + i, "F"), Task(s, 0, i, "B")]
@@ -130,7 +139,7 @@ def _zb_h1_orders(spec: PipelineSpec) -> list[list[Task]]:
                 else:
                     dep = ("B", s + 1, t.micro) if s < p - 1 else ("F", s, t.micro)
                 ready = done.get(dep) if dep else 0.0
-                full = t.kind == "F" and nf[s] - nw[s] >= p  # 1F1B's peak (stage 0 holds p), on every stage
+                full = t.kind == "F" and nf[s] - nw[s] >= mem * p  # 1F1B's peak (stage 0 holds p), or twice it
                 if full and pending[s]:
                     cand = (free[s], s, Task(s, 0, pending[s][0], "W"))
                 elif ready is not None and ready <= free[s] + eps:

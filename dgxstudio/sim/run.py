@@ -78,6 +78,9 @@ class SimOptions:
     server: str | None = None
     protocol: str = "auto"
     pxn: bool = False
+    # GPUs one thread drives (nccl-tests -g N, ncclCommInitAll): their kernels launch in turn, so a
+    # call pays N-1 more launches before the last GPU starts. 1: a process per GPU (mpirun, torchrun).
+    gpus_per_thread: int = 1
 
 
 @dataclass
@@ -135,6 +138,7 @@ class CollectiveResult:
             "size_bytes": self.size_bytes,
             "chunk_bytes": self.options.chunk,
             "figures": "achievable" if self.options.achievable else "peak",
+            "gpus_per_thread": self.options.gpus_per_thread,
             "time_s": self.time_s,
             "algbw_Bps": self.algbw_Bps,
             "busbw_Bps": self.busbw_Bps,
@@ -147,6 +151,55 @@ class CollectiveResult:
             "events": self.sim.events,
             "wall_s": self.sim.wall_s,
         }
+
+
+@dataclass
+class CompactSim:
+    """What a finished run keeps for its report once it is no longer the one on screen: its time,
+    its busiest links and its delivery curve (thinned), not every transfer, segment and route."""
+    time_s: float
+    top: list[dict]
+    delivered: list[tuple[float, float]]
+    events: int
+    wall_s: float
+
+    def bottlenecks(self, top: int = 10) -> list[dict]:
+        return self.top[:top]
+
+
+@dataclass
+class CompactSchedule:
+    groups: range           # as many as the run had: ``len(schedule.groups)`` still counts them
+    payload_bytes: float = 0.0
+    description: str = ""
+
+
+COMPACT_BOTTLENECKS = 10
+COMPACT_POINTS = 256
+
+
+def compact(result: CollectiveResult) -> CollectiveResult:
+    """The same result for reports, tables and JSON (``as_dict`` gives the same figures), without
+    the per-transfer record a replay needs; a compacted result stays compact."""
+    import dataclasses
+
+    sim = result.sim
+    if isinstance(sim, CompactSim):
+        return result
+    pts = sim.delivered
+    if len(pts) > COMPACT_POINTS:
+        step = len(pts) / (COMPACT_POINTS - 1)
+        pts = [pts[int(i * step)] for i in range(COMPACT_POINTS - 1)] + [pts[-1]]
+    small = CompactSim(sim.time_s, sim.bottlenecks(COMPACT_BOTTLENECKS), list(pts), sim.events, sim.wall_s)
+    bound = result.bound if not callable(result.bound) else result.bound_busbw_Bps
+    out = dataclasses.replace(result, sim=small, bound=bound,
+                              schedule=CompactSchedule(range(len(result.schedule.groups)),
+                                                       result.schedule.payload_bytes, result.schedule.description))
+    names = {f.name for f in dataclasses.fields(result)}
+    for key, value in vars(result).items():  # what was set on it besides its fields (the document it ran on)
+        if key not in names:
+            setattr(out, key, value)
+    return out
 
 
 class Simulator:
@@ -274,6 +327,18 @@ class Simulator:
         for s in specs:
             s.cap_Bps = cap
         return specs
+
+    def gpus_per_thread(self) -> int:
+        """GPUs one launching thread drives: the option, but never more than a system holds of this run
+        (a thread drives the GPUs of its own system)."""
+        want = int(self.options.gpus_per_thread)
+        if want <= 1:
+            return 1
+        per_system: dict[str, int] = {}
+        for g in self.gpus:
+            key = self.topo.system_of(g) or g
+            per_system[key] = per_system.get(key, 0) + 1
+        return min(want, max(per_system.values()))
 
     def _hop_class(self, a: str, b: str) -> str:
         if self.topo.system_of(a) != self.topo.system_of(b):
@@ -479,7 +544,8 @@ class Simulator:
 
             def level_latency(pairs) -> float:
                 return max(T.hop_latency(self._hop_class(a, b), "tree", proto) for a, b in pairs)
-            chunk = slice_ * max(nch / (2 * rails), 1.0)
+            depth = T.tree_depth(len(self.gpus), plan.nodes)
+            chunk = T.tree_chunk_bytes(proto, size, nch, depth) * max(nch / (2 * rails), 1.0)
             sched = C.tree_collective(collective, chains, size, chunk, root, red, level_latency, cap)
             scale = T.tree_efficiency(proto, plan.nodes)
         elif algorithm == "nvls":
@@ -499,7 +565,7 @@ class Simulator:
             scale = 1.0
         else:
             raise SimulationError(f"{algorithm} is not one of NCCL's algorithms")
-        C.with_launch(sched, T.base_latency(algorithm, proto))
+        C.with_launch(sched, T.base_latency(algorithm, proto) + T.serial_launch(self.gpus_per_thread()))
         return sched, scale, nch
 
     def _ring_hop_latency(self, a: str, b: str, proto: str, multi: bool) -> float:

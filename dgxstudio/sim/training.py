@@ -74,6 +74,13 @@ class ModelSpec:
         per_layer = 4.0 * self.hidden ** 2 + 8.0 * self.hidden ** 2 * self.experts / ep
         return self.layers * per_layer / (tp * pp)
 
+    def expert_parameters_per_gpu(self, tp: int, pp: int, ep: int) -> float:
+        """The share of ``parameters_per_gpu`` that belongs to this GPU's experts (0 for dense models):
+        their gradients are reduced only among the replicas that hold the same experts."""
+        if not self.moe or self.params is not None:
+            return 0.0
+        return self.layers * 8.0 * self.hidden ** 2 * self.experts / ep / (tp * pp)
+
     def layer_forward_flops(self) -> float:
         """24 b s h^2 + 4 b s^2 h per layer (Narayanan et al., Megatron-LM, 2021); of the 24, 16 are the
         MLP's, which a top-k router runs k times per token (once in each chosen expert)."""
@@ -388,11 +395,24 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
 
     # Data parallelism: every (stage, tensor rank) group all-reduces its gradients across the replicas,
     # all at once, in buckets (PyTorch DDP / Megatron), overlapped with the last backward pass.
+    # In MoE models the experts' gradients are reduced only among the replicas holding the same experts
+    # (the expert-data-parallel group: replicas e, e+ep, e+2ep, ...; DeepSpeed-MoE, Megatron-Core), the
+    # dense layers' over every replica; the two kinds of bucket follow each other.
     grad_bytes = model.parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
-    dp_groups = {f"pp{p}.tp{t}": [place[(d, p, t)] for d in range(dp)] for p in range(pp) for t in range(tp)}
-    dp_rings = {k: [C.RingSpec(v)] for k, v in dp_groups.items()} if dp > 1 else None
+    expert_bytes = model.expert_parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
+    dense_bytes = grad_bytes - expert_bytes
     bucket = ddp_bucket_bytes() if bucket_bytes is None else bucket_bytes
-    sizes, times, dp_sims = _dp_buckets(topo, router, dp_groups, grad_bytes, chunk, dp_rings, bucket) if dp > 1 else ([], [], [])
+    dp_groups = {f"pp{p}.tp{t}": [place[(d, p, t)] for d in range(dp)] for p in range(pp) for t in range(tp)}
+    expert_dp = dp // ep
+    sizes, times, dp_sims = [], [], []
+    for groups, nbytes in ((dp_groups, dense_bytes if expert_bytes else grad_bytes),
+                           ({f"pp{p}.tp{t}.e{e}": [place[(d, p, t)] for d in range(e, dp, ep)]
+                             for p in range(pp) for t in range(tp) for e in range(ep)}, expert_bytes)):
+        if nbytes <= 0 or len(next(iter(groups.values()))) < 2:
+            continue
+        rings = {k: [C.RingSpec(v)] for k, v in groups.items()}
+        s_, t_, sims_ = _dp_buckets(topo, router, groups, nbytes, chunk, rings, bucket)
+        sizes, times, dp_sims = sizes + s_, times + t_, dp_sims + sims_
     t_dp = sum(times)
     exposed_dp = overlapped_exposure(bwd, 1.0, sizes, times, overlap) if dp > 1 else 0.0
     hidden = t_dp - exposed_dp
@@ -434,7 +454,9 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
                "ep_all_to_all_s": t_a2a, "dispatch_bytes_per_gpu": model.dispatch_bytes(), "lanes_simulated": dp * tp if pp > 1 else 0, "tp_allreduce_s": t_tp,
                "dp_allreduce_s": t_dp, "dp_hidden_by_overlap_s": hidden, "dp_buckets": len(sizes),
                "dp_bucket_bytes": bucket, "stage_forward_s": fwd, "stage_backward_s": bwd,
-               "gradient_bytes_per_gpu": grad_bytes, "activation_bytes": model.activation_bytes(),
+               "gradient_bytes_per_gpu": grad_bytes, "expert_gradient_bytes_per_gpu": expert_bytes,
+               "expert_data_parallel_size": expert_dp if model.moe else None,
+               "activation_bytes": model.activation_bytes(),
                "peak_flops_used": peak, "pipeline_bubble_fraction": pipe.bubble_fraction if pipe else 0.0,
                "figures": "achievable" if achievable else "peak",
                "critical_resource": critical, "critical_resource_words": _critical_words(balance, busy),

@@ -85,6 +85,11 @@ def base_latency(algo: str, proto: str) -> float:
     return float(tuning_data()["base_latency_s"][algo].get(proto, 0.0))
 
 
+def serial_launch(gpus_per_thread: int) -> float:
+    """What a thread that drives several GPUs adds to a call: their kernels start one after another."""
+    return max(int(gpus_per_thread) - 1, 0) * float(tuning_data()["serial_launch_s"]["per_gpu"])
+
+
 def hop_latency(hw: str, algo: str, proto: str) -> float:
     return float(tuning_data()["hop_latency_s"][hw][algo].get(proto, 0.0))
 
@@ -144,6 +149,27 @@ def slice_bytes(proto: str, collective: str) -> float:
     """Data one channel moves per pipelined piece: NCCL's step buffer times its slice steps."""
     d = tuning_data()["pipeline"]
     return float(d["step_data_bytes"][proto] * d["slice_steps"].get(collective, 1))
+
+
+def tree_depth(ranks: int, nodes: int) -> int:
+    """NCCL's tree depth (connect.cc): ranks per node - 1 + log2(nodes)."""
+    nodes = max(int(nodes), 1)
+    return max(ranks // nodes - 1 + (nodes.bit_length() - 1), 1)
+
+
+def tree_chunk_bytes(proto: str, size: float, channels: int, depth: int) -> float:
+    """Data one tree channel moves a piece: one step, halved as NCCL does for Simple so that every
+    channel pipelines enough pieces through the tree's depth (see ``tree_pipeline`` in the data)."""
+    d = tuning_data()
+    chunk = float(d["pipeline"]["step_data_bytes"][proto])
+    tp = d["tree_pipeline"]
+    if proto == "simple" or proto in tp["streaming_protocols"]:
+        per_channel = size / max(channels, 1)
+        for factor, floor in tp["halvings"]:
+            while per_channel / chunk < depth * factor and chunk > floor:
+                chunk /= 2
+        chunk = max(chunk, per_channel / tp["max_pieces_per_connection"])
+    return chunk
 
 
 def model_busbw(shape: CallShape, algo: str, proto: str) -> float:

@@ -243,7 +243,7 @@ class Replayer(QObject):
             pass
 
 
-MAX_TREES_DRAWN = 2  # one double binary tree; more (one pair per rail) would bury the names in badges
+MAX_TREES_DRAWN = 2  # trees in a pair: one double binary tree is drawn at a time unless the user asks for all
 OVERLAY_Z = 1.0   # above links, below devices: names stay readable over the overlay
 BADGE_Z = 3.0     # roots and levels sit on the device boxes
 
@@ -303,11 +303,15 @@ class RingOverlay:
         item.setToolTip(f"{label}: " + " → ".join(names[:12]) + (" …" if len(names) > 12 else ""))
         self._add(item)
 
-    def show_structures(self, structs: list[Structure], color_for) -> None:
-        """Each structure as what it is; ``color_for(label)`` gives the colour the replay uses for it."""
+    def show_structures(self, structs: list[Structure], color_for, tree_pair: int | None = 0) -> None:
+        """Each structure as what it is; ``color_for(label)`` gives the colour the replay uses for it.
+        ``tree_pair``: which double binary tree of a run with several (one pair per rail or channel)
+        to draw, None for all of them."""
         self.hide()
         rings = [s for s in structs if s.kind == "ring"]
-        trees = [s for s in structs if s.kind == "tree"][:MAX_TREES_DRAWN]
+        trees = [s for s in structs if s.kind == "tree"]
+        if tree_pair is not None:
+            trees = trees[MAX_TREES_DRAWN * tree_pair:MAX_TREES_DRAWN * (tree_pair + 1)]
         for i, s in enumerate(rings):
             self._ring(s.order, color_for(s.label), i, len(rings), True, s.label)
         for i, s in enumerate(trees):

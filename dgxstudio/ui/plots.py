@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import numpy as np  # noqa: E402
+import numpy.ma  # noqa: E402,F401 - imported on first use otherwise: 150 ms of GUI thread at the first result
 import pyqtgraph as pg  # noqa: E402
 import pyqtgraph.exporters  # noqa: E402,F401
 from PySide6.QtCore import Signal  # noqa: E402
@@ -43,6 +44,9 @@ def export_plot(plot: pg.PlotItem | pg.GraphicsLayout, view: QWidget, path: str)
             raise OSError(5, "the PNG writer failed (disk full or not writable?)", path)
 
 
+UTIL_CURVES = 5  # busiest links plotted after a run
+
+
 class LivePlots(QWidget):
     """Bytes delivered and throughput against simulated time; utilization of the busiest links."""
 
@@ -65,7 +69,12 @@ class LivePlots(QWidget):
         self.util_plot.setLabel("left", "busy fraction")
         self.util_plot.setYRange(0, 1.05)
         self.util_plot.addLegend(offset=(-10, 10))
-        self.util_curves: list[pg.PlotDataItem] = []
+        self.util_curves: list[pg.PlotDataItem] = []  # the curves of the run shown
+        self._util_pool: list[pg.PlotDataItem] = []   # made once and reused: building a pyqtgraph curve
+        # and its legend row costs ~15 ms of GUI thread each, 5 of them per run shown
+        for i in range(UTIL_CURVES):  # at start-up, not when the first result arrives
+            self._util_curve(i, "").hide()
+            self._legend_row(self._util_pool[i], False)
         self._t: list[float] = []
         self._bytes: list[float] = []
         self._rate: list[float] = []
@@ -76,9 +85,34 @@ class LivePlots(QWidget):
         self.delivered_curve.setData([], [])
         self.rate_curve.setData([], [])
         for c in self.util_curves:
-            self.util_plot.removeItem(c)
+            c.setData([], [])
+            c.hide()
+            self._legend_row(c, False)
+        if self.util_curves:
+            self.util_plot.legend.updateSize()
         self.util_curves = []
         self.updates = 0
+
+    def _legend_row(self, curve, visible: bool, name: str | None = None) -> None:
+        legend = self.util_plot.legend
+        for sample, label in legend.items:
+            if sample.item is curve:
+                sample.setVisible(visible)
+                label.setVisible(visible)
+                if name is not None:
+                    label.setText(name)
+
+    def _util_curve(self, i: int, name: str) -> pg.PlotDataItem:
+        if i < len(self._util_pool):
+            curve = self._util_pool[i]
+            curve.show()
+            self._legend_row(curve, True, name)
+            return curve
+        curve = self.util_plot.plot([], [], pen=pg.mkPen(RING_COLORS[i % len(RING_COLORS)], width=2), name=name)
+        curve.setCurveClickable(True, width=8)
+        curve.sigClicked.connect(lambda c, _ev=None: self.pointClicked.emit(list(c.link_ids)))
+        self._util_pool.append(curve)
+        return curve
 
     def add_progress(self, progress, total_bytes: float) -> None:
         """Feed one progress report from a running simulation."""
@@ -91,7 +125,7 @@ class LivePlots(QWidget):
             self.rate_curve.setData(self._t, self._rate + self._rate[-1:])
         self.updates += 1
 
-    def show_result(self, sim, top: int = 5) -> None:
+    def show_result(self, sim, top: int = UTIL_CURVES) -> None:
         """Replace the live approximation with the run's exact record."""
         self.clear()
         if not sim.delivered:
@@ -103,22 +137,35 @@ class LivePlots(QWidget):
             rate = np.diff(b) / np.maximum(np.diff(t), 1e-30)
             self.rate_curve.setData(t, np.append(rate, 0.0))
         busiest = sim.bottlenecks(top)
+        if not busiest or not sim.segments:
+            return
+        seg = np.asarray(sim.segments, dtype=float)
+        pids = seg[:, 2].astype(np.int64)
+        used = np.unique(pids)
+        chan_of = {ends: c for c, ends in enumerate(sim.channel_ends)}
         for i, bneck in enumerate(busiest):
-            chan = next(c for c, (a, z) in enumerate(sim.channel_ends) if a == bneck["from"] and z == bneck["to"])
-            xs, ys = [], []
-            for t0, t1, pid in sim.segments:
+            chan = chan_of.get((bneck["from"], bneck["to"]))
+            if chan is None:
+                continue
+            # each rate pattern's load on this channel, looked up once per pattern, not per segment
+            load = np.zeros(int(pids.max()) + 1)
+            for pid in used.tolist():
                 rp = sim.rate_patterns[pid]
-                k = np.searchsorted(rp.channels, chan)
-                load = rp.load_Bps[k] if k < len(rp.channels) and rp.channels[k] == chan else 0.0
-                u = load / sim.capacity[chan]
-                xs += [t0, t1]
-                ys += [u, u]
-            curve = self.util_plot.plot(xs, ys, pen=pg.mkPen(RING_COLORS[i % len(RING_COLORS)], width=2),
-                                        name=f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
+                k = int(np.searchsorted(rp.channels, chan))
+                if k < len(rp.channels) and rp.channels[k] == chan:
+                    load[pid] = rp.load_Bps[k]
+            u = load[pids] / sim.capacity[chan]
+            # one step per change of utilization (or gap in time), not one per segment
+            keep = np.flatnonzero(np.r_[True, (np.diff(u) != 0) | (seg[1:, 0] != seg[:-1, 1])])
+            t0 = seg[keep, 0]
+            t1 = seg[np.r_[keep[1:] - 1, len(seg) - 1], 1]
+            xs = np.column_stack([t0, t1]).ravel()
+            ys = np.repeat(u[keep], 2)
+            curve = self._util_curve(len(self.util_curves), f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
+            curve.setData(xs, ys)
             curve.link_ids = bneck["links"]
-            curve.setCurveClickable(True, width=8)
-            curve.sigClicked.connect(lambda c, _ev=None: self.pointClicked.emit(list(c.link_ids)))
             self.util_curves.append(curve)
+        self.util_plot.legend.updateSize()
 
 
 class SizeAxis(pg.AxisItem):

@@ -1,8 +1,9 @@
 """The replay's legend: what every colour and mark on the canvas means while a run is shown.
 
-It floats in the top-right corner of the canvas, lists only what the shown run uses (its rings or
-trees by colour, the utilization scale, GPU states, chunks in flight, tree roots and levels), and
-goes away when the run does.
+It stands at the right edge of the canvas in a margin of its own (the drawing area shrinks by the
+legend's width while it shows, so it never hides a device or a link), lists only what the shown run
+uses (its rings or trees by colour, the utilization scale, GPU states, chunks in flight, tree roots
+and levels), folds to its title on a click, and goes away when the run does.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from .style import utilization_color
 
 MAX_ROWS = 10
+WIDTH = 270
 
 
 class _Swatch(QWidget):
@@ -68,6 +70,7 @@ class ReplayLegend(QFrame):
         self.folded = False
         self.setToolTip("What the colours and marks of the replay mean; click to fold or unfold")
         self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setFixedWidth(WIDTH)  # long names wrap: the canvas keeps the rest of the width
         self.hide()
 
     def mousePressEvent(self, event) -> None:
@@ -80,9 +83,22 @@ class ReplayLegend(QFrame):
             w = self.rows.itemAt(i).widget()
             if w is not None:
                 w.setVisible(not self.folded)
-        self.adjustSize()
+        self._fit_height()
         self.place()
         event.accept()
+
+    def _fit_height(self) -> None:
+        """Folded, as small as its title; open, WIDTH wide and as tall as its rows need there (wrapped
+        labels included)."""
+        head = self.rows.itemAt(0).widget() if self.rows.count() else None
+        width = WIDTH
+        if self.folded and head is not None:
+            m = self.rows.contentsMargins()
+            width = min(WIDTH, QLabel(head.text()).sizeHint().width() + m.left() + m.right() + 4)
+        self.setFixedWidth(width)
+        self.layout().activate()
+        self.setFixedHeight(self.layout().totalHeightForWidth(width) if self.layout().hasHeightForWidth()
+                            else self.sizeHint().height())
 
     def clear(self) -> None:
         while self.rows.count():
@@ -92,6 +108,7 @@ class ReplayLegend(QFrame):
                 w.deleteLater()
         self.entries = []
         self.hide()
+        self.place()  # gives the canvas its margin back
 
     def _row(self, swatch: QWidget, text: str) -> None:
         line = QWidget()
@@ -100,6 +117,7 @@ class ReplayLegend(QFrame):
         h.setSpacing(6)
         h.addWidget(swatch)
         label = QLabel(text)
+        label.setWordWrap(True)
         h.addWidget(label, 1)
         self.rows.addWidget(line)
         self.entries.append(text)
@@ -110,6 +128,7 @@ class ReplayLegend(QFrame):
         states it can show."""
         self.clear()
         heading = QLabel(f"<b>{title}</b> {'▸' if self.folded else '▾'}")
+        heading.setWordWrap(True)
         self.rows.addWidget(heading)
         self.entries.append(title)
         for label, color, mark in series[:MAX_ROWS]:
@@ -118,7 +137,7 @@ class ReplayLegend(QFrame):
             self.rows.addWidget(QLabel(f"… and {len(series) - MAX_ROWS} more"))
         if trees:
             self._row(_Swatch("root", QColor("#1b1b1b")), "tree root; L1, L2 … level below it")
-        self._row(_Swatch("dot", QColor("#ffffff")), "chunk in flight (colour of its ring/tree)")
+        self._row(_Swatch("dot", QColor("#ffffff")), "chunk in flight, in its ring's or tree's colour")
         self._row(_Swatch("gradient", width=54), "link busy: 0% → 100%")
         self._row(_Swatch("line", QColor("#c8c8c8")), "link idle at this moment")
         for state, color in states.items():
@@ -127,16 +146,21 @@ class ReplayLegend(QFrame):
             w = self.rows.itemAt(i).widget()
             if w is not None:
                 w.setVisible(not self.folded)
-        self.adjustSize()
-        self.place()
         self.show()
         self.raise_()
+        self._fit_height()
+        self.place()
 
     def place(self) -> None:
-        """Top-right corner of the canvas. A child of the view rather than of its viewport: a viewport
-        scrolls its children with the scene, and the legend must stay put."""
+        """In a margin at the right of the canvas, as wide as the legend: the view's drawing area
+        shrinks while the legend shows, so no device or link is ever under it. A child of the view
+        rather than of its viewport: a viewport scrolls its children with the scene."""
         parent = self.parentWidget()
         if parent is None:
             return
-        area = parent.viewport().geometry() if hasattr(parent, "viewport") else parent.rect()
-        self.move(max(area.left() + 4, area.right() - self.width() - 8), area.top() + 8)
+        margin = self.width() + 12 if not self.isHidden() else 0
+        if hasattr(parent, "setViewportMargins"):
+            parent.setViewportMargins(0, 0, margin, 0)
+        if margin:
+            area = parent.viewport().geometry() if hasattr(parent, "viewport") else parent.rect()
+            self.move(area.right() + 7, area.top() + 4)

@@ -1,8 +1,8 @@
 """The Simulation dock (collective, pipeline and training tabs with Run, Cancel and progress) and
 the Results dock (figures, clickable bottlenecks and a comparison of the session's runs).
 
-Runs use a copy of the topology taken when Run is pressed, in a worker thread, so the user can keep
-editing while a run goes on.
+Runs use a frozen copy of the topology (taken at the first Run after an edit and shared until the
+next), in a worker thread, so the user can keep editing while a run goes on.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ class SimulationPanel(QWidget):
         self.selected_gpus = selected_gpus  # callable: GPUs selected on the canvas
         self.runner = TaskRunner(self)
         self.request: RunRequest | None = None
+        self._ref: tuple | None = None  # (frozen topology, its document_ref)
         self.tabs = QTabWidget()
         self.tabs.addTab(self._collective_tab(), "Collective")
         self.tabs.addTab(self._pipeline_tab(), "Pipeline")
@@ -206,13 +207,15 @@ class SimulationPanel(QWidget):
 
     # ---- running ----------------------------------------------------------------------------------
     def run(self) -> None:
-        topo = self.document.topology.copy()
+        topo = self.document.topology.frozen_copy()  # shared by runs until the next edit
         try:
             job, request = self._job(topo)
         except (ValueError, GpuSetError, TrainingError) as exc:
             self._fail(str(exc))
             return
-        request.document = document_ref(topo)
+        if self._ref is None or self._ref[0] is not topo:  # hashing the content once per state, not per click
+            self._ref = (topo, document_ref(topo))
+        request.document = dict(self._ref[1])
         self.request = request
         self.progress.setValue(0)
         self.state.setText(f"Running {request.label}…")

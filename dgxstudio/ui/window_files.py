@@ -189,7 +189,6 @@ class FileActions:
             self.export_report(with_extension(path, filters.get(chosen)))
 
     def export_report(self, path: str) -> bool:
-        from ..analysis.summary import analyze
         from ..report.html import ReportData, write_report
 
         topo = self.document.topology
@@ -197,7 +196,11 @@ class FileActions:
         if not gpus:
             self.error("Cannot export a report", "The topology has no GPUs.")
             return False
-        data = ReportData(topo, analyze(topo, gpus), list(self.session["runs"]), list(self.session["sweeps"]),
+        analysis = self.analyze_in_background(gpus, "the report")
+        if analysis is None:
+            self.show_status("Report not written: the analysis was cancelled")
+            return False
+        data = ReportData(topo, analysis, list(self.session["runs"]), list(self.session["sweeps"]),
                           list(self.session["pipelines"]))
         try:
             write_report(data, path)
@@ -206,6 +209,64 @@ class FileActions:
             return False
         self.show_status(f"Report written to {path} (results beside it as .json and .csv)")
         return True
+
+    def analyze_in_background(self, gpus: list[str], purpose: str) -> dict | None:
+        """``analyze`` of the document on a worker thread, with a progress dialog and Cancel; the window
+        keeps painting meanwhile. Returns None when cancelled. A large cluster's analysis takes minutes."""
+        import threading
+
+        from PySide6.QtCore import QEventLoop
+        from PySide6.QtWidgets import QProgressDialog
+
+        from ..analysis.summary import analyze
+        from ..cancel import Cancelled, cancellable
+
+        topo = self.document.topology.frozen_copy()  # read-only: edits meanwhile do not reach it
+        stop = threading.Event()
+        state: dict = {"fraction": 0.0, "step": "bandwidth"}
+
+        def work() -> None:
+            try:
+                with cancellable(stop):
+                    state["result"] = analyze(topo, gpus, lambda f, step: state.update(fraction=f, step=step),
+                                              stop.is_set)
+            except Cancelled:
+                pass
+            except Exception as exc:  # noqa: BLE001 - raised again on the GUI thread
+                state["error"] = exc
+
+        worker = threading.Thread(target=work, name="dgxstudio-analysis", daemon=True)
+        worker.start()
+        worker.join(0.2)  # a small design is done before any dialog would show
+        if worker.is_alive():
+            dialog = QProgressDialog(f"Analyzing the topology for {purpose}…", "Cancel", 0, 1000, self)
+            dialog.setWindowTitle("Analysis")
+            dialog.setWindowModality(Qt.WindowModality.WindowModal)
+            dialog.setMinimumDuration(0)
+            loop = QEventLoop()
+            dialog.canceled.connect(stop.set)
+            dialog.canceled.connect(loop.quit)
+            timer = QTimer()
+
+            def poll() -> None:
+                dialog.setValue(int(1000 * min(state["fraction"], 0.999)))
+                dialog.setLabelText(f"Analyzing the topology for {purpose}: {state['step']}…")
+                if not worker.is_alive():
+                    loop.quit()
+            timer.timeout.connect(poll)
+            timer.start(50)
+            poll()
+            loop.exec()
+            timer.stop()
+            dialog.canceled.disconnect()
+            dialog.reset()
+            dialog.deleteLater()
+        if stop.is_set():  # cancelled: the worker stops at its next check and its result is dropped
+            return None
+        worker.join()
+        if "error" in state:
+            raise state["error"]
+        return state.get("result")
 
     def canvas_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export canvas", "canvas.png", "PNG image (*.png);;SVG drawing (*.svg)")

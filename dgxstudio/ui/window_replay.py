@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QFileDialog, QLabel, QSlider, QToolBar
+from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QSlider, QToolBar
 
 from ..report.provenance import stamp
+from ..sim.run import compact
 from ..units import format_size
 from .animation import MAX_TREES_DRAWN, STATE_COLORS
 from .plots import export_plot
@@ -40,6 +41,13 @@ class ReplayActions:
         bar.addWidget(self.scrubber)
         self.time_label = QLabel(" no run ")
         bar.addWidget(self.time_label)
+        self.tree_pair = QComboBox()
+        self.tree_pair.setObjectName("treePair")
+        self.tree_pair.setToolTip("NCCL runs a double binary tree per NIC rail (or channel): the pair of "
+                                  "trees the canvas draws, or all of them")
+        self.tree_pair_action = bar.addWidget(self.tree_pair)
+        self.tree_pair_action.setVisible(False)
+        self.tree_pair.activated.connect(self._draw_tree_pair)
         self.addToolBar(bar)
         self.scrubber.sliderMoved.connect(self._scrub)
         self.scrubber.valueChanged.connect(lambda v: self.scrubber.isSliderDown() or self._scrub(v))
@@ -97,6 +105,9 @@ class ReplayActions:
         self.rings_overlay.hide()
         self.legend.clear()
         self._gantt_result = None
+        self._structs = []
+        self.tree_pair.clear()
+        self.tree_pair_action.setVisible(False)
         self.time_label.setText(" running… ")
         self.show_status(f"Running {label}…")
 
@@ -110,6 +121,9 @@ class ReplayActions:
         self.legend.clear()
         self.session = {"runs": [], "sweeps": [], "pipelines": []}
         self._gantt_result = None
+        self._structs = []
+        self.tree_pair.clear()
+        self.tree_pair_action.setVisible(False)
         self.results.clear()
         self.live_plots.clear()
         self.sweep_plot.clear()
@@ -125,6 +139,12 @@ class ReplayActions:
         self.rings_overlay.hide()
         store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines"}.get(request.kind)
         if store:
+            # Runs that are no longer on screen keep what the report needs, not their replay record:
+            # a long session would otherwise hold every transfer of every run.
+            self.session["runs"] = [compact(r) for r in self.session["runs"]]
+            self.session["sweeps"] = [[compact(r) for r in sw] for sw in self.session["sweeps"]]
+            if request.kind == "sweep":
+                result = [*(compact(r) for r in result[:-1]), result[-1]]
             self.session[store].append(result)
         if request.kind == "collective":
             self.results.show_collective(request, result, name)
@@ -158,8 +178,18 @@ class ReplayActions:
     def _show_structure(self, result, title: str) -> None:
         """Draw the run's rings, trees or fans on the canvas and explain them in the legend."""
         structs = structures(result.sim, result.rings)
+        trees = [st for st in structs if st.kind == "tree"]
+        pairs = (len(trees) + MAX_TREES_DRAWN - 1) // MAX_TREES_DRAWN
+        self._structs = structs
+        self.tree_pair.clear()
+        for k in range(pairs):
+            roots = ", ".join(self._device_name(t.root) for t in trees[MAX_TREES_DRAWN * k:MAX_TREES_DRAWN * (k + 1)])
+            self.tree_pair.addItem(f"tree pair {k} (roots {roots})", k)
+        if pairs > 1:
+            self.tree_pair.addItem(f"all {len(trees)} trees", None)
+        self.tree_pair_action.setVisible(pairs > 1)
         if self.sim_panel.show_rings.isChecked():
-            self.rings_overlay.show_structures(structs, self.replayer.color_for)
+            self.rings_overlay.show_structures(structs, self.replayer.color_for, 0)
         names = self.document.topology.devices
         series = []
         for st in structs:
@@ -174,11 +204,21 @@ class ReplayActions:
                                color, "line"))
             else:
                 series.append((f"{st.label}: {len(st.edges)} transfers", color, "line"))
-        trees = [st for st in structs if st.kind == "tree"]
-        if len(trees) > MAX_TREES_DRAWN and self.sim_panel.show_rings.isChecked():
-            title += f" — trees 0-{MAX_TREES_DRAWN - 1} of {len(trees)} drawn"
         states = {k: v for k, v in STATE_COLORS.items() if k in ("sending", "reducing", "idle")}
         self.legend.show_run(title, series, states, trees=bool(trees))
+
+    _structs: list = []
+
+    def _device_name(self, dev_id: str | None) -> str:
+        devices = self.document.topology.devices
+        return devices[dev_id].name if dev_id in devices else str(dev_id)
+
+    def _draw_tree_pair(self, index: int) -> None:
+        """Draw the pair of trees chosen in the replay bar (or all of them) over the canvas."""
+        if not self._structs or not self.sim_panel.show_rings.isChecked():
+            return
+        self.rings_overlay.show_structures(self._structs, self.replayer.color_for, self.tree_pair.itemData(index))
+        self.show_status(f"Drawing {self.tree_pair.itemText(index)}")
 
     def export_current_plot(self, path: str | None = None) -> str | None:
         if not isinstance(path, str):  # a menu action passes its checked state

@@ -13,7 +13,7 @@ import threading
 import traceback
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from ..sim.engine import SimulationCancelled
 
@@ -21,6 +21,7 @@ from ..sim.engine import SimulationCancelled
 # paint, boundingRect, ...). With Python's default 5 ms switch interval a repaint of a large canvas
 # waits 5 ms per callback and the window stalls for seconds; at 0.2 ms it stays responsive.
 JOB_SWITCH_INTERVAL_S = 0.0002
+REAP_POLL_MS = 5
 
 
 class _Worker(QObject):
@@ -79,6 +80,7 @@ class TaskRunner(QObject):
         self._running = False          # the current job has not reported its end yet
         self._cancel: threading.Event | None = None
         self._threads: dict[int, tuple[QThread, _Worker, threading.Event]] = {}
+        self._reaping: list[tuple[QThread, _Worker, threading.Event]] = []  # finished, not yet ended
         self._saved_interval = sys.getswitchinterval()
         self.dropped = 0               # stale signals dropped (for tests and the stress script)
         self.label = ""
@@ -98,7 +100,7 @@ class TaskRunner(QObject):
     @property
     def live_threads(self) -> int:
         """Threads still alive, the current one and any cancelled ones winding down."""
-        return len(self._threads)
+        return len(self._threads) + len(self._reaping)
 
     def start(self, job: Callable, label: str = "") -> int:
         """Cancel the current job (without waiting for it) and start ``job``; returns its id."""
@@ -162,11 +164,22 @@ class TaskRunner(QObject):
         jid = thread.property("job_id") if thread is not None else None
         entry = self._threads.pop(jid, None)
         if entry is not None:
-            thread, worker, _ = entry
-            worker.deleteLater()
-            thread.deleteLater()
-        if not self._threads:
-            sys.setswitchinterval(self._saved_interval)
+            self._reap(entry)
+
+    def _reap(self, entry) -> None:
+        """Let go of a thread and its worker once the thread has truly ended. ``finished`` is sent
+        from the thread before its last clean-up (Qt deletes its event dispatcher and thread data
+        after it): deleting the QThread at that moment crashed one full GUI run in six, and waiting
+        for it on the GUI thread hung another. So: look again in a few milliseconds, never block."""
+        if entry in self._reaping:
+            self._reaping.remove(entry)
+        if entry[0].isFinished():
+            # the last references go here: Qt objects whose thread has ended, deleted on this thread
+            if not self._threads and not self._reaping:
+                sys.setswitchinterval(self._saved_interval)
+            return
+        self._reaping.append(entry)
+        QTimer.singleShot(REAP_POLL_MS, self, lambda e=entry: self._reap(e))
 
     def cancel(self) -> None:
         """Ask the current job to stop; ``cancelled`` follows once it has."""
@@ -181,12 +194,10 @@ class TaskRunner(QObject):
         self._running = False
         self.current_job = -1
         ok = True
-        for jid, (thread, worker, cancel) in list(self._threads.items()):
+        for jid, (thread, _worker, cancel) in list(self._threads.items()):
             cancel.set()
             if thread.wait(timeout_ms):
-                self._threads.pop(jid, None)
-                worker.deleteLater()
-                thread.deleteLater()
+                self._threads.pop(jid, None)  # ended: thread and worker go with their references
             else:
                 ok = False
         if not self._threads:

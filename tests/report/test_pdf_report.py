@@ -72,3 +72,28 @@ def test_pdf_has_title_page_contents_and_page_numbers(tmp_path):
     toc = page(2)
     assert "Contents" in toc and "Analysis" in toc and "Assumptions" in toc and f"page 2 of {pages}" in toc
     assert "GPU0 – GPU1" in "".join(page(n) for n in range(3, pages + 1))
+
+
+def test_a_short_reports_contents_page_carries_the_key_figures(tmp_path):
+    """Five contents lines left the second page nearly blank: the key figures fill it, and the page
+    numbers the contents give still point at their sections."""
+    out = tmp_path / "r.pdf"
+    data = _data()
+    pages = write_pdf(data, str(out))
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+
+    def page(n):
+        return subprocess.run(["pdftotext", "-f", str(n), "-l", str(n), "-layout", str(out), "-"],
+                              capture_output=True, text=True, check=True).stdout.replace("\ufb01", "fi")  # the "fi" ligature
+    toc = page(2)
+    assert "Key figures" in toc and "bisection bandwidth" in toc
+    run = data.runs[0]
+    assert f"{run.busbw_Bps / 1e9:,.2f} GB/s bus bandwidth" in toc
+    for line in toc.splitlines():
+        words = line.split()
+        if words and words[0] == "Assumptions" and words[-1].isdigit():
+            assert "Assumptions" in page(int(words[-1]))
+            break
+    else:
+        raise AssertionError("the contents list no Assumptions page")

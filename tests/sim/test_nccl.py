@@ -188,3 +188,31 @@ def test_nvls_tree_joins_h100_systems_and_is_refused_where_it_cannot_run():
         simulate(load_preset("dgx-h100"), "all-reduce", "nvls-tree", GiB)
     with pytest.raises(SimulationError, match="NVLink SHARP"):
         simulate(build_fat_tree(2, "dgx-a100"), "all-reduce", "nvls-tree", GiB)
+
+
+@pytest.mark.parametrize("size", [2**20, 2**24, 2**28])
+@pytest.mark.parametrize("proto", ["ll128", "simple"])
+def test_tree_pipelines_as_ncclS_chunks_do_and_lands_near_ncclS_own_estimate(size, proto):
+    """NCCL halves a tree's chunk until every channel has depth x 8 pieces; with one piece per
+    connection a 16 MiB tree on one DGX A100 took 3x NCCL's own estimate of it."""
+    from dgxstudio.model.presets import load_preset
+    from dgxstudio.sim.run import SimOptions, Simulator
+
+    topo = load_preset("dgx-a100")
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True, protocol=proto))
+    r = sim.run("all-reduce", "tree", size)
+    sim.options.protocol = "auto"
+    estimate = sim.run("all-reduce", "auto", size).model_estimates["tree/" + {"ll128": "LL128", "simple": "Simple"}[proto]]
+    assert r.time_s == pytest.approx(estimate, rel=0.3)
+    pieces = {g.meta.get("piece") for g in r.schedule.groups if "piece" in g.meta}
+    assert len(pieces) > 1
+
+
+def test_tree_chunk_follows_ncclS_halving_rule():
+    from dgxstudio.sim import tuning as T
+
+    assert T.tree_depth(8, 1) == 7 and T.tree_depth(32, 4) == 9
+    # 16 MiB over 24 channels, depth 7: 512 KiB -> 128 KiB (depth x 8) -> 64 KiB (depth x 4), then stop
+    assert T.tree_chunk_bytes("simple", 16 * 2**20, 24, 7) == 65536
+    # big messages keep a whole step a chunk, up to the simulator's piece budget
+    assert T.tree_chunk_bytes("simple", 2**30, 24, 7) == max(524288, 2**30 / 24 / 16)

@@ -147,3 +147,22 @@ def test_zb_h1_splits_backward_and_shrinks_the_bubble():
             assert order.index(("B", i)) < order.index(("W", i))
     assert main(["pipeline", "--preset", "dgx1-v100", "--schedule", "zb-h1", "--stages", "4", "--microbatches", "8",
                  "--fwd-time", "1ms", "--bwd-time", "2ms", "--activation-bytes", "0"]) == 0
+
+
+def test_zb_h2_trades_memory_for_the_warm_up_bubble():
+    topo = load_preset("dgx1-v100")
+    gpus = [d.id for d in topo.gpus()][:4]
+    # tb = tw = 2 ms: ZB-H1's memory cap leaves bubbles; ZB-H2 reaches the last stage's own bound
+    spec = dict(stages=4, microbatches=8, stage_gpus=gpus, fwd_s=[1e-3] * 4, bwd_s=[4e-3] * 4, activation_bytes=0.0)
+    h1 = run_pipeline(topo, PipelineSpec("zb-h1", **spec))
+    h2 = run_pipeline(topo, PipelineSpec("zb-h2", **spec))
+    bound = 3 * 1e-3 + 8 * (1e-3 + 4e-3)
+    assert h2.makespan_s == pytest.approx(bound) and h1.makespan_s > bound * 1.05
+    assert max(h2.peak_inflight) <= 8 and max(h2.peak_inflight) > max(h1.peak_inflight) == 4
+    for st in range(4):
+        order = [(e["kind"], e["microbatch"]) for e in h2.timeline if e["stage"] == st]
+        assert sorted(order) == sorted([(k, i) for k in "FBW" for i in range(8)])
+        for i in range(8):
+            assert order.index(("F", i)) < order.index(("B", i)) < order.index(("W", i))
+    assert main(["pipeline", "--preset", "dgx1-v100", "--schedule", "zb-h2", "--stages", "4", "--microbatches", "8",
+                 "--fwd-time", "1ms", "--bwd-time", "4ms", "--activation-bytes", "0"]) == 0

@@ -131,3 +131,30 @@ def test_pipeline_lanes_run_at_once_and_contend(pairs):
     assert together.makespan_s >= alone.makespan_s - 1e-12
     shared = [[gpus[0], gpus[8]], [gpus[1], gpus[9]]]  # GPUs 0 and 1 share a PCIe switch, not a NIC
     assert run_pipeline(topo, spec, achievable=True, lanes=shared).makespan_s >= alone.makespan_s - 1e-12
+
+
+def test_expert_gradients_are_reduced_only_among_replicas_holding_the_same_experts(pairs):
+    """With ep = dp every replica holds its own experts: only the dense layers' gradients cross the
+    data-parallel group. With ep = 8 of 16, each expert lives on two replicas, one per system."""
+    from dgxstudio.analysis.routing import Router
+    from dgxstudio.sim import collectives as C
+    from dgxstudio.sim.scaling import bucket_sizes, ddp_bucket_bytes
+    from dgxstudio.sim.training import concurrent_allreduce, grid
+
+    topo = pairs["dgx-a100"]
+    gpus = [d.id for d in topo.gpus()]
+    moe = ModelSpec(layers=4, hidden=1024, seq_len=1024, experts=16, top_k=2)
+    own = train_iteration(topo, gpus, 16, 1, 1, moe, microbatches=2, ep=16)
+    dense_bytes = 4 * 4.0 * 1024 ** 2 * moe.bytes_per_value
+    assert own.details["expert_data_parallel_size"] == 1
+    assert own.details["gradient_bytes_per_gpu"] - own.details["expert_gradient_bytes_per_gpu"] == pytest.approx(dense_bytes)
+    # the same as all-reducing the dense gradients alone, bucket by bucket, over all 16 replicas
+    router = Router(topo, achievable=True)
+    place = grid(gpus, 16, 1, 1, "tp,pp,dp")
+    replicas = [place[(d, 0, 0)] for d in range(16)]
+    expected = sum(concurrent_allreduce(topo, router, {"all": replicas}, s, 4 * 2**20, {"all": [C.RingSpec(replicas)]})[0]
+                   for s in bucket_sizes(dense_bytes, ddp_bucket_bytes()))
+    assert own.details["dp_allreduce_s"] == pytest.approx(expected, rel=1e-9)
+    shared = train_iteration(topo, gpus, 16, 1, 1, moe, microbatches=2, ep=8)
+    assert shared.details["expert_data_parallel_size"] == 2
+    assert shared.details["dp_allreduce_s"] > own.details["dp_allreduce_s"]

@@ -132,13 +132,16 @@ def test_a_click_folds_the_legend_so_it_hides_less_of_the_canvas(make_window, qt
 def test_the_legend_stays_in_the_corner_when_the_canvas_scrolls(make_window, qtbot):
     w = make_window("dgx1-v100")
     run(w, qtbot, size="16MiB")
+    before = w.legend.geometry()
     w.view.resetTransform()
     w.view.scale(4, 4)
     w.view.horizontalScrollBar().setValue(w.view.horizontalScrollBar().maximum())
     w.view.verticalScrollBar().setValue(w.view.verticalScrollBar().maximum())
     QApplication.processEvents()
     area = w.view.viewport().geometry()
-    assert area.contains(w.legend.geometry().topLeft()) and w.legend.y() - area.top() < 20
+    # beside the drawing area, at its top, where it was before the scroll (give or take a scroll bar)
+    assert w.legend.y() == before.y() and abs(w.legend.x() - before.x()) <= w.view.verticalScrollBar().width()
+    assert w.legend.x() > area.right() and w.legend.y() - area.top() < 20
 
 
 def test_an_nvls_run_is_drawn_at_the_switches(make_window, qtbot):
@@ -150,3 +153,39 @@ def test_an_nvls_run_is_drawn_at_the_switches(make_window, qtbot):
     assert rings and {w.scene.item_for(s).scenePos().toTuple() for s in switches} >= {r.pos().toTuple() for r in rings}
     assert any("in 4 switches" in e or "switch" in e for e in w.legend.entries), w.legend.entries
     assert result.algorithm == "nvls"
+
+
+def test_the_replay_bar_chooses_which_pair_of_trees_is_drawn(make_window, qtbot):
+    """NCCL runs a double binary tree per rail: every pair can be drawn, one at a time or all at once."""
+    w = make_window(topology=build_fat_tree(2, "dgx1-v100"))
+    w.sim_panel.show_rings.setChecked(True)
+    result = run(w, qtbot, algorithm="tree", size="64MiB")
+    from dgxstudio.ui.replay_structure import structures
+
+    trees = [s for s in structures(result.sim, result.rings) if s.kind == "tree"]
+    pairs = len(trees) // 2
+    qtbot.waitUntil(w.tree_pair.isVisible, timeout=3000)  # the toolbar lays the chooser out
+    assert pairs >= 2 and w.tree_pair.count() == pairs + 1
+
+    def drawn_roots():
+        return {round(i.sceneBoundingRect().center().x()) for i in w.rings_overlay.items
+                if isinstance(i, QGraphicsEllipseItem)}
+
+    def choose(index):
+        w.tree_pair.setFocus()
+        qtbot.keyClick(w.tree_pair, Qt.Key.Key_Home)
+        for _ in range(index):
+            qtbot.keyClick(w.tree_pair, Qt.Key.Key_Down)
+        assert w.tree_pair.currentIndex() == index
+
+    first = drawn_roots()
+    assert len([i for i in w.rings_overlay.items if isinstance(i, QGraphicsEllipseItem)]) == 2
+    choose(1)
+    assert "tree pair 1" in w.status.text()
+    second = len([i for i in w.rings_overlay.items if isinstance(i, QGraphicsEllipseItem)])
+    assert second == 2 and drawn_roots() != first or trees[2].root != trees[0].root
+    choose(pairs)  # "all"
+    assert len([i for i in w.rings_overlay.items if isinstance(i, QGraphicsEllipseItem)]) == len(trees)
+    w.open_preset("dgx1-v100")
+    qtbot.waitUntil(lambda: not w.tree_pair.isVisible(), timeout=3000)
+    assert w.tree_pair.count() == 0

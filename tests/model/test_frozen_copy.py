@@ -1,0 +1,20 @@
+"""The copy runs read: taken once per state of the document, a new one after any edit."""
+
+from dgxstudio.model.presets import load_preset
+from dgxstudio.model.topology import Device
+
+
+def test_frozen_copy_is_shared_until_an_edit_and_never_follows_one():
+    topo = load_preset("dgx1-v100")
+    first = topo.frozen_copy()
+    assert topo.frozen_copy() is first and first is not topo
+    topo.move({"gpu0": (5.0, 6.0)})  # even a move is an edit
+    second = topo.frozen_copy()
+    assert second is not first and second.layout.positions["gpu0"] == (5.0, 6.0)
+    with topo.events.batch():  # edits held in a batch count too
+        topo.add_device(Device("cpu9", "cpu", next(d.part for d in topo.devices.values() if d.kind == "cpu"), "x"))
+        assert topo.frozen_copy() is not second
+    third = topo.frozen_copy()
+    assert "cpu9" in third.devices and "cpu9" not in second.devices and "cpu9" not in first.devices
+    topo.name = "renamed"  # a rename emits no event but still gives a new copy
+    assert topo.frozen_copy() is not third and topo.frozen_copy().name == "renamed"
