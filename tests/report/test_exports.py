@@ -162,3 +162,18 @@ def test_cli_import_nccl_and_bad_input(tmp_path, capsys):
     assert code == 2 and "not <system>" in capsys.readouterr().err
     code = main(["export", "--preset", "dgx1-fat-tree-124", "--format", "nccl-xml", "-o", str(xml)])
     assert code == 2 and "one system" in capsys.readouterr().err
+
+
+def test_cli_report_name_without_extension_writes_html(tmp_path, capsys):
+    assert main(["report", "--preset", "dgx1-p100", "--size", "", "-o", str(tmp_path / "weekly")]) == 0
+    assert not (tmp_path / "weekly").exists()
+    assert (tmp_path / "weekly.html").read_text().lstrip().lower().startswith("<!doctype html")
+    assert (tmp_path / "weekly.json").exists() and (tmp_path / "weekly.csv").exists()
+    assert "weekly.html" in capsys.readouterr().out
+
+
+def test_cli_report_unknown_extension_is_refused_naming_the_formats(tmp_path, capsys):
+    assert main(["report", "--preset", "dgx1-p100", "--size", "", "-o", str(tmp_path / "r.txt")]) == 2
+    err = capsys.readouterr().err
+    assert ".html" in err and ".pdf" in err and "r.txt" in err
+    assert list(tmp_path.iterdir()) == []
