@@ -72,7 +72,8 @@ def cmd_pipeline(args) -> int:
             bwd = bwd or model_bwd
         act = parse_size_arg(args.activation_bytes, "--activation-bytes") if args.activation_bytes not in (None, "0") else (
             0.0 if args.activation_bytes == "0" else model.activation_bytes())
-        spec = PipelineSpec(args.schedule, args.stages, args.microbatches, stage_gpus, fwd, bwd, act, args.chunks)
+        w_share = args.w_share if args.w_share is not None else (0.5 if args.bwd_time else model.weight_gradient_share())
+        spec = PipelineSpec(args.schedule, args.stages, args.microbatches, stage_gpus, fwd, bwd, act, args.chunks, w_share)
         result = run_pipeline(topo, spec, achievable=args.figures == "achievable")
     except sim_errors() as exc:
         raise CliError(str(exc)) from None
@@ -83,8 +84,10 @@ def cmd_pipeline(args) -> int:
         return EXIT_OK
     print(f"{topo.name}: {spec.schedule} pipeline, {spec.stages} stages on {', '.join(stage_gpus)}, "
           f"{spec.microbatches} micro-batches" + (f", {spec.chunks} chunks" if spec.chunks > 1 else ""))
-    print(f"  makespan {result.makespan_s * 1e3:.3f} ms; bubble {100 * result.bubble_fraction:.1f}% "
-          f"(ideal {100 * result.as_dict(False)['ideal_bubble_fraction']:.1f}%)")
+    ideal = result.as_dict(False)["ideal_bubble_fraction"]
+    print(f"  makespan {result.makespan_s * 1e3:.3f} ms; bubble {100 * result.bubble_fraction:.1f}% of the makespan, "
+          f"{100 * result.stage_bubble_fraction:.1f}% of the worst stage's span "
+          f"(ideal {'n/a' if ideal is None else f'{100 * ideal:.1f}%'})")
     print(f"  activations held at most, per stage: {result.peak_inflight}")
     return EXIT_OK
 
@@ -200,6 +203,8 @@ def register(sub) -> None:
     p.add_argument("--fwd-time", help="forward time per micro-batch, one or per stage (e.g. 2ms or 2ms,3ms)")
     p.add_argument("--bwd-time", help="backward time per micro-batch, one or per stage")
     p.add_argument("--activation-bytes", help="bytes crossing each stage boundary (0: free; default from the model)")
+    p.add_argument("--w-share", type=float, help="zero-bubble schedules: the weight gradient's share of the backward time "
+                   "(default: the model's, 24h/(48h+8s) by Qi et al.'s FLOP count; 0.5 with --bwd-time)")
     p.add_argument("--figures", choices=["peak", "achievable"], default="peak")
     add_model_options(p)
     p.add_argument("--json", action="store_true")

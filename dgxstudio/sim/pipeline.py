@@ -6,15 +6,9 @@ backward passes for the gradients from the next. Activations and gradients are r
 topology, so a stage boundary over InfiniBand costs what the engine computes for it; with zero bytes
 the boundary is free.
 
-ZB-H1 (Qi et al., ICLR 2024) splits each backward into B (input gradient) and W (weight gradient),
-each half of the backward time here (the paper takes T_B = T_W), keeps 1F1B's order of F and B and
-runs each W when its stage would otherwise wait: the bubble falls from (p-1)(tf+tb+tw) to about
-(p-1)(tf+tb-tw). ZB-H2 allows each stage twice 1F1B's activations (2p micro-batches in flight), so its
-warm-up runs 2(p-s)-1 forward passes on stage s and the bubble before the first B fills too; it
-reaches the last stage's bound (p-1)tf + m(tf+tb+tw) where ZB-H1 cannot (tb large, costly transfers).
-ZB-V splits the model into 2p chunks placed in a V (stage s holds chunks s and 2p-1-s, so the first
-and last chunks share a GPU) and runs F, B and W greedily under 1F1B's activation memory (p
-micro-batches' worth: 2p chunk activations), B first, then F, then W.
+The zero-bubble schedules (ZB-H1, ZB-H2, ZB-V: Qi et al., ICLR 2024; sim/zero_bubble.py) split each
+backward into B (input gradient) and W (weight gradient); W takes ``w_share`` of the backward time
+(the paper's FLOP count gives 24h / (48h + 8s) of it to W for a transformer layer; 0.5 by default).
 
 With equal stage times tf, tb and free communication the makespans are the textbook ones:
 (m + p - 1)(tf + tb) for GPipe and 1F1B, and (m + (p - 1) / v)(tf + tb) interleaved, so the bubble
@@ -26,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from . import limits
+from . import limits, zero_bubble
 from ..model.topology import Topology
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
 from ..analysis.routing import Router, RoutingError
@@ -35,9 +29,6 @@ SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v")
 # Zero-bubble schedules split the backward pass into B (input gradient, on the critical path) and W
 # (weight gradient, deferred into the bubbles): Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024.
 SPLIT_BACKWARD = ("zb-h1", "zb-h2", "zb-v")
-# In-flight micro-batches a stage may hold (activations kept until W): ZB-H1 keeps 1F1B's p, ZB-H2 trades
-# memory for the warm-up bubble with 2p (Qi et al., section 3.2: "more F passes during the warm-up").
-ZB_MEMORY = {"zb-h1": 1, "zb-h2": 2}
 
 
 class PipelineError(ValueError):
@@ -54,6 +45,7 @@ class PipelineSpec:
     bwd_s: list[float]
     activation_bytes: float
     chunks: int = 1
+    w_share: float = 0.5  # zero-bubble schedules: the weight gradient's (W's) share of the backward time
 
     def __post_init__(self) -> None:
         if self.schedule == "zb-v" and self.chunks == 1:
@@ -65,6 +57,9 @@ class PipelineSpec:
         for t in (*self.fwd_s, *self.bwd_s):
             limits.number(t, "stage time (s)", PipelineError, hi=limits.MAX_TIME_S)
         limits.number(self.activation_bytes, "activation bytes", PipelineError, hi=limits.MAX_SIZE_BYTES)
+        limits.number(self.w_share, "weight-gradient share of the backward", PipelineError, hi=1.0)
+        if not 0 < self.w_share < 1:
+            raise PipelineError(f"the weight gradient's share of the backward ({self.w_share:g}) must be between 0 and 1")
         if self.schedule not in SCHEDULES:
             raise PipelineError(f"unknown schedule {self.schedule!r} (one of {', '.join(SCHEDULES)})")
         if p < 1 or m < 1 or v < 1:
@@ -97,7 +92,7 @@ def device_orders(spec: PipelineSpec) -> list[list[Task]]:
     """The order in which each stage's GPU runs its forward and backward tasks."""
     p, m, v = spec.stages, spec.microbatches, spec.chunks
     orders = []
-    zb = (_zb_v_orders(spec) if spec.schedule == "zb-v" else _zb_orders(spec)) if spec.schedule in SPLIT_BACKWARD else None
+    zb = _zero_bubble_orders(spec) if spec.schedule in SPLIT_BACKWARD else None
     for s in range(p):
         if spec.schedule == "gpipe":
             order = [Task(s, 0, i, "F") for i in range(m)] + [Task(s, 0, i, "B") for i in range(m)]
@@ -131,136 +126,26 @@ def placement(spec: PipelineSpec, k: int) -> tuple[int, int]:
     return k % p, k // p
 
 
-def _zb_v_orders(spec: PipelineSpec) -> list[list[Task]]:
-    """ZB-V's per-stage orders, planned on the stage times with free transfers: whenever a GPU is free
-    it runs a ready B (the gradient path is the critical one), else a ready F if its activations fit
-    (at most 2p chunk activations held until their W, 1F1B's memory), else a pending W, else waits."""
-    p, m = spec.stages, spec.microbatches
-    last = 2 * p - 1
-    dur = {}
-    for st in range(p):
-        dur[("F", st)] = spec.fwd_s[st] / 2
-        dur[("B", st)] = dur[("W", st)] = spec.bwd_s[st] / 4
-    done: dict[tuple[str, int, int], float] = {}   # (kind, virtual stage, micro) -> end time
-    free = [0.0] * p
-    held = [0] * p                                 # chunk activations held (F done, W not yet)
-    next_f = [[0, 0] for _ in range(p)]            # next micro-batch to forward, per chunk
-    next_b = [[0, 0] for _ in range(p)]
-    pending_w: list[list[tuple[int, int]]] = [[] for _ in range(p)]
-    orders: list[list[Task]] = [[] for _ in range(p)]
-    total = 3 * 2 * m * p
-    eps = 1e-15
-    while sum(len(o) for o in orders) < total:
-        best = None
-        for st in range(p):
-            options = []
-            for c in (1, 0):  # B: the later chunk's first (its gradient feeds the earlier one)
-                i = next_b[st][c]
-                if i < m:
-                    k = virtual_stage(spec, st, c)
-                    dep = ("F", k, i) if k == last else ("B", k + 1, i)
-                    if dep in done and ("F", k, i) in done:
-                        options.append((max(done[dep], done[("F", k, i)]), 0, Task(st, c, i, "B")))
-            for c in (1, 0):
-                i = next_f[st][c]
-                if i < m and held[st] < 2 * p:
-                    k = virtual_stage(spec, st, c)
-                    ready = 0.0 if k == 0 else done.get(("F", k - 1, i))
-                    if ready is not None:
-                        options.append((ready, 1, Task(st, c, i, "F")))
-            if pending_w[st]:
-                c, i = pending_w[st][0]
-                options.append((free[st], 2, Task(st, c, i, "W")))
-            if not options:
-                continue
-            # what can start now, by priority; else the earliest to become ready
-            now = [o for o in options if o[0] <= free[st] + eps]
-            start, prio, task = min(now, key=lambda o: o[1]) if now else min(options, key=lambda o: (o[0], o[1]))
-            start = max(start, free[st])
-            cand = (start, st, prio, task)
-            if best is None or cand[:3] < best[:3]:
-                best = cand
-        if best is None:
-            raise PipelineError("ZB-V could not be scheduled (no task ready)")
-        start, st, _prio, t = best
-        end = start + dur[(t.kind, st)]
-        k = virtual_stage(spec, st, t.chunk)
-        done[(t.kind, k, t.micro)] = end
-        free[st] = end
-        orders[st].append(t)
-        if t.kind == "F":
-            next_f[st][t.chunk] += 1
-            held[st] += 1
-        elif t.kind == "B":
-            next_b[st][t.chunk] += 1
-            pending_w[st].append((t.chunk, t.micro))
-        else:
-            pending_w[st].pop(0)
-            held[st] -= 1
-    return orders
+def pass_times(spec: PipelineSpec) -> dict[str, list[float]]:
+    """Per stage, the time of one F, B and W pass of one model chunk (B is the whole backward in
+    schedules that do not split it)."""
+    v = spec.chunks
+    fwd = [t / v for t in spec.fwd_s]
+    if spec.schedule not in SPLIT_BACKWARD:
+        return {"F": fwd, "B": [t / v for t in spec.bwd_s]}
+    return {"F": fwd, "B": [t * (1 - spec.w_share) / v for t in spec.bwd_s], "W": [t * spec.w_share / v for t in spec.bwd_s]}
 
 
-def _zb_orders(spec: PipelineSpec) -> list[list[Task]]:
-    """The zero-bubble schedules' per-stage orders. ZB-H1: 1F1B's sequence of F and B (so no more
-    activations in flight than 1F1B), with each W deferred and run whenever the stage's next F or B is
-    not ready yet, the rest at the end. ZB-H2: the same with twice the memory, so the warm-up runs
-    2(p - s) - 1 forward passes on stage s and the bubble before the first B fills with F. The order is
-    planned on the stage times with free transfers (ZB plans on profiled times)."""
-    p, m = spec.stages, spec.microbatches
-    mem = ZB_MEMORY[spec.schedule]
-    fb = []
-    for s in range(p):
-        warm = min(p - s - 1 if mem == 1 else 2 * (p - s) - 1, m)
-        order = [Task(s, 0, i, "F") for i in range(warm)]
-        for i in range(m - warm):
-            order += [Task(s, 0, warm + i, "F"), Task(s, 0, i, "B")]
-        fb.append(order + [Task(s, 0, i, "B") for i in range(m - warm, m)])
-    dur = {"F": spec.fwd_s, "B": [b / 2 for b in spec.bwd_s], "W": [b / 2 for b in spec.bwd_s]}
-    pos, free, nf, nw = [0] * p, [0.0] * p, [0] * p, [0] * p
-    pending: list[list[int]] = [[] for _ in range(p)]
-    done: dict[tuple[str, int, int], float] = {}
-    orders: list[list[Task]] = [[] for _ in range(p)]
-    eps = 1e-15
-    while True:
-        best = None
-        for s in range(p):
-            cand = None
-            if pos[s] < len(fb[s]):
-                t = fb[s][pos[s]]
-                if t.kind == "F":
-                    dep = ("F", s - 1, t.micro) if s > 0 else None
-                else:
-                    dep = ("B", s + 1, t.micro) if s < p - 1 else ("F", s, t.micro)
-                ready = done.get(dep) if dep else 0.0
-                full = t.kind == "F" and nf[s] - nw[s] >= mem * p  # 1F1B's peak (stage 0 holds p), or twice it
-                if full and pending[s]:
-                    cand = (free[s], s, Task(s, 0, pending[s][0], "W"))
-                elif ready is not None and ready <= free[s] + eps:
-                    cand = (free[s], s, t)
-                elif pending[s]:
-                    cand = (free[s], s, Task(s, 0, pending[s][0], "W"))
-                elif ready is not None:
-                    cand = (ready, s, t)
-            elif pending[s]:
-                cand = (free[s], s, Task(s, 0, pending[s][0], "W"))
-            if cand is not None and (best is None or cand[:2] < best[:2]):
-                best = cand
-        if best is None:
-            break
-        start, s, t = best
-        end = start + dur[t.kind][s]
-        done[(t.kind, s, t.micro)] = end
-        free[s] = end
-        orders[s].append(t)
-        nf[s] += t.kind == "F"
-        nw[s] += t.kind == "W"
-        if t.kind == "W":
-            pending[s].pop(0)
+def _zero_bubble_orders(spec: PipelineSpec) -> list[list[Task]]:
+    times = pass_times(spec)
+    try:
+        if spec.schedule == "zb-v":
+            plan = zero_bubble.v_shape(spec.stages, spec.microbatches, times["F"], times["B"], times["W"])
         else:
-            pos[s] += 1
-            if t.kind == "B":
-                pending[s].append(t.micro)
-    return orders
+            plan = zero_bubble.handcrafted(spec.schedule, spec.stages, spec.microbatches)
+    except zero_bubble.ZeroBubbleError as exc:
+        raise PipelineError(str(exc)) from None
+    return [[Task(s, c, i, kind) for kind, c, i in order] for s, order in enumerate(plan)]
 
 
 def _interleaved_order(s: int, p: int, m: int, v: int) -> list[Task]:
@@ -292,6 +177,15 @@ class PipelineResult:
     timeline: list[dict]
     sim: SimResult
     busy_s: list[float] = field(default_factory=list)
+    stage_bubble_s: list[float] = field(default_factory=list)
+    peak_awaiting_b: list[int] = field(default_factory=list)
+
+    @property
+    def stage_bubble_fraction(self) -> float:
+        """The zero-bubble paper's measure: the worst stage's idle time between its first and last pass,
+        over that plus its work (the skew between stages, which the next iteration overlaps, is not idle)."""
+        fracs = [idle / (idle + busy) for idle, busy in zip(self.stage_bubble_s, self.busy_s) if idle + busy > 0]
+        return max(fracs, default=0.0)
 
     def as_dict(self, with_timeline: bool = True) -> dict:
         d = {
@@ -302,8 +196,11 @@ class PipelineResult:
             "stage_gpus": self.spec.stage_gpus,
             "makespan_s": self.makespan_s,
             "bubble_fraction": self.bubble_fraction,
+            "stage_bubble_fraction": self.stage_bubble_fraction,
             "ideal_bubble_fraction": ideal_bubble(self.spec),
+            "stage_bubble_s": self.stage_bubble_s,
             "peak_inflight_microbatches": self.peak_inflight,
+            "peak_awaiting_input_gradient": self.peak_awaiting_b,
             "busy_s": self.busy_s,
             "bottlenecks": self.sim.bottlenecks(5),
         }
@@ -312,13 +209,25 @@ class PipelineResult:
         return d
 
 
-def ideal_bubble(spec: PipelineSpec) -> float:
+def ideal_bubble(spec: PipelineSpec) -> float | None:
+    """The textbook bubble as a fraction of a stage's span (its idle time over idle plus work), equal
+    stage times assumed: (p-1)/(m+p-1) for GPipe and 1F1B, divided by v interleaved, and the zero-bubble
+    paper's Table 2 for ZB-H1/ZB-H2 (or stage 0's warm-up wait where that is longer); ZB-V: 0 when
+    T_F = T_B = T_W and m >= 2p, else no closed form (None)."""
     p, m, v = spec.stages, spec.microbatches, spec.chunks
-    if spec.schedule in SPLIT_BACKWARD and p > 0:
-        tf, tb = sum(spec.fwd_s) / p, sum(spec.bwd_s) / p / 2  # tw = tb
-        idle = (p - 1) * tf
-        return idle / (m * (tf + 2 * tb) + idle) if m * (tf + 2 * tb) + idle > 0 else 0.0
-    return (p - 1) / v / (m + (p - 1) / v)
+    if spec.schedule not in SPLIT_BACKWARD:
+        return (p - 1) / v / (m + (p - 1) / v)
+    tf = sum(spec.fwd_s) / p
+    tb = sum(spec.bwd_s) / p * (1 - spec.w_share)
+    tw = sum(spec.bwd_s) / p * spec.w_share
+    work = m * (tf + tb + tw)
+    if spec.schedule == "zb-v":
+        equal = max(tf, tb, tw) - min(tf, tb, tw) <= 1e-9 * max(tf, tb, tw)
+        return 0.0 if equal and m >= 2 * p else None
+    idle = zero_bubble.expected_bubble(spec.schedule, p, m, tf, tb, tw)
+    if idle is None:
+        return None
+    return idle / (work + idle) if work + idle > 0 else 0.0
 
 
 def build_pipeline(spec: PipelineSpec) -> tuple[Schedule, dict[int, Task]]:
@@ -327,14 +236,13 @@ def build_pipeline(spec: PipelineSpec) -> tuple[Schedule, dict[int, Task]]:
     p, v = spec.stages, spec.chunks
     sched = Schedule([], 0.0, f"{spec.schedule} pipeline, {p} stages, {spec.microbatches} micro-batches")
     orders = device_orders(spec)
+    times = pass_times(spec)
     gid: dict[Task, int] = {}
     tasks: dict[int, Task] = {}
     # Compute groups first (dependencies are filled in below, once every id is known).
     for order in orders:
         for task in order:
-            t = (spec.fwd_s if task.kind == "F" else spec.bwd_s)[task.stage] / v
-            if spec.schedule in SPLIT_BACKWARD:
-                t = t if task.kind == "F" else t / 2
+            t = times[task.kind][task.stage]
             i = sched.add(Group(f"{task.kind}{task.micro} stage {task.stage}" + (f" chunk {task.chunk}" if v > 1 else ""),
                                 duration_s=t, meta={"device": spec.stage_gpus[task.stage], "kind": task.kind,
                                                     "micro": task.micro, "stage": task.stage, "chunk": task.chunk}))
@@ -407,11 +315,14 @@ def run_pipeline(topo: Topology, spec: PipelineSpec, achievable: bool = False,
                          "microbatch": task.micro, "chunk": task.chunk, "start_s": start, "end_s": end})
     makespan = sim.time_s
     bubble = 1.0 - sum(busy) / (spec.stages * makespan) if makespan > 0 else 0.0
-    return PipelineResult(spec, makespan, bubble, _peak_inflight(spec, tasks, sim), timeline, sim, busy)
+    return PipelineResult(spec, makespan, bubble, _peak_inflight(spec, tasks, sim), timeline, sim, busy,
+                          zero_bubble.stage_bubble(timeline, spec.stages), _peak_inflight(spec, tasks, sim, "B"))
 
 
-def _peak_inflight(spec: PipelineSpec, tasks: dict[int, Task], sim: SimResult) -> list[int]:
-    """Per stage, the most micro-batches whose activations it holds at once (forward done, backward not)."""
+def _peak_inflight(spec: PipelineSpec, tasks: dict[int, Task], sim: SimResult, until: str | None = None) -> list[int]:
+    """Per stage, the most micro-batches whose activations it holds at once: from the forward's start
+    to the end of the backward (its W in zero-bubble schedules), or to the end of pass ``until``."""
+    until = until or ("W" if spec.schedule in SPLIT_BACKWARD else "B")
     peaks = []
     for s in range(spec.stages):
         events = []
@@ -420,7 +331,7 @@ def _peak_inflight(spec: PipelineSpec, tasks: dict[int, Task], sim: SimResult) -
                 continue
             if t.kind == "F":
                 events.append((float(sim.group_start[i]), 1))
-            elif t.kind == ("W" if spec.schedule in SPLIT_BACKWARD else "B"):
+            elif t.kind == until:
                 events.append((float(sim.group_done[i]), -1))
         events.sort(key=lambda e: (e[0], e[1]))
         level = peak = 0

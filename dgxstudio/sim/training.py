@@ -88,6 +88,12 @@ class ModelSpec:
         mlp_runs = self.top_k if self.moe else 1
         return (8.0 + 16.0 * mlp_runs) * b * s * h * h + 4.0 * b * s * s * h
 
+    def weight_gradient_share(self) -> float:
+        """W's share of a layer's backward FLOPs when it is split for the zero-bubble schedules: B (input
+        gradient) sbh(24h + 8s), W (weight gradient) sbh(24h) (Qi et al., ICLR 2024, Table 1)."""
+        h, s = self.hidden, self.seq_len
+        return 24.0 * h / (48.0 * h + 8.0 * s)
+
     def dispatch_bytes(self) -> float:
         """Bytes a GPU sends into one token all-to-all (dispatch or combine): each of its tokens' hidden
         states goes to top-k experts."""
@@ -387,7 +393,8 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     pipe = None
     if pp > 1:
         lanes = [[place[(d, p, t)] for p in range(pp)] for d in range(dp) for t in range(tp)]
-        spec = PipelineSpec(schedule, pp, microbatches, lanes[0], [fwd] * pp, [bwd] * pp, model.activation_bytes() / tp)
+        spec = PipelineSpec(schedule, pp, microbatches, lanes[0], [fwd] * pp, [bwd] * pp, model.activation_bytes() / tp,
+                            w_share=model.weight_gradient_share())
         pipe = run_pipeline(topo, spec, router=router, lanes=lanes)
         makespan = pipe.makespan_s
     else:
