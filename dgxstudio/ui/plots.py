@@ -221,6 +221,11 @@ class GanttPlot(QWidget):
     taskClicked = Signal(dict)
 
     COLORS = {"F": QColor("#4a90d9"), "B": QColor("#e8a33d"), "W": QColor("#5fb36a")}  # W: weight gradient (zero-bubble)
+    LABEL_PX = 26  # a box narrower than this on screen is drawn without its "F12" label
+
+    @classmethod
+    def chunk_color(cls, kind: str, chunk: int) -> QColor:
+        return cls.COLORS[kind].lighter(100 + 35 * chunk)
 
     def __init__(self):
         super().__init__()
@@ -234,6 +239,9 @@ class GanttPlot(QWidget):
         self.timeline: list[dict] = []
         self.rows: list[str] = []
         self.cursor = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("#d00000", width=1.5))
+        self.labels: list[tuple[pg.TextItem, float]] = []
+        self.plot.vb.sigRangeChanged.connect(self._fit_labels)
+        self.plot.vb.sigResized.connect(self._fit_labels)
         self.widget.scene().sigMouseClicked.connect(self._clicked)
 
     def set_result(self, result, upto: float | None = None) -> None:
@@ -242,29 +250,52 @@ class GanttPlot(QWidget):
         self.timeline = [e for e in result.timeline if upto is None or e["start_s"] <= upto]
         self.rows = list(dict.fromkeys(e["device"] for e in result.timeline))
         row = {d: i for i, d in enumerate(self.rows)}
+        # One bar set per pass kind and model chunk: later chunks (interleaved, ZB-V's way back up) are
+        # drawn lighter with dark labels, as the zero-bubble paper draws its second chunk.
         for kind in ("F", "B", "W"):
-            es = [e for e in self.timeline if e["kind"] == kind]
-            if not es:
-                continue
-            ends = [min(e["end_s"], upto) if upto is not None else e["end_s"] for e in es]
-            bar = pg.BarGraphItem(x0=[e["start_s"] for e in es], x1=ends, y=[row[e["device"]] for e in es], height=0.8,
-                                  brush=self.COLORS[kind], pen=pg.mkPen("#ffffff", width=0.5))
-            self.plot.addItem(bar)
-            self.bars[kind] = bar
+            for chunk in sorted({e["chunk"] for e in self.timeline if e["kind"] == kind}):
+                es = [e for e in self.timeline if e["kind"] == kind and e["chunk"] == chunk]
+                ends = [min(e["end_s"], upto) if upto is not None else e["end_s"] for e in es]
+                bar = pg.BarGraphItem(x0=[e["start_s"] for e in es], x1=ends, y=[row[e["device"]] for e in es],
+                                      height=0.8, brush=self.chunk_color(kind, chunk), pen=pg.mkPen("#ffffff", width=0.5))
+                self.plot.addItem(bar)
+                self.bars[kind if chunk == 0 else f"{kind}{chunk}"] = bar
+        self.labels = []
         if len(self.timeline) <= 400:
             for e in self.timeline:
-                label = pg.TextItem(f"{e['kind']}{e['microbatch']}", color="w", anchor=(0.5, 0.5))
+                label = pg.TextItem(f"{e['kind']}{e['microbatch']}", color="w" if e["chunk"] == 0 else "#202020",
+                                    anchor=(0.5, 0.5))
                 label.setPos((e["start_s"] + e["end_s"]) / 2, row[e["device"]])
                 self.plot.addItem(label)
+                self.labels.append((label, e["end_s"] - e["start_s"]))
         ticks = [(float(i), d) for i, d in enumerate(self.rows)]
         self.plot.getAxis("left").setTicks([ticks, []])
         self.plot.setYRange(-0.6, len(self.rows) - 0.4, padding=0)
-        self.plot.setTitle(f"{result.spec.schedule}: {result.spec.stages} stages, {result.spec.microbatches} micro-batches,"
-                           f" bubble {100 * result.bubble_fraction:.1f}%")
+        title = (f"{result.spec.schedule}: {result.spec.stages} stages, {result.spec.microbatches} micro-batches,"
+                 f" bubble {100 * result.bubble_fraction:.1f}%")
+        if result.spec.schedule.startswith("zb"):
+            # the zero-bubble paper counts a stage's idle time between its first and last pass
+            title += f" ({100 * result.stage_bubble_fraction:.1f}% per stage); F forward, B input gradient, W weight gradient"
+        if result.spec.chunks > 1:
+            title += "; lighter: later model chunk"
+        self.plot.setTitle(title)
         self.plot.addItem(self.cursor)
+        self._fit_labels()
+
+    def _fit_labels(self, *_args) -> None:
+        """Show a box's label only where the box is wide and tall enough on screen to hold it."""
+        vb = self.plot.vb
+        (x0, x1), (y0, y1) = vb.viewRange()
+        if x1 <= x0 or y1 <= y0:
+            return
+        px_per_s = vb.width() / (x1 - x0)
+        row_px = vb.height() / (y1 - y0)
+        for label, width in self.labels:
+            label.setVisible(width * px_per_s >= self.LABEL_PX and row_px >= 14)
 
     def clear(self) -> None:
         self.plot.clear()
+        self.labels = []
         self.bars.clear()
         self.timeline, self.rows = [], []
         self.plot.setTitle("Pipeline schedule")

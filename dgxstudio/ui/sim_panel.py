@@ -130,7 +130,9 @@ class SimulationPanel(QWidget):
         w = QWidget()
         f = QFormLayout(w)
         self.schedule = QComboBox()
-        self.schedule.setToolTip('Pipeline schedule: GPipe (all forwards, then all backwards), 1F1B or interleaved')
+        self.schedule.setToolTip('Pipeline schedule: GPipe (all forwards, then all backwards), 1F1B, interleaved, or the '
+                                 'zero-bubble ones (backward split into input and weight gradients): ZB-H1 at 1F1B\'s '
+                                 'memory, ZB-H2 with twice it, ZB-V with two model chunks per GPU in a V')
         self.schedule.addItems(SCHEDULES)
         self.stages = QSpinBox()
         self.stages.setToolTip('Pipeline stages, one GPU each, in the order of the GPU set')
@@ -141,7 +143,7 @@ class SimulationPanel(QWidget):
         self.microbatches.setRange(1, 4096)
         self.microbatches.setValue(8)
         self.chunks = QSpinBox()
-        self.chunks.setToolTip('Model chunks per GPU (interleaved schedule)')
+        self.chunks.setToolTip('Model chunks per GPU (interleaved schedule; ZB-V always uses 2)')
         self.chunks.setRange(1, 16)
         self.from_model = QCheckBox("from the model")
         self.from_model.setToolTip("times and boundary bytes from GPT-3 XL (24 layers, hidden 2048, sequence 2048),"
@@ -260,8 +262,9 @@ class SimulationPanel(QWidget):
             else:
                 fwd, bwd = _per_stage(self.fwd.text(), p), _per_stage(self.bwd.text(), p)
                 act = parse_size(self.activation.text()) if self.activation.text().strip() not in ("", "0") else 0.0
+            share = model.weight_gradient_share() if self.from_model.isChecked() else 0.5
             spec = PipelineSpec(self.schedule.currentText(), p, self.microbatches.value(), gpus[:p], fwd, bwd, act,
-                                self.chunks.value())
+                                self.chunks.value(), share)
             spec.check()
             label = f"{spec.schedule} pipeline, {p} stages x {spec.microbatches} micro-batches"
 
@@ -397,8 +400,11 @@ class ResultsPanel(QWidget):
                    f"{r.busbw_Bps / 1e9:.2f}", f"{100 * r.fraction_of_bound:.1f}"])
 
     def show_pipeline(self, request: RunRequest, r, topology_name: str) -> None:
+        per_stage = (f" ({100 * r.stage_bubble_fraction:.1f}% of the worst stage's span, the zero-bubble paper's measure)"
+                     if r.spec.schedule.startswith("zb") else "")
         self.summary.setText(f"<b>{r.spec.schedule}</b> pipeline: makespan {format_time(r.makespan_s)}, bubble "
-                             f"{100 * r.bubble_fraction:.1f}%, activations held at most per stage {r.peak_inflight}")
+                             f"{100 * r.bubble_fraction:.1f}%{per_stage}, activations held at most per stage "
+                             f"{r.peak_inflight}")
         self._bottlenecks(r.sim.bottlenecks(10))
         self._row([request.label, topology_name, str(r.spec.stages), format_time(r.makespan_s), "", "", ""])
 

@@ -4,6 +4,7 @@ import time
 import pytest
 from shiboken6 import isValid
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 from dgxstudio.model.presets import load_preset
@@ -257,3 +258,31 @@ def test_pipeline_tab_takes_per_stage_times_or_the_model(make_window, qtbot):
         p.run()
     spec = blocker.args[1].spec
     assert spec.bwd_s[0] == pytest.approx(2 * spec.fwd_s[0]) and spec.activation_bytes == 1 * 2048 * 2048 * 2
+
+
+def test_gantt_draws_the_zero_bubble_split_and_zb_v_chunks(make_window, qtbot):
+    """ZB-V from the panel: F, B and W of both model chunks each get their own bars, the second chunk
+    lighter, and the title gives the paper's per-stage bubble beside the makespan's."""
+
+    w = make_window("dgx1-v100")
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(1)
+    p.schedule.setCurrentText("zb-v")
+    p.stages.setValue(4)
+    p.microbatches.setValue(8)
+    p.from_model.setChecked(False)
+    p.fwd.setText("1ms")
+    p.bwd.setText("2ms")
+    p.activation.setText("0")
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    assert w.gantt.box_count() == 4 * 2 * 8 * 3
+    assert set(w.gantt.bars) == {"F", "F1", "B", "B1", "W", "W1"}
+    assert QColor(w.gantt.bars["F1"].opts["brush"]) != QColor(w.gantt.bars["F"].opts["brush"])
+    assert "per stage" in w.gantt.plot.titleLabel.text
+    assert "the zero-bubble paper's measure" in w.results.summary.text()
+    if os.environ.get("DGX_SCREENSHOTS"):
+        w.plots_dock.raise_()
+        w.plot_tabs.setCurrentWidget(w.gantt)
+        qtbot.wait(100)
+        w.grab().save(os.path.join(os.environ["DGX_SCREENSHOTS"], "zb-v-window.png"))
