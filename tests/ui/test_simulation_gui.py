@@ -134,15 +134,26 @@ def test_animation_steps_and_scrubs(make_window, qtbot):
     r.pause()
 
 
-def test_gantt_has_a_row_per_stage_and_a_box_per_task(make_window, qtbot):
-    w = make_window("dgx1-v100")
+def run_pipeline_tab(w, qtbot, schedule, stages=4, microbatches=8, times=None):
+    """Run a pipeline from the Simulation panel's pipeline tab (``times``: forward, backward, free boundaries)."""
     p = w.sim_panel
     p.tabs.setCurrentIndex(1)
-    p.schedule.setCurrentText("1f1b")
-    p.stages.setValue(4)
-    p.microbatches.setValue(8)
+    p.schedule.setCurrentText(schedule)
+    p.stages.setValue(stages)
+    p.microbatches.setValue(microbatches)
+    if times:
+        p.from_model.setChecked(False)
+        p.fwd.setText(times[0])
+        p.bwd.setText(times[1])
+        p.activation.setText("0")
     with qtbot.waitSignal(p.resultReady, timeout=20000):
         p.run()
+    return p
+
+
+def test_gantt_has_a_row_per_stage_and_a_box_per_task(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    run_pipeline_tab(w, qtbot, "1f1b")
     assert w.gantt.rows == ["gpu0", "gpu1", "gpu2", "gpu3"]
     assert w.gantt.box_count() == 4 * 8 * 2
     assert "bubble" in w.gantt.plot.titleLabel.text
@@ -263,19 +274,8 @@ def test_pipeline_tab_takes_per_stage_times_or_the_model(make_window, qtbot):
 def test_gantt_draws_the_zero_bubble_split_and_zb_v_chunks(make_window, qtbot):
     """ZB-V from the panel: F, B and W of both model chunks each get their own bars, the second chunk
     lighter, and the title gives the paper's per-stage bubble beside the makespan's."""
-
     w = make_window("dgx1-v100")
-    p = w.sim_panel
-    p.tabs.setCurrentIndex(1)
-    p.schedule.setCurrentText("zb-v")
-    p.stages.setValue(4)
-    p.microbatches.setValue(8)
-    p.from_model.setChecked(False)
-    p.fwd.setText("1ms")
-    p.bwd.setText("2ms")
-    p.activation.setText("0")
-    with qtbot.waitSignal(p.resultReady, timeout=20000):
-        p.run()
+    run_pipeline_tab(w, qtbot, "zb-v", times=("1ms", "2ms"))
     assert w.gantt.box_count() == 4 * 2 * 8 * 3
     assert set(w.gantt.bars) == {"F", "F1", "B", "B1", "W", "W1"}
     assert QColor(w.gantt.bars["F1"].opts["brush"]) != QColor(w.gantt.bars["F"].opts["brush"])
