@@ -16,7 +16,7 @@ class GpuBandwidth:
     network_bidir_Bps: float
 
 
-def _network_share(topo: Topology) -> dict[str, float]:
+def _network_share(topo: Topology, achievable: bool = False) -> dict[str, float]:
     """Network bandwidth of each system's compute NICs divided among its GPUs."""
     per_system_bw: dict[str, float] = {}
     per_system_gpus: dict[str, int] = {}
@@ -30,12 +30,13 @@ def _network_share(topo: Topology) -> dict[str, float]:
             for lk in topo.links_of(dev.id):
                 lt = topo.link_type_of(lk)
                 if lt is not None and lt.family in NETWORK_FAMILIES:
-                    per_system_bw[sid] = per_system_bw.get(sid, 0.0) + 2 * topo.link_bandwidth_per_direction_Bps(lk)
+                    per_system_bw[sid] = per_system_bw.get(sid, 0.0) + 2 * topo.link_bandwidth_per_direction_Bps(lk, achievable)
     return {sid: per_system_bw.get(sid, 0.0) / n for sid, n in per_system_gpus.items() if n}
 
 
-def gpu_bandwidth(topo: Topology, gpus: list[str]) -> list[GpuBandwidth]:
-    share = _network_share(topo)
+def gpu_bandwidth(topo: Topology, gpus: list[str], achievable: bool = False) -> list[GpuBandwidth]:
+    """Rated figures, or with ``achievable`` each link type's catalog efficiency (what NCCL reaches)."""
+    share = _network_share(topo, achievable)
     out = []
     for gpu in gpus:
         by_family = {"nvlink": 0.0, "pcie": 0.0, "network": 0.0}
@@ -45,7 +46,7 @@ def gpu_bandwidth(topo: Topology, gpus: list[str]) -> list[GpuBandwidth]:
                 continue
             key = "network" if lt.family in NETWORK_FAMILIES else lt.family
             if key in by_family:
-                by_family[key] += 2 * topo.link_bandwidth_per_direction_Bps(lk)
+                by_family[key] += 2 * topo.link_bandwidth_per_direction_Bps(lk, achievable)
         sid = topo.system_of(gpu)
         if by_family["network"] == 0.0 and sid in share:
             by_family["network"] = share[sid]

@@ -113,6 +113,18 @@ def cmd_train(args) -> int:
         print(f"    {k:<32} {v * 1e3:10.2f} ms   bottleneck: {r.bottleneck[k]}")
     d = r.details
     print(f"  critical resource: {d['critical_resource']} - {d['critical_resource_words']}")
+    verdicts = d.get("verdicts") or {}
+    for key in ("rated", "achievable", "simulated"):
+        v = verdicts.get(key)
+        if v is None:
+            continue
+        rates = (f"NVLink {v['nvlink_per_gpu_per_direction_Bps'] / 1e9:.0f} GB/s per GPU vs network "
+                 f"{v['network_per_system_per_direction_Bps'] / 1e9:.0f} GB/s per system per direction; "
+                 if "nvlink_per_gpu_per_direction_Bps" in v else "")
+        print(f"    {key + ':':<11} {v['limit']} limits ({rates}NVLink offers {v['offered_ratio']:.2f}x the network, "
+              f"the tensor traffic needs {v['required_ratio']:.2f}x) - {v['basis']}")
+    if "why_they_differ" in verdicts:
+        print(f"    why: {verdicts['why_they_differ']}")
     print("  busy fraction per link class: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in d["busy_fraction"].items()))
     return EXIT_OK
 

@@ -411,8 +411,14 @@ class ResultsPanel(QWidget):
     def show_training(self, request: RunRequest, r, topology_name: str) -> None:
         parts = "<br>".join(f"{k}: {format_time(v)} (bottleneck: {r.bottleneck[k]})" for k, v in r.breakdown_s.items())
         critical = r.details.get("critical_resource_words")
+        verdicts = r.details.get("verdicts") or {}
+        lines = [f"{key}: {v['limit']} limits (NVLink offers {v['offered_ratio']:.2f}x the network, needs "
+                 f"{v['required_ratio']:.2f}x)" for key, v in verdicts.items() if isinstance(v, dict)]
+        if "why_they_differ" in verdicts:
+            lines.append(f"why: {verdicts['why_they_differ']}")
         self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s<br>{parts}"
-                             + (f"<br><b>Critical:</b> {critical}" if critical else ""))
+                             + (f"<br><b>Critical:</b> {critical}" if critical else "")
+                             + ("<br><b>Verdicts</b> " + "<br>".join(lines) if lines else ""))
         self.bottlenecks.clear()
         self._row([request.label, topology_name, str(r.dp * r.tp * r.pp), format_time(r.iteration_s), "", "", ""])
 

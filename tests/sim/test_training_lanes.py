@@ -158,3 +158,30 @@ def test_expert_gradients_are_reduced_only_among_replicas_holding_the_same_exper
     shared = train_iteration(topo, gpus, 16, 1, 1, moe, microbatches=2, ep=8)
     assert shared.details["expert_data_parallel_size"] == 2
     assert shared.details["dp_allreduce_s"] > own.details["dp_allreduce_s"]
+
+
+def test_verdicts_at_rated_and_achievable_figures(pairs, capsys, tmp_path):
+    """The lecture's verdict takes rated NVLink against 0.8 x rated RDMA; at the catalog's NCCL-measured
+    figures (NVLink3 x0.8, HDR x0.96) NVLink limits the A100 pair too. Both are reported, with why."""
+    v = {}
+    for system, topo in pairs.items():
+        gpus = [d.id for d in topo.gpus()]
+        v[system] = train_iteration(topo, gpus, 1, 8, 2, ModelSpec(), microbatches=4).details["verdicts"]
+    a100, a800 = v["dgx-a100"], v["hgx-a800"]
+    assert a100["rated"]["limit"] == "infiniband" and a100["rated"]["offered_ratio"] == pytest.approx(300 / 160)
+    assert a100["achievable"]["limit"] == "nvlink" and a100["achievable"]["offered_ratio"] == pytest.approx(240 / 192)
+    assert a100["achievable"]["nvlink_per_gpu_per_direction_Bps"] == pytest.approx(240e9)
+    assert a100["achievable"]["network_per_system_per_direction_Bps"] == pytest.approx(8 * 25e9 * 0.96)
+    assert a100["simulated"]["limit"] == "nvlink"
+    assert "80% of NVLink's rating but 96% of the network's" in a100["why_they_differ"]
+    assert {a800[k]["limit"] for k in ("rated", "achievable", "simulated")} == {"nvlink"}
+    assert "why_they_differ" not in a800
+    for d in (a100, a800):
+        assert all(d[k]["required_ratio"] == pytest.approx(1.75) for k in ("rated", "achievable", "simulated"))
+    f = tmp_path / "a100.dgxs"
+    assert main(["generate", "fat-tree", "--system", "dgx-a100", "--systems", "2", "-o", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["train", str(f), "--tp", "8", "--pp", "2", "--microbatches", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "rated:      infiniband limits" in out and "achievable: nvlink limits" in out and "why: NCCL reaches" in out
+    assert "at the catalog's achievable figures NVLink limits" in out

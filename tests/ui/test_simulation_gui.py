@@ -286,3 +286,19 @@ def test_gantt_draws_the_zero_bubble_split_and_zb_v_chunks(make_window, qtbot):
         w.plot_tabs.setCurrentWidget(w.gantt)
         qtbot.wait(100)
         w.grab().save(os.path.join(os.environ["DGX_SCREENSHOTS"], "zb-v-window.png"))
+
+
+def test_training_summary_gives_the_verdict_on_each_basis(make_window, qtbot):
+    from dgxstudio.model.builders import build_fat_tree
+
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(2)
+    p.dp.setValue(1)
+    p.tp.setValue(8)
+    p.pp.setValue(2)
+    p.train_micro.setValue(2)
+    with qtbot.waitSignal(p.resultReady, timeout=60000):
+        p.run()
+    text = w.results.summary.text()
+    assert "rated: infiniband limits" in text and "achievable: nvlink limits" in text and "why: NCCL reaches" in text
