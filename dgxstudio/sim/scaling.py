@@ -202,6 +202,8 @@ def case_model(name: str, topo: Topology, gpu: str) -> StepModel:
     c = cases[name]
     curve = BatchCurve.fit(c["throughput_points"])
     ref_batch, ref_thr = max(c["throughput_points"])
+    if "reference_throughput" in c:  # the level from the case's own source; the points give the curve's shape
+        ref_batch, ref_thr = c["reference_throughput"]["batch"], c["reference_throughput"]["samples_per_s"]
     keys = PRECISION_PEAK[c["precision"]]
     ref_part = default_catalog().part(c["reference_gpu"])
     ref_specs = ref_part.specs if ref_part else {}
@@ -245,5 +247,36 @@ def run_case(name: str, achievable: bool = True, algorithm: str = "auto") -> dic
                             "simulated_ratio": sim["nvlink"] / sim["pcie"]}
         comparison[kind]["ratio_error"] = comparison[kind]["simulated_ratio"] / comparison[kind]["published_ratio"] - 1
     out["comparison"] = comparison
+    if "published_strong_efficiency_8gpu" in c:
+        out["published_bounds"] = published_bounds(c, out)
+    return out
+
+
+def published_bounds(c: dict, result: dict) -> dict:
+    """What the published figures alone say about each 8-GPU step. The strong-scaling efficiencies
+    give one GPU's throughput at the global batch (a lower bound where the paper says "less than");
+    a step cost that does not grow with the batch (gradient all-reduce, optimizer) cannot exceed the
+    strong step minus its compute, which is at least 1/8 of one GPU's step (linear scaling; small
+    batches are slower per image). The weak step's excess over one GPU beyond that bound grows with
+    the images per GPU: no link or collective model can produce it."""
+    eff = c["published_strong_efficiency_8gpu"]
+    pub = c["published_8gpu_images_per_s"]
+    out = {}
+    for label in pub["weak"]:
+        one_gpu = pub["strong"][label] / (8 * eff[label])  # images/s of one GPU at the global batch
+        one_step = c["global_batch"] / one_gpu
+        weak_step = 8 * c["batch_per_gpu"] / pub["weak"][label]
+        strong_step = c["global_batch"] / pub["strong"][label]
+        rows = {r["gpus"]: r for r in result["systems"][label]["rows"]}
+        strong_compute = rows[8]["strong_compute_s"] * one_step / rows[1]["weak_compute_s"] if 1 in rows else one_step / 8
+        out[label] = {
+            "one_gpu_images_per_s": one_gpu, "one_gpu_relation": "at least" if eff.get(f"{label}_relation") == "less than" else "about",
+            "one_gpu_step_s": one_step, "weak_step_s": weak_step, "strong_step_s": strong_step,
+            "weak_excess_over_one_gpu_s": weak_step - one_step,
+            "batch_independent_cost_at_most_s": strong_step - one_step / 8,
+            "batch_independent_cost_at_most_with_batch_curve_s": strong_step - strong_compute,
+            "grows_with_batch_at_least_s": (weak_step - one_step) - (strong_step - one_step / 8),
+            "grows_with_batch_with_batch_curve_s": (weak_step - one_step) - (strong_step - strong_compute),
+        }
     return out
 
