@@ -158,6 +158,16 @@ def test_expert_gradients_are_reduced_only_among_replicas_holding_the_same_exper
     shared = train_iteration(topo, gpus, 16, 1, 1, moe, microbatches=2, ep=8)
     assert shared.details["expert_data_parallel_size"] == 2
     assert shared.details["dp_allreduce_s"] > own.details["dp_allreduce_s"]
+    # exactly: the dense buckets over all 16 replicas, then the expert buckets over the 8 pairs {e, e + 8}
+    # that hold the same experts, all 8 pairs at once
+    expert_bytes = shared.details["expert_gradient_bytes_per_gpu"]
+    assert expert_bytes == pytest.approx(4 * 8.0 * 1024 ** 2 * 16 / 8 * moe.bytes_per_value)
+    pairs_ = {f"e{e}": [replicas[e], replicas[e + 8]] for e in range(8)}
+    expert_t = sum(concurrent_allreduce(topo, router, pairs_, s, 4 * 2**20, {k: [C.RingSpec(v)] for k, v in pairs_.items()})[0]
+                   for s in bucket_sizes(expert_bytes, ddp_bucket_bytes()))
+    assert shared.details["dp_allreduce_s"] == pytest.approx(expected + expert_t, rel=1e-9)
+    # the pairs cross the network (replica e in one system, e + 8 in the other); the dense ring does too
+    assert {topo.system_of(a) != topo.system_of(b) for a, b in pairs_.values()} == {True}
 
 
 def test_verdicts_at_rated_and_achievable_figures(pairs, capsys, tmp_path):
