@@ -46,6 +46,7 @@ class PipelineSpec:
     activation_bytes: float
     chunks: int = 1
     w_share: float = 0.5  # zero-bubble schedules: the weight gradient's (W's) share of the backward time
+    plan_comm_s: float | None = None  # ZB-V: the boundary transfer time its plan allows (None: run_pipeline estimates it)
 
     def __post_init__(self) -> None:
         if self.schedule == "zb-v" and self.chunks == 1:
@@ -140,7 +141,8 @@ def _zero_bubble_orders(spec: PipelineSpec) -> list[list[Task]]:
     times = pass_times(spec)
     try:
         if spec.schedule == "zb-v":
-            plan = zero_bubble.v_shape(spec.stages, spec.microbatches, times["F"], times["B"], times["W"])
+            plan = zero_bubble.v_shape(spec.stages, spec.microbatches, times["F"], times["B"], times["W"],
+                                       spec.plan_comm_s or 0.0)
         else:
             plan = zero_bubble.handcrafted(spec.schedule, spec.stages, spec.microbatches)
     except zero_bubble.ZeroBubbleError as exc:
@@ -199,6 +201,7 @@ class PipelineResult:
             "stage_bubble_fraction": self.stage_bubble_fraction,
             "ideal_bubble_fraction": ideal_bubble(self.spec),
             "stage_bubble_s": self.stage_bubble_s,
+            "planned_transfer_s": self.spec.plan_comm_s,
             "peak_inflight_microbatches": self.peak_inflight,
             "peak_awaiting_input_gradient": self.peak_awaiting_b,
             "busy_s": self.busy_s,
@@ -294,6 +297,10 @@ def run_pipeline(topo: Topology, spec: PipelineSpec, achievable: bool = False,
         for g in lane:
             if g not in topo.devices or topo.devices[g].kind != "gpu":
                 raise PipelineError(f"{g!r} is not a GPU of this topology")
+    spec.check()
+    router = router or Router(topo, achievable)
+    if spec.schedule == "zb-v" and spec.plan_comm_s is None:
+        spec = replace(spec, plan_comm_s=boundary_estimate(router, spec))
     sched, tasks = build_pipeline(spec)
     for lane in lanes[1:]:
         other, _ = build_pipeline(replace(spec, stage_gpus=list(lane)))
@@ -303,7 +310,7 @@ def run_pipeline(topo: Topology, spec: PipelineSpec, achievable: bool = False,
             g.deps_sent = tuple(d + offset for d in g.deps_sent)
             sched.groups.append(g)
     try:
-        sim = Engine(router or Router(topo, achievable)).run(sched, progress, cancel)
+        sim = Engine(router).run(sched, progress, cancel)
     except RoutingError as exc:
         raise PipelineError(str(exc)) from None
     timeline = []
@@ -317,6 +324,26 @@ def run_pipeline(topo: Topology, spec: PipelineSpec, achievable: bool = False,
     bubble = 1.0 - sum(busy) / (spec.stages * makespan) if makespan > 0 else 0.0
     return PipelineResult(spec, makespan, bubble, _peak_inflight(spec, tasks, sim), timeline, sim, busy,
                           zero_bubble.stage_bubble(timeline, spec.stages), _peak_inflight(spec, tasks, sim, "B"))
+
+
+def boundary_estimate(router: Router, spec: PipelineSpec) -> float:
+    """The longest time one activation (or gradient) takes across a stage boundary on its own: its bytes
+    at the route's narrowest share plus the route's latency, both ways. ZB-V plans with it, as the
+    zero-bubble scheduler plans with a profiled communication time."""
+    if spec.activation_bytes <= 0:
+        return 0.0
+    worst = 0.0
+    gpus = spec.stage_gpus
+    try:
+        for a, b in zip(gpus, gpus[1:]):
+            for src, dst in ((a, b), (b, a)):
+                r = router.routes(src, dst)
+                rate = min(min(float(router.capacity[c]) / float(w) for c, w in zip(r.channels, r.weights) if w > 0),
+                           r.cap_Bps)
+                worst = max(worst, spec.activation_bytes / rate + r.latency_s)
+    except RoutingError as exc:
+        raise PipelineError(str(exc)) from None
+    return worst
 
 
 def _peak_inflight(spec: PipelineSpec, tasks: dict[int, Task], sim: SimResult, until: str | None = None) -> list[int]:

@@ -159,3 +159,21 @@ def test_weight_gradient_share(topo):
                  "--fwd-time", "1ms", "--bwd-time", "2ms", "--activation-bytes", "0", "--w-share", "0.25"]) == 0
     assert main(["pipeline", "--preset", "dgx1-v100", "--schedule", "zb-h1", "--stages", "4", "--microbatches", "8",
                  "--fwd-time", "1ms", "--bwd-time", "2ms", "--activation-bytes", "0", "--w-share", "2"]) == 2
+
+
+def test_zb_v_plans_with_the_boundary_transfer_time():
+    """ZB-V's scheduler takes a communication time (the authors plan on profiled times): run_pipeline gives
+    it the slowest boundary's transfer, bytes over the route's rate plus its latency, and the plan is no
+    worse than one that assumes free transfers."""
+    from dataclasses import replace
+
+    topo = build_fat_tree(4)
+    gpus = [f"s{k}.gpu0" for k in range(1, 5)]
+    act = 64 * 2**20
+    r = run(topo, "zb-v", 4, 8, 1, 1, 1, act=act, gpus=gpus)
+    edr = topo.catalog.link_type("IB-EDR").bandwidth_per_direction_Bps()
+    assert act / edr < r.spec.plan_comm_s < act / edr * 1.05 + 20e-6
+    free = run_pipeline(topo, replace(r.spec, plan_comm_s=0.0))
+    assert r.makespan_s <= free.makespan_s + 1e-12
+    check_valid(r)
+    assert run(topo, "zb-h1", 4, 8, 1, 1, 1, gpus=gpus).spec.plan_comm_s is None  # only ZB-V plans with it
