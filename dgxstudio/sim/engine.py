@@ -14,6 +14,7 @@ active routes, so they are cached per such *rate pattern*; repeated ring steps c
 from __future__ import annotations
 
 import heapq
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -219,14 +220,92 @@ def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity
     return rate, uch, load
 
 
+def _components(table: RouteTable, used: np.ndarray, n_channels: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Connected components of the channels that the ``used`` routes tie together (a route joins all
+    its channels). Max-min rates in one component never depend on flows in another, so each is solved
+    and cached on its own. Returns (component of each route, component of each channel, count);
+    channels no used route touches get -1, and a route without channels a component of its own."""
+    parent = np.arange(n_channels, dtype=np.int64)
+    lens, ch, _ = table.gather(used) if len(used) else (np.zeros(0, np.int64), np.zeros(0, np.int64), None)
+    nonempty = lens > 0
+    starts = (np.cumsum(lens) - lens)[nonempty]
+    ridx = np.repeat(np.arange(len(used)), lens)
+    while len(ch):
+        # hook every route's channels onto the smallest root among them, then flatten the trees
+        roots = parent[ch]
+        rmin = np.full(len(used), n_channels, dtype=np.int64)
+        rmin[nonempty] = np.minimum.reduceat(roots, starts)
+        low = rmin[ridx]
+        if (roots == low).all():
+            break
+        np.minimum.at(parent, roots, low)
+        while True:
+            nxt = parent[parent]
+            if (nxt == parent).all():
+                break
+            parent = nxt
+    touched = np.zeros(n_channels, dtype=bool)
+    touched[ch] = True
+    roots_used = np.unique(parent[touched])
+    ch_comp = np.full(n_channels, -1, dtype=np.int64)
+    comp_of_root = np.full(n_channels, -1, dtype=np.int64)
+    comp_of_root[roots_used] = np.arange(len(roots_used))
+    ch_comp[touched] = comp_of_root[parent[touched]]
+    n_comp = len(roots_used)
+    route_comp = np.empty(len(used), dtype=np.int64)
+    first = np.zeros(len(used), dtype=np.int64)
+    first[nonempty] = ch[starts]
+    route_comp[nonempty] = ch_comp[first[nonempty]]
+    lonely = np.flatnonzero(~nonempty)
+    route_comp[lonely] = n_comp + np.arange(len(lonely))
+    return route_comp, ch_comp, n_comp + len(lonely)
+
+
+class _ComponentPatterns:
+    """The run's rate patterns, each stored as the component patterns it is made of (one per busy
+    component) and assembled into channels and loads only when asked for: a run with thousands of
+    distinct network states keeps one small array per state, not every channel's load."""
+
+    def __init__(self, parts: list[np.ndarray], channels: list[np.ndarray], loads: list[np.ndarray]):
+        self._parts = parts
+        self._channels = channels
+        self._loads = loads
+        self._last: tuple[int, RatePattern] | None = None
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __getitem__(self, pid: int) -> RatePattern:
+        if pid < 0:
+            pid += len(self._parts)
+        if self._last is not None and self._last[0] == pid:
+            return self._last[1]
+        parts = self._parts[pid].tolist()
+        if not parts:
+            rp = RatePattern(np.zeros(0, np.int64), np.zeros(0))
+        elif len(parts) == 1:
+            rp = RatePattern(self._channels[parts[0]], self._loads[parts[0]])
+        else:
+            rp = RatePattern(np.concatenate([self._channels[q] for q in parts]),
+                             np.concatenate([self._loads[q] for q in parts]))
+        self._last = (pid, rp)
+        return rp
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
 class Engine:
     """Runs schedules over a router's channels. ``capacity_scale`` is the share of each channel's
     bytes that are data (a protocol's efficiency: LL moves 8 data bytes in 16)."""
 
-    def __init__(self, router: Router, capacity_scale: float = 1.0):
+    def __init__(self, router: Router, capacity_scale: float = 1.0, decompose: bool = True):
         if not 0 < capacity_scale <= 1:
             raise ValueError("capacity_scale must be in (0, 1]")
         self.router = router
+        # Solve and cache the fair rates per independent component of the network (False: the whole
+        # network as one, the reference the component-wise solve is tested against).
+        self.decompose = decompose
         self.capacity = router.capacity * capacity_scale
         self._route_ids: dict[tuple, int] = {}
         self.routes: list[Route] = []
@@ -349,21 +428,131 @@ class Engine:
             if deps_left[i] == 0:
                 ready.append(i)
 
-        pattern_cache: dict[tuple[int, int, int], tuple[int, np.ndarray, np.ndarray, float]] = {}
-        # The active multiset of routes is keyed by two random 64-bit sums (mod 2**64, as numpy's
-        # int64 sums wrap), kept up to date as flows come and go, so finding cached rates needs no sort.
+        # Fair rates are solved per *component*: channels tied together by the routes this schedule
+        # uses (each system's NVLink domain is usually one, the network between systems another).
+        # A component's rates depend only on its own active routes, so each component's multiset of
+        # active routes is the cache key: an event re-solves only the components whose flows changed,
+        # and a component's states repeat far more often than the whole network's.
+        # Each multiset is keyed by two random 64-bit sums (mod 2**64, as numpy's int64 sums wrap),
+        # kept up to date as flows come and go, so finding cached rates needs no sort.
         rng = np.random.default_rng(0x5eed)
         n_routes = len(self.routes)
         h1 = rng.integers(0, 2**62, size=n_routes, dtype=np.int64)
         h2 = rng.integers(0, 2**62, size=n_routes, dtype=np.int64)
-        key1 = key2 = 0
         route_rate = np.zeros(n_routes)
         table = RouteTable(self.route_ch, self.route_w)
         route_cap = np.asarray(self.route_cap, dtype=float)
         if np.isinf(route_cap).all():
             route_cap = None
-        rate_patterns: list[RatePattern] = []
+        used = np.unique(np.concatenate([tpl["route"] for tpl in templates if tpl is not None])) \
+            if any(tpl is not None for tpl in templates) else np.zeros(0, np.int64)
+        route_comp = np.full(n_routes, 0, dtype=np.int64)
+        if self.decompose and len(used):
+            comp_of_used, _, n_comp = _components(table, used, self.router.n_channels)
+            route_comp[used] = comp_of_used
+        else:
+            n_comp = 1
+        by_comp = used[np.argsort(route_comp[used], kind="stable")]
+        comp_bounds = np.searchsorted(route_comp[by_comp], np.arange(n_comp + 1))
+        route_count = np.zeros(n_routes, dtype=np.int64)
+        comp_k1 = np.zeros(n_comp, dtype=np.int64)
+        comp_k2 = np.zeros(n_comp, dtype=np.int64)
+        comp_n = np.zeros(n_comp, dtype=np.int64)
+        comp_dirty = np.zeros(n_comp, dtype=bool)
+        comp_pid = np.full(n_comp, -1, dtype=np.int64)
+        comp_cache: dict[tuple[int, int, int, int], int] = {}
+        cp_routes: list[np.ndarray] = []
+        cp_rates: list[np.ndarray] = []
+        cp_channels: list[np.ndarray] = []
+        cp_load: list[np.ndarray] = []
+        cp_hash: list[tuple[int, int]] = []
+        # the whole network's state: which pattern each busy component is in (again two hash sums)
+        hasher = random.Random(0x5eed)
+        g_key = [0, 0, 0]
+        global_cache: dict[tuple[int, int, int], int] = {}
+        global_parts: list[np.ndarray] = []
         pattern_time: list[float] = []
+        owner = np.zeros(self.router.n_channels, dtype=np.int64)
+        rate_patterns = _ComponentPatterns(global_parts, cp_channels, cp_load)
+
+        def add_flows(routes: np.ndarray, sign: int) -> None:
+            rc = route_comp[routes]
+            np.add.at(comp_k1, rc, sign * h1[routes])
+            np.add.at(comp_k2, rc, sign * h2[routes])
+            np.add.at(comp_n, rc, sign)
+            np.add.at(route_count, routes, sign)
+            comp_dirty[rc] = True
+
+        def set_pattern(c: int, new: int) -> None:
+            old = int(comp_pid[c])
+            if old == new:
+                return
+            if old >= 0:
+                g_key[0] -= cp_hash[old][0]
+                g_key[1] -= cp_hash[old][1]
+                g_key[2] -= 1
+            if new >= 0:
+                g_key[0] += cp_hash[new][0]
+                g_key[1] += cp_hash[new][1]
+                g_key[2] += 1
+                route_rate[cp_routes[new]] = cp_rates[new]
+            comp_pid[c] = new
+
+        def resolve() -> int:
+            """Bring every changed component to the pattern of its active routes; the global pattern id."""
+            changed = np.flatnonzero(comp_dirty)
+            comp_dirty[changed] = False
+            misses = []
+            for c in changed.tolist():
+                if comp_n[c] == 0:
+                    set_pattern(c, -1)
+                    continue
+                key = (c, int(comp_k1[c]), int(comp_k2[c]), int(comp_n[c]))
+                hit = comp_cache.get(key)
+                if hit is None:
+                    misses.append((c, key))
+                else:
+                    set_pattern(c, hit)
+            if misses:
+                parts = []
+                misses.sort()
+                for c, _ in misses:
+                    r = by_comp[comp_bounds[c]:comp_bounds[c + 1]]
+                    parts.append(r[route_count[r] > 0])
+                uniq = np.concatenate(parts)
+                rates_u, uch, load = _maxmin(uniq, route_count[uniq], table, self.capacity, route_cap)
+                if not (rates_u > 0).all():
+                    raise RuntimeError("the schedule is stuck: flows with no capacity on their route")
+                # split the solved channels by component: a channel's component is that of any route on it
+                lens, ch, _ = table.gather(uniq)
+                owner[ch] = np.repeat(route_comp[uniq], lens)
+                if len(misses) == 1:
+                    ch_split, load_split, rate_split = [uch], [load], [rates_u]
+                else:
+                    chc = owner[uch]
+                    order = np.argsort(chc, kind="stable")
+                    bounds = np.searchsorted(chc[order], [c for c, _ in misses] + [np.iinfo(np.int64).max])
+                    ch_sorted, load_sorted = uch[order], load[order]
+                    ch_split = [ch_sorted[bounds[j]:bounds[j + 1]] for j in range(len(misses))]
+                    load_split = [load_sorted[bounds[j]:bounds[j + 1]] for j in range(len(misses))]
+                    rate_split = np.split(rates_u, np.cumsum([len(r) for r in parts[:-1]]))
+                for j, (c, key) in enumerate(misses):
+                    cpid = len(cp_routes)
+                    cp_routes.append(parts[j])
+                    cp_rates.append(rate_split[j])
+                    cp_channels.append(ch_split[j])
+                    cp_load.append(load_split[j])
+                    cp_hash.append((hasher.getrandbits(62), hasher.getrandbits(62)))
+                    comp_cache[key] = cpid
+                    set_pattern(c, cpid)
+            gkey = (g_key[0] & _MASK64, g_key[1] & _MASK64, g_key[2])
+            gpid = global_cache.get(gkey)
+            if gpid is None:
+                gpid = len(global_parts)
+                global_parts.append(comp_pid[comp_pid >= 0].copy())
+                pattern_time.append(0.0)
+                global_cache[gkey] = gpid
+            return gpid
         segments: list[tuple[float, float, int]] = []
         delivered: list[tuple[float, float]] = [(0.0, 0.0)]
         a_rate = np.zeros(0)
@@ -380,8 +569,7 @@ class Engine:
                 activate(g, t)
             if pend_route:
                 new_routes = np.concatenate(pend_route)
-                key1 = (key1 + int(h1[new_routes].sum())) & _MASK64
-                key2 = (key2 + int(h2[new_routes].sum())) & _MASK64
+                add_flows(new_routes, 1)
                 # Parallel arrays packed in two blocks, so adding and dropping flows is two copies.
                 a_int = np.concatenate([a_int, np.vstack([new_routes, np.concatenate(pend_group),
                                                           np.concatenate(pend_pos)])], axis=1)
@@ -398,26 +586,9 @@ class Engine:
                 raise SimulationCancelled()
 
             if dirty and n_active:
-                key = (key1, key2, n_active)
-                hit = pattern_cache.get(key)
-                if hit is None:
-                    counts = np.bincount(a_route, minlength=n_routes)
-                    uniq = np.flatnonzero(counts)
-                    counts = counts[uniq]
-                    rates_u, uch, load = _maxmin(uniq, counts, table, self.capacity,
-                                                 route_cap)
-                    if not (rates_u > 0).all():
-                        raise RuntimeError("the schedule is stuck: flows with no capacity on their route")
-                    pid = len(rate_patterns)
-                    rate_patterns.append(RatePattern(uch, load))
-                    pattern_time.append(0.0)
-                    hit = (pid, uniq, rates_u, float(rates_u @ counts))
-                    pattern_cache[key] = hit
-                pid, uniq, rates_u, total_rate = hit
-                if pid != current_pid:
-                    route_rate[uniq] = rates_u
-                    current_pid = pid
+                current_pid = resolve()
                 a_rate = route_rate[a_route]
+                total_rate = float(a_rate.sum())
                 dirty = False
 
             if n_active:
@@ -449,9 +620,7 @@ class Engine:
                 finished = ttf <= dt_tx * (1 + 1e-9) + 1e-15
                 self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends,
                              templates, sent, groups, schedule_done, release, on_sent)
-                gone = a_route[finished]
-                key1 = (key1 - int(h1[gone].sum())) & _MASK64
-                key2 = (key2 - int(h2[gone].sum())) & _MASK64
+                add_flows(a_route[finished], -1)
                 keep = np.flatnonzero(~finished)
                 a_int = np.take(a_int, keep, axis=1)
                 a_flt = np.take(a_flt, keep, axis=1)
@@ -475,8 +644,11 @@ class Engine:
             stuck = [groups[i].name for i in np.nonzero(np.isnan(done))[0][:5]]
             raise ValueError(f"the schedule never runs some groups (a dependency cycle?): {', '.join(stuck)}")
         channel_bytes = np.zeros(self.router.n_channels)
-        for pid, rp in enumerate(rate_patterns):
-            channel_bytes[rp.channels] += rp.load_Bps * pattern_time[pid]
+        cp_time = np.zeros(len(cp_routes))
+        for pid, parts in enumerate(global_parts):
+            cp_time[parts] += pattern_time[pid]
+        for q in np.flatnonzero(cp_time).tolist():
+            channel_bytes[cp_channels[q]] += cp_load[q] * cp_time[q]
         makespan = float(done.max()) if n else 0.0
         if progress is not None:
             progress(Progress(1.0, makespan, []))
