@@ -186,10 +186,23 @@ def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity
     ch_local = local[ch]
     cap = capacity[uch].astype(float)
     nloc = len(uch)
+    caps = route_cap[route_ids] if route_cap is not None else None
+    full = (ch_local, ridx, w)
+    if len(lens) and (lens > 0).all():
+        # Channels that cannot fill whatever the rates leave the filling: a route's flows get at most
+        # what its tightest channel (or its cap) gives them alone, and a channel whose routes' bounds
+        # add up to less than its capacity never freezes a route (spine links of a non-blocking fabric,
+        # as a rule). Leaving them out changes no rate; their load is still reported below.
+        ub = np.minimum.reduceat(cap[ch_local] / w, np.cumsum(lens) - lens)
+        if caps is not None:
+            ub = np.minimum(ub, caps)
+        bound = np.bincount(ch_local, weights=w * ub[ridx], minlength=nloc)
+        binding = (bound > cap * (1 - 1e-9))[ch_local]
+        if not binding.all():
+            ch_local, ridx, w = ch_local[binding], ridx[binding], w[binding]
     cnt = np.bincount(ch_local, weights=w, minlength=nloc)
     rate = np.zeros(len(route_ids))
     frozen = np.zeros(len(route_ids), dtype=bool)
-    caps = route_cap[route_ids] if route_cap is not None else None
     eps = 1e-12
     # ``share`` is the level every open route could reach on a channel (all open routes share one level).
     while not frozen.all():
@@ -206,8 +219,7 @@ def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity
         if not np.isfinite(m):
             break
         bott = share <= m * (1 + 1e-12)
-        hit = bott[ch_local] & ~frozen[ridx]
-        newly[ridx[hit]] = True
+        newly[ridx[bott[ch_local]]] = True
         rate[newly] = m
         frozen |= newly
         sel = newly[ridx]
@@ -216,6 +228,10 @@ def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity
         cnt = cnt - used
         cnt[cnt < eps * np.maximum(1.0, cnt.max(initial=0.0))] = 0.0
         cap[bott & (cnt <= 0.0)] = 0.0
+        # the entries of frozen routes are done with: the next round looks only at open ones
+        keep = ~sel
+        ch_local, ridx, w = ch_local[keep], ridx[keep], w[keep]
+    ch_local, ridx, w = full
     load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
     return rate, uch, load
 
@@ -444,8 +460,8 @@ class Engine:
         route_cap = np.asarray(self.route_cap, dtype=float)
         if np.isinf(route_cap).all():
             route_cap = None
-        used = np.unique(np.concatenate([tpl["route"] for tpl in templates if tpl is not None])) \
-            if any(tpl is not None for tpl in templates) else np.zeros(0, np.int64)
+        distinct = {id(tpl): tpl["route"] for tpl in templates if tpl is not None}  # groups share patterns
+        used = np.unique(np.concatenate(list(distinct.values()))) if distinct else np.zeros(0, np.int64)
         route_comp = np.full(n_routes, 0, dtype=np.int64)
         if self.decompose and len(used):
             comp_of_used, _, n_comp = _components(table, used, self.router.n_channels)
@@ -459,6 +475,11 @@ class Engine:
         comp_k2 = np.zeros(n_comp, dtype=np.int64)
         comp_n = np.zeros(n_comp, dtype=np.int64)
         comp_dirty = np.zeros(n_comp, dtype=bool)
+        # each component's key when it was last brought up to date: most components an event touches
+        # (a ring step ending and the next one starting on the same routes) come back to it
+        seen_k1 = np.zeros(n_comp, dtype=np.int64)
+        seen_k2 = np.zeros(n_comp, dtype=np.int64)
+        seen_n = np.zeros(n_comp, dtype=np.int64)
         comp_pid = np.full(n_comp, -1, dtype=np.int64)
         comp_cache: dict[tuple[int, int, int, int], int] = {}
         cp_routes: list[np.ndarray] = []
@@ -502,6 +523,11 @@ class Engine:
             """Bring every changed component to the pattern of its active routes; the global pattern id."""
             changed = np.flatnonzero(comp_dirty)
             comp_dirty[changed] = False
+            changed = changed[(comp_k1[changed] != seen_k1[changed]) | (comp_k2[changed] != seen_k2[changed])
+                              | (comp_n[changed] != seen_n[changed])]
+            seen_k1[changed] = comp_k1[changed]
+            seen_k2[changed] = comp_k2[changed]
+            seen_n[changed] = comp_n[changed]
             misses = []
             for c in changed.tolist():
                 if comp_n[c] == 0:
