@@ -23,6 +23,8 @@ import numpy as np
 
 from ..cancel import Cancelled, as_check, check_cancelled
 from ..analysis.routing import Route, Router
+from .periods import _Periods
+from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin  # noqa: F401 (re-exported)
 
 
 _MASK64 = (1 << 64) - 1
@@ -86,12 +88,6 @@ class Progress:
 
 
 @dataclass
-class RatePattern:
-    channels: np.ndarray
-    load_Bps: np.ndarray
-
-
-@dataclass
 class SimResult:
     time_s: float
     group_start: np.ndarray
@@ -109,6 +105,7 @@ class SimResult:
     routes: list[Route]
     events: int
     wall_s: float
+    periods_skipped: int = 0  # repeats of a steady state advanced in one step (see _Periods)
 
     def utilization(self) -> np.ndarray:
         """Busy fraction of each channel over the whole run."""
@@ -144,171 +141,6 @@ class SimResult:
                         "end_s": end + float(tpl["latency"][k]),
                         "paths": [list(p) for p in self.routes[tpl["route"][k]].paths]})
         return out
-
-
-class RouteTable:
-    """Every route's channels and weights in flat arrays (CSR), so the rates of thousands of active
-    routes are gathered with a few numpy calls instead of a Python loop per route and event."""
-
-    def __init__(self, route_ch: list[np.ndarray], route_w: list[np.ndarray]):
-        self.lens = np.fromiter((len(c) for c in route_ch), dtype=np.int64, count=len(route_ch))
-        self.offsets = np.concatenate([[0], np.cumsum(self.lens)[:-1]]).astype(np.int64) if len(route_ch) else \
-            np.zeros(0, np.int64)
-        self.ch = np.concatenate(route_ch) if route_ch else np.zeros(0, np.int64)
-        self.w = np.concatenate(route_w) if route_w else np.zeros(0)
-
-    def gather(self, route_ids: np.ndarray):
-        lens = self.lens[route_ids]
-        ends = np.cumsum(lens)
-        pos = np.arange(ends[-1] if len(ends) else 0) + np.repeat(self.offsets[route_ids] - (ends - lens), lens)
-        return lens, self.ch[pos], self.w[pos]
-
-
-def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity: np.ndarray,
-            route_cap: np.ndarray | None = None):
-    """Progressive filling over unique routes, each shared by ``mult`` flows.
-
-    A route loads each of its channels with a weight (1 on a single path, 1/k per path of k tied
-    paths), so a channel fills when the weighted rates on it reach its capacity. A route with a cap
-    (a protocol's per-channel ceiling) freezes when the filling level reaches it.
-    """
-    if not len(route_ids):
-        return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
-    lens, ch, w = table.gather(route_ids)
-    ridx = np.repeat(np.arange(len(route_ids)), lens)
-    w = w * mult[ridx]
-    # compact the channels in use (ids are small integers: a scatter, not a sort)
-    seen = np.zeros(len(capacity), dtype=bool)
-    seen[ch] = True
-    uch = np.flatnonzero(seen)
-    local = np.empty(len(capacity), dtype=np.int64)
-    local[uch] = np.arange(len(uch))
-    ch_local = local[ch]
-    cap = capacity[uch].astype(float)
-    nloc = len(uch)
-    caps = route_cap[route_ids] if route_cap is not None else None
-    full = (ch_local, ridx, w)
-    if len(lens) and (lens > 0).all():
-        # Channels that cannot fill whatever the rates leave the filling: a route's flows get at most
-        # what its tightest channel (or its cap) gives them alone, and a channel whose routes' bounds
-        # add up to less than its capacity never freezes a route (spine links of a non-blocking fabric,
-        # as a rule). Leaving them out changes no rate; their load is still reported below.
-        ub = np.minimum.reduceat(cap[ch_local] / w, np.cumsum(lens) - lens)
-        if caps is not None:
-            ub = np.minimum(ub, caps)
-        bound = np.bincount(ch_local, weights=w * ub[ridx], minlength=nloc)
-        binding = (bound > cap * (1 - 1e-9))[ch_local]
-        if not binding.all():
-            ch_local, ridx, w = ch_local[binding], ridx[binding], w[binding]
-    cnt = np.bincount(ch_local, weights=w, minlength=nloc)
-    rate = np.zeros(len(route_ids))
-    frozen = np.zeros(len(route_ids), dtype=bool)
-    eps = 1e-12
-    # ``share`` is the level every open route could reach on a channel (all open routes share one level).
-    while not frozen.all():
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(cnt > eps, cap / np.where(cnt > eps, cnt, 1.0), np.inf)
-        m = share.min()
-        newly = np.zeros(len(route_ids), dtype=bool)
-        if caps is not None:
-            open_caps = np.where(frozen, np.inf, caps)
-            mc = open_caps.min()
-            if mc <= m * (1 + 1e-12):
-                m = mc
-                newly |= open_caps <= m * (1 + 1e-12)
-        if not np.isfinite(m):
-            break
-        bott = share <= m * (1 + 1e-12)
-        newly[ridx[bott[ch_local]]] = True
-        rate[newly] = m
-        frozen |= newly
-        sel = newly[ridx]
-        used = np.bincount(ch_local[sel], weights=w[sel], minlength=nloc)
-        cap = np.maximum(cap - m * used, 0.0)
-        cnt = cnt - used
-        cnt[cnt < eps * np.maximum(1.0, cnt.max(initial=0.0))] = 0.0
-        cap[bott & (cnt <= 0.0)] = 0.0
-        # the entries of frozen routes are done with: the next round looks only at open ones
-        keep = ~sel
-        ch_local, ridx, w = ch_local[keep], ridx[keep], w[keep]
-    ch_local, ridx, w = full
-    load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
-    return rate, uch, load
-
-
-def _components(table: RouteTable, used: np.ndarray, n_channels: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Connected components of the channels that the ``used`` routes tie together (a route joins all
-    its channels). Max-min rates in one component never depend on flows in another, so each is solved
-    and cached on its own. Returns (component of each route, component of each channel, count);
-    channels no used route touches get -1, and a route without channels a component of its own."""
-    parent = np.arange(n_channels, dtype=np.int64)
-    lens, ch, _ = table.gather(used) if len(used) else (np.zeros(0, np.int64), np.zeros(0, np.int64), None)
-    nonempty = lens > 0
-    starts = (np.cumsum(lens) - lens)[nonempty]
-    ridx = np.repeat(np.arange(len(used)), lens)
-    while len(ch):
-        # hook every route's channels onto the smallest root among them, then flatten the trees
-        roots = parent[ch]
-        rmin = np.full(len(used), n_channels, dtype=np.int64)
-        rmin[nonempty] = np.minimum.reduceat(roots, starts)
-        low = rmin[ridx]
-        if (roots == low).all():
-            break
-        np.minimum.at(parent, roots, low)
-        while True:
-            nxt = parent[parent]
-            if (nxt == parent).all():
-                break
-            parent = nxt
-    touched = np.zeros(n_channels, dtype=bool)
-    touched[ch] = True
-    roots_used = np.unique(parent[touched])
-    ch_comp = np.full(n_channels, -1, dtype=np.int64)
-    comp_of_root = np.full(n_channels, -1, dtype=np.int64)
-    comp_of_root[roots_used] = np.arange(len(roots_used))
-    ch_comp[touched] = comp_of_root[parent[touched]]
-    n_comp = len(roots_used)
-    route_comp = np.empty(len(used), dtype=np.int64)
-    first = np.zeros(len(used), dtype=np.int64)
-    first[nonempty] = ch[starts]
-    route_comp[nonempty] = ch_comp[first[nonempty]]
-    lonely = np.flatnonzero(~nonempty)
-    route_comp[lonely] = n_comp + np.arange(len(lonely))
-    return route_comp, ch_comp, n_comp + len(lonely)
-
-
-class _ComponentPatterns:
-    """The run's rate patterns, each stored as the component patterns it is made of (one per busy
-    component) and assembled into channels and loads only when asked for: a run with thousands of
-    distinct network states keeps one small array per state, not every channel's load."""
-
-    def __init__(self, parts: list[np.ndarray], channels: list[np.ndarray], loads: list[np.ndarray]):
-        self._parts = parts
-        self._channels = channels
-        self._loads = loads
-        self._last: tuple[int, RatePattern] | None = None
-
-    def __len__(self) -> int:
-        return len(self._parts)
-
-    def __getitem__(self, pid: int) -> RatePattern:
-        if pid < 0:
-            pid += len(self._parts)
-        if self._last is not None and self._last[0] == pid:
-            return self._last[1]
-        parts = self._parts[pid].tolist()
-        if not parts:
-            rp = RatePattern(np.zeros(0, np.int64), np.zeros(0))
-        elif len(parts) == 1:
-            rp = RatePattern(self._channels[parts[0]], self._loads[parts[0]])
-        else:
-            rp = RatePattern(np.concatenate([self._channels[q] for q in parts]),
-                             np.concatenate([self._loads[q] for q in parts]))
-        self._last = (pid, rp)
-        return rp
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
 
 
 class Engine:
@@ -362,7 +194,9 @@ class Engine:
         return pattern._template
 
     def run(self, schedule: Schedule, progress: Callable[[Progress], None] | None = None,
-            cancel=None, progress_interval_s: float = 0.05) -> SimResult:
+            cancel=None, progress_interval_s: float = 0.05, periods: bool = True) -> SimResult:
+        """Run a schedule. ``periods``: skip the repeats of a steady state (exact; False runs every
+        piece, the reference that shortcut is tested against)."""
         wall0 = time.perf_counter()
         groups = schedule.groups
         n = len(groups)
@@ -416,9 +250,15 @@ class Engine:
             heapq.heappush(heap, (when, seq, g))
             seq += 1
 
+        logs: tuple[list[int], list[int], list[int]] | None = None  # started, sent, done since the snapshot
+
         def activate(g: int, t: float) -> None:
             start[g] = t
             tpl = templates[g]
+            if logs is not None:
+                logs[0].append(g)
+                if tpl is None:
+                    logs[1].append(g)
             if tpl is None:
                 sent[g] = t + groups[g].duration_s
                 schedule_done(g, t + groups[g].duration_s + groups[g].post_delay_s)
@@ -433,12 +273,16 @@ class Engine:
             pend_pos.append(np.arange(k, dtype=np.int64))
 
         ready: list[int] = []
+        frontier: dict[int, None] = {}  # groups some but not all of whose dependencies are met
 
         def release(dependents: list[int]) -> None:
             for d in dependents:
                 deps_left[d] -= 1
                 if deps_left[d] == 0:
                     ready.append(d)
+                    frontier.pop(d, None)
+                else:
+                    frontier[d] = None
 
         for i in range(n):
             if deps_left[i] == 0:
@@ -589,6 +433,142 @@ class Engine:
         events = 0
         last_progress = wall0
 
+        # ---- steady states: find a repeat of the whole state under the successor map, skip the repeats
+        per = _Periods(groups, templates, on_done, on_sent, deps_left.copy()) if periods and n else None
+        if per is not None and not per.enabled:
+            per = None
+        bytes_each = np.fromiter((g.bytes_each for g in groups), dtype=float, count=n) if per is not None else None
+        snap: dict | None = None
+
+        def take_snapshot(gs: np.ndarray) -> None:
+            nonlocal snap, logs
+            mapped = per.succ[gs] if len(gs) else gs
+            if not len(gs) or (mapped < 0).any():
+                snap, logs = None, None
+                return
+            heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
+            snap = {"t": t, "mapped": np.sort(mapped), "allowed": np.union1d(gs, mapped),
+                    "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
+                    "heap": [(w, g) for w, _, g in heap], "frontier": {f: int(deps_left[f]) for f in frontier},
+                    "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
+                    "seg": len(segments), "delivered": delivered_bytes, "n_delivered": len(delivered)}
+            logs = ([], [], [])
+
+        def states_match(T: float) -> bool:
+            """Is the state now the successor-image of the snapshot's, T later?"""
+            m = per.succ[snap["a_group"]]
+            if len(m) != len(a_group):
+                return False
+            o1 = np.lexsort((snap["a_pos"], m))
+            o2 = np.lexsort((a_pos, a_group))
+            if not (np.array_equal(m[o1], a_group[o2]) and np.array_equal(snap["a_pos"][o1], a_pos[o2])):
+                return False
+            if len(m):
+                scale = float(bytes_each[a_group].max())
+                if not np.allclose(snap["a_rem"][o1], a_rem[o2], rtol=_Periods.REL, atol=_Periods.REL * max(scale, 1.0)):
+                    return False
+            h1 = sorted((int(per.succ[g]), w - snap["t"]) for w, g in snap["heap"])
+            h2 = sorted((g, w - t) for w, _, g in heap)
+            if [g for g, _ in h1] != [g for g, _ in h2]:
+                return False
+            tol = _Periods.REL * T + 1e-18
+            if any(abs(a[1] - b[1]) > tol for a, b in zip(h1, h2)):
+                return False
+            heads = snap["heads"]
+            now = per.succ[heads]
+            if not (np.allclose(arrival[now] - t, snap["arrival"], rtol=0, atol=tol)
+                    and np.array_equal(partial[now], snap["partial"])):
+                return False
+            f1 = {int(per.succ[f]): left for f, left in snap["frontier"].items()}
+            return f1 == {f: int(deps_left[f]) for f in frontier}
+
+        def jump(T: float) -> bool:
+            """Skip as many repeats of the period just seen as the groups ahead stay alike."""
+            nonlocal t, delivered_bytes
+            started, sent_l, done_l = (np.asarray(x, dtype=np.int64) for x in logs)
+            touched = np.unique(np.concatenate([started, sent_l, done_l, snap["heads"],
+                                                np.fromiter((g for _, g in snap["heap"]), dtype=np.int64),
+                                                np.fromiter(snap["frontier"], dtype=np.int64)]))
+            k = per.reach_all(touched) - 1
+            if k < 1:
+                return False
+            # the partly released groups now (read before the images below overwrite their counters)
+            fk = np.fromiter(frontier, dtype=np.int64, count=len(frontier))
+            f_left = deps_left[fk].copy()
+            # times of the groups that the skipped periods start, send and finish
+            e = np.unique(np.concatenate([started, sent_l, done_l]))
+            kinds = [(arr, np.isin(e, lg), arr[e[np.isin(e, lg)]]) for arr, lg in
+                     ((start, started), (sent, sent_l), (done, done_l))]
+            ends = [(int(np.searchsorted(e, g)), flow_ends[g]) for g in np.unique(sent_l).tolist() if g in flow_ends]
+            cur = e
+            for j in range(1, k + 1):
+                cur = per.succ[cur]
+                for arr, mask, vals in kinds:
+                    arr[cur[mask]] = vals + j * T
+                deps_left[cur[kinds[0][1]]] = 0
+                for i, fe in ends:
+                    flow_ends[int(cur[i])] = fe + j * T
+            shift = k * T
+            # the state now, k periods on
+            if len(a_group):
+                starts_ = np.flatnonzero(np.diff(a_group, prepend=-1))
+                heads = a_group[starts_]
+                img = per.image(heads, k)
+                outstanding[img] = outstanding[heads]
+                arrival[img] = arrival[heads] + shift
+                partial[img] = partial[heads]
+                for h, g in zip(heads.tolist(), img.tolist()):
+                    if h in flow_ends:
+                        flow_ends[g] = flow_ends[h] + shift
+                a_group[:] = np.repeat(img, np.diff(np.append(starts_, len(a_group))))
+            if heap:
+                hg = per.image(np.fromiter((g for _, _, g in heap), dtype=np.int64, count=len(heap)), k)
+                heap[:] = [(w + shift, sq, int(g)) for (w, sq, _), g in zip(heap, hg.tolist())]
+                heapq.heapify(heap)
+            if frontier:
+                fi = per.image(fk, k)
+                deps_left[fi] = f_left
+                frontier.clear()
+                frontier.update(dict.fromkeys(fi.tolist()))
+            # what the skipped periods carried: pattern time, segments, bytes delivered
+            t1 = snap["t"]
+            period = []
+            for a, b, pid in segments[max(0, snap["seg"] - 1):]:
+                a = max(a, t1)
+                if b > a:
+                    period.append((a, b, pid))
+                    pattern_time[pid] += k * (b - a)
+            if k * len(period) <= 20_000:
+                for j in range(1, k + 1):
+                    segments.extend((a + j * T, b + j * T, pid) for a, b, pid in period)
+            elif period:
+                segments.append((t, t + shift, max(period, key=lambda x: x[1] - x[0])[2]))
+            moved = delivered_bytes - snap["delivered"]
+            pts = delivered[snap["n_delivered"]:]
+            if k * len(pts) <= 20_000:
+                for j in range(1, k + 1):
+                    delivered.extend((x + j * T, y + j * moved) for x, y in pts)
+            else:
+                delivered.append((t + shift, delivered_bytes + k * moved))
+            delivered_bytes += k * moved
+            t += shift
+            per.jumps += 1
+            per.skipped_periods += k
+            return True
+
+        def watch() -> None:
+            gs = _Periods.group_set(a_group, heap, frontier)
+            if snap is None:
+                take_snapshot(gs)
+                return
+            if len(gs) == len(snap["mapped"]) and np.array_equal(gs, snap["mapped"]):
+                T = t - snap["t"]
+                if T > 0 and states_match(T) and jump(T):
+                    gs = _Periods.group_set(a_group, heap, frontier)
+                take_snapshot(gs)
+            elif not np.isin(gs, snap["allowed"]).all():
+                take_snapshot(gs)
+
         while True:
             while ready:
                 g = ready.pop()
@@ -604,6 +584,8 @@ class Engine:
                 a_rem, a_lat = a_flt
                 pend_route.clear(); pend_rem.clear(); pend_group.clear(); pend_lat.clear(); pend_pos.clear()
                 dirty = True
+            if per is not None:
+                watch()
             n_active = len(a_route)
             if n_active == 0 and not heap:
                 break
@@ -644,8 +626,10 @@ class Engine:
 
             if tx_event and n_active:
                 finished = ttf <= dt_tx * (1 + 1e-9) + 1e-15
-                self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends,
-                             templates, sent, groups, schedule_done, release, on_sent)
+                completed = self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial,
+                                         flow_ends, templates, sent, groups, schedule_done, release, on_sent)
+                if logs is not None:
+                    logs[1].extend(completed)
                 add_flows(a_route[finished], -1)
                 keep = np.flatnonzero(~finished)
                 a_int = np.take(a_int, keep, axis=1)
@@ -657,6 +641,8 @@ class Engine:
             while heap and heap[0][0] <= t * (1 + 1e-12) + 1e-18:
                 _, _, g = heapq.heappop(heap)
                 done[g] = t
+                if logs is not None:
+                    logs[2].append(g)
                 release(on_done[g])
 
             if progress is not None:
@@ -680,7 +666,8 @@ class Engine:
             progress(Progress(1.0, makespan, []))
         return SimResult(makespan, start, sent, done, groups, flow_ends, channel_bytes, self.capacity,
                          self.router.channel_ends, self.router.channel_links, segments, rate_patterns, delivered,
-                         self.routes, events, time.perf_counter() - wall0)
+                         self.routes, events, time.perf_counter() - wall0,
+                         per.skipped_periods if per is not None else 0)
 
     @staticmethod
     def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, templates, sent,
@@ -703,13 +690,15 @@ class Engine:
             flow_ends[g][fpos[starts[j]:ends[j]]] = t
             partial[g] = True
         outstanding[ug] -= counts
-        for g in ug[outstanding[ug] == 0].tolist():
+        completed = ug[outstanding[ug] == 0].tolist()
+        for g in completed:
             sent[g] = t
             if partial[g] and g in flow_ends:
                 recorded = flow_ends[g]
                 recorded[np.isnan(recorded)] = t
             schedule_done(g, arrival[g] + groups[g].post_delay_s)
             release(on_sent[g])
+        return completed
 
     def _progress(self, delivered: float, total: float, t: float, patterns: list[RatePattern], pid: int) -> Progress:
         util = []
