@@ -262,6 +262,12 @@ class Engine:
             if tpl is None:
                 sent[g] = t + groups[g].duration_s
                 schedule_done(g, t + groups[g].duration_s + groups[g].post_delay_s)
+                if on_sent[g]:
+                    # a compute group "sends" when its work ends: at once, or by an event then
+                    if groups[g].duration_s == 0:
+                        release(on_sent[g])
+                    else:
+                        schedule_done(-g - 1, t + groups[g].duration_s)
                 return
             k = len(tpl["route"])
             outstanding[g] = k
@@ -434,7 +440,11 @@ class Engine:
         last_progress = wall0
 
         # ---- steady states: find a repeat of the whole state under the successor map, skip the repeats
-        per = _Periods(groups, templates, on_done, on_sent, deps_left.copy()) if periods and n else None
+        # (not with compute groups that take time and have groups waiting on their send: those
+        # put a second kind of event in the queue that the state comparison does not follow)
+        timed_sends = any(g.pattern is None and g.duration_s > 0 and on_sent[i] for i, g in enumerate(groups))
+        per = _Periods(groups, templates, on_done, on_sent, deps_left.copy()) \
+            if periods and n and not timed_sends else None
         if per is not None and not per.enabled:
             per = None
         bytes_each = np.fromiter((g.bytes_each for g in groups), dtype=float, count=n) if per is not None else None
@@ -640,6 +650,9 @@ class Engine:
 
             while heap and heap[0][0] <= t * (1 + 1e-12) + 1e-18:
                 _, _, g = heapq.heappop(heap)
+                if g < 0:  # a compute group's end of work releases what waits for its send
+                    release(on_sent[-g - 1])
+                    continue
                 done[g] = t
                 if logs is not None:
                     logs[2].append(g)
