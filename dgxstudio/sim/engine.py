@@ -23,7 +23,7 @@ import numpy as np
 
 from ..cancel import Cancelled, as_check, check_cancelled
 from ..analysis.routing import Route, Router
-from .periods import _Periods
+from .periods import FlowEnds, _Periods
 from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin  # noqa: F401 (re-exported)
 
 
@@ -94,7 +94,7 @@ class SimResult:
     group_sent: np.ndarray
     group_done: np.ndarray
     groups: list[Group]
-    flow_ends: dict[int, np.ndarray]
+    flow_ends: FlowEnds  # per-flow end times of groups whose flows did not all end at once
     channel_bytes: np.ndarray
     capacity: np.ndarray
     channel_ends: list[tuple[str, str]]
@@ -229,7 +229,8 @@ class Engine:
         outstanding = np.zeros(n, dtype=np.int64)
         arrival = np.zeros(n)
         partial = np.zeros(n, dtype=bool)
-        flow_ends: dict[int, np.ndarray] = {}
+        flow_ends = FlowEnds()
+        open_ends: dict[int, np.ndarray] = {}  # per-flow end times of active groups, while they run
         heap: list[tuple[float, int, int]] = []
         seq = 0
 
@@ -509,15 +510,15 @@ class Engine:
             e = np.unique(np.concatenate([started, sent_l, done_l]))
             kinds = [(arr, np.isin(e, lg), arr[e[np.isin(e, lg)]]) for arr, lg in
                      ((start, started), (sent, sent_l), (done, done_l))]
-            ends = [(int(np.searchsorted(e, g)), flow_ends[g]) for g in np.unique(sent_l).tolist() if g in flow_ends]
-            cur = e
-            for j in range(1, k + 1):
-                cur = per.succ[cur]
-                for arr, mask, vals in kinds:
-                    arr[cur[mask]] = vals + j * T
-                deps_left[cur[kinds[0][1]]] = 0
-                for i, fe in ends:
-                    flow_ends[int(cur[i])] = fe + j * T
+            ends = [int(np.searchsorted(e, g)) for g in np.unique(sent_l).tolist() if g in flow_ends]
+            img = per.images(e, k)  # row j-1: the groups playing e's parts j periods on
+            steps = np.arange(1, k + 1, dtype=float)[:, None] * T
+            for arr, mask, vals in kinds:
+                arr[img[:, mask]] = vals[None, :] + steps
+            deps_left[img[:, kinds[0][1]]] = 0
+            for i in ends:
+                for j in range(1, k + 1):
+                    flow_ends.repeat(int(img[j - 1, i]), int(e[i]), j * T)
             shift = k * T
             # the state now, k periods on
             if len(a_group):
@@ -528,8 +529,8 @@ class Engine:
                 arrival[img] = arrival[heads] + shift
                 partial[img] = partial[heads]
                 for h, g in zip(heads.tolist(), img.tolist()):
-                    if h in flow_ends:
-                        flow_ends[g] = flow_ends[h] + shift
+                    if h in open_ends:
+                        open_ends[g] = open_ends.pop(h) + shift
                 a_group[:] = np.repeat(img, np.diff(np.append(starts_, len(a_group))))
             if heap:
                 hg = per.image(np.fromiter((g for _, _, g in heap), dtype=np.int64, count=len(heap)), k)
@@ -637,7 +638,8 @@ class Engine:
             if tx_event and n_active:
                 finished = ttf <= dt_tx * (1 + 1e-9) + 1e-15
                 completed = self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial,
-                                         flow_ends, templates, sent, groups, schedule_done, release, on_sent)
+                                         flow_ends, open_ends, templates, sent, groups, schedule_done, release,
+                                         on_sent)
                 if logs is not None:
                     logs[1].extend(completed)
                 add_flows(a_route[finished], -1)
@@ -683,8 +685,8 @@ class Engine:
                          per.skipped_periods if per is not None else 0)
 
     @staticmethod
-    def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, templates, sent,
-                groups, schedule_done, release, on_sent) -> None:
+    def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends, templates,
+                sent, groups, schedule_done, release, on_sent) -> None:
         """Account for flows whose last byte left at time t, group by group (vectorized)."""
         fg = a_group[finished]
         fpos = a_pos[finished]
@@ -698,17 +700,18 @@ class Engine:
         uneven = (counts < outstanding[ug]) | partial[ug]
         for j in np.flatnonzero(uneven).tolist():
             g = int(ug[j])
-            if g not in flow_ends:
-                flow_ends[g] = np.full(len(templates[g]["route"]), np.nan)
-            flow_ends[g][fpos[starts[j]:ends[j]]] = t
+            if g not in open_ends:
+                open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
+            open_ends[g][fpos[starts[j]:ends[j]]] = t
             partial[g] = True
         outstanding[ug] -= counts
         completed = ug[outstanding[ug] == 0].tolist()
         for g in completed:
             sent[g] = t
-            if partial[g] and g in flow_ends:
-                recorded = flow_ends[g]
+            if partial[g] and g in open_ends:
+                recorded = open_ends.pop(g)
                 recorded[np.isnan(recorded)] = t
+                flow_ends.store(g, recorded)
             schedule_done(g, arrival[g] + groups[g].post_delay_s)
             release(on_sent[g])
         return completed

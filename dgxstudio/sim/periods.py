@@ -67,10 +67,16 @@ class _Periods:
         return ok
 
     def image(self, gs: np.ndarray, k: int) -> np.ndarray:
-        out = gs
-        for _ in range(k):
-            out = self.succ[out]
-        return out
+        """The k-th successors of ``gs`` (within the reach checked before)."""
+        if self._reach is None:
+            self._prepare()
+        return self._order[self._idx[gs] + k]
+
+    def images(self, gs: np.ndarray, k: int) -> np.ndarray:
+        """Row j-1: the j-th successors of ``gs``, for j = 1..k."""
+        if self._reach is None:
+            self._prepare()
+        return self._order[self._idx[gs][None, :] + np.arange(1, k + 1)[:, None]]
 
     def _prepare(self) -> None:
         """Decide every successor link at once: vectorized for groups with at most one dependency
@@ -112,6 +118,27 @@ class _Periods:
             val[has] += val[nxt[has]]
             nxt = np.where(has, nxt[np.maximum(nxt, 0)], -1)
         self._reach = val
+        # each group's place in its lane, so that the j-th successor is a look-up: order[idx[g] + j]
+        has_pred = np.zeros(n, dtype=bool)
+        pred = np.full(n, -1, dtype=np.int64)
+        src = np.flatnonzero(succ >= 0)
+        pred[succ[src]] = src
+        has_pred[succ[src]] = True
+        pos = has_pred.astype(np.int64)
+        head = np.where(has_pred, pred, np.arange(n))
+        nxt = pred.copy()
+        while (nxt >= 0).any():
+            has = nxt >= 0
+            pos[has] += pos[nxt[has]]
+            nxt = np.where(has, nxt[np.maximum(nxt, 0)], -1)
+        while True:
+            up = head[head]
+            if np.array_equal(up, head):
+                break
+            head = up
+        self._order = np.lexsort((pos, head))
+        self._idx = np.empty(n, dtype=np.int64)
+        self._idx[self._order] = np.arange(n)
 
     def reach_all(self, gs) -> int:
         """The fewest alike links that follow any of ``gs``."""
@@ -125,3 +152,58 @@ class _Periods:
         parts = [heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap)),
                  np.fromiter(frontier, dtype=np.int64, count=len(frontier))]
         return np.unique(np.concatenate(parts))
+
+
+class FlowEnds:
+    """When each flow of a group sent its last byte, for groups whose flows did not all end at once.
+
+    Flows that share a rate end together, so a group's record is its few distinct end times and, per
+    flow, which of them is its own; that per-flow map is the same for every group of a pattern in
+    the same state and is stored once. Groups a steady state skipped point at the group they repeat,
+    shifted by a whole number of periods. Memory follows groups and rate classes, not transfers.
+    """
+
+    def __init__(self):
+        self._own: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._alias: dict[int, tuple[int, float]] = {}
+        self._maps: dict[tuple[int, bytes], np.ndarray] = {}
+
+    def store(self, g: int, ends: np.ndarray) -> None:
+        u, inv = np.unique(ends, return_inverse=True)
+        inv = inv.astype(np.int32 if len(u) < 2**31 else np.int64)
+        raw = inv.tobytes()
+        key = (hash(raw), len(raw))
+        shared = self._maps.get(key)
+        if shared is None or not np.array_equal(shared, inv):
+            self._maps[key] = shared = inv
+        self._own[g] = (u, shared)
+        self._alias.pop(g, None)
+
+    def repeat(self, g: int, of: int, shift: float) -> None:
+        """Group g's flows ended as those of ``of`` did, ``shift`` seconds later."""
+        if of in self._alias:
+            of, base = self._alias[of]
+            shift += base
+        self._alias[g] = (of, shift)
+
+    def __contains__(self, g: int) -> bool:
+        return g in self._own or g in self._alias
+
+    def get(self, g: int, default=None):
+        if g in self._alias:
+            of, shift = self._alias[g]
+            u, inv = self._own[of]
+            return u[inv] + shift
+        if g in self._own:
+            u, inv = self._own[g]
+            return u[inv]
+        return default
+
+    def __getitem__(self, g: int) -> np.ndarray:
+        out = self.get(g)
+        if out is None:
+            raise KeyError(g)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._own) + len(self._alias)
