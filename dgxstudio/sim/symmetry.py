@@ -26,13 +26,15 @@ spread each flow evenly over its class of channels, which NCCL's adaptive routin
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..analysis.routing import Route, Router
-from .engine import SimulationCancelled
+from ..cancel import check_cancelled
+from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult, _maxmin
 
 _SWITCHES = ("ib_switch", "eth_switch")
 _rng = np.random.default_rng(0x17a2a)
@@ -132,7 +134,7 @@ def _distances(adj: np.ndarray, sources: np.ndarray) -> tuple[np.ndarray, np.nda
 class _Structure:
     """Colours of every device, and the relation id of every ordered pair of the pattern's systems."""
 
-    def __init__(self, router: Router, gpus: list[str], role: dict[str, int], cancel=None):
+    def __init__(self, router: Router, gpus: list[str], role: dict[str, int]):
         self.ok = False
         topo, fab = router.topo, router.fabric
         devices = list(fab.kind)
@@ -230,8 +232,8 @@ class _Structure:
         weights = _rng.integers(1, 2**62, size=(mp, mp), dtype=np.int64)
         rel = np.zeros((m, m), dtype=np.int64)
         for a in range(m):
-            if cancel is not None and a % 256 == 255 and cancel():
-                raise SimulationCancelled()
+            if a % 256 == 255:
+                check_cancelled()
             if mp:
                 rel[a] = np.einsum("kbl,kl->b", qid[slot[a]][:, slot], weights)
         same = np.eye(m, dtype=np.int64)
@@ -280,14 +282,14 @@ def _finish(st: _Structure, pairs, routes, counts, flows: int) -> Classes:
                    {"classes": len(pairs), "flows": flows, "channel_classes": int(touched.sum())})
 
 
-def all_pairs(router: Router, gpus: list[str], min_gain: float = 2.0, cancel=None) -> Classes | None:
+def all_pairs(router: Router, gpus: list[str], min_gain: float = 2.0) -> Classes | None:
     """Every ordered pair of distinct GPUs of ``gpus`` (an all-to-all), by class; None without symmetry.
 
     The flows are never listed: each relation between two systems gives one class per pair of
     the GPUs' colours, with as many flows as system pairs in that relation."""
     if len(set(gpus)) != len(gpus) or len(gpus) < 2:
         return None
-    st = _Structure(router, gpus, {g: 3 for g in gpus}, cancel)
+    st = _Structure(router, gpus, {g: 3 for g in gpus})
     if not st.ok:
         return None
     by_sys: dict[int, list[str]] = {}
@@ -310,8 +312,8 @@ def all_pairs(router: Router, gpus: list[str], min_gain: float = 2.0, cancel=Non
             for j, gb in enumerate(by_sys[b0]):
                 if ga == gb:
                     continue
-                if cancel is not None and len(pairs) % 64 == 63 and cancel():
-                    raise SimulationCancelled()
+                if len(pairs) % 64 == 63:
+                    check_cancelled()
                 route = router.routes(ga, gb)
                 # the same GPUs of another system pair in this relation must travel alike
                 if (a0, b0) != (a1, b1) and not _alike(st, router, route, by_sys[a1][i], by_sys[b1][j]):
@@ -324,7 +326,7 @@ def all_pairs(router: Router, gpus: list[str], min_gain: float = 2.0, cancel=Non
     return _finish(st, pairs, routes, counts, flows)
 
 
-def pattern_classes(router: Router, pairs: list[tuple[str, str]], min_gain: float = 2.0, cancel=None) -> Classes | None:
+def pattern_classes(router: Router, pairs: list[tuple[str, str]], min_gain: float = 2.0) -> Classes | None:
     """Any list of transfers (several all-to-alls at once), by class; None unless the list holds
     every flow of each class it touches (so that it is as symmetric as the fabric)."""
     if not pairs:
@@ -334,7 +336,7 @@ def pattern_classes(router: Router, pairs: list[tuple[str, str]], min_gain: floa
     for a, b in pairs:
         role[a] = role.get(a, 0) | 1
         role[b] = role.get(b, 0) | 2
-    st = _Structure(router, gpus, role, cancel)
+    st = _Structure(router, gpus, role)
     if not st.ok:
         return None
     gi = {g: k for k, g in enumerate(gpus)}
@@ -362,4 +364,79 @@ def pattern_classes(router: Router, pairs: list[tuple[str, str]], min_gain: floa
             return None
         out_pairs.append((a, b))
         routes.append(_class_route(st, route, int(count[c])))
-    return _finish(st, out_pairs, routes, count, len(pairs))
+    out = _finish(st, out_pairs, routes, count, len(pairs))
+    out.meta["class_of_pair"] = cls
+    return out
+
+
+# ---- running a schedule whose patterns stand for classes ----------------------------------------
+
+def run(router: Router, schedule: Schedule, progress=None, cancel=None, capacity_scale: float = 1.0) -> SimResult:
+    """Run a schedule on an engine; when its patterns are class representatives
+    (``schedule.meta["classes"]``), on their class routes, and the result is given back per channel
+    and per byte as the pair-by-pair run would give it (see ``expand``)."""
+    cl: Classes | None = schedule.meta.get("classes")
+    engine = Engine(cl.router(router) if cl is not None else router, capacity_scale)
+    sim = engine.run(schedule, progress, cancel)
+    return expand(sim, cl, engine) if cl is not None else sim
+
+
+def expand(sim: SimResult, cl: Classes, engine: Engine) -> SimResult:
+    """Every channel of a channel class carries what its representative carried; the bytes delivered
+    over time count every flow of each class (the engine counted one per class)."""
+    block, rep = cl.block, cl.rep
+    valid = block >= 0
+    channel_bytes = np.zeros_like(sim.channel_bytes)
+    channel_bytes[valid] = sim.channel_bytes[rep[block[valid]]]
+    order = np.flatnonzero(valid)[np.argsort(block[valid], kind="stable")]
+    sizes = np.bincount(block[valid], minlength=len(rep))
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    patterns = []
+    for rp in sim.rate_patterns:
+        b = block[rp.channels]
+        idx = np.concatenate([order[offsets[k]:offsets[k] + sizes[k]] for k in b.tolist()]) if len(b) else \
+            np.zeros(0, np.int64)
+        patterns.append(RatePattern(idx, np.repeat(rp.load_Bps, sizes[b])))
+    delivered = _delivered(sim, cl, engine)
+    return dataclasses.replace(sim, channel_bytes=channel_bytes, rate_patterns=patterns, delivered=delivered)
+
+
+def _delivered(sim: SimResult, cl: Classes, engine: Engine) -> list[tuple[float, float]]:
+    """Bytes delivered over time, every flow counted: each segment's rates solved again for the
+    flows active in it (those of groups started and not yet past their flow's end)."""
+    count = {route.paths: int(c) for route, c in zip(cl.routes, cl.count)}
+    table = RouteTable(engine.route_ch, engine.route_w)
+    caps = np.asarray(engine.route_cap, dtype=float)
+    caps = None if np.isinf(caps).all() else caps
+    mult = np.ones(len(engine.routes))
+    for rid, r in enumerate(engine.routes):
+        mult[rid] = count.get(r.paths, 1)
+    flows = []                      # (start, end, route id) of every flow
+    for g, grp in enumerate(sim.groups):
+        if grp.pattern is None or not grp.pattern.pairs:
+            continue
+        tpl = grp.pattern._template
+        ends = sim.flow_ends.get(g)
+        for k, rid in enumerate(tpl["route"].tolist()):
+            flows.append((float(sim.group_start[g]), float(ends[k]) if ends is not None else float(sim.group_sent[g]),
+                          rid))
+    if not flows:
+        return sim.delivered
+    fs = np.asarray([f[0] for f in flows])
+    fe = np.asarray([f[1] for f in flows])
+    fr = np.asarray([f[2] for f in flows], dtype=np.int64)
+    out = [(0.0, 0.0)]
+    total = 0.0
+    cache: dict[int, float] = {}
+    for t0, t1, pid in sim.segments:
+        rate = cache.get(pid)
+        if rate is None:
+            mid = 0.5 * (t0 + t1)
+            active = fr[(fs <= mid) & (fe >= mid)]
+            counts = np.bincount(active, minlength=len(engine.routes))
+            uniq = np.flatnonzero(counts)
+            r_u, _, _ = _maxmin(uniq, counts[uniq].astype(float), table, engine.capacity, caps)
+            rate = cache[pid] = float(r_u @ (counts[uniq] * mult[uniq]))
+        total += rate * (t1 - t0)
+        out.append((t1, total))
+    return out
