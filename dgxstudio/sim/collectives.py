@@ -389,10 +389,11 @@ def all_to_all(gpus: list[str], size: float, chunk: float, router=None) -> Sched
 
         classes = all_pairs(router, gpus)
     if classes is None and p * (p - 1) > MAX_ALL_TO_ALL_PAIRS:
-        raise ValueError(f"a direct all-to-all over {p} GPUs makes {p * (p - 1):,} transfers, and these GPUs "
-                         f"are not alike enough to run them by symmetry class (systems wired alike under "
-                         f"switches wired alike); pair by pair this version simulates at most "
-                         f"{MAX_ALL_TO_ALL_PAIRS:,} (about {int(math.isqrt(MAX_ALL_TO_ALL_PAIRS))} GPUs)")
+        why = (", and these GPUs are not alike enough to run them by symmetry class (systems wired alike "
+               "under switches wired alike)" if router is not None else "")
+        raise ValueError(f"a direct all-to-all over {p} GPUs makes {p * (p - 1):,} transfers{why}; pair by pair "
+                         f"this version simulates at most {MAX_ALL_TO_ALL_PAIRS:,} "
+                         f"(about {int(math.isqrt(MAX_ALL_TO_ALL_PAIRS))} GPUs)")
     sched = Schedule([], size, f"direct all-to-all over {p} GPUs")
     if classes is not None:
         pattern = Pattern(classes.pairs)
