@@ -662,7 +662,8 @@ class Simulator:
             raise SimulationError(str(exc)) from None
         rings = [r.gpus for r in self.rings().rings][:1] if algorithm == "single-ring" else []
         return CollectiveResult(collective, algorithm, algorithm, self.gpus, size, sim.time_s,
-                                partial(self.bound_busbw, collective), f"{algorithm} as requested", sim, sched,
+                                partial(self.bound_busbw, collective),
+                                f"{algorithm} as requested{symmetry.note(sched)}", sim, sched,
                                 options=self.options, rings=rings)
 
     def _run_nccl(self, collective: str, algorithm: str, size: float, protocol: str, progress, cancel,
@@ -701,7 +702,7 @@ class Simulator:
         if collective == "all-to-all":
             result = self.run(collective, "direct", size, progress, cancel)
             result.requested_algorithm = "auto"
-            result.reason = "all-to-all sends every pair directly, as NCCL does"
+            result.reason = f"all-to-all sends every pair directly, as NCCL does{symmetry.note(result.schedule)}"
             return result
         with cancellable(cancel):
             shape = self.call_shape(collective)

@@ -378,6 +378,15 @@ def pattern_classes(router: Router, pairs: list[tuple[str, str]], min_gain: floa
 
 # ---- running a schedule whose patterns stand for classes ----------------------------------------
 
+def note(schedule: Schedule) -> str:
+    """How a schedule's transfers were simulated, for a result's reason ('' when pair by pair)."""
+    cl: Classes | None = schedule.meta.get("classes")
+    if cl is None:
+        return ""
+    return (f"; simulated as {len(cl.pairs):,} symmetry classes of its {cl.flows:,} transfers "
+            f"(systems wired alike: the same answer as pair by pair)")
+
+
 def run(router: Router, schedule: Schedule, progress=None, cancel=None, capacity_scale: float = 1.0) -> SimResult:
     """Run a schedule on an engine; when its patterns are class representatives
     (``schedule.meta["classes"]``), on their class routes, and the result is given back per channel

@@ -100,6 +100,7 @@ def test_an_all_to_all_over_more_than_141_gpus_runs():
     res = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-to-all", "direct", 64 * MiB)
     assert res.schedule.meta["classes"].flows == 192 * 191
     assert "symmetry classes" in res.schedule.description
+    assert "simulated as 184 symmetry classes of its 36,672 transfers" in res.reason
     assert 0 < res.busbw_Bps <= res.bound_busbw_Bps * 1.0001
     assert res.sim.bottlenecks()[0]["utilization"] > 0.5
     # pair by pair the cap still names the limit
