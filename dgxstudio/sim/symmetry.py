@@ -135,7 +135,11 @@ def _distances(adj: np.ndarray, sources: np.ndarray) -> tuple[np.ndarray, np.nda
 class _Structure:
     """Colours of every device, and the relation id of every ordered pair of the pattern's systems."""
 
-    def __init__(self, router: Router, gpus: list[str], role: dict[str, int]):
+    def __init__(self, router: Router, gpus: list[str], role: dict[str, int],
+                 flows: tuple[np.ndarray, np.ndarray] | None = None):
+        """``flows``: the pattern's transfers as indices into ``gpus`` when it is not every pair of
+        them; they join the refinement as links of their own, and how many join two systems joins
+        the systems' relation, so classes follow the pattern's symmetry as well as the fabric's."""
         self.ok = False
         topo, fab = router.topo, router.fabric
         devices = list(fab.kind)
@@ -178,8 +182,16 @@ class _Structure:
             ev += [ib, ia]
             el += [lab, lab]
         eu, ev, el = (np.asarray(x, dtype=np.int64) for x in (eu, ev, el))
-        color = _refine(n, np.asarray(init, dtype=np.int64), eu, ev, el)
         gidx = np.asarray([index[g] for g in gpus], dtype=np.int64)
+        if flows is not None:
+            fa, fb = gidx[flows[0]], gidx[flows[1]]
+            k = len(elabels)
+            eu2 = np.concatenate([eu, fa, fb])
+            ev2 = np.concatenate([ev, fb, fa])
+            el2 = np.concatenate([el, np.full(len(fa), k), np.full(len(fa), k + 1)])
+            color = _refine(n, np.asarray(init, dtype=np.int64), eu2, ev2, el2)
+        else:
+            color = _refine(n, np.asarray(init, dtype=np.int64), eu, ev, el)
 
         # systems of the pattern: alike in their network ports (one outside neighbour per port device)
         psys = np.unique(sys_of[gidx])
@@ -238,7 +250,11 @@ class _Structure:
             if mp:
                 rel[a] = np.einsum("kbl,kl->b", qid[slot[a]][:, slot], weights)
         same = np.eye(m, dtype=np.int64)
-        rel = _hash_rows([rel.ravel(), np.repeat(scolor, m), np.tile(scolor, m), same.ravel()])
+        between = np.zeros((m, m), dtype=np.int64)
+        if flows is not None:
+            srow = np.searchsorted(psys, sys_of[gidx])
+            np.add.at(between, (srow[flows[0]], srow[flows[1]]), 1)
+        rel = _hash_rows([rel.ravel(), np.repeat(scolor, m), np.tile(scolor, m), same.ravel(), between.ravel()])
         _, rid = np.unique(rel, return_inverse=True)
         self.rid = rid.reshape(m, m)
         self.n_rel = np.bincount(self.rid.ravel())
@@ -343,12 +359,12 @@ def pattern_classes(router: Router, pairs: list[tuple[str, str]], min_gain: floa
     for a, b in pairs:
         role[a] = role.get(a, 0) | 1
         role[b] = role.get(b, 0) | 2
-    st = _Structure(router, gpus, role)
-    if not st.ok:
-        return None
     gi = {g: k for k, g in enumerate(gpus)}
     src = np.fromiter((gi[a] for a, _ in pairs), dtype=np.int64, count=len(pairs))
     dst = np.fromiter((gi[b] for _, b in pairs), dtype=np.int64, count=len(pairs))
+    st = _Structure(router, gpus, role, (src, dst))
+    if not st.ok:
+        return None
     srow = np.searchsorted(st.psys, st.sys_of[st.gidx])
     r = st.rid[srow[src], srow[dst]]
     ca, cb = st.color[st.gidx[src]], st.color[st.gidx[dst]]

@@ -108,18 +108,26 @@ def test_an_all_to_all_over_more_than_141_gpus_runs():
         C.all_to_all(gpus, 64 * MiB, 4 * MiB)
 
 
-def test_moe_expert_groups_run_by_class_with_the_same_answer():
+@pytest.mark.parametrize("ep, order, by_class", [
+    (8, "systems", True),       # a group is a system: NVLink only
+    (16, "systems", True),      # a group is two systems under one leaf
+    (32, "systems", True),      # a group is two leaves' systems
+    (16, "scattered", None),    # groups pick GPUs here and there: by class only if that is symmetric
+])
+def test_moe_expert_groups_run_by_class_with_the_same_answer(ep, order, by_class):
     topo = build_fat_tree(8, "dgx-a100")
     router = Router(topo, achievable=True)
     gpus = [d.id for d in topo.gpus()]
+    if order == "scattered":
+        gpus = [gpus[(k * 23) % 64] for k in range(64)]
     place = {(d, 0, 0): g for d, g in enumerate(gpus)}
-    moe = ModelSpec(layers=4, hidden=1024, seq_len=1024, experts=16, top_k=2)
-    for ep in (8, 16):
-        t, sim = expert_all_to_all(topo, router, place, 64, 1, 1, ep, moe, 1 * MiB)
-        groups = [[place[(g * ep + e, 0, 0)] for e in range(ep)] for g in range(64 // ep)]
-        assert C.all_to_alls(groups, moe.dispatch_bytes(), 1 * MiB, router) is not None
-        full = Engine(Router(topo, achievable=True)).run(merge([C.all_to_all(m, moe.dispatch_bytes(), 1 * MiB)
-                                                                for m in groups]))
-        assert t == pytest.approx(full.time_s, rel=1e-9)
-        np.testing.assert_allclose(sim.channel_bytes, full.channel_bytes, rtol=1e-9,
-                                   atol=1e-6 * full.channel_bytes.max())
+    moe = ModelSpec(layers=4, hidden=1024, seq_len=1024, experts=64, top_k=2)
+    t, sim = expert_all_to_all(topo, router, place, 64, 1, 1, ep, moe, 1 * MiB)
+    groups = [[place[(g * ep + e, 0, 0)] for e in range(ep)] for g in range(64 // ep)]
+    sched = C.all_to_alls(groups, moe.dispatch_bytes(), 1 * MiB, router)
+    if by_class:
+        assert sched is not None and len(sched.meta["classes"].pairs) * 4 < 64 * (ep - 1)
+    full = Engine(Router(topo, achievable=True)).run(merge([C.all_to_all(m, moe.dispatch_bytes(), 1 * MiB)
+                                                            for m in groups]))
+    assert t == pytest.approx(full.time_s, rel=1e-9)
+    np.testing.assert_allclose(sim.channel_bytes, full.channel_bytes, rtol=1e-9, atol=1e-6 * full.channel_bytes.max())
