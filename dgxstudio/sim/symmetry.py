@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -306,6 +307,19 @@ def all_pairs(router: Router, gpus: list[str], min_gain: float = 2.0) -> Classes
     the GPUs' colours, with as many flows as system pairs in that relation."""
     if len(set(gpus)) != len(gpus) or len(gpus) < 2:
         return None
+    # a sweep asks again for every size: the classes depend only on the router and the GPUs
+    cache = _CACHE.setdefault(router, {})
+    key = (tuple(gpus), min_gain)
+    if key not in cache:
+        cache.clear()
+        cache[key] = _all_pairs(router, gpus, min_gain)
+    return cache[key]
+
+
+_CACHE: "weakref.WeakKeyDictionary[Router, dict]" = weakref.WeakKeyDictionary()
+
+
+def _all_pairs(router: Router, gpus: list[str], min_gain: float) -> Classes | None:
     st = _Structure(router, gpus, {g: 3 for g in gpus})
     if not st.ok:
         return None
