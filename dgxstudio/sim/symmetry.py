@@ -264,7 +264,12 @@ class _Structure:
         if flows is not None:
             srow = np.searchsorted(psys, sys_of[gidx])
             np.add.at(between, (srow[flows[0]], srow[flows[1]]), 1)
-        rel = _hash_rows([rel.ravel(), np.repeat(scolor, m), np.tile(scolor, m), same.ravel(), between.ravel()])
+        # the small columns folded into one number first (one hash over m^2 rows, not five)
+        ns = int(scolor.max()) + 1 if m else 1
+        _, bid = np.unique(between, return_inverse=True)
+        small = ((scolor[:, None] * ns + scolor[None, :]) * 2 + same) * (int(bid.max()) + 1 if m else 1) + \
+            bid.reshape(m, m)
+        rel = _hash_rows([rel.ravel(), small.ravel()])
         _, rid = np.unique(rel, return_inverse=True)
         self.rid = rid.reshape(m, m)
         self.n_rel = np.bincount(self.rid.ravel())
