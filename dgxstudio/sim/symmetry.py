@@ -151,6 +151,8 @@ class _Structure:
         them; they join the refinement as links of their own, and how many join two systems joins
         the systems' relation, so classes follow the pattern's symmetry as well as the fabric's."""
         self.ok = False
+        if router.spread != "even":
+            return      # a hash of the names pins each route: flows alike do not travel alike
         topo, fab = router.topo, router.fabric
         devices = list(fab.kind)
         index = {d: i for i, d in enumerate(devices)}

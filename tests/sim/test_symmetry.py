@@ -86,6 +86,8 @@ def test_no_symmetry_falls_back_to_the_pair_by_pair_run():
     gpus = [d.id for d in topo.gpus()]
     router = Router(topo, achievable=True)
     assert symmetry.all_pairs(router, gpus) is None
+    # routes pinned by a hash of the names are not symmetric either
+    assert symmetry.all_pairs(Router(build_fat_tree(4, "dgx-a100"), spread="hash"), gpus) is None
     sched = C.all_to_all(gpus, 32 * MiB, 4 * MiB, router)
     assert "classes" not in sched.meta and len(sched.groups[0].pattern.pairs) == 32 * 31
     sim = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-to-all", "direct", 32 * MiB)
