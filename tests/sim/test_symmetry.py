@@ -138,3 +138,12 @@ def test_moe_expert_groups_run_by_class_with_the_same_answer(ep, order, by_class
                                                             for m in groups]))
     assert t == pytest.approx(full.time_s, rel=1e-9)
     np.testing.assert_allclose(sim.channel_bytes, full.channel_bytes, rtol=1e-9, atol=1e-6 * full.channel_bytes.max())
+
+
+def test_pxn_routes_through_a_peer_keep_the_symmetry():
+    topo = build_fat_tree(16, "dgx-h100", rail_optimized=True, per_leaf=4)
+    gpus = _gpus(topo, {"gpu0", "gpu5", "gpu6"})
+    router = Router(topo, achievable=True, pxn=True)
+    sym = C.all_to_all(gpus, 48 * MiB, 1 * MiB, router)
+    assert "classes" in sym.meta
+    _assert_same(symmetry.run(router, sym), Engine(router).run(C.all_to_all(gpus, 48 * MiB, 1 * MiB)))
