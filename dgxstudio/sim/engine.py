@@ -453,53 +453,79 @@ class Engine:
                 snap, logs = None, None
                 return
             heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
+            fk = np.sort(np.fromiter(frontier, dtype=np.int64, count=len(frontier)))
             snap = {"t": t, "mapped": np.sort(mapped), "allowed": np.union1d(gs, mapped),
                     "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
-                    "heap": [(w, g) for w, _, g in heap], "frontier": {f: int(deps_left[f]) for f in frontier},
+                    "heap": [(w, g) for w, _, g in heap], "fk": fk, "fv": deps_left[fk],
                     "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
                     "seg": len(segments), "delivered": delivered_bytes, "n_delivered": len(delivered)}
             logs = ([], [], [])
 
-        def states_match(T: float) -> bool:
+        def states_match(T: float) -> tuple[np.ndarray, np.ndarray] | None:
             """Is the state now the successor-image of the snapshot's, T later?"""
             m = per.succ[snap["a_group"]]
             if len(m) != len(a_group):
-                return False
+                return None
             o1 = np.lexsort((snap["a_pos"], m))
             o2 = np.lexsort((a_pos, a_group))
             if not (np.array_equal(m[o1], a_group[o2]) and np.array_equal(snap["a_pos"][o1], a_pos[o2])):
-                return False
+                return None
             if len(m):
                 scale = float(bytes_each[a_group].max())
                 if not np.allclose(snap["a_rem"][o1], a_rem[o2], rtol=_Periods.REL, atol=_Periods.REL * max(scale, 1.0)):
-                    return False
+                    return None
             h1 = sorted((int(per.succ[g]), w - snap["t"]) for w, g in snap["heap"])
             h2 = sorted((g, w - t) for w, _, g in heap)
             if [g for g, _ in h1] != [g for g, _ in h2]:
-                return False
+                return None
             tol = _Periods.REL * T + 1e-18
             if any(abs(a[1] - b[1]) > tol for a, b in zip(h1, h2)):
-                return False
+                return None
             heads = snap["heads"]
             now = per.succ[heads]
             if not (np.allclose(arrival[now] - t, snap["arrival"], rtol=0, atol=tol)
                     and np.array_equal(partial[now], snap["partial"])):
-                return False
-            f1 = {int(per.succ[f]): left for f, left in snap["frontier"].items()}
-            return f1 == {f: int(deps_left[f]) for f in frontier}
+                return None
+            # the partly released groups: either all moved one lane step (a ring's next step waiting
+            # for its pieces), or those waiting since the snapshot are barriers (a stage's end waiting
+            # for all its pieces), whose counts only go down, and the others moved one lane step
+            fk1, fv1 = snap["fk"], snap["fv"]
+            fk2 = np.sort(np.fromiter(frontier, dtype=np.int64, count=len(frontier)))
+            fv2 = deps_left[fk2]
 
-        def jump(T: float) -> bool:
-            """Skip as many repeats of the period just seen as the groups ahead stay alike."""
+            def moved(k1, v1, k2, v2) -> bool:
+                m = per.succ[k1]
+                if len(m) != len(k2) or (m < 0).any():
+                    return False
+                o = np.argsort(m)
+                return np.array_equal(m[o], k2) and np.array_equal(v1[o], v2)
+
+            if moved(fk1, fv1, fk2, fv2):
+                return np.zeros(0, np.int64), np.zeros(0, np.int64)
+            fixed, i1, i2 = np.intersect1d(fk1, fk2, assume_unique=True, return_indices=True)
+            if (fv2[i2] > fv1[i1]).any():
+                return None
+            if not moved(np.delete(fk1, i1), np.delete(fv1, i1), np.delete(fk2, i2), np.delete(fv2, i2)):
+                return None
+            return fixed, fv1[i1] - fv2[i2]
+
+        def jump(T: float, barriers: tuple[np.ndarray, np.ndarray]) -> bool:
+            """Skip as many repeats of the period just seen as the groups ahead stay alike, and as no
+            barrier would be released (``barriers``: what each one was released per period)."""
             nonlocal t, delivered_bytes
             started, sent_l, done_l = (np.asarray(x, dtype=np.int64) for x in logs)
             touched = np.unique(np.concatenate([started, sent_l, done_l, snap["heads"],
                                                 np.fromiter((g for _, g in snap["heap"]), dtype=np.int64),
-                                                np.fromiter(snap["frontier"], dtype=np.int64)]))
+                                                np.setdiff1d(snap["fk"], barriers[0], assume_unique=True)]))
             k = per.reach_all(touched) - 1
+            fixed, per_period = barriers
+            busy = per_period > 0
+            if busy.any():
+                k = min(k, int(((deps_left[fixed[busy]] - 1) // per_period[busy]).min()))
             if k < 1:
                 return False
             # the partly released groups now (read before the images below overwrite their counters)
-            fk = np.fromiter(frontier, dtype=np.int64, count=len(frontier))
+            fk = np.setdiff1d(np.fromiter(frontier, dtype=np.int64, count=len(frontier)), fixed, assume_unique=True)
             f_left = deps_left[fk].copy()
             # times of the groups that the skipped periods start, send and finish
             e = np.unique(np.concatenate([started, sent_l, done_l]))
@@ -534,8 +560,10 @@ class Engine:
             if frontier:
                 fi = per.image(fk, k)
                 deps_left[fi] = f_left
+                deps_left[fixed] -= k * per_period
                 frontier.clear()
                 frontier.update(dict.fromkeys(fi.tolist()))
+                frontier.update(dict.fromkeys(fixed.tolist()))
             # what the skipped periods carried: pattern time, segments, bytes delivered
             t1 = snap["t"]
             period = []
@@ -562,15 +590,28 @@ class Engine:
             per.skipped_periods += k
             return True
 
+        backoff = [0, 0]  # events to let pass before looking again, and the current wait
+
         def watch() -> None:
-            gs = _Periods.group_set(a_group, heap, frontier)
+            # Looking costs a little at every event; where the state keeps not repeating, look less
+            # often (waits double up to 32 events; a skip starts over). A late look only starts a
+            # skip later: the answer is the same.
+            if backoff[0] > 0:
+                backoff[0] -= 1
+                return
+            gs = _Periods.group_set(a_group, heap)
             if snap is None:
                 take_snapshot(gs)
                 return
             if len(gs) == len(snap["mapped"]) and np.array_equal(gs, snap["mapped"]):
                 T = t - snap["t"]
-                if T > 0 and states_match(T) and jump(T):
-                    gs = _Periods.group_set(a_group, heap, frontier)
+                barriers = states_match(T) if T > 0 else None
+                if barriers is not None and jump(T, barriers):
+                    gs = _Periods.group_set(a_group, heap)
+                    backoff[1] = 0
+                else:
+                    backoff[1] = min(32, max(1, 2 * backoff[1]))
+                    backoff[0] = backoff[1]
                 take_snapshot(gs)
             elif not np.isin(gs, snap["allowed"]).all():
                 take_snapshot(gs)
