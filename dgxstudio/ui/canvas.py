@@ -19,6 +19,8 @@ from ..model.clipboard import copy_selection, paste_command
 from ..model.commands import AddItems, Macro, Move, SetCollapsed
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Device, Topology
+from .canvas_lod import LevelOfDetail
+from .cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
 
@@ -39,6 +41,8 @@ class TopologyScene(QGraphicsScene):
         self._syncing = False
         self._frames_pending = False
         self._hidden: dict[str, str] = {}
+        self.lod: LevelOfDetail | None = None  # set while a large cluster is drawn as its overview
+        self._lod_pending = False
         self.grid = 0.0  # snap moved items to this grid (0: off)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(QColor("#fbfbfb"))
@@ -61,6 +65,18 @@ class TopologyScene(QGraphicsScene):
         self.items_by_link.clear()
         self._links_at.clear()
         topo = self.topology
+        self.lod = None
+        overview = build_overview(topo)
+        if overview is not None:  # a large cluster: its structure, opened where the view looks
+            self._hidden = {}
+            self.lod = LevelOfDetail(self, overview)
+            self.lod.build()
+            self.select_ids(selected)
+            self._syncing = False
+            self.rebuilt.emit()
+            for view in self.views():
+                self.view_changed(view)
+            return
         hidden = self._hidden = hidden_by_collapsed(topo)
         visible_groups = set()
         for gid in topo.groups:
@@ -135,7 +151,22 @@ class TopologyScene(QGraphicsScene):
             item.set_frame(rect.adjusted(-24, -16, 24, 16) if not rect.isNull() else QRectF(0, 0, 60, 40))
 
     # ---- model -> scene --------------------------------------------------------------------------
+    def view_changed(self, view) -> None:
+        """The view zoomed, scrolled or resized: the overview opens or closes what it shows (once per
+        turn of the event loop however many signals arrive)."""
+        if self.lod is None or self._lod_pending:
+            return
+        self._lod_pending = True
+
+        def run():
+            self._lod_pending = False
+            if self.lod is not None and view.scene() is self:
+                self.lod.update(view)
+        QTimer.singleShot(0, run)
+
     def _on_model_event(self, event) -> None:
+        if self.lod is not None and self._lod_event(event):
+            return
         if event.kind == "moved" and not self._syncing:
             self._syncing = True
             for key in event.ids:
@@ -154,6 +185,19 @@ class TopologyScene(QGraphicsScene):
                 self.device_items[i].refresh()
             return
         self.rebuild()
+
+    def _lod_event(self, event) -> bool:
+        """An edit seen by the overview: positions are the overview's own, so moves change nothing drawn;
+        a renamed or retyped device refreshes its item if it has one. True when handled."""
+        if event.kind == "moved":
+            return True
+        if event.kind == "changed" and all(i in self.topology.devices for i in event.ids):
+            for i in event.ids:
+                item = self.device_items.get(i)
+                if item is not None:
+                    item.refresh()
+            return True
+        return False
 
     # ---- scene -> model --------------------------------------------------------------------------
     def item_moved(self, item: QGraphicsItem) -> None:
@@ -188,6 +232,11 @@ class TopologyScene(QGraphicsScene):
             lines.append(QLineF(rect.left(), y, rect.right(), y))
             y += g
         painter.drawLines(lines)
+
+    def drawForeground(self, painter, rect) -> None:
+        super().drawForeground(painter, rect)
+        if self.lod is not None:
+            self.lod.draw_labels(painter, rect)
 
     def _snapped(self, x: float, y: float) -> tuple[float, float]:
         if not self.grid:
@@ -282,6 +331,11 @@ class TopologyScene(QGraphicsScene):
 
     def item_for(self, obj_id: str) -> QGraphicsItem | None:
         """The item showing a device, group or link, or the collapsed group hiding it."""
+        if self.lod is not None:
+            item = self.items_by_link.get(obj_id) or self.lod.item_for(obj_id)
+            if item is None and obj_id in self.topology.links:
+                return self.lod.item_for(self.topology.links[obj_id].a)
+            return item
         if obj_id in self.device_items:
             return self.device_items[obj_id]
         if obj_id in self.group_items:
