@@ -17,7 +17,7 @@ import sys
 import time
 
 from _windows import dispose, open_window
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QImage
 
 from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.model.presets import load_preset
@@ -28,13 +28,12 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def frame(app, window, image) -> float:
-    """Let queued work run (the overview follows the view on the next turn), then draw the viewport."""
+def frame(app, window, image=None) -> float:
+    """One turn of the event loop after a change, with the canvas marked for repaint: the overview
+    follows the view, the canvas and the overview dock repaint, as on screen."""
     t0 = time.perf_counter()
+    window.view.viewport().update()
     app.processEvents()
-    painter = QPainter(image)
-    window.view.render(painter)
-    painter.end()
     return time.perf_counter() - t0
 
 
@@ -57,12 +56,22 @@ def open_and_move(label: str, topo, shots: str | None = None, notches: int = 40)
         window.view.grab().save(os.path.join(shots, f"{label}-fit.png"))
     view = window.view
     centre = view.mapToScene(view.viewport().rect().center())
-    if lod is not None:   # zoom towards the middle of the units, where the most opens
+    unit = None
+    if lod is not None:   # zoom towards a GPU of a system in the middle unit, as a user following it would
         units = [b for b in lod.block_items.values() if b.block.tier == 0]
-        centre = units[len(units) // 2].sceneBoundingRect().center()
+        unit = units[len(units) // 2]
+        centre = unit.sceneBoundingRect().center()
     zoom_in, zoom_out, pan = [], [], []
     most = deepest = 0
     for k in range(notches):
+        if unit is not None:
+            system = unit.block.members[len(unit.block.members) // 2 + 1]
+            if system in lod.system_items:
+                centre = lod.system_items[system].sceneBoundingRect().center()
+            gpu = next((d for d in lod.overview.system_devices[system] if d in window.scene.device_items
+                        and topo.devices[d].kind == "gpu"), None)
+            if gpu is not None:
+                centre = window.scene.device_items[gpu].sceneBoundingRect().center()
         view.zoom(1.2)
         view.centerOn(centre)
         zoom_in.append(frame(app, window, image))

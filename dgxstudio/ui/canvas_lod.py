@@ -35,6 +35,29 @@ _LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
 TIER_FILL = {0: QColor("#eef3fb"), 1: QColor("#f3f0e6"), 2: QColor("#efe8f5"), 3: QColor("#e8f2ec")}
 
 
+_FONT_METRICS: dict[str, tuple[QFontMetricsF, float]] = {}
+_ADVANCE: dict[tuple[int, str], float] = {}
+
+
+def _metrics(font: QFont) -> tuple[QFontMetricsF, float]:
+    key = font.key()
+    if key not in _FONT_METRICS:
+        fm = QFontMetricsF(font)
+        _FONT_METRICS[key] = (fm, fm.height())
+    return _FONT_METRICS[key]
+
+
+def _advance(fm: QFontMetricsF, text: str) -> float:
+    """A text's width, measured once (labels repeat every frame)."""
+    key = (id(fm), text)
+    width = _ADVANCE.get(key)
+    if width is None:
+        if len(_ADVANCE) > 50_000:
+            _ADVANCE.clear()
+        width = _ADVANCE[key] = fm.horizontalAdvance(text)
+    return width
+
+
 def _screen_text(painter: QPainter, rect: QRectF, lines: list[tuple[str, QFont]], align=Qt.AlignmentFlag.AlignCenter) -> None:
     """Text at a fixed size on screen inside a scene rectangle: readable at any zoom, left out
     (line by line, from the last) where the rectangle is too small on screen to hold it. A line may
@@ -45,13 +68,15 @@ def _screen_text(painter: QPainter, rect: QRectF, lines: list[tuple[str, QFont]]
         return
     shown, height = [], 0.0
     for text, font in lines:
-        fm = QFontMetricsF(font)
-        if height + fm.height() > box.height():
+        fm, line_h = _metrics(font)
+        if height + line_h > box.height():
             break
         forms = text.split("|")
-        text = next((f for f in forms if fm.horizontalAdvance(f) <= box.width()), forms[-1])
-        shown.append((fm.elidedText(text, Qt.TextElideMode.ElideMiddle, box.width()), font, fm.height()))
-        height += fm.height()
+        text = next((f for f in forms if _advance(fm, f) <= box.width()), forms[-1])
+        if _advance(fm, text) > box.width():
+            text = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, box.width())
+        shown.append((text, font, line_h))
+        height += line_h
     if not shown:
         return
     painter.save()
@@ -63,6 +88,30 @@ def _screen_text(painter: QPainter, rect: QRectF, lines: list[tuple[str, QFont]]
         painter.drawText(QRectF(box.left(), y, box.width(), h), Qt.AlignmentFlag.AlignCenter, text)
         y += h
     painter.restore()
+
+
+class _Taken:
+    """Rectangles already drawn on screen, bucketed in 64-pixel cells so a new label checks only its
+    neighbours."""
+
+    CELL = 64.0
+
+    def __init__(self):
+        self.cells: dict[tuple[int, int], list[QRectF]] = {}
+
+    def _keys(self, r: QRectF):
+        c = self.CELL
+        for i in range(int(r.left() // c), int(r.right() // c) + 1):
+            for j in range(int(r.top() // c), int(r.bottom() // c) + 1):
+                yield (i, j)
+
+    def claim(self, r: QRectF, force: bool = False) -> bool:
+        keys = list(self._keys(r))
+        if not force and any(r.intersects(o) for k in keys for o in self.cells.get(k, ())):
+            return False
+        for k in keys:
+            self.cells.setdefault(k, []).append(r)
+        return True
 
 
 class BlockItem(QGraphicsItem):
@@ -131,6 +180,9 @@ class BundleItem(LinkItem):
         super().__init__(a, b, bundle.link_ids, bundle.count, bundle.bandwidth_Bps, bundle.family, True,
                          f"bundle: {bundle.label}")
         self.info = bundle
+        per_dir = bundle.label.split(", ", 1)[1]
+        self.texts = (f"x{bundle.count:,}  {per_dir}", f"x{bundle.count:,}  {_bw_text(bundle.bandwidth_Bps)}/dir",
+                      f"x{bundle.count:,}")
         self.base_pen.setStyle(Qt.PenStyle.SolidLine)
         self.base_pen.setCosmetic(True)
         self.base_pen.setWidthF(min(self.base_pen.widthF() / 3, 4.0))
@@ -163,17 +215,14 @@ class BundleItem(LinkItem):
         # on the lower part, where bundles from one block fan apart; no wider than a block's slot
         mid = t.map(a + (b - a) * (0.7 if a.y() < b.y() else 0.3))
         room = min(length * 0.9, t.m11() * (BLOCK_W + GAP_X) * 0.95)
-        fm = QFontMetricsF(_LABEL_FONT)
-        text = next((x for x in (f"x{self.info.count:,}  {self.info.label.split(', ', 1)[1]}",
-                                 f"x{self.info.count:,}  {_bw_text(self.info.bandwidth_Bps)}/dir", f"x{self.info.count:,}")
-                     if fm.horizontalAdvance(x) + 8 <= room), None)
+        fm, line_h = _metrics(_LABEL_FONT)
+        text = next((x for x in self.texts if _advance(fm, x) + 8 <= room), None)
         if text is None:
             return
-        w = fm.horizontalAdvance(text) + 8
-        box = QRectF(mid.x() - w / 2, mid.y() - fm.height() / 2 - 1, w, fm.height() + 2)
-        if any(box.intersects(r) for r in taken):
+        w = _advance(fm, text) + 8
+        box = QRectF(mid.x() - w / 2, mid.y() - line_h / 2 - 1, w, line_h + 2)
+        if not taken.claim(box):
             return
-        taken.append(box)
         painter.save()
         painter.resetTransform()
         painter.setPen(QPen(self.pen().color(), 1))
@@ -265,8 +314,14 @@ class LevelOfDetail:
     def draw_labels(self, painter: QPainter, exposed: QRectF) -> None:
         """Bundle labels over everything, around the blocks and each other."""
         t = painter.worldTransform()
-        taken = [t.mapRect(r) for r in (b.sceneBoundingRect() for b in self.block_items.values())
-                 if r.intersects(exposed)]
+        if t.m11() * (BLOCK_W + GAP_X) < 30:   # a thumbnail (the overview dock): no label would fit
+            return
+        taken = _Taken()
+        screen = t.mapRect(exposed)
+        for b in self.block_items.values():   # closed blocks; an open one is a frame around its members
+            r = b.sceneBoundingRect()
+            if not b.open and r.intersects(exposed):
+                taken.claim(t.mapRect(r).intersected(screen), force=True)
         for item in self.bundle_items:
             if item.isVisible() and item.sceneBoundingRect().intersects(exposed):
                 item.draw_label(painter, taken)

@@ -16,8 +16,12 @@ from dataclasses import dataclass, field
 
 from ..model.topology import Topology
 
-# Clusters of at least this many systems open as the block overview (smaller ones draw every system box).
+# Clusters of at least this many systems open as the block overview; from OVERVIEW_FROM_SYSTEMS up, so
+# do those whose system-by-system drawing would take more than OVERVIEW_ITEMS items (boxes, switches
+# and links); smaller ones draw every system box.
 LOD_MIN_SYSTEMS = int(os.environ.get("DGXSTUDIO_OVERVIEW_SYSTEMS", "200"))
+OVERVIEW_FROM_SYSTEMS = 32
+OVERVIEW_ITEMS = 1200
 
 TIER_NAMES = {1: "Leaf", 2: "Spine", 3: "Core"}   # by distance from the systems
 
@@ -119,7 +123,8 @@ def top_systems(topo: Topology) -> list[str]:
 def build_overview(topo: Topology, min_systems: int | None = None) -> Overview | None:
     """The block structure of a cluster, or None when it is small enough to draw system by system."""
     systems = top_systems(topo)
-    if len(systems) < (LOD_MIN_SYSTEMS if min_systems is None else min_systems):
+    least = LOD_MIN_SYSTEMS if min_systems is None else min_systems
+    if len(systems) < min(least, OVERVIEW_FROM_SYSTEMS):
         return None
     ov = Overview()
     children: dict[str, list[str]] = {}
@@ -138,6 +143,7 @@ def build_overview(topo: Topology, min_systems: int | None = None) -> Overview |
         ov.system_gpus[s] = sum(topo.devices[d].kind == "gpu" for d in ov.system_devices[s])
     node = ov.system_of.get
     adj: dict[str, set[str]] = {}
+    between_switches = 0
     for lk in topo.links.values():
         if lk.a not in topo.devices or lk.b not in topo.devices:
             continue
@@ -145,6 +151,12 @@ def build_overview(topo: Topology, min_systems: int | None = None) -> Overview |
         if a != b:
             adj.setdefault(a, set()).add(b)
             adj.setdefault(b, set()).add(a)
+            between_switches += a == lk.a and b == lk.b
+    outside = [d for d in topo.devices if d not in ov.system_of]
+    if len(systems) < least:   # drawn system by system: a box per system, a bundle per system and switch
+        drawn = len(systems) + len(outside) + between_switches + sum(len(adj.get(s, ())) for s in systems)
+        if drawn <= OVERVIEW_ITEMS:
+            return None
     # tiers: distance from the systems
     tier = {s: 0 for s in systems}
     queue = deque(systems)
@@ -154,7 +166,6 @@ def build_overview(topo: Topology, min_systems: int | None = None) -> Overview |
             if v not in tier:
                 tier[v] = tier[u] + 1
                 queue.append(v)
-    outside = [d for d in topo.devices if d not in ov.system_of]
     top = max(tier.values(), default=0)
     for d in outside:
         tier.setdefault(d, top + 1)   # devices joined to no system get a row of their own
