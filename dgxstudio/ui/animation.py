@@ -41,6 +41,7 @@ class Replayer(QObject):
         self._stated: set = set()
         self._pattern_cache: dict[int, list] = {}
         scene.rebuilt.connect(self._scene_rebuilt)
+        scene.updated.connect(self._scene_updated)
 
     # ---- loading -----------------------------------------------------------------------------------
     def load(self, sim: SimResult) -> None:
@@ -80,6 +81,14 @@ class Replayer(QObject):
         self._stated.clear()
         self._dots = []
         if self.sim is not None:
+            self._index_scene()
+            self.set_time(self.t)
+
+    def _scene_updated(self) -> None:
+        """Some items changed (an edit): the run's channels are looked up again; the dots stay."""
+        if self.sim is not None:
+            self._overlaid = {i for i in self._overlaid if i.scene() is self.scene}
+            self._stated = {i for i in self._stated if i.scene() is self.scene}
             self._index_scene()
             self.set_time(self.t)
 

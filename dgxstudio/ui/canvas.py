@@ -20,6 +20,7 @@ from ..model.commands import AddItems, Macro, Move, SetCollapsed
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Device, Topology
 from .canvas_lod import LevelOfDetail
+from .canvas_sync import drawn_key, group_signature, members, sync
 from .cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
@@ -27,7 +28,8 @@ from .document import Document
 
 class TopologyScene(QGraphicsScene):
     statusMessage = Signal(str)
-    rebuilt = Signal()
+    rebuilt = Signal()   # every item was replaced
+    updated = Signal()   # some items were added, removed or refreshed after an edit (see canvas_sync)
 
     def __init__(self, document: Document):
         super().__init__()
@@ -43,6 +45,8 @@ class TopologyScene(QGraphicsScene):
         self._hidden: dict[str, str] = {}
         self.lod: LevelOfDetail | None = None  # set while a large cluster is drawn as its overview
         self._lod_pending = False
+        self._groups: tuple | None = None   # the group signature the items were built for
+        self._members: dict[str, tuple] = {}
         self.grid = 0.0  # snap moved items to this grid (0: off)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(QColor("#fbfbfb"))
@@ -102,26 +106,35 @@ class TopologyScene(QGraphicsScene):
         self._build_links(hidden)
         self._update_frames()
         self.select_ids(selected)
+        self._groups = group_signature(self)
+        self._members = members(self)
         self._syncing = False
         self.rebuilt.emit()
 
     def _build_links(self, hidden: dict[str, str]) -> None:
+        for a_id, b_id, links, bundle in drawn_links(self.topology, hidden):
+            self._make_link(a_id, b_id, links, bundle)
+
+    def _make_link(self, a_id: str, b_id: str, links: list, bundle: bool) -> LinkItem | None:
+        """The item for one drawn link or bundle (see layout.drawn_links), added to the scene."""
         topo = self.topology
-        for a_id, b_id, links, bundle in drawn_links(topo, hidden):
-            a = self.device_items.get(a_id) or self.group_items.get(a_id)
-            b = self.device_items.get(b_id) or self.group_items.get(b_id)
-            if a is None or b is None:
-                continue
-            lt = topo.link_type_of(links[0])
-            bw = sum(topo.link_bandwidth_per_direction_Bps(lk) for lk in links)
-            count = sum(lk.count for lk in links)
-            if bundle:
-                tip = f"bundle of {len(links)} links ({count} physical), {bw / 1e9:.1f} GB/s per direction"
-            else:
-                lk = links[0]
-                tip = (f"{lk.id}: {topo.devices[lk.a].name} - {topo.devices[lk.b].name}\n"
-                       f"{lt.label if lt else lk.type} x{lk.count}, {bw / 1e9:.1f} GB/s per direction")
-            self._add_link_item(LinkItem(a, b, [lk.id for lk in links], count, bw, lt.family if lt else None, bundle, tip))
+        a = self.device_items.get(a_id) or self.group_items.get(a_id)
+        b = self.device_items.get(b_id) or self.group_items.get(b_id)
+        if a is None or b is None:
+            return None
+        lt = topo.link_type_of(links[0])
+        bw = sum(topo.link_bandwidth_per_direction_Bps(lk) for lk in links)
+        count = sum(lk.count for lk in links)
+        if bundle:
+            tip = f"bundle of {len(links)} links ({count} physical), {bw / 1e9:.1f} GB/s per direction"
+        else:
+            lk = links[0]
+            tip = (f"{lk.id}: {topo.devices[lk.a].name} - {topo.devices[lk.b].name}\n"
+                   f"{lt.label if lt else lk.type} x{lk.count}, {bw / 1e9:.1f} GB/s per direction")
+        item = LinkItem(a, b, [lk.id for lk in links], count, bw, lt.family if lt else None, bundle, tip)
+        item.key = drawn_key(a_id, b_id, links, bundle)
+        self._add_link_item(item)
+        return item
 
     def _add_link_item(self, item: LinkItem) -> None:
         self.addItem(item)
@@ -183,6 +196,10 @@ class TopologyScene(QGraphicsScene):
                 event.detail.get("attribute") == "name":
             for i in event.ids:
                 self.device_items[i].refresh()
+            return
+        if self.lod is None and event.kind not in ("collapsed", "moved") and self._groups == group_signature(self):
+            sync(self, event)   # the groups are as they were: only the items the edit touched change
+            self.updated.emit()
             return
         self.rebuild()
 

@@ -131,13 +131,19 @@ class GroupItem(QGraphicsItem):
         else:
             self.setZValue(-5)
         self.setFlags(flags)
-        topo = scene.document.topology
-        g = topo.groups[group_id]
-        inside = topo.devices_in_group(group_id)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Name, GPU and device counts from the document."""
+        topo = self.canvas.document.topology
+        g = topo.groups[self.group_id]
+        inside = topo.devices_in_group(self.group_id)
         self.title = g.name
         self.title_font, self.title_lines = fit_label(g.name, self.BOX_W - 58)
         self.summary = f"{sum(topo.devices[d].kind == 'gpu' for d in inside)} GPUs, {len(inside)} devices"
-        self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nDouble-click to {'expand' if collapsed else 'collapse'}")
+        self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\n"
+                        f"Double-click to {'expand' if self.collapsed else 'collapse'}")
+        self.update()
 
     def set_frame(self, rect: QRectF) -> None:
         self.prepareGeometryChange()

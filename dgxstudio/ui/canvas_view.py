@@ -33,6 +33,7 @@ class CanvasView(QGraphicsView):
         self._space = False
         self._port_hint: QGraphicsSimpleTextItem | None = None
         scene.rebuilt.connect(self._scene_rebuilt)
+        scene.updated.connect(self._scene_updated)
         # the overview of a large cluster opens and closes what the view shows
         self.zoomChanged.connect(lambda _z: self.canvas.view_changed(self))
         self.horizontalScrollBar().valueChanged.connect(lambda _v: self.canvas.view_changed(self))
@@ -47,6 +48,16 @@ class CanvasView(QGraphicsView):
             self._link_line = None
             self._link_from = None
             self.canvas.statusMessage.emit("Link cancelled: the design changed while the link was being dragged")
+
+    def _scene_updated(self) -> None:
+        """An edit changed some items: a link being dragged from a device that is gone ends here."""
+        if self._link_from is not None and self._link_from not in self.canvas.device_items:
+            if self._link_line is not None:
+                self.scene().removeItem(self._link_line)
+            self._show_port_hint(None)
+            self._link_line = None
+            self._link_from = None
+            self.canvas.statusMessage.emit("Link cancelled: the device it started from is gone")
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
