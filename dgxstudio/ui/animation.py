@@ -228,6 +228,8 @@ class Replayer(QObject):
         while len(self._dots) <= i:
             dot = QGraphicsEllipseItem(-6, -6, 12, 12)
             dot.setZValue(20)
+            if self.scene.lod is not None:   # the overview is drawn small: chunks keep their size on screen
+                dot.setFlag(QGraphicsEllipseItem.GraphicsItemFlag.ItemIgnoresTransformations)
             dot.setPen(QPen(QColor("#1b1b1b"), 1))
             self.scene.addItem(dot)
             self._dots.append(dot)
@@ -244,7 +246,7 @@ class Replayer(QObject):
                 if item.state_color != color:
                     item.state_color = color
                     item.update()
-            elif isinstance(item, GroupItem):
+            elif isinstance(item, GroupItem) or hasattr(item, "fill"):   # a group box or an overview block
                 if item.fill != color:
                     item.fill = color
                     item.update()

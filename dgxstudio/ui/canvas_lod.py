@@ -125,6 +125,7 @@ class BlockItem(QGraphicsItem):
         self.rect = QRectF(-w / 2, -h / 2, w, h)
         self.setPos(x + w / 2, y + h / 2)
         self.setZValue(2)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)   # replay and pan frames reuse it
         self.open = False
         self.fill: QColor | None = None
         self.setToolTip(f"{block.label}\n{block.summary}\nZoom in or double-click to open")
@@ -151,7 +152,7 @@ class BlockItem(QGraphicsItem):
             return
         painter.setBrush(QBrush(self.fill or TIER_FILL.get(self.block.tier, QColor("#f2f2f2"))))
         painter.drawRect(self.rect)
-        _screen_text(painter, self.rect, [(f"{self.block.label}|{self.block.short}|{self.block.short.replace(' ', '')}", _LABEL_BOLD),
+        _screen_text(painter, self.rect, [(f"{self.block.label}|{self.block.short.split('|')[0]}|{self.block.short.replace(' ', '')}", _LABEL_BOLD),
                                           (self.block.summary, _LABEL_FONT)])
 
     def mousePressEvent(self, event) -> None:
@@ -165,6 +166,7 @@ class TierLabel(QGraphicsItem):
         super().__init__()
         self.name, self.rect = name, rect
         self.setZValue(1)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def boundingRect(self) -> QRectF:
         return self.rect
@@ -202,36 +204,33 @@ class BundleItem(LinkItem):
     def paint(self, painter: QPainter, option, widget=None) -> None:
         QGraphicsPathItem.paint(self, painter, option, widget)   # the label comes on top, see draw_label
 
-    def draw_label(self, painter: QPainter, taken: list[QRectF]) -> None:
-        """The count and bandwidth per direction, on screen at a readable size, where it covers no block
-        and no other label (``taken``: what is already there, on screen)."""
+    def place_label(self, t, taken: "_Taken") -> tuple[QRectF, str] | None:
+        """Where the count and bandwidth per direction go on screen (transform ``t``), at a readable
+        size, covering no block and no other label (``taken``: what is already there); None if nowhere."""
         line = self.path()
         a, b = line.pointAtPercent(0.0), line.pointAtPercent(1.0)
-        t = painter.worldTransform()
         sa, sb = t.map(a), t.map(b)
         length = ((sa.x() - sb.x()) ** 2 + (sa.y() - sb.y()) ** 2) ** 0.5
         if length < 40:
-            return
+            return None
         # on the lower part, where bundles from one block fan apart; no wider than a block's slot
         mid = t.map(a + (b - a) * (0.7 if a.y() < b.y() else 0.3))
         room = min(length * 0.9, t.m11() * (BLOCK_W + GAP_X) * 0.95)
         fm, line_h = _metrics(_LABEL_FONT)
         text = next((x for x in self.texts if _advance(fm, x) + 8 <= room), None)
         if text is None:
-            return
+            return None
         w = _advance(fm, text) + 8
         box = QRectF(mid.x() - w / 2, mid.y() - line_h / 2 - 1, w, line_h + 2)
-        if not taken.claim(box):
-            return
-        painter.save()
-        painter.resetTransform()
+        return (box, text) if taken.claim(box) else None
+
+    def draw_label(self, painter: QPainter, box: QRectF, text: str) -> None:
+        """The label in screen coordinates (the painter's transform reset), edged in the bundle's colour."""
         painter.setPen(QPen(self.pen().color(), 1))
         painter.setBrush(QColor(255, 255, 255, 235))
         painter.drawRoundedRect(box, 3, 3)
         painter.setPen(QColor("#1b1b1b"))
-        painter.setFont(_LABEL_FONT)
         painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
-        painter.restore()
 
     def boundingRect(self) -> QRectF:
         return QGraphicsPathItem.boundingRect(self).adjusted(-60, -12, 60, 12)
@@ -251,6 +250,7 @@ class SystemBoxItem(GroupItem):
         self.open = False
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(3)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         g = scene.topology.groups[system_id]
         ov = lod.overview
         self.title = g.name
@@ -293,7 +293,8 @@ class LevelOfDetail:
         self.open_blocks: dict[str, list[QGraphicsItem]] = {}     # block -> its member items
         self.system_items: dict[str, SystemBoxItem] = {}
         self.open_systems: dict[str, list[QGraphicsItem]] = {}    # system -> device items and its links
-        self._member_rects: dict[str, dict[str, tuple[QPointF, float]]] = {}
+        self._label_key: tuple | None = None
+        self._labels: list = []
 
     # ---- building ---------------------------------------------------------------------------------
     def build(self) -> None:
@@ -316,15 +317,34 @@ class LevelOfDetail:
         t = painter.worldTransform()
         if t.m11() * (BLOCK_W + GAP_X) < 30:   # a thumbnail (the overview dock): no label would fit
             return
-        taken = _Taken()
+        key = (t.m11(), t.m22(), t.dx(), t.dy(), frozenset(self.open_blocks))
+        if key != self._label_key:   # placed once per view position; replay frames only redraw them
+            self._label_key, self._labels = key, self._place_labels(t)
         screen = t.mapRect(exposed)
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(_LABEL_FONT)
+        for item, box, text in self._labels:
+            if box.intersects(screen):
+                item.draw_label(painter, box, text)
+        painter.restore()
+
+    def _place_labels(self, t) -> list:
+        seen = next(iter(self.scene.views()), None)
+        area = t.inverted()[0].mapRect(QRectF(seen.viewport().rect())) if seen is not None else self.scene.sceneRect()
+        taken = _Taken()
+        screen = t.mapRect(area)
         for b in self.block_items.values():   # closed blocks; an open one is a frame around its members
             r = b.sceneBoundingRect()
-            if not b.open and r.intersects(exposed):
+            if not b.open and r.intersects(area):
                 taken.claim(t.mapRect(r).intersected(screen), force=True)
+        out = []
         for item in self.bundle_items:
-            if item.isVisible() and item.sceneBoundingRect().intersects(exposed):
-                item.draw_label(painter, taken)
+            if item.sceneBoundingRect().intersects(area):
+                placed = item.place_label(t, taken)
+                if placed is not None:
+                    out.append((item, *placed))
+        return out
 
     def item_for(self, obj_id: str) -> QGraphicsItem | None:
         """The most detailed item showing a device, system or switch right now."""

@@ -107,6 +107,9 @@ def _shorten(blocks: list[Block]) -> None:
         k += 1
     for b, w in zip(blocks, words):
         b.short = " ".join(w[k:])
+        head = b.label.split(" – ")[0].split(" ")
+        if len(head) >= 4:   # 'Pod 3 spine 1 – 32': 'Pod 3' when nothing longer fits
+            b.short += "|" + " ".join(head[:2])
 
 
 def top_systems(topo: Topology) -> list[str]:
