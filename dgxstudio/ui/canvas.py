@@ -292,6 +292,11 @@ class TopologyScene(QGraphicsScene):
         """Collapse or expand a group. Expanding draws the insides where the box was (one undo step with
         the expand) and brings them into view."""
         topo = self.topology
+        if self.lod is not None:   # the overview draws positions of its own: expanding is opening in view
+            item = self.lod.item_for(gid)
+            if item is not None:
+                self.lod.zoom_to(item.sceneBoundingRect())
+            return
         if gid not in topo.layout.collapsed:
             self.document.push(SetCollapsed(gid, True))
             return

@@ -152,3 +152,16 @@ def test_edits_in_the_overview_touch_only_their_items(make_window, qtbot):
     assert item.name == "Leaf seventeen"
     w.document.undo_stack.undo()
     assert item.name == topo.devices[leaf].name != "Leaf seventeen" and set(w.scene.items()) == before
+
+
+def test_expand_in_the_overview_opens_the_system_in_view_without_an_edit(make_window, qtbot):
+    w = make_window(topology=cluster())
+    lod = w.scene.lod
+    lod.zoom_to(lod.block_items["t0b2"].sceneBoundingRect())
+    qtbot.wait(5)
+    system = lod.system_items[lod.overview.blocks["t0b2"].members[3]]
+    menu = w.context_menu(system, system.scenePos(), None)   # the right-click menu's Expand
+    next(a for a in menu.actions() if a.text() == "Expand").trigger()
+    qtbot.wait(5)
+    assert system.group_id in lod.open_systems and visible(w).contains(system.sceneBoundingRect().center())
+    assert not w.document.undo_stack.count()   # opening in view is not an edit
