@@ -12,6 +12,8 @@ are selectable and inspectable but not dragged.
 
 from __future__ import annotations
 
+import time
+
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 OPEN_BLOCK_PX = 420.0     # a block opens into its members when drawn at least this wide on screen
 OPEN_SYSTEM_PX = 300.0    # a system box opens into its devices at this width on screen
+OPEN_BUDGET_S = 0.008     # opening work per turn of the event loop (the first opening always happens)
 MAX_ZOOM = 400.0          # deep enough to read one device inside a system inside a block
 TITLE = 0.16              # share of a block's height its title takes when open
 _LABEL_FONT = QFont("Sans Serif", 8)
@@ -213,16 +216,18 @@ class BundleItem(LinkItem):
         length = ((sa.x() - sb.x()) ** 2 + (sa.y() - sb.y()) ** 2) ** 0.5
         if length < 40:
             return None
-        # on the lower part, where bundles from one block fan apart; no wider than a block's slot
+        # on the lower part, where bundles from one block fan apart; the longest text that fits along
+        # the line without covering a block or another label
         mid = t.map(a + (b - a) * (0.7 if a.y() < b.y() else 0.3))
-        room = min(length * 0.9, t.m11() * (BLOCK_W + GAP_X) * 0.95)
         fm, line_h = _metrics(_LABEL_FONT)
-        text = next((x for x in self.texts if _advance(fm, x) + 8 <= room), None)
-        if text is None:
-            return None
-        w = _advance(fm, text) + 8
-        box = QRectF(mid.x() - w / 2, mid.y() - line_h / 2 - 1, w, line_h + 2)
-        return (box, text) if taken.claim(box) else None
+        for text in self.texts:
+            w = _advance(fm, text) + 8
+            if w > length * 0.9:
+                continue
+            box = QRectF(mid.x() - w / 2, mid.y() - line_h / 2 - 1, w, line_h + 2)
+            if taken.claim(box):
+                return box, text
+        return None
 
     def draw_label(self, painter: QPainter, box: QRectF, text: str) -> None:
         """The label in screen coordinates (the painter's transform reset), edged in the bundle's colour."""
@@ -250,7 +255,6 @@ class SystemBoxItem(GroupItem):
         self.open = False
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(3)
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         g = scene.topology.groups[system_id]
         ov = lod.overview
         self.title = g.name
@@ -305,7 +309,7 @@ class LevelOfDetail:
             self.block_items[bid] = item
         left = min(b.rect[0] for b in self.overview.blocks.values())
         for name, top, height in self.overview.tier_rows:   # the row names, left of each tier
-            label = TierLabel(name, QRectF(left - 620, top, 600, height))
+            label = TierLabel(name, QRectF(left - 620, top - 40, 600, height + 80))
             scene.addItem(label)
         for bundle in self.overview.bundles:
             item = BundleItem(self.block_items[bundle.a], self.block_items[bundle.b], bundle)
@@ -361,23 +365,37 @@ class LevelOfDetail:
 
     # ---- following the view -----------------------------------------------------------------------
     def update(self, view) -> None:
-        """Open what is visible and large enough on screen; close what is not."""
+        """Open what is visible and large enough on screen; close what is not. Openings go nearest to
+        the centre of the view first and stop after OPEN_BUDGET_S; the rest follow on the next turn of
+        the event loop, so one frame never pays for a whole screen of new items."""
         visible = view.mapToScene(view.viewport().rect()).boundingRect()
+        centre = visible.center()
         scale = view.transform().m11()
+        todo = []
         for bid, item in self.block_items.items():
             rect = item.sceneBoundingRect()
             want = rect.intersects(visible) and rect.width() * scale >= OPEN_BLOCK_PX
             if want and bid not in self.open_blocks:
-                self._open_block(item)
+                todo.append((0, rect, item))
             elif not want and bid in self.open_blocks:
                 self._close_block(item)
         for sid, item in list(self.system_items.items()):
             rect = item.sceneBoundingRect()
             want = rect.intersects(visible) and rect.width() * scale >= OPEN_SYSTEM_PX
             if want and sid not in self.open_systems:
-                self._open_system(item)
+                todo.append((1, rect, item))
             elif not want and sid in self.open_systems:
                 self._close_system(item)
+        todo.sort(key=lambda t: (t[0], (t[1].center() - centre).manhattanLength()))
+        start = time.perf_counter()
+        for k, (_level, _rect, item) in enumerate(todo):
+            if k and time.perf_counter() - start > OPEN_BUDGET_S:
+                self.scene.view_changed(view)   # the rest on the next turn
+                break
+            if isinstance(item, BlockItem):
+                self._open_block(item)
+            else:
+                self._open_system(item)
 
     def open_at(self, scene_pos: QPointF) -> bool:
         """Double-click: the innermost closed system or block under the pointer opens, in view."""

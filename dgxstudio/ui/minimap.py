@@ -21,6 +21,7 @@ class MiniMap(QWidget):
         super().__init__()
         self.main = main
         self.setMinimumSize(160, 120)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)   # it fills itself: the dock behind is not repainted
         self.setToolTip("The whole design; the blue frame is what the canvas shows. Click or drag to move the canvas there")
         self._picture: QPixmap | None = None
         self._source = QRectF()   # the scene area pictured
