@@ -397,6 +397,22 @@ class LevelOfDetail:
             else:
                 self._open_system(item)
 
+    def reveal(self, obj_id: str) -> QGraphicsItem | None:
+        """Open the block and the system holding a device (or a system, or a switch) with the view on
+        it, so a found or clicked-for item is drawn; returns its item (or the closest one drawn)."""
+        for _ in range(3):   # block, then system, then the device itself
+            item = self.item_for(obj_id)
+            if item is None or item is self.scene.device_items.get(obj_id) or (
+                    isinstance(item, SystemBoxItem) and item.group_id == obj_id):
+                break
+            self.zoom_to(item.sceneBoundingRect())
+        item = self.item_for(obj_id)
+        if item is not None:
+            for view in self.scene.views()[:1]:
+                view.centerOn(item)
+                self.update(view)
+        return item
+
     def open_at(self, scene_pos: QPointF) -> bool:
         """Double-click: the innermost closed system or block under the pointer opens, in view."""
         for item in self.scene.items(scene_pos):

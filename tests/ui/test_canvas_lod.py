@@ -165,3 +165,19 @@ def test_expand_in_the_overview_opens_the_system_in_view_without_an_edit(make_wi
     qtbot.wait(5)
     assert system.group_id in lod.open_systems and visible(w).contains(system.sceneBoundingRect().center())
     assert not w.document.undo_stack.count()   # opening in view is not an edit
+
+
+def test_find_opens_the_overview_down_to_the_device(make_window, qtbot):
+    topo = cluster()
+    w = make_window(topology=topo)
+    w.view.fit()
+    qtbot.wait(5)
+    gpu = next(d.id for d in topo.devices.values() if d.kind == "gpu" and d.id.startswith("s300."))
+    qtbot.keyClick(w.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(w.find_edit, gpu)
+    qtbot.keyClick(w.find_edit, Qt.Key.Key_Return)
+    qtbot.wait(5)
+    item = w.scene.device_items.get(gpu)
+    assert item is not None and w.scene.selected_ids() == [gpu]
+    assert visible(w).contains(item.sceneBoundingRect().center())
+    assert len(w.scene.items()) < 1500
