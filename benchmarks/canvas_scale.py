@@ -51,7 +51,7 @@ def open_and_move(label: str, topo, shots: str | None = None, notches: int = 40)
     opened = time.perf_counter() - t0
     lod = window.scene.lod
     print(f"{label}: open to first frame {opened:5.2f} s, {len(window.scene.items())} items at fit,"
-          f" peak RSS {rss_mb():6.0f} MB{'' if lod else ' (system boxes, no overview)'}")
+          f" process peak RSS so far {rss_mb():6.0f} MB{'' if lod else ' (system boxes, no overview)'}")
     if shots:
         window.view.grab().save(os.path.join(shots, f"{label}-fit.png"))
     view = window.view
@@ -95,7 +95,7 @@ def open_and_move(label: str, topo, shots: str | None = None, notches: int = 40)
     print(f"   zoom in  {stats(zoom_in)}   (deepest: {deepest:.0f}x, at most {most} items)")
     print(f"   zoom out {stats(zoom_out)}")
     print(f"   pan      {stats(pan)}")
-    print(f"   peak RSS {rss_mb():6.0f} MB")
+    print(f"   process peak RSS so far {rss_mb():6.0f} MB")
     dispose(window, app)
 
 
@@ -144,6 +144,8 @@ def main() -> None:
           f" {len(topo.links):,} links, {sum(d.kind == 'gpu' for d in topo.devices.values()):,} GPUs")
     open_and_move(f"h100-{n}", topo, shots)
     del topo
+    if not quick:   # the starting point: 1,000 DGX-1 on a fat tree opened in 12 s to a blank canvas
+        open_and_move("dgx1-1000", build_fat_tree(1000), None, notches=25)
     replay_fps("a100-124", build_fat_tree(124, "dgx-a100"), "multi-ring", 256 * 2**20, 30 if quick else 90)
     for name in ("dgx-a100", "dgx-h100", "dgx1-v100"):
         preset_frames(name, 10 if quick else 30)
