@@ -69,6 +69,8 @@ class TopologyScene(QGraphicsScene):
         self.items_by_link.clear()
         self._links_at.clear()
         topo = self.topology
+        if self.lod is not None:
+            self.lod.dispose()
         self.lod = None
         overview = build_overview(topo)
         if overview is not None:  # a large cluster: its structure, opened where the view looks

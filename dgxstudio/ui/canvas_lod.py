@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
+from shiboken6 import isValid
 
-from .canvas_items import SELECTED, DeviceItem, GroupItem, LinkItem, fit_label
+from .canvas_items import SELECTED, DeviceItem, GroupItem, LinkItem
 from .cluster_overview import BLOCK_W, GAP_X, Block, Bundle, Overview, grid
 from .cluster_overview import _bw as _bw_text
 from .style import FAMILY_COLORS
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 OPEN_BLOCK_PX = 420.0     # a block opens into its members when drawn at least this wide on screen
 OPEN_SYSTEM_PX = 300.0    # a system box opens into its devices at this width on screen
 OPEN_BUDGET_S = 0.008     # opening work per turn of the event loop (the first opening always happens)
+SETTLE_MS = 150           # zooming out: opening waits until the zoom has rested this long
 MAX_ZOOM = 400.0          # deep enough to read one device inside a system inside a block
 TITLE = 0.16              # share of a block's height its title takes when open
 _LABEL_FONT = QFont("Sans Serif", 8)
@@ -258,7 +260,7 @@ class SystemBoxItem(GroupItem):
         g = scene.topology.groups[system_id]
         ov = lod.overview
         self.title = g.name
-        self.title_font, self.title_lines = fit_label(g.name, self.BOX_W - 58)
+        self._title_label = None   # fitted when first drawn large enough to read
         self.summary = f"{ov.system_gpus[system_id]} GPUs, {len(ov.system_devices[system_id])} devices"
         self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nZoom in or double-click to see its devices")
 
@@ -299,6 +301,22 @@ class LevelOfDetail:
         self.open_systems: dict[str, list[QGraphicsItem]] = {}    # system -> device items and its links
         self._label_key: tuple | None = None
         self._labels: list = []
+        self._last_scale: float | None = None
+        self._settle = QTimer()   # zooming out: what comes into view opens once the zoom rests
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle_view = None
+        self._settle.timeout.connect(self._settled)
+
+    def _settled(self) -> None:
+        view = self._settle_view
+        if view is not None and isValid(view) and isValid(self.scene) and self.scene.lod is self:
+            self.update(view)
+
+    def dispose(self) -> None:
+        """The scene is rebuilt or closed: nothing may open later on its behalf."""
+        self._settle.stop()
+        self._settle_view = None
 
     # ---- building ---------------------------------------------------------------------------------
     def build(self) -> None:
@@ -386,6 +404,12 @@ class LevelOfDetail:
                 todo.append((1, rect, item))
             elif not want and sid in self.open_systems:
                 self._close_system(item)
+        zooming_out = self._last_scale is not None and scale < self._last_scale * 0.999
+        self._last_scale = scale
+        if zooming_out and todo:   # on the way out, blocks open only where the zoom stops
+            self._settle_view = view
+            self._settle.start()
+            return
         todo.sort(key=lambda t: (t[0], (t[1].center() - centre).manhattanLength()))
         start = time.perf_counter()
         for k, (_level, _rect, item) in enumerate(todo):
