@@ -282,6 +282,10 @@ class SystemBoxItem(GroupItem):
         super().paint(painter, option, widget)
 
     def mousePressEvent(self, event) -> None:
+        if not self.open and self.toggle_rect().contains(event.pos()):   # its '+': open it in view
+            self.lod.zoom_later(self.sceneBoundingRect())
+            event.accept()
+            return
         QGraphicsItem.mousePressEvent(self, event)
 
     def itemChange(self, change, value):
