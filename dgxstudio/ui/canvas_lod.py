@@ -422,6 +422,7 @@ class LevelOfDetail:
                 break
             if isinstance(item, BlockItem):
                 self._open_block(item)
+                self.scene.view_changed(view)   # its systems may be large enough to open in turn
             else:
                 self._open_system(item)
 

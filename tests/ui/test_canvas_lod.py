@@ -181,3 +181,21 @@ def test_find_opens_the_overview_down_to_the_device(make_window, qtbot):
     assert item is not None and w.scene.selected_ids() == [gpu]
     assert visible(w).contains(item.sceneBoundingRect().center())
     assert len(w.scene.items()) < 1500
+
+
+def test_delete_and_undo_in_the_overview_keep_the_view_and_what_it_shows(make_window, qtbot):
+    topo = cluster()
+    w = make_window(topology=topo)
+    gpu = "s300.gpu3"
+    w.select_and_center([gpu])
+    qtbot.wait(5)
+    transform = w.view.transform()
+    qtbot.keyClick(w.view, Qt.Key.Key_Delete)
+    qtbot.wait(20)
+    assert gpu not in w.document.topology.devices and gpu not in w.scene.device_items
+    assert w.view.transform() == transform
+    qtbot.waitUntil(lambda: "s300.gpu2" in w.scene.device_items, timeout=5000)   # drawn again, opened, in view
+    qtbot.keyClick(w.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: gpu in w.scene.device_items, timeout=5000)
+    assert visible(w).contains(w.scene.device_items[gpu].sceneBoundingRect().center())
+    assert_only_visible_items(w)
