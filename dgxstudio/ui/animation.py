@@ -191,6 +191,7 @@ class Replayer(QObject):
         landing = (sim.group_sent <= t) & (sim.group_done > t)
         states: dict = {}
         dots = 0
+        seen = self._visible_area()
         for g in np.flatnonzero(sending | landing).tolist():
             group = sim.groups[g]
             if group.pattern is None:  # a compute task (pipeline stage)
@@ -212,8 +213,10 @@ class Replayer(QObject):
                 if in_flight:
                     states.setdefault(a, "sending")
                     if a is not b and dots < MAX_DOTS:
-                        self._dot(dots, a.scenePos() + (b.scenePos() - a.scenePos()) * min(max(frac, 0.0), 1.0), color)
-                        dots += 1
+                        pos = a.scenePos() + (b.scenePos() - a.scenePos()) * min(max(frac, 0.0), 1.0)
+                        if seen is None or seen.contains(pos):   # the dots go to what can be seen
+                            self._dot(dots, pos, color)
+                            dots += 1
                 elif group.post_delay_s > 0:
                     states[b] = "reducing"
         for i in range(dots, len(self._dots)):
@@ -223,6 +226,13 @@ class Replayer(QObject):
         for item in self._stated - set(states):
             self._set_state(item, None)
         self._stated = set(states)
+
+    def _visible_area(self):
+        """What the canvas shows (with a margin), or None when no view shows the scene."""
+        for view in self.scene.views()[:1]:
+            r = view.mapToScene(view.viewport().rect()).boundingRect()
+            return r.adjusted(-r.width() * 0.05, -r.height() * 0.05, r.width() * 0.05, r.height() * 0.05)
+        return None
 
     def _dot(self, i: int, pos: QPointF, color: QColor) -> None:
         while len(self._dots) <= i:

@@ -199,3 +199,31 @@ def test_delete_and_undo_in_the_overview_keep_the_view_and_what_it_shows(make_wi
     qtbot.waitUntil(lambda: gpu in w.scene.device_items, timeout=5000)
     assert visible(w).contains(w.scene.device_items[gpu].sceneBoundingRect().center())
     assert_only_visible_items(w)
+
+
+def test_replay_draws_chunks_only_where_the_view_looks(make_window, qtbot):
+    from dgxstudio.model.presets import load_preset
+    from dgxstudio.sim.run import simulate
+
+    w = make_window("dgx-a100")
+    result = simulate(load_preset("dgx-a100"), "all-reduce", "ring", 64 * 2**20)
+    w.replayer.load(result.sim)
+    w.view.fit()
+    times = [result.time_s * (k + 0.5) / 40 for k in range(40)]
+    shown_at_fit = 0
+    for t in times:
+        w.replayer.set_time(t)
+        shown_at_fit = max(shown_at_fit, sum(d.isVisible() for d in w.replayer._dots))
+    assert shown_at_fit > 0
+    item = w.scene.device_items["gpu0"]
+    w.view.resetTransform()
+    w.view.scale(2.0, 2.0)
+    w.view.centerOn(item)
+    qtbot.wait(5)
+    seen = visible(w)
+    for t in times:
+        w.replayer.set_time(t)
+        for d in w.replayer._dots:
+            if d.isVisible():
+                assert seen.adjusted(-seen.width() * 0.06, -seen.height() * 0.06, seen.width() * 0.06,
+                                     seen.height() * 0.06).contains(d.pos())
