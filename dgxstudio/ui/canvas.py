@@ -166,9 +166,10 @@ class TopologyScene(QGraphicsScene):
             item.set_frame(rect.adjusted(-24, -16, 24, 16) if not rect.isNull() else QRectF(0, 0, 60, 40))
 
     # ---- model -> scene --------------------------------------------------------------------------
-    def view_changed(self, view) -> None:
+    def view_changed(self, view, later_ms: int = 0) -> None:
         """The view zoomed, scrolled or resized: the overview opens or closes what it shows (once per
-        turn of the event loop however many signals arrive)."""
+        turn of the event loop however many signals arrive; ``later_ms`` leaves time for a frame to be
+        drawn first, when opening goes on over several turns)."""
         if self.lod is None or self._lod_pending:
             return
         self._lod_pending = True
@@ -177,7 +178,7 @@ class TopologyScene(QGraphicsScene):
             self._lod_pending = False
             if self.lod is not None and view.scene() is self:
                 self.lod.update(view)
-        QTimer.singleShot(0, run)
+        QTimer.singleShot(later_ms, run)
 
     def _on_model_event(self, event) -> None:
         if self.lod is not None and self._lod_event(event):

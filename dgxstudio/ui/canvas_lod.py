@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 OPEN_BLOCK_PX = 420.0     # a block opens into its members when drawn at least this wide on screen
 OPEN_SYSTEM_PX = 300.0    # a system box opens into its devices at this width on screen
 OPEN_BUDGET_S = 0.008     # opening work per turn of the event loop (the first opening always happens)
+NEXT_TURN_MS = 12         # opening that goes on waits this long, so the frame in between is drawn
 SETTLE_MS = 150           # zooming out: opening waits until the zoom has rested this long
 MAX_ZOOM = 400.0          # deep enough to read one device inside a system inside a block
 TITLE = 0.16              # share of a block's height its title takes when open
@@ -418,11 +419,11 @@ class LevelOfDetail:
         start = time.perf_counter()
         for k, (_level, _rect, item) in enumerate(todo):
             if k and time.perf_counter() - start > OPEN_BUDGET_S:
-                self.scene.view_changed(view)   # the rest on the next turn
+                self.scene.view_changed(view, NEXT_TURN_MS)   # the rest after this frame is drawn
                 break
             if isinstance(item, BlockItem):
                 self._open_block(item)
-                self.scene.view_changed(view)   # its systems may be large enough to open in turn
+                self.scene.view_changed(view, NEXT_TURN_MS)   # its systems may be large enough to open in turn
             else:
                 self._open_system(item)
 
