@@ -157,7 +157,9 @@ class BlockItem(QGraphicsItem):
             _screen_text(painter, bar, [(f"{self.block.label}  ({self.block.summary})|{self.block.label}", _LABEL_BOLD)])
             return
         painter.setBrush(QBrush(self.fill or TIER_FILL.get(self.block.tier, QColor("#f2f2f2"))))
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)   # an upright box: nothing to smooth
         painter.drawRect(self.rect)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         _screen_text(painter, self.rect, [(f"{self.block.label}|{self.block.short.split('|')[0]}|{self.block.short.replace(' ', '')}", _LABEL_BOLD),
                                           (self.block.summary, _LABEL_FONT)])
 
