@@ -169,13 +169,17 @@ class TopologyScene(QGraphicsScene):
     def view_changed(self, view, later_ms: int = 0) -> None:
         """The view zoomed, scrolled or resized: the overview opens or closes what it shows (once per
         turn of the event loop however many signals arrive; ``later_ms`` leaves time for a frame to be
-        drawn first, when opening goes on over several turns)."""
-        if self.lod is None or self._lod_pending:
+        drawn first, when opening goes on over several turns; a view change meanwhile is not held up
+        by it)."""
+        if self.lod is None:
             return
-        self._lod_pending = True
+        flag = "_lod_later" if later_ms else "_lod_pending"
+        if getattr(self, flag, False):
+            return
+        setattr(self, flag, True)
 
         def run():
-            self._lod_pending = False
+            setattr(self, flag, False)
             if self.lod is not None and view.scene() is self:
                 self.lod.update(view)
         QTimer.singleShot(later_ms, run)

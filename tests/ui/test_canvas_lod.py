@@ -28,7 +28,7 @@ def wheel(w, qtbot, at: QPointF, notches: int) -> None:
                             Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
         QApplication.sendEvent(w.view.viewport(), event)
         w.view.centerOn(at)
-        qtbot.wait(1)
+        qtbot.wait(5)
         assert_only_visible_items(w)
 
 
