@@ -161,7 +161,8 @@ class BlockItem(QGraphicsItem):
         painter.drawRect(self.rect)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         _screen_text(painter, self.rect, [(f"{self.block.label}|{self.block.short.split('|')[0]}|{self.block.short.replace(' ', '')}", _LABEL_BOLD),
-                                          (self.block.summary, _LABEL_FONT)])
+                                          ("|".join(dict.fromkeys([self.block.summary, *self.block.summary.split(", ")[::-1]])),
+                                           _LABEL_FONT)])
 
     def mousePressEvent(self, event) -> None:
         event.accept()   # a press here starts a double-click, not a rubber band
