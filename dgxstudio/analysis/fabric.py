@@ -74,6 +74,20 @@ def _merged_edges(topo: Topology, achievable: bool, families: set[str] | None):
         seen.add(n)
 
 
+def system_map(topo: Topology) -> dict[str, str | None]:
+    """``topo.system_of(d)`` for every device, in one pass over the groups instead of one chain walk
+    per device: a device's innermost group is the first that lists it, its system the nearest
+    enclosing group of kind ``system``."""
+    system_of_group: dict[str, str | None] = {}
+    for gid in topo.groups:
+        system_of_group[gid] = next((g.id for g in topo.group_chain(gid) if g.kind == "system"), None)
+    first: dict[str, str] = {}
+    for g in topo.groups.values():
+        for d in g.devices:
+            first.setdefault(d, g.id)
+    return {d: system_of_group[first[d]] if d in first else None for d in topo.devices}
+
+
 class Fabric:
     def __init__(self, topo: Topology, families: set[str] | None = None, achievable: bool = False):
         self.topo = topo

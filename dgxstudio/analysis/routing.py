@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .fabric import Fabric, bundle_key
+from .fabric import Fabric, bundle_key, system_map
 from ..model.topology import Topology
 
 MAX_PATHS = 64
@@ -72,24 +72,29 @@ class Router:
         self._offsets: dict[str, int | None] = {}      # system -> channel offset from its reference
         self._reference: dict[tuple, str] = {}         # builder signature -> the first system seen
         self._internal: dict[str, list[int]] | None = None  # each system's channels inside it
+        self._figures: np.ndarray | None = None
         self.max_paths = max_paths
         usable = (fabric is not None and fabric.topo is topo and fabric.families is None
                   and fabric.achievable == achievable)
         self.fabric = fabric if usable else Fabric(topo, achievable=achievable)
-        self.channel_index: dict[tuple[str, str], int] = {}
-        caps, ends, links = [], [], []
-        for key, b in self.fabric.bundles.items():
-            for u, v in (key, key[::-1]):
-                self.channel_index[(u, v)] = len(caps)
-                caps.append(b.bandwidth)
-                ends.append((u, v))
-                links.append(tuple(b.links))
-        self.capacity = np.asarray(caps, dtype=float)
-        self._channel_latency = [self.fabric.bundles[bundle_key(u, v)].latency_s for u, v in ends]
+        # Channels 2i and 2i + 1: the i-th bundle's two directions (its key's order, then reversed).
+        bundles = list(self.fabric.bundles.values())
+        ends = []
+        for key in self.fabric.bundles:
+            ends.append(key)
+            ends.append(key[::-1])
+        self.channel_index: dict[tuple[str, str], int] = {e: i for i, e in enumerate(ends)}
+        self.capacity = np.repeat(np.array([b.bandwidth for b in bundles], dtype=float), 2)
+        self._channel_latency = [b.latency_s for b in bundles for _ in (0, 1)]
         self.channel_ends = ends
-        self.channel_links = links
-        cost = {key: 1e9 / b.bandwidth for key, b in self.fabric.bundles.items()}
-        self._adj_cost = {u: [(v, cost[bundle_key(u, v)]) for v in vs] for u, vs in self.fabric.adj.items()}
+        self.channel_links = [tuple(b.links) for b in bundles for _ in (0, 1)]
+        # Each device's neighbours with the cost of the bundle to them, in the Fabric's adjacency
+        # order (bundle by bundle, each end appended the other, as Fabric builds ``adj``).
+        self._adj_cost: dict[str, list[tuple[str, float]]] = {u: [] for u in self.fabric.adj}
+        for (u, v), b in self.fabric.bundles.items():
+            cost = 1e9 / b.bandwidth
+            self._adj_cost[u].append((v, cost))
+            self._adj_cost[v].append((u, cost))
         self._gpus = {d for d, k in self.fabric.kind.items() if k == "gpu"}
         # The NVLink world: bundles of the nvlink family, entered through NVSwitches only.
         self._nvl_adj: dict[str, list[str]] = {}
@@ -98,7 +103,7 @@ class Router:
                 self._nvl_adj.setdefault(key[0], []).append(key[1])
                 self._nvl_adj.setdefault(key[1], []).append(key[0])
         # A route between two systems never detours through a third system's insides.
-        self._system = {d: topo.system_of(d) for d in topo.devices}
+        self._system = system_map(topo)
         self._cache: dict[tuple[str, str], Route] = {}
 
     @property
@@ -343,19 +348,34 @@ class Router:
         if len(mine) == len(theirs):
             pf, ps = self._signatures[ref][2], sig[2]
             n = len(pf)
-            ends, index, cap, lat = self.channel_ends, self.channel_index, self.capacity, self._channel_latency
-            hop = self.fabric.hop_latency
+            ends = self.channel_ends
             delta = theirs[0] - mine[0] if mine else 0
-            for c in mine:
-                u, v = ends[c]
-                mu, mv = ps + u[n:], ps + v[n:]
-                d = index.get((mu, mv))
-                if (d is None or d - c != delta or cap[d] != cap[c] or lat[d] != lat[c]
-                        or hop.get(mu) != hop[u] or hop.get(mv) != hop[v]):
+            if mine:
+                # Channel c + delta joins the devices that c joins, renamed (so it is the channel the
+                # index gives for them), with the same capacity and latency and devices of the same
+                # hop latency: checked for all of them at once.
+                c = np.asarray(mine, dtype=np.int64)
+                d = c + delta
+                if d[0] < 0 or d[-1] >= len(ends):
                     delta = None
-                    break
+                else:
+                    figures = self._channel_figures()
+                    if not (figures[d] == figures[c]).all() or any(
+                            ends[j] != (ps + ends[i][0][n:], ps + ends[i][1][n:])
+                            for i, j in zip(mine, d.tolist())):
+                        delta = None
         self._offsets[sid] = delta
         return delta
+
+    def _channel_figures(self) -> np.ndarray:
+        """Per channel: capacity, latency and its two devices' hop latencies (one row each)."""
+        if self._figures is None:
+            hop = self.fabric.hop_latency
+            self._figures = np.column_stack([
+                self.capacity, np.asarray(self._channel_latency, dtype=float),
+                np.fromiter((hop[u] for u, _ in self.channel_ends), dtype=float, count=len(self.channel_ends)),
+                np.fromiter((hop[v] for _, v in self.channel_ends), dtype=float, count=len(self.channel_ends))])
+        return self._figures
 
     def _search(self, src: str, dst: str) -> tuple[list[list[str]], list[float] | None]:
         """The paths of a route and their weights (None: an equal split)."""

@@ -1,0 +1,93 @@
+"""Router shortcuts (issues 12/17) give what the plain computation gives.
+
+- Each device's system from one pass over the groups equals ``Topology.system_of``.
+- The router's channel tables, built bundle by bundle, are those of building them channel by channel.
+- The check that a system is wired like its reference (the channel offset) agrees with checking
+  each channel by name, capacity, latency and hop latency.
+"""
+
+import numpy as np
+import pytest
+
+from dgxstudio.analysis.fabric import Fabric, bundle_key, system_map
+from dgxstudio.analysis.routing import Router
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.model.presets import load_preset, preset_names
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_system_map_equals_system_of(name):
+    topo = load_preset(name)
+    assert system_map(topo) == {d: topo.system_of(d) for d in topo.devices}
+
+
+def test_system_map_follows_nested_groups():
+    topo = build_fat_tree(3, "dgx-h100", rail_optimized=True)
+    assert system_map(topo) == {d: topo.system_of(d) for d in topo.devices}
+    assert any(v is not None for v in system_map(topo).values())
+
+
+@pytest.mark.parametrize("topo", [build_fat_tree(6, "dgx-h100", rail_optimized=True), build_fat_tree(5),
+                                  load_preset("dgx1-v100")], ids=["h100", "dgx1-tree", "dgx1"])
+def test_channel_tables_equal_channel_by_channel(topo):
+    router = Router(topo)
+    fab = router.fabric
+    index, ends, caps, lats, links = {}, [], [], [], []
+    for key, b in fab.bundles.items():
+        for u, v in (key, key[::-1]):
+            index[(u, v)] = len(caps)
+            caps.append(b.bandwidth)
+            ends.append((u, v))
+            links.append(tuple(b.links))
+    assert router.channel_index == index and router.channel_ends == ends and router.channel_links == links
+    assert router.capacity.tolist() == caps
+    assert router._channel_latency == [fab.bundles[bundle_key(u, v)].latency_s for u, v in ends]
+    cost = {key: 1e9 / b.bandwidth for key, b in fab.bundles.items()}
+    assert router._adj_cost == {u: [(v, cost[bundle_key(u, v)]) for v in vs] for u, vs in fab.adj.items()}
+
+
+def _plain_offset(router, sid):
+    """The offset check channel by channel (as first written)."""
+    sig = router._signatures[sid]
+    ref = router._reference[sig[:2]]
+    mine, theirs = router._internal.get(ref, []), router._internal.get(sid, [])
+    if len(mine) != len(theirs):
+        return None
+    pf, ps = router._signatures[ref][2], sig[2]
+    n = len(pf)
+    hop = router.fabric.hop_latency
+    delta = theirs[0] - mine[0] if mine else 0
+    for c in mine:
+        u, v = router.channel_ends[c]
+        mu, mv = ps + u[n:], ps + v[n:]
+        d = router.channel_index.get((mu, mv))
+        if (d is None or d - c != delta or router.capacity[d] != router.capacity[c]
+                or router._channel_latency[d] != router._channel_latency[c]
+                or hop.get(mu) != hop[u] or hop.get(mv) != hop[v]):
+            return None
+    return delta
+
+
+@pytest.mark.parametrize("alter", ["none", "latency", "bandwidth", "device"])
+def test_channel_offset_equals_the_channel_by_channel_check(alter):
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True)
+    gpus = [d.id for d in topo.gpus()]
+    third = sorted({topo.system_of(g) for g in gpus})[2]
+    inside = sorted((lk for lk in topo.links.values() if lk.type == "NVLink4" and topo.system_of(lk.a) == third),
+                    key=lambda lk: lk.id)
+    if alter == "latency":
+        inside[0].latency_s = 5e-6
+    elif alter == "bandwidth":
+        inside[1].bandwidth_per_direction_Bps = 1e9
+    fab = Fabric(topo)
+    if alter == "device":  # one NVSwitch of the third system slower to cross
+        switch = next(e for e in (inside[2].a, inside[2].b) if topo.devices[e].kind == "nvswitch")
+        fab.hop_latency[switch] += 1e-7
+    router = Router(topo, fabric=fab)
+    assert router.fabric is fab
+    for g in gpus:  # every system's routes, so every system's offset is checked
+        router.routes(g, next(h for h in gpus if h != g and topo.system_of(h) == topo.system_of(g)))
+    got = dict(router._offsets)
+    assert got == {sid: _plain_offset(router, sid) for sid in got}
+    assert (got[third] is None) == (alter != "none")
+    assert sum(v is not None for v in got.values()) >= 3
