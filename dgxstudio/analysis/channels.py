@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..cancel import check_cancelled
 from ..model.topology import Topology
 from ..sim.tuning import tuning_data
@@ -289,25 +291,75 @@ def hop_route(router, order: list[str], hops, via, k: int):
     return router.direct(hop) if hop is not None else router.via(way) if way is not None else router.routes(a, b)
 
 
-def ring_rates(plan: ChannelPlan, router) -> list[float]:
-    """Per-direction rate of every ring direction when all run at once at one rate: each link's
-    capacity shared by the ring directions its routes put on it (the routes the engine uses)."""
-    import numpy as np
+def _via_loads(router, way: list[str]):
+    """Channels and weights of ``router.via(way)`` when every leg is one path (a ring hop from a GPU
+    through its NIC, one leaf, the next system's NIC to its GPU): the legs' channels one after the
+    other, each carrying the whole transfer. None when a leg has several paths or the joined path
+    would cross a channel twice (then ``via`` itself)."""
+    hit = router._cache.get(("via", *way))
+    if hit is not None:
+        return hit.channels, hit.weights
+    parts = []
+    for a, b in zip(way, way[1:]):
+        fast = router.channel_loads(a, b)
+        if fast is None:
+            r = router.routes(a, b)
+            fast = (r.channels, r.weights, len(r.paths))
+        chans, weights, n_paths = fast
+        if n_paths != 1 or not (weights == 1.0).all():
+            return None
+        parts.append(chans)
+    chans = np.concatenate(parts)
+    if len(np.unique(chans)) != len(chans):
+        return None
+    return chans, np.ones(len(chans))
 
+
+def hop_loads(router, order: list[str], hops, via, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``hop_route(...).channels, .weights`` without building device paths where the router can say
+    them from a shape it already searched (the same arrays, element by element)."""
+    hop = hops[k] if hops is not None else None
+    if hop is None:
+        way = via[k] if via is not None else None
+        if way is not None:
+            fast = _via_loads(router, way)
+        else:
+            fast = router.channel_loads(order[k], order[(k + 1) % len(order)])
+        if fast is not None:
+            return fast[0], fast[1]
+    r = hop_route(router, order, hops, via, k)
+    return r.channels, r.weights
+
+
+def ring_loads(plan: ChannelPlan, router, fast: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Every ring direction's hops' channels and weights, one after the other (hop order)."""
     chans, weights = [], []
-    dirs = ring_directions(plan)
-    for order, hops, via in dirs:
+    for order, hops, via in ring_directions(plan):
         check_cancelled()
         for k in range(len(order)):
             if k % 64 == 63:
                 check_cancelled()
-            r = hop_route(router, order, hops, via, k)
-            chans.append(r.channels)
-            weights.append(r.weights)
-    cap = np.asarray(router.capacity, dtype=float)
+            if fast:
+                c, w = hop_loads(router, order, hops, via, k)
+            else:
+                r = hop_route(router, order, hops, via, k)
+                c, w = r.channels, r.weights
+            chans.append(c)
+            weights.append(w)
     if not chans:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    return np.concatenate(chans).astype(np.int64), np.concatenate(weights)
+
+
+def ring_rates(plan: ChannelPlan, router) -> list[float]:
+    """Per-direction rate of every ring direction when all run at once at one rate: each link's
+    capacity shared by the ring directions its routes put on it (the routes the engine uses)."""
+    dirs = ring_directions(plan)
+    chans, weights = ring_loads(plan, router)
+    cap = np.asarray(router.capacity, dtype=float)
+    if not len(chans):
         return [0.0] * len(dirs)
-    load = np.bincount(np.concatenate(chans).astype(np.int64), weights=np.concatenate(weights), minlength=len(cap))
+    load = np.bincount(chans, weights=weights, minlength=len(cap))
     used = load > 0
     slowest = float(np.min(cap[used] / load[used])) if used.any() else 0.0
     return [slowest] * len(dirs)

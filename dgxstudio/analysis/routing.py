@@ -73,6 +73,8 @@ class Router:
         self._reference: dict[tuple, str] = {}         # builder signature -> the first system seen
         self._internal: dict[str, list[int]] | None = None  # each system's channels inside it
         self._figures: np.ndarray | None = None
+        self._uniform: bool | None = None                 # see _uniform_outside
+        self._complete: dict[tuple[str, str], list[list[str]]] = {}  # every path of a route, kept for its reverse
         self.max_paths = max_paths
         usable = (fabric is not None and fabric.topo is topo and fabric.families is None
                   and fabric.achievable == achievable)
@@ -216,6 +218,11 @@ class Router:
         return out
 
     def _enumerate(self, preds: dict[str, list[str]], src: str, dst: str) -> list[list[str]]:
+        return self._subsample(sorted(self._collect(preds, src, dst)))
+
+    @staticmethod
+    def _collect(preds: dict[str, list[str]], src: str, dst: str) -> list[list[str]]:
+        """The paths of a predecessor map from src to dst (at most ``_ENUMERATION_LIMIT``), unsorted."""
         out: list[list[str]] = []
         stack = [(dst, [dst])]
         while stack and len(out) < _ENUMERATION_LIMIT:
@@ -225,11 +232,36 @@ class Router:
                 continue
             for p in reversed(preds[node]):
                 stack.append((p, tail + [p]))
-        out.sort()
+        return out
+
+    def _subsample(self, out: list[list[str]]) -> list[list[str]]:
+        """At most ``max_paths`` of the sorted paths, evenly spaced."""
         if len(out) > self.max_paths:
             step = len(out) / self.max_paths
             out = [out[int(i * step)] for i in range(self.max_paths)]
         return out
+
+    def _uniform_outside(self) -> bool:
+        """Routes between two devices outside systems (switch to switch) are the other way's reversed.
+
+        Such a route crosses only bundles between devices outside systems. When their bandwidths are
+        whole numbers, every cost 1e9 / bandwidth is a whole multiple of one unit 1e9 / lcm, so two
+        path costs are equal or differ by at least that unit, which is far above the search's tie
+        tolerance (1e-9 of the cost) and float rounding when the longest conceivable path costs under
+        a million units: the search from either end then keeps exactly the least-cost paths, the same
+        set, reversed."""
+        if self._uniform is None:
+            system = self._system
+            bandwidths = {b.bandwidth for (u, v), b in self.fabric.bundles.items()
+                          if system.get(u) is None and system.get(v) is None}
+            ok = all(bw == bw // 1 and 0 < bw < 2.0 ** 53 for bw in bandwidths)
+            if ok and bandwidths:
+                lcm = math.lcm(*(int(bw) for bw in bandwidths))
+                outside = sum(1 for d in self.fabric.adj if system.get(d) is None)
+                # the costliest path visits every outside device once, each step at the highest cost
+                ok = outside * (lcm / min(bandwidths)) < 1e6
+            self._uniform = ok
+        return self._uniform
 
     def _path_channels(self, devices) -> list[int]:
         return [self.channel_index[(devices[i], devices[i + 1])] for i in range(len(devices) - 1)]
@@ -320,6 +352,26 @@ class Router:
         self._cache[key] = route
         return route
 
+    def channel_loads(self, src: str, dst: str) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """The channels and weights of ``routes(src, dst)`` and its number of paths, without building
+        its device paths, when that route is a shape another system's search already found, moved to
+        this system's channels (what ``routes`` returns for it, minus the renamed paths); None when
+        ``routes`` would do anything else (then call it)."""
+        if (src, dst) in self._cache or src == dst:
+            return None
+        sid = self._system.get(src)
+        if sid is None or sid != self._system.get(dst):
+            return None
+        shape, _ = self._shape_key(src, dst)
+        template = self._shapes.get(shape) if shape is not None else None
+        if template is None:
+            return None
+        first, first_sid = template[2], template[3]
+        delta = self._channel_offset(first_sid, sid)
+        if delta is None:
+            return None
+        return first.channels + delta, first.weights, len(first.paths)
+
     def _channel_offset(self, first: str, sid: str) -> int | None:
         """How far system ``sid``'s channel numbers sit from system ``first``'s when the two are wired
         alike (see ``_offset_from_reference``), or None (routes are then built path by path)."""
@@ -387,11 +439,19 @@ class Router:
                 k = int.from_bytes(digest, "little") % len(paths)
                 paths, weights = [paths[k]], None
             return paths, weights
-        preds = self._dag(src, dst)
-        if preds is None:
-            raise RoutingError(f"no route from {self.topo.devices[src].name} ({src}) to "
-                               f"{self.topo.devices[dst].name} ({dst}): they are not connected except through GPUs")
-        paths = self._enumerate(preds, src, dst)
+        outside = self._system.get(src) is None and self._system.get(dst) is None and self._uniform_outside()
+        back = self._complete.pop((dst, src), None) if outside else None
+        if back is not None:  # the other way's every path, reversed (see _uniform_outside)
+            paths = self._subsample(sorted(p[::-1] for p in back))
+        else:
+            preds = self._dag(src, dst)
+            if preds is None:
+                raise RoutingError(f"no route from {self.topo.devices[src].name} ({src}) to "
+                                   f"{self.topo.devices[dst].name} ({dst}): they are not connected except through GPUs")
+            every = self._collect(preds, src, dst)
+            if outside and len(every) < _ENUMERATION_LIMIT:
+                self._complete[(src, dst)] = every
+            paths = self._subsample(sorted(every))
         if self.spread == "hash" and len(paths) > 1:
             digest = hashlib.blake2b(f"{src}>{dst}".encode(), digest_size=8).digest()
             paths = [paths[int.from_bytes(digest, "little") % len(paths)]]

@@ -91,3 +91,58 @@ def test_channel_offset_equals_the_channel_by_channel_check(alter):
     assert got == {sid: _plain_offset(router, sid) for sid in got}
     assert (got[third] is None) == (alter != "none")
     assert sum(v is not None for v in got.values()) >= 3
+
+
+# Rail-optimized (one and several scalable units, 3 tiers), oversubscribed, 4 NICs of 8, a DGX-1 tree
+# and an irregular hand-altered fabric where shortcuts must fall back.
+def _irregular_rings():
+    from tests.analysis.test_analysis_speed_same import _irregular
+    return _irregular()
+
+
+RING_FABRICS = [lambda: build_fat_tree(6, "dgx-h100", rail_optimized=True),
+                lambda: build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8),
+                lambda: build_fat_tree(24, "dgx-h100", rail_optimized=True, oversubscription=2),
+                lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
+                lambda: build_fat_tree(5, "dgx-a100", nics_per_system=4),
+                lambda: build_fat_tree(12),
+                _irregular_rings]
+
+
+@pytest.mark.parametrize("make", RING_FABRICS)
+def test_ring_loads_equal_the_routes_hop_by_hop(make):
+    from dgxstudio.analysis.channels import plan, ring_loads, ring_rates
+    topo = make()
+    gpus = [d.id for d in topo.gpus()]
+    fast_router, plain_router = Router(topo), Router(topo)
+    p = plan(topo, gpus, fast_router.fabric, None)
+    fc, fw = ring_loads(p, fast_router)
+    pc, pw = ring_loads(p, plain_router, fast=False)
+    assert fc.tolist() == pc.tolist() and fw.tolist() == pw.tolist()
+    assert ring_rates(p, Router(topo)) == ring_rates(p, plain_router)
+
+
+@pytest.mark.parametrize("make", RING_FABRICS)
+def test_switch_routes_reversed_equal_their_own_search(make, monkeypatch):
+    topo = make()
+    fast, plain = Router(topo), Router(topo)
+    monkeypatch.setattr(plain, "_uniform_outside", lambda: False)
+    switches = [d for d, k in fast.fabric.kind.items() if k in ("ib_switch", "eth_switch")]
+    pairs = [(a, b) for a, b in zip(switches, switches[1:] + switches[:1])][:40]
+    pairs += [(switches[0], s) for s in switches[5::7]][:20]
+    for a, b in pairs:
+        if a == b:
+            continue
+        for x, y in ((a, b), (b, a)):
+            r, q = fast.routes(x, y), plain.routes(x, y)
+            assert r.paths == q.paths and r.channels.tolist() == q.channels.tolist()
+            assert r.weights.tolist() == q.weights.tolist() and r.latency_s == q.latency_s
+    assert fast._uniform_outside() is (make is not RING_FABRICS[5])  # EDR is not a whole number
+
+
+def test_reversal_is_refused_where_costs_have_no_common_unit():
+    topo = build_fat_tree(6, "dgx-h100", rail_optimized=True)
+    ib = sorted((lk for lk in topo.links.values() if lk.type.startswith("IB")
+                 and topo.system_of(lk.a) is None and topo.system_of(lk.b) is None), key=lambda lk: lk.id)
+    ib[0].bandwidth_per_direction_Bps = 3.3e10 + 0.5
+    assert Router(topo)._uniform_outside() is False
