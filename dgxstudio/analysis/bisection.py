@@ -399,12 +399,30 @@ def _candidate_orders(c: nx.Graph, names: list[str]) -> list[list[int]]:
     return orders
 
 
+def _twins(c: nx.Graph, names: list[str]) -> list[int]:
+    """A class per unit; units of one class are twins: no unit among their neighbours, and the same
+    neighbours over the same capacities. Exchanging two twins maps the graph onto itself, so a split
+    and the split with twins exchanged have the same min cut (the same whole number)."""
+    units = set(names)
+    classes: dict[tuple, int] = {}
+    out = []
+    for i, name in enumerate(names):
+        nbrs = c.adj[name]
+        if any(n in units for n in nbrs):
+            out.append(len(names) + i)  # its own class
+            continue
+        key = tuple(sorted((n, data["capacity"]) for n, data in nbrs.items()))
+        out.append(classes.setdefault(key, len(classes)))
+    return out
+
+
 def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[str], refine_rounds: int = 2,
                refine_budget_s: float = 2.0) -> Bisection:
     units = _units(topo, gpus)
     weights = [len(u) for u in units]
     c, names = _coarse_graph(topo, units, edges)
-    cut = _ContractedCutter(c, names) if _integral(cap for *_, cap in c.edges(data="capacity")) else _Cutter(c)
+    whole = _integral(cap for *_, cap in c.edges(data="capacity"))
+    cut = _ContractedCutter(c, names) if whole else _Cutter(c)
     best = None
     for order in _candidate_orders(c, names):
         a, b = _balanced_split(order, weights)
@@ -414,16 +432,23 @@ def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[s
     value, a, b = best
     # Refinement: swap equal-weight units near the boundary of the split while that lowers the cut,
     # within a time budget so very large fabrics still answer promptly.
+    # With whole-number capacities (exact cuts), swaps of twin units give the same cut: measured once.
+    twin = _twins(c, names) if whole else list(range(len(names)))
     deadline = time.perf_counter() + refine_budget_s
     for _ in range(refine_rounds):
         improved = False
+        seen: dict[tuple[int, int], float] = {}
         for i in list(a)[-6:]:
             for j in list(b)[:6]:
-                if weights[i] != weights[j] or time.perf_counter() > deadline:
+                if weights[i] != weights[j]:
+                    continue
+                v = seen.get((twin[i], twin[j]))
+                if v is None and time.perf_counter() > deadline:
                     continue
                 na = [x for x in a if x != i] + [j]
                 nb = [x for x in b if x != j] + [i]
-                v = cut([names[x] for x in na], [names[x] for x in nb])
+                if v is None:
+                    v = seen[(twin[i], twin[j])] = cut([names[x] for x in na], [names[x] for x in nb])
                 if v < value - 1e-6:
                     value, a, b, improved = v, na, nb, True
                     break

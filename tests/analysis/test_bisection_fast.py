@@ -161,3 +161,31 @@ def test_a_link_of_fractional_bandwidth_takes_the_general_cut():
     c, names = B._coarse_graph(topo, B._units(topo, gpus), B._graph_edges(topo))
     assert not B._integral(cap for *_, cap in c.edges(data="capacity"))
     assert B.bisection_bandwidth(topo, gpus).bidir_Bps > 0
+
+
+def test_twins_share_neighbours_and_capacities_and_never_touch_a_unit():
+    c = nx.Graph()
+    units = [f"__unit{i}" for i in range(5)]
+    c.add_nodes_from(units)
+    for u in units[:3]:
+        c.add_edge(u, "leaf0", capacity=4.0)
+        c.add_edge(u, "leaf1", capacity=4.0)
+    c.add_edge(units[2], "leaf2", capacity=1.0)      # one more neighbour: not a twin
+    c.add_edge(units[3], "leaf0", capacity=4.0)
+    c.add_edge(units[3], units[4], capacity=4.0)     # joined to a unit: its own class
+    c.add_edge(units[4], "leaf1", capacity=4.0)
+    twin = B._twins(c, units)
+    assert twin[0] == twin[1]
+    assert len({twin[1], twin[2], twin[3], twin[4]}) == 4
+
+
+@pytest.mark.parametrize("make", [lambda: build_fat_tree(96, "dgx-h100", rail_optimized=True),
+                                  lambda: build_fat_tree(48, "dgx-a100", oversubscription=2)])
+def test_refinement_measuring_twins_once_equals_measuring_every_swap(make, monkeypatch):
+    topo = make()
+    gpus = [d.id for d in topo.gpus()]
+    edges = B._graph_edges(topo)
+    fast = B._heuristic(topo, edges, gpus, refine_budget_s=1e9)
+    monkeypatch.setattr(B, "_twins", lambda c, names: list(range(len(names))))
+    every = B._heuristic(topo, edges, gpus, refine_budget_s=1e9)
+    assert (fast.bidir_Bps, fast.half_a, fast.half_b) == (every.bidir_Bps, every.half_a, every.half_b)
