@@ -56,9 +56,10 @@ def _merged_edges(topo: Topology, achievable: bool, families: set[str] | None):
         family, bw, lat = fig
         if families is not None and family not in families:
             continue
-        e = merged.get((a, b)) or merged.get((b, a))
+        key = (a, b) if a <= b else (b, a)  # one entry per pair whichever way its links run
+        e = merged.get(key)
         if e is None:
-            merged[(a, b)] = [bw, lk.count, [lk.id], lat, family]
+            merged[key] = [bw, lk.count, [lk.id], lat, family]
             nbrs[a].append(b)
             nbrs[b].append(a)
         else:
@@ -70,7 +71,7 @@ def _merged_edges(topo: Topology, achievable: bool, families: set[str] | None):
     for n in devices:
         for m in nbrs[n]:
             if m not in seen:
-                yield n, m, (merged.get((n, m)) or merged[(m, n)])
+                yield n, m, merged[(n, m) if n <= m else (m, n)]
         seen.add(n)
 
 
@@ -101,14 +102,14 @@ class Fabric:
         self.hop_latency = {d.id: part_latency[d.part] for d in topo.devices.values()}
         self.bundles: dict[tuple[str, str], Bundle] = {}
         self.adj: dict[str, list[str]] = {d: [] for d in topo.devices}
-        for u, v, e in _merged_edges(topo, achievable, families):
-            bw, count, links, latency, family = e
+        bundles, adj = self.bundles, self.adj
+        for u, v, (bw, count, links, latency, family) in _merged_edges(topo, achievable, families):
             if bw <= 0:
                 continue
-            key = bundle_key(u, v)
-            self.bundles[key] = Bundle(key[0], key[1], count, bw / count, latency, family, links)
-            self.adj[u].append(v)
-            self.adj[v].append(u)
+            key = (u, v) if u <= v else (v, u)
+            bundles[key] = Bundle(key[0], key[1], count, bw / count, latency, family, links)
+            adj[u].append(v)
+            adj[v].append(u)
 
     def is_gpu(self, node: str) -> bool:
         return self.kind.get(node) == "gpu"

@@ -146,3 +146,28 @@ def test_reversal_is_refused_where_costs_have_no_common_unit():
                  and topo.system_of(lk.a) is None and topo.system_of(lk.b) is None), key=lambda lk: lk.id)
     ib[0].bandwidth_per_direction_Bps = 3.3e10 + 0.5
     assert Router(topo)._uniform_outside() is False
+
+
+@pytest.mark.parametrize("families", [None, {"nvlink"}])
+def test_fabric_bundles_and_neighbours_follow_the_graph_order(families):
+    """Links merged per pair under one key whichever way they run: the bundles and their order are
+    those of ``to_graph``'s edges, each device's neighbours in that edge order, links drawn both ways
+    included."""
+    from dgxstudio.model.graph import to_graph
+    from dgxstudio.model.topology import Link
+    topo = build_fat_tree(3, "dgx-a100")
+    lk = next(lk for lk in topo.links.values() if lk.type.startswith("NVLink"))
+    topo.links["reverse-twin"] = Link("reverse-twin", lk.b, lk.a, lk.type)  # a parallel link drawn the other way
+    topo._links_by_device = None
+    fab = Fabric(topo, families)
+    g = to_graph(topo, families=families)
+    edges = [(u, v) for u, v, bw in g.edges(data="bandwidth_per_direction_Bps") if bw > 0]
+    assert list(fab.bundles) == [bundle_key(u, v) for u, v in edges]
+    adj = {n: [] for n in topo.devices}
+    for u, v in edges:
+        adj[u].append(v)
+        adj[v].append(u)
+    assert fab.adj == adj
+    twin = fab.bundle(lk.a, lk.b)
+    assert "reverse-twin" in twin.links and lk.id in twin.links
+    assert twin.bandwidth == pytest.approx(g.edges[lk.a, lk.b]["bandwidth_per_direction_Bps"], rel=1e-15)
