@@ -96,25 +96,36 @@ class _Cutter:
         return nx.maximum_flow_value(h, "__s", "__t", capacity="capacity")
 
 
-# Below this every sum of integral capacities is exact in a float: any max-flow gives the same value.
-_EXACT_INTEGER = 2.0 ** 52
+# Whole numbers below this are exact in a float, and so are their sums while they stay below it.
+_EXACT_INTEGER = 2.0 ** 53
 
 
-def _integral(capacities) -> bool:
-    """True when every capacity is a whole number and their total stays where floats add exactly."""
+def _integral(capacities, limit: float = _EXACT_INTEGER) -> bool:
+    """True when every capacity is a whole number and their total stays below ``limit``."""
     total = 0.0
     for cap in capacities:
         if cap != cap or cap < 0 or cap != math.floor(cap):
             return False
         total += cap
-    return total < _EXACT_INTEGER
+    return total < limit
+
+
+def _whole_cuts(c: nx.Graph, names: list[str]) -> bool:
+    """Every capacity a whole number, and those of the links at the units (which bound every flow
+    between the two halves, hence every cut and every flow on a link) summing below 2**53: then any
+    max-flow, in floats or in integers, adds and subtracts whole numbers that floats hold exactly, and
+    gives each split the same cut bit for bit."""
+    units = set(names)
+    if not _integral((cap for *_, cap in c.edges(data="capacity")), math.inf):
+        return False
+    return _integral(cap for u, v, cap in c.edges(data="capacity") if u in units or v in units)
 
 
 class _ContractedCutter:
     """The same min cuts as ``_Cutter`` on a graph whose every split fixes all its units: the units of
     each side are merged into the source or the sink, so max-flow (Dinic's, on whole numbers) runs
     over the free nodes (the switches) alone, not over every unit. Used only when the capacities are
-    whole numbers whose totals floats hold exactly (``_integral``): the cut value is then the same
+    whole numbers whose flows floats hold exactly (``_whole_cuts``): the cut value is then the same
     number bit for bit as any max-flow computes in floats."""
 
     def __init__(self, c: nx.Graph, units: list[str]):
@@ -421,7 +432,7 @@ def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[s
     units = _units(topo, gpus)
     weights = [len(u) for u in units]
     c, names = _coarse_graph(topo, units, edges)
-    whole = _integral(cap for *_, cap in c.edges(data="capacity"))
+    whole = _whole_cuts(c, names)
     cut = _ContractedCutter(c, names) if whole else _Cutter(c)
     best = None
     for order in _candidate_orders(c, names):

@@ -98,7 +98,7 @@ def test_contracted_cuts_equal_max_flow_over_every_unit(make):
     gpus = [d.id for d in topo.gpus()]
     units = B._units(topo, gpus)
     c, names = B._coarse_graph(topo, units, B._graph_edges(topo))
-    assert B._integral(cap for *_, cap in c.edges(data="capacity"))
+    assert B._whole_cuts(c, names)
     fast, general = B._ContractedCutter(c, names), B._Cutter(c)
     rnd = random.Random(7)
     splits = [(names[: len(names) // 2], names[len(names) // 2:]), (names[:1], names[1:])]
@@ -131,6 +131,14 @@ def test_units_wired_to_each_other_directly_are_cut_once():
     assert not B._integral([1.0, 2.5])
     assert not B._integral([float("nan")])
     assert not B._integral([2.0 ** 53])
+    assert B._integral([2.0 ** 52, 2.0 ** 52 - 1])
+    big = nx.Graph()
+    big.add_edge("__unit0", "sw", capacity=2.0 ** 52)
+    big.add_edge("__unit1", "sw", capacity=2.0 ** 52)
+    big.add_edge("sw", "sw2", capacity=2.0 ** 60)   # between switches: bounded by the units' links
+    assert not B._whole_cuts(big, ["__unit0", "__unit1"])
+    big.edges["__unit1", "sw"]["capacity"] = 2.0 ** 51
+    assert B._whole_cuts(big, ["__unit0", "__unit1"])
 
 
 @pytest.mark.parametrize("make", [FABRICS[0], FABRICS[3], _irregular, FABRICS[-1]])
@@ -139,7 +147,7 @@ def test_heuristic_bisection_equals_the_general_cut(make, monkeypatch):
     gpus = [d.id for d in topo.gpus()]
     edges = B._graph_edges(topo)
     fast = B._heuristic(topo, edges, gpus, refine_budget_s=1e9)
-    monkeypatch.setattr(B, "_integral", lambda caps: False)
+    monkeypatch.setattr(B, "_whole_cuts", lambda c, names: False)
     general = B._heuristic(topo, edges, gpus, refine_budget_s=1e9)
     assert (fast.bidir_Bps, fast.half_a, fast.half_b) == (general.bidir_Bps, general.half_a, general.half_b)
 
@@ -148,7 +156,7 @@ def test_edr_fabrics_take_the_general_cut(monkeypatch):
     topo = FABRICS[2]()
     gpus = [d.id for d in topo.gpus()]
     c, names = B._coarse_graph(topo, B._units(topo, gpus), B._graph_edges(topo))
-    assert not B._integral(cap for *_, cap in c.edges(data="capacity"))
+    assert not B._whole_cuts(c, names)
     monkeypatch.setattr(B, "_ContractedCutter", None)  # never built for such capacities
     assert B.bisection_bandwidth(topo, gpus).bidir_Bps > 0
 
@@ -159,7 +167,7 @@ def test_a_link_of_fractional_bandwidth_takes_the_general_cut():
     ib[0].bandwidth_per_direction_Bps = 1.25e9 + 0.25
     gpus = [d.id for d in topo.gpus()]
     c, names = B._coarse_graph(topo, B._units(topo, gpus), B._graph_edges(topo))
-    assert not B._integral(cap for *_, cap in c.edges(data="capacity"))
+    assert not B._whole_cuts(c, names)
     assert B.bisection_bandwidth(topo, gpus).bidir_Bps > 0
 
 
