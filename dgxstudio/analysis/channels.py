@@ -291,30 +291,6 @@ def hop_route(router, order: list[str], hops, via, k: int):
     return router.direct(hop) if hop is not None else router.via(way) if way is not None else router.routes(a, b)
 
 
-def _via_loads(router, way: list[str]):
-    """Channels and weights of ``router.via(way)`` when every leg is one path (a ring hop from a GPU
-    through its NIC, one leaf, the next system's NIC to its GPU): the legs' channels one after the
-    other, each carrying the whole transfer. None when a leg has several paths or the joined path
-    would cross a channel twice (then ``via`` itself)."""
-    hit = router._cache.get(("via", *way))
-    if hit is not None:
-        return hit.channels, hit.weights
-    parts = []
-    for a, b in zip(way, way[1:]):
-        fast = router.channel_loads(a, b)
-        if fast is None:
-            r = router.routes(a, b)
-            fast = (r.channels, r.weights, len(r.paths))
-        chans, weights, n_paths = fast
-        if n_paths != 1 or not (weights == 1.0).all():
-            return None
-        parts.append(chans)
-    chans = np.concatenate(parts)
-    if len(np.unique(chans)) != len(chans):
-        return None
-    return chans, np.ones(len(chans))
-
-
 def hop_loads(router, order: list[str], hops, via, k: int) -> tuple[np.ndarray, np.ndarray]:
     """``hop_route(...).channels, .weights`` without building device paths where the router can say
     them from a shape it already searched (the same arrays, element by element)."""
@@ -322,9 +298,8 @@ def hop_loads(router, order: list[str], hops, via, k: int) -> tuple[np.ndarray, 
     if hop is None:
         way = via[k] if via is not None else None
         if way is not None:
-            fast = _via_loads(router, way)
-        else:
-            fast = router.channel_loads(order[k], order[(k + 1) % len(order)])
+            return router.via_loads(way)
+        fast = router.channel_loads(order[k], order[(k + 1) % len(order)])
         if fast is not None:
             return fast[0], fast[1]
     r = hop_route(router, order, hops, via, k)

@@ -75,6 +75,10 @@ class Router:
         self._figures: np.ndarray | None = None
         self._uniform: bool | None = None                 # see _uniform_outside
         self._complete: dict[tuple[str, str], list[list[str]]] = {}  # every path of a route, kept for its reverse
+        self._middle: dict[tuple[str, str], list[list[int]]] = {}   # switch-to-switch routes' channels per path
+        self._uplinks: dict[str, str | None] = {}
+        self._lcm = 0                                      # set by _uniform_outside
+        self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
         usable = (fabric is not None and fabric.topo is topo and fabric.families is None
                   and fabric.achievable == achievable)
@@ -256,12 +260,54 @@ class Router:
                           if system.get(u) is None and system.get(v) is None}
             ok = all(bw == bw // 1 and 0 < bw < 2.0 ** 53 for bw in bandwidths)
             if ok and bandwidths:
-                lcm = math.lcm(*(int(bw) for bw in bandwidths))
+                lcm = self._lcm = math.lcm(*(int(bw) for bw in bandwidths))
                 outside = sum(1 for d in self.fabric.adj if system.get(d) is None)
                 # the costliest path visits every outside device once, each step at the highest cost
                 ok = outside * (lcm / min(bandwidths)) < 1e6
             self._uniform = ok
         return self._uniform
+
+    def _two_hop(self, src: str, dst: str) -> list[list[str]] | None:
+        """Two switches one switch apart (leaves of one pod under their spines): the least-cost paths,
+        sorted, without a search, or None when that cannot be shown.
+
+        Only when ``_uniform_outside`` holds, so costs are whole numbers of one unit and compare
+        exactly: with no link between the two, the cheapest paths through a common neighbour (outside
+        systems, not a GPU) are all the least-cost paths when they cost less than any longer path can:
+        the cheapest link out of src, plus the cheapest link anywhere, plus the cheapest link into dst.
+        """
+        adj, system, gpus, lcm = self._adj_cost, self._system, self._gpus, self._lcm
+        bundles = self.fabric.bundles
+
+        def units(u: str, v: str) -> int:
+            return lcm // int(bundles[(u, v) if u <= v else (v, u)].bandwidth)
+
+        if self._cheapest is None:
+            self._cheapest = min(lcm // int(b.bandwidth) for (u, v), b in bundles.items()
+                                 if system.get(u) is None and system.get(v) is None)
+        out_of: dict[str, int] = {}
+        for v, _ in adj[src]:
+            if v == dst:
+                return None
+            if system.get(v) is None and v not in gpus:
+                out_of[v] = units(src, v)
+        if not out_of:
+            return None
+        best, via, into = None, [], []
+        for w, _ in adj[dst]:
+            if system.get(w) is not None or w in gpus:
+                continue
+            cost_in = units(w, dst)
+            into.append(cost_in)
+            if w in out_of:
+                cost = out_of[w] + cost_in
+                if best is None or cost < best:
+                    best, via = cost, [w]
+                elif cost == best:
+                    via.append(w)
+        if best is None or best >= min(out_of.values()) + self._cheapest + min(into):
+            return None
+        return [[src, w, dst] for w in sorted(via)]
 
     def _path_channels(self, devices) -> list[int]:
         return [self.channel_index[(devices[i], devices[i + 1])] for i in range(len(devices) - 1)]
@@ -357,20 +403,77 @@ class Router:
         its device paths, when that route is a shape another system's search already found, moved to
         this system's channels (what ``routes`` returns for it, minus the renamed paths); None when
         ``routes`` would do anything else (then call it)."""
-        if (src, dst) in self._cache or src == dst:
+        if src == dst or (src, dst) in self._cache or self.spread != "even":
             return None
-        sid = self._system.get(src)
-        if sid is None or sid != self._system.get(dst):
+        system = self._system
+        sid = system.get(src)
+        if sid is None or sid != system.get(dst):
             return None
-        shape, _ = self._shape_key(src, dst)
-        template = self._shapes.get(shape) if shape is not None else None
+        sig = self._signatures.get(sid)
+        if sig is None:
+            self._shape_key(src, dst)  # works the system's signature out once
+            sig = self._signatures[sid]
+        if not sig:
+            return None
+        prefix = sig[2]
+        if not (src.startswith(prefix) and dst.startswith(prefix)):
+            return None
+        n = len(prefix)
+        template = self._shapes.get(((sig[0], sig[1]), src[n:], dst[n:]))  # the key _shape_key gives
         if template is None:
             return None
         first, first_sid = template[2], template[3]
-        delta = self._channel_offset(first_sid, sid)
-        if delta is None:
-            return None
+        if first_sid == sid:
+            delta = 0
+        else:  # _channel_offset, with its look-ups inlined (it runs once per ring hop)
+            offsets = self._offsets
+            a = offsets[first_sid] if first_sid in offsets else self._offset_from_reference(first_sid)
+            b = offsets[sid] if sid in offsets else self._offset_from_reference(sid)
+            if a is None or b is None:
+                return None
+            delta = b - a
         return first.channels + delta, first.weights, len(first.paths)
+
+    def _leg_channels(self, src: str, dst: str) -> list[list[int]]:
+        """The channels of each path of ``routes(src, dst)``, in its path order, reading them from a
+        shape already found (one path) or from the switches' route between two NICs where it can."""
+        fast = self.channel_loads(src, dst)
+        if fast is not None and fast[2] == 1 and (fast[1] == 1.0).all():
+            return [fast[0].tolist()]  # one path crossing each channel once: its channels in order
+        if (src, dst) not in self._cache and src != dst and self._system.get(src) != self._system.get(dst):
+            a, b = self._uplink(src), self._uplink(dst)
+            if a is not None and b is not None:  # what _edge_route builds, channel by channel
+                index = self.channel_index
+                if a == b:
+                    return [[index[(src, a)], index[(a, dst)]]]
+                middle = self._middle.get((a, b))
+                if middle is None:
+                    middle = self._middle[(a, b)] = [self._path_channels(p) for p in self.routes(a, b).paths]
+                first, last = index[(src, a)], index[(b, dst)]
+                return [[first, *m, last] for m in middle]
+        return [self._path_channels(p) for p in self.routes(src, dst).paths]
+
+    def via_loads(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``via(waypoints).channels`` and ``.weights`` without building its device paths: the same
+        legs joined path by path, the same thinning past ``max_paths`` and the same even split,
+        added up channel by channel in the same order."""
+        hit = self._cache.get(("via", *waypoints))
+        if hit is not None:
+            return hit.channels, hit.weights
+        paths: list[list[int]] = [[]]
+        for a, b in zip(waypoints, waypoints[1:]):
+            leg = self._leg_channels(a, b)
+            paths = [p + q for p in paths for q in leg]
+            if len(paths) > self.max_paths:
+                step = len(paths) / self.max_paths
+                paths = [paths[int(i * step)] for i in range(self.max_paths)]
+        share = 1.0 / len(paths)
+        load: dict[int, float] = {}
+        for p in paths:
+            for c in p:
+                load[c] = load.get(c, 0.0) + share
+        return (np.fromiter(load, dtype=np.int64, count=len(load)),
+                np.fromiter(load.values(), dtype=float, count=len(load)))
 
     def _channel_offset(self, first: str, sid: str) -> int | None:
         """How far system ``sid``'s channel numbers sit from system ``first``'s when the two are wired
@@ -441,8 +544,11 @@ class Router:
             return paths, weights
         outside = self._system.get(src) is None and self._system.get(dst) is None and self._uniform_outside()
         back = self._complete.pop((dst, src), None) if outside else None
+        near = self._two_hop(src, dst) if outside and back is None else None
         if back is not None:  # the other way's every path, reversed (see _uniform_outside)
             paths = self._subsample(sorted(p[::-1] for p in back))
+        elif near is not None:
+            paths = self._subsample(near)
         else:
             preds = self._dag(src, dst)
             if preds is None:
@@ -483,10 +589,15 @@ class Router:
 
     def _uplink(self, device: str) -> str | None:
         """The one network switch a single-port NIC plugs into (None for anything else)."""
-        if self.fabric.kind.get(device) != "nic":
-            return None
-        ups = [v for v in self.fabric.adj[device] if self.fabric.bundle(device, v).family in ("infiniband", "ethernet")]
-        return ups[0] if len(ups) == 1 else None
+        if device in self._uplinks:
+            return self._uplinks[device]
+        up = None
+        if self.fabric.kind.get(device) == "nic":
+            ups = [v for v in self.fabric.adj[device]
+                   if self.fabric.bundle(device, v).family in ("infiniband", "ethernet")]
+            up = ups[0] if len(ups) == 1 else None
+        self._uplinks[device] = up
+        return up
 
     def _edge_route(self, src: str, dst: str) -> Route | None:
         """NIC to NIC of two systems: every route goes through each NIC's one switch, so it is the

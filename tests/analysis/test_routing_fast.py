@@ -171,3 +171,28 @@ def test_fabric_bundles_and_neighbours_follow_the_graph_order(families):
     twin = fab.bundle(lk.a, lk.b)
     assert "reverse-twin" in twin.links and lk.id in twin.links
     assert twin.bandwidth == pytest.approx(g.edges[lk.a, lk.b]["bandwidth_per_direction_Bps"], rel=1e-15)
+
+
+@pytest.mark.parametrize("make", RING_FABRICS + [lambda: build_fat_tree(256, "dgx-h100", rail_optimized=True),
+                                                 lambda: build_fat_tree(96, "dgx-a100")])
+def test_two_hop_switch_routes_equal_the_search(make, monkeypatch):
+    """Leaves under common spines get their routes without a search; every switch pair that can be
+    shown so gets the search's paths, and pairs that cannot (a direct link, longer routes) search."""
+    topo = make()
+    fast, plain = Router(topo), Router(topo)
+    monkeypatch.setattr(plain, "_two_hop", lambda src, dst: None)
+    monkeypatch.setattr(plain, "_complete", {})
+    monkeypatch.setattr(fast, "_complete", {})
+    switches = [d for d, k in fast.fabric.kind.items() if k in ("ib_switch", "eth_switch")]
+    pairs = [(a, b) for a, b in zip(switches, switches[1:])][:60] + [(switches[0], s) for s in switches[2::5]][:40]
+    shortcut = 0
+    for a, b in pairs:
+        if a == b:
+            continue
+        fast._complete.clear()
+        plain._complete.clear()
+        shortcut += fast._uniform_outside() and fast._two_hop(a, b) is not None
+        r, q = fast.routes(a, b), plain.routes(a, b)
+        assert r.paths == q.paths and r.channels.tolist() == q.channels.tolist()
+        assert r.weights.tolist() == q.weights.tolist() and r.latency_s == q.latency_s
+    assert shortcut > 0 or not fast._uniform_outside()
