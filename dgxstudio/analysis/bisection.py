@@ -19,6 +19,7 @@ import networkx as nx
 import numpy as np
 
 from ..model.topology import Topology
+from .fabric import system_map
 
 EXACT_SPLIT_LIMIT = 1000
 # A dense eigen-solve is cubic: above this many coarse nodes (1,024 DGX H100 and their 640 switches
@@ -304,8 +305,9 @@ def _exact(g: nx.Graph, gpus: list[str]) -> Bisection:
 def _units(topo: Topology, gpus: list[str]) -> list[list[str]]:
     """GPUs that move together: one unit per system, or per GPU outside systems."""
     units: dict[str, list[str]] = {}
+    system_of = system_map(topo) if len(gpus) > 64 else {g: topo.system_of(g) for g in gpus}
     for gpu in gpus:
-        key = topo.system_of(gpu) or gpu
+        key = system_of.get(gpu) or gpu
         units.setdefault(key, []).append(gpu)
     return list(units.values())
 
@@ -318,14 +320,15 @@ def _coarse_graph(topo: Topology, units: list[list[str]],
     mapping = {}
     names = []
     by_system: dict[str, list[str]] = {}
+    system_of = system_map(topo)
     for d in topo.devices:  # every system's devices at any depth, in document order (devices_in_group, once)
-        sid = topo.system_of(d)
+        sid = system_of[d]
         if sid is not None:
             by_system.setdefault(sid, []).append(d)
     for i, unit in enumerate(units):
         name = f"__unit{i}"
         names.append(name)
-        sid = topo.system_of(unit[0]) if len(unit) > 1 or topo.system_of(unit[0]) else None
+        sid = system_of.get(unit[0]) if len(unit) > 1 or system_of.get(unit[0]) else None
         members = by_system.get(sid, []) if sid else unit
         for d in members:
             mapping[d] = name

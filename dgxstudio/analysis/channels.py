@@ -25,6 +25,7 @@ import numpy as np
 from ..cancel import check_cancelled
 from ..model.topology import Topology
 from ..sim.tuning import tuning_data
+from .fabric import system_map
 
 
 @dataclass
@@ -49,8 +50,9 @@ class ChannelPlan:
 
 def group_by_system(topo: Topology, gpus: list[str]) -> list[list[str]]:
     systems: dict[str, list[str]] = {}
+    system_of = system_map(topo) if len(gpus) > 64 else {g: topo.system_of(g) for g in gpus}
     for g in gpus:
-        systems.setdefault(topo.system_of(g) or g, []).append(g)
+        systems.setdefault(system_of.get(g) or g, []).append(g)
     return list(systems.values())
 
 
@@ -307,20 +309,40 @@ def hop_loads(router, order: list[str], hops, via, k: int) -> tuple[np.ndarray, 
 
 
 def ring_loads(plan: ChannelPlan, router, fast: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Every ring direction's hops' channels and weights, one after the other (hop order)."""
+    """Every ring direction's hops' channels and weights, one after the other (hop order). ``fast``:
+    a ring's run of hops through one system at once where the router can (``Router.run_loads``), the
+    other hops without device paths where it can (``hop_loads``); else every hop's route."""
     chans, weights = [], []
+    system = router._system
     for order, hops, via in ring_directions(plan):
         check_cancelled()
-        for k in range(len(order)):
+        n = len(order)
+        k = 0
+        while k < n:
             if k % 64 == 63:
                 check_cancelled()
-            if fast:
-                c, w = hop_loads(router, order, hops, via, k)
-            else:
+            if not fast:
                 r = hop_route(router, order, hops, via, k)
-                c, w = r.channels, r.weights
+                chans.append(r.channels)
+                weights.append(r.weights)
+                k += 1
+                continue
+            # the hops that stay inside one system from here on: routed by the router, not pinned
+            end = k
+            sid = system.get(order[k])
+            while (end < n and hops is None and (via is None or via[end] is None) and sid is not None
+                   and system.get(order[(end + 1) % n]) == sid):
+                end += 1
+            run = router.run_loads([(order[i], order[(i + 1) % n]) for i in range(k, end)]) if end - k > 1 else None
+            if run is not None:
+                chans.append(run[0])
+                weights.append(run[1])
+                k = end
+                continue
+            c, w = hop_loads(router, order, hops, via, k)
             chans.append(c)
             weights.append(w)
+            k += 1
     if not chans:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     return np.concatenate(chans).astype(np.int64), np.concatenate(weights)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.topology import Topology
-from .fabric import Fabric
+from .fabric import Fabric, system_map
 
 
 # From this many classes of systems on, their searches run all at once (``_batched_nearest``).
@@ -130,9 +130,10 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     nets = {k for k, b in fab.bundles.items() if b.family in ("infiniband", "ethernet")}
     network_nodes = {end for k in nets for end in k}
     nics_of: dict[str, list[str]] = {}
+    system_of = system_map(topo)
     for n in network_nodes:
         if fab.kind.get(n) == "nic":
-            sid = topo.system_of(n)
+            sid = system_of.get(n)
             if sid is not None:
                 nics_of.setdefault(sid, []).append(n)
     order = [s for s in (systems or topo.groups) if s in nics_of]

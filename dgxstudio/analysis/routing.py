@@ -77,6 +77,7 @@ class Router:
         self._complete: dict[tuple[str, str], list[list[str]]] = {}  # every path of a route, kept for its reverse
         self._middle: dict[tuple[str, str], list[list[int]]] = {}   # switch-to-switch routes' channels per path
         self._uplinks: dict[str, str | None] = {}
+        self._runs: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see run_loads
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
@@ -433,6 +434,46 @@ class Router:
                 return None
             delta = b - a
         return first.channels + delta, first.weights, len(first.paths)
+
+    def run_loads(self, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``channel_loads`` of consecutive transfers inside one system (a ring's hops through it),
+        concatenated, or None (then ask pair by pair). Systems wired alike share the concatenation:
+        kept once with the system's channel offset taken out (exact integers), it is each hop's
+        template moved to this system, the arrays ``channel_loads`` gives hop by hop."""
+        if self.spread != "even" or not pairs:
+            return None
+        system, cache = self._system, self._cache
+        sid = system.get(pairs[0][0])
+        if sid is None:
+            return None
+        sig = self._signatures.get(sid)
+        if sig is None:
+            self._shape_key(*pairs[0])
+            sig = self._signatures.get(sid)
+        if not sig:
+            return None
+        prefix = sig[2]
+        n = len(prefix)
+        rel = []
+        for a, b in pairs:
+            if (a == b or system.get(a) != sid or system.get(b) != sid or (a, b) in cache
+                    or not a.startswith(prefix) or not b.startswith(prefix)):
+                return None
+            rel.append((a[n:], b[n:]))
+        offset = self._offsets[sid] if sid in self._offsets else self._offset_from_reference(sid)
+        if offset is None:
+            return None
+        key = (sig[0], sig[1], tuple(rel))
+        hit = self._runs.get(key)
+        if hit is not None:
+            return hit[0] + offset, hit[1]
+        parts = [self.channel_loads(a, b) for a, b in pairs]
+        if any(part is None for part in parts):
+            return None
+        chans = np.concatenate([part[0] for part in parts])
+        weights = np.concatenate([part[1] for part in parts])
+        self._runs[key] = (chans - offset, weights)
+        return chans, weights
 
     def _leg_channels(self, src: str, dst: str) -> list[list[int]]:
         """The channels of each path of ``routes(src, dst)``, in its path order, reading them from a
