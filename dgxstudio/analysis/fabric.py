@@ -7,6 +7,9 @@ Routes run through switches, NICs and CPUs but never through a GPU: GPUs are onl
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from ..model.topology import Topology
@@ -75,10 +78,32 @@ def _merged_edges(topo: Topology, achievable: bool, families: set[str] | None):
         seen.add(n)
 
 
+# Inside ``sharing_system_map(topo)``: that topology's system map, worked out once for every step.
+_shared_map: ContextVar[tuple[Topology, dict] | None] = ContextVar("shared_system_map", default=None)
+
+
+@contextmanager
+def sharing_system_map(topo: Topology) -> Iterator[None]:
+    """While the body runs (an analysis, which does not edit the topology), ``system_map(topo)`` is
+    worked out once and shared by every step that asks for it."""
+    token = _shared_map.set((topo, _system_map(topo)))
+    try:
+        yield
+    finally:
+        _shared_map.reset(token)
+
+
 def system_map(topo: Topology) -> dict[str, str | None]:
     """``topo.system_of(d)`` for every device, in one pass over the groups instead of one chain walk
     per device: a device's innermost group is the first that lists it, its system the nearest
-    enclosing group of kind ``system``."""
+    enclosing group of kind ``system``. Callers must not change the map."""
+    shared = _shared_map.get()
+    if shared is not None and shared[0] is topo:
+        return shared[1]
+    return _system_map(topo)
+
+
+def _system_map(topo: Topology) -> dict[str, str | None]:
     system_of_group: dict[str, str | None] = {}
     for gid in topo.groups:
         system_of_group[gid] = next((g.id for g in topo.group_chain(gid) if g.kind == "system"), None)

@@ -78,6 +78,7 @@ class Router:
         self._middle: dict[tuple[str, str], list[list[int]]] = {}   # switch-to-switch routes' channels per path
         self._uplinks: dict[str, str | None] = {}
         self._runs: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see run_loads
+        self._relative_ends: dict[str, list[tuple[str, str]]] = {}   # see _renamed_ends
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
@@ -556,12 +557,22 @@ class Router:
                     delta = None
                 else:
                     figures = self._channel_figures()
-                    if not (figures[d] == figures[c]).all() or any(
-                            ends[j] != (ps + ends[i][0][n:], ps + ends[i][1][n:])
-                            for i, j in zip(mine, d.tolist())):
+                    if not (figures[d] == figures[c]).all() or not self._renamed_ends(ref, n, d.tolist(), ps):
                         delta = None
         self._offsets[sid] = delta
         return delta
+
+    def _renamed_ends(self, ref: str, n: int, theirs: list[int], prefix: str) -> bool:
+        """Channels ``theirs`` join, in order, the devices the reference system's inside channels join
+        with its ``n``-character prefix replaced by ``prefix``."""
+        rel = self._relative_ends.get(ref)
+        if rel is None:
+            rel = self._relative_ends[ref] = [(u[n:], v[n:]) for u, v in
+                                              (self.channel_ends[c] for c in self._internal[ref])]
+        m = len(prefix)
+        ends = [self.channel_ends[j] for j in theirs]
+        return (all(u.startswith(prefix) and v.startswith(prefix) for u, v in ends)
+                and [(u[m:], v[m:]) for u, v in ends] == rel)
 
     def _channel_figures(self) -> np.ndarray:
         """Per channel: capacity, latency and its two devices' hop latencies (one row each)."""

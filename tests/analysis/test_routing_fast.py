@@ -196,3 +196,13 @@ def test_two_hop_switch_routes_equal_the_search(make, monkeypatch):
         assert r.paths == q.paths and r.channels.tolist() == q.channels.tolist()
         assert r.weights.tolist() == q.weights.tolist() and r.latency_s == q.latency_s
     assert shortcut > 0 or not fast._uniform_outside()
+
+
+def test_an_analysis_shares_one_system_map_and_only_for_its_topology():
+    from dgxstudio.analysis.fabric import sharing_system_map
+    topo, other = build_fat_tree(2, "dgx-h100"), build_fat_tree(2, "dgx-a100")
+    with sharing_system_map(topo):
+        assert system_map(topo) is system_map(topo)
+        assert system_map(topo) == {d: topo.system_of(d) for d in topo.devices}
+        assert system_map(other) is not system_map(other)
+    assert system_map(topo) is not system_map(topo)
