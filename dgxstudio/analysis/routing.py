@@ -79,6 +79,7 @@ class Router:
         self._uplinks: dict[str, str | None] = {}
         self._runs: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see run_loads
         self._relative_ends: dict[str, list[tuple[str, str]]] = {}   # see _renamed_ends
+        self._unit: dict[int, tuple[np.ndarray, bool]] = {}          # see _unit_weights
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
@@ -476,6 +477,38 @@ class Router:
         self._runs[key] = (chans - offset, weights)
         return chans, weights
 
+    def _single_path_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``via_loads`` when every leg is one path (a GPU to its NIC, one leaf between two NICs,
+        the NIC to its GPU): the legs' channels one after the other, each carrying the whole
+        transfer (a share of 1.0 added once), provided no channel comes twice; else None."""
+        legs = []
+        index = self.channel_index
+        for a, b in zip(waypoints, waypoints[1:]):
+            fast = self.channel_loads(a, b)
+            if fast is not None:
+                if fast[2] != 1 or not self._unit_weights(fast[1]):
+                    return None
+                legs.append(fast[0])
+                continue
+            if ((a, b) in self._cache or a == b or self._system.get(a) == self._system.get(b)):
+                return None
+            up = self._uplink(a)
+            if up is None or up != self._uplink(b):
+                return None
+            legs.append(np.array([index[(a, up)], index[(up, b)]], dtype=np.int64))  # _edge_route's one path
+        chans = np.concatenate(legs)
+        if len(set(chans.tolist())) != len(chans):
+            return None
+        return chans, np.ones(len(chans))
+
+    def _unit_weights(self, weights: np.ndarray) -> bool:
+        """Every weight 1.0 (one path, each channel crossed once); remembered per template array."""
+        key = id(weights)
+        known = self._unit.get(key)
+        if known is None or known[0] is not weights:
+            known = self._unit[key] = (weights, bool((weights == 1.0).all()))
+        return known[1]
+
     def _leg_channels(self, src: str, dst: str) -> list[list[int]]:
         """The channels of each path of ``routes(src, dst)``, in its path order, reading them from a
         shape already found (one path) or from the switches' route between two NICs where it can."""
@@ -502,6 +535,9 @@ class Router:
         hit = self._cache.get(("via", *waypoints))
         if hit is not None:
             return hit.channels, hit.weights
+        single = self._single_path_via(waypoints)
+        if single is not None:
+            return single
         paths: list[list[int]] = [[]]
         for a, b in zip(waypoints, waypoints[1:]):
             leg = self._leg_channels(a, b)
