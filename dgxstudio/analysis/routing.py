@@ -80,6 +80,8 @@ class Router:
         self._runs: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # see run_loads
         self._relative_ends: dict[str, list[tuple[str, str]]] = {}   # see _renamed_ends
         self._unit: dict[int, tuple[np.ndarray, bool]] = {}          # see _unit_weights
+        self._twin_keys: dict[str, tuple] = {}                        # see _twin_class
+        self._twin_routes: dict[tuple, tuple[str, str, list[list[str]]]] = {}  # see _twin_paths
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
@@ -269,6 +271,35 @@ class Router:
                 ok = outside * (lcm / min(bandwidths)) < 1e6
             self._uniform = ok
         return self._uniform
+
+    def _twin_class(self, node: str) -> tuple:
+        """A switch's neighbours a route may enter (outside systems, not GPUs) with their costs in
+        whole units (``_uniform_outside``): switches of one class are twins (leaves of one pod under
+        the same spines)."""
+        key = self._twin_keys.get(node)
+        if key is None:
+            lcm, bundles, system, gpus = self._lcm, self.fabric.bundles, self._system, self._gpus
+            key = self._twin_keys[node] = tuple(sorted(
+                (v, lcm // int(bundles[(node, v) if node <= v else (v, node)].bandwidth))
+                for v, _ in self._adj_cost[node] if system.get(v) is None and v not in gpus))
+        return key
+
+    def _twin_paths(self, src: str, dst: str) -> list[list[str]] | None:
+        """Every least-cost path between two switches from those of a pair of their twins, without a
+        search, or None. Exchanging a switch with its twin (same neighbours, same costs) maps the
+        routes' graph onto itself, so the twins' least-cost paths with their ends renamed are these
+        (a least-cost path never passes through a twin of its own end: going to the common
+        neighbour directly costs less)."""
+        rep = self._twin_routes.get((self._twin_class(src), self._twin_class(dst)))
+        if rep is None:
+            return None
+        s0, d0, every = rep
+        if s0 == dst or d0 == src:
+            return None
+        inner = {src, dst}
+        if any(not inner.isdisjoint(p[1:-1]) for p in every):
+            return None
+        return [[src, *p[1:-1], dst] for p in every]
 
     def _two_hop(self, src: str, dst: str) -> list[list[str]] | None:
         """Two switches one switch apart (leaves of one pod under their spines): the least-cost paths,
@@ -637,6 +668,9 @@ class Router:
             paths = self._subsample(sorted(p[::-1] for p in back))
         elif near is not None:
             paths = self._subsample(near)
+        elif outside and (twin := self._twin_paths(src, dst)) is not None:
+            self._complete[(src, dst)] = twin
+            paths = self._subsample(sorted(twin))
         else:
             preds = self._dag(src, dst)
             if preds is None:
@@ -645,6 +679,7 @@ class Router:
             every = self._collect(preds, src, dst)
             if outside and len(every) < _ENUMERATION_LIMIT:
                 self._complete[(src, dst)] = every
+                self._twin_routes.setdefault((self._twin_class(src), self._twin_class(dst)), (src, dst, every))
             paths = self._subsample(sorted(every))
         if self.spread == "hash" and len(paths) > 1:
             digest = hashlib.blake2b(f"{src}>{dst}".encode(), digest_size=8).digest()

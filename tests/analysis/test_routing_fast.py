@@ -206,3 +206,28 @@ def test_an_analysis_shares_one_system_map_and_only_for_its_topology():
         assert system_map(topo) == {d: topo.system_of(d) for d in topo.devices}
         assert system_map(other) is not system_map(other)
     assert system_map(topo) is not system_map(topo)
+
+
+@pytest.mark.parametrize("make", [lambda: build_fat_tree(512, "dgx-h100", rail_optimized=True),
+                                  lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
+                                  lambda: build_fat_tree(200)])
+def test_switch_routes_from_twins_equal_the_search(make, monkeypatch):
+    """Leaves of two pods: the first pair is searched, the others come from it renamed; each equals
+    its own search (the DGX-1 tree's EDR costs have no common unit: every pair searched)."""
+    topo = make()
+    fast, plain = Router(topo), Router(topo)
+    for r in (fast, plain):
+        monkeypatch.setattr(r, "_two_hop", lambda src, dst: None)
+    monkeypatch.setattr(plain, "_twin_paths", lambda src, dst: None)
+    switches = [d for d, k in fast.fabric.kind.items() if k in ("ib_switch", "eth_switch")]
+    leaves = [d for d in switches if any(fast._system.get(v) for v in fast.fabric.adj[d])]
+    pairs = [(a, b) for a in leaves[:6] for b in leaves[-6:] if a != b] + [(leaves[1], leaves[len(leaves) // 2])]
+    renamed = 0
+    for a, b in pairs:
+        fast._complete.clear()
+        plain._complete.clear()
+        renamed += fast._uniform_outside() and fast._twin_paths(a, b) is not None
+        r, q = fast.routes(a, b), plain.routes(a, b)
+        assert r.paths == q.paths and r.channels.tolist() == q.channels.tolist()
+        assert r.weights.tolist() == q.weights.tolist() and r.latency_s == q.latency_s
+    assert renamed > 0 or not fast._uniform_outside()
