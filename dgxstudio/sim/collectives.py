@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..analysis.channels import reverse_ring
 from .engine import Group, Pattern, Schedule
 
@@ -374,13 +376,63 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
     return sched
 
 
-def all_to_all(gpus: list[str], size: float, chunk: float) -> Schedule:
+def all_to_all(gpus: list[str], size: float, chunk: float, router=None) -> Schedule:
+    """Every GPU sends size/P to every other, all pairs at once, in pieces of at most ``chunk``.
+
+    With a ``router``, flows that are images of each other under the fabric's symmetry run as one
+    flow per class (``symmetry.all_pairs``; run with ``symmetry.run``): the same answer without a
+    cap on the GPUs. Without symmetry, every pair is its own flow, up to MAX_ALL_TO_ALL_PAIRS."""
     p = len(gpus)
-    if p * (p - 1) > MAX_ALL_TO_ALL_PAIRS:
-        raise ValueError(f"a direct all-to-all over {p} GPUs makes {p * (p - 1):,} transfers; "
-                         f"this version simulates at most {MAX_ALL_TO_ALL_PAIRS:,} (about {int(math.isqrt(MAX_ALL_TO_ALL_PAIRS))} GPUs)")
+    classes = None
+    if router is not None and p > 1:
+        from .symmetry import all_pairs
+
+        classes = all_pairs(router, gpus)
+    if classes is None and p * (p - 1) > MAX_ALL_TO_ALL_PAIRS:
+        why = (", and these GPUs are not alike enough to run them by symmetry class (systems wired alike "
+               "under switches wired alike)" if router is not None else "")
+        raise ValueError(f"a direct all-to-all over {p} GPUs makes {p * (p - 1):,} transfers{why}; pair by pair "
+                         f"this version simulates at most {MAX_ALL_TO_ALL_PAIRS:,} "
+                         f"(about {int(math.isqrt(MAX_ALL_TO_ALL_PAIRS))} GPUs)")
     sched = Schedule([], size, f"direct all-to-all over {p} GPUs")
-    pattern = Pattern([(a, b) for a in gpus for b in gpus if a != b])
+    if classes is not None:
+        pattern = Pattern(classes.pairs)
+        sched.meta["classes"] = classes
+        sched.description += f" ({len(classes.pairs):,} symmetry classes of {classes.flows:,} transfers)"
+    else:
+        pattern = Pattern([(a, b) for a in gpus for b in gpus if a != b])
+    n, piece = pieces(size / p, chunk)
+    last = None
+    for j in range(n):
+        last = sched.add(Group(f"all-to-all piece {j}", pattern, piece, (), (last,) if last is not None else (),
+                               meta={"piece": j}))
+    return sched
+
+
+def all_to_alls(groups: list[list[str]], size: float, chunk: float, router) -> Schedule | None:
+    """Several all-to-alls at once (MoE's expert-parallel groups), each GPU sending size/len(group)
+    to each member of its group, by symmetry class: None unless the groups together hold whole
+    classes and every group holds the same classes (then every group finishes each piece when the
+    others do, and one chain of pieces for all is the same as one chain per group)."""
+    from .symmetry import pattern_classes
+
+    sizes = {len(g) for g in groups}
+    if len(sizes) != 1 or min(sizes) < 2:
+        return None
+    p = sizes.pop()
+    pairs = [(a, b) for g in groups for a in g for b in g if a != b]
+    if len(pairs) != len(groups) * p * (p - 1):
+        return None
+    classes = pattern_classes(router, pairs)
+    if classes is None:
+        return None
+    per_group = np.sort(classes.meta["class_of_pair"].reshape(len(groups), p * (p - 1)), axis=1)
+    if not (per_group == per_group[0]).all():
+        return None
+    sched = Schedule([], size * len(groups), f"{len(groups)} all-to-alls of {p} GPUs at once "
+                                             f"({len(classes.pairs):,} symmetry classes of {len(pairs):,} transfers)")
+    sched.meta["classes"] = classes
+    pattern = Pattern(classes.pairs)
     n, piece = pieces(size / p, chunk)
     last = None
     for j in range(n):

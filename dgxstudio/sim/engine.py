@@ -14,6 +14,7 @@ active routes, so they are cached per such *rate pattern*; repeated ring steps c
 from __future__ import annotations
 
 import heapq
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ import numpy as np
 
 from ..cancel import Cancelled, as_check, check_cancelled
 from ..analysis.routing import Route, Router
+from .periods import FlowEnds, _Periods
+from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin  # noqa: F401 (re-exported)
 
 
 _MASK64 = (1 << 64) - 1
@@ -85,19 +88,13 @@ class Progress:
 
 
 @dataclass
-class RatePattern:
-    channels: np.ndarray
-    load_Bps: np.ndarray
-
-
-@dataclass
 class SimResult:
     time_s: float
     group_start: np.ndarray
     group_sent: np.ndarray
     group_done: np.ndarray
     groups: list[Group]
-    flow_ends: dict[int, np.ndarray]
+    flow_ends: FlowEnds  # per-flow end times of groups whose flows did not all end at once
     channel_bytes: np.ndarray
     capacity: np.ndarray
     channel_ends: list[tuple[str, str]]
@@ -108,6 +105,7 @@ class SimResult:
     routes: list[Route]
     events: int
     wall_s: float
+    periods_skipped: int = 0  # repeats of a steady state advanced in one step (see _Periods)
 
     def utilization(self) -> np.ndarray:
         """Busy fraction of each channel over the whole run."""
@@ -145,88 +143,17 @@ class SimResult:
         return out
 
 
-class RouteTable:
-    """Every route's channels and weights in flat arrays (CSR), so the rates of thousands of active
-    routes are gathered with a few numpy calls instead of a Python loop per route and event."""
-
-    def __init__(self, route_ch: list[np.ndarray], route_w: list[np.ndarray]):
-        self.lens = np.fromiter((len(c) for c in route_ch), dtype=np.int64, count=len(route_ch))
-        self.offsets = np.concatenate([[0], np.cumsum(self.lens)[:-1]]).astype(np.int64) if len(route_ch) else \
-            np.zeros(0, np.int64)
-        self.ch = np.concatenate(route_ch) if route_ch else np.zeros(0, np.int64)
-        self.w = np.concatenate(route_w) if route_w else np.zeros(0)
-
-    def gather(self, route_ids: np.ndarray):
-        lens = self.lens[route_ids]
-        ends = np.cumsum(lens)
-        pos = np.arange(ends[-1] if len(ends) else 0) + np.repeat(self.offsets[route_ids] - (ends - lens), lens)
-        return lens, self.ch[pos], self.w[pos]
-
-
-def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity: np.ndarray,
-            route_cap: np.ndarray | None = None):
-    """Progressive filling over unique routes, each shared by ``mult`` flows.
-
-    A route loads each of its channels with a weight (1 on a single path, 1/k per path of k tied
-    paths), so a channel fills when the weighted rates on it reach its capacity. A route with a cap
-    (a protocol's per-channel ceiling) freezes when the filling level reaches it.
-    """
-    if not len(route_ids):
-        return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
-    lens, ch, w = table.gather(route_ids)
-    ridx = np.repeat(np.arange(len(route_ids)), lens)
-    w = w * mult[ridx]
-    # compact the channels in use (ids are small integers: a scatter, not a sort)
-    seen = np.zeros(len(capacity), dtype=bool)
-    seen[ch] = True
-    uch = np.flatnonzero(seen)
-    local = np.empty(len(capacity), dtype=np.int64)
-    local[uch] = np.arange(len(uch))
-    ch_local = local[ch]
-    cap = capacity[uch].astype(float)
-    nloc = len(uch)
-    cnt = np.bincount(ch_local, weights=w, minlength=nloc)
-    rate = np.zeros(len(route_ids))
-    frozen = np.zeros(len(route_ids), dtype=bool)
-    caps = route_cap[route_ids] if route_cap is not None else None
-    eps = 1e-12
-    # ``share`` is the level every open route could reach on a channel (all open routes share one level).
-    while not frozen.all():
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(cnt > eps, cap / np.where(cnt > eps, cnt, 1.0), np.inf)
-        m = share.min()
-        newly = np.zeros(len(route_ids), dtype=bool)
-        if caps is not None:
-            open_caps = np.where(frozen, np.inf, caps)
-            mc = open_caps.min()
-            if mc <= m * (1 + 1e-12):
-                m = mc
-                newly |= open_caps <= m * (1 + 1e-12)
-        if not np.isfinite(m):
-            break
-        bott = share <= m * (1 + 1e-12)
-        hit = bott[ch_local] & ~frozen[ridx]
-        newly[ridx[hit]] = True
-        rate[newly] = m
-        frozen |= newly
-        sel = newly[ridx]
-        used = np.bincount(ch_local[sel], weights=w[sel], minlength=nloc)
-        cap = np.maximum(cap - m * used, 0.0)
-        cnt = cnt - used
-        cnt[cnt < eps * np.maximum(1.0, cnt.max(initial=0.0))] = 0.0
-        cap[bott & (cnt <= 0.0)] = 0.0
-    load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
-    return rate, uch, load
-
-
 class Engine:
     """Runs schedules over a router's channels. ``capacity_scale`` is the share of each channel's
     bytes that are data (a protocol's efficiency: LL moves 8 data bytes in 16)."""
 
-    def __init__(self, router: Router, capacity_scale: float = 1.0):
+    def __init__(self, router: Router, capacity_scale: float = 1.0, decompose: bool = True):
         if not 0 < capacity_scale <= 1:
             raise ValueError("capacity_scale must be in (0, 1]")
         self.router = router
+        # Solve and cache the fair rates per independent component of the network (False: the whole
+        # network as one, the reference the component-wise solve is tested against).
+        self.decompose = decompose
         self.capacity = router.capacity * capacity_scale
         self._route_ids: dict[tuple, int] = {}
         self.routes: list[Route] = []
@@ -267,7 +194,9 @@ class Engine:
         return pattern._template
 
     def run(self, schedule: Schedule, progress: Callable[[Progress], None] | None = None,
-            cancel=None, progress_interval_s: float = 0.05) -> SimResult:
+            cancel=None, progress_interval_s: float = 0.05, periods: bool = True) -> SimResult:
+        """Run a schedule. ``periods``: skip the repeats of a steady state (exact; False runs every
+        piece, the reference that shortcut is tested against)."""
         wall0 = time.perf_counter()
         groups = schedule.groups
         n = len(groups)
@@ -300,7 +229,8 @@ class Engine:
         outstanding = np.zeros(n, dtype=np.int64)
         arrival = np.zeros(n)
         partial = np.zeros(n, dtype=bool)
-        flow_ends: dict[int, np.ndarray] = {}
+        flow_ends = FlowEnds()
+        open_ends: dict[int, np.ndarray] = {}  # per-flow end times of active groups, while they run
         heap: list[tuple[float, int, int]] = []
         seq = 0
 
@@ -321,12 +251,24 @@ class Engine:
             heapq.heappush(heap, (when, seq, g))
             seq += 1
 
+        logs: tuple[list[int], list[int], list[int]] | None = None  # started, sent, done since the snapshot
+
         def activate(g: int, t: float) -> None:
             start[g] = t
             tpl = templates[g]
+            if logs is not None:
+                logs[0].append(g)
+                if tpl is None:
+                    logs[1].append(g)
             if tpl is None:
                 sent[g] = t + groups[g].duration_s
                 schedule_done(g, t + groups[g].duration_s + groups[g].post_delay_s)
+                if on_sent[g]:
+                    # a compute group "sends" when its work ends: at once, or by an event then
+                    if groups[g].duration_s == 0:
+                        release(on_sent[g])
+                    else:
+                        schedule_done(-g - 1, t + groups[g].duration_s)
                 return
             k = len(tpl["route"])
             outstanding[g] = k
@@ -338,32 +280,156 @@ class Engine:
             pend_pos.append(np.arange(k, dtype=np.int64))
 
         ready: list[int] = []
+        frontier: dict[int, None] = {}  # groups some but not all of whose dependencies are met
 
         def release(dependents: list[int]) -> None:
             for d in dependents:
                 deps_left[d] -= 1
                 if deps_left[d] == 0:
                     ready.append(d)
+                    frontier.pop(d, None)
+                else:
+                    frontier[d] = None
 
         for i in range(n):
             if deps_left[i] == 0:
                 ready.append(i)
 
-        pattern_cache: dict[tuple[int, int, int], tuple[int, np.ndarray, np.ndarray, float]] = {}
-        # The active multiset of routes is keyed by two random 64-bit sums (mod 2**64, as numpy's
-        # int64 sums wrap), kept up to date as flows come and go, so finding cached rates needs no sort.
+        # Fair rates are solved per *component*: channels tied together by the routes this schedule
+        # uses (each system's NVLink domain is usually one, the network between systems another).
+        # A component's rates depend only on its own active routes, so each component's multiset of
+        # active routes is the cache key: an event re-solves only the components whose flows changed,
+        # and a component's states repeat far more often than the whole network's.
+        # Each multiset is keyed by two random 64-bit sums (mod 2**64, as numpy's int64 sums wrap),
+        # kept up to date as flows come and go, so finding cached rates needs no sort.
         rng = np.random.default_rng(0x5eed)
         n_routes = len(self.routes)
         h1 = rng.integers(0, 2**62, size=n_routes, dtype=np.int64)
         h2 = rng.integers(0, 2**62, size=n_routes, dtype=np.int64)
-        key1 = key2 = 0
         route_rate = np.zeros(n_routes)
         table = RouteTable(self.route_ch, self.route_w)
         route_cap = np.asarray(self.route_cap, dtype=float)
         if np.isinf(route_cap).all():
             route_cap = None
-        rate_patterns: list[RatePattern] = []
+        distinct = {id(tpl): tpl["route"] for tpl in templates if tpl is not None}  # groups share patterns
+        used = np.unique(np.concatenate(list(distinct.values()))) if distinct else np.zeros(0, np.int64)
+        route_comp = np.full(n_routes, 0, dtype=np.int64)
+        if self.decompose and len(used):
+            comp_of_used, _, n_comp = _components(table, used, self.router.n_channels)
+            route_comp[used] = comp_of_used
+        else:
+            n_comp = 1
+        by_comp = used[np.argsort(route_comp[used], kind="stable")]
+        comp_bounds = np.searchsorted(route_comp[by_comp], np.arange(n_comp + 1))
+        route_count = np.zeros(n_routes, dtype=np.int64)
+        comp_k1 = np.zeros(n_comp, dtype=np.int64)
+        comp_k2 = np.zeros(n_comp, dtype=np.int64)
+        comp_n = np.zeros(n_comp, dtype=np.int64)
+        comp_dirty = np.zeros(n_comp, dtype=bool)
+        # each component's key when it was last brought up to date: most components an event touches
+        # (a ring step ending and the next one starting on the same routes) come back to it
+        seen_k1 = np.zeros(n_comp, dtype=np.int64)
+        seen_k2 = np.zeros(n_comp, dtype=np.int64)
+        seen_n = np.zeros(n_comp, dtype=np.int64)
+        comp_pid = np.full(n_comp, -1, dtype=np.int64)
+        comp_cache: dict[tuple[int, int, int, int], int] = {}
+        cp_routes: list[np.ndarray] = []
+        cp_rates: list[np.ndarray] = []
+        cp_channels: list[np.ndarray] = []
+        cp_load: list[np.ndarray] = []
+        cp_hash: list[tuple[int, int]] = []
+        # the whole network's state: which pattern each busy component is in (again two hash sums)
+        hasher = random.Random(0x5eed)
+        g_key = [0, 0, 0]
+        global_cache: dict[tuple[int, int, int], int] = {}
+        global_parts: list[np.ndarray] = []
         pattern_time: list[float] = []
+        owner = np.zeros(self.router.n_channels, dtype=np.int64)
+        rate_patterns = _ComponentPatterns(global_parts, cp_channels, cp_load)
+
+        def add_flows(routes: np.ndarray, sign: int) -> None:
+            rc = route_comp[routes]
+            np.add.at(comp_k1, rc, sign * h1[routes])
+            np.add.at(comp_k2, rc, sign * h2[routes])
+            np.add.at(comp_n, rc, sign)
+            np.add.at(route_count, routes, sign)
+            comp_dirty[rc] = True
+
+        def set_pattern(c: int, new: int) -> None:
+            old = int(comp_pid[c])
+            if old == new:
+                return
+            if old >= 0:
+                g_key[0] -= cp_hash[old][0]
+                g_key[1] -= cp_hash[old][1]
+                g_key[2] -= 1
+            if new >= 0:
+                g_key[0] += cp_hash[new][0]
+                g_key[1] += cp_hash[new][1]
+                g_key[2] += 1
+                route_rate[cp_routes[new]] = cp_rates[new]
+            comp_pid[c] = new
+
+        def resolve() -> int:
+            """Bring every changed component to the pattern of its active routes; the global pattern id."""
+            changed = np.flatnonzero(comp_dirty)
+            comp_dirty[changed] = False
+            changed = changed[(comp_k1[changed] != seen_k1[changed]) | (comp_k2[changed] != seen_k2[changed])
+                              | (comp_n[changed] != seen_n[changed])]
+            seen_k1[changed] = comp_k1[changed]
+            seen_k2[changed] = comp_k2[changed]
+            seen_n[changed] = comp_n[changed]
+            misses = []
+            for c in changed.tolist():
+                if comp_n[c] == 0:
+                    set_pattern(c, -1)
+                    continue
+                key = (c, int(comp_k1[c]), int(comp_k2[c]), int(comp_n[c]))
+                hit = comp_cache.get(key)
+                if hit is None:
+                    misses.append((c, key))
+                else:
+                    set_pattern(c, hit)
+            if misses:
+                parts = []
+                misses.sort()
+                for c, _ in misses:
+                    r = by_comp[comp_bounds[c]:comp_bounds[c + 1]]
+                    parts.append(r[route_count[r] > 0])
+                uniq = np.concatenate(parts)
+                rates_u, uch, load = _maxmin(uniq, route_count[uniq], table, self.capacity, route_cap)
+                if not (rates_u > 0).all():
+                    raise RuntimeError("the schedule is stuck: flows with no capacity on their route")
+                # split the solved channels by component: a channel's component is that of any route on it
+                lens, ch, _ = table.gather(uniq)
+                owner[ch] = np.repeat(route_comp[uniq], lens)
+                if len(misses) == 1:
+                    ch_split, load_split, rate_split = [uch], [load], [rates_u]
+                else:
+                    chc = owner[uch]
+                    order = np.argsort(chc, kind="stable")
+                    bounds = np.searchsorted(chc[order], [c for c, _ in misses] + [np.iinfo(np.int64).max])
+                    ch_sorted, load_sorted = uch[order], load[order]
+                    ch_split = [ch_sorted[bounds[j]:bounds[j + 1]] for j in range(len(misses))]
+                    load_split = [load_sorted[bounds[j]:bounds[j + 1]] for j in range(len(misses))]
+                    rate_split = np.split(rates_u, np.cumsum([len(r) for r in parts[:-1]]))
+                for j, (c, key) in enumerate(misses):
+                    cpid = len(cp_routes)
+                    cp_routes.append(parts[j])
+                    cp_rates.append(rate_split[j])
+                    cp_channels.append(ch_split[j])
+                    cp_load.append(load_split[j])
+                    cp_hash.append((hasher.getrandbits(62), hasher.getrandbits(62)))
+                    comp_cache[key] = cpid
+                    set_pattern(c, cpid)
+            gkey = (g_key[0] & _MASK64, g_key[1] & _MASK64, g_key[2])
+            gpid = global_cache.get(gkey)
+            if gpid is None:
+                gpid = len(global_parts)
+                global_parts.append(comp_pid[comp_pid >= 0].copy())
+                pattern_time.append(0.0)
+                global_cache[gkey] = gpid
+            return gpid
         segments: list[tuple[float, float, int]] = []
         delivered: list[tuple[float, float]] = [(0.0, 0.0)]
         a_rate = np.zeros(0)
@@ -374,14 +440,153 @@ class Engine:
         events = 0
         last_progress = wall0
 
+        # ---- steady states: find a repeat of the whole state under the successor map, skip the repeats
+        # (not with compute groups that take time and have groups waiting on their send: those
+        # put a second kind of event in the queue that the state comparison does not follow)
+        timed_sends = any(g.pattern is None and g.duration_s > 0 and on_sent[i] for i, g in enumerate(groups))
+        per = _Periods(groups, templates, on_done, on_sent, deps_left.copy()) \
+            if periods and n and not timed_sends else None
+        if per is not None and not per.enabled:
+            per = None
+        bytes_each = np.fromiter((g.bytes_each for g in groups), dtype=float, count=n) if per is not None else None
+        snap: dict | None = None
+
+        def take_snapshot(gs: np.ndarray) -> None:
+            nonlocal snap, logs
+            mapped = per.succ[gs] if len(gs) else gs
+            if not len(gs) or (mapped < 0).any():
+                snap, logs = None, None
+                return
+            heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
+            snap = {"t": t, "mapped": np.sort(mapped), "allowed": np.union1d(gs, mapped),
+                    "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
+                    "heap": [(w, g) for w, _, g in heap], "frontier": {f: int(deps_left[f]) for f in frontier},
+                    "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
+                    "seg": len(segments), "delivered": delivered_bytes, "n_delivered": len(delivered)}
+            logs = ([], [], [])
+
+        def states_match(T: float) -> bool:
+            """Is the state now the successor-image of the snapshot's, T later?"""
+            m = per.succ[snap["a_group"]]
+            if len(m) != len(a_group):
+                return False
+            o1 = np.lexsort((snap["a_pos"], m))
+            o2 = np.lexsort((a_pos, a_group))
+            if not (np.array_equal(m[o1], a_group[o2]) and np.array_equal(snap["a_pos"][o1], a_pos[o2])):
+                return False
+            if len(m):
+                scale = float(bytes_each[a_group].max())
+                if not np.allclose(snap["a_rem"][o1], a_rem[o2], rtol=_Periods.REL, atol=_Periods.REL * max(scale, 1.0)):
+                    return False
+            h1 = sorted((int(per.succ[g]), w - snap["t"]) for w, g in snap["heap"])
+            h2 = sorted((g, w - t) for w, _, g in heap)
+            if [g for g, _ in h1] != [g for g, _ in h2]:
+                return False
+            tol = _Periods.REL * T + 1e-18
+            if any(abs(a[1] - b[1]) > tol for a, b in zip(h1, h2)):
+                return False
+            heads = snap["heads"]
+            now = per.succ[heads]
+            if not (np.allclose(arrival[now] - t, snap["arrival"], rtol=0, atol=tol)
+                    and np.array_equal(partial[now], snap["partial"])):
+                return False
+            f1 = {int(per.succ[f]): left for f, left in snap["frontier"].items()}
+            return f1 == {f: int(deps_left[f]) for f in frontier}
+
+        def jump(T: float) -> bool:
+            """Skip as many repeats of the period just seen as the groups ahead stay alike."""
+            nonlocal t, delivered_bytes
+            started, sent_l, done_l = (np.asarray(x, dtype=np.int64) for x in logs)
+            touched = np.unique(np.concatenate([started, sent_l, done_l, snap["heads"],
+                                                np.fromiter((g for _, g in snap["heap"]), dtype=np.int64),
+                                                np.fromiter(snap["frontier"], dtype=np.int64)]))
+            k = per.reach_all(touched) - 1
+            if k < 1:
+                return False
+            # the partly released groups now (read before the images below overwrite their counters)
+            fk = np.fromiter(frontier, dtype=np.int64, count=len(frontier))
+            f_left = deps_left[fk].copy()
+            # times of the groups that the skipped periods start, send and finish
+            e = np.unique(np.concatenate([started, sent_l, done_l]))
+            kinds = [(arr, np.isin(e, lg), arr[e[np.isin(e, lg)]]) for arr, lg in
+                     ((start, started), (sent, sent_l), (done, done_l))]
+            ends = [int(np.searchsorted(e, g)) for g in np.unique(sent_l).tolist() if g in flow_ends]
+            img = per.images(e, k)  # row j-1: the groups playing e's parts j periods on
+            steps = np.arange(1, k + 1, dtype=float)[:, None] * T
+            for arr, mask, vals in kinds:
+                arr[img[:, mask]] = vals[None, :] + steps
+            deps_left[img[:, kinds[0][1]]] = 0
+            for i in ends:
+                for j in range(1, k + 1):
+                    flow_ends.repeat(int(img[j - 1, i]), int(e[i]), j * T)
+            shift = k * T
+            # the state now, k periods on
+            if len(a_group):
+                starts_ = np.flatnonzero(np.diff(a_group, prepend=-1))
+                heads = a_group[starts_]
+                img = per.image(heads, k)
+                outstanding[img] = outstanding[heads]
+                arrival[img] = arrival[heads] + shift
+                partial[img] = partial[heads]
+                for h, g in zip(heads.tolist(), img.tolist()):
+                    if h in open_ends:
+                        open_ends[g] = open_ends.pop(h) + shift
+                a_group[:] = np.repeat(img, np.diff(np.append(starts_, len(a_group))))
+            if heap:
+                hg = per.image(np.fromiter((g for _, _, g in heap), dtype=np.int64, count=len(heap)), k)
+                heap[:] = [(w + shift, sq, int(g)) for (w, sq, _), g in zip(heap, hg.tolist())]
+                heapq.heapify(heap)
+            if frontier:
+                fi = per.image(fk, k)
+                deps_left[fi] = f_left
+                frontier.clear()
+                frontier.update(dict.fromkeys(fi.tolist()))
+            # what the skipped periods carried: pattern time, segments, bytes delivered
+            t1 = snap["t"]
+            period = []
+            for a, b, pid in segments[max(0, snap["seg"] - 1):]:
+                a = max(a, t1)
+                if b > a:
+                    period.append((a, b, pid))
+                    pattern_time[pid] += k * (b - a)
+            if k * len(period) <= 20_000:
+                for j in range(1, k + 1):
+                    segments.extend((a + j * T, b + j * T, pid) for a, b, pid in period)
+            elif period:
+                segments.append((t, t + shift, max(period, key=lambda x: x[1] - x[0])[2]))
+            moved = delivered_bytes - snap["delivered"]
+            pts = delivered[snap["n_delivered"]:]
+            if k * len(pts) <= 20_000:
+                for j in range(1, k + 1):
+                    delivered.extend((x + j * T, y + j * moved) for x, y in pts)
+            else:
+                delivered.append((t + shift, delivered_bytes + k * moved))
+            delivered_bytes += k * moved
+            t += shift
+            per.jumps += 1
+            per.skipped_periods += k
+            return True
+
+        def watch() -> None:
+            gs = _Periods.group_set(a_group, heap, frontier)
+            if snap is None:
+                take_snapshot(gs)
+                return
+            if len(gs) == len(snap["mapped"]) and np.array_equal(gs, snap["mapped"]):
+                T = t - snap["t"]
+                if T > 0 and states_match(T) and jump(T):
+                    gs = _Periods.group_set(a_group, heap, frontier)
+                take_snapshot(gs)
+            elif not np.isin(gs, snap["allowed"]).all():
+                take_snapshot(gs)
+
         while True:
             while ready:
                 g = ready.pop()
                 activate(g, t)
             if pend_route:
                 new_routes = np.concatenate(pend_route)
-                key1 = (key1 + int(h1[new_routes].sum())) & _MASK64
-                key2 = (key2 + int(h2[new_routes].sum())) & _MASK64
+                add_flows(new_routes, 1)
                 # Parallel arrays packed in two blocks, so adding and dropping flows is two copies.
                 a_int = np.concatenate([a_int, np.vstack([new_routes, np.concatenate(pend_group),
                                                           np.concatenate(pend_pos)])], axis=1)
@@ -390,6 +595,8 @@ class Engine:
                 a_rem, a_lat = a_flt
                 pend_route.clear(); pend_rem.clear(); pend_group.clear(); pend_lat.clear(); pend_pos.clear()
                 dirty = True
+            if per is not None:
+                watch()
             n_active = len(a_route)
             if n_active == 0 and not heap:
                 break
@@ -398,26 +605,9 @@ class Engine:
                 raise SimulationCancelled()
 
             if dirty and n_active:
-                key = (key1, key2, n_active)
-                hit = pattern_cache.get(key)
-                if hit is None:
-                    counts = np.bincount(a_route, minlength=n_routes)
-                    uniq = np.flatnonzero(counts)
-                    counts = counts[uniq]
-                    rates_u, uch, load = _maxmin(uniq, counts, table, self.capacity,
-                                                 route_cap)
-                    if not (rates_u > 0).all():
-                        raise RuntimeError("the schedule is stuck: flows with no capacity on their route")
-                    pid = len(rate_patterns)
-                    rate_patterns.append(RatePattern(uch, load))
-                    pattern_time.append(0.0)
-                    hit = (pid, uniq, rates_u, float(rates_u @ counts))
-                    pattern_cache[key] = hit
-                pid, uniq, rates_u, total_rate = hit
-                if pid != current_pid:
-                    route_rate[uniq] = rates_u
-                    current_pid = pid
+                current_pid = resolve()
                 a_rate = route_rate[a_route]
+                total_rate = float(a_rate.sum())
                 dirty = False
 
             if n_active:
@@ -447,11 +637,12 @@ class Engine:
 
             if tx_event and n_active:
                 finished = ttf <= dt_tx * (1 + 1e-9) + 1e-15
-                self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends,
-                             templates, sent, groups, schedule_done, release, on_sent)
-                gone = a_route[finished]
-                key1 = (key1 - int(h1[gone].sum())) & _MASK64
-                key2 = (key2 - int(h2[gone].sum())) & _MASK64
+                completed = self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial,
+                                         flow_ends, open_ends, templates, sent, groups, schedule_done, release,
+                                         on_sent)
+                if logs is not None:
+                    logs[1].extend(completed)
+                add_flows(a_route[finished], -1)
                 keep = np.flatnonzero(~finished)
                 a_int = np.take(a_int, keep, axis=1)
                 a_flt = np.take(a_flt, keep, axis=1)
@@ -461,7 +652,12 @@ class Engine:
 
             while heap and heap[0][0] <= t * (1 + 1e-12) + 1e-18:
                 _, _, g = heapq.heappop(heap)
+                if g < 0:  # a compute group's end of work releases what waits for its send
+                    release(on_sent[-g - 1])
+                    continue
                 done[g] = t
+                if logs is not None:
+                    logs[2].append(g)
                 release(on_done[g])
 
             if progress is not None:
@@ -475,18 +671,22 @@ class Engine:
             stuck = [groups[i].name for i in np.nonzero(np.isnan(done))[0][:5]]
             raise ValueError(f"the schedule never runs some groups (a dependency cycle?): {', '.join(stuck)}")
         channel_bytes = np.zeros(self.router.n_channels)
-        for pid, rp in enumerate(rate_patterns):
-            channel_bytes[rp.channels] += rp.load_Bps * pattern_time[pid]
+        cp_time = np.zeros(len(cp_routes))
+        for pid, parts in enumerate(global_parts):
+            cp_time[parts] += pattern_time[pid]
+        for q in np.flatnonzero(cp_time).tolist():
+            channel_bytes[cp_channels[q]] += cp_load[q] * cp_time[q]
         makespan = float(done.max()) if n else 0.0
         if progress is not None:
             progress(Progress(1.0, makespan, []))
         return SimResult(makespan, start, sent, done, groups, flow_ends, channel_bytes, self.capacity,
                          self.router.channel_ends, self.router.channel_links, segments, rate_patterns, delivered,
-                         self.routes, events, time.perf_counter() - wall0)
+                         self.routes, events, time.perf_counter() - wall0,
+                         per.skipped_periods if per is not None else 0)
 
     @staticmethod
-    def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, templates, sent,
-                groups, schedule_done, release, on_sent) -> None:
+    def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends, templates,
+                sent, groups, schedule_done, release, on_sent) -> None:
         """Account for flows whose last byte left at time t, group by group (vectorized)."""
         fg = a_group[finished]
         fpos = a_pos[finished]
@@ -500,18 +700,21 @@ class Engine:
         uneven = (counts < outstanding[ug]) | partial[ug]
         for j in np.flatnonzero(uneven).tolist():
             g = int(ug[j])
-            if g not in flow_ends:
-                flow_ends[g] = np.full(len(templates[g]["route"]), np.nan)
-            flow_ends[g][fpos[starts[j]:ends[j]]] = t
+            if g not in open_ends:
+                open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
+            open_ends[g][fpos[starts[j]:ends[j]]] = t
             partial[g] = True
         outstanding[ug] -= counts
-        for g in ug[outstanding[ug] == 0].tolist():
+        completed = ug[outstanding[ug] == 0].tolist()
+        for g in completed:
             sent[g] = t
-            if partial[g] and g in flow_ends:
-                recorded = flow_ends[g]
+            if partial[g] and g in open_ends:
+                recorded = open_ends.pop(g)
                 recorded[np.isnan(recorded)] = t
+                flow_ends.store(g, recorded)
             schedule_done(g, arrival[g] + groups[g].post_delay_s)
             release(on_sent[g])
+        return completed
 
     def _progress(self, delivered: float, total: float, t: float, patterns: list[RatePattern], pid: int) -> Progress:
         util = []

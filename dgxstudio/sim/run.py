@@ -31,6 +31,7 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
 from ..model.validation import ERROR, validate
 from . import collectives as C
+from . import symmetry
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
 from ..analysis.channels import ChannelPlan, group_by_system, nvlinks_per_gpu, plan as plan_channels, ring_rates
@@ -490,7 +491,7 @@ class Simulator:
             return self._hierarchical(size)
         if algorithm == "direct":
             try:
-                return C.all_to_all(self.gpus, size, o.chunk)
+                return C.all_to_all(self.gpus, size, o.chunk, self.router)
             except ValueError as exc:
                 raise SimulationError(str(exc)) from None
         raise SimulationError(f"unknown algorithm {algorithm!r}")
@@ -656,12 +657,13 @@ class Simulator:
                 check_cancelled()
             sched = self.schedule(collective, algorithm, size)
         try:
-            sim = Engine(self.router).run(sched, progress, cancel)
+            sim = symmetry.run(self.router, sched, progress, cancel)
         except RoutingError as exc:
             raise SimulationError(str(exc)) from None
         rings = [r.gpus for r in self.rings().rings][:1] if algorithm == "single-ring" else []
         return CollectiveResult(collective, algorithm, algorithm, self.gpus, size, sim.time_s,
-                                partial(self.bound_busbw, collective), f"{algorithm} as requested", sim, sched,
+                                partial(self.bound_busbw, collective),
+                                f"{algorithm} as requested{symmetry.note(sched)}", sim, sched,
                                 options=self.options, rings=rings)
 
     def _run_nccl(self, collective: str, algorithm: str, size: float, protocol: str, progress, cancel,
@@ -700,7 +702,7 @@ class Simulator:
         if collective == "all-to-all":
             result = self.run(collective, "direct", size, progress, cancel)
             result.requested_algorithm = "auto"
-            result.reason = "all-to-all sends every pair directly, as NCCL does"
+            result.reason = f"all-to-all sends every pair directly, as NCCL does{symmetry.note(result.schedule)}"
             return result
         with cancellable(cancel):
             shape = self.call_shape(collective)

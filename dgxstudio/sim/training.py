@@ -15,6 +15,7 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.catalog import LINK_FAMILIES
 from ..model.topology import Topology
 from . import collectives as C
+from . import symmetry
 from .engine import Engine, Group, Pattern, Schedule, SimResult
 from .pipeline import PipelineSpec, run_pipeline
 from ..analysis.routing import Router
@@ -231,16 +232,19 @@ def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: 
         raise TrainingError(f"{model.experts} experts do not split evenly over {ep} expert-parallel ranks")
     if ep == 1 or model.dispatch_bytes() <= 0:
         return 0.0, None
-    scheds = []
-    for p in range(pp):
-        for t in range(tp):
-            for g in range(dp // ep):
-                members = [place[(g * ep + e, p, t)] for e in range(ep)]
-                try:
-                    scheds.append(C.all_to_all(members, model.dispatch_bytes(), chunk))
-                except ValueError as exc:
-                    raise TrainingError(str(exc)) from None
-    sim = Engine(router).run(merge(scheds))
+    groups = [[place[(g * ep + e, p, t)] for e in range(ep)] for p in range(pp) for t in range(tp)
+              for g in range(dp // ep)]
+    # by symmetry class when the groups are alike (one flow per class), else every pair
+    sched = C.all_to_alls(groups, model.dispatch_bytes(), chunk, router)
+    if sched is None:
+        scheds = []
+        for members in groups:
+            try:
+                scheds.append(C.all_to_all(members, model.dispatch_bytes(), chunk))
+            except ValueError as exc:
+                raise TrainingError(str(exc)) from None
+        sched = merge(scheds)
+    sim = symmetry.run(router, sched)
     return sim.time_s, sim
 
 

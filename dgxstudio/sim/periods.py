@@ -1,0 +1,209 @@
+"""Steady states of a pipelined schedule: where the run repeats itself, and how far it may skip."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class _Periods:
+    """Finds where a schedule's run repeats itself and skips the repeats, exactly.
+
+    Groups chained by a single send dependency form a *lane* (one connection's pieces in order, as
+    NCCL's FIFO sends them); the next group of a lane is its group's *successor*. A successor is
+    *alike* when it moves the same bytes over the same routes with the same delays, depends on the
+    successors of its group's dependencies, and has the successors of its group's dependents as its
+    own. If the network's state at time t2 (every active flow's remaining bytes, every pending
+    arrival, every partly released group) is the successor-image of its state at t1, the run from
+    t2 on is the image of the run from t1, shifted by T = t2 - t1, for as long as the groups involved
+    stay alike: the engine fills in those periods' times and moves the state ahead in one step.
+    A pipelined ring or tree in its steady state thus costs the same for 16 MiB and 16 GiB.
+    """
+
+    REL = 1e-9  # two states match when remaining bytes and pending times agree to this (relative)
+
+    def __init__(self, groups, templates, on_done, on_sent, deps_total):
+        n = len(groups)
+        self.groups = groups
+        self.templates = templates
+        self.on_done = on_done
+        self.on_sent = on_sent
+        self.deps_total = deps_total
+        succ = np.full(n, -1, dtype=np.int64)
+        for i, g in enumerate(groups):
+            if len(g.deps_sent) == 1:
+                p = g.deps_sent[0]
+                if len(on_sent[p]) == 1:
+                    succ[p] = i
+        self.succ = succ
+        self.alike = np.zeros(n, dtype=np.int8)  # 0 not checked yet, 1 alike, -1 not
+        self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
+        self.snap = None
+        self.jumps = 0
+        self.skipped_periods = 0
+        self.enabled = bool((succ >= 0).any())
+
+    def _alike(self, g: int) -> bool:
+        a = self.alike[g]
+        if a:
+            return a > 0
+        s = int(self.succ[g])
+        ok = s >= 0
+        if ok:
+            x, y = self.groups[g], self.groups[s]
+            tx, ty = self.templates[g], self.templates[s]
+            succ = self.succ
+            ok = (x.bytes_each == y.bytes_each and x.duration_s == y.duration_s and x.post_delay_s == y.post_delay_s
+                  and ((tx is None and ty is None) or (tx is not None and ty is not None and
+                       (tx is ty or (np.array_equal(tx["route"], ty["route"]) and np.array_equal(tx["latency"], ty["latency"])))))
+                  and len(x.deps_done) == len(y.deps_done) and len(x.deps_sent) == len(y.deps_sent))
+            if ok:
+                for mine, theirs in ((x.deps_done, y.deps_done), (x.deps_sent, y.deps_sent),
+                                     (self.on_done[g], self.on_done[s]), (self.on_sent[g], self.on_sent[s])):
+                    mapped = [int(succ[d]) for d in mine]
+                    if -1 in mapped or sorted(mapped) != sorted(theirs):
+                        ok = False
+                        break
+        self.alike[g] = 1 if ok else -1
+        return ok
+
+    def image(self, gs: np.ndarray, k: int) -> np.ndarray:
+        """The k-th successors of ``gs`` (within the reach checked before)."""
+        if self._reach is None:
+            self._prepare()
+        return self._order[self._idx[gs] + k]
+
+    def images(self, gs: np.ndarray, k: int) -> np.ndarray:
+        """Row j-1: the j-th successors of ``gs``, for j = 1..k."""
+        if self._reach is None:
+            self._prepare()
+        return self._order[self._idx[gs][None, :] + np.arange(1, k + 1)[:, None]]
+
+    def _prepare(self) -> None:
+        """Decide every successor link at once: vectorized for groups with at most one dependency
+        and one dependent of each kind (the pieces of rings, chains and trees), one by one for the
+        rest; then count the alike links that follow each group by pointer jumping."""
+        n = len(self.groups)
+        succ = self.succ
+        one = np.full((4, n), -2, dtype=np.int64)  # single deps_done, deps_sent, on_done, on_sent
+        simple = np.ones(n, dtype=bool)
+        tpl_ids: dict[int, int] = {}
+        tpl = np.full(n, -1, dtype=np.int64)
+        for i, g in enumerate(self.groups):
+            for row, lst in enumerate((g.deps_done, g.deps_sent, self.on_done[i], self.on_sent[i])):
+                if len(lst) == 1:
+                    one[row, i] = lst[0]
+                elif len(lst) > 1:
+                    simple[i] = False
+            t = self.templates[i]
+            if t is not None:
+                tpl[i] = tpl_ids.setdefault(id(t), len(tpl_ids))
+        g = np.flatnonzero(succ >= 0)
+        s_ = succ[g]
+        num = lambda attr: np.fromiter((getattr(x, attr) for x in self.groups), dtype=float, count=n)  # noqa: E731
+        b, d, p = num("bytes_each"), num("duration_s"), num("post_delay_s")
+        ok = simple[g] & simple[s_] & (b[g] == b[s_]) & (d[g] == d[s_]) & (p[g] == p[s_]) & (tpl[g] == tpl[s_])
+        for row in range(4):
+            x = one[row, g]
+            mapped = np.where(x >= 0, succ[np.maximum(x, 0)], x)
+            ok &= mapped == one[row, s_]
+        self.alike[g] = np.where(ok, 1, -1)
+        for i in g[~(simple[g] & simple[s_])].tolist():  # the rest, one by one
+            self.alike[i] = 0
+            self._alike(i)
+        # reach[g] = alike links in a row from g: list ranking by pointer jumping
+        val = (self.alike > 0).astype(np.int64)
+        nxt = np.where(self.alike > 0, succ, -1)
+        while (nxt >= 0).any():
+            has = nxt >= 0
+            val[has] += val[nxt[has]]
+            nxt = np.where(has, nxt[np.maximum(nxt, 0)], -1)
+        self._reach = val
+        # each group's place in its lane, so that the j-th successor is a look-up: order[idx[g] + j]
+        has_pred = np.zeros(n, dtype=bool)
+        pred = np.full(n, -1, dtype=np.int64)
+        src = np.flatnonzero(succ >= 0)
+        pred[succ[src]] = src
+        has_pred[succ[src]] = True
+        pos = has_pred.astype(np.int64)
+        head = np.where(has_pred, pred, np.arange(n))
+        nxt = pred.copy()
+        while (nxt >= 0).any():
+            has = nxt >= 0
+            pos[has] += pos[nxt[has]]
+            nxt = np.where(has, nxt[np.maximum(nxt, 0)], -1)
+        while True:
+            up = head[head]
+            if np.array_equal(up, head):
+                break
+            head = up
+        self._order = np.lexsort((pos, head))
+        self._idx = np.empty(n, dtype=np.int64)
+        self._idx[self._order] = np.arange(n)
+
+    def reach_all(self, gs) -> int:
+        """The fewest alike links that follow any of ``gs``."""
+        if self._reach is None:
+            self._prepare()
+        return int(self._reach[np.asarray(gs, dtype=np.int64)].min()) if len(gs) else 0
+
+    @staticmethod
+    def group_set(a_group: np.ndarray, heap, frontier) -> np.ndarray:
+        heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
+        parts = [heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap)),
+                 np.fromiter(frontier, dtype=np.int64, count=len(frontier))]
+        return np.unique(np.concatenate(parts))
+
+
+class FlowEnds:
+    """When each flow of a group sent its last byte, for groups whose flows did not all end at once.
+
+    Flows that share a rate end together, so a group's record is its few distinct end times and, per
+    flow, which of them is its own; that per-flow map is the same for every group of a pattern in
+    the same state and is stored once. Groups a steady state skipped point at the group they repeat,
+    shifted by a whole number of periods. Memory follows groups and rate classes, not transfers.
+    """
+
+    def __init__(self):
+        self._own: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._alias: dict[int, tuple[int, float]] = {}
+        self._maps: dict[tuple[int, bytes], np.ndarray] = {}
+
+    def store(self, g: int, ends: np.ndarray) -> None:
+        u, inv = np.unique(ends, return_inverse=True)
+        inv = inv.astype(np.int32 if len(u) < 2**31 else np.int64)
+        raw = inv.tobytes()
+        key = (hash(raw), len(raw))
+        shared = self._maps.get(key)
+        if shared is None or not np.array_equal(shared, inv):
+            self._maps[key] = shared = inv
+        self._own[g] = (u, shared)
+        self._alias.pop(g, None)
+
+    def repeat(self, g: int, of: int, shift: float) -> None:
+        """Group g's flows ended as those of ``of`` did, ``shift`` seconds later."""
+        if of in self._alias:
+            of, base = self._alias[of]
+            shift += base
+        self._alias[g] = (of, shift)
+
+    def __contains__(self, g: int) -> bool:
+        return g in self._own or g in self._alias
+
+    def get(self, g: int, default=None):
+        if g in self._alias:
+            of, shift = self._alias[g]
+            u, inv = self._own[of]
+            return u[inv] + shift
+        if g in self._own:
+            u, inv = self._own[g]
+            return u[inv]
+        return default
+
+    def __getitem__(self, g: int) -> np.ndarray:
+        out = self.get(g)
+        if out is None:
+            raise KeyError(g)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._own) + len(self._alias)

@@ -1,0 +1,184 @@
+"""Max-min fair rates over routes that share channels, solved per independent component.
+
+``_maxmin`` fills the rates of unique routes (each shared by several flows) progressively;
+``_components`` splits the channels a schedule uses into the parts no route ties together, which
+the engine solves and caches one by one; ``_ComponentPatterns`` keeps a run's network states as
+their components' parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class RatePattern:
+    channels: np.ndarray
+    load_Bps: np.ndarray
+
+
+class RouteTable:
+    """Every route's channels and weights in flat arrays (CSR), so the rates of thousands of active
+    routes are gathered with a few numpy calls instead of a Python loop per route and event."""
+
+    def __init__(self, route_ch: list[np.ndarray], route_w: list[np.ndarray]):
+        self.lens = np.fromiter((len(c) for c in route_ch), dtype=np.int64, count=len(route_ch))
+        self.offsets = np.concatenate([[0], np.cumsum(self.lens)[:-1]]).astype(np.int64) if len(route_ch) else \
+            np.zeros(0, np.int64)
+        self.ch = np.concatenate(route_ch) if route_ch else np.zeros(0, np.int64)
+        self.w = np.concatenate(route_w) if route_w else np.zeros(0)
+
+    def gather(self, route_ids: np.ndarray):
+        lens = self.lens[route_ids]
+        ends = np.cumsum(lens)
+        pos = np.arange(ends[-1] if len(ends) else 0) + np.repeat(self.offsets[route_ids] - (ends - lens), lens)
+        return lens, self.ch[pos], self.w[pos]
+
+
+def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity: np.ndarray,
+            route_cap: np.ndarray | None = None):
+    """Progressive filling over unique routes, each shared by ``mult`` flows.
+
+    A route loads each of its channels with a weight (1 on a single path, 1/k per path of k tied
+    paths), so a channel fills when the weighted rates on it reach its capacity. A route with a cap
+    (a protocol's per-channel ceiling) freezes when the filling level reaches it.
+    """
+    if not len(route_ids):
+        return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
+    lens, ch, w = table.gather(route_ids)
+    ridx = np.repeat(np.arange(len(route_ids)), lens)
+    w = w * mult[ridx]
+    # compact the channels in use (ids are small integers: a scatter, not a sort)
+    seen = np.zeros(len(capacity), dtype=bool)
+    seen[ch] = True
+    uch = np.flatnonzero(seen)
+    local = np.empty(len(capacity), dtype=np.int64)
+    local[uch] = np.arange(len(uch))
+    ch_local = local[ch]
+    cap = capacity[uch].astype(float)
+    nloc = len(uch)
+    caps = route_cap[route_ids] if route_cap is not None else None
+    full = (ch_local, ridx, w)
+    if len(lens) and (lens > 0).all():
+        # Channels that cannot fill whatever the rates leave the filling: a route's flows get at most
+        # what its tightest channel (or its cap) gives them alone, and a channel whose routes' bounds
+        # add up to less than its capacity never freezes a route (spine links of a non-blocking fabric,
+        # as a rule). Leaving them out changes no rate; their load is still reported below.
+        ub = np.minimum.reduceat(cap[ch_local] / w, np.cumsum(lens) - lens)
+        if caps is not None:
+            ub = np.minimum(ub, caps)
+        bound = np.bincount(ch_local, weights=w * ub[ridx], minlength=nloc)
+        binding = (bound > cap * (1 - 1e-9))[ch_local]
+        if not binding.all():
+            ch_local, ridx, w = ch_local[binding], ridx[binding], w[binding]
+    cnt = np.bincount(ch_local, weights=w, minlength=nloc)
+    rate = np.zeros(len(route_ids))
+    frozen = np.zeros(len(route_ids), dtype=bool)
+    eps = 1e-12
+    # ``share`` is the level every open route could reach on a channel (all open routes share one level).
+    while not frozen.all():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(cnt > eps, cap / np.where(cnt > eps, cnt, 1.0), np.inf)
+        m = share.min()
+        newly = np.zeros(len(route_ids), dtype=bool)
+        if caps is not None:
+            open_caps = np.where(frozen, np.inf, caps)
+            mc = open_caps.min()
+            if mc <= m * (1 + 1e-12):
+                m = mc
+                newly |= open_caps <= m * (1 + 1e-12)
+        if not np.isfinite(m):
+            break
+        bott = share <= m * (1 + 1e-12)
+        newly[ridx[bott[ch_local]]] = True
+        rate[newly] = m
+        frozen |= newly
+        sel = newly[ridx]
+        used = np.bincount(ch_local[sel], weights=w[sel], minlength=nloc)
+        cap = np.maximum(cap - m * used, 0.0)
+        cnt = cnt - used
+        cnt[cnt < eps * np.maximum(1.0, cnt.max(initial=0.0))] = 0.0
+        cap[bott & (cnt <= 0.0)] = 0.0
+        # the entries of frozen routes are done with: the next round looks only at open ones
+        keep = ~sel
+        ch_local, ridx, w = ch_local[keep], ridx[keep], w[keep]
+    ch_local, ridx, w = full
+    load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
+    return rate, uch, load
+
+
+def _components(table: RouteTable, used: np.ndarray, n_channels: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Connected components of the channels that the ``used`` routes tie together (a route joins all
+    its channels). Max-min rates in one component never depend on flows in another, so each is solved
+    and cached on its own. Returns (component of each route, component of each channel, count);
+    channels no used route touches get -1, and a route without channels a component of its own."""
+    parent = np.arange(n_channels, dtype=np.int64)
+    lens, ch, _ = table.gather(used) if len(used) else (np.zeros(0, np.int64), np.zeros(0, np.int64), None)
+    nonempty = lens > 0
+    starts = (np.cumsum(lens) - lens)[nonempty]
+    ridx = np.repeat(np.arange(len(used)), lens)
+    while len(ch):
+        # hook every route's channels onto the smallest root among them, then flatten the trees
+        roots = parent[ch]
+        rmin = np.full(len(used), n_channels, dtype=np.int64)
+        rmin[nonempty] = np.minimum.reduceat(roots, starts)
+        low = rmin[ridx]
+        if (roots == low).all():
+            break
+        np.minimum.at(parent, roots, low)
+        while True:
+            nxt = parent[parent]
+            if (nxt == parent).all():
+                break
+            parent = nxt
+    touched = np.zeros(n_channels, dtype=bool)
+    touched[ch] = True
+    roots_used = np.unique(parent[touched])
+    ch_comp = np.full(n_channels, -1, dtype=np.int64)
+    comp_of_root = np.full(n_channels, -1, dtype=np.int64)
+    comp_of_root[roots_used] = np.arange(len(roots_used))
+    ch_comp[touched] = comp_of_root[parent[touched]]
+    n_comp = len(roots_used)
+    route_comp = np.empty(len(used), dtype=np.int64)
+    first = np.zeros(len(used), dtype=np.int64)
+    first[nonempty] = ch[starts]
+    route_comp[nonempty] = ch_comp[first[nonempty]]
+    lonely = np.flatnonzero(~nonempty)
+    route_comp[lonely] = n_comp + np.arange(len(lonely))
+    return route_comp, ch_comp, n_comp + len(lonely)
+
+
+class _ComponentPatterns:
+    """The run's rate patterns, each stored as the component patterns it is made of (one per busy
+    component) and assembled into channels and loads only when asked for: a run with thousands of
+    distinct network states keeps one small array per state, not every channel's load."""
+
+    def __init__(self, parts: list[np.ndarray], channels: list[np.ndarray], loads: list[np.ndarray]):
+        self._parts = parts
+        self._channels = channels
+        self._loads = loads
+        self._last: tuple[int, RatePattern] | None = None
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __getitem__(self, pid: int) -> RatePattern:
+        if pid < 0:
+            pid += len(self._parts)
+        if self._last is not None and self._last[0] == pid:
+            return self._last[1]
+        parts = self._parts[pid].tolist()
+        if not parts:
+            rp = RatePattern(np.zeros(0, np.int64), np.zeros(0))
+        elif len(parts) == 1:
+            rp = RatePattern(self._channels[parts[0]], self._loads[parts[0]])
+        else:
+            rp = RatePattern(np.concatenate([self._channels[q] for q in parts]),
+                             np.concatenate([self._loads[q] for q in parts]))
+        self._last = (pid, rp)
+        return rp
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))

@@ -1,0 +1,141 @@
+"""Skipping the repeats of a steady state is exact.
+
+Once every lane of a pipelined schedule (a ring's pieces, connection by connection) advances in step,
+the network's state repeats one piece later; the engine then fills in the repeats' times and moves
+the state ahead in one step. These tests run the same schedules with the shortcut and piece by piece
+and compare every group's times, every channel's bytes and the makespan to 1e-9, with and without
+contention, and check that the shortcut did fire where a steady state exists.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dgxstudio.analysis.routing import Router
+from dgxstudio.model import Device, Link, Topology
+from dgxstudio.model.catalog import load_catalog
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.sim import collectives as C
+from dgxstudio.sim.engine import Engine, Group, Pattern, Schedule
+from dgxstudio.sim.run import SimOptions, Simulator
+from dgxstudio.sim.training import merge
+
+CATALOG = load_catalog(include_user=False)
+
+
+def assert_same(a, b):
+    assert a.time_s == pytest.approx(b.time_s, rel=1e-9, abs=1e-18)
+    for x, y in ((a.group_start, b.group_start), (a.group_sent, b.group_sent), (a.group_done, b.group_done)):
+        np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-18)
+    np.testing.assert_allclose(a.channel_bytes, b.channel_bytes, rtol=1e-9, atol=1e-3)
+    assert a.delivered[-1][1] == pytest.approx(b.delivered[-1][1], rel=1e-9)
+
+
+def both(monkeypatch, run):
+    """``run()`` with the shortcut, then piece by piece."""
+    original = Engine.run
+    out = []
+    for periods in (True, False):
+        def patched(self, schedule, progress=None, cancel=None, progress_interval_s=0.05, periods=periods,
+                    _orig=original):
+            return _orig(self, schedule, progress, cancel, progress_interval_s, periods)
+        monkeypatch.setattr(Engine, "run", patched)
+        out.append(run())
+    monkeypatch.setattr(Engine, "run", original)
+    return out
+
+
+@pytest.mark.parametrize("systems, size", [(2, 2**24), (2, 2**32), (4, 2**30), (16, 2**30)])
+def test_ring_all_reduce_on_fat_trees_is_exact_and_skips_its_steady_state(monkeypatch, systems, size):
+    topo = build_fat_tree(systems, "dgx-a100")
+    gpus = [d.id for d in topo.gpus()]
+    fast, slow = both(monkeypatch, lambda: Simulator(topo, gpus, SimOptions(achievable=True))
+                      .run("all-reduce", "ring", size).sim)
+    assert_same(fast, slow)
+    assert fast.periods_skipped > 0 and slow.periods_skipped == 0
+    assert fast.events < slow.events
+
+
+def test_a_16_gib_ring_costs_a_tenth_of_the_events(monkeypatch):
+    topo = build_fat_tree(2, "dgx-a100")
+    gpus = [d.id for d in topo.gpus()]
+    fast, slow = both(monkeypatch, lambda: Simulator(topo, gpus, SimOptions(achievable=True))
+                      .run("all-reduce", "ring", 16 * 2**30).sim)
+    assert_same(fast, slow)
+    assert fast.events * 5 < slow.events
+
+
+def plain_ring(p: int) -> Topology:
+    t = Topology(f"ring of {p}", CATALOG)
+    for i in range(p):
+        t.add_device(Device(f"g{i}", "gpu", "tesla-v100-sxm2", f"G{i}"))
+    for i in range(p):
+        t.add_link(Link(f"l{i}", f"g{i}", f"g{(i + 1) % p}", "NVLink2", latency_s=1e-6 * (1 + i % 3)))
+    return t
+
+
+def test_two_rings_contending_for_the_same_links_stay_exact(monkeypatch):
+    """Two all-reduces at once, one ring each way round different lengths of pieces: they share
+    every link, so each lane's rate depends on where the other is."""
+    topo = plain_ring(6)
+    router = Router(topo)
+    order = [f"g{i}" for i in range(6)]
+
+    def run():
+        a = C.ring_collective("all-reduce", [C.RingSpec(order)], 48e6, 1e6, both=False)
+        b = C.ring_collective("all-reduce", [C.RingSpec(order)], 30e6, 0.7e6, both=False)
+        return Engine(router).run(merge([a, b]))
+
+    fast, slow = both(monkeypatch, run)
+    assert_same(fast, slow)
+
+
+def test_tree_and_hierarchical_runs_are_unchanged(monkeypatch):
+    topo = build_fat_tree(4, "dgx-a100")
+    gpus = [d.id for d in topo.gpus()]
+    for algorithm in ("tree", "hierarchical"):
+        fast, slow = both(monkeypatch, lambda: Simulator(topo, gpus, SimOptions(achievable=True))
+                          .run("all-reduce", algorithm, 2**27).sim)
+        assert_same(fast, slow)
+
+
+@st.composite
+def lanes_on_a_switch(draw):
+    """A few lanes of pieces (each piece waits for the previous one's send and, optionally, for a
+    piece of another lane to arrive) on GPUs around one PCIe switch with uneven links."""
+    t = Topology("switch", CATALOG)
+    n_gpu = draw(st.integers(2, 5))
+    t.add_device(Device("s", "pcie_switch", "pcie-switch-gen3", "S"))
+    for i in range(n_gpu):
+        t.add_device(Device(f"g{i}", "gpu", "tesla-v100-pcie", f"G{i}"))
+        t.add_link(Link(f"l{i}", f"g{i}", "s", "PCIe3", bandwidth_per_direction_Bps=draw(st.sampled_from([1e9, 2e9, 3e9])),
+                        latency_s=draw(st.sampled_from([0.0, 1e-6, 3e-6]))))
+    sched = Schedule([])
+    lanes = []
+    for _ in range(draw(st.integers(1, 3))):
+        a = draw(st.integers(0, n_gpu - 1))
+        b = draw(st.integers(0, n_gpu - 1).filter(lambda x: x != a))
+        lanes.append((Pattern([(f"g{a}", f"g{b}")]), draw(st.sampled_from([1e5, 1e6, 4e6])), []))
+    pieces = draw(st.integers(2, 40))
+    feed = draw(st.booleans())
+    for j in range(pieces):
+        for li, (pattern, size, ids) in enumerate(lanes):
+            done = (lanes[li - 1][2][j],) if feed and li > 0 and len(lanes[li - 1][2]) > j else ()
+            sent = (ids[-1],) if ids else ()
+            ids.append(sched.add(Group(f"lane {li} piece {j}", pattern, size, done, sent)))
+    return t, sched
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(lanes_on_a_switch())
+def test_random_lanes_are_exact_with_and_without_the_shortcut(monkeypatch, case):
+    topo, sched = case
+    router = Router(topo)
+
+    def run():
+        return Engine(router).run(Schedule([Group(g.name, g.pattern, g.bytes_each, g.deps_done, g.deps_sent)
+                                            for g in sched.groups]))
+
+    fast, slow = both(monkeypatch, run)
+    assert_same(fast, slow)
