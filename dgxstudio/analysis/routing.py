@@ -598,13 +598,15 @@ class Router:
         between devices of the same hop latency: that distance, else None. One check per system."""
         if sid in self._offsets:
             return self._offsets[sid]
-        if self._internal is None:
+        if self._internal is None:  # each system's inside channels, ascending: bundle i gives 2i, 2i + 1
             self._internal = {}
             system = self._system
-            for c, (u, v) in enumerate(self.channel_ends):
+            for i, (u, v) in enumerate(self.fabric.bundles):
                 su = system.get(u)
                 if su is not None and su == system.get(v):
-                    self._internal.setdefault(su, []).append(c)
+                    inside = self._internal.setdefault(su, [])
+                    inside.append(2 * i)
+                    inside.append(2 * i + 1)
         sig = self._signatures[sid]
         ref = self._reference.setdefault(sig[:2], sid)
         mine, theirs = self._internal.get(ref, []), self._internal.get(sid, [])

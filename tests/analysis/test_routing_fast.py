@@ -89,6 +89,11 @@ def test_channel_offset_equals_the_channel_by_channel_check(alter):
         router.routes(g, next(h for h in gpus if h != g and topo.system_of(h) == topo.system_of(g)))
     got = dict(router._offsets)
     assert got == {sid: _plain_offset(router, sid) for sid in got}
+    inside = {}
+    for c, (u, v) in enumerate(router.channel_ends):   # each system's inside channels, channel by channel
+        if router._system.get(u) is not None and router._system.get(u) == router._system.get(v):
+            inside.setdefault(router._system[u], []).append(c)
+    assert router._internal == inside
     assert (got[third] is None) == (alter != "none")
     assert sum(v is not None for v in got.values()) >= 3
 
