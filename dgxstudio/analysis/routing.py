@@ -81,6 +81,7 @@ class Router:
         self._relative_ends: dict[str, list[tuple[str, str]]] = {}   # see _renamed_ends
         self._unit: dict[int, tuple[np.ndarray, bool]] = {}          # see _unit_weights
         self._twin_keys: dict[str, tuple] = {}                        # see _twin_class
+        self._spreads: dict[tuple[str, str], tuple] = {}              # see _spread_via
         self._twin_routes: dict[tuple, tuple[str, str, list[list[str]]]] = {}  # see _twin_paths
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
@@ -532,6 +533,56 @@ class Router:
             return None
         return chans, np.ones(len(chans))
 
+    def _spread_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``via_loads`` of a GPU, its NIC, another leaf's NIC and its GPU, when the two GPU legs are
+        one path each: the N paths share the legs and the NICs' links, so the loads the even split adds
+        up are known per leaf pair. In first-seen order: the first leg, the first NIC link, the first
+        path's middle, the last NIC link, the last leg, then the other paths' new middle channels;
+        a channel on m of the N paths carries 1/N added m times, the sums ``via_loads`` makes."""
+        if len(waypoints) != 4:
+            return None
+        g0, n0, n1, g1 = waypoints
+        legs = []
+        for a, b in ((g0, n0), (n1, g1)):
+            fast = self.channel_loads(a, b)
+            if fast is None or fast[2] != 1 or not self._unit_weights(fast[1]):
+                return None
+            legs.append(fast[0])
+        if (n0, n1) in self._cache or self._system.get(n0) == self._system.get(n1):
+            return None
+        a, b = self._uplink(n0), self._uplink(n1)
+        if a is None or b is None or a == b:
+            return None
+        spread = self._spreads.get((a, b))
+        if spread is None:
+            middle = self._middle.get((a, b))
+            if middle is None:
+                middle = self._middle[(a, b)] = [self._path_channels(p) for p in self.routes(a, b).paths]
+            n = len(middle)
+            sums = [0.0]
+            for _ in range(n):
+                sums.append(sums[-1] + 1.0 / n)
+            count: dict[int, int] = {}
+            for m in middle:
+                for c in m:
+                    count[c] = count.get(c, 0) + 1
+            first = list(middle[0])
+            seen_first = set(first)
+            later = [c for c in count if c not in seen_first]  # dict order: first seen, path by path
+            spread = self._spreads[(a, b)] = (
+                sums[n], np.asarray(first, dtype=np.int64), np.asarray([sums[count[c]] for c in first]),
+                np.asarray(later, dtype=np.int64), np.asarray([sums[count[c]] for c in later]), set(count))
+        whole, first, first_w, later, later_w, inner = spread
+        index = self.channel_index
+        out_link, in_link = index[(n0, a)], index[(b, n1)]
+        ends = legs[0].tolist() + [out_link, in_link] + legs[1].tolist()
+        if len(set(ends)) != len(ends) or not inner.isdisjoint(ends):
+            return None
+        chans = np.concatenate([legs[0], [out_link], first, [in_link], legs[1], later])
+        k0, k1 = len(legs[0]) + 1, len(legs[1]) + 1
+        weights = np.concatenate([np.full(k0, whole), first_w, np.full(k1, whole), later_w])
+        return chans, weights
+
     def _unit_weights(self, weights: np.ndarray) -> bool:
         """Every weight 1.0 (one path, each channel crossed once); remembered per template array."""
         key = id(weights)
@@ -569,6 +620,9 @@ class Router:
         single = self._single_path_via(waypoints)
         if single is not None:
             return single
+        spread = self._spread_via(waypoints)
+        if spread is not None:
+            return spread
         paths: list[list[int]] = [[]]
         for a, b in zip(waypoints, waypoints[1:]):
             leg = self._leg_channels(a, b)

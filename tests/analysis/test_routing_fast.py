@@ -236,3 +236,26 @@ def test_switch_routes_from_twins_equal_the_search(make, monkeypatch):
     pairs = [(a, b) for a in leaves[:6] for b in leaves[-6:] if a != b] + [(leaves[1], leaves[len(leaves) // 2])]
     renamed = _same_routes_pair_by_pair(fast, plain, pairs, lambda a, b: fast._twin_paths(a, b))
     assert renamed > 0 or not fast._uniform_outside()
+
+
+@pytest.mark.parametrize("make", [RING_FABRICS[1], RING_FABRICS[3], RING_FABRICS[5]])
+def test_ring_hops_across_leaves_are_summed_per_leaf_pair_as_via_adds_them(make, monkeypatch):
+    """Hops from a GPU through its NIC to another leaf's NIC and GPU: the loads known per leaf pair
+    equal ``via``'s own route, channel by channel and weight by weight."""
+    from dgxstudio.analysis.channels import plan, ring_directions
+    topo = make()
+    gpus = [d.id for d in topo.gpus()]
+    fast, plain = Router(topo), Router(topo)
+    ways = [w for _, _, via in ring_directions(plan(topo, gpus, fast.fabric, None)) if via for w in via if w]
+    for way in ways[:4]:  # the GPU legs' shapes searched once, as a ring's first hops do
+        fast.routes(way[0], way[1])
+        fast.routes(way[2], way[3])
+    spread = 0
+    for way in ways:
+        got = fast._spread_via(way)
+        if got is None:
+            continue
+        spread += 1
+        want = plain.via(way)
+        assert got[0].tolist() == want.channels.tolist() and got[1].tolist() == want.weights.tolist()
+    assert spread > 0
