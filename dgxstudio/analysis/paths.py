@@ -100,15 +100,26 @@ def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], ext
 
 def path_latency(topo: Topology, src: str, dst: str, fab: Fabric | None = None) -> PathInfo | None:
     """Lowest-latency path between two devices, or None if they are not connected."""
+    return path_latencies(topo, src, [dst], fab)[0]
+
+
+def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None = None) -> list[PathInfo | None]:
+    """``path_latency`` from one device to each of several, from one search: the search pops nodes in
+    the same order whatever it stops at, so each destination's distance and path are those of a
+    search stopping at it."""
     fab = fab or Fabric(topo)
-    dist, prev = _dijkstra(fab, [src], {dst})
-    if dst not in dist:
-        return None
-    path = [dst]
-    while prev[path[-1]] is not None:
-        path.append(prev[path[-1]])
-    path.reverse()
-    return PathInfo(src, dst, dist[dst], len(path) - 1, path)
+    dist, prev = _dijkstra(fab, [src], set(dsts))
+    out: list[PathInfo | None] = []
+    for dst in dsts:
+        if dst not in dist:
+            out.append(None)
+            continue
+        path = [dst]
+        while prev[path[-1]] is not None:
+            path.append(prev[path[-1]])
+        path.reverse()
+        out.append(PathInfo(src, dst, dist[dst], len(path) - 1, path))
+    return out
 
 
 @dataclass

@@ -13,7 +13,7 @@ from ..model.topology import Topology
 from .bandwidth import gpu_bandwidth
 from .bisection import bisection_bandwidth
 from .fabric import Fabric, sharing_system_map
-from .paths import path_latency, system_to_system_latency
+from .paths import path_latencies, system_to_system_latency
 from .rings import find_rings
 
 
@@ -75,8 +75,8 @@ def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], N
     if len(gpus) >= 2:
         worst = None
         # Latency from the first GPU to every other: the set's diameter seen from one end.
-        for other in gpus[1:] if len(gpus) <= 64 else [gpus[len(gpus) // 2], gpus[-1]]:
-            info = path_latency(topo, gpus[0], other, fab)
+        others = gpus[1:] if len(gpus) <= 64 else [gpus[len(gpus) // 2], gpus[-1]]
+        for info in path_latencies(topo, gpus[0], others, fab):
             if info is not None and (worst is None or info.latency_s > worst.latency_s):
                 worst = info
         gpu_pair = worst

@@ -49,3 +49,24 @@ def test_a_subset_of_systems_and_a_zero_hop_switch(monkeypatch):
     batched = paths.system_to_system_latency(topo, systems, fab=fab)
     monkeypatch.setattr(paths, "BATCH_CLASSES", 10 ** 9)
     assert batched == paths.system_to_system_latency(topo, systems, fab=fab)
+
+
+@pytest.mark.parametrize("make", CASES[:3] + CASES[-2:])
+def test_one_search_to_several_gpus_equals_one_search_each(make):
+    from dgxstudio.model.topology import Device
+    topo = make()
+    topo.devices["lonely-gpu"] = Device("lonely-gpu", "gpu", topo.devices[topo.gpus()[0].id].part, "alone")
+    fab = Fabric(topo)
+    gpus = [d.id for d in topo.gpus()]
+    others = [gpus[len(gpus) // 2], gpus[-1], gpus[1], gpus[0], "lonely-gpu", gpus[-1]]
+    got = paths.path_latencies(topo, gpus[0], others, fab)
+    for dst, info in zip(others, got):
+        dist, prev = paths._dijkstra(fab, [gpus[0]], {dst})   # a search that stops at dst
+        if dst not in dist:
+            assert info is None
+            continue
+        route = [dst]
+        while prev[route[-1]] is not None:
+            route.append(prev[route[-1]])
+        assert (info.latency_s, info.path, info.hops) == (dist[dst], route[::-1], len(route) - 1)
+    assert got[4] is None and got[0].hops > 2
