@@ -24,7 +24,7 @@ import numpy as np
 from ..cancel import Cancelled, as_check, check_cancelled
 from ..analysis.routing import Route, Router
 from .periods import FlowEnds, _Periods
-from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin  # noqa: F401 (re-exported)
+from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes  # noqa: F401 (re-exported)
 
 
 _MASK64 = (1 << 64) - 1
@@ -296,32 +296,26 @@ class Engine:
                 ready.append(i)
 
         # Fair rates are solved per *component*: channels tied together by the routes this schedule
-        # uses (each system's NVLink domain is usually one, the network between systems another).
-        # A component's rates depend only on its own active routes, so each component's multiset of
-        # active routes is the cache key: an event re-solves only the components whose flows changed,
-        # and a component's states repeat far more often than the whole network's.
-        # Each multiset is keyed by two random 64-bit sums (mod 2**64, as numpy's int64 sums wrap),
-        # kept up to date as flows come and go, so finding cached rates needs no sort.
-        rng = np.random.default_rng(0x5eed)
-        n_routes = len(self.routes)
-        h1 = rng.integers(0, 2**62, size=n_routes, dtype=np.int64)
-        h2 = rng.integers(0, 2**62, size=n_routes, dtype=np.int64)
-        route_rate = np.zeros(n_routes)
+        # uses (each system's NVLink domain is usually one, each rail of the network another).
+        # A component's rates depend only on its own active routes, so an event re-solves only the
+        # components whose flows changed. Components wired alike (systems of one kind, the rails of
+        # a rail-optimized fabric) form a *class*: their routes are listed in the same order, cross
+        # channels of the same capacities in the same places, so one solution in local terms (the
+        # i-th route, the j-th channel) serves every member. The cache key is the class and the
+        # multiset of active local routes, kept as two random 64-bit sums (mod 2**64, as numpy's
+        # int64 sums wrap) updated as flows come and go, so finding cached rates needs no sort.
+        route_rate = np.zeros(len(self.routes))
         table = RouteTable(self.route_ch, self.route_w)
         route_cap = np.asarray(self.route_cap, dtype=float)
         if np.isinf(route_cap).all():
             route_cap = None
         distinct = {id(tpl): tpl["route"] for tpl in templates if tpl is not None}  # groups share patterns
         used = np.unique(np.concatenate(list(distinct.values()))) if distinct else np.zeros(0, np.int64)
-        route_comp = np.full(n_routes, 0, dtype=np.int64)
-        if self.decompose and len(used):
-            comp_of_used, _, n_comp = _components(table, used, self.router.n_channels)
-            route_comp[used] = comp_of_used
-        else:
-            n_comp = 1
-        by_comp = used[np.argsort(route_comp[used], kind="stable")]
-        comp_bounds = np.searchsorted(route_comp[by_comp], np.arange(n_comp + 1))
-        route_count = np.zeros(n_routes, dtype=np.int64)
+        shape = _Shapes(table, used, self.capacity, route_cap, self.router.n_channels, self.decompose)
+        n_comp = shape.n_comp
+        route_comp, by_comp, comp_bounds = shape.route_comp, shape.by_comp, shape.bounds
+        h1, h2 = shape.h1, shape.h2
+        route_count = np.zeros(len(self.routes), dtype=np.int64)
         comp_k1 = np.zeros(n_comp, dtype=np.int64)
         comp_k2 = np.zeros(n_comp, dtype=np.int64)
         comp_n = np.zeros(n_comp, dtype=np.int64)
@@ -333,19 +327,19 @@ class Engine:
         seen_n = np.zeros(n_comp, dtype=np.int64)
         comp_pid = np.full(n_comp, -1, dtype=np.int64)
         comp_cache: dict[tuple[int, int, int, int], int] = {}
-        cp_routes: list[np.ndarray] = []
-        cp_rates: list[np.ndarray] = []
-        cp_channels: list[np.ndarray] = []
+        cp_lroutes: list[np.ndarray] = []  # a class pattern: active local routes, their rates,
+        cp_rates: list[np.ndarray] = []    # the local channels they load and the loads
+        cp_lch: list[np.ndarray] = []
         cp_load: list[np.ndarray] = []
         cp_hash: list[tuple[int, int]] = []
         # the whole network's state: which pattern each busy component is in (again two hash sums)
         hasher = random.Random(0x5eed)
+        comp_mul = [hasher.getrandbits(63) | 1 for _ in range(n_comp)]
         g_key = [0, 0, 0]
         global_cache: dict[tuple[int, int, int], int] = {}
         global_parts: list[np.ndarray] = []
         pattern_time: list[float] = []
-        owner = np.zeros(self.router.n_channels, dtype=np.int64)
-        rate_patterns = _ComponentPatterns(global_parts, cp_channels, cp_load)
+        rate_patterns = _ComponentPatterns(global_parts, shape.comp_ch, cp_lch, cp_load)
 
         def add_flows(routes: np.ndarray, sign: int) -> None:
             rc = route_comp[routes]
@@ -359,15 +353,16 @@ class Engine:
             old = int(comp_pid[c])
             if old == new:
                 return
+            m = comp_mul[c]
             if old >= 0:
-                g_key[0] -= cp_hash[old][0]
-                g_key[1] -= cp_hash[old][1]
+                g_key[0] -= cp_hash[old][0] * m
+                g_key[1] -= cp_hash[old][1] * m
                 g_key[2] -= 1
             if new >= 0:
-                g_key[0] += cp_hash[new][0]
-                g_key[1] += cp_hash[new][1]
+                g_key[0] += cp_hash[new][0] * m
+                g_key[1] += cp_hash[new][1] * m
                 g_key[2] += 1
-                route_rate[cp_routes[new]] = cp_rates[new]
+                route_rate[by_comp[comp_bounds[c] + cp_lroutes[new]]] = cp_rates[new]
             comp_pid[c] = new
 
         def resolve() -> int:
@@ -379,54 +374,54 @@ class Engine:
             seen_k1[changed] = comp_k1[changed]
             seen_k2[changed] = comp_k2[changed]
             seen_n[changed] = comp_n[changed]
-            misses = []
+            misses: dict[tuple[int, int, int, int], list[int]] = {}
             for c in changed.tolist():
                 if comp_n[c] == 0:
                     set_pattern(c, -1)
                     continue
-                key = (c, int(comp_k1[c]), int(comp_k2[c]), int(comp_n[c]))
+                key = (int(shape.comp_class[c]), int(comp_k1[c]), int(comp_k2[c]), int(comp_n[c]))
                 hit = comp_cache.get(key)
                 if hit is None:
-                    misses.append((c, key))
+                    misses.setdefault(key, []).append(c)
                 else:
                     set_pattern(c, hit)
             if misses:
+                # one member of each class state is solved; all members of it take the answer
+                reps = sorted((cs[0], key) for key, cs in misses.items())
                 parts = []
-                misses.sort()
-                for c, _ in misses:
+                for c, _ in reps:
                     r = by_comp[comp_bounds[c]:comp_bounds[c + 1]]
                     parts.append(r[route_count[r] > 0])
                 uniq = np.concatenate(parts)
                 rates_u, uch, load = _maxmin(uniq, route_count[uniq], table, self.capacity, route_cap)
                 if not (rates_u > 0).all():
                     raise RuntimeError("the schedule is stuck: flows with no capacity on their route")
-                # split the solved channels by component: a channel's component is that of any route on it
-                lens, ch, _ = table.gather(uniq)
-                owner[ch] = np.repeat(route_comp[uniq], lens)
-                if len(misses) == 1:
+                if len(reps) == 1:
                     ch_split, load_split, rate_split = [uch], [load], [rates_u]
                 else:
-                    chc = owner[uch]
+                    chc = shape.ch_comp[uch]
                     order = np.argsort(chc, kind="stable")
-                    bounds = np.searchsorted(chc[order], [c for c, _ in misses] + [np.iinfo(np.int64).max])
+                    bounds = np.searchsorted(chc[order], [c for c, _ in reps] + [np.iinfo(np.int64).max])
                     ch_sorted, load_sorted = uch[order], load[order]
-                    ch_split = [ch_sorted[bounds[j]:bounds[j + 1]] for j in range(len(misses))]
-                    load_split = [load_sorted[bounds[j]:bounds[j + 1]] for j in range(len(misses))]
+                    ch_split = [ch_sorted[bounds[j]:bounds[j + 1]] for j in range(len(reps))]
+                    load_split = [load_sorted[bounds[j]:bounds[j + 1]] for j in range(len(reps))]
                     rate_split = np.split(rates_u, np.cumsum([len(r) for r in parts[:-1]]))
-                for j, (c, key) in enumerate(misses):
-                    cpid = len(cp_routes)
-                    cp_routes.append(parts[j])
+                for j, (c, key) in enumerate(reps):
+                    cpid = len(cp_lroutes)
+                    cp_lroutes.append(shape.route_local[parts[j]])
                     cp_rates.append(rate_split[j])
-                    cp_channels.append(ch_split[j])
+                    cp_lch.append(shape.ch_local[ch_split[j]])
                     cp_load.append(load_split[j])
                     cp_hash.append((hasher.getrandbits(62), hasher.getrandbits(62)))
                     comp_cache[key] = cpid
-                    set_pattern(c, cpid)
+                    for member in misses[key]:
+                        set_pattern(member, cpid)
             gkey = (g_key[0] & _MASK64, g_key[1] & _MASK64, g_key[2])
             gpid = global_cache.get(gkey)
             if gpid is None:
                 gpid = len(global_parts)
-                global_parts.append(comp_pid[comp_pid >= 0].copy())
+                busy = np.flatnonzero(comp_pid >= 0)
+                global_parts.append(np.stack([busy, comp_pid[busy]]))
                 pattern_time.append(0.0)
                 global_cache[gkey] = gpid
             return gpid
@@ -458,53 +453,79 @@ class Engine:
                 snap, logs = None, None
                 return
             heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
+            fk = np.sort(np.fromiter(frontier, dtype=np.int64, count=len(frontier)))
             snap = {"t": t, "mapped": np.sort(mapped), "allowed": np.union1d(gs, mapped),
                     "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
-                    "heap": [(w, g) for w, _, g in heap], "frontier": {f: int(deps_left[f]) for f in frontier},
+                    "heap": [(w, g) for w, _, g in heap], "fk": fk, "fv": deps_left[fk],
                     "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
                     "seg": len(segments), "delivered": delivered_bytes, "n_delivered": len(delivered)}
             logs = ([], [], [])
 
-        def states_match(T: float) -> bool:
+        def states_match(T: float) -> tuple[np.ndarray, np.ndarray] | None:
             """Is the state now the successor-image of the snapshot's, T later?"""
             m = per.succ[snap["a_group"]]
             if len(m) != len(a_group):
-                return False
+                return None
             o1 = np.lexsort((snap["a_pos"], m))
             o2 = np.lexsort((a_pos, a_group))
             if not (np.array_equal(m[o1], a_group[o2]) and np.array_equal(snap["a_pos"][o1], a_pos[o2])):
-                return False
+                return None
             if len(m):
                 scale = float(bytes_each[a_group].max())
                 if not np.allclose(snap["a_rem"][o1], a_rem[o2], rtol=_Periods.REL, atol=_Periods.REL * max(scale, 1.0)):
-                    return False
+                    return None
             h1 = sorted((int(per.succ[g]), w - snap["t"]) for w, g in snap["heap"])
             h2 = sorted((g, w - t) for w, _, g in heap)
             if [g for g, _ in h1] != [g for g, _ in h2]:
-                return False
+                return None
             tol = _Periods.REL * T + 1e-18
             if any(abs(a[1] - b[1]) > tol for a, b in zip(h1, h2)):
-                return False
+                return None
             heads = snap["heads"]
             now = per.succ[heads]
             if not (np.allclose(arrival[now] - t, snap["arrival"], rtol=0, atol=tol)
                     and np.array_equal(partial[now], snap["partial"])):
-                return False
-            f1 = {int(per.succ[f]): left for f, left in snap["frontier"].items()}
-            return f1 == {f: int(deps_left[f]) for f in frontier}
+                return None
+            # the partly released groups: either all moved one lane step (a ring's next step waiting
+            # for its pieces), or those waiting since the snapshot are barriers (a stage's end waiting
+            # for all its pieces), whose counts only go down, and the others moved one lane step
+            fk1, fv1 = snap["fk"], snap["fv"]
+            fk2 = np.sort(np.fromiter(frontier, dtype=np.int64, count=len(frontier)))
+            fv2 = deps_left[fk2]
 
-        def jump(T: float) -> bool:
-            """Skip as many repeats of the period just seen as the groups ahead stay alike."""
+            def moved(k1, v1, k2, v2) -> bool:
+                m = per.succ[k1]
+                if len(m) != len(k2) or (m < 0).any():
+                    return False
+                o = np.argsort(m)
+                return np.array_equal(m[o], k2) and np.array_equal(v1[o], v2)
+
+            if moved(fk1, fv1, fk2, fv2):
+                return np.zeros(0, np.int64), np.zeros(0, np.int64)
+            fixed, i1, i2 = np.intersect1d(fk1, fk2, assume_unique=True, return_indices=True)
+            if (fv2[i2] > fv1[i1]).any():
+                return None
+            if not moved(np.delete(fk1, i1), np.delete(fv1, i1), np.delete(fk2, i2), np.delete(fv2, i2)):
+                return None
+            return fixed, fv1[i1] - fv2[i2]
+
+        def jump(T: float, barriers: tuple[np.ndarray, np.ndarray]) -> bool:
+            """Skip as many repeats of the period just seen as the groups ahead stay alike, and as no
+            barrier would be released (``barriers``: what each one was released per period)."""
             nonlocal t, delivered_bytes
             started, sent_l, done_l = (np.asarray(x, dtype=np.int64) for x in logs)
             touched = np.unique(np.concatenate([started, sent_l, done_l, snap["heads"],
                                                 np.fromiter((g for _, g in snap["heap"]), dtype=np.int64),
-                                                np.fromiter(snap["frontier"], dtype=np.int64)]))
+                                                np.setdiff1d(snap["fk"], barriers[0], assume_unique=True)]))
             k = per.reach_all(touched) - 1
+            fixed, per_period = barriers
+            busy = per_period > 0
+            if busy.any():
+                k = min(k, int(((deps_left[fixed[busy]] - 1) // per_period[busy]).min()))
             if k < 1:
                 return False
             # the partly released groups now (read before the images below overwrite their counters)
-            fk = np.fromiter(frontier, dtype=np.int64, count=len(frontier))
+            fk = np.setdiff1d(np.fromiter(frontier, dtype=np.int64, count=len(frontier)), fixed, assume_unique=True)
             f_left = deps_left[fk].copy()
             # times of the groups that the skipped periods start, send and finish
             e = np.unique(np.concatenate([started, sent_l, done_l]))
@@ -539,8 +560,10 @@ class Engine:
             if frontier:
                 fi = per.image(fk, k)
                 deps_left[fi] = f_left
+                deps_left[fixed] -= k * per_period
                 frontier.clear()
                 frontier.update(dict.fromkeys(fi.tolist()))
+                frontier.update(dict.fromkeys(fixed.tolist()))
             # what the skipped periods carried: pattern time, segments, bytes delivered
             t1 = snap["t"]
             period = []
@@ -567,15 +590,28 @@ class Engine:
             per.skipped_periods += k
             return True
 
+        backoff = [0, 0]  # events to let pass before looking again, and the current wait
+
         def watch() -> None:
-            gs = _Periods.group_set(a_group, heap, frontier)
+            # Looking costs a little at every event; where the state keeps not repeating, look less
+            # often (waits double up to 32 events; a skip starts over). A late look only starts a
+            # skip later: the answer is the same.
+            if backoff[0] > 0:
+                backoff[0] -= 1
+                return
+            gs = _Periods.group_set(a_group, heap)
             if snap is None:
                 take_snapshot(gs)
                 return
             if len(gs) == len(snap["mapped"]) and np.array_equal(gs, snap["mapped"]):
                 T = t - snap["t"]
-                if T > 0 and states_match(T) and jump(T):
-                    gs = _Periods.group_set(a_group, heap, frontier)
+                barriers = states_match(T) if T > 0 else None
+                if barriers is not None and jump(T, barriers):
+                    gs = _Periods.group_set(a_group, heap)
+                    backoff[1] = 0
+                else:
+                    backoff[1] = min(32, max(1, 2 * backoff[1]))
+                    backoff[0] = backoff[1]
                 take_snapshot(gs)
             elif not np.isin(gs, snap["allowed"]).all():
                 take_snapshot(gs)
@@ -671,11 +707,17 @@ class Engine:
             stuck = [groups[i].name for i in np.nonzero(np.isnan(done))[0][:5]]
             raise ValueError(f"the schedule never runs some groups (a dependency cycle?): {', '.join(stuck)}")
         channel_bytes = np.zeros(self.router.n_channels)
-        cp_time = np.zeros(len(cp_routes))
-        for pid, parts in enumerate(global_parts):
-            cp_time[parts] += pattern_time[pid]
-        for q in np.flatnonzero(cp_time).tolist():
-            channel_bytes[cp_channels[q]] += cp_load[q] * cp_time[q]
+        if global_parts:
+            # time spent by each (component, class pattern) pair, then its loads on its channels
+            pairs = np.concatenate(global_parts, axis=1)
+            times = np.repeat(np.asarray(pattern_time), [p.shape[1] for p in global_parts])
+            keys = pairs[0] * max(1, len(cp_lroutes)) + pairs[1]
+            uk, inv = np.unique(keys, return_inverse=True)
+            spent = np.bincount(inv, weights=times)
+            for key, dt in zip(uk.tolist(), spent.tolist()):
+                if dt > 0:
+                    c, q = divmod(key, max(1, len(cp_lroutes)))
+                    channel_bytes[shape.comp_ch[c][cp_lch[q]]] += cp_load[q] * dt
         makespan = float(done.max()) if n else 0.0
         if progress is not None:
             progress(Progress(1.0, makespan, []))

@@ -57,8 +57,16 @@ class _Periods:
                        (tx is ty or (np.array_equal(tx["route"], ty["route"]) and np.array_equal(tx["latency"], ty["latency"])))))
                   and len(x.deps_done) == len(y.deps_done) and len(x.deps_sent) == len(y.deps_sent))
             if ok:
-                for mine, theirs in ((x.deps_done, y.deps_done), (x.deps_sent, y.deps_sent),
-                                     (self.on_done[g], self.on_done[s]), (self.on_sent[g], self.on_sent[s])):
+                for row, (mine, theirs) in enumerate(((x.deps_done, y.deps_done), (x.deps_sent, y.deps_sent),
+                                                      (self.on_done[g], self.on_done[s]),
+                                                      (self.on_sent[g], self.on_sent[s]))):
+                    if row >= 2:
+                        # a dependent of both is a *barrier* (it waits for many pieces, a stage's end):
+                        # it stays put while the lane moves, its count of what it still waits for
+                        # going down by the same number each period (see the engine's jump)
+                        common = set(mine) & set(theirs)
+                        mine = [d for d in mine if d not in common]
+                        theirs = [d for d in theirs if d not in common]
                     mapped = [int(succ[d]) for d in mine]
                     if -1 in mapped or sorted(mapped) != sorted(theirs):
                         ok = False
@@ -105,7 +113,10 @@ class _Periods:
         for row in range(4):
             x = one[row, g]
             mapped = np.where(x >= 0, succ[np.maximum(x, 0)], x)
-            ok &= mapped == one[row, s_]
+            same = mapped == one[row, s_]
+            if row >= 2:  # one dependent of both: a barrier (see _alike)
+                same |= (x >= 0) & (x == one[row, s_])
+            ok &= same
         self.alike[g] = np.where(ok, 1, -1)
         for i in g[~(simple[g] & simple[s_])].tolist():  # the rest, one by one
             self.alike[i] = 0
@@ -147,11 +158,10 @@ class _Periods:
         return int(self._reach[np.asarray(gs, dtype=np.int64)].min()) if len(gs) else 0
 
     @staticmethod
-    def group_set(a_group: np.ndarray, heap, frontier) -> np.ndarray:
+    def group_set(a_group: np.ndarray, heap) -> np.ndarray:
+        """The groups moving data or waiting for their data to arrive (the frontier is compared apart)."""
         heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
-        parts = [heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap)),
-                 np.fromiter(frontier, dtype=np.int64, count=len(frontier))]
-        return np.unique(np.concatenate(parts))
+        return np.unique(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
 
 
 class FlowEnds:

@@ -150,14 +150,78 @@ def _components(table: RouteTable, used: np.ndarray, n_channels: int) -> tuple[n
     return route_comp, ch_comp, n_comp + len(lonely)
 
 
-class _ComponentPatterns:
-    """The run's rate patterns, each stored as the component patterns it is made of (one per busy
-    component) and assembled into channels and loads only when asked for: a run with thousands of
-    distinct network states keeps one small array per state, not every channel's load."""
+class _Shapes:
+    """The components of a run's routes and their classes.
 
-    def __init__(self, parts: list[np.ndarray], channels: list[np.ndarray], loads: list[np.ndarray]):
+    ``route_comp``/``by_comp``/``bounds``: each used route's component, the used routes grouped by
+    component (ascending route id inside each), and where each component's run starts.
+    ``route_local``: a route's index within its component; ``comp_ch[c]``: the component's channels
+    in local order (first use by its routes in order); ``ch_local``/``ch_comp``: a channel's local
+    index and component. ``comp_class``: components whose local description (each route's local
+    channels and weights, the channels' capacities, the routes' caps) is identical share a class,
+    hence every max-min solution in local terms. ``h1``/``h2``: per-route hash terms that depend on
+    the local index only, so members of a class in the same state have the same key.
+    """
+
+    def __init__(self, table: RouteTable, used: np.ndarray, capacity: np.ndarray, route_cap: np.ndarray | None,
+                 n_channels: int, decompose: bool = True):
+        n_routes = len(table.lens)
+        self.route_comp = np.zeros(n_routes, dtype=np.int64)
+        if decompose and len(used):
+            comp_of_used, ch_comp, n_comp = _components(table, used, n_channels)
+            self.route_comp[used] = comp_of_used
+        else:
+            n_comp = 1
+            ch_comp = np.zeros(n_channels, dtype=np.int64)
+        self.n_comp = n_comp
+        self.ch_comp = ch_comp
+        self.by_comp = used[np.argsort(self.route_comp[used], kind="stable")]
+        self.bounds = np.searchsorted(self.route_comp[self.by_comp], np.arange(n_comp + 1))
+        self.route_local = np.zeros(n_routes, dtype=np.int64)
+        self.route_local[self.by_comp] = np.arange(len(self.by_comp)) - np.repeat(self.bounds[:-1], np.diff(self.bounds))
+        self.ch_local = np.zeros(n_channels, dtype=np.int64)
+        self.comp_ch: list[np.ndarray] = []
+        self.comp_class = np.zeros(n_comp, dtype=np.int64)
+        classes: dict[bytes, int] = {}
+        for c in range(n_comp):
+            r = self.by_comp[self.bounds[c]:self.bounds[c + 1]]
+            if not len(r):
+                self.comp_ch.append(np.zeros(0, np.int64))
+                self.comp_class[c] = classes.setdefault(b"empty", len(classes))
+                continue
+            lens, ch, w = table.gather(r)
+            uniq, first, inv = np.unique(ch, return_index=True, return_inverse=True)
+            rank = np.empty(len(uniq), dtype=np.int64)
+            rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+            local = rank[inv]
+            chans = np.empty(len(uniq), dtype=np.int64)
+            chans[rank] = uniq
+            self.comp_ch.append(chans)
+            self.ch_local[chans] = np.arange(len(chans))
+            desc = [lens.astype(np.int64).tobytes(), local.astype(np.int64).tobytes(), np.asarray(w, float).tobytes(),
+                    np.asarray(capacity[chans], float).tobytes()]
+            if route_cap is not None:
+                desc.append(np.asarray(route_cap[r], float).tobytes())
+            self.comp_class[c] = classes.setdefault(b"|".join(desc), len(classes))
+        self.n_classes = len(classes)
+        rng = np.random.default_rng(0x5eed)
+        size = int(np.diff(self.bounds).max()) if n_comp else 0
+        H1 = rng.integers(0, 2**62, size=max(size, 1), dtype=np.int64)
+        H2 = rng.integers(0, 2**62, size=max(size, 1), dtype=np.int64)
+        self.h1 = H1[np.minimum(self.route_local, len(H1) - 1)]
+        self.h2 = H2[np.minimum(self.route_local, len(H2) - 1)]
+
+
+class _ComponentPatterns:
+    """The run's rate patterns, each stored as the (component, class pattern) pairs it is made of
+    (one per busy component) and assembled into channels and loads only when asked for: a run with
+    thousands of distinct network states keeps one small array per state, not every channel's load."""
+
+    def __init__(self, parts: list[np.ndarray], comp_ch: list[np.ndarray], lch: list[np.ndarray],
+                 loads: list[np.ndarray]):
         self._parts = parts
-        self._channels = channels
+        self._comp_ch = comp_ch
+        self._lch = lch
         self._loads = loads
         self._last: tuple[int, RatePattern] | None = None
 
@@ -169,14 +233,12 @@ class _ComponentPatterns:
             pid += len(self._parts)
         if self._last is not None and self._last[0] == pid:
             return self._last[1]
-        parts = self._parts[pid].tolist()
-        if not parts:
+        comps, cps = self._parts[pid]
+        if not len(comps):
             rp = RatePattern(np.zeros(0, np.int64), np.zeros(0))
-        elif len(parts) == 1:
-            rp = RatePattern(self._channels[parts[0]], self._loads[parts[0]])
         else:
-            rp = RatePattern(np.concatenate([self._channels[q] for q in parts]),
-                             np.concatenate([self._loads[q] for q in parts]))
+            rp = RatePattern(np.concatenate([self._comp_ch[c][self._lch[q]] for c, q in zip(comps.tolist(), cps.tolist())]),
+                             np.concatenate([self._loads[q] for q in cps.tolist()]))
         self._last = (pid, rp)
         return rp
 

@@ -41,6 +41,7 @@ class Replayer(QObject):
         self._stated: set = set()
         self._pattern_cache: dict[int, list] = {}
         scene.rebuilt.connect(self._scene_rebuilt)
+        scene.updated.connect(self._scene_updated)
 
     # ---- loading -----------------------------------------------------------------------------------
     def load(self, sim: SimResult) -> None:
@@ -80,6 +81,14 @@ class Replayer(QObject):
         self._stated.clear()
         self._dots = []
         if self.sim is not None:
+            self._index_scene()
+            self.set_time(self.t)
+
+    def _scene_updated(self) -> None:
+        """Some items changed (an edit): the run's channels are looked up again; the dots stay."""
+        if self.sim is not None:
+            self._overlaid = {i for i in self._overlaid if i.scene() is self.scene}
+            self._stated = {i for i in self._stated if i.scene() is self.scene}
             self._index_scene()
             self.set_time(self.t)
 
@@ -182,6 +191,7 @@ class Replayer(QObject):
         landing = (sim.group_sent <= t) & (sim.group_done > t)
         states: dict = {}
         dots = 0
+        seen = self._visible_area()
         for g in np.flatnonzero(sending | landing).tolist():
             group = sim.groups[g]
             if group.pattern is None:  # a compute task (pipeline stage)
@@ -203,8 +213,10 @@ class Replayer(QObject):
                 if in_flight:
                     states.setdefault(a, "sending")
                     if a is not b and dots < MAX_DOTS:
-                        self._dot(dots, a.scenePos() + (b.scenePos() - a.scenePos()) * min(max(frac, 0.0), 1.0), color)
-                        dots += 1
+                        pos = a.scenePos() + (b.scenePos() - a.scenePos()) * min(max(frac, 0.0), 1.0)
+                        if seen is None or seen.contains(pos):   # the dots go to what can be seen
+                            self._dot(dots, pos, color)
+                            dots += 1
                 elif group.post_delay_s > 0:
                     states[b] = "reducing"
         for i in range(dots, len(self._dots)):
@@ -215,10 +227,19 @@ class Replayer(QObject):
             self._set_state(item, None)
         self._stated = set(states)
 
+    def _visible_area(self):
+        """What the canvas shows (with a margin), or None when no view shows the scene."""
+        for view in self.scene.views()[:1]:
+            r = view.mapToScene(view.viewport().rect()).boundingRect()
+            return r.adjusted(-r.width() * 0.05, -r.height() * 0.05, r.width() * 0.05, r.height() * 0.05)
+        return None
+
     def _dot(self, i: int, pos: QPointF, color: QColor) -> None:
         while len(self._dots) <= i:
             dot = QGraphicsEllipseItem(-6, -6, 12, 12)
             dot.setZValue(20)
+            if self.scene.lod is not None:   # the overview is drawn small: chunks keep their size on screen
+                dot.setFlag(QGraphicsEllipseItem.GraphicsItemFlag.ItemIgnoresTransformations)
             dot.setPen(QPen(QColor("#1b1b1b"), 1))
             self.scene.addItem(dot)
             self._dots.append(dot)
@@ -235,7 +256,7 @@ class Replayer(QObject):
                 if item.state_color != color:
                     item.state_color = color
                     item.update()
-            elif isinstance(item, GroupItem):
+            elif isinstance(item, GroupItem) or hasattr(item, "fill"):   # a group box or an overview block
                 if item.fill != color:
                     item.fill = color
                     item.update()

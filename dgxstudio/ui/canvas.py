@@ -19,13 +19,17 @@ from ..model.clipboard import copy_selection, paste_command
 from ..model.commands import AddItems, Macro, Move, SetCollapsed
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Device, Topology
+from .canvas_lod import LevelOfDetail
+from .canvas_sync import drawn_key, group_signature, members, sync
+from .cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
 
 
 class TopologyScene(QGraphicsScene):
     statusMessage = Signal(str)
-    rebuilt = Signal()
+    rebuilt = Signal()   # every item was replaced
+    updated = Signal()   # some items were added, removed or refreshed after an edit (see canvas_sync)
 
     def __init__(self, document: Document):
         super().__init__()
@@ -39,6 +43,10 @@ class TopologyScene(QGraphicsScene):
         self._syncing = False
         self._frames_pending = False
         self._hidden: dict[str, str] = {}
+        self.lod: LevelOfDetail | None = None  # set while a large cluster is drawn as its overview
+        self._lod_pending = False
+        self._groups: tuple | None = None   # the group signature the items were built for
+        self._members: dict[str, tuple] = {}
         self.grid = 0.0  # snap moved items to this grid (0: off)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(QColor("#fbfbfb"))
@@ -61,6 +69,20 @@ class TopologyScene(QGraphicsScene):
         self.items_by_link.clear()
         self._links_at.clear()
         topo = self.topology
+        if self.lod is not None:
+            self.lod.dispose()
+        self.lod = None
+        overview = build_overview(topo)
+        if overview is not None:  # a large cluster: its structure, opened where the view looks
+            self._hidden = {}
+            self.lod = LevelOfDetail(self, overview)
+            self.lod.build()
+            self.select_ids(selected)
+            self._syncing = False
+            self.rebuilt.emit()
+            for view in self.views():
+                self.view_changed(view)
+            return
         hidden = self._hidden = hidden_by_collapsed(topo)
         visible_groups = set()
         for gid in topo.groups:
@@ -86,26 +108,35 @@ class TopologyScene(QGraphicsScene):
         self._build_links(hidden)
         self._update_frames()
         self.select_ids(selected)
+        self._groups = group_signature(self)
+        self._members = members(self)
         self._syncing = False
         self.rebuilt.emit()
 
     def _build_links(self, hidden: dict[str, str]) -> None:
+        for a_id, b_id, links, bundle in drawn_links(self.topology, hidden):
+            self._make_link(a_id, b_id, links, bundle)
+
+    def _make_link(self, a_id: str, b_id: str, links: list, bundle: bool) -> LinkItem | None:
+        """The item for one drawn link or bundle (see layout.drawn_links), added to the scene."""
         topo = self.topology
-        for a_id, b_id, links, bundle in drawn_links(topo, hidden):
-            a = self.device_items.get(a_id) or self.group_items.get(a_id)
-            b = self.device_items.get(b_id) or self.group_items.get(b_id)
-            if a is None or b is None:
-                continue
-            lt = topo.link_type_of(links[0])
-            bw = sum(topo.link_bandwidth_per_direction_Bps(lk) for lk in links)
-            count = sum(lk.count for lk in links)
-            if bundle:
-                tip = f"bundle of {len(links)} links ({count} physical), {bw / 1e9:.1f} GB/s per direction"
-            else:
-                lk = links[0]
-                tip = (f"{lk.id}: {topo.devices[lk.a].name} - {topo.devices[lk.b].name}\n"
-                       f"{lt.label if lt else lk.type} x{lk.count}, {bw / 1e9:.1f} GB/s per direction")
-            self._add_link_item(LinkItem(a, b, [lk.id for lk in links], count, bw, lt.family if lt else None, bundle, tip))
+        a = self.device_items.get(a_id) or self.group_items.get(a_id)
+        b = self.device_items.get(b_id) or self.group_items.get(b_id)
+        if a is None or b is None:
+            return None
+        lt = topo.link_type_of(links[0])
+        bw = sum(topo.link_bandwidth_per_direction_Bps(lk) for lk in links)
+        count = sum(lk.count for lk in links)
+        if bundle:
+            tip = f"bundle of {len(links)} links ({count} physical), {bw / 1e9:.1f} GB/s per direction"
+        else:
+            lk = links[0]
+            tip = (f"{lk.id}: {topo.devices[lk.a].name} - {topo.devices[lk.b].name}\n"
+                   f"{lt.label if lt else lk.type} x{lk.count}, {bw / 1e9:.1f} GB/s per direction")
+        item = LinkItem(a, b, [lk.id for lk in links], count, bw, lt.family if lt else None, bundle, tip)
+        item.key = drawn_key(a_id, b_id, links, bundle)
+        self._add_link_item(item)
+        return item
 
     def _add_link_item(self, item: LinkItem) -> None:
         self.addItem(item)
@@ -135,7 +166,27 @@ class TopologyScene(QGraphicsScene):
             item.set_frame(rect.adjusted(-24, -16, 24, 16) if not rect.isNull() else QRectF(0, 0, 60, 40))
 
     # ---- model -> scene --------------------------------------------------------------------------
+    def view_changed(self, view, later_ms: int = 0) -> None:
+        """The view zoomed, scrolled or resized: the overview opens or closes what it shows (once per
+        turn of the event loop however many signals arrive; ``later_ms`` leaves time for a frame to be
+        drawn first, when opening goes on over several turns; a view change meanwhile is not held up
+        by it)."""
+        if self.lod is None:
+            return
+        flag = "_lod_later" if later_ms else "_lod_pending"
+        if getattr(self, flag, False):
+            return
+        setattr(self, flag, True)
+
+        def run():
+            setattr(self, flag, False)
+            if self.lod is not None and view.scene() is self:
+                self.lod.update(view)
+        QTimer.singleShot(later_ms, run)
+
     def _on_model_event(self, event) -> None:
+        if self.lod is not None and self._lod_event(event):
+            return
         if event.kind == "moved" and not self._syncing:
             self._syncing = True
             for key in event.ids:
@@ -153,7 +204,24 @@ class TopologyScene(QGraphicsScene):
             for i in event.ids:
                 self.device_items[i].refresh()
             return
+        if self.lod is None and event.kind not in ("collapsed", "moved") and self._groups == group_signature(self):
+            sync(self, event)   # the groups are as they were: only the items the edit touched change
+            self.updated.emit()
+            return
         self.rebuild()
+
+    def _lod_event(self, event) -> bool:
+        """An edit seen by the overview: positions are the overview's own, so moves change nothing drawn;
+        a renamed or retyped device refreshes its item if it has one. True when handled."""
+        if event.kind == "moved":
+            return True
+        if event.kind == "changed" and all(i in self.topology.devices for i in event.ids):
+            for i in event.ids:
+                item = self.device_items.get(i)
+                if item is not None:
+                    item.refresh()
+            return True
+        return False
 
     # ---- scene -> model --------------------------------------------------------------------------
     def item_moved(self, item: QGraphicsItem) -> None:
@@ -188,6 +256,11 @@ class TopologyScene(QGraphicsScene):
             lines.append(QLineF(rect.left(), y, rect.right(), y))
             y += g
         painter.drawLines(lines)
+
+    def drawForeground(self, painter, rect) -> None:
+        super().drawForeground(painter, rect)
+        if self.lod is not None:
+            self.lod.draw_labels(painter, rect)
 
     def _snapped(self, x: float, y: float) -> tuple[float, float]:
         if not self.grid:
@@ -226,6 +299,11 @@ class TopologyScene(QGraphicsScene):
         """Collapse or expand a group. Expanding draws the insides where the box was (one undo step with
         the expand) and brings them into view."""
         topo = self.topology
+        if self.lod is not None:   # the overview draws positions of its own: expanding is opening in view
+            item = self.lod.item_for(gid)
+            if item is not None:
+                self.lod.zoom_to(item.sceneBoundingRect())
+            return
         if gid not in topo.layout.collapsed:
             self.document.push(SetCollapsed(gid, True))
             return
@@ -282,6 +360,11 @@ class TopologyScene(QGraphicsScene):
 
     def item_for(self, obj_id: str) -> QGraphicsItem | None:
         """The item showing a device, group or link, or the collapsed group hiding it."""
+        if self.lod is not None:
+            item = self.items_by_link.get(obj_id) or self.lod.item_for(obj_id)
+            if item is None and obj_id in self.topology.links:
+                return self.lod.item_for(self.topology.links[obj_id].a)
+            return item
         if obj_id in self.device_items:
             return self.device_items[obj_id]
         if obj_id in self.group_items:

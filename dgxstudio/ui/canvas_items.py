@@ -67,8 +67,21 @@ class DeviceItem(QGraphicsItem):
         used = topo.used_ports(self.device_id)
         self.ports = " ".join(f"{g.name} {used.get(g.name, 0)}/{g.count}" for g in part.ports) if part else "unknown part"
         self.setToolTip(f"{dev.name} ({dev.id})\n{part.label if part else dev.part}\n{self.ports}")
-        self.label_font, self.label_lines = fit_label(dev.name, self.W - 38)
+        self._label = None   # fitted when first drawn large enough to read (a cluster opens many at once)
         self.update()
+
+    @property
+    def label_font(self) -> QFont:
+        return self._fitted()[0]
+
+    @property
+    def label_lines(self) -> list[str]:
+        return self._fitted()[1]
+
+    def _fitted(self) -> tuple[QFont, list[str]]:
+        if self._label is None:
+            self._label = fit_label(self.name, self.W - 38)
+        return self._label
 
     def boundingRect(self) -> QRectF:
         return QRectF(-self.W / 2 - 2, -self.H / 2 - 2, self.W + self.HANDLE * 2 + 4, self.H + 4)
@@ -131,13 +144,32 @@ class GroupItem(QGraphicsItem):
         else:
             self.setZValue(-5)
         self.setFlags(flags)
-        topo = scene.document.topology
-        g = topo.groups[group_id]
-        inside = topo.devices_in_group(group_id)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Name, GPU and device counts from the document."""
+        topo = self.canvas.document.topology
+        g = topo.groups[self.group_id]
+        inside = topo.devices_in_group(self.group_id)
         self.title = g.name
-        self.title_font, self.title_lines = fit_label(g.name, self.BOX_W - 58)
+        self._title_label = None
         self.summary = f"{sum(topo.devices[d].kind == 'gpu' for d in inside)} GPUs, {len(inside)} devices"
-        self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nDouble-click to {'expand' if collapsed else 'collapse'}")
+        self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\n"
+                        f"Double-click to {'expand' if self.collapsed else 'collapse'}")
+        self.update()
+
+    @property
+    def title_font(self) -> QFont:
+        return self._title_fitted()[0]
+
+    @property
+    def title_lines(self) -> list[str]:
+        return self._title_fitted()[1]
+
+    def _title_fitted(self) -> tuple[QFont, list[str]]:
+        if getattr(self, "_title_label", None) is None:
+            self._title_label = fit_label(self.title, self.BOX_W - 58)
+        return self._title_label
 
     def set_frame(self, rect: QRectF) -> None:
         self.prepareGeometryChange()

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsSimpleTextItem, QGraph
 
 from ..model.connect import link_options
 from .canvas_items import MIME_PALETTE, DeviceItem, GroupItem, LinkItem
+from .canvas_lod import MAX_ZOOM
 
 class CanvasView(QGraphicsView):
     """Zoom with the wheel or keys, pan with the middle button (or Space + drag), rubber-band select
@@ -32,6 +33,12 @@ class CanvasView(QGraphicsView):
         self._space = False
         self._port_hint: QGraphicsSimpleTextItem | None = None
         scene.rebuilt.connect(self._scene_rebuilt)
+        scene.updated.connect(self._scene_updated)
+        # the overview of a large cluster opens and closes what the view shows
+        self.zoomChanged.connect(lambda _z: self.canvas.view_changed(self))
+        self.horizontalScrollBar().valueChanged.connect(lambda _v: self.canvas.view_changed(self))
+        self.verticalScrollBar().valueChanged.connect(lambda _v: self.canvas.view_changed(self))
+        self.resized.connect(lambda: self.canvas.view_changed(self))
 
     def _scene_rebuilt(self) -> None:
         """The scene dropped every item (an edit, undo or delete while a link was being dragged): the
@@ -41,6 +48,16 @@ class CanvasView(QGraphicsView):
             self._link_line = None
             self._link_from = None
             self.canvas.statusMessage.emit("Link cancelled: the design changed while the link was being dragged")
+
+    def _scene_updated(self) -> None:
+        """An edit changed some items: a link being dragged from a device that is gone ends here."""
+        if self._link_from is not None and self._link_from not in self.canvas.device_items:
+            if self._link_line is not None:
+                self.scene().removeItem(self._link_line)
+            self._show_port_hint(None)
+            self._link_line = None
+            self._link_from = None
+            self.canvas.statusMessage.emit("Link cancelled: the device it started from is gone")
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -55,7 +72,8 @@ class CanvasView(QGraphicsView):
     # zoom
     def zoom(self, factor: float) -> None:
         current = self.transform().m11()
-        factor = min(max(factor, 0.02 / current), 8.0 / current)
+        deepest = MAX_ZOOM if self.canvas.lod is not None else 8.0
+        factor = min(max(factor, 0.02 / current), deepest / current)
         self.scale(factor, factor)
         self.zoomChanged.emit(self.transform().m11())
 
@@ -126,6 +144,14 @@ class CanvasView(QGraphicsView):
                 self._show_port_hint(None)
             return
         super().mouseMoveEvent(event)
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        """In a cluster's overview, double-clicking a block or a system opens it, centred."""
+        lod = self.canvas.lod
+        if lod is not None and lod.open_at(self.mapToScene(event.position().toPoint())):
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
         if self._panning is not None:

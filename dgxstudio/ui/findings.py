@@ -9,6 +9,7 @@ from ..model.validation import ERROR, validate
 from .document import Document
 
 IDS_ROLE = Qt.ItemDataRole.UserRole + 2
+DEFER_ABOVE = 10_000   # devices: above this the first check runs after the window is drawn
 
 
 class FindingsList(QListWidget):
@@ -28,7 +29,12 @@ class FindingsList(QListWidget):
                        False: self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)}
         self.itemClicked.connect(self._clicked)
         self.itemActivated.connect(self._clicked)
-        self.refresh()
+        if len(document.topology.devices) > DEFER_ABOVE:
+            # a large design: its canvas is drawn first, the checks (seconds at cluster scale) follow
+            self.addItem(QListWidgetItem("Checking the design…"))
+            QTimer.singleShot(0, self.refresh)
+        else:
+            self.refresh()
 
     def refresh(self) -> None:
         self.clear()

@@ -1,37 +1,65 @@
-"""An overview of the whole canvas with the visible area outlined; click or drag to move there."""
+"""An overview of the whole canvas with the visible area outlined; click or drag to move there.
+
+The drawing is a picture of the scene taken once the scene has been quiet for a moment, so zooming,
+panning or a replay on the canvas cost the overview only the outline of the visible area, not a
+second rendering of every item.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt, QTimer
-from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsView
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import QWidget
 
 from .canvas import CanvasView
 
+BACKGROUND = QColor("#fbfbfb")
 
-class MiniMap(QGraphicsView):
+
+class MiniMap(QWidget):
     def __init__(self, main: CanvasView):
-        super().__init__(main.scene())
+        super().__init__()
         self.main = main
-        self.setInteractive(False)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setRenderHints(QPainter.RenderHint.Antialiasing)
         self.setMinimumSize(160, 120)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)   # it fills itself: the dock behind is not repainted
         self.setToolTip("The whole design; the blue frame is what the canvas shows. Click or drag to move the canvas there")
+        self._picture: QPixmap | None = None
+        self._source = QRectF()   # the scene area pictured
+        self._target = QRectF()   # where it is drawn in this widget
         self._refit = QTimer(self)
         self._refit.setSingleShot(True)
-        self._refit.setInterval(100)
+        self._refit.setInterval(150)
         self._refit.timeout.connect(self.refit)
         main.scene().changed.connect(lambda _r: self._refit.start())
-        main.horizontalScrollBar().valueChanged.connect(self.viewport().update)
-        main.verticalScrollBar().valueChanged.connect(self.viewport().update)
-        main.zoomChanged.connect(lambda _z: self.viewport().update())
+        main.horizontalScrollBar().valueChanged.connect(self.update)
+        main.verticalScrollBar().valueChanged.connect(self.update)
+        main.zoomChanged.connect(lambda _z: self.update())
+
+    def scene(self):
+        return self.main.scene()
 
     def refit(self) -> None:
+        """Take the picture of the whole scene again."""
         rect = self.scene().itemsBoundingRect()
-        if not rect.isNull():
-            self.fitInView(rect.adjusted(-20, -20, 20, 20), Qt.AspectRatioMode.KeepAspectRatio)
+        if rect.isNull() or self.width() < 4 or self.height() < 4:
+            self._picture = None
+            self.update()
+            return
+        rect = rect.adjusted(-20, -20, 20, 20)
+        s = min(self.width() / rect.width(), self.height() / rect.height())
+        w, h = rect.width() * s, rect.height() * s
+        self._source = rect
+        self._target = QRectF((self.width() - w) / 2, (self.height() - h) / 2, w, h)
+        ratio = self.devicePixelRatioF()
+        picture = QPixmap(int(self.width() * ratio), int(self.height() * ratio))
+        picture.setDevicePixelRatio(ratio)
+        picture.fill(BACKGROUND)
+        painter = QPainter(picture)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.scene().render(painter, self._target, self._source)
+        painter.end()
+        self._picture = picture
+        self.update()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -40,14 +68,34 @@ class MiniMap(QGraphicsView):
     def visible_area(self) -> QRectF:
         return self.main.mapToScene(self.main.viewport().rect()).boundingRect()
 
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
-        painter.setPen(QPen(QColor("#1e6fd9"), 0))
-        painter.setBrush(QColor(30, 111, 217, 40))
-        painter.drawRect(self.visible_area())
+    def to_widget(self, r: QRectF) -> QRectF:
+        if self._source.isEmpty():
+            return QRectF()
+        s = self._target.width() / self._source.width()
+        return QRectF(self._target.left() + (r.left() - self._source.left()) * s,
+                      self._target.top() + (r.top() - self._source.top()) * s, r.width() * s, r.height() * s)
+
+    def to_scene(self, p: QPointF) -> QPointF:
+        if self._target.isEmpty():
+            return QPointF()
+        s = self._source.width() / self._target.width()
+        return QPointF(self._source.left() + (p.x() - self._target.left()) * s,
+                       self._source.top() + (p.y() - self._target.top()) * s)
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), BACKGROUND)
+        if self._picture is not None:
+            painter.drawPixmap(0, 0, self._picture)
+            painter.setPen(QPen(QColor("#1e6fd9"), 1))
+            painter.setBrush(QColor(30, 111, 217, 40))
+            painter.drawRect(self.to_widget(self.visible_area()).intersected(QRectF(self.rect())))
+        painter.end()
 
     def mousePressEvent(self, event) -> None:
-        self.main.centerOn(self.mapToScene(event.position().toPoint()))
-        self.viewport().update()
+        if self._picture is not None:
+            self.main.centerOn(self.to_scene(event.position()))
+            self.update()
 
     def mouseMoveEvent(self, event) -> None:
         if event.buttons() & Qt.MouseButton.LeftButton:

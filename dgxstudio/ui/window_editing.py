@@ -128,6 +128,14 @@ class EditActions:
         return hit
 
     def select_and_center(self, ids: list[str]) -> None:
+        if self.scene.lod is not None and ids:   # a cluster's overview: open down to the first one found
+            self.scene.lod.reveal(ids[0])
+            self.scene.select_ids(ids)
+            item = self.scene.item_for(ids[0])
+            if item is not None and not item.isSelected():
+                item.setSelected(True)
+            self.inspector.show_ids(list(ids))
+            return
         self.scene.select_ids(ids)
         item = next((self.scene.item_for(i) for i in ids if self.scene.item_for(i) is not None), None)
         if item is not None:

@@ -40,6 +40,9 @@ class ReplayActions:
         self.scrubber.setToolTip("Simulated time of the replay: drag to any moment of the run")
         bar.addWidget(self.scrubber)
         self.time_label = QLabel(" no run ")
+        # as wide as the longest time it shows, so a replay frame redraws the text, not the toolbar's layout
+        self.time_label.setMinimumWidth(self.time_label.fontMetrics().horizontalAdvance(" 888.888 ms / 888.888 ms ") + 8)
+        self.time_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         bar.addWidget(self.time_label)
         self.tree_pair = QComboBox()
         self.tree_pair.setObjectName("treePair")

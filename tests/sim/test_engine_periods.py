@@ -139,3 +139,15 @@ def test_random_lanes_are_exact_with_and_without_the_shortcut(monkeypatch, case)
 
     fast, slow = both(monkeypatch, run)
     assert_same(fast, slow)
+
+
+def test_a_stage_waiting_for_all_pieces_is_a_barrier_the_shortcut_counts_down(monkeypatch):
+    """Hierarchical all-reduce: the leaders' ring waits for every piece of the reduction inside the
+    systems (each of its first groups depends on all of them). Those groups stay put while the
+    reduction's lanes repeat; the shortcut counts their releases down and never lets one fire early."""
+    topo = build_fat_tree(4, "dgx-a100")
+    gpus = [d.id for d in topo.gpus()]
+    fast, slow = both(monkeypatch, lambda: Simulator(topo, gpus, SimOptions(achievable=True))
+                      .run("all-reduce", "hierarchical", 2**30).sim)
+    assert_same(fast, slow)
+    assert fast.periods_skipped > 0

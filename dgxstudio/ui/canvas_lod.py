@@ -1,0 +1,587 @@
+"""Level of detail for large clusters: the canvas draws what a person can see at the current zoom.
+
+At fit a cluster is its structure (see cluster_overview): blocks of systems and switches in tier rows,
+one bundle per pair of blocks. Zooming in (or double-clicking) opens a block that fills enough of the
+screen into its systems and switches, drawn inside the block; zooming further opens a system into its
+devices and internal links. Only what intersects the visible area is opened; what leaves the view or
+gets too small on screen is closed again, so the item count follows the screen, not the cluster.
+
+In the overview, positions are the overview's own (the document's layout is left untouched): items
+are selectable and inspectable but not dragged.
+"""
+
+from __future__ import annotations
+
+import time
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
+from shiboken6 import isValid
+
+from .canvas_items import SELECTED, DeviceItem, GroupItem, LinkItem
+from .cluster_overview import BLOCK_W, GAP_X, Block, Bundle, Overview, grid
+from .cluster_overview import _bw as _bw_text
+from .style import FAMILY_COLORS
+
+if TYPE_CHECKING:
+    from .canvas import TopologyScene
+
+OPEN_BLOCK_PX = 420.0     # a block opens into its members when drawn at least this wide on screen
+OPEN_SYSTEM_PX = 300.0    # a system box opens into its devices at this width on screen
+OPEN_BUDGET_S = 0.008     # opening work per turn of the event loop (the first opening always happens)
+NEXT_TURN_MS = 12         # opening that goes on waits this long, so the frame in between is drawn
+SETTLE_MS = 150           # zooming out: opening waits until the zoom has rested this long
+MAX_ZOOM = 400.0          # deep enough to read one device inside a system inside a block
+TITLE = 0.16              # share of a block's height its title takes when open
+_LABEL_FONT = QFont("Sans Serif", 8)
+_LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
+TIER_FILL = {0: QColor("#eef3fb"), 1: QColor("#f3f0e6"), 2: QColor("#efe8f5"), 3: QColor("#e8f2ec")}
+
+
+_FONT_METRICS: dict[str, tuple[QFontMetricsF, float]] = {}
+_ADVANCE: dict[tuple[int, str], float] = {}
+
+
+def _metrics(font: QFont) -> tuple[QFontMetricsF, float]:
+    key = font.key()
+    if key not in _FONT_METRICS:
+        fm = QFontMetricsF(font)
+        _FONT_METRICS[key] = (fm, fm.height())
+    return _FONT_METRICS[key]
+
+
+def _advance(fm: QFontMetricsF, text: str) -> float:
+    """A text's width, measured once (labels repeat every frame)."""
+    key = (id(fm), text)
+    width = _ADVANCE.get(key)
+    if width is None:
+        if len(_ADVANCE) > 50_000:
+            _ADVANCE.clear()
+        width = _ADVANCE[key] = fm.horizontalAdvance(text)
+    return width
+
+
+def _screen_text(painter: QPainter, rect: QRectF, lines: list[tuple[str, QFont]], align=Qt.AlignmentFlag.AlignCenter) -> None:
+    """Text at a fixed size on screen inside a scene rectangle: readable at any zoom, left out
+    (line by line, from the last) where the rectangle is too small on screen to hold it. A line may
+    offer a shorter form after a '|' for when the long one does not fit."""
+    t = painter.worldTransform()
+    box = t.mapRect(rect).adjusted(3, 2, -3, -2)
+    if box.width() < 24 or box.height() < 10:
+        return
+    shown, height = [], 0.0
+    for text, font in lines:
+        fm, line_h = _metrics(font)
+        if height + line_h > box.height():
+            break
+        forms = text.split("|")
+        text = next((f for f in forms if _advance(fm, f) <= box.width()), forms[-1])
+        if _advance(fm, text) > box.width():
+            text = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, box.width())
+        shown.append((text, font, line_h))
+        height += line_h
+    if not shown:
+        return
+    painter.save()
+    painter.resetTransform()
+    painter.setPen(QColor("#1b1b1b"))
+    y = box.top() + (box.height() - height) / 2 if align == Qt.AlignmentFlag.AlignCenter else box.top()
+    for text, font, h in shown:
+        painter.setFont(font)
+        painter.drawText(QRectF(box.left(), y, box.width(), h), Qt.AlignmentFlag.AlignCenter, text)
+        y += h
+    painter.restore()
+
+
+class _Taken:
+    """Rectangles already drawn on screen, bucketed in 64-pixel cells so a new label checks only its
+    neighbours."""
+
+    CELL = 64.0
+
+    def __init__(self):
+        self.cells: dict[tuple[int, int], list[QRectF]] = {}
+
+    def _keys(self, r: QRectF):
+        c = self.CELL
+        for i in range(int(r.left() // c), int(r.right() // c) + 1):
+            for j in range(int(r.top() // c), int(r.bottom() // c) + 1):
+                yield (i, j)
+
+    def claim(self, r: QRectF, force: bool = False) -> bool:
+        keys = list(self._keys(r))
+        if not force and any(r.intersects(o) for k in keys for o in self.cells.get(k, ())):
+            return False
+        for k in keys:
+            self.cells.setdefault(k, []).append(r)
+        return True
+
+
+class BlockItem(QGraphicsItem):
+    """A block of the overview: systems of one unit, or switches of one tier serving the same blocks."""
+
+    def __init__(self, lod: "LevelOfDetail", block: Block):
+        super().__init__()
+        self.lod = lod
+        self.block = block
+        x, y, w, h = block.rect
+        self.rect = QRectF(-w / 2, -h / 2, w, h)
+        self.setPos(x + w / 2, y + h / 2)
+        self.setZValue(2)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)   # replay and pan frames reuse it
+        self.open = False
+        self.fill: QColor | None = None
+        self.setToolTip(f"{block.label}\n{block.summary}\nZoom in or double-click to open")
+
+    def boundingRect(self) -> QRectF:
+        return self.rect.adjusted(-2, -2, 2, 2)
+
+    def inner(self) -> QRectF:
+        """Where the members are drawn when open (scene coordinates)."""
+        r = self.rect.translated(self.pos())
+        title = r.height() * TITLE
+        return r.adjusted(2, title, -2, -2)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        pen = QPen(QColor("#404040"), 0)
+        painter.setPen(pen)
+        if self.open:
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(QPen(QColor("#606060"), 0, Qt.PenStyle.DashLine))
+            painter.drawRect(self.rect)
+            bar = QRectF(self.rect.left(), self.rect.top(), self.rect.width(), self.rect.height() * TITLE)
+            painter.fillRect(bar, QColor(230, 230, 230, 220))
+            _screen_text(painter, bar, [(f"{self.block.label}  ({self.block.summary})|{self.block.label}", _LABEL_BOLD)])
+            return
+        painter.setBrush(QBrush(self.fill or TIER_FILL.get(self.block.tier, QColor("#f2f2f2"))))
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)   # an upright box: nothing to smooth
+        painter.drawRect(self.rect)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        _screen_text(painter, self.rect, [(f"{self.block.label}|{self.block.short.split('|')[0]}|{self.block.short.replace(' ', '')}", _LABEL_BOLD),
+                                          (self.block.summary, _LABEL_FONT)])
+
+    def mousePressEvent(self, event) -> None:
+        event.accept()   # a press here starts a double-click, not a rubber band
+
+
+class TierLabel(QGraphicsItem):
+    """The name of a tier row ('Leaf switches'), left of its blocks, at a readable size."""
+
+    def __init__(self, name: str, rect: QRectF):
+        super().__init__()
+        self.name, self.rect = name, rect
+        self.setZValue(1)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def boundingRect(self) -> QRectF:
+        return self.rect
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        _screen_text(painter, self.rect, [(self.name, _LABEL_BOLD)])
+
+
+class BundleItem(LinkItem):
+    """The cabling between two blocks: one line with its count and bandwidth per direction."""
+
+    def __init__(self, a: QGraphicsItem, b: QGraphicsItem, bundle: Bundle):
+        super().__init__(a, b, bundle.link_ids, bundle.count, bundle.bandwidth_Bps, bundle.family, True,
+                         f"bundle: {bundle.label}")
+        self.info = bundle
+        per_dir = bundle.label.split(", ", 1)[1]
+        self.texts = (f"x{bundle.count:,}  {per_dir}", f"x{bundle.count:,}  {_bw_text(bundle.bandwidth_Bps)}/dir",
+                      f"x{bundle.count:,}")
+        self.base_pen.setStyle(Qt.PenStyle.SolidLine)
+        self.base_pen.setCosmetic(True)
+        self.base_pen.setWidthF(min(self.base_pen.widthF() / 3, 4.0))
+        self.setPen(self.base_pen)
+
+    def update_path(self) -> None:
+        ra, rb = self.a.sceneBoundingRect(), self.b.sceneBoundingRect()
+        pa, pb = self.a.scenePos(), self.b.scenePos()
+        # from the facing edges: bottom of the upper block to the top of the lower one
+        if abs(pa.y() - pb.y()) > 1:
+            up, down = (ra, rb) if pa.y() < pb.y() else (rb, ra)
+            pa, pb = QPointF(up.center().x(), up.bottom() - 2), QPointF(down.center().x(), down.top() + 2)
+        path = QPainterPath(pa)
+        path.lineTo(pb)
+        self.setPath(path)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        QGraphicsPathItem.paint(self, painter, option, widget)   # the label comes on top, see draw_label
+
+    def place_label(self, t, taken: "_Taken") -> tuple[QRectF, str] | None:
+        """Where the count and bandwidth per direction go on screen (transform ``t``), at a readable
+        size, covering no block and no other label (``taken``: what is already there); None if nowhere."""
+        line = self.path()
+        a, b = line.pointAtPercent(0.0), line.pointAtPercent(1.0)
+        sa, sb = t.map(a), t.map(b)
+        length = ((sa.x() - sb.x()) ** 2 + (sa.y() - sb.y()) ** 2) ** 0.5
+        if length < 40:
+            return None
+        # on the lower part, where bundles from one block fan apart; the longest text that fits along
+        # the line without covering a block or another label
+        mid = t.map(a + (b - a) * (0.7 if a.y() < b.y() else 0.3))
+        fm, line_h = _metrics(_LABEL_FONT)
+        for text in self.texts:
+            w = _advance(fm, text) + 8
+            if w > length * 0.9:
+                continue
+            box = QRectF(mid.x() - w / 2, mid.y() - line_h / 2 - 1, w, line_h + 2)
+            if taken.claim(box):
+                return box, text
+        return None
+
+    def draw_label(self, painter: QPainter, box: QRectF, text: str) -> None:
+        """The label in screen coordinates (the painter's transform reset), edged in the bundle's colour."""
+        painter.setPen(QPen(self.pen().color(), 1))
+        painter.setBrush(QColor(255, 255, 255, 235))
+        painter.drawRoundedRect(box, 3, 3)
+        painter.setPen(QColor("#1b1b1b"))
+        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+
+    def boundingRect(self) -> QRectF:
+        return QGraphicsPathItem.boundingRect(self).adjusted(-60, -12, 60, 12)
+
+
+class SystemBoxItem(GroupItem):
+    """A system drawn inside an open block: the collapsed system box, scaled to its cell."""
+
+    def __init__(self, scene: "TopologyScene", lod: "LevelOfDetail", system_id: str):
+        QGraphicsItem.__init__(self)
+        self.canvas = scene
+        self.lod = lod
+        self.group_id = system_id
+        self.collapsed = True
+        self.frame = QRectF()
+        self.fill = None
+        self.open = False
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setZValue(3)
+        g = scene.topology.groups[system_id]
+        ov = lod.overview
+        self.title = g.name
+        self._title_label = None   # fitted when first drawn large enough to read
+        self.summary = f"{ov.system_gpus[system_id]} GPUs, {len(ov.system_devices[system_id])} devices"
+        self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nZoom in or double-click to see its devices")
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        if self.open:
+            selected = bool(option.state & QStyle.StateFlag.State_Selected)
+            painter.setPen(QPen(SELECTED if selected else QColor("#808080"), 0, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H))
+            _screen_text(painter, QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H * 0.12),
+                         [(f"{self.title}  ({self.summary})|{self.title}", _LABEL_BOLD)])
+            return
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod * self.BOX_W < 40:   # a few pixels: the box alone
+            painter.setPen(QPen(QColor("#404040"), 0))
+            painter.setBrush(self.fill or QColor("#f2f2f2"))
+            painter.drawRect(QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H))
+            return
+        super().paint(painter, option, widget)
+
+    def mousePressEvent(self, event) -> None:
+        if not self.open and self.toggle_rect().contains(event.pos()):   # its '+': open it in view
+            self.lod.zoom_later(self.sceneBoundingRect())
+            event.accept()
+            return
+        QGraphicsItem.mousePressEvent(self, event)
+
+    def itemChange(self, change, value):
+        return QGraphicsItem.itemChange(self, change, value)
+
+
+class LevelOfDetail:
+    """Builds the overview on a scene and opens or closes blocks and systems as the view moves."""
+
+    def __init__(self, scene: "TopologyScene", overview: Overview):
+        self.scene = scene
+        self.overview = overview
+        self.block_items: dict[str, BlockItem] = {}
+        self.bundle_items: list[BundleItem] = []
+        self.open_blocks: dict[str, list[QGraphicsItem]] = {}     # block -> its member items
+        self.system_items: dict[str, SystemBoxItem] = {}
+        self.open_systems: dict[str, list[QGraphicsItem]] = {}    # system -> device items and its links
+        self._label_key: tuple | None = None
+        self._labels: list = []
+        self._last_scale: float | None = None
+        self._settle = QTimer()   # zooming out: what comes into view opens once the zoom rests
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle_view = None
+        self._settle.timeout.connect(self._settled)
+
+    def _settled(self) -> None:
+        view = self._settle_view
+        if view is not None and isValid(view) and isValid(self.scene) and self.scene.lod is self:
+            self.update(view)
+
+    def dispose(self) -> None:
+        """The scene is rebuilt or closed: nothing may open later on its behalf."""
+        self._settle.stop()
+        self._settle_view = None
+
+    # ---- building ---------------------------------------------------------------------------------
+    def build(self) -> None:
+        scene = self.scene
+        for bid, block in self.overview.blocks.items():
+            item = BlockItem(self, block)
+            scene.addItem(item)
+            self.block_items[bid] = item
+        left = min(b.rect[0] for b in self.overview.blocks.values())
+        for name, top, height in self.overview.tier_rows:   # the row names, left of each tier
+            label = TierLabel(name, QRectF(left - 620, top - 40, 600, height + 80))
+            scene.addItem(label)
+        for bundle in self.overview.bundles:
+            item = BundleItem(self.block_items[bundle.a], self.block_items[bundle.b], bundle)
+            scene._add_link_item(item)
+            self.bundle_items.append(item)
+
+    def draw_labels(self, painter: QPainter, exposed: QRectF) -> None:
+        """Bundle labels over everything, around the blocks and each other."""
+        t = painter.worldTransform()
+        if t.m11() * (BLOCK_W + GAP_X) < 30:   # a thumbnail (the overview dock): no label would fit
+            return
+        key = (t.m11(), t.m22(), t.dx(), t.dy(), frozenset(self.open_blocks))
+        if key != self._label_key:   # placed once per view position; replay frames only redraw them
+            self._label_key, self._labels = key, self._place_labels(t)
+        screen = t.mapRect(exposed)
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(_LABEL_FONT)
+        for item, box, text in self._labels:
+            if box.intersects(screen):
+                item.draw_label(painter, box, text)
+        painter.restore()
+
+    def _place_labels(self, t) -> list:
+        seen = next(iter(self.scene.views()), None)
+        area = t.inverted()[0].mapRect(QRectF(seen.viewport().rect())) if seen is not None else self.scene.sceneRect()
+        taken = _Taken()
+        screen = t.mapRect(area)
+        for b in self.block_items.values():   # closed blocks; an open one is a frame around its members
+            r = b.sceneBoundingRect()
+            if not b.open and r.intersects(area):
+                taken.claim(t.mapRect(r).intersected(screen), force=True)
+        out = []
+        for item in self.bundle_items:
+            if item.sceneBoundingRect().intersects(area):
+                placed = item.place_label(t, taken)
+                if placed is not None:
+                    out.append((item, *placed))
+        return out
+
+    def item_for(self, obj_id: str) -> QGraphicsItem | None:
+        """The most detailed item showing a device, system or switch right now."""
+        ov = self.overview
+        item = self.scene.device_items.get(obj_id)
+        if item is not None:
+            return item
+        system = ov.system_of.get(obj_id, obj_id)
+        item = self.system_items.get(system)
+        if item is not None:
+            return item
+        bid = ov.block_of.get(system)
+        return self.block_items.get(bid) if bid is not None else None
+
+    # ---- following the view -----------------------------------------------------------------------
+    def update(self, view) -> None:
+        """Open what is visible and large enough on screen; close what is not. Openings go nearest to
+        the centre of the view first and stop after OPEN_BUDGET_S; the rest follow on the next turn of
+        the event loop, so one frame never pays for a whole screen of new items."""
+        visible = view.mapToScene(view.viewport().rect()).boundingRect()
+        centre = visible.center()
+        scale = view.transform().m11()
+        todo = []
+        for bid, item in self.block_items.items():
+            rect = item.sceneBoundingRect()
+            want = rect.intersects(visible) and rect.width() * scale >= OPEN_BLOCK_PX
+            if want and bid not in self.open_blocks:
+                todo.append((0, rect, item))
+            elif not want and bid in self.open_blocks:
+                self._close_block(item)
+        for sid, item in list(self.system_items.items()):
+            rect = item.sceneBoundingRect()
+            want = rect.intersects(visible) and rect.width() * scale >= OPEN_SYSTEM_PX
+            if want and sid not in self.open_systems:
+                todo.append((1, rect, item))
+            elif not want and sid in self.open_systems:
+                self._close_system(item)
+        zooming_out = self._last_scale is not None and scale < self._last_scale * 0.999
+        self._last_scale = scale
+        if zooming_out and todo:   # on the way out, blocks open only where the zoom stops
+            self._settle_view = view
+            self._settle.start()
+            return
+        todo.sort(key=lambda t: (t[0], (t[1].center() - centre).manhattanLength()))
+        start = time.perf_counter()
+        for k, (_level, _rect, item) in enumerate(todo):
+            if k and time.perf_counter() - start > OPEN_BUDGET_S:
+                self.scene.view_changed(view, NEXT_TURN_MS)   # the rest after this frame is drawn
+                break
+            if isinstance(item, BlockItem):
+                self._open_block(item)
+                self.scene.view_changed(view, NEXT_TURN_MS)   # its systems may be large enough to open in turn
+            else:
+                self._open_system(item)
+
+    def reveal(self, obj_id: str) -> QGraphicsItem | None:
+        """Open the block and the system holding a device (or a system, or a switch) with the view on
+        it, so a found or clicked-for item is drawn; returns its item (or the closest one drawn)."""
+        for _ in range(3):   # block, then system, then the device itself
+            item = self.item_for(obj_id)
+            if item is None or item is self.scene.device_items.get(obj_id) or (
+                    isinstance(item, SystemBoxItem) and item.group_id == obj_id):
+                break
+            self.zoom_to(item.sceneBoundingRect())
+        item = self.item_for(obj_id)
+        if item is not None:
+            for view in self.scene.views()[:1]:
+                view.centerOn(item)
+                self.update(view)
+        return item
+
+    def open_at(self, scene_pos: QPointF) -> bool:
+        """Double-click: the innermost closed system or block under the pointer opens, in view."""
+        for item in self.scene.items(scene_pos):
+            if isinstance(item, (SystemBoxItem, BlockItem)) and not item.open:
+                self.zoom_later(item.sceneBoundingRect())
+                return True
+        return False
+
+    def zoom_later(self, rect: QRectF) -> None:
+        """zoom_to once the mouse event that asked for it is over (the view moves under the pointer)."""
+        def later():
+            grabber = self.scene.mouseGrabberItem()
+            if grabber is not None:   # the double-click's item keeps the mouse otherwise
+                grabber.ungrabMouse()
+            if self.scene.lod is self:
+                self.zoom_to(rect)
+        QTimer.singleShot(0, later)
+
+    def zoom_to(self, rect: QRectF) -> None:
+        """Bring a block or system into view, large enough to open it, centred."""
+        for view in self.scene.views()[:1]:
+            vp = view.viewport().rect()
+            fit = min(vp.width() / (rect.width() * 1.15), vp.height() / (rect.height() * 1.15))
+            need = max(OPEN_BLOCK_PX, OPEN_SYSTEM_PX) * 1.05 / rect.width()
+            target = min(max(fit, need), MAX_ZOOM)
+            view.zoom(target / view.transform().m11())
+            view.centerOn(rect.center())
+            self.update(view)
+
+    # ---- opening and closing ----------------------------------------------------------------------
+    def _open_block(self, item: BlockItem) -> None:
+        scene, block = self.scene, item.block
+        inner = item.inner()
+        items: list[QGraphicsItem] = []
+        if block.tier == 0:
+            cw, ch = GroupItem.BOX_W + 30, GroupItem.BOX_H + 20
+        else:
+            cw, ch = DeviceItem.W + 40, DeviceItem.H + 20
+        cols, s = grid(len(block.members), inner.width(), inner.height(), cw, ch)
+        rows = -(-len(block.members) // cols)
+        x0 = inner.center().x() - cols * cw * s / 2
+        y0 = inner.center().y() - rows * ch * s / 2
+        for i, member in enumerate(block.members):
+            r, c = divmod(i, cols)
+            at = QPointF(x0 + (c + 0.5) * cw * s, y0 + (r + 0.5) * ch * s)
+            if block.tier == 0:
+                child = SystemBoxItem(scene, self, member)
+                self.system_items[member] = child
+            else:
+                child = self._device_item(member)
+            child.setScale(s)
+            child.setPos(at)
+            scene.addItem(child)
+            items.append(child)
+        item.open = True
+        item.update()
+        self.open_blocks[block.id] = items
+
+    def _close_block(self, item: BlockItem) -> None:
+        for child in self.open_blocks.pop(item.block.id, []):
+            if isinstance(child, SystemBoxItem):
+                self._close_system(child)
+                self.system_items.pop(child.group_id, None)
+            elif isinstance(child, DeviceItem):
+                self.scene.device_items.pop(child.device_id, None)
+            self.scene.removeItem(child)
+        item.open = False
+        item.update()
+
+    def _device_item(self, device_id: str) -> DeviceItem:
+        item = DeviceItem(self.scene, device_id)
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, False)
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
+        self.scene.device_items[device_id] = item
+        return item
+
+    def _open_system(self, box: SystemBoxItem) -> None:
+        """The system's devices where the document draws them, scaled into the box, with the links
+        between them as one path (links leaving the system are in the block's bundle)."""
+        scene, topo = self.scene, self.scene.topology
+        devices = self.overview.system_devices[box.group_id]
+        pts = {d: topo.layout.positions.get(d, (0.0, 0.0)) for d in devices}
+        if not pts:
+            return
+        xs = [p[0] for p in pts.values()]
+        ys = [p[1] for p in pts.values()]
+        bw = max(xs) - min(xs) + DeviceItem.W + 40
+        bh = max(ys) - min(ys) + DeviceItem.H + 40
+        box_rect = box.sceneBoundingRect().adjusted(2, 2, -2, -2)
+        s = min(box_rect.width() / bw, box_rect.height() / bh)
+        cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+        centre = box_rect.center()
+        items: list[QGraphicsItem] = []
+        at: dict[str, QPointF] = {}
+        for d in devices:
+            p = QPointF(centre.x() + (pts[d][0] - cx) * s, centre.y() + (pts[d][1] - cy) * s)
+            at[d] = p
+            child = self._device_item(d)
+            child.setScale(s)
+            child.setPos(p)
+            child.setZValue(4)
+            scene.addItem(child)
+            items.append(child)
+        members = set(devices)
+        path = QPainterPath()
+        n = 0
+        seen = set()
+        for d in devices:
+            for lk in topo.links_of(d):
+                if lk.id in seen or lk.a not in members or lk.b not in members:
+                    continue
+                seen.add(lk.id)
+                path.moveTo(at[lk.a])
+                path.lineTo(at[lk.b])
+                n += 1
+        if n:
+            links = QGraphicsPathItem(path)
+            links.setPen(QPen(FAMILY_COLORS.get("nvlink", FAMILY_COLORS[None]), 0))
+            links.setZValue(3.5)
+            links.setToolTip(f"{n} links inside {box.title}")
+            scene.addItem(links)
+            items.append(links)
+        box.open = True
+        box.update()
+        self.open_systems[box.group_id] = items
+
+    def _close_system(self, box: SystemBoxItem) -> None:
+        for child in self.open_systems.pop(box.group_id, []):
+            if isinstance(child, DeviceItem):
+                self.scene.device_items.pop(child.device_id, None)
+            self.scene.removeItem(child)
+        box.open = False
+        box.update()
+
+    def count(self) -> dict[str, int]:
+        """What exists right now (for tests and the benchmark)."""
+        return {"blocks": len(self.block_items), "bundles": len(self.bundle_items),
+                "open_blocks": len(self.open_blocks), "systems": len(self.system_items),
+                "open_systems": len(self.open_systems), "devices": len(self.scene.device_items),
+                "items": len(self.scene.items())}

@@ -1,0 +1,101 @@
+"""Edits reach the canvas item by item: after an add, delete, retype or undo, the scene's items are
+brought in line with the document by touching only what differs, so selection, the view and every
+other item stay as they are and the cost follows the edit, not the design.
+
+Groups are the exception: a change to a group, its members or what is collapsed changes what hides
+what, and the scene is rebuilt (see TopologyScene.rebuild).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..model.layout import default_position, drawn_links, hidden_by_collapsed
+
+if TYPE_CHECKING:
+    from .canvas import TopologyScene
+
+
+def drawn_key(a_id: str, b_id: str, links: list, bundle: bool) -> tuple:
+    """What a drawn link or bundle stands for: its ends and its links with every figure it shows."""
+    return (a_id, b_id, bundle, tuple((lk.id, lk.type, lk.count, lk.width, lk.bandwidth_per_direction_Bps,
+                                       lk.a, lk.b) for lk in links))
+
+
+def group_signature(scene: "TopologyScene") -> tuple:
+    """Everything about groups that decides which group items exist and what they hide (a device
+    joining or leaving an expanded group only moves its frame and changes its counts)."""
+    topo = scene.topology
+    return (tuple((g.id, g.parent, g.name, g.kind) for g in topo.groups.values()), frozenset(topo.layout.collapsed),
+            tuple(sorted(hidden_by_collapsed(topo).items())))
+
+
+def members(scene: "TopologyScene") -> dict[str, tuple]:
+    return {gid: tuple(g.devices) for gid, g in scene.topology.groups.items()}
+
+
+def touched_ids(event) -> set[str]:
+    """The ids an event names, through batches."""
+    if event.kind == "batch":
+        out: set[str] = set()
+        for e in event.detail.get("events", ()):
+            out |= touched_ids(e)
+        return out
+    return set(event.ids)
+
+
+def sync(scene: "TopologyScene", event) -> None:
+    """Add, remove and refresh only the items that differ from the document."""
+    topo = scene.topology
+    hidden = scene._hidden
+    touched = touched_ids(event)
+    refresh: set[str] = set()
+    # devices that went or came
+    for did in [d for d in scene.device_items if d not in topo.devices or d in hidden]:
+        item = scene.device_items.pop(did)
+        scene._links_at.pop(item, None)
+        scene.removeItem(item)
+    for i, dev in enumerate(topo.devices.values()):
+        item = scene.device_items.get(dev.id)
+        xy = topo.layout.positions.get(dev.id)
+        if dev.id in hidden:
+            continue
+        if item is None:
+            from .canvas_items import DeviceItem
+
+            item = DeviceItem(scene, dev.id)
+            item.setPos(*(xy or default_position(i)))
+            scene.addItem(item)
+            scene.device_items[dev.id] = item
+        elif xy is not None and (item.pos().x(), item.pos().y()) != xy:   # an undo put it back
+            item.setPos(*xy)
+        if dev.id in touched:
+            refresh.add(dev.id)
+    # links: drawn ones compared by what they stand for
+    wanted = {drawn_key(a, b, links, bundle): (a, b, links, bundle) for a, b, links, bundle in drawn_links(topo, hidden)}
+    for item in [i for i in scene.link_items if getattr(i, "key", None) not in wanted]:
+        scene.link_items.remove(item)
+        for lid in item.link_ids:
+            if scene.items_by_link.get(lid) is item:
+                del scene.items_by_link[lid]
+        for end in (item.a, item.b):
+            at = scene._links_at.get(end)
+            if at is not None and item in at:
+                at.remove(item)
+            refresh.add(getattr(end, "device_id", None))
+        scene.removeItem(item)
+    have = {getattr(i, "key", None) for i in scene.link_items}
+    for key, (a, b, links, bundle) in wanted.items():
+        if key not in have:
+            scene._make_link(a, b, links, bundle)
+            refresh.update((a, b))
+    for did in refresh:   # port counts and names on the ends
+        item = scene.device_items.get(did) if did else None
+        if item is not None:
+            item.refresh()
+    now = members(scene)
+    for gid, item in scene.group_items.items():   # a group that gained or lost devices: its counts
+        if now.get(gid) != scene._members.get(gid):
+            item.refresh()
+    scene._members = now
+    scene._update_frames()
