@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..model.catalog import NETWORK_FAMILIES
 from ..model.topology import Topology
+from .fabric import system_map
 
 
 @dataclass
@@ -20,8 +21,9 @@ def _network_share(topo: Topology, achievable: bool = False) -> dict[str, float]
     """Network bandwidth of each system's compute NICs divided among its GPUs."""
     per_system_bw: dict[str, float] = {}
     per_system_gpus: dict[str, int] = {}
+    system_of = system_map(topo)
     for dev in topo.devices.values():
-        sid = topo.system_of(dev.id)
+        sid = system_of[dev.id]
         if sid is None:
             continue
         if dev.kind == "gpu":
@@ -37,6 +39,7 @@ def _network_share(topo: Topology, achievable: bool = False) -> dict[str, float]
 def gpu_bandwidth(topo: Topology, gpus: list[str], achievable: bool = False) -> list[GpuBandwidth]:
     """Rated figures, or with ``achievable`` each link type's catalog efficiency (what NCCL reaches)."""
     share = _network_share(topo, achievable)
+    system_of = system_map(topo)
     out = []
     for gpu in gpus:
         by_family = {"nvlink": 0.0, "pcie": 0.0, "network": 0.0}
@@ -47,7 +50,7 @@ def gpu_bandwidth(topo: Topology, gpus: list[str], achievable: bool = False) -> 
             key = "network" if lt.family in NETWORK_FAMILIES else lt.family
             if key in by_family:
                 by_family[key] += 2 * topo.link_bandwidth_per_direction_Bps(lk, achievable)
-        sid = topo.system_of(gpu)
+        sid = system_of.get(gpu)
         if by_family["network"] == 0.0 and sid in share:
             by_family["network"] = share[sid]
         out.append(GpuBandwidth(gpu, by_family["nvlink"], by_family["pcie"], by_family["network"]))

@@ -19,6 +19,7 @@ import networkx as nx
 import numpy as np
 
 from ..model.topology import Topology
+from .fabric import system_map
 
 EXACT_SPLIT_LIMIT = 1000
 # A dense eigen-solve is cubic: above this many coarse nodes (1,024 DGX H100 and their 640 switches
@@ -35,18 +36,48 @@ class Bisection:
     half_b: list[str]
 
 
+def _link_capacities(topo: Topology) -> dict[tuple[str, str], float]:
+    """Both directions of every link between a pair, summed in link order, keyed by the pair as first
+    seen. A link's figure depends only on its type, width, count and override: looked up once each."""
+    caps: dict[tuple[str, str], float] = {}
+    figures: dict[tuple, float] = {}
+    devices = topo.devices
+    for lk in topo.links.values():
+        if lk.a == lk.b or lk.a not in devices or lk.b not in devices:
+            continue
+        key = (lk.a, lk.b) if (lk.b, lk.a) not in caps else (lk.b, lk.a)
+        spec = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps)
+        bw = figures.get(spec)
+        if bw is None:
+            bw = figures[spec] = topo.link_bandwidth_per_direction_Bps(lk)
+        caps[key] = caps.get(key, 0.0) + 2 * bw
+    return caps
+
+
 def _capacity_graph(topo: Topology) -> nx.Graph:
     """Undirected graph with ``capacity`` = both directions of every link between a pair."""
     g = nx.Graph()
     g.add_nodes_from(topo.devices)
-    caps: dict[tuple[str, str], float] = {}
-    for lk in topo.links.values():
-        if lk.a == lk.b or lk.a not in topo.devices or lk.b not in topo.devices:
-            continue
-        key = (lk.a, lk.b) if (lk.b, lk.a) not in caps else (lk.b, lk.a)
-        caps[key] = caps.get(key, 0.0) + 2 * topo.link_bandwidth_per_direction_Bps(lk)
-    g.add_edges_from((a, b, {"capacity": c}) for (a, b), c in caps.items())
+    g.add_edges_from((a, b, {"capacity": c}) for (a, b), c in _link_capacities(topo).items())
     return g
+
+
+def _graph_edges(topo: Topology) -> list[tuple[str, str, float]]:
+    """``_capacity_graph(topo).edges(data="capacity")`` in the same order, without building the graph:
+    devices in document order, each one's neighbours in the order their first link appears."""
+    caps = _link_capacities(topo)
+    nbrs: dict[str, list[str]] = {d: [] for d in topo.devices}
+    for a, b in caps:
+        nbrs[a].append(b)
+        nbrs[b].append(a)
+    out = []
+    seen: set[str] = set()
+    for n, ms in nbrs.items():
+        for m in ms:
+            if m not in seen:
+                out.append((n, m, caps[(n, m)] if (n, m) in caps else caps[(m, n)]))
+        seen.add(n)
+    return out
 
 
 class _Cutter:
@@ -64,6 +95,180 @@ class _Cutter:
         h.add_edges_from((("__s", n) for n in side_a), capacity=self.big)
         h.add_edges_from(((n, "__t") for n in side_b), capacity=self.big)
         return nx.maximum_flow_value(h, "__s", "__t", capacity="capacity")
+
+
+# Whole numbers below this are exact in a float, and so are their sums while they stay below it.
+_EXACT_INTEGER = 2.0 ** 53
+
+
+def _integral(capacities, limit: float = _EXACT_INTEGER) -> bool:
+    """True when every capacity is a whole number and their total stays below ``limit``."""
+    total = 0.0
+    for cap in capacities:
+        if cap != cap or cap < 0 or cap != math.floor(cap):
+            return False
+        total += cap
+    return total < limit
+
+
+def _whole_cuts(c: nx.Graph, names: list[str]) -> bool:
+    """Every capacity a whole number, and those of the links at the units (which bound every flow
+    between the two halves, hence every cut and every flow on a link) summing below 2**53: then any
+    max-flow, in floats or in integers, adds and subtracts whole numbers that floats hold exactly, and
+    gives each split the same cut bit for bit."""
+    units = set(names)
+    if not _integral((cap for *_, cap in c.edges(data="capacity")), math.inf):
+        return False
+    return _integral(cap for u, v, cap in c.edges(data="capacity") if u in units or v in units)
+
+
+class _ContractedCutter:
+    """The same min cuts as ``_Cutter`` on a graph whose every split fixes all its units: the units of
+    each side are merged into the source or the sink, so max-flow (Dinic's, on whole numbers) runs
+    over the free nodes (the switches) alone, not over every unit. Used only when the capacities are
+    whole numbers whose flows floats hold exactly (``_whole_cuts``): the cut value is then the same
+    number bit for bit as any max-flow computes in floats."""
+
+    def __init__(self, c: nx.Graph, units: list[str]):
+        self.units = set(units)
+        self.index: dict[str, int] = {"__s": 0, "__t": 1}
+        self.touch: dict[str, list[tuple[str, int]]] = {u: [] for u in units}  # unit -> (node, capacity)
+        heads: list[int] = []
+        caps: list[int] = []
+        for u, v, cap in c.edges(data="capacity"):
+            ut, vt = u in self.units, v in self.units
+            cap = int(cap)
+            if ut or vt:
+                if ut:
+                    self.touch[u].append((v, cap))
+                if vt:
+                    self.touch[v].append((u, cap))
+                continue
+            for x in (u, v):
+                if x not in self.index:
+                    self.index[x] = len(self.index)
+            # an undirected edge: two arcs, each the other's reverse, each with the full capacity
+            heads += [self.index[v], self.index[u]]
+            caps += [cap, cap]
+        self.heads, self.caps = heads, caps
+
+    def __call__(self, side_a: list[str], side_b: list[str]) -> float:
+        on_a = set(side_a)
+        index = self.index
+        across = 0
+        terminal: list[dict[int, int]] = [{}, {}]
+        for t, side in enumerate((side_a, side_b)):
+            mine = terminal[t]
+            for unit in side:
+                for node, cap in self.touch[unit]:
+                    if node in self.units:
+                        if t == 0 and node not in on_a:
+                            across += cap  # a direct unit-to-unit link crosses the split: counted once
+                        continue
+                    if node not in index:  # a free node with no free edge: it only joins the ends
+                        index[node] = len(index)
+                    i = index[node]
+                    mine[i] = mine.get(i, 0) + cap
+        heads, caps = list(self.heads), list(self.caps)
+        for i, cap in terminal[0].items():
+            heads += [i, 0]
+            caps += [cap, cap]
+        for i, cap in terminal[1].items():
+            heads += [1, i]
+            caps += [cap, cap]
+        return float(across + _dinic(len(index), heads, caps, 0, 1))
+
+
+def _dinic(n: int, heads: list[int], caps: list[int], s: int, t: int) -> int:
+    """Max-flow value by Dinic's algorithm. Arc e runs from heads[e ^ 1] to heads[e] with residual
+    capacity caps[e] (modified in place); arcs e and e ^ 1 are each other's reverse."""
+    out: list[list[int]] = [[] for _ in range(n)]
+    for e in range(len(heads)):
+        out[heads[e ^ 1]].append(e)
+    total = 0
+    while True:
+        level = [-1] * n
+        level[s] = 0
+        frontier = [s]
+        while frontier and level[t] < 0:
+            nxt = []
+            for u in frontier:
+                lu = level[u] + 1
+                for e in out[u]:
+                    v = heads[e]
+                    if caps[e] > 0 and level[v] < 0:
+                        level[v] = lu
+                        nxt.append(v)
+            frontier = nxt
+        if level[t] < 0:
+            return total
+        pos = [0] * n
+        if level[t] < 400:  # the level graph is shallow: push along every branch at once
+            total += _blocking_flow(s, t, out, heads, caps, level, pos)
+            continue
+        while True:  # a deep level graph: one path at a time, with an explicit stack
+            path: list[int] = []
+            u = s
+            while u != t:
+                arcs = out[u]
+                i = pos[u]
+                while i < len(arcs):
+                    e = arcs[i]
+                    if caps[e] > 0 and level[heads[e]] == level[u] + 1:
+                        break
+                    i += 1
+                pos[u] = i
+                if i == len(arcs):
+                    if u == s:
+                        break
+                    level[u] = -1  # dead end: never entered again this phase
+                    e = path.pop()
+                    u = heads[e ^ 1]
+                    pos[u] += 1
+                    continue
+                path.append(arcs[i])
+                u = heads[arcs[i]]
+            if u != t:
+                break
+            push = min(caps[e] for e in path)
+            for e in path:
+                caps[e] -= push
+                caps[e ^ 1] += push
+            total += push
+
+
+def _blocking_flow(s: int, t: int, out, heads, caps, level, pos) -> int:
+    """One Dinic phase: as much flow as the level graph takes, each node passing on what it receives
+    along all its arcs (recursion as deep as the level graph, which the caller bounds)."""
+
+    def push(u: int, limit: int) -> int:
+        if u == t:
+            return limit
+        sent = 0
+        arcs = out[u]
+        want = level[u] + 1
+        while pos[u] < len(arcs):
+            e = arcs[pos[u]]
+            v = heads[e]
+            c = caps[e]
+            if c > 0 and level[v] == want:
+                d = push(v, limit - sent if limit - sent < c else c)
+                if d:
+                    caps[e] = c - d
+                    caps[e ^ 1] += d
+                    sent += d
+                    if sent == limit:
+                        return sent
+            pos[u] += 1
+        level[u] = -1  # nothing more passes through u this phase
+        return sent
+
+    total = 0
+    while True:
+        f = push(s, 1 << 62)
+        if not f:
+            return total
+        total += f
 
 
 def _direct_cut(g: nx.Graph, side_a: set[str]) -> float:
@@ -100,39 +305,44 @@ def _exact(g: nx.Graph, gpus: list[str]) -> Bisection:
 def _units(topo: Topology, gpus: list[str]) -> list[list[str]]:
     """GPUs that move together: one unit per system, or per GPU outside systems."""
     units: dict[str, list[str]] = {}
+    system_of = system_map(topo) if len(gpus) > 64 else {g: topo.system_of(g) for g in gpus}
     for gpu in gpus:
-        key = topo.system_of(gpu) or gpu
+        key = system_of.get(gpu) or gpu
         units.setdefault(key, []).append(gpu)
     return list(units.values())
 
 
-def _coarse_graph(topo: Topology, g: nx.Graph, units: list[list[str]]) -> tuple[nx.Graph, list[str]]:
-    """Contract each multi-GPU unit's system (all its devices) into one node."""
+def _coarse_graph(topo: Topology, units: list[list[str]],
+                  edges: list[tuple[str, str, float]]) -> tuple[nx.Graph, list[str]]:
+    """Contract each multi-GPU unit's system (all its devices) into one node. ``edges``: the device
+    graph's edges in its order (``_graph_edges``); nodes, neighbours and summed capacities come out
+    in the order contracting that graph edge by edge gives."""
     mapping = {}
     names = []
     by_system: dict[str, list[str]] = {}
+    system_of = system_map(topo)
     for d in topo.devices:  # every system's devices at any depth, in document order (devices_in_group, once)
-        sid = topo.system_of(d)
+        sid = system_of[d]
         if sid is not None:
             by_system.setdefault(sid, []).append(d)
     for i, unit in enumerate(units):
         name = f"__unit{i}"
         names.append(name)
-        sid = topo.system_of(unit[0]) if len(unit) > 1 or topo.system_of(unit[0]) else None
+        sid = system_of.get(unit[0]) if len(unit) > 1 or system_of.get(unit[0]) else None
         members = by_system.get(sid, []) if sid else unit
         for d in members:
             mapping[d] = name
-    c = nx.Graph()
-    for n in g.nodes:
-        c.add_node(mapping.get(n, n))
-    for u, v, cap in g.edges(data="capacity"):
-        a, b = mapping.get(u, u), mapping.get(v, v)
+    get = mapping.get
+    coarse: dict[tuple[str, str], float] = {}
+    for u, v, cap in edges:
+        a, b = get(u, u), get(v, v)
         if a == b:
             continue
-        if c.has_edge(a, b):
-            c.edges[a, b]["capacity"] += cap
-        else:
-            c.add_edge(a, b, capacity=cap)
+        key = (a, b) if (b, a) not in coarse else (b, a)
+        coarse[key] = coarse[key] + cap if key in coarse else cap
+    c = nx.Graph()
+    c.add_nodes_from(dict.fromkeys(get(n, n) for n in topo.devices))
+    c.add_edges_from((a, b, {"capacity": cap}) for (a, b), cap in coarse.items())
     return c, names
 
 
@@ -166,36 +376,67 @@ def _spectral_order(c: nx.Graph, names: list[str], limit: int = SPECTRAL_LIMIT) 
     return sorted(range(len(names)), key=lambda i: (round(float(fiedler[pos[names[i]]]), 12), i))
 
 
+def _affinity(c: nx.Graph, names: list[str]) -> nx.Graph:
+    """Units joined by the bandwidth between them, and units that share a neighbour by that
+    neighbour's bandwidth (the graph Kernighan-Lin splits). Summed in a dict keyed by each pair as
+    first joined, then added in that order: the nodes, neighbour order and weights of adding the
+    edges one by one, which Kernighan-Lin's result depends on."""
+    index = {n: i for i, n in enumerate(names)}
+    weight: dict[tuple[int, int], float] = {}
+    adj = c.adj
+    for hub in c.nodes:
+        attached = [(index[n], data["capacity"]) for n, data in adj[hub].items() if n in index]
+        if hub in index:
+            h = index[hub]
+            for n, cap in attached:
+                key = (h, n) if (n, h) not in weight else (n, h)
+                weight[key] = weight.get(key, 0) + cap
+            continue
+        for (i, ci), (j, cj) in itertools.combinations(attached[:64], 2):
+            key = (i, j) if (j, i) not in weight else (j, i)
+            weight[key] = min(ci, cj) + weight.get(key, 0)
+    affinity = nx.Graph()
+    affinity.add_nodes_from(range(len(names)))
+    affinity.add_edges_from((i, j, {"weight": w}) for (i, j), w in weight.items())
+    return affinity
+
+
 def _candidate_orders(c: nx.Graph, names: list[str]) -> list[list[int]]:
     orders = [list(range(len(names)))]
-    index = {n: i for i, n in enumerate(names)}
     spectral = _spectral_order(c, names)
     if spectral is not None:
         orders.append(spectral)
-    # Kernighan-Lin on the units, with units that share a neighbour joined by that neighbour's bandwidth.
-    affinity = nx.Graph()
-    affinity.add_nodes_from(range(len(names)))
-    for hub in c.nodes:
-        attached = [(index[n], c.edges[hub, n]["capacity"]) for n in c.neighbors(hub) if n in index]
-        if hub in index:
-            for n, cap in attached:
-                affinity.add_edge(index[hub], n, weight=affinity.get_edge_data(index[hub], n, {"weight": 0})["weight"] + cap)
-            continue
-        for (i, ci), (j, cj) in itertools.combinations(attached[:64], 2):
-            w = min(ci, cj) + affinity.get_edge_data(i, j, {"weight": 0})["weight"]
-            affinity.add_edge(i, j, weight=w)
+    affinity = _affinity(c, names)
     if affinity.number_of_edges():
         a, b = nx.algorithms.community.kernighan_lin_bisection(affinity, weight="weight", seed=1)
         orders.append(sorted(a) + sorted(b))
     return orders
 
 
-def _heuristic(topo: Topology, g: nx.Graph, gpus: list[str], refine_rounds: int = 2,
+def _twins(c: nx.Graph, names: list[str]) -> list[int]:
+    """A class per unit; units of one class are twins: no unit among their neighbours, and the same
+    neighbours over the same capacities. Exchanging two twins maps the graph onto itself, so a split
+    and the split with twins exchanged have the same min cut (the same whole number)."""
+    units = set(names)
+    classes: dict[tuple, int] = {}
+    out = []
+    for i, name in enumerate(names):
+        nbrs = c.adj[name]
+        if any(n in units for n in nbrs):
+            out.append(len(names) + i)  # its own class
+            continue
+        key = tuple(sorted((n, data["capacity"]) for n, data in nbrs.items()))
+        out.append(classes.setdefault(key, len(classes)))
+    return out
+
+
+def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[str], refine_rounds: int = 2,
                refine_budget_s: float = 2.0) -> Bisection:
     units = _units(topo, gpus)
     weights = [len(u) for u in units]
-    c, names = _coarse_graph(topo, g, units)
-    cut = _Cutter(c)
+    c, names = _coarse_graph(topo, units, edges)
+    whole = _whole_cuts(c, names)
+    cut = _ContractedCutter(c, names) if whole else _Cutter(c)
     best = None
     for order in _candidate_orders(c, names):
         a, b = _balanced_split(order, weights)
@@ -205,16 +446,23 @@ def _heuristic(topo: Topology, g: nx.Graph, gpus: list[str], refine_rounds: int 
     value, a, b = best
     # Refinement: swap equal-weight units near the boundary of the split while that lowers the cut,
     # within a time budget so very large fabrics still answer promptly.
+    # With whole-number capacities (exact cuts), swaps of twin units give the same cut: measured once.
+    twin = _twins(c, names) if whole else list(range(len(names)))
     deadline = time.perf_counter() + refine_budget_s
     for _ in range(refine_rounds):
         improved = False
+        seen: dict[tuple[int, int], float] = {}
         for i in list(a)[-6:]:
             for j in list(b)[:6]:
-                if weights[i] != weights[j] or time.perf_counter() > deadline:
+                if weights[i] != weights[j]:
+                    continue
+                v = seen.get((twin[i], twin[j]))
+                if v is None and time.perf_counter() > deadline:
                     continue
                 na = [x for x in a if x != i] + [j]
                 nb = [x for x in b if x != j] + [i]
-                v = cut([names[x] for x in na], [names[x] for x in nb])
+                if v is None:
+                    v = seen[(twin[i], twin[j])] = cut([names[x] for x in na], [names[x] for x in nb])
                 if v < value - 1e-6:
                     value, a, b, improved = v, na, nb, True
                     break
@@ -231,12 +479,12 @@ def _heuristic(topo: Topology, g: nx.Graph, gpus: list[str], refine_rounds: int 
 def bisection_bandwidth(topo: Topology, gpus: list[str]) -> Bisection:
     if len(gpus) < 2:
         return Bisection(0.0, True, "trivial", list(gpus), [])
-    g = _capacity_graph(topo)
-    members = set(gpus)
-    for n in g.nodes:
-        g.nodes[n]["gpu"] = topo.devices[n].kind == "gpu" and n in members
     n = len(gpus)
     if math.comb(n - 1, n // 2 - 1) <= EXACT_SPLIT_LIMIT:
+        g = _capacity_graph(topo)
+        members = set(gpus)
+        for node in g.nodes:
+            g.nodes[node]["gpu"] = topo.devices[node].kind == "gpu" and node in members
         # Only GPUs of the set and the devices between them matter; others still carry flow.
         return _exact(g, gpus)
-    return _heuristic(topo, g, gpus)
+    return _heuristic(topo, _graph_edges(topo), gpus)

@@ -20,9 +20,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..cancel import check_cancelled
 from ..model.topology import Topology
 from ..sim.tuning import tuning_data
+from .fabric import system_map
 
 
 @dataclass
@@ -47,8 +50,9 @@ class ChannelPlan:
 
 def group_by_system(topo: Topology, gpus: list[str]) -> list[list[str]]:
     systems: dict[str, list[str]] = {}
+    system_of = system_map(topo) if len(gpus) > 64 else {g: topo.system_of(g) for g in gpus}
     for g in gpus:
-        systems.setdefault(topo.system_of(g) or g, []).append(g)
+        systems.setdefault(system_of.get(g) or g, []).append(g)
     return list(systems.values())
 
 
@@ -289,25 +293,70 @@ def hop_route(router, order: list[str], hops, via, k: int):
     return router.direct(hop) if hop is not None else router.via(way) if way is not None else router.routes(a, b)
 
 
+def hop_loads(router, order: list[str], hops, via, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``hop_route(...).channels, .weights`` without building device paths where the router can say
+    them from a shape it already searched (the same arrays, element by element)."""
+    hop = hops[k] if hops is not None else None
+    if hop is None:
+        way = via[k] if via is not None else None
+        if way is not None:
+            return router.via_loads(way)
+        fast = router.channel_loads(order[k], order[(k + 1) % len(order)])
+        if fast is not None:
+            return fast[0], fast[1]
+    r = hop_route(router, order, hops, via, k)
+    return r.channels, r.weights
+
+
+def ring_loads(plan: ChannelPlan, router, fast: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Every ring direction's hops' channels and weights, one after the other (hop order). ``fast``:
+    a ring's run of hops through one system at once where the router can (``Router.run_loads``), the
+    other hops without device paths where it can (``hop_loads``); else every hop's route."""
+    chans, weights = [], []
+    system = router._system
+    for order, hops, via in ring_directions(plan):
+        check_cancelled()
+        n = len(order)
+        k = 0
+        while k < n:
+            if k % 64 == 63:
+                check_cancelled()
+            if not fast:
+                r = hop_route(router, order, hops, via, k)
+                chans.append(r.channels)
+                weights.append(r.weights)
+                k += 1
+                continue
+            # the hops that stay inside one system from here on: routed by the router, not pinned
+            end = k
+            sid = system.get(order[k])
+            while (end < n and hops is None and (via is None or via[end] is None) and sid is not None
+                   and system.get(order[(end + 1) % n]) == sid):
+                end += 1
+            run = router.run_loads([(order[i], order[(i + 1) % n]) for i in range(k, end)]) if end - k > 1 else None
+            if run is not None:
+                chans.append(run[0])
+                weights.append(run[1])
+                k = end
+                continue
+            c, w = hop_loads(router, order, hops, via, k)
+            chans.append(c)
+            weights.append(w)
+            k += 1
+    if not chans:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    return np.concatenate(chans).astype(np.int64), np.concatenate(weights)
+
+
 def ring_rates(plan: ChannelPlan, router) -> list[float]:
     """Per-direction rate of every ring direction when all run at once at one rate: each link's
     capacity shared by the ring directions its routes put on it (the routes the engine uses)."""
-    import numpy as np
-
-    chans, weights = [], []
     dirs = ring_directions(plan)
-    for order, hops, via in dirs:
-        check_cancelled()
-        for k in range(len(order)):
-            if k % 64 == 63:
-                check_cancelled()
-            r = hop_route(router, order, hops, via, k)
-            chans.append(r.channels)
-            weights.append(r.weights)
+    chans, weights = ring_loads(plan, router)
     cap = np.asarray(router.capacity, dtype=float)
-    if not chans:
+    if not len(chans):
         return [0.0] * len(dirs)
-    load = np.bincount(np.concatenate(chans).astype(np.int64), weights=np.concatenate(weights), minlength=len(cap))
+    load = np.bincount(chans, weights=weights, minlength=len(cap))
     used = load > 0
     slowest = float(np.min(cap[used] / load[used])) if used.any() else 0.0
     return [slowest] * len(dirs)

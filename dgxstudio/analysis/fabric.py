@@ -7,6 +7,9 @@ Routes run through switches, NICs and CPUs but never through a GPU: GPUs are onl
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from ..model.topology import Topology
@@ -56,9 +59,10 @@ def _merged_edges(topo: Topology, achievable: bool, families: set[str] | None):
         family, bw, lat = fig
         if families is not None and family not in families:
             continue
-        e = merged.get((a, b)) or merged.get((b, a))
+        key = (a, b) if a <= b else (b, a)  # one entry per pair whichever way its links run
+        e = merged.get(key)
         if e is None:
-            merged[(a, b)] = [bw, lk.count, [lk.id], lat, family]
+            merged[key] = [bw, lk.count, [lk.id], lat, family]
             nbrs[a].append(b)
             nbrs[b].append(a)
         else:
@@ -70,8 +74,44 @@ def _merged_edges(topo: Topology, achievable: bool, families: set[str] | None):
     for n in devices:
         for m in nbrs[n]:
             if m not in seen:
-                yield n, m, (merged.get((n, m)) or merged[(m, n)])
+                yield n, m, merged[(n, m) if n <= m else (m, n)]
         seen.add(n)
+
+
+# Inside ``sharing_system_map(topo)``: that topology's system map, worked out once for every step.
+_shared_map: ContextVar[tuple[Topology, dict] | None] = ContextVar("shared_system_map", default=None)
+
+
+@contextmanager
+def sharing_system_map(topo: Topology) -> Iterator[None]:
+    """While the body runs (an analysis, which does not edit the topology), ``system_map(topo)`` is
+    worked out once and shared by every step that asks for it."""
+    token = _shared_map.set((topo, _system_map(topo)))
+    try:
+        yield
+    finally:
+        _shared_map.reset(token)
+
+
+def system_map(topo: Topology) -> dict[str, str | None]:
+    """``topo.system_of(d)`` for every device, in one pass over the groups instead of one chain walk
+    per device: a device's innermost group is the first that lists it, its system the nearest
+    enclosing group of kind ``system``. Callers must not change the map."""
+    shared = _shared_map.get()
+    if shared is not None and shared[0] is topo:
+        return shared[1]
+    return _system_map(topo)
+
+
+def _system_map(topo: Topology) -> dict[str, str | None]:
+    system_of_group: dict[str, str | None] = {}
+    for gid in topo.groups:
+        system_of_group[gid] = next((g.id for g in topo.group_chain(gid) if g.kind == "system"), None)
+    first: dict[str, str] = {}
+    for g in topo.groups.values():
+        for d in g.devices:
+            first.setdefault(d, g.id)
+    return {d: system_of_group[first[d]] if d in first else None for d in topo.devices}
 
 
 class Fabric:
@@ -87,14 +127,14 @@ class Fabric:
         self.hop_latency = {d.id: part_latency[d.part] for d in topo.devices.values()}
         self.bundles: dict[tuple[str, str], Bundle] = {}
         self.adj: dict[str, list[str]] = {d: [] for d in topo.devices}
-        for u, v, e in _merged_edges(topo, achievable, families):
-            bw, count, links, latency, family = e
+        bundles, adj = self.bundles, self.adj
+        for u, v, (bw, count, links, latency, family) in _merged_edges(topo, achievable, families):
             if bw <= 0:
                 continue
-            key = bundle_key(u, v)
-            self.bundles[key] = Bundle(key[0], key[1], count, bw / count, latency, family, links)
-            self.adj[u].append(v)
-            self.adj[v].append(u)
+            key = (u, v) if u <= v else (v, u)
+            bundles[key] = Bundle(key[0], key[1], count, bw / count, latency, family, links)
+            adj[u].append(v)
+            adj[v].append(u)
 
     def is_gpu(self, node: str) -> bool:
         return self.kind.get(node) == "gpu"

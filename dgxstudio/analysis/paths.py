@@ -16,7 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.topology import Topology
-from .fabric import Fabric
+from .fabric import Fabric, system_map
+
+
+# From this many classes of systems on, their searches run all at once (``_batched_nearest``).
+BATCH_CLASSES = 3
 
 
 @dataclass
@@ -96,15 +100,26 @@ def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], ext
 
 def path_latency(topo: Topology, src: str, dst: str, fab: Fabric | None = None) -> PathInfo | None:
     """Lowest-latency path between two devices, or None if they are not connected."""
+    return path_latencies(topo, src, [dst], fab)[0]
+
+
+def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None = None) -> list[PathInfo | None]:
+    """``path_latency`` from one device to each of several, from one search: the search pops nodes in
+    the same order whatever it stops at, so each destination's distance and path are those of a
+    search stopping at it."""
     fab = fab or Fabric(topo)
-    dist, prev = _dijkstra(fab, [src], {dst})
-    if dst not in dist:
-        return None
-    path = [dst]
-    while prev[path[-1]] is not None:
-        path.append(prev[path[-1]])
-    path.reverse()
-    return PathInfo(src, dst, dist[dst], len(path) - 1, path)
+    dist, prev = _dijkstra(fab, [src], set(dsts))
+    out: list[PathInfo | None] = []
+    for dst in dsts:
+        if dst not in dist:
+            out.append(None)
+            continue
+        path = [dst]
+        while prev[path[-1]] is not None:
+            path.append(prev[path[-1]])
+        path.reverse()
+        out.append(PathInfo(src, dst, dist[dst], len(path) - 1, path))
+    return out
 
 
 @dataclass
@@ -126,9 +141,10 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     nets = {k for k, b in fab.bundles.items() if b.family in ("infiniband", "ethernet")}
     network_nodes = {end for k in nets for end in k}
     nics_of: dict[str, list[str]] = {}
+    system_of = system_map(topo)
     for n in network_nodes:
         if fab.kind.get(n) == "nic":
-            sid = topo.system_of(n)
+            sid = system_of.get(n)
             if sid is not None:
                 nics_of.setdefault(sid, []).append(n)
     order = [s for s in (systems or topo.groups) if s in nics_of]
@@ -168,9 +184,8 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     step_owner = np.array([system_index[step[1]] for step in end_steps], dtype=np.int64)
     step_lat = np.array([step[3] for step in end_steps], dtype=float)
     step_hop = np.array([step[4] for step in end_steps], dtype=float)
-    worst = (-1.0, None, 0)
-    best_any = float("inf")
-    for s in classes.values():
+    def class_search(s: str) -> tuple[dict[str, tuple[float, str]], dict[str, str | None]]:
+        """One class's search: each other system's nearest NIC (distance, id) and the predecessors."""
         sources = sorted(nics_of[s])
         own_ends: dict[str, list] = {}
         for t in sources:
@@ -208,15 +223,147 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
             if other not in nearest or cand < nearest[other]:
                 nearest[other] = cand
                 prev[t] = sw
-        for other, (d, n) in sorted(nearest.items(), key=lambda item: item[1]):
-            best_any = min(best_any, d)
-            if d > worst[0]:
-                hops, cur = 0, n
-                while prev[cur] is not None:
-                    if fab.kind.get(cur) in ("ib_switch", "eth_switch"):
-                        hops += 1
-                    cur = prev[cur]
-                worst = (d, (s, other), hops)
+        return nearest, prev
+
+    def hops_to(n: str, prev: dict[str, str | None]) -> int:
+        hops, cur = 0, n
+        while prev[cur] is not None:
+            if fab.kind.get(cur) in ("ib_switch", "eth_switch"):
+                hops += 1
+            cur = prev[cur]
+        return hops
+
+    reps = list(classes.values())
+    if len(reps) < BATCH_CLASSES:  # a search or two: the figures straight from them
+        worst = (-1.0, None, 0)
+        best_any = float("inf")
+        for s in reps:
+            nearest, prev = class_search(s)
+            for other, (d, n) in sorted(nearest.items(), key=lambda item: item[1]):
+                best_any = min(best_any, d)
+                if d > worst[0]:
+                    worst = (d, (s, other), hops_to(n, prev))
+    else:
+        # Every class at once (_batched_nearest: the same sums and minima as the searches), then the
+        # worst class's own search again for the route of its worst pair.
+        found = _batched_nearest(fab, reps, nics_of, owner, network_nodes, ends, net_adj, net_gpus, end_steps)
+        worst = (-1.0, None, 0)
+        best_any = float("inf")
+        for s, (low, high, far) in zip(reps, found):
+            if far is not None:
+                best_any = min(best_any, low)
+                if high > worst[0]:
+                    worst = (high, (s, far), 0)
+        if worst[1] is not None:
+            s, far = worst[1]
+            nearest, prev = class_search(s)
+            worst = (worst[0], worst[1], hops_to(nearest[far][1], prev))
     if worst[1] is None:
         return None
     return SystemLatency(worst[0], best_any, worst[1], worst[2])
+
+
+def _batched_nearest(fab: Fabric, reps: list[str], nics_of: dict[str, list[str]], owner: dict[str, str],
+                     network_nodes: set[str], ends: set[str], net_adj: dict[str, list], net_gpus: set[str],
+                     end_steps: list[tuple]) -> list[tuple[float, float, str | None]]:
+    """For each class's system s, over the other systems' nearest NICs (least (distance, id)): the least
+    distance, the greatest, and the system whose nearest NIC is farthest (least NIC id among ties),
+    or (inf, -inf, None) when s reaches none.
+
+    The distances are those of ``_network_dijkstra`` from s's NICs, bit for bit: every class is relaxed
+    at once (Bellman-Ford in numpy, rows = classes), each step adding ``(d + link) + hop`` as the search
+    does. Rounding never lowers a sum, so both give each node the least such sum over its routes. A
+    dead-end NIC has only its step out (as a source of its own system) and is reached from its switch
+    afterwards, as in ``system_to_system_latency``.
+    """
+    nodes = sorted(network_nodes)
+    at = {n: i for i, n in enumerate(nodes)}
+    tails, heads, lats, hops = [], [], [], []
+    for u in nodes:
+        if u in net_gpus:  # a route never passes through a GPU (and no GPU is a source)
+            continue
+        for v, lat, hop in net_adj.get(u, ()):
+            tails.append(at[u])
+            heads.append(at[v])
+            lats.append(lat)
+            hops.append(hop)
+    tail = np.asarray(tails, dtype=np.int64)
+    head = np.asarray(heads, dtype=np.int64)
+    by_head = np.argsort(head, kind="stable")
+    tail, head = tail[by_head], head[by_head]
+    lat = np.asarray(lats, dtype=float)[by_head]
+    hop = np.asarray(hops, dtype=float)[by_head]
+    n_nodes = len(nodes)
+    # Candidates for "nearest NIC of another system": passable owned NICs (their own distance) and
+    # dead-end NICs (their switch's distance plus the step), grouped by owner.
+    systems = sorted({owner[n] for n in owner})
+    sys_index = {sid: i for i, sid in enumerate(systems)}
+    cand_node, cand_lat, cand_hop, cand_owner, cand_id = [], [], [], [], []
+    for n in nodes:
+        if n in owner and n not in ends:
+            cand_node.append(at[n]); cand_lat.append(None); cand_hop.append(None)
+            cand_owner.append(sys_index[owner[n]]); cand_id.append(n)
+    passable_count = len(cand_node)
+    for t, sid, sw, link, t_hop in end_steps:
+        cand_node.append(at[sw]); cand_lat.append(link); cand_hop.append(t_hop)
+        cand_owner.append(sys_index[sid]); cand_id.append(t)
+    c_node = np.asarray(cand_node, dtype=np.int64)
+    c_owner = np.asarray(cand_owner, dtype=np.int64)
+    rank = np.empty(len(cand_id), dtype=np.int64)
+    rank[np.argsort(np.asarray(cand_id, dtype=object), kind="stable")] = np.arange(len(cand_id))
+    c_lat = np.asarray([x or 0.0 for x in cand_lat[passable_count:]], dtype=float)
+    c_hop = np.asarray([x or 0.0 for x in cand_hop[passable_count:]], dtype=float)
+    by_owner = np.argsort(c_owner, kind="stable")
+    owners_sorted = c_owner[by_owner]
+    starts = np.flatnonzero(np.r_[True, owners_sorted[1:] != owners_sorted[:-1]]) if len(by_owner) else by_owner
+    group_owner = owners_sorted[starts] if len(by_owner) else owners_sorted
+
+    out: list[tuple[float, float, str | None]] = []
+    chunk = max(1, min(64, 4_000_000 // max(1, len(tail), len(c_node))))
+    for lo in range(0, len(reps), chunk):
+        batch = reps[lo:lo + chunk]
+        dist = np.full((len(batch), n_nodes), np.inf)
+        changed = np.zeros(n_nodes, dtype=bool)
+        for r, s in enumerate(batch):
+            for t in nics_of[s]:
+                dist[r, at[t]] = fab.hop_latency[t]
+                changed[at[t]] = True
+        while changed.any():
+            sel = np.flatnonzero(changed[tail])
+            if not len(sel):
+                break
+            h = head[sel]
+            cand = (dist[:, tail[sel]] + lat[sel]) + hop[sel]
+            first = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
+            low = np.minimum.reduceat(cand, first, axis=1)
+            targets = h[first]
+            current = dist[:, targets]
+            better = low < current
+            dist[:, targets] = np.where(better, low, current)
+            changed = np.zeros(n_nodes, dtype=bool)
+            changed[targets[better.any(axis=0)]] = True
+        # candidate distances, per class row
+        vals = dist[:, c_node].copy()
+        vals[:, passable_count:] = (vals[:, passable_count:] + c_lat) + c_hop
+        for r, s in enumerate(batch):
+            mine = sys_index.get(s, -1)
+            row = vals[r]
+            row[c_owner == mine] = np.inf
+            row_sorted = row[by_owner]
+            if not len(row_sorted):
+                out.append((np.inf, -np.inf, None))
+                continue
+            least = np.minimum.reduceat(row_sorted, starts)
+            reached = np.isfinite(least)
+            if not reached.any():
+                out.append((np.inf, -np.inf, None))
+                continue
+            # each owner's nearest NIC: the least id among its candidates at its least distance
+            at_least = row_sorted == np.repeat(least, np.diff(np.r_[starts, len(row_sorted)]))
+            ranks = np.where(at_least, rank[by_owner], np.iinfo(np.int64).max)
+            nearest_rank = np.minimum.reduceat(ranks, starts)
+            high = least[reached].max()
+            far_groups = np.flatnonzero(reached & (least == high))
+            far = far_groups[np.argmin(nearest_rank[far_groups])]
+            out.append((float(least[reached].min()), float(high), systems[int(group_owner[far])]))
+    return out

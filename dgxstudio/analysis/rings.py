@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from ..cancel import check_cancelled
 from ..model.topology import Topology
-from .fabric import Fabric, bundle_key
+from .fabric import Fabric, bundle_key, system_map
 
 # Above this many devices the routes that chain systems into rings are searched from both ends
 # (same hop count, found without touching every switch); below it the one-ended search, as before.
@@ -441,8 +441,9 @@ def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s
         if _connected(nv, gpus):
             return _single_fabric(topo, nv, "nvlink", gpus, exact_limit, deadline)
     systems: dict[str, list[str]] = {}
+    system_of = system_map(topo) if len(gpus) > 64 else {g: topo.system_of(g) for g in gpus}
     for g in gpus:
-        systems.setdefault(topo.system_of(g) or "", []).append(g)
+        systems.setdefault(system_of.get(g) or "", []).append(g)
     if len(systems) > 1 and "" not in systems:
         result = _rail_rings(topo, gpus, achievable=False, fabric=fabric)
         if result is not None:

@@ -2,20 +2,57 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ..cancel import Cancelled
 from ..model.systems import published_power
 from ..model.topology import Topology
 from .bandwidth import gpu_bandwidth
 from .bisection import bisection_bandwidth
-from .fabric import Fabric
-from .paths import path_latency, system_to_system_latency
+from .fabric import Fabric, sharing_system_map
+from .paths import path_latencies, system_to_system_latency
 from .rings import find_rings
+
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused while the body runs, then restored as it was.
+
+    The analysis of a large cluster allocates millions of small tables (no reference cycles); with the
+    collector on, each of its passes walks the whole topology again (a third of ``analyze`` at 1,024
+    systems). Nested and concurrent uses keep it paused until the last one ends.
+    """
+    global _gc_depth, _gc_was_enabled
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], None] | None = None,
             cancelled: Callable[[], bool] | None = None) -> dict:
+    with paused_gc(), sharing_system_map(topo):
+        return _analyze(topo, gpus, progress, cancelled)
+
+
+def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], None] | None,
+             cancelled: Callable[[], bool] | None) -> dict:
     steps = ["bandwidth", "rings", "bisection", "latency"]
 
     def step(i: int) -> None:
@@ -38,8 +75,8 @@ def analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], No
     if len(gpus) >= 2:
         worst = None
         # Latency from the first GPU to every other: the set's diameter seen from one end.
-        for other in gpus[1:] if len(gpus) <= 64 else [gpus[len(gpus) // 2], gpus[-1]]:
-            info = path_latency(topo, gpus[0], other, fab)
+        others = gpus[1:] if len(gpus) <= 64 else [gpus[len(gpus) // 2], gpus[-1]]
+        for info in path_latencies(topo, gpus[0], others, fab):
             if info is not None and (worst is None or info.latency_s > worst.latency_s):
                 worst = info
         gpu_pair = worst

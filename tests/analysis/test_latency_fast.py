@@ -1,0 +1,72 @@
+"""System-to-system latency with every class of systems searched at once (issues 12/16) equals one
+search per class: the same worst and best figures, the same worst pair and its switch hops."""
+
+import pytest
+
+from dgxstudio.analysis import paths
+from dgxstudio.analysis.fabric import Fabric
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.model.topology import Link
+from tests.analysis.test_analysis_speed_same import NETWORKS
+
+
+def _zero_latency_corner():
+    """Links and a switch of zero latency (sums that do not grow), and a second uplink per NIC."""
+    topo = build_fat_tree(12, "dgx-h100", rail_optimized=True, per_leaf=4)
+    ib = sorted((lk for lk in topo.links.values() if lk.type.startswith("IB")), key=lambda lk: lk.id)
+    for lk in ib[::7]:
+        lk.latency_s = 0.0
+    nic = next(e for lk in ib[3:] for e in (lk.a, lk.b) if topo.devices[e].kind == "nic")
+    far = next(e for lk in ib[len(ib) // 2:] for e in (lk.a, lk.b) if topo.devices[e].kind == "ib_switch")
+    topo.links["extra-nic-link"] = Link("extra-nic-link", nic, far, ib[0].type)
+    topo._links_by_device = None
+    return topo
+
+
+CASES = NETWORKS + [lambda: build_fat_tree(64, "dgx-h100", rail_optimized=True),
+                    lambda: build_fat_tree(24, "dgx-a100", oversubscription=3),
+                    lambda: build_fat_tree(16),
+                    _zero_latency_corner]
+
+
+@pytest.mark.parametrize("make", CASES)
+def test_batched_classes_equal_one_search_per_class(make, monkeypatch):
+    topo = make()
+    fab = Fabric(topo)
+    batched = paths.system_to_system_latency(topo, fab=fab)
+    monkeypatch.setattr(paths, "BATCH_CLASSES", 10 ** 9)
+    one_by_one = paths.system_to_system_latency(topo, fab=fab)
+    assert batched == one_by_one
+    assert batched is not None and batched.max_s >= batched.min_s > 0
+
+
+def test_a_subset_of_systems_and_a_zero_hop_switch(monkeypatch):
+    topo = build_fat_tree(40)
+    fab = Fabric(topo)
+    switch = next(d for d, k in fab.kind.items() if k == "ib_switch")
+    fab.hop_latency[switch] = 0.0
+    systems = sorted(g for g, grp in topo.groups.items() if grp.kind == "system")[3:15]
+    batched = paths.system_to_system_latency(topo, systems, fab=fab)
+    monkeypatch.setattr(paths, "BATCH_CLASSES", 10 ** 9)
+    assert batched == paths.system_to_system_latency(topo, systems, fab=fab)
+
+
+@pytest.mark.parametrize("make", CASES[:3] + CASES[-2:])
+def test_one_search_to_several_gpus_equals_one_search_each(make):
+    from dgxstudio.model.topology import Device
+    topo = make()
+    topo.devices["lonely-gpu"] = Device("lonely-gpu", "gpu", topo.devices[topo.gpus()[0].id].part, "alone")
+    fab = Fabric(topo)
+    gpus = [d.id for d in topo.gpus()]
+    others = [gpus[len(gpus) // 2], gpus[-1], gpus[1], gpus[0], "lonely-gpu", gpus[-1]]
+    got = paths.path_latencies(topo, gpus[0], others, fab)
+    for dst, info in zip(others, got):
+        dist, prev = paths._dijkstra(fab, [gpus[0]], {dst})   # a search that stops at dst
+        if dst not in dist:
+            assert info is None
+            continue
+        route = [dst]
+        while prev[route[-1]] is not None:
+            route.append(prev[route[-1]])
+        assert (info.latency_s, info.path, info.hops) == (dist[dst], route[::-1], len(route) - 1)
+    assert got[4] is None and got[0].hops > 2
