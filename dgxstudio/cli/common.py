@@ -110,10 +110,11 @@ def sim_errors() -> tuple[type[Exception], ...]:
     for the user, exit 2), as opposed to a bug."""
     from ..analysis.routing import RoutingError
     from ..sim.pipeline import PipelineError
+    from ..sim.limits import TooLarge
     from ..sim.run import SimulationError
     from ..sim.training import TrainingError
 
-    return (SimulationError, PipelineError, TrainingError, RoutingError)
+    return (SimulationError, PipelineError, TrainingError, RoutingError, TooLarge)
 
 
 def preset_names() -> list[str]:

@@ -78,6 +78,7 @@ def cmd_report(args) -> int:
     from ..analysis.summary import analyze
     from ..report.html import ReportData, write_report
     from ..report.provenance import stamp
+    from ..sim.limits import TooLarge
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
     from ..sim.run import SimulationError, Simulator, sweep_sizes
 
@@ -100,7 +101,7 @@ def cmd_report(args) -> int:
                 raise CliError(f"--pipeline-stages {p}: only {len(gpus)} GPUs are selected")
             spec = PipelineSpec(args.schedule, p, args.microbatches, gpus[:p], [2e-3] * p, [4e-3] * p, 16 * 2**20)
             data.pipelines.append(stamp(run_pipeline(topo, spec), data.document))
-    except (SimulationError, PipelineError) as exc:
+    except (SimulationError, PipelineError, TooLarge) as exc:
         raise CliError(str(exc)) from None
     try:
         pages = write_report(data, args.output)

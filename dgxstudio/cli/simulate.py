@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..sim.collectives import COLLECTIVES
-from .common import EXIT_OK, CliError, add_sim_options, add_source, open_topology, parse_size_arg, print_json, select
+from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_topology, parse_size_arg, print_json, select,
+                     sim_errors)
 
 
 def sim_options(args):
@@ -29,7 +30,7 @@ def _row(result) -> dict:
 
 def cmd_simulate(args) -> int:
     from ..sim.engine import SimulationCancelled
-    from ..sim.run import SimulationError, Simulator, sweep_sizes
+    from ..sim.run import Simulator, sweep_sizes
     from ..units import format_size, format_time
 
     topo = open_topology(args.file, args.preset)
@@ -44,7 +45,7 @@ def cmd_simulate(args) -> int:
             results = [sim.run(args.collective, args.algorithm, s) for s in sizes]
         else:
             results = [sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size"))]
-    except SimulationError as exc:
+    except sim_errors() as exc:
         raise CliError(str(exc)) from None
     except SimulationCancelled:
         raise CliError("cancelled") from None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cancel import Cancelled, as_check, check_cancelled
+from . import limits
 from ..analysis.routing import Route, Router
 from .periods import FlowEnds, _Periods
 from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes  # noqa: F401 (re-exported)
@@ -77,6 +78,10 @@ class Schedule:
         self.groups.append(group)
         if len(self.groups) % 4096 == 0:
             check_cancelled()
+            if len(self.groups) > limits.MAX_SCHEDULED_GROUPS:
+                raise limits.TooLarge(f"{self.description or 'this schedule'} takes more than "
+                                 f"{limits.MAX_SCHEDULED_GROUPS:,} flow groups to simulate (about a kilobyte of "
+                                 f"memory each); use a larger --chunk, a smaller size or fewer GPUs")
         return len(self.groups) - 1
 
 

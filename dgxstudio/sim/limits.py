@@ -15,6 +15,14 @@ import math
 # a ring all-reduce moves each chunk 2 (n - 1) steps, and each GPU holds 1/n of the data, so about
 # 2 x (size / chunk + n). 1 TiB in 4 MiB chunks (524,288) took over 30 s and 3 GB before this limit.
 MAX_FLOW_GROUPS = 300_000
+# What a schedule may actually build, counted as it is built (``Schedule.add``): the estimate above
+# knows only chunks and steps, not an algorithm's own multiples (an NVLS tree has rails x trees x
+# levels groups per piece: 16 GiB over 2,048 DGX H100 reached 24 GB before the kernel killed it).
+MAX_SCHEDULED_GROUPS = 3_000_000
+
+
+class TooLarge(ValueError):
+    """A request refused for what it would cost (the message gives the numbers and a way out)."""
 # Pipeline tasks: stages x micro-batches x model chunks, each a forward and a backward.
 MAX_PIPELINE_TASKS = 200_000
 MAX_MICROBATCHES = 100_000

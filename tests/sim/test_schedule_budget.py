@@ -1,0 +1,28 @@
+"""A schedule that would take more flow groups than memory allows is refused with a message naming
+it, even where the estimate from chunks and steps let it through (an algorithm's own multiples)."""
+
+import pytest
+
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.sim import limits
+from dgxstudio.sim.run import simulate
+
+
+def test_a_schedule_over_the_group_budget_is_refused_by_name(monkeypatch):
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", 5000)
+    topo = build_fat_tree(2, "dgx-h100")
+    with pytest.raises(ValueError, match=r"NVLS tree all-reduce .* more than 5,000 flow groups.*--chunk"):
+        simulate(topo, "all-reduce", "nvls-tree", 2**33)
+    # within the budget the same run goes ahead
+    assert simulate(topo, "all-reduce", "nvls-tree", 2**24).time_s > 0
+
+
+def test_the_cli_says_why_and_exits_2(monkeypatch, capsys, tmp_path):
+    from dgxstudio.cli import main
+    from dgxstudio.model import fileio
+
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", 5000)
+    path = tmp_path / "two.dgxs"
+    fileio.save(build_fat_tree(2, "dgx-h100"), str(path))
+    assert main(["simulate", str(path), "--algorithm", "nvls-tree", "--size", "8GiB"]) == 2
+    assert "flow groups" in capsys.readouterr().err
