@@ -401,7 +401,12 @@ def all_to_all(gpus: list[str], size: float, chunk: float, router=None) -> Sched
         sched.description += f" ({len(classes.pairs):,} symmetry classes of {classes.flows:,} transfers)"
     else:
         pattern = Pattern([(a, b) for a in gpus for b in gpus if a != b])
-    n, piece = pieces(size / p, chunk)
+    return _piece_chain(sched, pattern, size / p, chunk)
+
+
+def _piece_chain(sched: Schedule, pattern: Pattern, nbytes: float, chunk: float) -> Schedule:
+    """An all-to-all's pieces, each pair sending ``nbytes`` in chunks, one piece after another."""
+    n, piece = pieces(nbytes, chunk)
     last = None
     for j in range(n):
         last = sched.add(Group(f"all-to-all piece {j}", pattern, piece, (), (last,) if last is not None else (),
@@ -433,12 +438,7 @@ def all_to_alls(groups: list[list[str]], size: float, chunk: float, router) -> S
                                              f"({len(classes.pairs):,} symmetry classes of {len(pairs):,} transfers)")
     sched.meta["classes"] = classes
     pattern = Pattern(classes.pairs)
-    n, piece = pieces(size / p, chunk)
-    last = None
-    for j in range(n):
-        last = sched.add(Group(f"all-to-all piece {j}", pattern, piece, (), (last,) if last is not None else (),
-                               meta={"piece": j}))
-    return sched
+    return _piece_chain(sched, pattern, size / p, chunk)
 
 
 def nvls_allreduce(gpus: list[str], switch_shares: dict[str, float], size: float, chunk: float,

@@ -181,7 +181,8 @@ class TierLabel(QGraphicsItem):
         return self.rect
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        _screen_text(painter, self.rect, [(self.name, _LABEL_BOLD)])
+        # 'Spine switches', else 'Spine' where the row's margin is narrow on screen, before any eliding
+        _screen_text(painter, self.rect, [(f"{self.name}|{self.name.split()[0]}", _LABEL_BOLD)])
 
 
 class BundleItem(LinkItem):
