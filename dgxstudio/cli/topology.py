@@ -19,14 +19,16 @@ def topology_info(topo: Topology) -> dict:
     for lk in topo.links.values():
         link_types[lk.type] += lk.count
     gpus = topo.gpus()
-    nvlink_per_gpu = []
-    for g in gpus:
-        total = 0.0
-        for lk in topo.links_of(g.id):
-            lt = topo.link_type_of(lk)
-            if lt is not None and lt.family == "nvlink":
-                total += topo.link_bandwidth_per_direction_Bps(lk)
-        nvlink_per_gpu.append(2 * total)
+    nvlink_of = dict.fromkeys((g.id for g in gpus), 0.0)  # one pass over the links, not one look-up per GPU
+    for lk in topo.links.values():
+        if lk.a not in nvlink_of and lk.b not in nvlink_of:
+            continue
+        lt = topo.link_type_of(lk)
+        if lt is not None and lt.family == "nvlink":
+            bw = topo.link_bandwidth_per_direction_Bps(lk)
+            for end in {lk.a, lk.b} & nvlink_of.keys():
+                nvlink_of[end] += bw
+    nvlink_per_gpu = [2 * v for v in nvlink_of.values()]
     return {
         "name": topo.name,
         "devices": len(topo.devices),

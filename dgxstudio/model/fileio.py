@@ -12,6 +12,7 @@ import math
 import os
 import re
 
+from ..heap import paused_gc
 from .atomic import atomic_write_bytes, atomic_write_text  # noqa: F401 - the shared writers
 from .catalog import DEVICE_KINDS, Catalog
 from .topology import Device, Group, Link, Topology
@@ -382,8 +383,14 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
             raise TopologyFileError(f"duplicate id {new_id!r} (first used at {where})", path)
         first_seen[new_id] = path
 
+    devices = topo.devices
     for i, raw in enumerate(R.lst(doc.get("devices", []), "devices")):
-        p = f"devices[{i}]"
+        dev = _fast_device(raw)
+        if dev is not None and dev.id not in first_seen:
+            first_seen[dev.id] = ("devices", i)
+            devices[dev.id] = dev
+            continue
+        p = f"devices[{i}]"  # the general path, which names what is wrong
         R.obj(raw, p)
         _unknown_keys(raw, {"id", "kind", "part", "name", "properties"}, p)
         did = R.ident(raw.get("id"), f"{p}.id")
@@ -395,9 +402,9 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
                                    R.name(raw.get("name", did), f"{p}.name"),
                                    dict(R.props(raw.get("properties", {}), f"{p}.properties")))
 
-    devices = topo.devices
+    plain: set = set()  # (type, a_port, b_port) triples already checked
     for i, raw in enumerate(R.lst(doc.get("links", []), "links")):
-        link = _fast_link(raw, devices)
+        link = _fast_link(raw, devices, plain)
         if link is not None and link.id not in first_seen:
             first_seen[link.id] = ("links", i)
             topo.links[link.id] = link
@@ -434,15 +441,10 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
         _unknown_keys(raw, {"id", "name", "kind", "parent", "devices", "properties"}, p)
         gid = R.ident(raw.get("id"), f"{p}.id")
         claim(gid, f"{p}.id")
-        members = []
-        for j, d in enumerate(R.lst(raw.get("devices", []), f"{p}.devices")):
-            d = R.ident(d, f"{p}.devices[{j}]")
-            if d not in topo.devices:
-                raise TopologyFileError(f"no device {d!r}", f"{p}.devices[{j}]")
-            if d in member_of:
-                raise TopologyFileError(f"device {d!r} is already in group {member_of[d]!r}", f"{p}.devices[{j}]")
-            member_of[d] = gid
-            members.append(d)
+        members = _fast_members(raw, devices, member_of)
+        if members is None:
+            members = _group_members(raw, p, devices, member_of)
+        member_of.update(dict.fromkeys(members, gid))
         parent = raw.get("parent")
         topo.groups[gid] = Group(gid, R.name(raw.get("name", gid), f"{p}.name"),
                                  R.ident(raw.get("kind", "system"), f"{p}.kind"),
@@ -461,7 +463,15 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
 
     layout = R.obj(doc.get("layout", {}), "layout")
     _unknown_keys(layout, {"positions", "collapsed"}, "layout")
+    positions, groups = topo.layout.positions, topo.groups
     for key, xy in R.obj(layout.get("positions", {}), "layout.positions").items():
+        if type(xy) is list and len(xy) == 2 and (key in devices or key in groups):
+            x, y = xy
+            # the common case: plain numbers within range (NaN fails the comparison, bool is not int)
+            if (type(x) is float or type(x) is int) and (type(y) is float or type(y) is int) \
+                    and -_MAX_COORDINATE <= x <= _MAX_COORDINATE and -_MAX_COORDINATE <= y <= _MAX_COORDINATE:
+                positions[key] = (float(x), float(y))
+                continue
         p = f"layout.positions.{key}"
         if key not in topo.devices and key not in topo.groups:
             raise TopologyFileError(f"no device or group {key!r}", p)
@@ -477,36 +487,100 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
     return topo
 
 
+def _fast_members(raw: dict, devices: dict, member_of: dict) -> list[str] | None:
+    """A group's device list in the common case (known devices, each listed once and in no other
+    group); None sends it through the general reader."""
+    members = raw.get("devices", [])
+    if (type(members) is list and len(members) <= MAX_ITEMS
+            and all(type(d) is str and d in devices and d not in member_of for d in members)
+            and len(set(members)) == len(members)):
+        return list(members)
+    return None
+
+
+def _group_members(raw: dict, p: str, devices: dict, member_of: dict) -> list[str]:
+    """A group's device list by the general rules, naming the entry at fault."""
+    R = _Reader
+    members: list[str] = []
+    mine: set[str] = set()
+    for j, d in enumerate(R.lst(raw.get("devices", []), f"{p}.devices")):
+        d = R.ident(d, f"{p}.devices[{j}]")
+        if d not in devices:
+            raise TopologyFileError(f"no device {d!r}", f"{p}.devices[{j}]")
+        if d in member_of or d in mine:
+            owner = member_of.get(d) or raw.get("id")
+            raise TopologyFileError(f"device {d!r} is already in group {owner!r}", f"{p}.devices[{j}]")
+        mine.add(d)
+        members.append(d)
+    return members
+
+
 _LINK_FIELDS = frozenset({"id", "a", "b", "type", "count", "a_port", "b_port", "width",
                           "bandwidth_per_direction_Bps", "latency_s"})
 
 
-def _plain_id(v) -> bool:
-    return type(v) is str and 0 < len(v) <= MAX_ID_LENGTH and v.isascii() and v.isprintable()
+_DEVICE_FIELDS = frozenset({"id", "kind", "part", "name", "properties"})
+_DEVICE_KIND_SET = frozenset(DEVICE_KINDS)
 
 
-def _fast_link(raw, devices) -> Link | None:
+def _fast_device(raw) -> Device | None:
+    """A device in the common shape, checked by the same rules as the general reader without building
+    error paths; None sends it through the general reader (which then names what is wrong)."""
+    if type(raw) is not dict or not raw.keys() <= _DEVICE_FIELDS:
+        return None
+    did, kind, part = raw.get("id"), raw.get("kind"), raw.get("part")
+    name = raw.get("name", did)
+    if type(did) is not str or type(kind) is not str or type(part) is not str or type(name) is not str:
+        return None
+    if kind not in _DEVICE_KIND_SET or not (0 < len(did) <= MAX_ID_LENGTH and 0 < len(part) <= MAX_ID_LENGTH
+                                            and len(name) <= MAX_TEXT_LENGTH):
+        return None
+    both = did + part + name
+    if not (both.isascii() and both.isprintable()):
+        return None
+    props = raw.get("properties")
+    if props is None:
+        if "properties" in raw:
+            return None
+        props = {}
+    elif type(props) is not dict:
+        return None
+    elif props:
+        try:
+            check_properties(props, "")
+        except TopologyFileError:
+            return None
+        props = dict(props)
+    else:
+        props = {}
+    return Device(did, kind, part, name, props)
+
+
+def _fast_link(raw, devices, plain: set) -> Link | None:
     """A link in the common shape, checked by the same rules without building error paths; None
-    sends it through the general reader (which then names what is wrong)."""
+    sends it through the general reader (which then names what is wrong). ``plain`` remembers the
+    (type, a_port, b_port) triples already checked, which a large fabric repeats on every link."""
     if type(raw) is not dict or not raw.keys() <= _LINK_FIELDS:
         return None
-    lid, a, b, ltype = raw.get("id"), raw.get("a"), raw.get("b"), raw.get("type")
+    lid, a, b = raw.get("id"), raw.get("a"), raw.get("b")
     if type(a) is not str or type(b) is not str or a not in devices or b not in devices:
         return None  # (device ids were checked when the devices were read)
+    # The link's own id: plain printable ASCII within the id length limit.
+    if type(lid) is not str or not (0 < len(lid) <= MAX_ID_LENGTH and lid.isascii() and lid.isprintable()):
         return None
-    # One check for the link's own id and type: plain printable ASCII within the id length limit.
-    if type(lid) is not str or type(ltype) is not str:
+    ltype, a_port, b_port = raw.get("type"), raw.get("a_port"), raw.get("b_port")
+    if type(ltype) is not str or (a_port is not None and type(a_port) is not str) \
+            or (b_port is not None and type(b_port) is not str):
         return None
-    both = lid + ltype
-    if not (0 < len(lid) <= MAX_ID_LENGTH and 0 < len(ltype) <= MAX_ID_LENGTH and both.isascii()
-            and both.isprintable()):
-        return None
+    ends = (ltype, a_port, b_port)
+    if ends not in plain:
+        if not all(v is None or 0 < len(v) <= MAX_ID_LENGTH and v.isascii() and v.isprintable() for v in ends):
+            return None
+        plain.add(ends)
     count = raw.get("count", 1)
     if type(count) is not int or not 1 <= count <= MAX_LINK_COUNT:
         return None
-    a_port, b_port, width = raw.get("a_port"), raw.get("b_port"), raw.get("width")
-    if (a_port is not None and not _plain_id(a_port)) or (b_port is not None and not _plain_id(b_port)):
-        return None
+    width = raw.get("width")
     if width is not None and (type(width) is not int or not 1 <= width <= 32):
         return None
     bw, lat = raw.get("bandwidth_per_direction_Bps"), raw.get("latency_s")
@@ -518,12 +592,14 @@ def _fast_link(raw, devices) -> Link | None:
         if type(lat) not in (int, float) or not 0 <= lat <= 3600.0:
             return None
         lat = float(lat)
-    return Link(id=lid, a=a, b=b, type=ltype, count=count, a_port=a_port, b_port=b_port, width=width,
-                bandwidth_per_direction_Bps=bw, latency_s=lat)
+    return Link(lid, a, b, ltype, count, a_port, b_port, width, bw, lat)
+
+
+_MAX_COORDINATE = 1e9
 
 
 def _coordinate(value, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) > 1e9:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) > _MAX_COORDINATE:
         raise TopologyFileError("expected a coordinate (a finite number)", path)
     return float(value)
 
@@ -538,6 +614,11 @@ def loads(text: str | bytes, catalog: Catalog | None = None, filename: str = "")
             raise TopologyFileError(f"not UTF-8 text (byte {exc.start})", filename=filename) from None
     if len(text) > MAX_FILE_BYTES:
         raise TopologyFileError(f"file is over the limit of {MAX_FILE_BYTES} bytes", filename=filename)
+    with paused_gc():  # millions of new objects, no cycles: full collections would walk them again and again
+        return _loads(text, catalog, filename)
+
+
+def _loads(text: str, catalog: Catalog | None, filename: str) -> Topology:
     try:
         doc = _parse_topology_json(text)
     except TopologyFileError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from ..heap import paused_gc
 from .catalog import NETWORK_FAMILIES, PCIE_HUB_KINDS
 from .topology import Topology
 
@@ -30,6 +31,15 @@ class Finding:
 
 
 def _check_ids(topo: Topology) -> list[Finding]:
+    tables = (topo.devices, topo.links, topo.groups)
+    if all(k == obj.id for table in tables for k, obj in table.items()) and \
+            not (topo.devices.keys() & topo.links.keys() or topo.devices.keys() & topo.groups.keys()
+                 or topo.links.keys() & topo.groups.keys()):
+        return []  # every object filed under its own id, no id in two tables: nothing to report
+    return _id_findings(topo)
+
+
+def _id_findings(topo: Topology) -> list[Finding]:
     out = []
     owners = Counter()
     for table in (topo.devices, topo.links, topo.groups):
@@ -60,64 +70,92 @@ def _check_devices(topo: Topology) -> list[Finding]:
 
 
 def _check_links(topo: Topology) -> list[Finding]:
+    """Every link by the rules below; a link whose shape (its ends' parts and kinds, ports, type and
+    width) was already found correct is not checked again, since those rules read nothing else."""
     out = []
+    devices = topo.devices
+    correct: set[tuple] = set()
     for lk in topo.links.values():
-        missing = [e for e in (lk.a, lk.b) if e not in topo.devices]
-        if missing:
-            out.append(Finding(ERROR, "missing-device", f"link {lk.id}: no device {', '.join(map(repr, missing))}",
-                               tuple(e for e in (lk.a, lk.b) if e in topo.devices), (lk.id,)))
-            continue
-        if lk.a == lk.b:
-            out.append(Finding(ERROR, "self-link", f"link {lk.id} joins {topo.devices[lk.a].name} to itself",
-                               (lk.a,), (lk.id,)))
-            continue
-        lt = topo.catalog.link_type(lk.type)
-        if lt is None:
-            out.append(Finding(ERROR, "unknown-link-type", f"link {lk.id}: unknown link type {lk.type!r}",
-                               (lk.a, lk.b), (lk.id,)))
-            continue
-        for end, port_name in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
-            dev = topo.devices[end]
-            part = topo.catalog.part(dev.part)
-            if part is None:
+        da, db = devices.get(lk.a), devices.get(lk.b)
+        if da is not None and db is not None and lk.a != lk.b:
+            shape = (da.part, da.kind, db.part, db.kind, lk.a_port, lk.b_port, lk.type, lk.width)
+            if shape in correct:
                 continue
-            group = part.port_group(port_name) if port_name else part.port_group_for(lk.type)
-            if group is None or lk.type not in group.accepts:
-                accepted = sorted({t for g in part.ports for t in g.accepts})
-                where = f"port {port_name!r}" if port_name and part.port_group(port_name) else "any port"
-                out.append(Finding(ERROR, "incompatible-link",
-                                   f"link {lk.id}: {lt.label} cannot attach to {where} of {dev.name} ({part.label} "
-                                   f"takes {', '.join(accepted)})", (end,), (lk.id,)))
-            elif lk.width is not None and group.max_width is not None and lk.width > group.max_width:
-                out.append(Finding(ERROR, "width-over-port",
-                                   f"link {lk.id}: x{lk.width} is wider than {dev.name}'s x{group.max_width} "
-                                   f"{group.name} port", (end,), (lk.id,)))
-        if lt.family == "pcie" and not ({topo.devices[lk.a].kind, topo.devices[lk.b].kind} & PCIE_HUB_KINDS):
-            out.append(Finding(ERROR, "pcie-endpoints",
-                               f"link {lk.id}: PCIe between {topo.devices[lk.a].name} and {topo.devices[lk.b].name} "
-                               "needs a PCIe switch or CPU at one end", (lk.a, lk.b), (lk.id,)))
-        if lk.width is not None and not lt.per_lane:
-            out.append(Finding(WARNING, "width-ignored", f"link {lk.id}: a lane width means nothing for {lt.label}",
-                               (lk.a, lk.b), (lk.id,)))
+            before = len(out)
+            _check_link(topo, lk, out)
+            if len(out) == before:
+                correct.add(shape)
+        else:
+            _check_link(topo, lk, out)
     return out
+
+
+def _check_link(topo: Topology, lk, out: list[Finding]) -> None:
+    missing = [e for e in (lk.a, lk.b) if e not in topo.devices]
+    if missing:
+        out.append(Finding(ERROR, "missing-device", f"link {lk.id}: no device {', '.join(map(repr, missing))}",
+                           tuple(e for e in (lk.a, lk.b) if e in topo.devices), (lk.id,)))
+        return
+    if lk.a == lk.b:
+        out.append(Finding(ERROR, "self-link", f"link {lk.id} joins {topo.devices[lk.a].name} to itself",
+                           (lk.a,), (lk.id,)))
+        return
+    lt = topo.catalog.link_type(lk.type)
+    if lt is None:
+        out.append(Finding(ERROR, "unknown-link-type", f"link {lk.id}: unknown link type {lk.type!r}",
+                           (lk.a, lk.b), (lk.id,)))
+        return
+    for end, port_name in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
+        dev = topo.devices[end]
+        part = topo.catalog.part(dev.part)
+        if part is None:
+            continue
+        group = part.port_group(port_name) if port_name else part.port_group_for(lk.type)
+        if group is None or lk.type not in group.accepts:
+            accepted = sorted({t for g in part.ports for t in g.accepts})
+            where = f"port {port_name!r}" if port_name and part.port_group(port_name) else "any port"
+            out.append(Finding(ERROR, "incompatible-link",
+                               f"link {lk.id}: {lt.label} cannot attach to {where} of {dev.name} ({part.label} "
+                               f"takes {', '.join(accepted)})", (end,), (lk.id,)))
+        elif lk.width is not None and group.max_width is not None and lk.width > group.max_width:
+            out.append(Finding(ERROR, "width-over-port",
+                               f"link {lk.id}: x{lk.width} is wider than {dev.name}'s x{group.max_width} "
+                               f"{group.name} port", (end,), (lk.id,)))
+    if lt.family == "pcie" and not ({topo.devices[lk.a].kind, topo.devices[lk.b].kind} & PCIE_HUB_KINDS):
+        out.append(Finding(ERROR, "pcie-endpoints",
+                           f"link {lk.id}: PCIe between {topo.devices[lk.a].name} and {topo.devices[lk.b].name} "
+                           "needs a PCIe switch or CPU at one end", (lk.a, lk.b), (lk.id,)))
+    if lk.width is not None and not lt.per_lane:
+        out.append(Finding(WARNING, "width-ignored", f"link {lk.id}: a lane width means nothing for {lt.label}",
+                           (lk.a, lk.b), (lk.id,)))
 
 
 def _check_ports(topo: Topology) -> list[Finding]:
     out = []
+    used_by: dict[tuple[str, str], int] = {}  # (device, port group) -> ports in use, as Topology.used_ports counts
+    for lk in topo.links.values():
+        key = (lk.a, lk.a_port or "?")
+        used_by[key] = used_by.get(key, 0) + lk.count
+        key = (lk.b, lk.b_port or "?")  # both ends, a link from a device to itself too
+        used_by[key] = used_by.get(key, 0) + lk.count
+    parts = topo.catalog.parts
     for dev in topo.devices.values():
-        part = topo.catalog.part(dev.part)
-        if part is None:
-            continue
-        used = topo.used_ports(dev.id)
-        for group in part.ports:
-            n = used.get(group.name, 0)
-            if n > group.count:
-                links = tuple(lk.id for lk in topo.links_of(dev.id)
-                              if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
-                out.append(Finding(ERROR, "ports-over-budget",
-                                   f"{dev.name} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
-                                   (dev.id,), links))
+        part = parts.get(dev.part)
+        if part is not None:
+            _ports_over_budget(topo, dev, part, lambda port: used_by.get((dev.id, port), 0), out)
     return out
+
+
+def _ports_over_budget(topo: Topology, dev, part, used, out: list[Finding]) -> None:
+    """A device's port groups holding more links than the part has ports; ``used(port)`` counts them."""
+    for group in part.ports:
+        n = used(group.name)
+        if n > group.count:
+            links = tuple(lk.id for lk in topo.links_of(dev.id)
+                          if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
+            out.append(Finding(ERROR, "ports-over-budget",
+                               f"{dev.name} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
+                               (dev.id,), links))
 
 
 def _check_groups(topo: Topology) -> list[Finding]:
@@ -144,8 +182,12 @@ def _check_groups(topo: Topology) -> list[Finding]:
 
 def _check_connectivity(topo: Topology) -> list[Finding]:
     out = []
+    linked = set()
+    for lk in topo.links.values():
+        linked.add(lk.a)
+        linked.add(lk.b)
     for dev in topo.gpus():
-        if not topo.links_of(dev.id):
+        if dev.id not in linked:
             out.append(Finding(WARNING, "isolated-gpu", f"{dev.name} ({dev.id}) has no links", (dev.id,)))
     return out
 
@@ -166,13 +208,23 @@ def _check_negotiated_speed(topo: Topology) -> list[Finding]:
             best[key] = max(rates, default=0.0)
         return best[key]
 
+    devices = topo.devices
+    fine: set[tuple] = set()  # link shapes already found at their ends' best speed
     for lk in topo.links.values():
-        lt = cat.link_type(lk.type)
-        if lt is None or lt.family not in NETWORK_FAMILIES or lk.a not in topo.devices or lk.b not in topo.devices:
+        da, db = devices.get(lk.a), devices.get(lk.b)
+        if da is None or db is None:
             continue
-        da, db = topo.devices[lk.a], topo.devices[lk.b]
+        shape = (lk.type, da.part, lk.a_port, db.part, lk.b_port)
+        if shape in fine:
+            continue
+        lt = cat.link_type(lk.type)
+        if lt is None or lt.family not in NETWORK_FAMILIES:
+            fine.add(shape)
+            continue
         ra, rb = best_rate(da.part, lk.a_port, lt.family), best_rate(db.part, lk.b_port, lt.family)
-        if lt.rate_bps_per_direction < max(ra, rb):
+        if lt.rate_bps_per_direction >= max(ra, rb):
+            fine.add(shape)
+        else:
             fast, slow = (da, db) if ra >= rb else (db, da)
             out.append(Finding(WARNING, "speed-negotiated",
                                f"link {lk.id}: {fast.name} ({cat.part(fast.part).label}) links at {lt.label} "
@@ -188,6 +240,7 @@ CHECKS = (_check_ids, _check_devices, _check_links, _check_ports, _check_groups,
 
 def validate(topo: Topology) -> list[Finding]:
     findings: list[Finding] = []
-    for check in CHECKS:
-        findings.extend(check(topo))
+    with paused_gc():
+        for check in CHECKS:
+            findings.extend(check(topo))
     return findings
