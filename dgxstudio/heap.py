@@ -1,10 +1,10 @@
-"""The cyclic garbage collector paused around bulk work (no Qt).
+"""The cyclic garbage collector paused around work that allocates millions of small objects.
 
-Loading, validating and analyzing a large cluster allocate millions of small objects without
-reference cycles; with the collector on, each of its full passes walks everything alive again (about
-a third of ``analyze`` at 1,024 systems, 2 s of loading a 59 MB file). The pause is reference
-counted, so nested and concurrent uses keep it paused until the last one ends, and the collector is
-left as it was found.
+Analysis and simulation of a large cluster build millions of small tables, tuples and arrays with no
+reference cycles. With the collector on, every generation-2 pass walks the whole topology again
+(150,000 links and their dictionaries on 2,048 DGX H100): a third of ``analyze`` at 1,024 systems and
+two fifths of a hierarchical all-reduce's CPU time at 16,384 GPUs. Nothing here keeps cycles alive
+that would not be collected once the collector runs again.
 """
 
 from __future__ import annotations
@@ -21,7 +21,11 @@ _gc_was_enabled = False
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused while the body runs, then restored as it was."""
+    """The cyclic garbage collector paused while the body runs, then restored as it was.
+
+    Nested and concurrent uses (a worker thread's run while the GUI analyzes) keep it paused until the
+    last one ends.
+    """
     global _gc_depth, _gc_was_enabled
     with _gc_lock:
         if _gc_depth == 0:

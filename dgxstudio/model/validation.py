@@ -32,14 +32,9 @@ class Finding:
 
 def _check_ids(topo: Topology) -> list[Finding]:
     tables = (topo.devices, topo.links, topo.groups)
-    if all(k == obj.id for table in tables for k, obj in table.items()) and \
-            not (topo.devices.keys() & topo.links.keys() or topo.devices.keys() & topo.groups.keys()
-                 or topo.links.keys() & topo.groups.keys()):
-        return []  # every object filed under its own id, no id in two tables: nothing to report
-    return _id_findings(topo)
-
-
-def _id_findings(topo: Topology) -> list[Finding]:
+    if (len(set(topo.devices).union(topo.links, topo.groups)) == sum(map(len, tables))
+            and all(key == obj.id for table in tables for key, obj in table.items())):
+        return []  # every id filed under itself and used once: nothing to name
     out = []
     owners = Counter()
     for table in (topo.devices, topo.links, topo.groups):
@@ -69,93 +64,93 @@ def _check_devices(topo: Topology) -> list[Finding]:
     return out
 
 
+def _port_fit(part, port_name: str | None, link_type: str):
+    """How a link of ``link_type`` meets a part at ``port_name``: (group or None, accepted)."""
+    group = part.port_group(port_name) if port_name else part.port_group_for(link_type)
+    return group, group is not None and link_type in group.accepts
+
+
 def _check_links(topo: Topology) -> list[Finding]:
-    """Every link by the rules below; a link whose shape (its ends' parts and kinds, ports, type and
-    width) was already found correct is not checked again, since those rules read nothing else."""
     out = []
-    devices = topo.devices
-    correct: set[tuple] = set()
+    devices, catalog = topo.devices, topo.catalog
+    # What depends only on (part, port, link type) is worked out once per combination: a cluster
+    # has a handful of them among 150,000 links.
+    fits: dict[tuple, tuple] = {}
     for lk in topo.links.values():
-        da, db = devices.get(lk.a), devices.get(lk.b)
-        if da is not None and db is not None and lk.a != lk.b:
-            shape = (da.part, da.kind, db.part, db.kind, lk.a_port, lk.b_port, lk.type, lk.width)
-            if shape in correct:
-                continue
-            before = len(out)
-            _check_link(topo, lk, out)
-            if len(out) == before:
-                correct.add(shape)
-        else:
-            _check_link(topo, lk, out)
-    return out
-
-
-def _check_link(topo: Topology, lk, out: list[Finding]) -> None:
-    missing = [e for e in (lk.a, lk.b) if e not in topo.devices]
-    if missing:
-        out.append(Finding(ERROR, "missing-device", f"link {lk.id}: no device {', '.join(map(repr, missing))}",
-                           tuple(e for e in (lk.a, lk.b) if e in topo.devices), (lk.id,)))
-        return
-    if lk.a == lk.b:
-        out.append(Finding(ERROR, "self-link", f"link {lk.id} joins {topo.devices[lk.a].name} to itself",
-                           (lk.a,), (lk.id,)))
-        return
-    lt = topo.catalog.link_type(lk.type)
-    if lt is None:
-        out.append(Finding(ERROR, "unknown-link-type", f"link {lk.id}: unknown link type {lk.type!r}",
-                           (lk.a, lk.b), (lk.id,)))
-        return
-    for end, port_name in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
-        dev = topo.devices[end]
-        part = topo.catalog.part(dev.part)
-        if part is None:
+        a, b = lk.a, lk.b
+        if a not in devices or b not in devices:
+            missing = [e for e in (a, b) if e not in devices]
+            out.append(Finding(ERROR, "missing-device", f"link {lk.id}: no device {', '.join(map(repr, missing))}",
+                               tuple(e for e in (a, b) if e in devices), (lk.id,)))
             continue
-        group = part.port_group(port_name) if port_name else part.port_group_for(lk.type)
-        if group is None or lk.type not in group.accepts:
-            accepted = sorted({t for g in part.ports for t in g.accepts})
-            where = f"port {port_name!r}" if port_name and part.port_group(port_name) else "any port"
-            out.append(Finding(ERROR, "incompatible-link",
-                               f"link {lk.id}: {lt.label} cannot attach to {where} of {dev.name} ({part.label} "
-                               f"takes {', '.join(accepted)})", (end,), (lk.id,)))
-        elif lk.width is not None and group.max_width is not None and lk.width > group.max_width:
-            out.append(Finding(ERROR, "width-over-port",
-                               f"link {lk.id}: x{lk.width} is wider than {dev.name}'s x{group.max_width} "
-                               f"{group.name} port", (end,), (lk.id,)))
-    if lt.family == "pcie" and not ({topo.devices[lk.a].kind, topo.devices[lk.b].kind} & PCIE_HUB_KINDS):
-        out.append(Finding(ERROR, "pcie-endpoints",
-                           f"link {lk.id}: PCIe between {topo.devices[lk.a].name} and {topo.devices[lk.b].name} "
-                           "needs a PCIe switch or CPU at one end", (lk.a, lk.b), (lk.id,)))
-    if lk.width is not None and not lt.per_lane:
-        out.append(Finding(WARNING, "width-ignored", f"link {lk.id}: a lane width means nothing for {lt.label}",
-                           (lk.a, lk.b), (lk.id,)))
+        if a == b:
+            out.append(Finding(ERROR, "self-link", f"link {lk.id} joins {devices[a].name} to itself",
+                               (a,), (lk.id,)))
+            continue
+        lt = catalog.link_type(lk.type)
+        if lt is None:
+            out.append(Finding(ERROR, "unknown-link-type", f"link {lk.id}: unknown link type {lk.type!r}",
+                               (a, b), (lk.id,)))
+            continue
+        for end, port_name in ((a, lk.a_port), (b, lk.b_port)):
+            dev = devices[end]
+            key = (dev.part, port_name, lk.type)
+            fit = fits.get(key)
+            if fit is None:
+                part = catalog.part(dev.part)
+                fit = fits[key] = (part, *_port_fit(part, port_name, lk.type)) if part is not None else (None, None, True)
+            part, group, accepted = fit
+            if part is None:
+                continue
+            if not accepted:
+                accepts = sorted({t for g in part.ports for t in g.accepts})
+                where = f"port {port_name!r}" if port_name and part.port_group(port_name) else "any port"
+                out.append(Finding(ERROR, "incompatible-link",
+                                   f"link {lk.id}: {lt.label} cannot attach to {where} of {dev.name} ({part.label} "
+                                   f"takes {', '.join(accepts)})", (end,), (lk.id,)))
+            elif lk.width is not None and group.max_width is not None and lk.width > group.max_width:
+                out.append(Finding(ERROR, "width-over-port",
+                                   f"link {lk.id}: x{lk.width} is wider than {dev.name}'s x{group.max_width} "
+                                   f"{group.name} port", (end,), (lk.id,)))
+        if lt.family == "pcie" and not ({devices[a].kind, devices[b].kind} & PCIE_HUB_KINDS):
+            out.append(Finding(ERROR, "pcie-endpoints",
+                               f"link {lk.id}: PCIe between {devices[a].name} and {devices[b].name} "
+                               "needs a PCIe switch or CPU at one end", (a, b), (lk.id,)))
+        if lk.width is not None and not lt.per_lane:
+            out.append(Finding(WARNING, "width-ignored", f"link {lk.id}: a lane width means nothing for {lt.label}",
+                               (a, b), (lk.id,)))
+    return out
 
 
 def _check_ports(topo: Topology) -> list[Finding]:
+    """Ports in use per device and port group, counted in one pass over the links (what
+    ``topo.used_ports`` gives device by device)."""
     out = []
-    used_by: dict[tuple[str, str], int] = {}  # (device, port group) -> ports in use, as Topology.used_ports counts
+    ends: Counter = Counter()
+    single = [lk for lk in topo.links.values() if lk.count == 1]
+    ends.update((lk.a, lk.a_port or "?") for lk in single)
+    ends.update((lk.b, lk.b_port or "?") for lk in single)
     for lk in topo.links.values():
-        key = (lk.a, lk.a_port or "?")
-        used_by[key] = used_by.get(key, 0) + lk.count
-        key = (lk.b, lk.b_port or "?")  # both ends, a link from a device to itself too
-        used_by[key] = used_by.get(key, 0) + lk.count
-    parts = topo.catalog.parts
+        if lk.count != 1:
+            ends[(lk.a, lk.a_port or "?")] += lk.count
+            ends[(lk.b, lk.b_port or "?")] += lk.count
+    used: dict[str, dict[str, int]] = {}
+    for (dev_id, port), n in ends.items():
+        used.setdefault(dev_id, {})[port] = n
     for dev in topo.devices.values():
-        part = parts.get(dev.part)
-        if part is not None:
-            _ports_over_budget(topo, dev, part, lambda port: used_by.get((dev.id, port), 0), out)
+        part = topo.catalog.part(dev.part)
+        if part is None:
+            continue
+        mine = used.get(dev.id, {})
+        for group in part.ports:
+            n = mine.get(group.name, 0)
+            if n > group.count:
+                links = tuple(lk.id for lk in topo.links_of(dev.id)
+                              if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
+                out.append(Finding(ERROR, "ports-over-budget",
+                                   f"{dev.name} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
+                                   (dev.id,), links))
     return out
-
-
-def _ports_over_budget(topo: Topology, dev, part, used, out: list[Finding]) -> None:
-    """A device's port groups holding more links than the part has ports; ``used(port)`` counts them."""
-    for group in part.ports:
-        n = used(group.name)
-        if n > group.count:
-            links = tuple(lk.id for lk in topo.links_of(dev.id)
-                          if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
-            out.append(Finding(ERROR, "ports-over-budget",
-                               f"{dev.name} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
-                               (dev.id,), links))
 
 
 def _check_groups(topo: Topology) -> list[Finding]:
@@ -182,10 +177,8 @@ def _check_groups(topo: Topology) -> list[Finding]:
 
 def _check_connectivity(topo: Topology) -> list[Finding]:
     out = []
-    linked = set()
-    for lk in topo.links.values():
-        linked.add(lk.a)
-        linked.add(lk.b)
+    linked = {lk.a for lk in topo.links.values()}
+    linked.update(lk.b for lk in topo.links.values())
     for dev in topo.gpus():
         if dev.id not in linked:
             out.append(Finding(WARNING, "isolated-gpu", f"{dev.name} ({dev.id}) has no links", (dev.id,)))

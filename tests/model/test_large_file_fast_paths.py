@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from dgxstudio.model import fileio, validation
 from dgxstudio.model.presets import build_preset, preset_names
-from dgxstudio.model.topology import Device, Link
+from dgxstudio.model.topology import Device, Link, Topology
 from dgxstudio.model.validation import WARNING, Finding, validate
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -111,38 +111,27 @@ def test_duplicates_are_named_the_same_both_ways(monkeypatch):
 # ---- validation ---------------------------------------------------------------------------------
 
 def _general_findings(topo):
-    """The checks the way they read before the fast paths: every link on its own, ports per device."""
-    out = list(validation._id_findings(topo))
+    """The checks without what the fast paths remember or count in one pass: each link checked in a
+    view holding that link alone, each device's ports counted from its own links alone."""
+    out = list(validation._check_ids(topo))
     out += validation._check_devices(topo)
     for lk in topo.links.values():
-        validation._check_link(topo, lk, out)
+        out += validation._check_links(_view(topo, topo.devices, [lk]))
     for dev in topo.devices.values():
-        part = topo.catalog.part(dev.part)
-        if part is None:
-            continue
-        used = topo.used_ports(dev.id)  # the device's links, one device at a time
-        validation._ports_over_budget(topo, dev, part, lambda port: used.get(port, 0), out)
+        out += validation._check_ports(_view(topo, {dev.id: dev}, topo.links_of(dev.id)))
     out += validation._check_groups(topo)
     out += [Finding(WARNING, "isolated-gpu", f"{d.name} ({d.id}) has no links", (d.id,))
             for d in topo.gpus() if not topo.links_of(d.id)]
-    # Negotiated speed, link by link without remembering shapes.
-    cat = topo.catalog
     for lk in topo.links.values():
-        lt = cat.link_type(lk.type)
-        if lt is None or lt.family not in validation.NETWORK_FAMILIES or lk.a not in topo.devices or lk.b not in topo.devices:
-            continue
-        single = _one_link_view(topo, lk)
-        out += validation._check_negotiated_speed(single)
+        out += validation._check_negotiated_speed(_view(topo, topo.devices, [lk]))
     return out
 
 
-def _one_link_view(topo, link):
-    """A view of the topology holding one link (same devices and catalog)."""
-    from dgxstudio.model.topology import Topology
-
+def _view(topo, devices, links):
+    """The topology seen through some of its devices and links (same objects, same catalog)."""
     t = Topology(topo.name, topo.catalog)
-    t.devices = topo.devices
-    t.links = {link.id: link}
+    t.devices = devices
+    t.links = {lk.id: lk for lk in links}
     return t
 
 
@@ -208,11 +197,12 @@ def test_a_wrong_link_shape_is_reported_on_every_link_that_has_it():
 def test_ports_counted_in_one_pass_include_a_link_from_a_device_to_itself():
     topo = build_preset("dgx-h100")
     gpu = topo.gpus()[0]
-    for k in range(20):
-        topo.links[f"loop{k}"] = Link(f"loop{k}", gpu.id, gpu.id, "NVLink4", 1, "nvlink", "nvlink")
+    before = topo.used_ports(gpu.id)["nvlink"]
+    topo.links["loop"] = Link("loop", gpu.id, gpu.id, "NVLink4", 1, "nvlink", "nvlink")
     topo._invalidate()
     assert validate(topo) == _general_findings(topo)
-    assert any(f.code == "ports-over-budget" and f.devices == (gpu.id,) for f in validate(topo))
+    over = [f for f in validate(topo) if f.code == "ports-over-budget" and f.devices == (gpu.id,)]
+    assert len(over) == 1 and f"uses {before + 2} nvlink ports" in over[0].message  # both ends of the loop
 
 
 def test_file_roundtrip_of_odd_but_legal_entries_takes_the_same_path():
