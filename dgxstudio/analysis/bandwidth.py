@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..cancel import check_cancelled
 from ..model.catalog import NETWORK_FAMILIES
 from ..model.topology import Topology
 from .fabric import system_map
@@ -41,7 +42,9 @@ def gpu_bandwidth(topo: Topology, gpus: list[str], achievable: bool = False) -> 
     share = _network_share(topo, achievable)
     system_of = system_map(topo)
     out = []
-    for gpu in gpus:
+    for k, gpu in enumerate(gpus):
+        if not k & 1023:
+            check_cancelled()
         by_family = {"nvlink": 0.0, "pcie": 0.0, "network": 0.0}
         for lk in topo.links_of(gpu):
             lt = topo.link_type_of(lk)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from ..cancel import check_cancelled
 from ..model.topology import Topology
 from .fabric import system_map
 
@@ -42,7 +43,9 @@ def _link_capacities(topo: Topology) -> dict[tuple[str, str], float]:
     caps: dict[tuple[str, str], float] = {}
     figures: dict[tuple, float] = {}
     devices = topo.devices
-    for lk in topo.links.values():
+    for k, lk in enumerate(topo.links.values()):
+        if not k & 16383:
+            check_cancelled()
         if lk.a == lk.b or lk.a not in devices or lk.b not in devices:
             continue
         key = (lk.a, lk.b) if (lk.b, lk.a) not in caps else (lk.b, lk.a)
@@ -72,7 +75,9 @@ def _graph_edges(topo: Topology) -> list[tuple[str, str, float]]:
         nbrs[b].append(a)
     out = []
     seen: set[str] = set()
-    for n, ms in nbrs.items():
+    for k, (n, ms) in enumerate(nbrs.items()):
+        if not k & 4095:
+            check_cancelled()
         for m in ms:
             if m not in seen:
                 out.append((n, m, caps[(n, m)] if (n, m) in caps else caps[(m, n)]))
@@ -187,6 +192,7 @@ def _dinic(n: int, heads: list[int], caps: list[int], s: int, t: int) -> int:
         out[heads[e ^ 1]].append(e)
     total = 0
     while True:
+        check_cancelled()  # each phase, and every few thousand paths or pushes within one (see below)
         level = [-1] * n
         level[s] = 0
         frontier = [s]
@@ -206,7 +212,11 @@ def _dinic(n: int, heads: list[int], caps: list[int], s: int, t: int) -> int:
         if level[t] < 400:  # the level graph is shallow: push along every branch at once
             total += _blocking_flow(s, t, out, heads, caps, level, pos)
             continue
+        paths = 0
         while True:  # a deep level graph: one path at a time, with an explicit stack
+            paths += 1
+            if not paths & 1023:
+                check_cancelled()
             path: list[int] = []
             u = s
             while u != t:
@@ -241,9 +251,14 @@ def _blocking_flow(s: int, t: int, out, heads, caps, level, pos) -> int:
     """One Dinic phase: as much flow as the level graph takes, each node passing on what it receives
     along all its arcs (recursion as deep as the level graph, which the caller bounds)."""
 
+    calls = [0]
+
     def push(u: int, limit: int) -> int:
         if u == t:
             return limit
+        calls[0] += 1
+        if not calls[0] & 4095:
+            check_cancelled()
         sent = 0
         arcs = out[u]
         want = level[u] + 1
@@ -334,7 +349,9 @@ def _coarse_graph(topo: Topology, units: list[list[str]],
             mapping[d] = name
     get = mapping.get
     coarse: dict[tuple[str, str], float] = {}
-    for u, v, cap in edges:
+    for k, (u, v, cap) in enumerate(edges):
+        if not k & 16383:
+            check_cancelled()
         a, b = get(u, u), get(v, v)
         if a == b:
             continue
@@ -384,7 +401,9 @@ def _affinity(c: nx.Graph, names: list[str]) -> nx.Graph:
     index = {n: i for i, n in enumerate(names)}
     weight: dict[tuple[int, int], float] = {}
     adj = c.adj
-    for hub in c.nodes:
+    for k, hub in enumerate(c.nodes):
+        if not k & 1023:
+            check_cancelled()
         attached = [(index[n], data["capacity"]) for n, data in adj[hub].items() if n in index]
         if hub in index:
             h = index[hub]
@@ -407,6 +426,7 @@ def _candidate_orders(c: nx.Graph, names: list[str]) -> list[list[int]]:
     if spectral is not None:
         orders.append(spectral)
     affinity = _affinity(c, names)
+    check_cancelled()
     if affinity.number_of_edges():
         a, b = nx.algorithms.community.kernighan_lin_bisection(affinity, weight="weight", seed=1)
         orders.append(sorted(a) + sorted(b))
@@ -439,6 +459,7 @@ def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[s
     cut = _ContractedCutter(c, names) if whole else _Cutter(c)
     best = None
     for order in _candidate_orders(c, names):
+        check_cancelled()
         a, b = _balanced_split(order, weights)
         value = cut([names[i] for i in a], [names[i] for i in b])
         if best is None or value < best[0]:
@@ -456,6 +477,7 @@ def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[s
             for j in list(b)[:6]:
                 if weights[i] != weights[j]:
                     continue
+                check_cancelled()
                 v = seen.get((twin[i], twin[j]))
                 if v is None and time.perf_counter() > deadline:
                     continue

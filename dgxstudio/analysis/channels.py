@@ -185,6 +185,7 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
     direct: dict[str, set[str]] = {}
     switched_sys = []
     for members in systems:
+        check_cancelled()
         sw = False
         for g in members:
             for v in fabric.adj.get(g, []):

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from ..cancel import check_cancelled
 from ..model.topology import Topology
 
 
@@ -46,7 +47,9 @@ def _merged_edges(topo: Topology, achievable: bool, families: set[str] | None):
     # A link's figures depend only on its type, width, count and overrides: looked up once per
     # distinct combination (a cluster has a handful among 70,000 links), not once per link.
     figures: dict[tuple, tuple] = {}
-    for lk in topo.links.values():
+    for k, lk in enumerate(topo.links.values()):
+        if not k & 16383:
+            check_cancelled()
         a, b = lk.a, lk.b
         if a not in devices or b not in devices or a == b:
             continue
@@ -125,10 +128,13 @@ class Fabric:
             if d.part not in part_latency:
                 part_latency[d.part] = topo.device_hop_latency_s(d.id)
         self.hop_latency = {d.id: part_latency[d.part] for d in topo.devices.values()}
+        check_cancelled()
         self.bundles: dict[tuple[str, str], Bundle] = {}
         self.adj: dict[str, list[str]] = {d: [] for d in topo.devices}
         bundles, adj = self.bundles, self.adj
-        for u, v, (bw, count, links, latency, family) in _merged_edges(topo, achievable, families):
+        for k, (u, v, (bw, count, links, latency, family)) in enumerate(_merged_edges(topo, achievable, families)):
+            if not k & 16383:
+                check_cancelled()
             if bw <= 0:
                 continue
             key = (u, v) if u <= v else (v, u)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cancel import check_cancelled
 from ..model.topology import Topology
 from .fabric import Fabric, system_map
 
@@ -40,8 +41,12 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
     for s in sources:
         heapq.heappush(heap, (fab.hop_latency[s], s, None))
     remaining = set(targets) if targets else None
+    popped = 0
     while heap:
         d, u, p = heapq.heappop(heap)
+        popped += 1
+        if not popped & 4095:
+            check_cancelled()
         if u in dist:
             continue
         dist[u] = d
@@ -79,8 +84,12 @@ def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], ext
     if gpus is None:  # GPUs among the nodes (a search does not pass through one); callers pass it once
         gpus = {n for n in adj if fab.is_gpu(n)} | {n for n in extra if fab.is_gpu(n)}
     none: tuple = ()
+    popped = 0
     while heap:
         d, u, p = pop(heap)
+        popped += 1
+        if not popped & 4095:
+            check_cancelled()
         if u in dist:
             continue
         dist[u] = d
@@ -153,7 +162,9 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     owner = {n: s for s, ns in nics_of.items() for n in ns}
     # Systems wired the same way to the same switches see the same network: one search per class.
     classes: dict[tuple, str] = {}
-    for s in order:
+    for k, s in enumerate(order):
+        if not k & 255:
+            check_cancelled()
         sig = tuple(sorted((nb, round(fab.hop_latency[n] + fab.bundle(n, nb).latency_s, 15))
                            for n in nics_of[s] for nb in fab.adj[n] if nb in network_nodes and fab.kind.get(nb) != "nic"))
         classes.setdefault(sig, s)
@@ -238,6 +249,7 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
         worst = (-1.0, None, 0)
         best_any = float("inf")
         for s in reps:
+            check_cancelled()
             nearest, prev = class_search(s)
             for other, (d, n) in sorted(nearest.items(), key=lambda item: item[1]):
                 best_any = min(best_any, d)
@@ -329,6 +341,7 @@ def _batched_nearest(fab: Fabric, reps: list[str], nics_of: dict[str, list[str]]
                 dist[r, at[t]] = fab.hop_latency[t]
                 changed[at[t]] = True
         while changed.any():
+            check_cancelled()
             sel = np.flatnonzero(changed[tail])
             if not len(sel):
                 break

@@ -285,7 +285,9 @@ def _may_join_over_nvlink(topo: Topology, gpus: list[str]) -> bool:
             x = parent[x]
         return x
 
-    for lk in topo.links.values():
+    for k, lk in enumerate(topo.links.values()):
+        if not k & 16383:
+            check_cancelled()
         if lk.type not in family:
             lt = topo.link_type_of(lk)
             family[lk.type] = lt.family if lt else None

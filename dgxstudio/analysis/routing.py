@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..cancel import check_cancelled
 from .fabric import Fabric, bundle_key, system_map
 from ..model.topology import Topology
 
@@ -95,7 +96,9 @@ class Router:
         for key in self.fabric.bundles:
             ends.append(key)
             ends.append(key[::-1])
+        check_cancelled()  # (between the steps of a large fabric's tables, each a fraction of a second)
         self.channel_index: dict[tuple[str, str], int] = {e: i for i, e in enumerate(ends)}
+        check_cancelled()
         self.capacity = np.repeat(np.array([b.bandwidth for b in bundles], dtype=float), 2)
         self._channel_latency = [b.latency_s for b in bundles for _ in (0, 1)]
         self.channel_ends = ends
@@ -103,18 +106,23 @@ class Router:
         # Each device's neighbours with the cost of the bundle to them, in the Fabric's adjacency
         # order (bundle by bundle, each end appended the other, as Fabric builds ``adj``).
         self._adj_cost: dict[str, list[tuple[str, float]]] = {u: [] for u in self.fabric.adj}
-        for (u, v), b in self.fabric.bundles.items():
+        check_cancelled()
+        for k, ((u, v), b) in enumerate(self.fabric.bundles.items()):
+            if not k & 16383:
+                check_cancelled()
             cost = 1e9 / b.bandwidth
             self._adj_cost[u].append((v, cost))
             self._adj_cost[v].append((u, cost))
         self._gpus = {d for d, k in self.fabric.kind.items() if k == "gpu"}
         # The NVLink world: bundles of the nvlink family, entered through NVSwitches only.
         self._nvl_adj: dict[str, list[str]] = {}
+        check_cancelled()
         for key, b in self.fabric.bundles.items():
             if b.family == "nvlink":
                 self._nvl_adj.setdefault(key[0], []).append(key[1])
                 self._nvl_adj.setdefault(key[1], []).append(key[0])
         # A route between two systems never detours through a third system's insides.
+        check_cancelled()
         self._system = system_map(topo)
         self._cache: dict[tuple[str, str], Route] = {}
 
@@ -709,6 +717,7 @@ class Router:
 
     def _search(self, src: str, dst: str) -> tuple[list[list[str]], list[float] | None]:
         """The paths of a route and their weights (None: an equal split)."""
+        check_cancelled()  # a search of a large fabric takes a few milliseconds
         nvl = self._nvlink_paths(src, dst)
         if nvl is not None:
             paths, weights = nvl

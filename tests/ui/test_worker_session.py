@@ -4,6 +4,8 @@ keeps summaries, not full records, of the runs it no longer shows."""
 import threading
 import time
 
+import pytest
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QProgressDialog
 
@@ -99,3 +101,50 @@ def test_settle_heap_takes_start_up_objects_out_of_full_collections(make_window)
         assert gc.get_freeze_count() > 10_000
     finally:
         gc.unfreeze()
+
+
+def _analysis_threads():
+    return [t for t in threading.enumerate() if t.name == "dgxstudio-analysis" and t.is_alive()]
+
+
+@pytest.mark.parametrize("step, slow_name", [("bisection", "bisection_bandwidth"),
+                                             ("latency", "system_to_system_latency")])
+def test_cancelling_the_report_stops_the_analysis_inside_a_long_step(make_window, qtbot, tmp_path, monkeypatch,
+                                                                     step, slow_name):
+    """The real analysis of a 48-system DGX H100 cluster, its bisection or latency step made long by
+    running the real step again and again (about 20 s in all): Cancel pressed while the dialog shows
+    that step ends the worker thread within a fraction of a second, since the step's own loops read
+    the cancel flag (before, they read it only between steps)."""
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    w = make_window(topology=build_fat_tree(48, "dgx-h100", rail_optimized=True))
+    real = getattr(summary, slow_name)
+    runs = []
+
+    def repeated(*args, **kwargs):
+        started = time.perf_counter()
+        while True:  # no cancel check here: only the real step's own checks can stop this
+            result = real(*args, **kwargs)
+            runs.append(1)
+            if time.perf_counter() - started > 20:
+                return result
+    monkeypatch.setattr(summary, slow_name, repeated)
+    pressed = {}
+
+    def press_cancel():
+        dialog = _progress_dialog()
+        if dialog is None or step not in dialog.labelText() or not runs:
+            QTimer.singleShot(20, press_cancel)
+            return
+        pressed["at"] = time.perf_counter()
+        qtbot.mouseClick(next(b for b in dialog.findChildren(type(w.sim_panel.run_button)) if b.text() == "Cancel"),
+                         Qt.MouseButton.LeftButton)
+    QTimer.singleShot(50, press_cancel)
+    assert not w.export_report(str(tmp_path / "r.html"))
+    assert "at" in pressed and time.perf_counter() - pressed["at"] < 1.0
+    for thread in _analysis_threads():
+        thread.join(5)
+    ended = time.perf_counter() - pressed["at"]
+    print(f"ended {ended:.3f} s after Cancel, {len(runs)} runs")
+    assert ended < 0.5, f"the analysis ran on for {ended:.2f} s after Cancel"
+    assert not (tmp_path / "r.html").exists() and "cancelled" in w.status.text()
