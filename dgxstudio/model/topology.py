@@ -353,14 +353,36 @@ class Topology:
         self._invalidate()
         self.events.emit(ModelEvent("reset"))
 
+    def state_key(self) -> tuple:
+        """Moves with every edit (each emits an event), a rename or a new description included."""
+        return (self.events.revision, self.name, self.description, len(self.devices), len(self.links), len(self.groups))
+
     def frozen_copy(self) -> "Topology":
         """A copy for work off the GUI thread, which only reads it: taken once per state of the document
         and shared by every run until the next edit (each edit emits an event, which makes it stale).
         Pressing Run again on an unchanged design costs nothing; nobody may edit the copy."""
-        key = (self.events.revision, self.name, self.description, len(self.devices), len(self.links), len(self.groups))
+        key = self.state_key()
         if self._frozen is None or self._frozen[0] != key:
             self._frozen = (key, self.copy())
         return self._frozen[1]
+
+    def current_frozen_copy(self) -> "Topology | None":
+        """The frozen copy if one was taken of this very state, else None (nothing is copied)."""
+        return self._frozen[1] if self._frozen is not None and self._frozen[0] == self.state_key() else None
+
+    def shallow_snapshot(self) -> "Topology":
+        """A topology sharing this one's device and link objects, with tables, groups and layout of its
+        own: pointer copies, no deep copy. Edits change shared objects in place, so another thread
+        reading it sees this state only as long as ``state_key()`` has not moved meanwhile (which the
+        editing thread checks afterwards); nobody may edit the snapshot."""
+        other = Topology(self.name, self.catalog)
+        other.description = self.description
+        other.devices = dict(self.devices)
+        other.links = dict(self.links)
+        other.groups = {k: Group(g.id, g.name, g.kind, g.parent, list(g.devices), g.properties)
+                        for k, g in self.groups.items()}
+        other.layout = Layout(dict(self.layout.positions), set(self.layout.collapsed))
+        return other
 
     def copy(self) -> "Topology":
         """A deep copy of the document (the catalog is shared, listeners are not)."""

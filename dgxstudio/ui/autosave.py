@@ -1,8 +1,8 @@
 """Autosave and crash recovery.
 
-While the document has unsaved changes, a copy is written to a recovery file every minute: the
-topology is copied on the GUI thread (cheap) and encoded and written on a worker thread, through the
-same atomic writer as every save. A clean close, a save and a return to the saved state remove it.
+While the document has unsaved changes, a copy is written to a recovery file every minute: the GUI
+thread takes a shallow snapshot (no deep copy) and a worker thread encodes and writes it, through the
+same atomic writer as every save (see ``Autosaver``). A clean close, a save and a return to the saved state remove it.
 A recovery file whose process is gone means DGX Studio did not close cleanly; the next start offers
 to restore it (the restored document keeps its original path and is marked modified).
 
@@ -87,10 +87,19 @@ def find_recoverable(folder: Path | None = None) -> list[Recoverable]:
 
 
 class Autosaver(QObject):
-    """Writes the document to its recovery file while it has unsaved changes."""
+    """Writes the document to its recovery file while it has unsaved changes.
+
+    No copy of the topology is made on the GUI thread. The tick takes a shallow snapshot (the tables
+    and groups, sharing the device and link objects: pointer copies) and a worker thread encodes it.
+    Since edits change shared objects in place, the encoded text is written only if the document's
+    state key has not moved while it was being encoded (checked on the GUI thread, where every edit
+    happens); else it is dropped and the copy is tried again a little later. When the document already
+    has a frozen copy of its current state (a Run just took one), that private copy is encoded instead.
+    """
 
     saved = Signal(str)      # the recovery file written (from the GUI thread, after the write)
     failed = Signal(str)
+    RETRY_MS = 2_000         # after an edit landed while a copy was being encoded
 
     def __init__(self, document, interval_ms: int = AUTOSAVE_INTERVAL_MS, folder: Path | None = None,
                  parent: QObject | None = None):
@@ -99,9 +108,13 @@ class Autosaver(QObject):
         self.folder = folder or recovery_dir()
         self.file = self.folder / f"{os.getpid()}{fileio.FILE_EXTENSION}"
         self._writer: threading.Thread | None = None
+        self._encoded = threading.Event()   # the worker has the text (or an error)
+        self._decided = threading.Event()   # the GUI thread has said whether to write it
+        self._write_it = False
         self._done = threading.Event()
         self._result: tuple[str, str] | None = None
-        self._copied_at: tuple[int, int] | None = None  # (topology identity, undo index) of the last copy
+        self._copied_at: tuple | None = None  # (topology identity, state key) of the copy being or last written
+        self._shared = False                   # the copy being encoded shares objects with the document
         self.timer = QTimer(self)
         self.timer.setInterval(interval_ms)
         self.timer.timeout.connect(self.tick)
@@ -109,11 +122,19 @@ class Autosaver(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(50)
         self._poll.timeout.connect(self._collect)
+        self._retry = QTimer(self)
+        self._retry.setSingleShot(True)
+        self._retry.setInterval(self.RETRY_MS)
+        self._retry.timeout.connect(self.tick)
         document.undo_stack.cleanChanged.connect(self._clean_changed)
 
     def _clean_changed(self, clean: bool) -> None:
         if clean:
             self.remove()
+
+    def _state(self) -> tuple:
+        topo = self.document.topology
+        return (id(topo), topo.state_key())
 
     def tick(self) -> bool:
         """Start writing a recovery copy if the document has unsaved changes; True if one started."""
@@ -122,13 +143,19 @@ class Autosaver(QObject):
             return False
         if self._writer is not None and self._writer.is_alive():
             return False  # the last copy is still being written; the next tick catches up
-        state = (id(self.document.topology), self.document.undo_stack.index())
+        state = self._state()
         if state == self._copied_at and self.file.exists():
             return False  # nothing changed since the last copy: no copy of a large topology every minute
         self._copied_at = state
-        topo = self.document.topology.frozen_copy()  # shared with the next Run; the writer only reads it
+        live = self.document.topology
+        frozen = live.current_frozen_copy()  # a private copy of this very state, if a Run took one
+        self._shared = frozen is None
+        topo = live.shallow_snapshot() if frozen is None else frozen
         meta = {"path": self.document.path, "saved_at": time.time(), "name": topo.name}
-        self._done.clear()
+        for event in (self._encoded, self._decided, self._done):
+            event.clear()
+        self._write_it = False
+        self._result = None
         self._writer = threading.Thread(target=self._write, args=(topo, meta), name="dgxstudio-autosave",
                                         daemon=True)
         self._writer.start()
@@ -137,31 +164,67 @@ class Autosaver(QObject):
 
     def _write(self, topo, meta) -> None:
         try:
+            try:
+                text = fileio.checked_text(topo)
+            except Exception as exc:  # noqa: BLE001 - an edit meanwhile may make the shared objects read oddly
+                text, error = None, exc
+            else:
+                error = None
+            self._encoded.set()
+            if not self._decided.wait(600) or not self._write_it:
+                self._result = ("dropped", "")
+                return
+            if error is not None:
+                raise error
             self.folder.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self.file, fileio.checked_text(topo))
+            atomic_write_text(self.file, text)
             atomic_write_text(self.file.with_suffix(".json"), json.dumps(meta))
             self._result = ("saved", str(self.file))
         except (OSError, ValueError) as exc:
             self._result = ("failed", f"autosave failed: {exc}")
-        self._done.set()
+        except Exception as exc:  # noqa: BLE001 - reported, never raised on a worker thread
+            self._result = ("failed", f"autosave failed: {type(exc).__name__}: {exc}")
+        finally:
+            self._encoded.set()
+            self._done.set()
+
+    def _decide(self) -> None:
+        """On the GUI thread, once the text is encoded: write it only if no edit happened meanwhile."""
+        self._write_it = not self._shared or self._state() == self._copied_at
+        if not self._write_it:
+            self._copied_at = None      # not written: the next tick copies again
+            self._retry.start()         # soon, not in a minute
+        self._decided.set()
 
     def _collect(self) -> None:
+        if self._encoded.is_set() and not self._decided.is_set():
+            self._decide()
         if not self._done.is_set():
             return
         self._poll.stop()
         kind, text = self._result or ("failed", "autosave failed")
-        (self.saved if kind == "saved" else self.failed).emit(text)
+        if kind == "saved":
+            self.saved.emit(text)
+        elif kind == "failed":
+            self.failed.emit(text)
 
     def wait(self, timeout_s: float = 10.0) -> bool:
-        """Wait for a copy being written (tests, closing)."""
+        """Wait for a copy being written (tests, closing); one still being encoded is written only if
+        the document has not changed since."""
         writer = self._writer
-        if writer is not None:
-            writer.join(timeout_s)
-            return not writer.is_alive()
-        return True
+        if writer is None:
+            return True
+        if self._encoded.wait(timeout_s) and not self._decided.is_set():
+            self._decide()
+        writer.join(timeout_s)
+        return not writer.is_alive()
 
     def remove(self) -> None:
         """No unsaved work any more: the recovery copy goes."""
+        self._retry.stop()
+        if self._writer is not None and not self._decided.is_set():
+            self._copied_at = None
+            self._decided.set()  # a copy being encoded is not written
         self.wait()
         self._copied_at = None
         for p in (self.file, self.file.with_suffix(".json")):

@@ -18,3 +18,24 @@ def test_frozen_copy_is_shared_until_an_edit_and_never_follows_one():
     assert "cpu9" in third.devices and "cpu9" not in second.devices and "cpu9" not in first.devices
     topo.name = "renamed"  # a rename emits no event but still gives a new copy
     assert topo.frozen_copy() is not third and topo.frozen_copy().name == "renamed"
+
+
+def test_a_shallow_snapshot_shares_objects_but_not_tables_groups_or_layout():
+    from dgxstudio.model import fileio
+
+    topo = load_preset("dgx-a100")
+    snap = topo.shallow_snapshot()
+    before = fileio.topology_to_dict(topo)
+    assert fileio.topology_to_dict(snap) == before
+    assert snap.state_key()[1:] == topo.state_key()[1:]
+    gid = next(iter(topo.groups))
+    topo.add_device(Device("extra", "gpu", "a100-sxm4-40gb", "extra"), (1.0, 2.0), group=gid)
+    topo.remove_link(next(iter(topo.links)))
+    topo.set_collapsed(gid, True)
+    assert fileio.topology_to_dict(snap) == before  # tables, group lists and layout are its own
+    assert all(snap.devices[k] is topo.devices[k] for k in snap.devices if k in topo.devices)  # no deep copy
+    assert topo.current_frozen_copy() is None
+    frozen = topo.frozen_copy()
+    assert topo.current_frozen_copy() is frozen
+    topo.set_attribute("extra", "name", "renamed")
+    assert topo.current_frozen_copy() is None

@@ -79,3 +79,83 @@ def test_no_new_copy_while_nothing_changed(make_window, qtbot):
     with qtbot.waitSignal(saver.saved, timeout=10000):
         assert saver.tick()
     w.document.undo_stack.setClean()
+
+
+def test_autosave_makes_no_deep_copy_on_the_gui_thread(make_window, qtbot, monkeypatch):
+    """The GUI thread's part of an autosave is a shallow snapshot (pointer copies); everything that
+    walks the objects (encoding, checking) runs on the writer thread."""
+    import copy
+    import threading
+
+    from dgxstudio.model import topology as topology_module
+
+    w = make_window("dgx-h100")
+    saver = w.autosaver
+    on_gui = []
+    real_deepcopy, real_copy, real_checked = copy.deepcopy, topology_module.Topology.copy, fileio.checked_text
+
+    def watch(name, real):
+        def call(*args, **kwargs):
+            if threading.current_thread() is threading.main_thread():
+                on_gui.append(name)
+            return real(*args, **kwargs)
+        return call
+    monkeypatch.setattr(topology_module.copy, "deepcopy", watch("deepcopy", real_deepcopy))
+    monkeypatch.setattr(topology_module.Topology, "copy", watch("Topology.copy", real_copy))
+    monkeypatch.setattr(autosave.fileio, "checked_text", watch("checked_text", real_checked))
+    _edit(w)
+    on_gui.clear()  # (the edit's own undo command may copy what it changes)
+    with qtbot.waitSignal(saver.saved, timeout=10000):
+        assert saver.tick()
+    assert on_gui == []
+    assert fileio.load(saver.file).devices["gpu0"].name == "edited GPU"
+    w.document.undo_stack.setClean()
+
+
+def test_an_edit_while_the_copy_is_encoded_is_not_mixed_in_and_the_copy_is_taken_again(make_window, qtbot,
+                                                                                      monkeypatch):
+    import threading
+
+    w = make_window("dgx1-v100")
+    saver = w.autosaver
+    saver._retry.setInterval(50)
+    release, encoding = threading.Event(), threading.Event()
+    real = fileio.checked_text
+
+    def slow(topo):
+        encoding.set()
+        release.wait(10)  # the writer is reading the shared objects while the GUI thread edits
+        return real(topo)
+    monkeypatch.setattr(autosave.fileio, "checked_text", slow)
+    _edit(w)
+    assert saver.tick()
+    assert encoding.wait(5)
+    w.document.push(SetAttribute("gpu1", "name", "edited meanwhile"))
+    release.set()
+    with qtbot.waitSignal(saver.saved, timeout=10000):  # the first text is dropped, the retry is written
+        pass
+    back = fileio.load(saver.file)
+    assert back.devices["gpu0"].name == "edited GPU" and back.devices["gpu1"].name == "edited meanwhile"
+    w.document.undo_stack.setClean()
+
+
+def test_an_autosaved_copy_restores_after_a_crash(make_window, qtbot, tmp_path):
+    """What autosave wrote is what the next start restores (the pid is renamed to a dead one)."""
+    w = make_window("dgx-a100", path=str(tmp_path / "work.dgxs"))
+    saver = w.autosaver
+    _edit(w)
+    w.document.push(SetAttribute("gpu3", "name", "second edit"))
+    with qtbot.waitSignal(saver.saved, timeout=10000):
+        assert saver.tick()
+    expected = fileio.topology_to_dict(w.document.topology)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    os.replace(saver.file, saver.folder / f"{pid}.dgxs")
+    os.replace(saver.file.with_suffix(".json"), saver.folder / f"{pid}.json")
+    w.document.undo_stack.setClean()
+    other = make_window("dgx1-v100")
+    answer_next_dialog(QMessageBox.StandardButton.Yes)
+    assert autosave.offer_recovery(other)
+    assert fileio.topology_to_dict(other.document.topology) == expected
+    assert other.document.path == str(tmp_path / "work.dgxs") and other.document.dirty
+    other.document.undo_stack.setClean()
