@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..cancel import Cancelled
-from ..model.systems import published_power
+from ..model.systems import power_notes, published_power
 from ..model.topology import Topology
 from .bandwidth import gpu_bandwidth
 from .bisection import bisection_bandwidth
@@ -110,7 +110,7 @@ def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], N
         "pcie_bw_per_gpu_bidir_Bps": max((b.pcie_bidir_Bps for b in bws), default=0.0),
         "network_bw_per_gpu_bidir_Bps": max((b.network_bidir_Bps for b in bws), default=0.0),
         "aggregate_network_bw_bidir_Bps": sum(b.network_bidir_Bps for b in bws),
-        "power": {"published_W": power_W, "without_published_figure": unpowered},
+        "power": {"published_W": power_W, "without_published_figure": unpowered, "basis": power_notes(topo)},
         "latency": {
             "max_system_to_system_s": sys_lat.max_s if sys_lat else None,
             "min_system_to_system_s": sys_lat.min_s if sys_lat else None,

@@ -151,6 +151,8 @@ def cmd_analyze(args) -> int:
     print(f"  published power: {power['published_W'] / 1e3:,.1f} kW"
           + (f" (no published figure: {', '.join(power['without_published_figure'])})"
              if power["without_published_figure"] else ""))
+    for note in power.get("basis", []):
+        print(f"    {note}; systems at their published maximum")
     lat = result["latency"]
     if lat["max_system_to_system_s"] is not None:
         print(f"  system-to-system latency: worst {lat['max_system_to_system_s'] * 1e6:.2f} us"

@@ -335,3 +335,17 @@ def published_power(topo: Topology) -> tuple[float, list[str]]:
         else:
             total += w
     return total, sorted(set(missing))
+
+
+def power_note(part) -> str | None:
+    """'label: W each, basis' for a part whose published power says on what basis (typical or maximum)."""
+    w, basis = part.specs.get("power_W"), part.specs.get("power_basis")
+    return f"{part.label}: {w:,.0f} W each, {basis}" if w is not None and basis else None
+
+
+def power_notes(topo: Topology) -> list[str]:
+    """What the parts counted in ``published_power`` outside systems stand for (typical or maximum figures);
+    systems count at their published maximum."""
+    parts = {topo.devices[d].part for d in topo.devices if topo.system_of(d) is None}
+    notes = {power_note(topo.catalog.part(p)) for p in parts if topo.catalog.part(p) is not None}
+    return sorted(n for n in notes if n)

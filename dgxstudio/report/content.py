@@ -211,7 +211,8 @@ def build_blocks(data: ReportData) -> list:
         ["network per GPU (bidirectional)", network_per_gpu(topo, a)],
         ["published power", f"{a['power']['published_W'] / 1e3:,.1f} kW" + (
             f" (no published figure: {', '.join(a['power']['without_published_figure'])})"
-            if a["power"]["without_published_figure"] else "")],
+            if a["power"]["without_published_figure"] else "") + "".join(
+            f"; {note}" for note in a["power"].get("basis", []))],
         ["worst system-to-system latency", f"{lat['max_system_to_system_s'] * 1e6:.2f} us" if lat["max_system_to_system_s"]
          else "one system"],
     ])]

@@ -85,7 +85,28 @@ def test_published_power():
 def test_published_power_sums_a_cluster_and_names_what_it_left_out():
     from dgxstudio.model.systems import published_power
     watts, missing = published_power(load_preset("dgx-h100-superpod"))
-    assert watts == pytest.approx(128 * 10_200)
-    assert missing == ["InfiniBand NDR switch QM9700 (64 x 400G)"]
+    assert watts == pytest.approx(127 * 10_200 + (32 + 16) * 747)
+    assert missing == []
+    watts, missing = published_power(build_fat_tree(4, "dgx-a100"))
+    assert watts == pytest.approx(4 * 6_500)
+    assert missing == ["InfiniBand HDR switch (40 ports)"]  # no published QM8700 figure found
     watts, missing = published_power(build_system("hgx-h800"))
     assert watts == 0 and missing == ["HGX H800"]
+
+
+def test_the_32_system_ndr_fabric_power_sum_includes_its_switches():
+    """32 DGX H100 on a rail-optimized NDR fabric: 8 leaves + 4 spines of QM9700 at 747 W each."""
+    from dgxstudio.model.builders import plan_fat_tree
+    from dgxstudio.model.catalog import default_catalog
+    systems_W, switch_W = 32 * 10_200, 747
+    plan = plan_fat_tree(build_system("dgx-h100"), "system", 32, None, None, system="dgx-h100", rail_optimized=True)
+    switches = sum(plan.switch_count.values())
+    assert plan.switch_count == {"leaf": 8, "spine": 4}
+    summary = plan.summary(default_catalog())
+    assert summary["power_W"] == pytest.approx(systems_W + switches * switch_W)
+    assert summary["power_unknown"] == [] and "747 W each" in summary["power_basis"][0]
+    topo = build_fat_tree(32, "dgx-h100", rail_optimized=True)
+    result = analyze(topo, [d.id for d in topo.gpus()])
+    assert result["power"]["published_W"] == pytest.approx(systems_W + 12 * switch_W)
+    assert result["power"]["without_published_figure"] == []
+    assert any("QM9700" in note for note in result["power"]["basis"])
