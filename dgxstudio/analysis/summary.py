@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..cancel import Cancelled
-from ..model.systems import power_notes, published_power
+from ..model.systems import power_summary
 from ..model.topology import Topology
 from .bandwidth import gpu_bandwidth
 from .bisection import bisection_bandwidth
-from .fabric import Fabric, sharing_system_map
+from .fabric import Fabric, sharing_system_map, system_map
 from .paths import path_latencies, system_to_system_latency
 from .rings import find_rings
 
@@ -82,7 +82,7 @@ def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], N
         gpu_pair = worst
     if progress:
         progress(1.0, "done")
-    power_W, unpowered = published_power(topo)
+    power_W, unpowered, power_basis = power_summary(topo, system_map(topo))
     return {
         "topology": topo.name,
         "gpus": len(gpus),
@@ -110,7 +110,7 @@ def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], N
         "pcie_bw_per_gpu_bidir_Bps": max((b.pcie_bidir_Bps for b in bws), default=0.0),
         "network_bw_per_gpu_bidir_Bps": max((b.network_bidir_Bps for b in bws), default=0.0),
         "aggregate_network_bw_bidir_Bps": sum(b.network_bidir_Bps for b in bws),
-        "power": {"published_W": power_W, "without_published_figure": unpowered, "basis": power_notes(topo)},
+        "power": {"published_W": power_W, "without_published_figure": unpowered, "basis": power_basis},
         "latency": {
             "max_system_to_system_s": sys_lat.max_s if sys_lat else None,
             "min_system_to_system_s": sys_lat.min_s if sys_lat else None,

@@ -9,6 +9,7 @@ bandwidths and latencies come from the catalog, published system facts (power) f
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib.resources import files
 
@@ -323,10 +324,19 @@ def build_system(system: str, catalog: Catalog | None = None) -> Topology:
     return topo
 
 
-def published_power(topo: Topology) -> tuple[float, list[str]]:
+def published_power(topo: Topology, system_of: Mapping[str, str | None] | None = None) -> tuple[float, list[str]]:
     """Watts of what has a published figure (systems by builder, parts by ``specs.power_W`` outside
     systems), and the labels of what has none, so a report can sum a cluster and say what it left out."""
-    total, missing = 0.0, []
+    total, missing, _ = power_summary(topo, system_of)
+    return total, missing
+
+
+def power_summary(topo: Topology, system_of: Mapping[str, str | None] | None = None
+                  ) -> tuple[float, list[str], list[str]]:
+    """``published_power`` and what the parts counted outside systems stand for (typical or maximum,
+    ``power_note``), in one pass; systems count at their published maximum. ``system_of`` maps each
+    device to its system (``Topology.system_of`` when not given)."""
+    total, missing, notes = 0.0, [], set()
     systems = [g for g in topo.groups.values() if g.kind == "system"]
     for g in systems:
         w = system_power_W(g.properties.get("builder", ""))
@@ -334,28 +344,22 @@ def published_power(topo: Topology) -> tuple[float, list[str]]:
             missing.append(g.properties.get("model", g.name))
         else:
             total += w
-    counted = {g.id for g in systems}
+    outside: dict[str, int] = {}
     for dev in topo.devices.values():
-        if topo.system_of(dev.id) in counted:
-            continue
-        part = topo.catalog.part(dev.part)
+        if (system_of[dev.id] if system_of is not None else topo.system_of(dev.id)) is None:
+            outside[dev.part] = outside.get(dev.part, 0) + 1
+    for part_id, n in outside.items():
+        part = topo.catalog.part(part_id)
         w = part.specs.get("power_W") if part else None
         if w is None:
-            missing.append(part.label if part else dev.part)
+            missing.append(part.label if part else part_id)
         else:
-            total += w
-    return total, sorted(set(missing))
+            total += w * n
+            notes.add(power_note(part))
+    return total, sorted(set(missing)), sorted(n for n in notes if n)
 
 
 def power_note(part) -> str | None:
     """'label: W each, basis' for a part whose published power says on what basis (typical or maximum)."""
     w, basis = part.specs.get("power_W"), part.specs.get("power_basis")
     return f"{part.label}: {w:,.0f} W each, {basis}" if w is not None and basis else None
-
-
-def power_notes(topo: Topology) -> list[str]:
-    """What the parts counted in ``published_power`` outside systems stand for (typical or maximum figures);
-    systems count at their published maximum."""
-    parts = {topo.devices[d].part for d in topo.devices if topo.system_of(d) is None}
-    notes = {power_note(topo.catalog.part(p)) for p in parts if topo.catalog.part(p) is not None}
-    return sorted(n for n in notes if n)

@@ -110,3 +110,14 @@ def test_the_32_system_ndr_fabric_power_sum_includes_its_switches():
     assert result["power"]["published_W"] == pytest.approx(systems_W + 12 * switch_W)
     assert result["power"]["without_published_figure"] == []
     assert any("QM9700" in note for note in result["power"]["basis"])
+
+
+def test_power_summary_with_a_system_map_gives_the_same_answers():
+    """analyze passes its shared system map (one pass over the groups) instead of a chain walk per device."""
+    from dgxstudio.analysis.fabric import system_map
+    from dgxstudio.model.systems import power_summary, published_power
+    for topo in (build_fat_tree(40, "dgx-h100", rail_optimized=True, tiers=3), load_preset("dgx-a100-superpod"),
+                 load_preset("gb200-nvl72"), build_system("hgx-h800")):
+        total, missing, notes = power_summary(topo, system_map(topo))
+        assert (total, missing) == published_power(topo)
+        assert notes == power_summary(topo)[2]
