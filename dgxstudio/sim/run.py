@@ -32,6 +32,7 @@ from ..model.topology import Topology
 from ..model.validation import ERROR, validate
 from . import collectives as C
 from . import symmetry
+from ..heap import paused_gc
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
 from ..analysis.channels import ChannelPlan, group_by_system, nvlinks_per_gpu, plan as plan_channels, ring_rates
@@ -213,6 +214,10 @@ class Simulator:
         self.options = options or SimOptions()
         if len(self.gpus) < 2:
             raise SimulationError("a collective needs at least 2 GPUs")
+        with paused_gc():
+            self._check_and_route(topo, router)
+
+    def _check_and_route(self, topo: Topology, router: Router | None) -> None:
         errors = [f for f in validate(topo) if f.severity == ERROR]
         if errors:
             listed = "; ".join(f.message for f in errors[:3])
@@ -635,6 +640,11 @@ class Simulator:
     # ---- running ---------------------------------------------------------------------------------
     def run(self, collective: str, algorithm: str, size: float,
             progress: Callable[[Progress], None] | None = None, cancel=None) -> CollectiveResult:
+        with paused_gc():  # millions of small acyclic objects: see dgxstudio/heap.py
+            return self._run(collective, algorithm, size, progress, cancel)
+
+    def _run(self, collective: str, algorithm: str, size: float,
+             progress: Callable[[Progress], None] | None, cancel) -> CollectiveResult:
         if collective not in SUPPORTED:
             raise SimulationError(f"unknown collective {collective!r} (one of {', '.join(SUPPORTED)})")
         algorithm = ALIASES.get(algorithm, algorithm)
