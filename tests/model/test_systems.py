@@ -67,6 +67,11 @@ def test_gb200_nvl72_one_nvlink_domain_of_72():
     assert result["aggregate_nvlink_bw_bidir_Bps"] == pytest.approx(130e12, rel=0.01)
     # each B200 reaches its Grace over NVLink-C2C
     assert all(any(lk.type == "NVLink-C2C" for lk in topo.links_of(g)) for g in gpus(topo))
+    # one system holds all 72 GPUs, so the bisection cuts through the rack: 36 GPUs' NVLink, both ways
+    # (it read 0 with every GPU in one half while the rack moved as one unit)
+    bis = result["bisection"]
+    assert bis["bidir_Bps"] == pytest.approx(36 * 1800 * GB)
+    assert len(bis["half_a"]) == len(bis["half_b"]) == 36 and not bis["exact"]
 
 
 def test_dgx_h100_network_per_system_is_8_x_400_gbps():
