@@ -132,15 +132,16 @@ class GroupItem(QGraphicsItem):
     # A rack's trays (GB200 NVL72) are named "Compute tray 18": a wider box keeps the name on one line at
     # 10 pt, so the whole rack reads at the zoom that fits it in the window.
     TRAY_W, TRAY_SIZES = 184.0, (10, 9, 8, 7)
+    # per item (trays differ); class defaults for subclasses that do not run this __init__ (the overview's)
+    box_w, _title_sizes = BOX_W, (9, 8, 7)
 
     def __init__(self, scene: "TopologyScene", group_id: str, collapsed: bool):
         super().__init__()
         self.canvas = scene
         self.group_id = group_id
         self.collapsed = collapsed
-        tray = scene.document.topology.groups[group_id].kind == "tray"
-        self.box_w = self.TRAY_W if tray else self.BOX_W
-        self._title_sizes = self.TRAY_SIZES if tray else (9, 8, 7)
+        if scene.document.topology.groups[group_id].kind == "tray":
+            self.box_w, self._title_sizes = self.TRAY_W, self.TRAY_SIZES
         self.frame = QRectF()
         self.fill: QColor | None = None
         flags = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
