@@ -8,7 +8,7 @@ from ..cancel import Cancelled
 from ..heap import paused_gc
 from ..model.systems import power_summary
 from ..model.topology import Topology
-from .bandwidth import gpu_bandwidth
+from .bandwidth import compute_nic_ports, gpu_bandwidth
 from .bisection import bisection_bandwidth
 from .fabric import Fabric, sharing_system_map, system_map
 from .paths import path_latencies, system_to_system_latency
@@ -80,6 +80,7 @@ def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], N
         "pcie_bw_per_gpu_bidir_Bps": max((b.pcie_bidir_Bps for b in bws), default=0.0),
         "network_bw_per_gpu_bidir_Bps": max((b.network_bidir_Bps for b in bws), default=0.0),
         "aggregate_network_bw_bidir_Bps": sum(b.network_bidir_Bps for b in bws),
+        "compute_nic_ports_first_system": compute_nic_ports(topo, gpus[0]) if gpus else [],
         "power": {"published_W": power_W, "without_published_figure": unpowered, "basis": power_basis},
         "latency": {
             "max_system_to_system_s": sys_lat.max_s if sys_lat else None,

@@ -109,7 +109,10 @@ def network_per_gpu(topo: Topology, analysis: dict) -> str:
     cabled = sum(1 for d in nics for lk in topo.links_of(d.id)
                  if (lt := topo.link_type_of(lk)) is not None and lt.family in NETWORK_FAMILIES)
     if cabled == 0:
-        return f"not cabled: {len(nics)} NICs without network links (add switches or a cluster to use them)"
+        ports = ", ".join(f"{p['count']} x {p['rate_bps_per_direction'] / 1e9:,.0f} Gb/s"
+                          for p in analysis.get("compute_nic_ports_first_system", []))
+        return (f"not cabled: {len(nics)} NICs without network links"
+                + (f" ({ports} compute ports per system)" if ports else "") + " (add switches or a cluster to use them)")
     return "0.00 GB/s"
 
 

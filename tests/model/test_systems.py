@@ -126,3 +126,15 @@ def test_power_summary_with_a_system_map_gives_the_same_answers():
         total, missing, notes = power_summary(topo, system_map(topo))
         assert (total, missing) == published_power(topo)
         assert notes == power_summary(topo)[2]
+
+
+def test_a_lone_dgx_h100_offers_8_ports_of_400_gbps_to_the_network():
+    """The single-system preset has no network links (network per GPU 0); the analysis still says what
+    its compute NICs offer, from their parts: 8 x 400 Gb/s, none cabled (storage NICs left out)."""
+    topo = load_preset("dgx-h100")
+    result = analyze(topo, gpus(topo))
+    assert result["network_bw_per_gpu_bidir_Bps"] == 0
+    assert result["compute_nic_ports_first_system"] == [{"count": 8, "cabled": 0, "rate_bps_per_direction": 400e9}]
+    topo = build_fat_tree(2, "dgx-a100", nics_per_system=4)
+    assert analyze(topo, gpus(topo))["compute_nic_ports_first_system"] == [
+        {"count": 8, "cabled": 4, "rate_bps_per_direction": 200e9}]
