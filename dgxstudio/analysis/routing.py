@@ -124,6 +124,7 @@ class Router:
         # A route between two systems never detours through a third system's insides.
         check_cancelled()
         self._system = system_map(topo)
+        self.system_of = self._system  # device -> its system's id (None outside systems); do not change it
         self._cache: dict[tuple[str, str], Route] = {}
 
     @property

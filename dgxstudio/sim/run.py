@@ -268,6 +268,15 @@ class Simulator:
                          for g in self.gpus)
             # time >= S(p-1)/p / inject and >= p S / (2 bisection)
             algbw = min(inject * p / (p - 1), 2 * bis / p) if p > 1 else 0.0
+            plan = self.channel_plan()
+            if plan.nodes > 1:
+                # and every system sends its L GPUs' S (p-L)/p each out through its own NICs, which on
+                # more than two systems is tighter than the bisection (all but 1/N of it leaves)
+                for members in plan.systems:
+                    local = len(members)
+                    out = self._system_network_Bps(members)
+                    if local < p and out > 0:
+                        algbw = min(algbw, out * p / (local * (p - local)))
             value = algbw * busbw_factor(collective, p)
         else:
             value = self.plan_bound()
@@ -347,7 +356,8 @@ class Simulator:
         return min(want, max(per_system.values()))
 
     def _hop_class(self, a: str, b: str) -> str:
-        if self.topo.system_of(a) != self.topo.system_of(b):
+        system = self.router.system_of  # one look-up, not a walk up the groups (131,072 hops at 16,384 GPUs)
+        if system.get(a) != system.get(b):
             return "net"
         return self._intra_class()
 
