@@ -125,11 +125,11 @@ class Simulator:
                          for g in self.gpus)
             # time >= S(p-1)/p / inject and >= p S / (2 bisection)
             algbw = min(inject * p / (p - 1), 2 * bis / p) if p > 1 else 0.0
-            plan = self.channel_plan()
-            if plan.nodes > 1:
+            systems = group_by_system(self.topo, self.gpus)  # not the channel plan: seconds at 16,384 GPUs
+            if len(systems) > 1:
                 # and every system sends its L GPUs' S (p-L)/p each out through its own NICs, which on
                 # more than two systems is tighter than the bisection (all but 1/N of it leaves)
-                for members in plan.systems:
+                for members in systems:
                     local = len(members)
                     out = self._system_network_Bps(members)
                     if local < p and out > 0:
