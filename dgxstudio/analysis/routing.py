@@ -710,10 +710,13 @@ class Router:
         """Per channel: capacity, latency and its two devices' hop latencies (one row each)."""
         if self._figures is None:
             hop = self.fabric.hop_latency
+            check_cancelled()  # (between the columns: each a fraction of a second on a large fabric)
+            tails = np.fromiter((hop[u] for u, _ in self.channel_ends), dtype=float, count=len(self.channel_ends))
+            check_cancelled()
+            heads = np.fromiter((hop[v] for _, v in self.channel_ends), dtype=float, count=len(self.channel_ends))
+            check_cancelled()
             self._figures = np.column_stack([
-                self.capacity, np.asarray(self._channel_latency, dtype=float),
-                np.fromiter((hop[u] for u, _ in self.channel_ends), dtype=float, count=len(self.channel_ends)),
-                np.fromiter((hop[v] for _, v in self.channel_ends), dtype=float, count=len(self.channel_ends))])
+                self.capacity, np.asarray(self._channel_latency, dtype=float), tails, heads])
         return self._figures
 
     def _search(self, src: str, dst: str) -> tuple[list[list[str]], list[float] | None]:
