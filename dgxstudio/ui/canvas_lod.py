@@ -16,12 +16,13 @@ import time
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
 from shiboken6 import isValid
 
 from .canvas_items import SELECTED, DeviceItem, GroupItem, LinkItem
+from .canvas_text import LABEL_BOLD, LABEL_FONT, ScreenText, Taken, metrics
 from .cluster_overview import BLOCK_W, GAP_X, Block, Bundle, Overview, grid
 from .cluster_overview import _bw as _bw_text
 from .style import FAMILY_COLORS
@@ -36,88 +37,10 @@ NEXT_TURN_MS = 12         # opening that goes on waits this long, so the frame i
 SETTLE_MS = 150           # zooming out: opening waits until the zoom has rested this long
 MAX_ZOOM = 400.0          # deep enough to read one device inside a system inside a block
 TITLE = 0.16              # share of a block's height its title takes when open
-_LABEL_FONT = QFont("Sans Serif", 8)
-_LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
 TIER_FILL = {0: QColor("#eef3fb"), 1: QColor("#f3f0e6"), 2: QColor("#efe8f5"), 3: QColor("#e8f2ec")}
-
-
-_FONT_METRICS: dict[str, tuple[QFontMetricsF, float]] = {}
-_ADVANCE: dict[tuple[int, str], float] = {}
-
-
-def _metrics(font: QFont) -> tuple[QFontMetricsF, float]:
-    key = font.key()
-    if key not in _FONT_METRICS:
-        fm = QFontMetricsF(font)
-        _FONT_METRICS[key] = (fm, fm.height())
-    return _FONT_METRICS[key]
-
-
-def _advance(fm: QFontMetricsF, text: str) -> float:
-    """A text's width, measured once (labels repeat every frame)."""
-    key = (id(fm), text)
-    width = _ADVANCE.get(key)
-    if width is None:
-        if len(_ADVANCE) > 50_000:
-            _ADVANCE.clear()
-        width = _ADVANCE[key] = fm.horizontalAdvance(text)
-    return width
-
-
-def _screen_text(painter: QPainter, rect: QRectF, lines: list[tuple[str, QFont]], align=Qt.AlignmentFlag.AlignCenter) -> None:
-    """Text at a fixed size on screen inside a scene rectangle: readable at any zoom, left out
-    (line by line, from the last) where the rectangle is too small on screen to hold it. A line may
-    offer a shorter form after a '|' for when the long one does not fit."""
-    t = painter.worldTransform()
-    box = t.mapRect(rect).adjusted(3, 2, -3, -2)
-    if box.width() < 24 or box.height() < 10:
-        return
-    shown, height = [], 0.0
-    for text, font in lines:
-        fm, line_h = _metrics(font)
-        if height + line_h > box.height():
-            break
-        forms = text.split("|")
-        text = next((f for f in forms if _advance(fm, f) <= box.width()), forms[-1])
-        if _advance(fm, text) > box.width():
-            text = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, box.width())
-        shown.append((text, font, line_h))
-        height += line_h
-    if not shown:
-        return
-    painter.save()
-    painter.resetTransform()
-    painter.setPen(QColor("#1b1b1b"))
-    y = box.top() + (box.height() - height) / 2 if align == Qt.AlignmentFlag.AlignCenter else box.top()
-    for text, font, h in shown:
-        painter.setFont(font)
-        painter.drawText(QRectF(box.left(), y, box.width(), h), Qt.AlignmentFlag.AlignCenter, text)
-        y += h
-    painter.restore()
-
-
-class _Taken:
-    """Rectangles already drawn on screen, bucketed in 64-pixel cells so a new label checks only its
-    neighbours."""
-
-    CELL = 64.0
-
-    def __init__(self):
-        self.cells: dict[tuple[int, int], list[QRectF]] = {}
-
-    def _keys(self, r: QRectF):
-        c = self.CELL
-        for i in range(int(r.left() // c), int(r.right() // c) + 1):
-            for j in range(int(r.top() // c), int(r.bottom() // c) + 1):
-                yield (i, j)
-
-    def claim(self, r: QRectF, force: bool = False) -> bool:
-        keys = list(self._keys(r))
-        if not force and any(r.intersects(o) for k in keys for o in self.cells.get(k, ())):
-            return False
-        for k in keys:
-            self.cells.setdefault(k, []).append(r)
-        return True
+_EDGE_PEN = QPen(QColor("#404040"), 0)
+_OPEN_PEN = QPen(QColor("#606060"), 0, Qt.PenStyle.DashLine)
+_TITLE_FILL = QColor(230, 230, 230, 220)
 
 
 class BlockItem(QGraphicsItem):
@@ -134,6 +57,10 @@ class BlockItem(QGraphicsItem):
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)   # replay and pan frames reuse it
         self.open = False
         self.fill: QColor | None = None
+        self._text: ScreenText | None = None    # laid out when first drawn
+        self._title: ScreenText | None = None
+        self._tier_fill = QBrush(TIER_FILL.get(block.tier, QColor("#f2f2f2")))
+        self.scene_rect = self.rect.translated(self.pos())   # blocks never move
         self.setToolTip(f"{block.label}\n{block.summary}\nZoom in or double-click to open")
 
     def boundingRect(self) -> QRectF:
@@ -146,23 +73,26 @@ class BlockItem(QGraphicsItem):
         return r.adjusted(2, title, -2, -2)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        pen = QPen(QColor("#404040"), 0)
-        painter.setPen(pen)
         if self.open:
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(QPen(QColor("#606060"), 0, Qt.PenStyle.DashLine))
+            painter.setPen(_OPEN_PEN)
             painter.drawRect(self.rect)
             bar = QRectF(self.rect.left(), self.rect.top(), self.rect.width(), self.rect.height() * TITLE)
-            painter.fillRect(bar, QColor(230, 230, 230, 220))
-            _screen_text(painter, bar, [(f"{self.block.label}  ({self.block.summary})|{self.block.label}", _LABEL_BOLD)])
+            painter.fillRect(bar, _TITLE_FILL)
+            if self._title is None:
+                self._title = ScreenText([(f"{self.block.label}  ({self.block.summary})|{self.block.label}", LABEL_BOLD)])
+            self._title.draw(painter, bar)
             return
-        painter.setBrush(QBrush(self.fill or TIER_FILL.get(self.block.tier, QColor("#f2f2f2"))))
+        painter.setPen(_EDGE_PEN)
+        painter.setBrush(self.fill or self._tier_fill)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)   # an upright box: nothing to smooth
         painter.drawRect(self.rect)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        _screen_text(painter, self.rect, [(f"{self.block.label}|{self.block.short.split('|')[0]}|{self.block.short.replace(' ', '')}", _LABEL_BOLD),
-                                          ("|".join(dict.fromkeys([self.block.summary, *self.block.summary.split(", ")[::-1]])),
-                                           _LABEL_FONT)])
+        if self._text is None:
+            b = self.block
+            self._text = ScreenText([(f"{b.label}|{b.short.split('|')[0]}|{b.short.replace(' ', '')}", LABEL_BOLD),
+                                     ("|".join(dict.fromkeys([b.summary, *b.summary.split(", ")[::-1]])), LABEL_FONT)])
+        self._text.draw(painter, self.rect)
 
     def mousePressEvent(self, event) -> None:
         event.accept()   # a press here starts a double-click, not a rubber band
@@ -174,6 +104,10 @@ class TierLabel(QGraphicsItem):
     def __init__(self, name: str, rect: QRectF):
         super().__init__()
         self.name, self.rect = name, rect
+        # 'Spine switches', else wrapped, else 'Spine' where the row's margin is narrow on screen, before any eliding
+        words = name.split()
+        wrapped = [" ".join(words[:k]) + "\n" + " ".join(words[k:]) for k in range(len(words) - 1, 0, -1)]
+        self.text = ScreenText([("|".join([name, *wrapped, words[0]]), LABEL_BOLD)])
         self.setZValue(1)
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
@@ -181,8 +115,7 @@ class TierLabel(QGraphicsItem):
         return self.rect
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        # 'Spine switches', else 'Spine' where the row's margin is narrow on screen, before any eliding
-        _screen_text(painter, self.rect, [(f"{self.name}|{self.name.split()[0]}", _LABEL_BOLD)])
+        self.text.draw(painter, self.rect)
 
 
 class BundleItem(LinkItem):
@@ -193,11 +126,16 @@ class BundleItem(LinkItem):
                          f"bundle: {bundle.label}")
         self.info = bundle
         per_dir = bundle.label.split(", ", 1)[1]
-        self.texts = (f"x{bundle.count:,}  {per_dir}", f"x{bundle.count:,}  {_bw_text(bundle.bandwidth_Bps)}/dir",
-                      f"x{bundle.count:,}")
+        fm, self._line_h = metrics(LABEL_FONT)
+        self.texts = [(text, fm.horizontalAdvance(text) + 8)
+                      for text in (f"x{bundle.count:,}  {per_dir}", f"x{bundle.count:,}  {_bw_text(bundle.bandwidth_Bps)}/dir",
+                                   f"x{bundle.count:,}")]
+        # one pixel on screen whatever the zoom: a wider smoothed line costs a stroked outline each
+        # frame, and a few hundred of them across the overview cost a zoom frame more than its budget
+        # (the count and bandwidth are in the label)
         self.base_pen.setStyle(Qt.PenStyle.SolidLine)
         self.base_pen.setCosmetic(True)
-        self.base_pen.setWidthF(min(self.base_pen.widthF() / 3, 4.0))
+        self.base_pen.setWidthF(1.0)
         self.setPen(self.base_pen)
 
     def update_path(self) -> None:
@@ -207,18 +145,20 @@ class BundleItem(LinkItem):
         if abs(pa.y() - pb.y()) > 1:
             up, down = (ra, rb) if pa.y() < pb.y() else (rb, ra)
             pa, pb = QPointF(up.center().x(), up.bottom() - 2), QPointF(down.center().x(), down.top() + 2)
+        self.line = QLineF(pa, pb)
+        self.line_rect = QRectF(pa, pb).normalized().adjusted(-1, -1, 1, 1)
         path = QPainterPath(pa)
         path.lineTo(pb)
         self.setPath(path)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        QGraphicsPathItem.paint(self, painter, option, widget)   # the label comes on top, see draw_label
+        painter.setPen(self.pen())   # the label comes on top, see draw_label
+        painter.drawLine(self.line)
 
-    def place_label(self, t, taken: "_Taken") -> tuple[QRectF, str] | None:
+    def place_label(self, t, taken: Taken) -> tuple[QRectF, str] | None:
         """Where the count and bandwidth per direction go on screen (transform ``t``), at a readable
         size, covering no block and no other label (``taken``: what is already there); None if nowhere."""
-        line = self.path()
-        a, b = line.pointAtPercent(0.0), line.pointAtPercent(1.0)
+        a, b = self.line.p1(), self.line.p2()
         sa, sb = t.map(a), t.map(b)
         length = ((sa.x() - sb.x()) ** 2 + (sa.y() - sb.y()) ** 2) ** 0.5
         if length < 40:
@@ -226,9 +166,8 @@ class BundleItem(LinkItem):
         # on the lower part, where bundles from one block fan apart; the longest text that fits along
         # the line without covering a block or another label
         mid = t.map(a + (b - a) * (0.7 if a.y() < b.y() else 0.3))
-        fm, line_h = _metrics(_LABEL_FONT)
-        for text in self.texts:
-            w = _advance(fm, text) + 8
+        line_h = self._line_h
+        for text, w in self.texts:
             if w > length * 0.9:
                 continue
             box = QRectF(mid.x() - w / 2, mid.y() - line_h / 2 - 1, w, line_h + 2)
@@ -266,6 +205,7 @@ class SystemBoxItem(GroupItem):
         ov = lod.overview
         self.title = g.name
         self._title_label = None   # fitted when first drawn large enough to read
+        self._open_title: ScreenText | None = None
         self.summary = f"{ov.system_gpus[system_id]} GPUs, {len(ov.system_devices[system_id])} devices"
         self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nZoom in or double-click to see its devices")
 
@@ -275,8 +215,9 @@ class SystemBoxItem(GroupItem):
             painter.setPen(QPen(SELECTED if selected else QColor("#808080"), 0, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H))
-            _screen_text(painter, QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H * 0.12),
-                         [(f"{self.title}  ({self.summary})|{self.title}", _LABEL_BOLD)])
+            if self._open_title is None:
+                self._open_title = ScreenText([(f"{self.title}  ({self.summary})|{self.title}", LABEL_BOLD)])
+            self._open_title.draw(painter, QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H * 0.12))
             return
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         if lod * self.BOX_W < 40:   # a few pixels: the box alone
@@ -354,7 +295,7 @@ class LevelOfDetail:
         screen = t.mapRect(exposed)
         painter.save()
         painter.resetTransform()
-        painter.setFont(_LABEL_FONT)
+        painter.setFont(LABEL_FONT)
         for item, box, text in self._labels:
             if box.intersects(screen):
                 item.draw_label(painter, box, text)
@@ -363,15 +304,15 @@ class LevelOfDetail:
     def _place_labels(self, t) -> list:
         seen = next(iter(self.scene.views()), None)
         area = t.inverted()[0].mapRect(QRectF(seen.viewport().rect())) if seen is not None else self.scene.sceneRect()
-        taken = _Taken()
+        taken = Taken()
         screen = t.mapRect(area)
         for b in self.block_items.values():   # closed blocks; an open one is a frame around its members
-            r = b.sceneBoundingRect()
+            r = b.scene_rect
             if not b.open and r.intersects(area):
                 taken.claim(t.mapRect(r).intersected(screen), force=True)
         out = []
         for item in self.bundle_items:
-            if item.sceneBoundingRect().intersects(area):
+            if item.line_rect.intersects(area):
                 placed = item.place_label(t, taken)
                 if placed is not None:
                     out.append((item, *placed))

@@ -1,0 +1,107 @@
+"""Text drawn at a fixed size on screen over a zoomable canvas (the cluster overview's names and labels).
+
+A label is laid out for every frame of a zoom, so what can be measured once is: each line's forms
+(the full text and its shorter fallbacks) keep their widths, and the forms chosen for one on-screen
+box size are kept until the box changes size.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
+
+LABEL_FONT = QFont("Sans Serif", 8)
+LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
+INK = QColor("#1b1b1b")
+
+_METRICS: dict[int, tuple[QFont, QFontMetricsF, float]] = {}
+
+
+def metrics(font: QFont) -> tuple[QFontMetricsF, float]:
+    """The font's metrics and line height, made once per font object (the labels' fonts are constants)."""
+    got = _METRICS.get(id(font))
+    if got is None or got[0] is not font:
+        fm = QFontMetricsF(font)
+        got = _METRICS[id(font)] = (font, fm, fm.height())
+    return got[1], got[2]
+
+
+class ScreenText:
+    """Lines of text drawn at a fixed size on screen inside a scene rectangle: readable at any zoom,
+    left out line by line (from the last) where the rectangle is too small on screen to hold them.
+    A line offers shorter forms after '|' for when the long one does not fit; a form may break into
+    several lines with '\\n' (a name wrapped in a narrow margin); the last resort is eliding."""
+
+    def __init__(self, lines: list[tuple[str, QFont]]):
+        self.lines = []
+        for text, font in lines:
+            fm, line_h = metrics(font)
+            forms = []
+            for form in dict.fromkeys(text.split("|")):
+                parts = [(p, fm.horizontalAdvance(p)) for p in form.split("\n")]
+                forms.append((parts, max(w for _p, w in parts), len(parts) * line_h))
+            self.lines.append((forms, font, fm, line_h))
+        self._size: tuple[int, int] | None = None
+        self._shown: list[tuple[str, QFont, float]] = []
+        self._height = 0.0
+
+    def _layout(self, width: float, height: float) -> None:
+        shown, used = [], 0.0
+        for forms, font, fm, line_h in self.lines:
+            fitting = [f for f in forms if f[2] + used <= height]
+            if not fitting:
+                break
+            parts, _w, h = next((f for f in fitting if f[1] <= width), fitting[-1])
+            for p, w in parts:
+                if w > width:
+                    p = fm.elidedText(p, Qt.TextElideMode.ElideMiddle, width)
+                shown.append((p, font, line_h))
+            used += h
+        self._shown, self._height = shown, used
+
+    def draw(self, painter: QPainter, rect: QRectF, centred: bool = True) -> None:
+        box = painter.worldTransform().mapRect(rect).adjusted(3, 2, -3, -2)
+        if box.width() < 24 or box.height() < 10:
+            return
+        size = (int(box.width()), int(box.height()))
+        if size != self._size:
+            self._size = size
+            self._layout(size[0], size[1])
+        if not self._shown:
+            return
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(INK)
+        y = box.top() + (box.height() - self._height) / 2 if centred else box.top()
+        font = None
+        for text, f, h in self._shown:
+            if f is not font:
+                painter.setFont(f)
+                font = f
+            painter.drawText(QRectF(box.left(), y, box.width(), h), Qt.AlignmentFlag.AlignCenter, text)
+            y += h
+        painter.restore()
+
+
+class Taken:
+    """Rectangles already drawn on screen, bucketed in 64-pixel cells so a new label checks only its
+    neighbours."""
+
+    CELL = 64.0
+
+    def __init__(self):
+        self.cells: dict[tuple[int, int], list[QRectF]] = {}
+
+    def claim(self, r: QRectF, force: bool = False) -> bool:
+        c = self.CELL
+        keys = [(i, j) for i in range(int(r.left() // c), int(r.right() // c) + 1)
+                for j in range(int(r.top() // c), int(r.bottom() // c) + 1)]
+        cells = self.cells
+        if not force:
+            for k in keys:
+                for o in cells.get(k, ()):
+                    if r.intersects(o):
+                        return False
+        for k in keys:
+            cells.setdefault(k, []).append(r)
+        return True
