@@ -20,6 +20,7 @@ from ..model.commands import AddItems, Macro, Move, SetCollapsed
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Device, Topology
 from .canvas_lod import LevelOfDetail
+from .canvas_text import LinkLabels
 from .canvas_sync import drawn_key, group_signature, members, sync
 from .cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
@@ -46,6 +47,8 @@ class TopologyScene(QGraphicsScene):
         self.lod: LevelOfDetail | None = None  # set while a large cluster is drawn as its overview
         self._lod_pending = False
         self._groups: tuple | None = None   # the group signature the items were built for
+        self.link_labels = LinkLabels()
+        self.label_version = 0
         self._members: dict[str, tuple] = {}
         self.grid = 0.0  # snap moved items to this grid (0: off)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
@@ -111,6 +114,7 @@ class TopologyScene(QGraphicsScene):
         self._groups = group_signature(self)
         self._members = members(self)
         self._syncing = False
+        self.label_version += 1
         self.rebuilt.emit()
 
     def _build_links(self, hidden: dict[str, str]) -> None:
@@ -206,6 +210,7 @@ class TopologyScene(QGraphicsScene):
             return
         if self.lod is None and event.kind not in ("collapsed", "moved") and self._groups == group_signature(self):
             sync(self, event)   # the groups are as they were: only the items the edit touched change
+            self.labels_moved()
             self.updated.emit()
             return
         self.rebuild()
@@ -225,8 +230,11 @@ class TopologyScene(QGraphicsScene):
 
     # ---- scene -> model --------------------------------------------------------------------------
     def item_moved(self, item: QGraphicsItem) -> None:
-        for link in self._links_at.get(item, ()):
+        links = self._links_at.get(item, ())
+        for link in links:
             link.update_path()
+        if links:
+            self.labels_moved()
         if not self._frames_pending:
             self._frames_pending = True
             QTimer.singleShot(0, self._update_frames)
@@ -261,6 +269,13 @@ class TopologyScene(QGraphicsScene):
         super().drawForeground(painter, rect)
         if self.lod is not None:
             self.lod.draw_labels(painter, rect)
+        else:
+            self.link_labels.draw(painter, rect, self.link_items, self.device_items.values(), self.label_version)
+
+    def labels_moved(self) -> None:
+        """Links moved, came or went: their counts are placed again, wherever they were drawn before."""
+        self.label_version += 1
+        self.invalidate(QRectF(), QGraphicsScene.SceneLayer.ForegroundLayer)
 
     def _snapped(self, x: float, y: float) -> tuple[float, float]:
         if not self.grid:

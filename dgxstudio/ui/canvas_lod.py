@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
 from shiboken6 import isValid
 
 from .canvas_items import SELECTED, DeviceItem, GroupItem, LinkItem
-from .canvas_text import LABEL_BOLD, LABEL_FONT, ScreenText, Taken, metrics
+from .canvas_text import LABEL_BOLD, LABEL_FONT, ScreenText, Taken, draw_placed, metrics
 from .cluster_overview import BLOCK_W, GAP_X, Block, Bundle, Overview, grid
 from .cluster_overview import _bw as _bw_text
 from .style import FAMILY_COLORS
@@ -130,12 +130,9 @@ class BundleItem(LinkItem):
         self.texts = [(text, fm.horizontalAdvance(text) + 8)
                       for text in (f"x{bundle.count:,}  {per_dir}", f"x{bundle.count:,}  {_bw_text(bundle.bandwidth_Bps)}/dir",
                                    f"x{bundle.count:,}")]
-        # one pixel on screen whatever the zoom: a wider smoothed line costs a stroked outline each
-        # frame, and a few hundred of them across the overview cost a zoom frame more than its budget
-        # (the count and bandwidth are in the label)
         self.base_pen.setStyle(Qt.PenStyle.SolidLine)
         self.base_pen.setCosmetic(True)
-        self.base_pen.setWidthF(1.0)
+        self.base_pen.setWidthF(min(self.base_pen.widthF() / 3, 4.0))
         self.setPen(self.base_pen)
 
     def update_path(self) -> None:
@@ -152,7 +149,7 @@ class BundleItem(LinkItem):
         self.setPath(path)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setPen(self.pen())   # the label comes on top, see draw_label
+        painter.setPen(self.pen())   # the label comes on top, see LevelOfDetail.draw_labels
         painter.drawLine(self.line)
 
     def place_label(self, t, taken: Taken) -> tuple[QRectF, str] | None:
@@ -174,14 +171,6 @@ class BundleItem(LinkItem):
             if taken.claim(box):
                 return box, text
         return None
-
-    def draw_label(self, painter: QPainter, box: QRectF, text: str) -> None:
-        """The label in screen coordinates (the painter's transform reset), edged in the bundle's colour."""
-        painter.setPen(QPen(self.pen().color(), 1))
-        painter.setBrush(QColor(255, 255, 255, 235))
-        painter.drawRoundedRect(box, 3, 3)
-        painter.setPen(QColor("#1b1b1b"))
-        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
 
     def boundingRect(self) -> QRectF:
         return QGraphicsPathItem.boundingRect(self).adjusted(-60, -12, 60, 12)
@@ -292,14 +281,7 @@ class LevelOfDetail:
         key = (t.m11(), t.m22(), t.dx(), t.dy(), frozenset(self.open_blocks))
         if key != self._label_key:   # placed once per view position; replay frames only redraw them
             self._label_key, self._labels = key, self._place_labels(t)
-        screen = t.mapRect(exposed)
-        painter.save()
-        painter.resetTransform()
-        painter.setFont(LABEL_FONT)
-        for item, box, text in self._labels:
-            if box.intersects(screen):
-                item.draw_label(painter, box, text)
-        painter.restore()
+        draw_placed(painter, exposed, self._labels)
 
     def _place_labels(self, t) -> list:
         seen = next(iter(self.scene.views()), None)

@@ -8,11 +8,12 @@ box size are kept until the box changes size.
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 LABEL_FONT = QFont("Sans Serif", 8)
 LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
 INK = QColor("#1b1b1b")
+WHITE = QColor(255, 255, 255, 235)
 
 _METRICS: dict[int, tuple[QFont, QFontMetricsF, float]] = {}
 
@@ -105,3 +106,70 @@ class Taken:
         for k in keys:
             cells.setdefault(k, []).append(r)
         return True
+
+
+def draw_placed(painter: QPainter, exposed: QRectF, placed: list) -> None:
+    """Labels placed on screen ((link item, box, text)) that meet the exposed scene area, each boxed
+    and edged in its link's colour."""
+    screen = painter.worldTransform().mapRect(exposed)
+    painter.save()
+    painter.resetTransform()
+    painter.setFont(LABEL_FONT)
+    for item, box, text in placed:
+        if box.intersects(screen):
+            painter.setPen(QPen(item.label_color(), 1))
+            painter.setBrush(WHITE)
+            painter.drawRect(box)
+            painter.setPen(INK)
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+    painter.restore()
+
+
+class LinkLabels:
+    """The 'x12' count on links of several physical links and on bundles, drawn over the canvas at a
+    fixed size on screen: each at the first point along its line (the middle, then further out) where
+    it covers no device and no other count, or not at all. Placed once per view position and design
+    state (``version``); replay frames only redraw them."""
+
+    MIN_SCALE = 0.4   # further out the counts would cover the drawing
+    ALONG = (0.5, 0.38, 0.62, 0.28, 0.72, 0.2, 0.8)
+
+    def __init__(self):
+        self._key = None
+        self._placed: list = []
+        fm, self._line_h = metrics(LABEL_FONT)
+        self._fm = fm
+
+    def draw(self, painter: QPainter, exposed: QRectF, links, devices, version: int) -> None:
+        t = painter.worldTransform()
+        if t.m11() < self.MIN_SCALE:
+            return
+        key = (t.m11(), t.m22(), t.dx(), t.dy(), version)
+        if key != self._key:
+            self._key, self._placed = key, self._place(t, painter.viewport(), links, devices)
+        draw_placed(painter, exposed, self._placed)
+
+    def _place(self, t, viewport, links, devices) -> list:
+        area = QRectF(viewport)
+        taken = Taken()
+        for d in devices:
+            r = t.mapRect(d.sceneBoundingRect())
+            if r.intersects(area):
+                taken.claim(r, force=True)
+        out = []
+        h = self._line_h + 2
+        for item in links:
+            if not (item.count > 1 or item.bundle) or not item.isVisible():
+                continue
+            a, b = t.map(item.a.scenePos()), t.map(item.b.scenePos())
+            if not QRectF(a, b).normalized().adjusted(-20, -20, 20, 20).intersects(area):
+                continue
+            text = f"x{item.count}"
+            w = self._fm.horizontalAdvance(text) + 8
+            for f in self.ALONG:
+                x, y = a.x() + (b.x() - a.x()) * f, a.y() + (b.y() - a.y()) * f
+                box = QRectF(x - w / 2, y - h / 2, w, h)
+                if taken.claim(box):
+                    out.append((item, box, text))
+                    break
+        return out
