@@ -17,6 +17,8 @@ MIME_PALETTE = "application/x-dgxstudio-palette"
 SELECTED = QColor("#1e6fd9")
 _FONT = QFont("Sans Serif", 8)
 _FONT_BOLD = QFont("Sans Serif", 9, QFont.Weight.Bold)
+_INK = QColor("#1b1b1b")
+_GREY = QColor("#555555")
 
 
 def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = (9, 8, 7)) -> tuple[QFont, list[str]]:
@@ -29,8 +31,16 @@ def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = 
             return font, [text]
     font = QFont("Sans Serif", sizes[-1], QFont.Weight.Bold)
     fm = QFontMetricsF(font)
-    words, out, current = text.split(" "), [], ""
-    for word in words:
+    out = wrap_words(text, fm, width)
+    if len(out) <= lines and all(fm.horizontalAdvance(line) <= width for line in out):
+        return font, out
+    return font, [fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)]
+
+
+def wrap_words(text: str, fm: QFontMetricsF, width: float) -> list[str]:
+    """Words on as few lines as fit ``width`` (a word longer than the width keeps its own line)."""
+    out, current = [], ""
+    for word in text.split(" "):
         trial = f"{current} {word}".strip()
         if fm.horizontalAdvance(trial) <= width or not current:
             current = trial
@@ -38,9 +48,27 @@ def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = 
             out.append(current)
             current = word
     out.append(current)
-    if len(out) <= lines and all(fm.horizontalAdvance(line) <= width for line in out):
-        return font, out
-    return font, [fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)]
+    return out
+
+
+def text_runs(lines: list[str], font: QFont, rect: QRectF, centred: bool) -> list[tuple[QPointF, str]]:
+    """Where each line's baseline starts so the lines sit centred in ``rect`` (left-aligned unless
+    ``centred``): laid out once, then drawn line by line with the cheapest text call, which matters
+    when every item's text is drawn again on every frame of a zoom."""
+    fm = QFontMetricsF(font)
+    step = fm.lineSpacing()
+    y = rect.center().y() - (step * len(lines) - fm.leading()) / 2 + fm.ascent()
+    out = []
+    for line in lines:
+        x = rect.center().x() - fm.horizontalAdvance(line) / 2 if centred else rect.left()
+        out.append((QPointF(x, y), line))
+        y += step
+    return out
+
+
+def draw_runs(painter: QPainter, runs: list[tuple[QPointF, str]]) -> None:
+    for at, line in runs:
+        painter.drawText(at, line)
 
 
 class DeviceItem(QGraphicsItem):
@@ -68,7 +96,18 @@ class DeviceItem(QGraphicsItem):
         self.ports = " ".join(f"{g.name} {used.get(g.name, 0)}/{g.count}" for g in part.ports) if part else "unknown part"
         self.setToolTip(f"{dev.name} ({dev.id})\n{part.label if part else dev.part}\n{self.ports}")
         self._label = None   # fitted when first drawn large enough to read (a cluster opens many at once)
+        self._runs = None
         self.update()
+
+    def _text_runs(self) -> tuple[list, list]:
+        """The name and the port counts, laid out once (see text_runs)."""
+        if self._runs is None:
+            font, lines = self._fitted()
+            name = text_runs(lines, font, QRectF(-self.W / 2 + 34, -self.H / 2 + 4, self.W - 38, 28), False)
+            rect = QRectF(-self.W / 2 + 4, 2, self.W - 8, self.H / 2 - 4)
+            ports = text_runs(wrap_words(self.ports, QFontMetricsF(_FONT), rect.width()), _FONT, rect, True)
+            self._runs = (name, ports)
+        return self._runs
 
     @property
     def label_font(self) -> QFont:
@@ -105,15 +144,14 @@ class DeviceItem(QGraphicsItem):
             return
         painter.drawRoundedRect(rect, 6, 6)
         painter.drawPixmap(int(-self.W / 2 + 4), int(-self.H / 2 + 4), icon_pixmap(self.kind, 28))
-        painter.setPen(QColor("#1b1b1b"))
+        name, ports = self._text_runs()
+        painter.setPen(_INK)
         painter.setFont(self.label_font)
-        name_rect = QRectF(-self.W / 2 + 34, -self.H / 2 + 4, self.W - 38, 28)
-        painter.drawText(name_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, "\n".join(self.label_lines))
+        draw_runs(painter, name)
         if lod > 0.6:
             painter.setFont(_FONT)
-            painter.setPen(QColor("#555555"))
-            painter.drawText(QRectF(-self.W / 2 + 4, 2, self.W - 8, self.H / 2 - 4),
-                             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.ports)
+            painter.setPen(_GREY)
+            draw_runs(painter, ports)
         painter.setPen(QPen(color, 1.5))
         painter.setBrush(QBrush(QColor("#ffffff")))
         painter.drawEllipse(self.handle_center(), self.HANDLE, self.HANDLE)

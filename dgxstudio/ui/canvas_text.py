@@ -108,13 +108,13 @@ class Taken:
         return True
 
 
-def draw_placed(painter: QPainter, exposed: QRectF, placed: list) -> None:
+def draw_placed(painter: QPainter, exposed: QRectF, placed: list, font: QFont = LABEL_FONT) -> None:
     """Labels placed on screen ((link item, box, text)) that meet the exposed scene area, each boxed
     and edged in its link's colour."""
     screen = painter.worldTransform().mapRect(exposed)
     painter.save()
     painter.resetTransform()
-    painter.setFont(LABEL_FONT)
+    painter.setFont(font)
     for item, box, text in placed:
         if box.intersects(screen):
             painter.setPen(QPen(item.label_color(), 1))
@@ -126,19 +126,22 @@ def draw_placed(painter: QPainter, exposed: QRectF, placed: list) -> None:
 
 
 class LinkLabels:
-    """The 'x12' count on links of several physical links and on bundles, drawn over the canvas at a
-    fixed size on screen: each at the first point along its line (the middle, then further out) where
-    it covers no device and no other count, or not at all. Placed once per view position and design
-    state (``version``); replay frames only redraw them."""
+    """The 'x12' count on links of several physical links and on bundles, drawn over the canvas in
+    whole point sizes on screen (8 to 12 as the view zooms: the glyphs drawn at one size are reused
+    by the next frame, where a size scaled with the zoom is rasterized anew every frame): each at the
+    first point along its line (the middle, then further out) where it covers no device and no other
+    count, or not at all. Placed once per view position and design state (``version``); replay
+    frames only redraw them."""
 
     MIN_SCALE = 0.4   # further out the counts would cover the drawing
-    ALONG = (0.5, 0.38, 0.62, 0.28, 0.72, 0.2, 0.8)
+    ALONG = (0.5, 0.36, 0.64, 0.24, 0.76)
+    FONTS = {size: QFont("Sans Serif", size, QFont.Weight.Bold) for size in range(8, 13)}
 
     def __init__(self):
         self._key = None
         self._placed: list = []
-        fm, self._line_h = metrics(LABEL_FONT)
-        self._fm = fm
+        self._font = LABEL_BOLD
+        self._widths: dict[tuple[int, str], float] = {}
 
     def draw(self, painter: QPainter, exposed: QRectF, links, devices, version: int) -> None:
         t = painter.worldTransform()
@@ -146,8 +149,9 @@ class LinkLabels:
             return
         key = (t.m11(), t.m22(), t.dx(), t.dy(), version)
         if key != self._key:
+            self._font = self.FONTS[min(max(round(9 * t.m11()), 8), 12)]
             self._key, self._placed = key, self._place(t, painter.viewport(), links, devices)
-        draw_placed(painter, exposed, self._placed)
+        draw_placed(painter, exposed, self._placed, self._font)
 
     def _place(self, t, viewport, links, devices) -> list:
         area = QRectF(viewport)
@@ -157,7 +161,10 @@ class LinkLabels:
             if r.intersects(area):
                 taken.claim(r, force=True)
         out = []
-        h = self._line_h + 2
+        font = self._font
+        fm, line_h = metrics(font)
+        h = line_h + 2
+        widths = self._widths
         for item in links:
             if not (item.count > 1 or item.bundle) or not item.isVisible():
                 continue
@@ -165,7 +172,9 @@ class LinkLabels:
             if not QRectF(a, b).normalized().adjusted(-20, -20, 20, 20).intersects(area):
                 continue
             text = f"x{item.count}"
-            w = self._fm.horizontalAdvance(text) + 8
+            w = widths.get((font.pointSize(), text))
+            if w is None:
+                w = widths[(font.pointSize(), text)] = fm.horizontalAdvance(text) + 8
             for f in self.ALONG:
                 x, y = a.x() + (b.x() - a.x()) * f, a.y() + (b.y() - a.y()) * f
                 box = QRectF(x - w / 2, y - h / 2, w, h)
