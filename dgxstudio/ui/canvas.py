@@ -20,6 +20,7 @@ from ..model.commands import AddItems, Macro, Move, SetCollapsed
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Device, Topology
 from .canvas_lod import LevelOfDetail
+from .canvas_lod_sync import sync as lod_sync
 from .canvas_text import LinkLabels
 from .canvas_sync import drawn_key, group_signature, members, sync
 from .cluster_overview import build_overview
@@ -216,9 +217,11 @@ class TopologyScene(QGraphicsScene):
         self.rebuild()
 
     def _lod_event(self, event) -> bool:
-        """An edit seen by the overview: positions are the overview's own, so moves change nothing drawn;
-        a renamed or retyped device refreshes its item if it has one. True when handled."""
+        """An edit seen by the overview: a moved device that is drawn follows its document position; a
+        renamed or retyped device refreshes its item if it has one; deletes, new links and undos change
+        only the blocks, bundles and open systems they touch (canvas_lod_sync). True when handled."""
         if event.kind == "moved":
+            self.lod.moved(event.ids)
             return True
         if event.kind == "changed" and all(i in self.topology.devices for i in event.ids):
             for i in event.ids:
@@ -226,7 +229,12 @@ class TopologyScene(QGraphicsScene):
                 if item is not None:
                     item.refresh()
             return True
-        return False
+        if event.kind == "collapsed":
+            return False
+        handled = lod_sync(self.lod, event)
+        if handled:
+            self.updated.emit()
+        return handled
 
     # ---- scene -> model --------------------------------------------------------------------------
     def item_moved(self, item: QGraphicsItem) -> None:
@@ -235,6 +243,8 @@ class TopologyScene(QGraphicsScene):
             link.update_path()
         if links:
             self.labels_moved()
+        if self.lod is not None and isinstance(item, DeviceItem):
+            self.lod.device_moved(item)
         if not self._frames_pending:
             self._frames_pending = True
             QTimer.singleShot(0, self._update_frames)
@@ -290,8 +300,13 @@ class TopologyScene(QGraphicsScene):
             if key is None or key not in self._press_positions:
                 continue
             before = self._press_positions[key]
-            now = self._snapped(i.pos().x(), i.pos().y())
-            if self.grid and (now[0], now[1]) != (i.pos().x(), i.pos().y()):
+            if self.lod is not None:   # drawn scaled at the overview's place: moved in document units
+                if getattr(i, "doc_map", None) is None or (i.pos().x(), i.pos().y()) == before:
+                    continue
+                now, before = self.lod.document_position(i), self.topology.layout.positions.get(key, (0.0, 0.0))
+            else:
+                now = self._snapped(i.pos().x(), i.pos().y())
+            if self.grid and self.lod is None and (now[0], now[1]) != (i.pos().x(), i.pos().y()):
                 i.setPos(*now)
             if abs(now[0] - before[0]) > 0.5 or abs(now[1] - before[1]) > 0.5:
                 moved[key] = now

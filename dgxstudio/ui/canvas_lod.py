@@ -25,7 +25,7 @@ from .canvas_items import SELECTED, DeviceItem, GroupItem, LinkItem
 from .canvas_text import LABEL_BOLD, LABEL_FONT, ScreenText, Taken, draw_placed, metrics
 from .cluster_overview import BLOCK_W, GAP_X, Block, Bundle, Overview, grid
 from .cluster_overview import _bw as _bw_text
-from .style import FAMILY_COLORS
+from .style import FAMILY_COLORS, link_width
 
 if TYPE_CHECKING:
     from .canvas import TopologyScene
@@ -65,6 +65,12 @@ class BlockItem(QGraphicsItem):
 
     def boundingRect(self) -> QRectF:
         return self.rect.adjusted(-2, -2, 2, 2)
+
+    def recount(self) -> None:
+        """The block's summary changed (an edit): laid out again when next drawn."""
+        self._text = self._title = None
+        self.setToolTip(f"{self.block.label}\n{self.block.summary}\nZoom in or double-click to open")
+        self.update()
 
     def inner(self) -> QRectF:
         """Where the members are drawn when open (scene coordinates)."""
@@ -125,15 +131,32 @@ class BundleItem(LinkItem):
         super().__init__(a, b, bundle.link_ids, bundle.count, bundle.bandwidth_Bps, bundle.family, True,
                          f"bundle: {bundle.label}")
         self.info = bundle
-        per_dir = bundle.label.split(", ", 1)[1]
-        fm, self._line_h = metrics(LABEL_FONT)
-        self.texts = [(text, fm.horizontalAdvance(text) + 8)
-                      for text in (f"x{bundle.count:,}  {per_dir}", f"x{bundle.count:,}  {_bw_text(bundle.bandwidth_Bps)}/dir",
-                                   f"x{bundle.count:,}")]
+        self._texts(bundle)
         self.base_pen.setStyle(Qt.PenStyle.SolidLine)
         self.base_pen.setCosmetic(True)
         self.base_pen.setWidthF(min(self.base_pen.widthF() / 3, 4.0))
         self.setPen(self.base_pen)
+
+    def recount(self) -> None:
+        """The bundle's links changed (an edit): its count, bandwidth and label; hidden while empty."""
+        bundle = self.info
+        self.link_ids = bundle.link_ids
+        self.count = bundle.count
+        for lid in bundle.link_ids:
+            self.a.scene().items_by_link[lid] = self
+        self._texts(bundle)
+        self.base_pen.setWidthF(min(link_width(bundle.bandwidth_Bps) / 3, 4.0))
+        self._overlay_key = None
+        self.setPen(self.base_pen)
+        self.setToolTip(f"bundle: {bundle.label}")
+        self.setVisible(bundle.count > 0)
+
+    def _texts(self, bundle: Bundle) -> None:
+        fm, self._line_h = metrics(LABEL_FONT)
+        per_dir = bundle.label.split(", ", 1)[1]
+        self.texts = [(text, fm.horizontalAdvance(text) + 8)
+                      for text in (f"x{bundle.count:,}  {per_dir}", f"x{bundle.count:,}  {_bw_text(bundle.bandwidth_Bps)}/dir",
+                                   f"x{bundle.count:,}")]
 
     def update_path(self) -> None:
         ra, rb = self.a.sceneBoundingRect(), self.b.sceneBoundingRect()
@@ -190,13 +213,20 @@ class SystemBoxItem(GroupItem):
         self.open = False
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(3)
-        g = scene.topology.groups[system_id]
-        ov = lod.overview
+        self.recount()
+
+    def recount(self) -> None:
+        """Name and counts from the document (after an edit inside the system)."""
+        g = self.canvas.topology.groups.get(self.group_id)
+        ov = self.lod.overview
+        if g is None:
+            return
         self.title = g.name
         self._title_label = None   # fitted when first drawn large enough to read
         self._open_title: ScreenText | None = None
-        self.summary = f"{ov.system_gpus[system_id]} GPUs, {len(ov.system_devices[system_id])} devices"
+        self.summary = f"{ov.system_gpus[self.group_id]} GPUs, {len(ov.system_devices[self.group_id])} devices"
         self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nZoom in or double-click to see its devices")
+        self.update()
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         if self.open:
@@ -238,6 +268,10 @@ class LevelOfDetail:
         self.open_blocks: dict[str, list[QGraphicsItem]] = {}     # block -> its member items
         self.system_items: dict[str, SystemBoxItem] = {}
         self.open_systems: dict[str, list[QGraphicsItem]] = {}    # system -> device items and its links
+        self.system_links: dict[str, tuple[QGraphicsPathItem, dict[str, tuple[str, str]]]] = {}   # open system -> its inside links
+        self.devices = set(scene.topology.devices)   # what the overview counts (see canvas_lod_sync)
+        self.base_positions: dict[str, tuple[float, float]] = {}   # a switch's document position when first opened
+        self.links = set(scene.topology.links)
         self._label_key: tuple | None = None
         self._labels: list = []
         self._last_scale: float | None = None
@@ -269,9 +303,13 @@ class LevelOfDetail:
             label = TierLabel(name, QRectF(left - 620, top - 40, 600, height + 80))
             scene.addItem(label)
         for bundle in self.overview.bundles:
-            item = BundleItem(self.block_items[bundle.a], self.block_items[bundle.b], bundle)
-            scene._add_link_item(item)
-            self.bundle_items.append(item)
+            self.add_bundle(bundle)
+
+    def add_bundle(self, bundle: Bundle) -> "BundleItem":
+        item = BundleItem(self.block_items[bundle.a], self.block_items[bundle.b], bundle)
+        self.scene._add_link_item(item)
+        self.bundle_items.append(item)
+        return item
 
     def draw_labels(self, painter: QPainter, exposed: QRectF) -> None:
         """Bundle labels over everything, around the blocks and each other."""
@@ -294,7 +332,7 @@ class LevelOfDetail:
                 taken.claim(t.mapRect(r).intersected(screen), force=True)
         out = []
         for item in self.bundle_items:
-            if item.line_rect.intersects(area):
+            if item.line_rect.intersects(area) and item.count:
                 placed = item.place_label(t, taken)
                 if placed is not None:
                     out.append((item, *placed))
@@ -418,12 +456,15 @@ class LevelOfDetail:
             if block.tier == 0:
                 child = SystemBoxItem(scene, self, member)
                 self.system_items[member] = child
-            else:
-                child = self._device_item(member)
+            else:   # a switch at its place in the grid, moved by as much as it was dragged since
+                base = self.base_positions.setdefault(member, scene.topology.layout.positions.get(member, (0.0, 0.0)))
+                child = self._device_item(member, at, base, s)
             child.setScale(s)
             child.setPos(at)
             scene.addItem(child)
             items.append(child)
+            if isinstance(child, DeviceItem):
+                self._place(child)
         item.open = True
         item.update()
         self.open_blocks[block.id] = items
@@ -439,12 +480,48 @@ class LevelOfDetail:
         item.open = False
         item.update()
 
-    def _device_item(self, device_id: str) -> DeviceItem:
+    def _device_item(self, device_id: str, origin: QPointF, doc_origin: tuple[float, float], s: float) -> DeviceItem:
+        """A device drawn at ``origin + (its document position - doc_origin) * s``: dragging it moves
+        it in the document by the drag divided by ``s`` (an undoable move, as on a small design)."""
         item = DeviceItem(self.scene, device_id)
-        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, False)
-        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)   # on once placed
+        item.doc_map = (origin, doc_origin, s)
         self.scene.device_items[device_id] = item
         return item
+
+    def _place(self, item: DeviceItem) -> None:
+        """Put a device where its document position maps to (after an undo or a redo of a move)."""
+        origin, (ox, oy), s = item.doc_map
+        x, y = self.scene.topology.layout.positions.get(item.device_id, (ox, oy))
+        item.setPos(origin.x() + (x - ox) * s, origin.y() + (y - oy) * s)
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
+
+    def document_position(self, item: DeviceItem) -> tuple[float, float]:
+        """Where a device drawn at its item's position is in the document's layout."""
+        origin, (ox, oy), s = item.doc_map
+        return (round(ox + (item.pos().x() - origin.x()) / s, 3), round(oy + (item.pos().y() - origin.y()) / s, 3))
+
+    def moved(self, ids) -> None:
+        """Devices moved in the document (a drag, an undo, a redo): their items follow."""
+        for i in ids:
+            item = self.scene.device_items.get(i)
+            if item is not None and getattr(item, "doc_map", None) is not None:
+                self._place(item)
+
+    def device_moved(self, item: DeviceItem) -> None:
+        """A device is being dragged: the links inside its open system follow it."""
+        system = self.overview.system_of.get(item.device_id)
+        drawn = self.system_links.get(system)
+        if drawn is None:
+            return
+        path_item, ends = drawn
+        items = self.scene.device_items
+        path = QPainterPath()
+        for a, b in ends.values():
+            if a in items and b in items:
+                path.moveTo(items[a].pos())
+                path.lineTo(items[b].pos())
+        path_item.setPath(path)
 
     def _open_system(self, box: SystemBoxItem) -> None:
         """The system's devices where the document draws them, scaled into the box, with the links
@@ -467,36 +544,36 @@ class LevelOfDetail:
         for d in devices:
             p = QPointF(centre.x() + (pts[d][0] - cx) * s, centre.y() + (pts[d][1] - cy) * s)
             at[d] = p
-            child = self._device_item(d)
+            child = self._device_item(d, centre, (cx, cy), s)
             child.setScale(s)
             child.setPos(p)
             child.setZValue(4)
             scene.addItem(child)
+            child.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
             items.append(child)
         members = set(devices)
         path = QPainterPath()
-        n = 0
-        seen = set()
+        ends: dict[str, tuple[str, str]] = {}
         for d in devices:
             for lk in topo.links_of(d):
-                if lk.id in seen or lk.a not in members or lk.b not in members:
+                if lk.id in ends or lk.a not in members or lk.b not in members:
                     continue
-                seen.add(lk.id)
+                ends[lk.id] = (lk.a, lk.b)
                 path.moveTo(at[lk.a])
                 path.lineTo(at[lk.b])
-                n += 1
-        if n:
-            links = QGraphicsPathItem(path)
-            links.setPen(QPen(FAMILY_COLORS.get("nvlink", FAMILY_COLORS[None]), 0))
-            links.setZValue(3.5)
-            links.setToolTip(f"{n} links inside {box.title}")
-            scene.addItem(links)
-            items.append(links)
+        links = QGraphicsPathItem(path)
+        links.setPen(QPen(FAMILY_COLORS.get("nvlink", FAMILY_COLORS[None]), 0))
+        links.setZValue(3.5)
+        links.setToolTip(f"{len(ends)} links inside {box.title}")
+        scene.addItem(links)
+        items.append(links)
+        self.system_links[box.group_id] = (links, ends)
         box.open = True
         box.update()
         self.open_systems[box.group_id] = items
 
     def _close_system(self, box: SystemBoxItem) -> None:
+        self.system_links.pop(box.group_id, None)
         for child in self.open_systems.pop(box.group_id, []):
             if isinstance(child, DeviceItem):
                 self.scene.device_items.pop(child.device_id, None)

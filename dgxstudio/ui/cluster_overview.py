@@ -42,6 +42,7 @@ class Block:
     summary: str
     short: str = ""                # the label without the words every block of its tier repeats
     rect: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)   # x, y, w, h
+    every_member: list[str] = field(default_factory=list)   # as built, deleted ones included (an undo brings them back)
 
 
 @dataclass
@@ -68,6 +69,7 @@ class Overview:
     system_of: dict[str, str] = field(default_factory=dict)       # device -> its top-level system group
     system_devices: dict[str, list[str]] = field(default_factory=dict)
     system_gpus: dict[str, int] = field(default_factory=dict)
+    bundle_of: dict[str, "Bundle"] = field(default_factory=dict)   # link between two blocks -> its bundle
 
     def block_for(self, obj_id: str) -> str | None:
         """The block showing a device, a system group or a switch."""
@@ -197,18 +199,24 @@ def build_overview(topo: Topology, min_systems: int | None = None) -> Overview |
             for m in group:
                 ov.block_of[m] = bid
             if k == 0:
-                gpus = sum(ov.system_gpus[s] for s in group)
                 names = [f"SU {i + 1}: " + _span([topo.groups[s].name for s in group])]
-                summary = f"{len(group)} systems, {gpus:,} GPUs"
             else:
                 names = [topo.devices[d].name for d in group]
-                part = topo.part_of(group[0])
-                summary = f"{len(group)} x {part.label if part else topo.devices[group[0]].part}"
-            ov.blocks[bid] = Block(bid, k, group, _span(names), summary)
+            block = ov.blocks[bid] = Block(bid, k, group, _span(names), "", every_member=list(group))
+            block.summary = block_summary(topo, ov, block)
         _shorten([ov.blocks[f"t{k}b{i}"] for i in range(len(groups))])
     _bundles(topo, ov)
     _layout(ov)
     return ov
+
+
+def block_summary(topo: Topology, ov: Overview, block: Block) -> str:
+    """'32 systems, 256 GPUs' for a unit; '16 x Quantum-2 QM9700' for switches."""
+    group = block.members
+    if block.tier == 0:
+        return f"{len(group)} systems, {sum(ov.system_gpus[s] for s in group):,} GPUs"
+    part = topo.part_of(group[0])
+    return f"{len(group)} x {part.label if part else topo.devices[group[0]].part}"
 
 
 def _merged(groups: list[list[str]]) -> list[list[str]]:
@@ -236,6 +244,7 @@ def _bundles(topo: Topology, ov: Overview) -> None:
             bundle = found[key] = Bundle(key[0], key[1], [], 0, 0.0, lt.family if lt else None,
                                          lt.label if lt else lk.type)
         bundle.link_ids.append(lk.id)
+        ov.bundle_of[lk.id] = bundle
         bundle.count += lk.count
         sig = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps)
         bw = bw_of.get(sig)
