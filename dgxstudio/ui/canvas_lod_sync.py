@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .canvas_sync import touched_ids
-from .cluster_overview import Bundle, block_summary
+from .cluster_overview import Bundle, block_summary, count_link, new_bundle
 
 if TYPE_CHECKING:
     from .canvas_lod import LevelOfDetail
@@ -134,9 +134,7 @@ def _bundle(lod: "LevelOfDetail", a: str, b: str, lk) -> Bundle:
     for item in lod.bundle_items:
         if (item.info.a, item.info.b) == key:
             return item.info
-    topo = lod.scene.topology
-    lt = topo.link_type_of(lk)
-    bundle = Bundle(key[0], key[1], [], 0, 0.0, lt.family if lt else None, lt.label if lt else lk.type)
+    bundle = new_bundle(lod.scene.topology, key[0], key[1], lk)
     lod.overview.bundles.append(bundle)
     lod.add_bundle(bundle)
     return bundle
@@ -151,10 +149,4 @@ def _recount(topo, bundle: Bundle, gained: list[str]) -> None:
     bundle.bandwidth_Bps = 0.0
     bw_of: dict[tuple, float] = {}
     for lid in bundle.link_ids:
-        lk = topo.links[lid]
-        bundle.count += lk.count
-        sig = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps)
-        bw = bw_of.get(sig)
-        if bw is None:
-            bw = bw_of[sig] = topo.link_bandwidth_per_direction_Bps(lk)
-        bundle.bandwidth_Bps += bw
+        count_link(topo, bundle, topo.links[lid], bw_of)

@@ -240,18 +240,28 @@ def _bundles(topo: Topology, ov: Overview) -> None:
         key = (a, b) if a <= b else (b, a)
         bundle = found.get(key)
         if bundle is None:
-            lt = topo.link_type_of(lk)
-            bundle = found[key] = Bundle(key[0], key[1], [], 0, 0.0, lt.family if lt else None,
-                                         lt.label if lt else lk.type)
+            bundle = found[key] = new_bundle(topo, key[0], key[1], lk)
         bundle.link_ids.append(lk.id)
         ov.bundle_of[lk.id] = bundle
-        bundle.count += lk.count
-        sig = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps)
-        bw = bw_of.get(sig)
-        if bw is None:
-            bw = bw_of[sig] = topo.link_bandwidth_per_direction_Bps(lk)
-        bundle.bandwidth_Bps += bw
+        count_link(topo, bundle, lk, bw_of)
     ov.bundles = list(found.values())
+
+
+def new_bundle(topo: Topology, a: str, b: str, lk) -> Bundle:
+    """An empty bundle between blocks a and b (a <= b) of links like ``lk``."""
+    lt = topo.link_type_of(lk)
+    return Bundle(a, b, [], 0, 0.0, lt.family if lt else None, lt.label if lt else lk.type)
+
+
+def count_link(topo: Topology, bundle: Bundle, lk, bw_of: dict) -> None:
+    """Add a link's count and bandwidth per direction to its bundle (``bw_of``: bandwidths by link
+    signature, shared across calls)."""
+    bundle.count += lk.count
+    sig = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps)
+    bw = bw_of.get(sig)
+    if bw is None:
+        bw = bw_of[sig] = topo.link_bandwidth_per_direction_Bps(lk)
+    bundle.bandwidth_Bps += bw
 
 
 def _paired(ov: Overview, tiers: dict[int, list[Block]]) -> dict[str, str] | None:
