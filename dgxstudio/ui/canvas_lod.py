@@ -22,8 +22,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
 from shiboken6 import isValid
 
 from .canvas_items import SELECTED, DeviceItem, GroupItem, LinkItem
-from .canvas_text import LABEL_BOLD, LABEL_FONT, ScreenText, Taken, draw_placed, metrics
-from .cluster_overview import BLOCK_W, GAP_X, Block, Bundle, Overview, grid
+from .canvas_text import LABEL_BOLD, LABEL_FONT, LABEL_SMALL, ScreenText, Taken, draw_placed, metrics
+from .cluster_overview import BLOCK_W, GAP_X, TIER_GAP, Block, Bundle, Overview, grid
 from .cluster_overview import _bw as _bw_text
 from .style import FAMILY_COLORS, link_width
 
@@ -36,11 +36,20 @@ OPEN_BUDGET_S = 0.008     # opening work per turn of the event loop (the first o
 NEXT_TURN_MS = 12         # opening that goes on waits this long, so the frame in between is drawn
 SETTLE_MS = 150           # zooming out: opening waits until the zoom has rested this long
 MAX_ZOOM = 400.0          # deep enough to read one device inside a system inside a block
+LABEL_MARGIN = 700.0       # scene units left of the blocks for the tier names
 TITLE = 0.16              # share of a block's height its title takes when open
 TIER_FILL = {0: QColor("#eef3fb"), 1: QColor("#f3f0e6"), 2: QColor("#efe8f5"), 3: QColor("#e8f2ec")}
 _EDGE_PEN = QPen(QColor("#404040"), 0)
 _OPEN_PEN = QPen(QColor("#606060"), 0, Qt.PenStyle.DashLine)
 _TITLE_FILL = QColor(230, 230, 230, 220)
+
+
+def _shorter(block: Block) -> list[str]:
+    """Shorter forms of a block's summary: '256 GPUs' for '32 systems, 256 GPUs'; '8 x Quantum-2 QM9700'
+    then '8 switches' for '8 x Quantum-2 QM9700 (64 x 400G)'."""
+    if block.tier == 0:
+        return block.summary.split(", ")[::-1]
+    return [block.summary.split(" (")[0], f"{len(block.members)} switch{'es' if len(block.members) > 1 else ''}"]
 
 
 class BlockItem(QGraphicsItem):
@@ -97,7 +106,7 @@ class BlockItem(QGraphicsItem):
         if self._text is None:
             b = self.block
             self._text = ScreenText([(f"{b.label}|{b.short.split('|')[0]}|{b.short.replace(' ', '')}", LABEL_BOLD),
-                                     ("|".join(dict.fromkeys([b.summary, *b.summary.split(", ")[::-1]])), LABEL_FONT)])
+                                     ("|".join(dict.fromkeys([b.summary, *_shorter(b)])), LABEL_FONT)])
         self._text.draw(painter, self.rect)
 
     def mousePressEvent(self, event) -> None:
@@ -105,15 +114,20 @@ class BlockItem(QGraphicsItem):
 
 
 class TierLabel(QGraphicsItem):
-    """The name of a tier row ('Leaf switches'), left of its blocks, at a readable size."""
+    """The name of a tier row ('Leaf switches'), left of its blocks, at a readable size: whole, else
+    wrapped, else its first word ('Spine'), smaller if need be, else that word along the row's height
+    (a narrow window at fit leaves the margin a few dozen pixels wide), eliding only as a last resort."""
 
     def __init__(self, name: str, rect: QRectF):
         super().__init__()
         self.name, self.rect = name, rect
-        # 'Spine switches', else wrapped, else 'Spine' where the row's margin is narrow on screen, before any eliding
         words = name.split()
         wrapped = [" ".join(words[:k]) + "\n" + " ".join(words[k:]) for k in range(len(words) - 1, 0, -1)]
-        self.text = ScreenText([("|".join([name, *wrapped, words[0]]), LABEL_BOLD)])
+        self.texts = [ScreenText([("|".join([name, *wrapped, words[0]]), LABEL_BOLD)], inset=0.0),
+                      ScreenText([(words[0], LABEL_SMALL)], inset=0.0)]
+        self.word = words[0]
+        fm, self._line_h = metrics(LABEL_BOLD)
+        self._word_w = fm.horizontalAdvance(self.word)
         self.setZValue(1)
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
@@ -121,7 +135,23 @@ class TierLabel(QGraphicsItem):
         return self.rect
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        self.text.draw(painter, self.rect)
+        for text in self.texts:
+            if text.fits(painter, self.rect):
+                text.draw(painter, self.rect)
+                return
+        box = painter.worldTransform().mapRect(self.rect)
+        if box.height() - 6 >= self._word_w and box.width() - 4 >= self._line_h:   # along the row
+            painter.save()
+            painter.resetTransform()
+            painter.translate(box.center())
+            painter.rotate(-90)
+            painter.setPen(QColor("#1b1b1b"))
+            painter.setFont(LABEL_BOLD)
+            painter.drawText(QRectF(-box.height() / 2, -box.width() / 2, box.height(), box.width()),
+                             Qt.AlignmentFlag.AlignCenter, self.word)
+            painter.restore()
+            return
+        self.texts[0].draw(painter, self.rect)
 
 
 class BundleItem(LinkItem):
@@ -300,7 +330,7 @@ class LevelOfDetail:
             self.block_items[bid] = item
         left = min(b.rect[0] for b in self.overview.blocks.values())
         for name, top, height in self.overview.tier_rows:   # the row names, left of each tier
-            label = TierLabel(name, QRectF(left - 620, top - 40, 600, height + 80))
+            label = TierLabel(name, QRectF(left - LABEL_MARGIN - 20, top - TIER_GAP / 2 + 1, LABEL_MARGIN, height + TIER_GAP - 2))
             scene.addItem(label)
         for bundle in self.overview.bundles:
             self.add_bundle(bundle)

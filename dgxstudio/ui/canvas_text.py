@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 LABEL_FONT = QFont("Sans Serif", 8)
 LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
+LABEL_SMALL = QFont("Sans Serif", 7, QFont.Weight.Bold)
 INK = QColor("#1b1b1b")
 WHITE = QColor(255, 255, 255, 235)
 
@@ -33,7 +34,8 @@ class ScreenText:
     A line offers shorter forms after '|' for when the long one does not fit; a form may break into
     several lines with '\\n' (a name wrapped in a narrow margin); the last resort is eliding."""
 
-    def __init__(self, lines: list[tuple[str, QFont]]):
+    def __init__(self, lines: list[tuple[str, QFont]], inset: float = 2.0):
+        self.inset = inset   # kept clear above and below the text, on screen
         self.lines = []
         for text, font in lines:
             fm, line_h = metrics(font)
@@ -42,33 +44,44 @@ class ScreenText:
                 parts = [(p, fm.horizontalAdvance(p)) for p in form.split("\n")]
                 forms.append((parts, max(w for _p, w in parts), len(parts) * line_h))
             self.lines.append((forms, font, fm, line_h))
-        self._size: tuple[int, int] | None = None
+        self._size: tuple[float, float] | None = None
         self._shown: list[tuple[str, QFont, float]] = []
         self._height = 0.0
+        self._whole = False   # every line shown, none elided
 
     def _layout(self, width: float, height: float) -> None:
-        shown, used = [], 0.0
+        shown, used, whole = [], 0.0, True
         for forms, font, fm, line_h in self.lines:
             fitting = [f for f in forms if f[2] + used <= height]
             if not fitting:
+                whole = False
                 break
             parts, _w, h = next((f for f in fitting if f[1] <= width), fitting[-1])
             for p, w in parts:
                 if w > width:
                     p = fm.elidedText(p, Qt.TextElideMode.ElideMiddle, width)
+                    whole = False
                 shown.append((p, font, line_h))
             used += h
-        self._shown, self._height = shown, used
+        self._shown, self._height, self._whole = shown, used, whole
 
-    def draw(self, painter: QPainter, rect: QRectF, centred: bool = True) -> None:
-        box = painter.worldTransform().mapRect(rect).adjusted(3, 2, -3, -2)
+    def _box(self, painter: QPainter, rect: QRectF) -> QRectF | None:
+        box = painter.worldTransform().mapRect(rect).adjusted(3, self.inset, -3, -self.inset)
         if box.width() < 24 or box.height() < 10:
-            return
-        size = (int(box.width()), int(box.height()))
+            return None
+        size = (box.width(), box.height())
         if size != self._size:
             self._size = size
-            self._layout(size[0], size[1])
-        if not self._shown:
+            self._layout(*size)
+        return box
+
+    def fits(self, painter: QPainter, rect: QRectF) -> bool:
+        """Whether every line shows in the rectangle on screen without eliding."""
+        return self._box(painter, rect) is not None and self._whole
+
+    def draw(self, painter: QPainter, rect: QRectF, centred: bool = True) -> None:
+        box = self._box(painter, rect)
+        if box is None or not self._shown:
             return
         painter.save()
         painter.resetTransform()
