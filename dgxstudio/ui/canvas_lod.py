@@ -44,6 +44,13 @@ _OPEN_PEN = QPen(QColor("#606060"), 0, Qt.PenStyle.DashLine)
 _TITLE_FILL = QColor(230, 230, 230, 220)
 
 
+def _forms(block: Block) -> tuple[list[str], list[str]]:
+    """A closed block's name and summary, each longest first (a number is never elided: a block
+    whose shortest name does not fit shows none)."""
+    short = block.short.split("|")[0]
+    return [block.label, short, short.replace(" ", "")], [block.summary, *_shorter(block)]
+
+
 def _shorter(block: Block) -> list[str]:
     """Shorter forms of a block's summary: '256 GPUs' for '32 systems, 256 GPUs'; '8 x Quantum-2 QM9700'
     then '8 switches' for '8 x Quantum-2 QM9700 (64 x 400G)'."""
@@ -104,9 +111,8 @@ class BlockItem(QGraphicsItem):
         painter.drawRect(self.rect)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         if self._text is None:
-            b = self.block
-            self._text = ScreenText([(f"{b.label}|{b.short.split('|')[0]}|{b.short.replace(' ', '')}", LABEL_BOLD),
-                                     ("|".join(dict.fromkeys([b.summary, *_shorter(b)])), LABEL_FONT)])
+            self._text = ScreenText([("|".join(f), font) for f, font in zip(_forms(self.block), (LABEL_BOLD, LABEL_FONT))],
+                                    inset=1.0, elide=False, needs=self.lod.form_needs.get(self.block.tier))
         self._text.draw(painter, self.rect)
 
     def mousePressEvent(self, event) -> None:
@@ -324,6 +330,18 @@ class LevelOfDetail:
     # ---- building ---------------------------------------------------------------------------------
     def build(self) -> None:
         scene = self.scene
+        self.form_needs = {}   # tier -> form -> the width its kind of form needs in every block of the tier
+        for tier in {b.tier for b in self.overview.blocks.values()}:
+            blocks = [b for b in self.overview.blocks.values() if b.tier == tier]
+            need = self.form_needs.setdefault(tier, {})
+            for k, font in enumerate((LABEL_BOLD, LABEL_FONT)):
+                fm, _h = metrics(font)
+                kinds = [_forms(b)[k] for b in blocks]
+                for i in range(max(len(f) for f in kinds)):
+                    widest = max(fm.horizontalAdvance(f[i]) for f in kinds if i < len(f))
+                    for f in kinds:
+                        if i < len(f):
+                            need[f[i]] = max(need.get(f[i], 0.0), widest)
         for bid, block in self.overview.blocks.items():
             item = BlockItem(self, block)
             scene.addItem(item)

@@ -32,17 +32,22 @@ class ScreenText:
     """Lines of text drawn at a fixed size on screen inside a scene rectangle: readable at any zoom,
     left out line by line (from the last) where the rectangle is too small on screen to hold them.
     A line offers shorter forms after '|' for when the long one does not fit; a form may break into
-    several lines with '\\n' (a name wrapped in a narrow margin); the last resort is eliding."""
+    several lines with '\\n' (a name wrapped in a narrow margin); the last resort is eliding, or with
+    ``elide`` off, leaving the line and those after it out. ``needs`` may ask more width for a form
+    than it takes (labels of one row that should switch to their shorter forms together)."""
 
-    def __init__(self, lines: list[tuple[str, QFont]], inset: float = 2.0):
+    def __init__(self, lines: list[tuple[str, QFont]], inset: float = 2.0, elide: bool = True,
+                 needs: dict[str, float] | None = None):
         self.inset = inset   # kept clear above and below the text, on screen
+        self.elide = elide
         self.lines = []
         for text, font in lines:
             fm, line_h = metrics(font)
             forms = []
             for form in dict.fromkeys(text.split("|")):
                 parts = [(p, fm.horizontalAdvance(p)) for p in form.split("\n")]
-                forms.append((parts, max(w for _p, w in parts), len(parts) * line_h))
+                need = max((needs or {}).get(form, 0.0), *(w for _p, w in parts))
+                forms.append((parts, need, len(parts) * line_h))
             self.lines.append((forms, font, fm, line_h))
         self._size: tuple[float, float] | None = None
         self._shown: list[tuple[str, QFont, float]] = []
@@ -57,6 +62,9 @@ class ScreenText:
                 whole = False
                 break
             parts, _w, h = next((f for f in fitting if f[1] <= width), fitting[-1])
+            if not self.elide and _w > width:
+                whole = False
+                break
             for p, w in parts:
                 if w > width:
                     p = fm.elidedText(p, Qt.TextElideMode.ElideMiddle, width)
