@@ -66,6 +66,11 @@ def main() -> int:
               f"{b['batch_independent_cost_at_most_with_batch_curve_s'] * 1e3:.1f} ms with the batch curve), so "
               f"{max(b['grows_with_batch_at_least_s'], 0) * 1e3:.1f} ms "
               f"({max(b['grows_with_batch_with_batch_curve_s'], 0) * 1e3:.1f} ms) of the weak step grows with the images per GPU")
+        if "simulated_one_gpu_images_per_s" in b:
+            gap = b["simulated_one_gpu_vs_published"]
+            verdict = ("below the published lower bound: the compute scale is slower than the seed's efficiency allows"
+                       if b["one_gpu_relation"] == "at least" and gap < 0 else "consistent with it")
+            print(f"          simulated one GPU {b['simulated_one_gpu_images_per_s']:.1f} images/s ({100 * gap:+.1f}%), {verdict}")
     for label, entry in result["systems"].items():
         r = next(x for x in entry["rows"] if x["gpus"] == 8)
         print(f"  {label:<7} simulated per step: all-reduce {r['allreduce_s'] * 1e3:.1f} ms + optimizer "

@@ -116,6 +116,7 @@ class Router:
                 self._nvl_adj.setdefault(key[1], []).append(key[0])
         # A route between two systems never detours through a third system's insides.
         self._system = system_map(topo)
+        self.system_of = self._system  # device -> its system's id (None outside systems); do not change it
         self._cache: dict[tuple[str, str], Route] = {}
 
     @property

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import gc
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from ..cancel import Cancelled
+from ..heap import paused_gc
 from ..model.systems import published_power
 from ..model.topology import Topology
 from .bandwidth import gpu_bandwidth
@@ -15,34 +13,6 @@ from .bisection import bisection_bandwidth
 from .fabric import Fabric, sharing_system_map
 from .paths import path_latencies, system_to_system_latency
 from .rings import find_rings
-
-
-_gc_lock = threading.Lock()
-_gc_depth = 0
-_gc_was_enabled = False
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused while the body runs, then restored as it was.
-
-    The analysis of a large cluster allocates millions of small tables (no reference cycles); with the
-    collector on, each of its passes walks the whole topology again (a third of ``analyze`` at 1,024
-    systems). Nested and concurrent uses keep it paused until the last one ends.
-    """
-    global _gc_depth, _gc_was_enabled
-    with _gc_lock:
-        if _gc_depth == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_depth += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_depth -= 1
-            if _gc_depth == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 def analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], None] | None = None,

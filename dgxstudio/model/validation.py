@@ -30,6 +30,10 @@ class Finding:
 
 
 def _check_ids(topo: Topology) -> list[Finding]:
+    tables = (topo.devices, topo.links, topo.groups)
+    if (len(set(topo.devices).union(topo.links, topo.groups)) == sum(map(len, tables))
+            and all(key == obj.id for table in tables for key, obj in table.items())):
+        return []  # every id filed under itself and used once: nothing to name
     out = []
     owners = Counter()
     for table in (topo.devices, topo.links, topo.groups):
@@ -59,58 +63,86 @@ def _check_devices(topo: Topology) -> list[Finding]:
     return out
 
 
+def _port_fit(part, port_name: str | None, link_type: str):
+    """How a link of ``link_type`` meets a part at ``port_name``: (group or None, accepted)."""
+    group = part.port_group(port_name) if port_name else part.port_group_for(link_type)
+    return group, group is not None and link_type in group.accepts
+
+
 def _check_links(topo: Topology) -> list[Finding]:
     out = []
+    devices, catalog = topo.devices, topo.catalog
+    # What depends only on (part, port, link type) is worked out once per combination: a cluster
+    # has a handful of them among 150,000 links.
+    fits: dict[tuple, tuple] = {}
     for lk in topo.links.values():
-        missing = [e for e in (lk.a, lk.b) if e not in topo.devices]
-        if missing:
+        a, b = lk.a, lk.b
+        if a not in devices or b not in devices:
+            missing = [e for e in (a, b) if e not in devices]
             out.append(Finding(ERROR, "missing-device", f"link {lk.id}: no device {', '.join(map(repr, missing))}",
-                               tuple(e for e in (lk.a, lk.b) if e in topo.devices), (lk.id,)))
+                               tuple(e for e in (a, b) if e in devices), (lk.id,)))
             continue
-        if lk.a == lk.b:
-            out.append(Finding(ERROR, "self-link", f"link {lk.id} joins {topo.devices[lk.a].name} to itself",
-                               (lk.a,), (lk.id,)))
+        if a == b:
+            out.append(Finding(ERROR, "self-link", f"link {lk.id} joins {devices[a].name} to itself",
+                               (a,), (lk.id,)))
             continue
-        lt = topo.catalog.link_type(lk.type)
+        lt = catalog.link_type(lk.type)
         if lt is None:
             out.append(Finding(ERROR, "unknown-link-type", f"link {lk.id}: unknown link type {lk.type!r}",
-                               (lk.a, lk.b), (lk.id,)))
+                               (a, b), (lk.id,)))
             continue
-        for end, port_name in ((lk.a, lk.a_port), (lk.b, lk.b_port)):
-            dev = topo.devices[end]
-            part = topo.catalog.part(dev.part)
+        for end, port_name in ((a, lk.a_port), (b, lk.b_port)):
+            dev = devices[end]
+            key = (dev.part, port_name, lk.type)
+            fit = fits.get(key)
+            if fit is None:
+                part = catalog.part(dev.part)
+                fit = fits[key] = (part, *_port_fit(part, port_name, lk.type)) if part is not None else (None, None, True)
+            part, group, accepted = fit
             if part is None:
                 continue
-            group = part.port_group(port_name) if port_name else part.port_group_for(lk.type)
-            if group is None or lk.type not in group.accepts:
-                accepted = sorted({t for g in part.ports for t in g.accepts})
+            if not accepted:
+                accepts = sorted({t for g in part.ports for t in g.accepts})
                 where = f"port {port_name!r}" if port_name and part.port_group(port_name) else "any port"
                 out.append(Finding(ERROR, "incompatible-link",
                                    f"link {lk.id}: {lt.label} cannot attach to {where} of {dev.name} ({part.label} "
-                                   f"takes {', '.join(accepted)})", (end,), (lk.id,)))
+                                   f"takes {', '.join(accepts)})", (end,), (lk.id,)))
             elif lk.width is not None and group.max_width is not None and lk.width > group.max_width:
                 out.append(Finding(ERROR, "width-over-port",
                                    f"link {lk.id}: x{lk.width} is wider than {dev.name}'s x{group.max_width} "
                                    f"{group.name} port", (end,), (lk.id,)))
-        if lt.family == "pcie" and not ({topo.devices[lk.a].kind, topo.devices[lk.b].kind} & PCIE_HUB_KINDS):
+        if lt.family == "pcie" and not ({devices[a].kind, devices[b].kind} & PCIE_HUB_KINDS):
             out.append(Finding(ERROR, "pcie-endpoints",
-                               f"link {lk.id}: PCIe between {topo.devices[lk.a].name} and {topo.devices[lk.b].name} "
-                               "needs a PCIe switch or CPU at one end", (lk.a, lk.b), (lk.id,)))
+                               f"link {lk.id}: PCIe between {devices[a].name} and {devices[b].name} "
+                               "needs a PCIe switch or CPU at one end", (a, b), (lk.id,)))
         if lk.width is not None and not lt.per_lane:
             out.append(Finding(WARNING, "width-ignored", f"link {lk.id}: a lane width means nothing for {lt.label}",
-                               (lk.a, lk.b), (lk.id,)))
+                               (a, b), (lk.id,)))
     return out
 
 
 def _check_ports(topo: Topology) -> list[Finding]:
+    """Ports in use per device and port group, counted in one pass over the links (what
+    ``topo.used_ports`` gives device by device)."""
     out = []
+    ends: Counter = Counter()
+    single = [lk for lk in topo.links.values() if lk.count == 1]
+    ends.update((lk.a, lk.a_port or "?") for lk in single)
+    ends.update((lk.b, lk.b_port or "?") for lk in single)
+    for lk in topo.links.values():
+        if lk.count != 1:
+            ends[(lk.a, lk.a_port or "?")] += lk.count
+            ends[(lk.b, lk.b_port or "?")] += lk.count
+    used: dict[str, dict[str, int]] = {}
+    for (dev_id, port), n in ends.items():
+        used.setdefault(dev_id, {})[port] = n
     for dev in topo.devices.values():
         part = topo.catalog.part(dev.part)
         if part is None:
             continue
-        used = topo.used_ports(dev.id)
+        mine = used.get(dev.id, {})
         for group in part.ports:
-            n = used.get(group.name, 0)
+            n = mine.get(group.name, 0)
             if n > group.count:
                 links = tuple(lk.id for lk in topo.links_of(dev.id)
                               if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
@@ -144,8 +176,10 @@ def _check_groups(topo: Topology) -> list[Finding]:
 
 def _check_connectivity(topo: Topology) -> list[Finding]:
     out = []
+    linked = {lk.a for lk in topo.links.values()}
+    linked.update(lk.b for lk in topo.links.values())
     for dev in topo.gpus():
-        if not topo.links_of(dev.id):
+        if dev.id not in linked:
             out.append(Finding(WARNING, "isolated-gpu", f"{dev.name} ({dev.id}) has no links", (dev.id,)))
     return out
 

@@ -161,6 +161,7 @@ class Engine:
         self.decompose = decompose
         self.capacity = router.capacity * capacity_scale
         self._route_ids: dict[tuple, int] = {}
+        self._by_object: dict[tuple[int, float], tuple[int, Route]] = {}  # (id(route), cap) -> id, and the route kept alive
         self.routes: list[Route] = []
         self.route_ch: list[np.ndarray] = []
         self.route_w: list[np.ndarray] = []
@@ -183,6 +184,7 @@ class Engine:
         if pattern._template is not None and pattern._template["engine"] is self:
             return pattern._template
         route, latency = [], []
+        by_object = self._by_object  # the router hands out one Route object per pair: its id is found once
         for k, (src, dst) in enumerate(pattern.pairs):
             if is_cancelled is not None and k % 64 == 63 and is_cancelled():
                 raise SimulationCancelled()
@@ -192,7 +194,10 @@ class Engine:
                 r = self.router.via(pattern.via[k])
             else:
                 r = self.router.routes(src, dst)
-            route.append(self._route_id(r.capped(pattern.cap_Bps)))
+            hit = by_object.get((id(r), pattern.cap_Bps))
+            if hit is None:
+                hit = by_object[(id(r), pattern.cap_Bps)] = (self._route_id(r.capped(pattern.cap_Bps)), r)
+            route.append(hit[0])
             latency.append(r.latency_s if pattern.latency_s is None else pattern.latency_s)
         pattern._template = {"engine": self, "route": np.asarray(route, dtype=np.int64),
                              "latency": np.asarray(latency, dtype=float)}

@@ -32,6 +32,7 @@ from ..model.topology import Topology
 from ..model.validation import ERROR, validate
 from . import collectives as C
 from . import symmetry
+from ..heap import paused_gc
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
 from ..analysis.channels import ChannelPlan, group_by_system, nvlinks_per_gpu, plan as plan_channels, ring_rates
@@ -213,6 +214,10 @@ class Simulator:
         self.options = options or SimOptions()
         if len(self.gpus) < 2:
             raise SimulationError("a collective needs at least 2 GPUs")
+        with paused_gc():
+            self._check_and_route(topo, router)
+
+    def _check_and_route(self, topo: Topology, router: Router | None) -> None:
         errors = [f for f in validate(topo) if f.severity == ERROR]
         if errors:
             listed = "; ".join(f.message for f in errors[:3])
@@ -263,6 +268,15 @@ class Simulator:
                          for g in self.gpus)
             # time >= S(p-1)/p / inject and >= p S / (2 bisection)
             algbw = min(inject * p / (p - 1), 2 * bis / p) if p > 1 else 0.0
+            plan = self.channel_plan()
+            if plan.nodes > 1:
+                # and every system sends its L GPUs' S (p-L)/p each out through its own NICs, which on
+                # more than two systems is tighter than the bisection (all but 1/N of it leaves)
+                for members in plan.systems:
+                    local = len(members)
+                    out = self._system_network_Bps(members)
+                    if local < p and out > 0:
+                        algbw = min(algbw, out * p / (local * (p - local)))
             value = algbw * busbw_factor(collective, p)
         else:
             value = self.plan_bound()
@@ -342,7 +356,8 @@ class Simulator:
         return min(want, max(per_system.values()))
 
     def _hop_class(self, a: str, b: str) -> str:
-        if self.topo.system_of(a) != self.topo.system_of(b):
+        system = self.router.system_of  # one look-up, not a walk up the groups (131,072 hops at 16,384 GPUs)
+        if system.get(a) != system.get(b):
             return "net"
         return self._intra_class()
 
@@ -635,6 +650,11 @@ class Simulator:
     # ---- running ---------------------------------------------------------------------------------
     def run(self, collective: str, algorithm: str, size: float,
             progress: Callable[[Progress], None] | None = None, cancel=None) -> CollectiveResult:
+        with paused_gc():  # millions of small acyclic objects: see dgxstudio/heap.py
+            return self._run(collective, algorithm, size, progress, cancel)
+
+    def _run(self, collective: str, algorithm: str, size: float,
+             progress: Callable[[Progress], None] | None, cancel) -> CollectiveResult:
         if collective not in SUPPORTED:
             raise SimulationError(f"unknown collective {collective!r} (one of {', '.join(SUPPORTED)})")
         algorithm = ALIASES.get(algorithm, algorithm)

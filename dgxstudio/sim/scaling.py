@@ -258,7 +258,8 @@ def published_bounds(c: dict, result: dict) -> dict:
     a step cost that does not grow with the batch (gradient all-reduce, optimizer) cannot exceed the
     strong step minus its compute, which is at least 1/8 of one GPU's step (linear scaling; small
     batches are slower per image). The weak step's excess over one GPU beyond that bound grows with
-    the images per GPU: no link or collective model can produce it."""
+    the images per GPU: no link or collective model can produce it. Beside it, the simulated one-GPU
+    throughput, so a compute scale that contradicts the published efficiency shows."""
     eff = c["published_strong_efficiency_8gpu"]
     pub = c["published_8gpu_images_per_s"]
     out = {}
@@ -278,5 +279,9 @@ def published_bounds(c: dict, result: dict) -> dict:
             "grows_with_batch_at_least_s": (weak_step - one_step) - (strong_step - one_step / 8),
             "grows_with_batch_with_batch_curve_s": (weak_step - one_step) - (strong_step - strong_compute),
         }
+        if 1 in rows:  # the model's own single GPU at the global batch, against the published figure
+            sim_one = rows[1]["strong_samples_per_s"]
+            out[label]["simulated_one_gpu_images_per_s"] = sim_one
+            out[label]["simulated_one_gpu_vs_published"] = sim_one / one_gpu - 1
     return out
 

@@ -20,6 +20,8 @@ class Structure:
     root: str | None = None                                      # tree
     hubs: list[str] = field(default_factory=list)                # fan: switches that reduce in the network
     depth: dict[str, int] = field(default_factory=dict)          # tree: node -> level (root 0)
+    transfers: int = 0                                           # fan: how many transfers it stands for
+    more: bool = False                                           # fan: edges stopped at the drawing cap
 
 
 def series_key(meta: dict) -> str:
@@ -27,8 +29,10 @@ def series_key(meta: dict) -> str:
     return str(meta.get("ring", meta.get("tree", meta.get("phase", ""))))
 
 
-def structures(sim, rings: list[list[str]] | None = None) -> list[Structure]:
-    """The rings, trees and fans of a run, in the order their colour keys first appear."""
+def structures(sim, rings: list[list[str]] | None = None, flows: int | None = None) -> list[Structure]:
+    """The rings, trees and fans of a run, in the order their colour keys first appear. ``flows``: the
+    transfers a run simulated by symmetry class stands for (its schedule's ``classes.flows``), counted
+    for its one fan instead of the representatives its groups list."""
     found: dict[str, Structure] = {}
     seen: dict[str, dict] = {}      # per structure, its edges in order (a dict: constant-time look-ups)
     patterns: set[tuple] = set()    # a pattern shared by many groups (pieces, steps) is read once
@@ -47,10 +51,15 @@ def structures(sim, rings: list[list[str]] | None = None) -> list[Structure]:
         patterns.add((id(g.pattern), flip, key))
         for a, b in g.pattern.pairs:
             if kind == "fan" and len(edges) >= 4096:
+                s.more = True
                 break
             edges.setdefault((b, a) if flip else (a, b), None)
     for key, s in found.items():
         s.edges = list(seen[key])
+        s.transfers = len(s.edges)
+    fans = [s for s in found.values() if s.kind == "fan" and not s.hubs]
+    if flows is not None and len(fans) == 1:
+        fans[0].transfers, fans[0].more = int(flows), False
     for s in found.values():
         if s.kind == "tree":
             _tree_shape(s)

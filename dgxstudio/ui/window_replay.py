@@ -180,7 +180,8 @@ class ReplayActions:
 
     def _show_structure(self, result, title: str) -> None:
         """Draw the run's rings, trees or fans on the canvas and explain them in the legend."""
-        structs = structures(result.sim, result.rings)
+        classes = result.schedule.meta.get("classes") if getattr(result, "schedule", None) is not None else None
+        structs = structures(result.sim, result.rings, classes.flows if classes is not None else None)
         trees = [st for st in structs if st.kind == "tree"]
         pairs = (len(trees) + MAX_TREES_DRAWN - 1) // MAX_TREES_DRAWN
         self._structs = structs
@@ -206,7 +207,9 @@ class ReplayActions:
                 series.append((f"{st.label} in {len(st.hubs)} switch{'es' if len(st.hubs) > 1 else ''} (dashed ring)",
                                color, "line"))
             else:
-                series.append((f"{st.label}: {len(st.edges)} transfers", color, "line"))
+                count = f"over {st.transfers:,}" if st.more else f"{st.transfers:,}"
+                what = f"{count} transfer{'s' if st.transfers != 1 else ''}"
+                series.append((what if st.label == "transfers" else f"{st.label}: {what}", color, "line"))
         states = {k: v for k, v in STATE_COLORS.items() if k in ("sending", "reducing", "idle")}
         self.legend.show_run(title, series, states, trees=bool(trees))
 

@@ -104,3 +104,25 @@ def test_propose_link_prefers_nvlink_and_explains_refusals(catalog):
     assert not refused.ok and "no free nvlink port (6 of 6 used)" in refused.reason
     nic = propose_link(t, "g2", "nic")
     assert not nic.ok and "through a PCIe switch or a CPU" in nic.reason  # consistent with what both ports take
+
+
+def test_port_counts_in_one_pass_equal_the_per_device_counts():
+    """_check_ports counts every device's ports in one pass over the links; the counts (and so the
+    findings) are those of ``topo.used_ports`` device by device, links of count k and self-links too."""
+    from dgxstudio.model import Link
+    from dgxstudio.model.presets import load_preset
+    from dgxstudio.model.validation import _check_ports
+
+    topo = load_preset("dgx-a100")
+    gpu = topo.gpus()[0].id
+    other = topo.gpus()[1].id
+    topo.add_link(Link("extra", gpu, other, "NVLink3", count=20))
+    found = {f.devices[0]: f for f in _check_ports(topo)}
+    for dev in topo.devices.values():
+        part = topo.catalog.part(dev.part)
+        used = topo.used_ports(dev.id)
+        over = [g for g in part.ports if used.get(g.name, 0) > g.count]
+        assert (dev.id in found) == bool(over), dev.id
+        if over:
+            assert f"uses {used[over[0].name]} " in found[dev.id].message
+    assert gpu in found and other in found

@@ -147,3 +147,21 @@ def test_pxn_routes_through_a_peer_keep_the_symmetry():
     sym = C.all_to_all(gpus, 48 * MiB, 1 * MiB, router)
     assert "classes" in sym.meta
     _assert_same(symmetry.run(router, sym), Engine(router).run(C.all_to_all(gpus, 48 * MiB, 1 * MiB)))
+
+
+def test_the_all_to_all_bound_counts_each_systems_nics():
+    """All but 1/N of an all-to-all leaves each system through its NICs: on 4 DGX H100 the bound is
+    the NICs' (8 x 400 Gb/s out of each system), not the NVLink injection or the bisection (which said
+    96.9 GB/s while the run reached 60), and the run stays just under it."""
+    from dgxstudio.model.fabrics import build_fat_tree
+    from dgxstudio.sim.run import SimOptions, Simulator
+
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True)
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    p, local = 32, 8
+    nics = sim._system_network_Bps(sim.channel_plan().systems[0])
+    assert nics == pytest.approx(8 * 400e9 / 8 * 0.94, rel=1e-6)  # NDR at its achievable rate
+    bound = sim.bound_busbw("all-to-all")
+    assert bound == pytest.approx(nics * p / (local * (p - local)) * (p - 1) / p, rel=1e-9)
+    run = sim.run("all-to-all", "direct", 2**26)
+    assert 0.95 * bound < run.busbw_Bps <= bound * (1 + 1e-9)
