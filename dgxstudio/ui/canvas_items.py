@@ -8,6 +8,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
 
+from .canvas_text import metrics
 from .style import FAMILY_COLORS, KIND_COLORS, icon_pixmap, link_width
 
 if TYPE_CHECKING:
@@ -21,16 +22,27 @@ _INK = QColor("#1b1b1b")
 _GREY = QColor("#555555")
 
 
+_BOLD: dict[int, QFont] = {}
+
+
+def _bold(size: int) -> QFont:
+    """One bold font object per size (their metrics are then measured once, see canvas_text.metrics)."""
+    font = _BOLD.get(size)
+    if font is None:
+        font = _BOLD[size] = QFont("Sans Serif", size, QFont.Weight.Bold)
+    return font
+
+
 def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = (9, 8, 7)) -> tuple[QFont, list[str]]:
     """How to draw a name in a box so it never reads as another name: on one line at the largest size
     that fits, else wrapped on up to ``lines`` lines, else elided in the middle (``DGX-1 …110``),
     which keeps the end that tells one device from the next. The full name is in the tooltip."""
     for size in sizes:
-        font = QFont("Sans Serif", size, QFont.Weight.Bold)
-        if QFontMetricsF(font).horizontalAdvance(text) <= width:
+        font = _bold(size)
+        if metrics(font)[0].horizontalAdvance(text) <= width:
             return font, [text]
-    font = QFont("Sans Serif", sizes[-1], QFont.Weight.Bold)
-    fm = QFontMetricsF(font)
+    font = _bold(sizes[-1])
+    fm = metrics(font)[0]
     out = wrap_words(text, fm, width)
     if len(out) <= lines and all(fm.horizontalAdvance(line) <= width for line in out):
         return font, out
@@ -55,7 +67,7 @@ def text_runs(lines: list[str], font: QFont, rect: QRectF, centred: bool) -> lis
     """Where each line's baseline starts so the lines sit centred in ``rect`` (left-aligned unless
     ``centred``): laid out once, then drawn line by line with the cheapest text call, which matters
     when every item's text is drawn again on every frame of a zoom."""
-    fm = QFontMetricsF(font)
+    fm = metrics(font)[0]
     step = fm.lineSpacing()
     y = rect.center().y() - (step * len(lines) - fm.leading()) / 2 + fm.ascent()
     out = []
@@ -105,7 +117,7 @@ class DeviceItem(QGraphicsItem):
             font, lines = self._fitted()
             name = text_runs(lines, font, QRectF(-self.W / 2 + 34, -self.H / 2 + 4, self.W - 38, 28), False)
             rect = QRectF(-self.W / 2 + 4, 2, self.W - 8, self.H / 2 - 4)
-            ports = text_runs(wrap_words(self.ports, QFontMetricsF(_FONT), rect.width()), _FONT, rect, True)
+            ports = text_runs(wrap_words(self.ports, metrics(_FONT)[0], rect.width()), _FONT, rect, True)
             self._runs = (name, ports)
         return self._runs
 
