@@ -8,6 +8,7 @@ frame does not grow with hidden items. Positions come from the document's layout
 from __future__ import annotations
 
 import math
+from itertools import chain
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QColor, QPen
@@ -280,7 +281,8 @@ class TopologyScene(QGraphicsScene):
         if self.lod is not None:
             self.lod.draw_labels(painter, rect)
         else:
-            self.link_labels.draw(painter, rect, self.link_items, self.device_items.values(), self.label_version)
+            boxes = chain(self.device_items.values(), (g for g in self.group_items.values() if g.collapsed))
+            self.link_labels.draw(painter, rect, self.link_items, boxes, self.label_version)
 
     def labels_moved(self) -> None:
         """Links moved, came or went: their counts are placed again, wherever they were drawn before."""

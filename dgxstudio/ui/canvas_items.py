@@ -216,6 +216,18 @@ class GroupItem(QGraphicsItem):
     def title_lines(self) -> list[str]:
         return self._title_fitted()[1]
 
+    def _box_runs(self) -> tuple[list, list]:
+        """The collapsed box's name, and its counts with the '+' that expands it, laid out once."""
+        runs = getattr(self, "_runs", None)
+        if runs is None or runs[0] != (self.title, self.summary):
+            rect = QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H)
+            title = text_runs(self.title_lines, self.title_font,
+                              QRectF(rect.left() + 36, rect.top() + 4, rect.width() - 58, 28), False)
+            summary = text_runs([self.summary], _FONT, QRectF(rect.left() + 4, rect.top() + 36, rect.width() - 8, 24), True)
+            summary += text_runs(["+"], _FONT, self.toggle_rect(), True)
+            runs = self._runs = ((self.title, self.summary), (title, summary))
+        return runs[1]
+
     def _title_fitted(self) -> tuple[QFont, list[str]]:
         if getattr(self, "_title_label", None) is None:
             self._title_label = fit_label(self.title, self.BOX_W - 58)
@@ -252,14 +264,12 @@ class GroupItem(QGraphicsItem):
             painter.setBrush(self.fill or QColor("#f2f2f2"))
             painter.drawRoundedRect(rect, 6, 6)
             painter.drawPixmap(int(rect.left() + 4), int(rect.top() + 6), icon_pixmap("system", 28))
-            painter.setPen(QColor("#1b1b1b"))
+            title, summary = self._box_runs()
+            painter.setPen(_INK)
             painter.setFont(self.title_font)
-            painter.drawText(QRectF(rect.left() + 36, rect.top() + 4, rect.width() - 58, 28),
-                             Qt.AlignmentFlag.AlignVCenter, "\n".join(self.title_lines))
+            draw_runs(painter, title)
             painter.setFont(_FONT)
-            painter.drawText(QRectF(rect.left() + 4, rect.top() + 36, rect.width() - 8, 24),
-                             Qt.AlignmentFlag.AlignCenter, self.summary)
-            painter.drawText(self.toggle_rect(), Qt.AlignmentFlag.AlignCenter, "+")
+            draw_runs(painter, summary)
             return
         painter.setPen(QPen(pen.color(), pen.widthF(), Qt.PenStyle.DashLine))
         painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -348,6 +358,3 @@ class LinkItem(QGraphicsPathItem):
 
     def label_color(self) -> QColor:
         return SELECTED if self.isSelected() else self.pen().color()
-
-    def boundingRect(self) -> QRectF:
-        return super().boundingRect().adjusted(-16, -12, 16, 12)

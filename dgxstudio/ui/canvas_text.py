@@ -150,8 +150,8 @@ class LinkLabels:
     """The 'x12' count on links of several physical links and on bundles, drawn over the canvas in
     whole point sizes on screen (8 to 12 as the view zooms: the glyphs drawn at one size are reused
     by the next frame, where a size scaled with the zoom is rasterized anew every frame): each at the
-    first point along its line (the middle, then further out) where it covers no device and no other
-    count, or not at all. Placed once per view position and design state (``version``); replay
+    first point along its line (the middle, then further out) where it covers no device, no
+    collapsed group and no other count, or not at all. Placed once per view position and design state (``version``); replay
     frames only redraw them."""
 
     MIN_SCALE = 0.4   # further out the counts would cover the drawing
