@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from .canvas_text import metrics
 from .style import FAMILY_COLORS, KIND_COLORS, icon_pixmap, link_width
@@ -146,7 +146,7 @@ class DeviceItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        selected = self.isSelected()   # (the option's state flags cost Python enum arithmetic per item and frame)
         color = KIND_COLORS.get(self.kind, QColor("#888"))
         rect = QRectF(-self.W / 2, -self.H / 2, self.W, self.H)
         painter.setPen(QPen(SELECTED if selected else color, 3 if selected else 1.5))
@@ -191,6 +191,7 @@ class GroupItem(QGraphicsItem):
         if collapsed:
             flags |= QGraphicsItem.GraphicsItemFlag.ItemIsMovable | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
             self.setZValue(2)
+            self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)   # a box: replay frames reuse it
         else:
             self.setZValue(-5)
         self.setFlags(flags)
@@ -256,7 +257,7 @@ class GroupItem(QGraphicsItem):
         return path
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        selected = self.isSelected()   # (the option's state flags cost Python enum arithmetic per item and frame)
         pen = QPen(SELECTED if selected else QColor("#404040"), 2.5 if selected else 1.2)
         if self.collapsed:
             rect = QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H)
@@ -348,7 +349,7 @@ class LinkItem(QGraphicsPathItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         # the 'x12' count is drawn over the canvas at a readable size, clear of the others (LinkLabels)
-        if option.state & QStyle.StateFlag.State_Selected:
+        if self.isSelected():
             pen = QPen(self.pen())
             pen.setColor(SELECTED)
             painter.setPen(pen)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 from shiboken6 import isValid
 
 from .canvas_items import SELECTED, DeviceItem, GroupItem, LinkItem
@@ -267,7 +267,7 @@ class SystemBoxItem(GroupItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         if self.open:
-            selected = bool(option.state & QStyle.StateFlag.State_Selected)
+            selected = self.isSelected()
             painter.setPen(QPen(SELECTED if selected else QColor("#808080"), 0, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H))
