@@ -13,6 +13,7 @@ from itertools import chain
 from PySide6.QtCore import QLineF, QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
+from shiboken6 import isValid
 
 from ..model.builders import SYSTEM_BUILDERS, SYSTEM_LABELS
 from ..model.catalog import KIND_LABELS
@@ -186,7 +187,7 @@ class TopologyScene(QGraphicsScene):
 
         def run():
             setattr(self, flag, False)
-            if self.lod is not None and view.scene() is self:
+            if isValid(self) and isValid(view) and self.lod is not None and view.scene() is self:   # either may be closed by now
                 self.lod.update(view)
         QTimer.singleShot(later_ms, run)
 
@@ -425,7 +426,14 @@ class TopologyScene(QGraphicsScene):
             did = topo.new_id(prefix)
             n = sum(1 for d in topo.devices.values() if d.kind == part.kind)
             dev = Device(did, part.kind, part.id, f"{KIND_LABELS[part.kind]} {n}")
-            self.document.push(AddItems([dev], positions={did: (pos.x(), pos.y())}, text=f"add {part.label}"))
+            at, memberships = (pos.x(), pos.y()), {}
+            inside = self.lod.open_system_at(pos) if self.lod is not None else None
+            if inside is not None:   # dropped into a system opened in the overview: it joins that system
+                at, memberships = self.lod.to_document(inside, pos), {did: inside}
+            self.document.push(AddItems([dev], positions={did: at}, memberships=memberships, text=f"add {part.label}"))
+            if self.lod is not None:
+                for view in self.views()[:1]:
+                    self.lod.update(view)   # its system opens again, with it
             self.select_ids([did])
             return [did]
         if kind_of == "system":

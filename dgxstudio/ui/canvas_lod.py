@@ -308,6 +308,7 @@ class LevelOfDetail:
         self.system_links: dict[str, tuple[QGraphicsPathItem, dict[str, tuple[str, str]]]] = {}   # open system -> its inside links
         self.devices = set(scene.topology.devices)   # what the overview counts (see canvas_lod_sync)
         self.base_positions: dict[str, tuple[float, float]] = {}   # a switch's document position when first opened
+        self.system_maps: dict[str, tuple[QPointF, tuple[float, float], float]] = {}   # system opened -> where its document origin is drawn, and the scale
         self.links = set(scene.topology.links)
         self._label_key: tuple | None = None
         self._labels: list = []
@@ -576,6 +577,15 @@ class LevelOfDetail:
         origin, (ox, oy), s = item.doc_map
         return (round(ox + (item.pos().x() - origin.x()) / s, 3), round(oy + (item.pos().y() - origin.y()) / s, 3))
 
+    def open_system_at(self, pos: QPointF) -> str | None:
+        """The open system drawn under a scene point (a part dropped there joins it)."""
+        return next((sid for sid in self.open_systems if self.system_items[sid].sceneBoundingRect().contains(pos)), None)
+
+    def to_document(self, system: str, pos: QPointF) -> tuple[float, float]:
+        """A scene point inside an open system, in the document's layout."""
+        origin, (ox, oy), s = self.system_maps[system]
+        return (round(ox + (pos.x() - origin.x()) / s, 3), round(oy + (pos.y() - origin.y()) / s, 3))
+
     def moved(self, ids) -> None:
         """Devices moved in the document (a drag, an undo, a redo): their items follow."""
         for i in ids:
@@ -606,14 +616,17 @@ class LevelOfDetail:
         pts = {d: topo.layout.positions.get(d, (0.0, 0.0)) for d in devices}
         if not pts:
             return
-        xs = [p[0] for p in pts.values()]
-        ys = [p[1] for p in pts.values()]
-        bw = max(xs) - min(xs) + DeviceItem.W + 40
-        bh = max(ys) - min(ys) + DeviceItem.H + 40
-        box_rect = box.sceneBoundingRect().adjusted(2, 2, -2, -2)
-        s = min(box_rect.width() / bw, box_rect.height() / bh)
-        cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
-        centre = box_rect.center()
+        if box.group_id in self.system_maps:   # opened before: drawn as then, so nothing shifts after an edit
+            centre, (cx, cy), s = self.system_maps[box.group_id]
+        else:   # the devices' extent fitted into the box
+            xs = [p[0] for p in pts.values()]
+            ys = [p[1] for p in pts.values()]
+            bw = max(xs) - min(xs) + DeviceItem.W + 40
+            bh = max(ys) - min(ys) + DeviceItem.H + 40
+            box_rect = box.sceneBoundingRect().adjusted(2, 2, -2, -2)
+            s = min(box_rect.width() / bw, box_rect.height() / bh)
+            cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+            centre = box_rect.center()
         items: list[QGraphicsItem] = []
         at: dict[str, QPointF] = {}
         for d in devices:
@@ -643,6 +656,7 @@ class LevelOfDetail:
         scene.addItem(links)
         items.append(links)
         self.system_links[box.group_id] = (links, ends)
+        self.system_maps[box.group_id] = (centre, (cx, cy), s)
         box.open = True
         box.update()
         self.open_systems[box.group_id] = items

@@ -164,3 +164,32 @@ def test_new_and_retyped_links_change_their_bundle(make_window, qtbot):
     w.document.undo_stack.undo()
     assert new.count == 0 and not new.isVisible()
     assert w.scene.lod is lod and not rebuilt
+
+
+def test_a_part_dropped_into_an_open_system_joins_it(make_window, qtbot):
+    from .test_editor import drop_from_palette
+
+    topo = cluster()
+    w = make_window(topology=topo)
+    lod = w.scene.lod
+    open_on(w, qtbot, "s300.gpu3")
+    box = lod.system_items["s300.system"]
+    w.view.fitInView(box.sceneBoundingRect(), Qt.AspectRatioMode.KeepAspectRatio)   # the whole system in view
+    qtbot.wait(50)
+    assert "s300.system" in lod.open_systems
+    devices = len(lod.overview.system_devices["s300.system"])
+    blocks = dict(lod.block_items)
+    at = box.sceneBoundingRect().center() + QPointF(0, box.sceneBoundingRect().height() * 0.4)
+    rebuilt = []
+    w.scene.rebuilt.connect(lambda: rebuilt.append(1))
+    drop_from_palette(w, "part:connectx-7-ndr", w.view.mapFromScene(at))
+    qtbot.wait(20)
+    new = w.scene.selected_ids()
+    assert len(new) == 1 and topo.group_of(new[0]).id == "s300.system"
+    assert len(lod.overview.system_devices["s300.system"]) == devices + 1
+    item = w.scene.device_items[new[0]]
+    assert (item.scenePos() - at).manhattanLength() * w.view.transform().m11() < 3, "drawn where it was dropped"
+    assert lod.block_items == blocks and w.scene.lod is lod and not rebuilt
+    w.document.undo_stack.undo()
+    qtbot.wait(20)
+    assert new[0] not in topo.devices and len(lod.overview.system_devices["s300.system"]) == devices and not rebuilt
