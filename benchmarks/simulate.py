@@ -69,8 +69,42 @@ def reference_rings():
             print(f"    under 50 ms in-process: {'ok' if dt < 0.05 else 'SLOW'}")
 
 
+def two_systems():
+    """Issue #17's targets on two systems: a 1 KiB..16 GiB sweep with NCCL's choice under 3 s, and a
+    16 GiB all-reduce costing at most twice the wall time of a 16 MiB one."""
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    for system in ("dgx-a100", "dgx-h100"):
+        topo = build_fat_tree(2, system, rail_optimized=system == "dgx-h100")
+        sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+        sim.run("all-reduce", "ring", MiB)  # routes and channel plan, shared by every run below
+        t0 = time.perf_counter()
+        timed_rows = []
+        for s in sweep_sizes(1024, 16 * 2**30):
+            t1 = time.perf_counter()
+            r = sim.run("all-reduce", "auto", s)
+            timed_rows.append((time.perf_counter() - t1, s, r))
+        dt = time.perf_counter() - t0
+        slowest = sorted(timed_rows, key=lambda x: -x[0])[:3]
+        print(f"2 x {system} auto sweep 1 KiB..16 GiB ({len(timed_rows)} sizes) {dt:9.2f} s  (target 3 s, "
+              f"{'ok' if dt < 3 else 'SLOW'}); slowest: "
+              + ", ".join(f"{s / MiB:g} MiB {r.algorithm}/{r.protocol} {w:.2f} s ({r.sim.events} events)"
+                          for w, s, r in slowest))
+        for algorithm in ("ring", "tree"):
+            walls = []
+            for s in (16 * MiB, 16 * 2**30):
+                t1 = time.perf_counter()
+                r = sim.run("all-reduce", algorithm, s)
+                walls.append((time.perf_counter() - t1, r.sim.events))
+            ratio = walls[1][0] / walls[0][0]
+            print(f"    {algorithm:<5} 16 MiB {walls[0][0] * 1e3:7.1f} ms ({walls[0][1]} events), 16 GiB "
+                  f"{walls[1][0] * 1e3:7.1f} ms ({walls[1][1]} events): {ratio:.1f}x (target 2x, "
+                  f"{'ok' if ratio <= 2 else 'SLOW'})")
+
+
 def main():
     reference_rings()
+    two_systems()
     for name in ("dgx1-p100", "dgx1-v100", "dgx-a100", "dgx-h100"):
         topo = load_preset(name)
         for algorithm in ("single-ring", "ring"):

@@ -36,6 +36,30 @@ def _network_share(topo: Topology, achievable: bool = False) -> dict[str, float]
     return {sid: per_system_bw.get(sid, 0.0) / n for sid, n in per_system_gpus.items() if n}
 
 
+def compute_nic_ports(topo: Topology, gpu: str) -> list[dict]:
+    """The network ports of the compute NICs of a GPU's system, cabled or not, by rate: what the
+    system offers the network (a lone DGX H100: 8 ports of 400 Gb/s) even before it is wired to one."""
+    sid = system_map(topo).get(gpu)
+    if sid is None:
+        return []
+    by_rate: dict[float, list[int]] = {}
+    for did in topo.devices_in_group(sid):
+        dev = topo.devices[did]
+        if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
+            continue
+        part = topo.part_of(did)
+        for pg in part.ports if part else []:
+            lt = topo.catalog.link_type(pg.accepts[0]) if pg.accepts else None
+            if lt is None or lt.family not in NETWORK_FAMILIES:
+                continue
+            cabled = sum(lk.count for lk in topo.links_of(did)
+                         if (t := topo.link_type_of(lk)) is not None and t.family in NETWORK_FAMILIES)
+            entry = by_rate.setdefault(lt.rate_bps_per_direction, [0, 0])
+            entry[0] += pg.count
+            entry[1] += min(cabled, pg.count)
+    return [{"count": n, "cabled": c, "rate_bps_per_direction": rate} for rate, (n, c) in sorted(by_rate.items())]
+
+
 def gpu_bandwidth(topo: Topology, gpus: list[str], achievable: bool = False) -> list[GpuBandwidth]:
     """Rated figures, or with ``achievable`` each link type's catalog efficiency (what NCCL reaches)."""
     share = _network_share(topo, achievable)

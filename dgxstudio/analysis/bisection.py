@@ -309,7 +309,10 @@ def _units(topo: Topology, gpus: list[str]) -> list[list[str]]:
     for gpu in gpus:
         key = system_of.get(gpu) or gpu
         units.setdefault(key, []).append(gpu)
-    return list(units.values())
+    # A system holding more than half the GPUs (one GB200 NVL72 rack) cannot sit whole in either half:
+    # its GPUs move one by one, and the cut goes through the system.
+    half = len(gpus) // 2
+    return [part for unit in units.values() for part in ([unit] if len(unit) <= half else [[g] for g in unit])]
 
 
 def _coarse_graph(topo: Topology, units: list[list[str]],
@@ -325,11 +328,17 @@ def _coarse_graph(topo: Topology, units: list[list[str]],
         sid = system_of[d]
         if sid is not None:
             by_system.setdefault(sid, []).append(d)
+    selected: dict[str | None, int] = {}   # selected GPUs per system, over all units
+    for unit in units:
+        sid = system_of.get(unit[0])
+        selected[sid] = selected.get(sid, 0) + len(unit)
     for i, unit in enumerate(units):
         name = f"__unit{i}"
         names.append(name)
-        sid = system_of.get(unit[0]) if len(unit) > 1 or system_of.get(unit[0]) else None
-        members = by_system.get(sid, []) if sid else unit
+        sid = system_of.get(unit[0])
+        # a unit that is all its system's selected GPUs stands for the whole system; a GPU of a split
+        # system (``_units``) stands for itself
+        members = by_system.get(sid, []) if sid and selected[sid] == len(unit) else unit
         for d in members:
             mapping[d] = name
     get = mapping.get
@@ -472,7 +481,7 @@ def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[s
             break
     half_a = [gpu for i in a for gpu in units[i]]
     half_b = [gpu for i in b for gpu in units[i]]
-    exact = len(units) <= 1
+    exact = len(units) <= 2 and all(len(u) == 1 for u in units)
     return Bisection(value, exact, "max-flow over partitioned units", half_a, half_b)
 
 

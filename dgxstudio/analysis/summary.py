@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 from ..cancel import Cancelled
 from ..heap import paused_gc
-from ..model.systems import published_power
+from ..model.systems import power_summary
 from ..model.topology import Topology
-from .bandwidth import gpu_bandwidth
+from .bandwidth import compute_nic_ports, gpu_bandwidth
 from .bisection import bisection_bandwidth
-from .fabric import Fabric, sharing_system_map
+from .fabric import Fabric, sharing_system_map, system_map
 from .paths import path_latencies, system_to_system_latency
 from .rings import find_rings
 
@@ -52,7 +52,7 @@ def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], N
         gpu_pair = worst
     if progress:
         progress(1.0, "done")
-    power_W, unpowered = published_power(topo)
+    power_W, unpowered, power_basis = power_summary(topo, system_map(topo))
     return {
         "topology": topo.name,
         "gpus": len(gpus),
@@ -80,7 +80,8 @@ def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], N
         "pcie_bw_per_gpu_bidir_Bps": max((b.pcie_bidir_Bps for b in bws), default=0.0),
         "network_bw_per_gpu_bidir_Bps": max((b.network_bidir_Bps for b in bws), default=0.0),
         "aggregate_network_bw_bidir_Bps": sum(b.network_bidir_Bps for b in bws),
-        "power": {"published_W": power_W, "without_published_figure": unpowered},
+        "compute_nic_ports_first_system": compute_nic_ports(topo, gpus[0]) if gpus else [],
+        "power": {"published_W": power_W, "without_published_figure": unpowered, "basis": power_basis},
         "latency": {
             "max_system_to_system_s": sys_lat.max_s if sys_lat else None,
             "min_system_to_system_s": sys_lat.min_s if sys_lat else None,

@@ -147,10 +147,16 @@ def cmd_analyze(args) -> int:
           f" all GPUs: {result['aggregate_nvlink_bw_bidir_Bps'] / 1e12:,.2f} TB/s")
     print(f"  PCIe per GPU: {result['pcie_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional;"
           f" network per GPU: {result['network_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional")
+    ports = result.get("compute_nic_ports_first_system", [])
+    if ports:
+        print("  compute NIC ports of a system: " + ", ".join(
+            f"{p['count']} x {p['rate_bps_per_direction'] / 1e9:,.0f} Gb/s ({p['cabled']} cabled)" for p in ports))
     power = result["power"]
     print(f"  published power: {power['published_W'] / 1e3:,.1f} kW"
           + (f" (no published figure: {', '.join(power['without_published_figure'])})"
              if power["without_published_figure"] else ""))
+    for note in power.get("basis", []):
+        print(f"    {note}; systems at their published maximum")
     lat = result["latency"]
     if lat["max_system_to_system_s"] is not None:
         print(f"  system-to-system latency: worst {lat['max_system_to_system_s'] * 1e6:.2f} us"

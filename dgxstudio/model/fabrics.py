@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from .catalog import KIND_LABELS, NETWORK_FAMILIES, Catalog, Part, default_catalog
-from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, system_power_W
+from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, power_note, system_power_W
 from .topology import Device, Group, Link, Topology
 
 # Canvas layout of a fat tree: switch layers on top, each leaf's systems in a column under it.
@@ -95,7 +95,9 @@ class FatTreePlan:
         return {"systems": self.systems, "gpus_per_system": None, "levels": self.levels,
                 "switches": self.switch_count, "switches_total": sum(self.switch_count.values()),
                 "cables": self.cable_count, "cables_total": sum(self.cable_count.values()),
-                "power_W": power, "power_unknown": unknown, "link_type": self.link_type,
+                "power_W": power, "power_unknown": unknown,
+                "power_basis": [n for n in [power_note(catalog.part(self.switch_part))] if n],
+                "link_type": self.link_type,
                 "switch_part": self.switch_part, "rails": self.rails if self.rail_optimized else None,
                 "warnings": list(self.warnings)}
 

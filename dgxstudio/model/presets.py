@@ -6,8 +6,10 @@ and a test regenerates them to prove they have not drifted.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
+from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -43,13 +45,33 @@ PRESETS: dict[str, tuple[str, Callable[[Catalog | None], Topology]]] = {
                  lambda cat: build_system("dgx-b200", cat)),
     "gb200-nvl72": ("GB200 NVL72 rack: 72 B200 + 36 Grace in 18 compute trays, 9 NVLink switch trays",
                     lambda cat: build_system("gb200-nvl72", cat)),
-    "dgx-a100-superpod": ("DGX A100 SuperPOD: 140 systems, 7 scalable units of 20, 8 HDR rails, three tiers",
-                          lambda cat: build_fat_tree(140, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3,
-                                                     catalog=cat, name="DGX A100 SuperPOD (140 systems)")),
-    "dgx-h100-superpod": ("DGX H100 SuperPOD: 4 scalable units of 32 systems, 8 NDR rails (32 leaves, 16 spines)",
-                          lambda cat: build_fat_tree(128, "dgx-h100", per_leaf=32, rail_optimized=True, catalog=cat,
-                                                     name="DGX H100 SuperPOD (128 systems)")),
+    "dgx-a100-superpod": ("DGX A100 SuperPOD: 140 systems, 7 scalable units of 20, 8 HDR rails, three tiers "
+                          "(switch counts not checked against RA-09950, which could not be read)",
+                          lambda cat: _superpod("dgx-a100-superpod", "DGX A100 SuperPOD (140 systems)", cat,
+                                                systems=140, tiers=3)),
+    "dgx-h100-superpod": ("DGX H100 SuperPOD as published: 127 systems in 4 scalable units of 32 (one slot holds the "
+                          "UFM), 8 NDR rails, 32 leaves, 16 spines",
+                          lambda cat: _superpod("dgx-h100-superpod", "DGX H100 SuperPOD (127 systems)", cat)),
 }
+
+
+@lru_cache(maxsize=1)
+def reference_clusters() -> dict:
+    """The published SuperPOD switch and cable counts (resources/reference_clusters.json), by key."""
+    raw = json.loads(files("dgxstudio.resources").joinpath("reference_clusters.json").read_text(encoding="utf-8"))
+    return raw["clusters"]
+
+
+def _superpod(key: str, name: str, catalog: Catalog | None, systems: int | None = None,
+              tiers: int | None = None) -> Topology:
+    """A reference cluster built from its data: the largest published row's node count unless given."""
+    ref = reference_clusters()[key]
+    topo = build_fat_tree(systems or ref["rows"][-1]["nodes"], ref["system"], per_leaf=ref["systems_per_su"],
+                          rail_optimized=ref["rail_optimized"], tiers=tiers, switch=ref["switch_part"],
+                          catalog=catalog, name=name)
+    topo.description += (f". Counts as published in {ref['source']}" if ref["source"]
+                         else ". Switch counts not checked against a published table (see resources/reference_clusters.json)")
+    return topo
 
 
 def preset_names() -> list[str]:

@@ -9,6 +9,7 @@ bandwidths and latencies come from the catalog, published system facts (power) f
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib.resources import files
 
@@ -226,7 +227,9 @@ def add_dgx_b200(topo: Topology, prefix: str = "", name: str | None = None,
 
 
 NVL72_COMPUTE_TRAYS, NVL72_SWITCH_TRAYS = 18, 9
-TRAY_ROW, TRAY_COLUMN = 100.0, 600.0
+# Collapsed trays in rack order, five a row: compute trays 1-10 above the switch trays, 11-18 below (the
+# rack's own order), close enough that the whole rack fits the window at a zoom where tray names read.
+TRAY_ROW, TRAY_COLUMN, TRAYS_PER_ROW, NVL72_TOP_COMPUTE = 92.0, 204.0, 5, 10
 
 
 def add_gb200_nvl72(topo: Topology, prefix: str = "", name: str | None = None,
@@ -234,28 +237,36 @@ def add_gb200_nvl72(topo: Topology, prefix: str = "", name: str | None = None,
     """A GB200 NVL72 rack: 18 compute trays (2 Grace + 4 B200 + 4 ConnectX-7 + 1 BlueField-3 each) and
     9 NVLink switch trays of 2 NVSwitch gen4 chips; every B200 has one NVLink5 to each of the 18 chips.
 
-    Trays are sub-groups, collapsed: compute trays 1-9 in a column on the left, the switch trays in the
-    middle, compute trays 10-18 on the right, so the all-to-all NVLink spine reads as one bundle each way.
+    Trays are sub-groups, collapsed, laid out as the rack stacks them: compute trays 1-10, the 9 switch
+    trays, compute trays 11-18, five to a row. Expanded, a tray's devices spread out from its place.
     """
     sb = _start_system(topo, prefix, name or "GB200 NVL72", origin, parent, "GB200 NVL72", "gb200-nvl72")
     rack = sb.group
 
-    def tray(local: str, label: str, column: int, row: int) -> tuple[float, float]:
+    def tray(local: str, label: str, slot: int) -> tuple[float, float]:
+        """Tray in rack slot ``slot`` (0 = top); its devices, when expanded, spread 4x wider and taller."""
         sb.group = topo.add_group(Group(prefix + local, sb.name_prefix + label, "tray", rack.id, [], {}))
+        row, column = divmod(slot, TRAYS_PER_ROW)
         x, y = column * TRAY_COLUMN, row * TRAY_ROW
         topo.layout.positions[sb.group.id] = (sb.ox + x, sb.oy + y)
         topo.layout.collapsed.add(sb.group.id)
-        return x, y
+        return 4 * x, 4 * y
+
+    def rows(count: int) -> int:
+        return -(-count // TRAYS_PER_ROW) * TRAYS_PER_ROW
+
+    switch_slot = rows(NVL72_TOP_COMPUTE)
+    below_slot = switch_slot + rows(NVL72_SWITCH_TRAYS)
 
     switches = []
     for t in range(NVL72_SWITCH_TRAYS):
-        x, y = tray(f"switchtray{t + 1}", f"Switch tray {t + 1}", 1, t)
+        x, y = tray(f"switchtray{t + 1}", f"Switch tray {t + 1}", switch_slot + t)
         for c in range(2):
             switches.append(sb.dev(f"nvswitch{2 * t + c}", "nvswitch", "nvswitch-gen4", f"NVSwitch{2 * t + c}",
                                    (x + 300 * c, y)))
-    half = NVL72_COMPUTE_TRAYS // 2
     for t in range(NVL72_COMPUTE_TRAYS):
-        x, y = tray(f"tray{t + 1}", f"Compute tray {t + 1}", 0 if t < half else 2, t % half)
+        slot = t if t < NVL72_TOP_COMPUTE else below_slot + t - NVL72_TOP_COMPUTE
+        x, y = tray(f"tray{t + 1}", f"Compute tray {t + 1}", slot)
         graces = [sb.dev(f"grace{2 * t + c}", "cpu", "grace-cpu", f"Grace{2 * t + c}", (x + 300 * c + 75, y + 40))
                   for c in range(2)]
         for k in range(4):
@@ -313,10 +324,19 @@ def build_system(system: str, catalog: Catalog | None = None) -> Topology:
     return topo
 
 
-def published_power(topo: Topology) -> tuple[float, list[str]]:
+def published_power(topo: Topology, system_of: Mapping[str, str | None] | None = None) -> tuple[float, list[str]]:
     """Watts of what has a published figure (systems by builder, parts by ``specs.power_W`` outside
     systems), and the labels of what has none, so a report can sum a cluster and say what it left out."""
-    total, missing = 0.0, []
+    total, missing, _ = power_summary(topo, system_of)
+    return total, missing
+
+
+def power_summary(topo: Topology, system_of: Mapping[str, str | None] | None = None
+                  ) -> tuple[float, list[str], list[str]]:
+    """``published_power`` and what the parts counted outside systems stand for (typical or maximum,
+    ``power_note``), in one pass; systems count at their published maximum. ``system_of`` maps each
+    device to its system (``Topology.system_of`` when not given)."""
+    total, missing, notes = 0.0, [], set()
     systems = [g for g in topo.groups.values() if g.kind == "system"]
     for g in systems:
         w = system_power_W(g.properties.get("builder", ""))
@@ -324,14 +344,22 @@ def published_power(topo: Topology) -> tuple[float, list[str]]:
             missing.append(g.properties.get("model", g.name))
         else:
             total += w
-    counted = {g.id for g in systems}
+    outside: dict[str, int] = {}
     for dev in topo.devices.values():
-        if topo.system_of(dev.id) in counted:
-            continue
-        part = topo.catalog.part(dev.part)
+        if (system_of[dev.id] if system_of is not None else topo.system_of(dev.id)) is None:
+            outside[dev.part] = outside.get(dev.part, 0) + 1
+    for part_id, n in outside.items():
+        part = topo.catalog.part(part_id)
         w = part.specs.get("power_W") if part else None
         if w is None:
-            missing.append(part.label if part else dev.part)
+            missing.append(part.label if part else part_id)
         else:
-            total += w
-    return total, sorted(set(missing))
+            total += w * n
+            notes.add(power_note(part))
+    return total, sorted(set(missing)), sorted(n for n in notes if n)
+
+
+def power_note(part) -> str | None:
+    """'label: W each, basis' for a part whose published power says on what basis (typical or maximum)."""
+    w, basis = part.specs.get("power_W"), part.specs.get("power_basis")
+    return f"{part.label}: {w:,.0f} W each, {basis}" if w is not None and basis else None

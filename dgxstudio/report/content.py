@@ -109,7 +109,10 @@ def network_per_gpu(topo: Topology, analysis: dict) -> str:
     cabled = sum(1 for d in nics for lk in topo.links_of(d.id)
                  if (lt := topo.link_type_of(lk)) is not None and lt.family in NETWORK_FAMILIES)
     if cabled == 0:
-        return f"not cabled: {len(nics)} NICs without network links (add switches or a cluster to use them)"
+        ports = ", ".join(f"{p['count']} x {p['rate_bps_per_direction'] / 1e9:,.0f} Gb/s"
+                          for p in analysis.get("compute_nic_ports_first_system", []))
+        return (f"not cabled: {len(nics)} NICs without network links"
+                + (f" ({ports} compute ports per system)" if ports else "") + " (add switches or a cluster to use them)")
     return "0.00 GB/s"
 
 
@@ -211,7 +214,8 @@ def build_blocks(data: ReportData) -> list:
         ["network per GPU (bidirectional)", network_per_gpu(topo, a)],
         ["published power", f"{a['power']['published_W'] / 1e3:,.1f} kW" + (
             f" (no published figure: {', '.join(a['power']['without_published_figure'])})"
-            if a["power"]["without_published_figure"] else "")],
+            if a["power"]["without_published_figure"] else "") + "".join(
+            f"; {note}" for note in a["power"].get("basis", []))],
         ["worst system-to-system latency", f"{lat['max_system_to_system_s'] * 1e6:.2f} us" if lat["max_system_to_system_s"]
          else "one system"],
     ])]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 
 from . import limits
@@ -37,6 +36,8 @@ from ..cancel import cancellable, check_cancelled
 from . import tuning as T
 from ..analysis.channels import ChannelPlan, group_by_system, nvlinks_per_gpu, plan as plan_channels, ring_rates
 from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
+from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
+                      CompactSchedule, CompactSim, SimOptions, busbw_factor, compact)
 from ..analysis.routing import Router, RoutingError
 
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "single-ring", "parameter-server", "decentralized",
@@ -54,154 +55,10 @@ SUPPORTED = {
     "all-to-all": ("direct",),
 }
 PROTOCOL_CHOICES = ("auto", *T.PROTOCOLS)
-DEFAULT_CHUNK = 4 * 1024 * 1024
 
 
 class SimulationError(ValueError):
     """A run that cannot be made as asked; the message says why and names what is at fault."""
-
-
-def busbw_factor(collective: str, n: int) -> float:
-    """nccl-tests' bus-bandwidth factor (shared/reference/formats.md)."""
-    if collective == "all-reduce":
-        return 2 * (n - 1) / n
-    if collective in ("all-gather", "reduce-scatter", "all-to-all"):
-        return (n - 1) / n
-    return 1.0
-
-
-@dataclass
-class SimOptions:
-    chunk: float = DEFAULT_CHUNK
-    achievable: bool = False
-    spread: str = "even"
-    reduce_s_per_byte: float = 0.0
-    root: str | None = None
-    server: str | None = None
-    protocol: str = "auto"
-    pxn: bool = False
-    # GPUs one thread drives (nccl-tests -g N, ncclCommInitAll): their kernels launch in turn, so a
-    # call pays N-1 more launches before the last GPU starts. 1: a process per GPU (mpirun, torchrun).
-    gpus_per_thread: int = 1
-
-
-@dataclass
-class CollectiveResult:
-    collective: str
-    algorithm: str
-    requested_algorithm: str
-    gpus: list[str]
-    size_bytes: float
-    time_s: float
-    # The bound, or a function that computes it when first asked (a tree run on a large cluster
-    # must not pay NCCL's ring planning unless someone reads the ring bound).
-    bound: float | Callable[[], float]
-    reason: str
-    sim: SimResult
-    schedule: Schedule
-    candidates: dict[str, float] = field(default_factory=dict)
-    options: SimOptions = field(default_factory=SimOptions)
-    rings: list[list[str]] = field(default_factory=list)
-    protocol: str | None = None
-    channels: int | None = None
-    model_estimates: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def bound_busbw_Bps(self) -> float:
-        if callable(self.bound):
-            self.bound = float(self.bound())
-        return self.bound
-
-    @bound_busbw_Bps.setter
-    def bound_busbw_Bps(self, value: float) -> None:
-        self.bound = value
-
-    @property
-    def algbw_Bps(self) -> float:
-        return self.size_bytes / self.time_s if self.time_s > 0 else 0.0
-
-    @property
-    def busbw_Bps(self) -> float:
-        return self.algbw_Bps * busbw_factor(self.collective, len(self.gpus))
-
-    @property
-    def fraction_of_bound(self) -> float:
-        return self.busbw_Bps / self.bound_busbw_Bps if self.bound_busbw_Bps > 0 else 0.0
-
-    def as_dict(self, bottlenecks: int = 10) -> dict:
-        return {
-            "collective": self.collective,
-            "algorithm": self.algorithm,
-            "protocol": T.PROTOCOL_LABELS.get(self.protocol, self.protocol) if self.protocol else None,
-            "channels": self.channels,
-            "requested_algorithm": self.requested_algorithm,
-            "reason": self.reason,
-            "gpus": len(self.gpus),
-            "size_bytes": self.size_bytes,
-            "chunk_bytes": self.options.chunk,
-            "figures": "achievable" if self.options.achievable else "peak",
-            "gpus_per_thread": self.options.gpus_per_thread,
-            "time_s": self.time_s,
-            "algbw_Bps": self.algbw_Bps,
-            "busbw_Bps": self.busbw_Bps,
-            "bound_busbw_Bps": self.bound_busbw_Bps,
-            "fraction_of_bound": self.fraction_of_bound,
-            "candidates_time_s": self.candidates,
-            "nccl_model_time_s": self.model_estimates,
-            "bottlenecks": self.sim.bottlenecks(bottlenecks),
-            "transfer_groups": len(self.schedule.groups),
-            "events": self.sim.events,
-            "wall_s": self.sim.wall_s,
-        }
-
-
-@dataclass
-class CompactSim:
-    """What a finished run keeps for its report once it is no longer the one on screen: its time,
-    its busiest links and its delivery curve (thinned), not every transfer, segment and route."""
-    time_s: float
-    top: list[dict]
-    delivered: list[tuple[float, float]]
-    events: int
-    wall_s: float
-
-    def bottlenecks(self, top: int = 10) -> list[dict]:
-        return self.top[:top]
-
-
-@dataclass
-class CompactSchedule:
-    groups: range           # as many as the run had: ``len(schedule.groups)`` still counts them
-    payload_bytes: float = 0.0
-    description: str = ""
-
-
-COMPACT_BOTTLENECKS = 10
-COMPACT_POINTS = 256
-
-
-def compact(result: CollectiveResult) -> CollectiveResult:
-    """The same result for reports, tables and JSON (``as_dict`` gives the same figures), without
-    the per-transfer record a replay needs; a compacted result stays compact."""
-    import dataclasses
-
-    sim = result.sim
-    if isinstance(sim, CompactSim):
-        return result
-    pts = sim.delivered
-    if len(pts) > COMPACT_POINTS:
-        step = len(pts) / (COMPACT_POINTS - 1)
-        pts = [pts[int(i * step)] for i in range(COMPACT_POINTS - 1)] + [pts[-1]]
-    small = CompactSim(sim.time_s, sim.bottlenecks(COMPACT_BOTTLENECKS), list(pts), sim.events, sim.wall_s)
-    bound = result.bound if not callable(result.bound) else result.bound_busbw_Bps
-    out = dataclasses.replace(result, sim=small, bound=bound,
-                              schedule=CompactSchedule(range(len(result.schedule.groups)),
-                                                       result.schedule.payload_bytes, result.schedule.description))
-    names = {f.name for f in dataclasses.fields(result)}
-    for key, value in vars(result).items():  # what was set on it besides its fields (the document it ran on)
-        if key not in names:
-            setattr(out, key, value)
-    return out
 
 
 class Simulator:
@@ -268,11 +125,11 @@ class Simulator:
                          for g in self.gpus)
             # time >= S(p-1)/p / inject and >= p S / (2 bisection)
             algbw = min(inject * p / (p - 1), 2 * bis / p) if p > 1 else 0.0
-            plan = self.channel_plan()
-            if plan.nodes > 1:
+            systems = group_by_system(self.topo, self.gpus)  # not the channel plan: seconds at 16,384 GPUs
+            if len(systems) > 1:
                 # and every system sends its L GPUs' S (p-L)/p each out through its own NICs, which on
                 # more than two systems is tighter than the bisection (all but 1/N of it leaves)
-                for members in plan.systems:
+                for members in systems:
                     local = len(members)
                     out = self._system_network_Bps(members)
                     if local < p and out > 0:

@@ -179,12 +179,19 @@ class GroupItem(QGraphicsItem):
 
     BOX_W, BOX_H = 130.0, 64.0
     TITLE = 22.0
+    # A rack's trays (GB200 NVL72) are named "Compute tray 18": a wider box keeps the name on one line at
+    # 10 pt, so the whole rack reads at the zoom that fits it in the window.
+    TRAY_W, TRAY_SIZES = 184.0, (10, 9, 8, 7)
+    # per item (trays differ); class defaults for subclasses that do not run this __init__ (the overview's)
+    box_w, _title_sizes = BOX_W, (9, 8, 7)
 
     def __init__(self, scene: "TopologyScene", group_id: str, collapsed: bool):
         super().__init__()
         self.canvas = scene
         self.group_id = group_id
         self.collapsed = collapsed
+        if scene.document.topology.groups[group_id].kind == "tray":
+            self.box_w, self._title_sizes = self.TRAY_W, self.TRAY_SIZES
         self.frame = QRectF()
         self.fill: QColor | None = None
         flags = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
@@ -231,7 +238,7 @@ class GroupItem(QGraphicsItem):
 
     def _title_fitted(self) -> tuple[QFont, list[str]]:
         if getattr(self, "_title_label", None) is None:
-            self._title_label = fit_label(self.title, self.BOX_W - 58)
+            self._title_label = fit_label(self.title, self.box_w - 58, sizes=self._title_sizes)
         return self._title_label
 
     def set_frame(self, rect: QRectF) -> None:
@@ -240,12 +247,12 @@ class GroupItem(QGraphicsItem):
 
     def boundingRect(self) -> QRectF:
         if self.collapsed:
-            return QRectF(-self.BOX_W / 2 - 2, -self.BOX_H / 2 - 2, self.BOX_W + 4, self.BOX_H + 4)
+            return QRectF(-self.box_w / 2 - 2, -self.BOX_H / 2 - 2, self.box_w + 4, self.BOX_H + 4)
         return self.frame.adjusted(-2, -self.TITLE - 2, 2, 2)
 
     def toggle_rect(self) -> QRectF:
         if self.collapsed:
-            return QRectF(self.BOX_W / 2 - 20, -self.BOX_H / 2 + 2, 18, 18)
+            return QRectF(self.box_w / 2 - 20, -self.BOX_H / 2 + 2, 18, 18)
         return QRectF(self.frame.left() + 4, self.frame.top() - self.TITLE + 2, 18, 18)
 
     def shape(self) -> QPainterPath:
@@ -260,7 +267,7 @@ class GroupItem(QGraphicsItem):
         selected = self.isSelected()   # (the option's state flags cost Python enum arithmetic per item and frame)
         pen = QPen(SELECTED if selected else QColor("#404040"), 2.5 if selected else 1.2)
         if self.collapsed:
-            rect = QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H)
+            rect = QRectF(-self.box_w / 2, -self.BOX_H / 2, self.box_w, self.BOX_H)
             painter.setPen(pen)
             painter.setBrush(self.fill or QColor("#f2f2f2"))
             painter.drawRoundedRect(rect, 6, 6)

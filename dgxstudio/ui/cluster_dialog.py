@@ -174,6 +174,8 @@ def summary_html(plan, catalog: Catalog, gpus_per_system: int) -> str:
         f"Cables: <b>{s['cables_total']:,}</b> ({cab}); NIC links at {catalog.link_type(plan.link_type).label}",
         f"Power: <b>{power}</b>",
     ]
+    if s["power_basis"]:
+        lines.append("&nbsp;&nbsp;" + html.escape("; ".join(s["power_basis"]) + "; systems at their published maximum"))
     lines += [f"<span style='color:#a05a00'>Note: {w}</span>" for w in s["warnings"]]
     return "<br>".join(lines)
 

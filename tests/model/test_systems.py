@@ -67,6 +67,11 @@ def test_gb200_nvl72_one_nvlink_domain_of_72():
     assert result["aggregate_nvlink_bw_bidir_Bps"] == pytest.approx(130e12, rel=0.01)
     # each B200 reaches its Grace over NVLink-C2C
     assert all(any(lk.type == "NVLink-C2C" for lk in topo.links_of(g)) for g in gpus(topo))
+    # one system holds all 72 GPUs, so the bisection cuts through the rack: 36 GPUs' NVLink, both ways
+    # (it read 0 with every GPU in one half while the rack moved as one unit)
+    bis = result["bisection"]
+    assert bis["bidir_Bps"] == pytest.approx(36 * 1800 * GB)
+    assert len(bis["half_a"]) == len(bis["half_b"]) == 36 and not bis["exact"]
 
 
 def test_dgx_h100_network_per_system_is_8_x_400_gbps():
@@ -85,7 +90,51 @@ def test_published_power():
 def test_published_power_sums_a_cluster_and_names_what_it_left_out():
     from dgxstudio.model.systems import published_power
     watts, missing = published_power(load_preset("dgx-h100-superpod"))
-    assert watts == pytest.approx(128 * 10_200)
-    assert missing == ["InfiniBand NDR switch QM9700 (64 x 400G)"]
+    assert watts == pytest.approx(127 * 10_200 + (32 + 16) * 747)
+    assert missing == []
+    watts, missing = published_power(build_fat_tree(4, "dgx-a100"))
+    assert watts == pytest.approx(4 * 6_500)
+    assert missing == ["InfiniBand HDR switch (40 ports)"]  # no published QM8700 figure found
     watts, missing = published_power(build_system("hgx-h800"))
     assert watts == 0 and missing == ["HGX H800"]
+
+
+def test_the_32_system_ndr_fabric_power_sum_includes_its_switches():
+    """32 DGX H100 on a rail-optimized NDR fabric: 8 leaves + 4 spines of QM9700 at 747 W each."""
+    from dgxstudio.model.builders import plan_fat_tree
+    from dgxstudio.model.catalog import default_catalog
+    systems_W, switch_W = 32 * 10_200, 747
+    plan = plan_fat_tree(build_system("dgx-h100"), "system", 32, None, None, system="dgx-h100", rail_optimized=True)
+    switches = sum(plan.switch_count.values())
+    assert plan.switch_count == {"leaf": 8, "spine": 4}
+    summary = plan.summary(default_catalog())
+    assert summary["power_W"] == pytest.approx(systems_W + switches * switch_W)
+    assert summary["power_unknown"] == [] and "747 W each" in summary["power_basis"][0]
+    topo = build_fat_tree(32, "dgx-h100", rail_optimized=True)
+    result = analyze(topo, [d.id for d in topo.gpus()])
+    assert result["power"]["published_W"] == pytest.approx(systems_W + 12 * switch_W)
+    assert result["power"]["without_published_figure"] == []
+    assert any("QM9700" in note for note in result["power"]["basis"])
+
+
+def test_power_summary_with_a_system_map_gives_the_same_answers():
+    """analyze passes its shared system map (one pass over the groups) instead of a chain walk per device."""
+    from dgxstudio.analysis.fabric import system_map
+    from dgxstudio.model.systems import power_summary, published_power
+    for topo in (build_fat_tree(40, "dgx-h100", rail_optimized=True, tiers=3), load_preset("dgx-a100-superpod"),
+                 load_preset("gb200-nvl72"), build_system("hgx-h800")):
+        total, missing, notes = power_summary(topo, system_map(topo))
+        assert (total, missing) == published_power(topo)
+        assert notes == power_summary(topo)[2]
+
+
+def test_a_lone_dgx_h100_offers_8_ports_of_400_gbps_to_the_network():
+    """The single-system preset has no network links (network per GPU 0); the analysis still says what
+    its compute NICs offer, from their parts: 8 x 400 Gb/s, none cabled (storage NICs left out)."""
+    topo = load_preset("dgx-h100")
+    result = analyze(topo, gpus(topo))
+    assert result["network_bw_per_gpu_bidir_Bps"] == 0
+    assert result["compute_nic_ports_first_system"] == [{"count": 8, "cabled": 0, "rate_bps_per_direction": 400e9}]
+    topo = build_fat_tree(2, "dgx-a100", nics_per_system=4)
+    assert analyze(topo, gpus(topo))["compute_nic_ports_first_system"] == [
+        {"count": 8, "cabled": 4, "rate_bps_per_direction": 200e9}]

@@ -16,10 +16,12 @@ def test_live_summary_counts_switches_cables_and_power(qtbot):
     _pick(d.system, "dgx-h100")
     d.count.setValue(128)
     text = d.summary.text()
-    # the DGX SuperPOD 4-SU table: 32 leaves and 16 spines, 1,024 cables a tier; 128 x 10.2 kW
+    # the DGX SuperPOD 4-SU table: 32 leaves and 16 spines, 1,024 cables a tier; 128 x 10.2 kW + 48 x 747 W
     assert "Switches: <b>48</b> (32 leaf, 16 spine)" in text
     assert "Cables: <b>2,048</b>" in text
-    assert "1,305.6 kW" in text and "no published figure" in text
+    assert "1,341.5 kW" in text and "747 W each" in text and "no published figure" not in text
+    _pick(d.system, "dgx-a100")
+    assert "no published figure for the InfiniBand HDR switch" in d.summary.text()
     d.rail.setChecked(False)
     assert "rails" not in d.summary.text()
 

@@ -112,3 +112,28 @@ def test_the_window_fits_a_1280x800_screen(qtbot):
     assert w.statusBar().isVisible() and w.statusBar().geometry().bottom() <= w.height()
     w.document.undo_stack.setClean()
     w.close()
+
+
+def test_nvl72_tray_names_read_whole_at_the_zoom_that_fits_the_rack(make_window, qtbot):
+    """Issue 12: the GB200 NVL72 opens collapsed by tray, every tray name on one line at 10 pt, at a zoom
+    where that is 8 screen pixels or more; other presets' system boxes keep their size and fonts."""
+    w = make_window("gb200-nvl72")
+    w.view.fit()
+    QApplication.processEvents()
+    zoom = w.view.transform().m11()
+    trays = [g for g in w.scene.group_items.values()
+             if g.collapsed and w.document.topology.groups[g.group_id].kind == "tray"]
+    assert len(trays) == 27
+    for g in trays:
+        assert g.title_lines == [g.title] and g.title_font.pointSize() == 10, g.title
+        assert QFontMetricsF(g.title_font).height() * zoom >= 8, zoom
+    visible = w.view.mapToScene(w.view.viewport().rect()).boundingRect()
+    assert all(visible.contains(g.sceneBoundingRect()) for g in trays)
+    # rack order: compute trays 1-10 above the switch trays, 11-18 below
+    y = {w.document.topology.groups[g.group_id].name: g.scenePos().y() for g in trays}
+    assert max(y[f"Compute tray {i}"] for i in range(1, 11)) < min(y[f"Switch tray {i}"] for i in range(1, 10))
+    assert max(y[f"Switch tray {i}"] for i in range(1, 10)) < min(y[f"Compute tray {i}"] for i in range(11, 19))
+    w.document.undo_stack.setClean()
+    w.open_preset("dgx1-fat-tree-124")
+    boxes = [g for g in w.scene.group_items.values() if g.collapsed]
+    assert boxes and all(g.box_w == GroupItem.BOX_W for g in boxes)
