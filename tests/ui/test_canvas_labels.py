@@ -36,3 +36,21 @@ def test_link_counts_cover_no_device_and_no_other_count(make_window, qtbot):
     assert after != labels
     box = w.view.viewportTransform().mapRect(gpu.sceneBoundingRect())
     assert not any(b.intersects(box) for _i, b, _t in after)
+
+
+def test_a_narrow_window_leaves_the_canvas_room(qtbot):
+    """On an 800 px screen the side docks give way: the canvas keeps over two fifths of the width
+    (247 px of 800 before, where a DGX H100 drew as blank boxes)."""
+    from dgxstudio.model.presets import load_preset
+    from dgxstudio.ui.main_window import MainWindow
+    from dgxstudio.ui.settings import settings
+
+    settings().remove("window")   # a first start: no layout saved by an earlier window
+    w = MainWindow(load_preset("dgx-h100"), None, "dgx-h100")
+    qtbot.addWidget(w)
+    w.resize(800, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.wait(20)   # the default dock layout is applied once the window is laid out
+    assert w.view.viewport().width() > 0.4 * w.width()
+    w.document.undo_stack.setClean()
