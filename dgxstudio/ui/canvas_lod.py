@@ -64,22 +64,6 @@ class LevelOfDetail:
         self._settle.setInterval(SETTLE_MS)
         self._settle_view = None
         self._settle.timeout.connect(self._settled)
-        self._cached = True   # blocks keep a picture of themselves while the zoom rests
-        self._recache = QTimer()
-        self._recache.setSingleShot(True)
-        self._recache.setInterval(SETTLE_MS)
-        self._recache.timeout.connect(lambda: self._cache_blocks(True))
-
-    def _cache_blocks(self, on: bool) -> None:
-        """While the view zooms, blocks draw straight to the screen: a cached block would be rendered
-        into a new picture at every zoom step before being drawn (145 of them at fit on 2,048 systems,
-        the zoom frames' largest cost); once the zoom rests they keep one again for pans and replay."""
-        if on == self._cached or not isValid(self.scene):
-            return
-        self._cached = on
-        mode = QGraphicsItem.CacheMode.DeviceCoordinateCache if on else QGraphicsItem.CacheMode.NoCache
-        for item in self.block_items.values():
-            item.setCacheMode(mode)
 
     def _settled(self) -> None:
         view = self._settle_view
@@ -89,7 +73,6 @@ class LevelOfDetail:
     def dispose(self) -> None:
         """The scene is rebuilt or closed: nothing may open later on its behalf."""
         self._settle.stop()
-        self._recache.stop()
         self._settle_view = None
 
     # ---- building ---------------------------------------------------------------------------------
@@ -192,9 +175,6 @@ class LevelOfDetail:
             elif not want and sid in self.open_systems:
                 self._close_system(item)
         zooming_out = self._last_scale is not None and scale < self._last_scale * 0.999
-        if self._last_scale is not None and scale != self._last_scale:
-            self._cache_blocks(False)
-            self._recache.start()
         self._last_scale = scale
         if zooming_out and todo:   # on the way out, blocks open only where the zoom stops
             self._settle_view = view

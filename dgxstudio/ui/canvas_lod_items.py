@@ -52,7 +52,7 @@ class BlockItem(QGraphicsItem):
         self.rect = QRectF(-w / 2, -h / 2, w, h)
         self.setPos(x + w / 2, y + h / 2)
         self.setZValue(2)
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)   # pan and replay frames reuse it (see zooming)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)   # pan and replay frames reuse it (see TopologyScene.zooming)
         self.open = False
         self.fill: QColor | None = None
         self._text: ScreenText | None = None    # laid out when first drawn
