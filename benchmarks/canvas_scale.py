@@ -4,7 +4,7 @@ replay frames per second at fit, peak resident memory.
 Targets (this 2-core machine): the 2,048-system rail-optimized DGX H100 cluster opens with a readable
 overview in under 3 s and under 2 GB resident; zoom and pan frames under 50 ms; replay on the
 124-system DGX A100 fat tree at least 30 frames per second at fit; every frame under 16 ms on the DGX
-presets. A frame = the view change (or replay step) + the events it causes (the overview opening or
+presets. Also: deleting and undoing devices shown in the overview (no rebuild). A frame = the view change (or replay step) + the events it causes (the overview opening or
 closing blocks) + rendering the canvas viewport, as a paint would.
 
 Run: python benchmarks/canvas_scale.py [--quick]   (--quick: 512 systems instead of 2,048, fewer frames)
@@ -104,6 +104,33 @@ def open_and_move(label: str, topo, shots: str | None = None, notches: int = 40)
     dispose(window, app)
 
 
+def edit_in_overview(label: str, topo) -> None:
+    """Delete a GPU and a NIC shown in an open system of the overview, and undo each: the time until
+    the canvas shows the result (the model's own work included), and whether the overview was rebuilt
+    (it should not be: only the system, its block and the bundles they touch change)."""
+    app, window = open_window(topo)
+    lod = window.scene.lod
+    rebuilt = []
+    window.scene.rebuilt.connect(lambda: rebuilt.append(1))
+    system = lod.overview.blocks[next(b for b in lod.overview.blocks if lod.overview.blocks[b].tier == 0)].members[3]
+    gpu = next(d for d in lod.overview.system_devices[system] if topo.devices[d].kind == "gpu")
+    nic = next(d for d in lod.overview.system_devices[system] if topo.devices[d].kind == "nic")
+    window.select_and_center([gpu])
+    app.processEvents()
+    out = []
+    for device in (gpu, nic):
+        window.scene.select_ids([device])
+        t0 = time.perf_counter()
+        window.delete()
+        app.processEvents()
+        t1 = time.perf_counter()
+        window.document.undo_stack.undo()
+        app.processEvents()
+        out.append(f"{topo.devices[device].kind} delete {(t1 - t0) * 1e3:4.0f} ms, undo {(time.perf_counter() - t1) * 1e3:4.0f} ms")
+    print(f"{label} edits in an open system: {'; '.join(out)}; overview rebuilt {len(rebuilt)} times")
+    dispose(window, app)
+
+
 def replay_fps(label: str, topo, algorithm: str, size: int, frames: int) -> None:
     result = simulate(topo, "all-reduce", algorithm, size)
     app, window = open_window(topo)
@@ -151,6 +178,8 @@ def main() -> None:
           f" {len(topo.links):,} links, {sum(d.kind == 'gpu' for d in topo.devices.values()):,} GPUs")
     open_and_move(f"h100-{n}", topo, shots)
     del topo
+    # a document of its own: the closed window's listeners on the first one would count too
+    edit_in_overview(f"h100-{n}", build_fat_tree(n, "dgx-h100", rail_optimized=True))
     if not quick:   # the issue's starting point: 1,000 DGX-1 on a fat tree opened in 12 s to a blank canvas
         open_and_move("dgx1-1000", build_fat_tree(1000), None, notches=25)
     replay_fps("a100-124", build_fat_tree(124, "dgx-a100"), "multi-ring", 256 * 2**20, 30 if quick else 90)

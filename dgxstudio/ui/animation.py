@@ -172,11 +172,12 @@ class Replayer(QObject):
                 item = self.channel_item.get(c)
                 if item is not None:
                     util[item] = max(util.get(item, 0.0), load / self.sim.capacity[c])
-            updates = list(util.items())
+            # colours and widths made once per pattern: a replay frame only hands them out
+            updates = [(item, utilization_color(u), item.base_pen.widthF() + 2.0) for item, u in util.items()]
             self._pattern_cache[pid] = updates
         touched = set()
-        for item, u in updates:
-            item.set_overlay(utilization_color(u), item.base_pen.widthF() + 2.0)
+        for item, color, width in updates:
+            item.set_overlay(color, width)
             touched.add(item)
         for item in self._overlaid - touched:
             item.set_overlay(IDLE_LINK)

@@ -8,10 +8,12 @@ frame does not grow with hidden items. Positions come from the document's layout
 from __future__ import annotations
 
 import math
+from itertools import chain
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
+from shiboken6 import isValid
 
 from ..model.builders import SYSTEM_BUILDERS, SYSTEM_LABELS
 from ..model.catalog import KIND_LABELS
@@ -20,6 +22,8 @@ from ..model.commands import AddItems, Macro, Move, SetCollapsed
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Device, Topology
 from .canvas_lod import LevelOfDetail
+from .canvas_lod_sync import sync as lod_sync
+from .canvas_text import LinkLabels
 from .canvas_sync import drawn_key, group_signature, members, sync
 from .cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
@@ -46,6 +50,13 @@ class TopologyScene(QGraphicsScene):
         self.lod: LevelOfDetail | None = None  # set while a large cluster is drawn as its overview
         self._lod_pending = False
         self._groups: tuple | None = None   # the group signature the items were built for
+        self.link_labels = LinkLabels()
+        self.label_version = 0
+        self._cached = True   # boxes keep a cached picture of themselves while the view rests (see zooming)
+        self._recache = QTimer(self)
+        self._recache.setSingleShot(True)
+        self._recache.setInterval(150)
+        self._recache.timeout.connect(lambda: self._cache_boxes(True))
         self._members: dict[str, tuple] = {}
         self.grid = 0.0  # snap moved items to this grid (0: off)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
@@ -62,6 +73,7 @@ class TopologyScene(QGraphicsScene):
     def rebuild(self) -> None:
         selected = self.selected_ids()
         self._syncing = True
+        self._cached = True   # the new items start with their cached pictures
         self.clear()
         self.device_items.clear()
         self.group_items.clear()
@@ -111,6 +123,7 @@ class TopologyScene(QGraphicsScene):
         self._groups = group_signature(self)
         self._members = members(self)
         self._syncing = False
+        self.label_version += 1
         self.rebuilt.emit()
 
     def _build_links(self, hidden: dict[str, str]) -> None:
@@ -180,9 +193,31 @@ class TopologyScene(QGraphicsScene):
 
         def run():
             setattr(self, flag, False)
-            if self.lod is not None and view.scene() is self:
+            if isValid(self) and isValid(view) and self.lod is not None and view.scene() is self:   # either may be closed by now
                 self.lod.update(view)
         QTimer.singleShot(later_ms, run)
+
+    def zooming(self) -> None:
+        """The view zooms: devices, collapsed boxes and the overview's blocks draw straight to the
+        screen until it rests, since a cached one is rendered into a new picture at every zoom step
+        before being drawn (the DGX presets' zoom frames; 145 blocks at fit on 2,048 systems); pans and
+        replay frames reuse the pictures again afterwards."""
+        self._cache_boxes(False)
+        self._recache.start()
+
+    def _cache_boxes(self, on: bool) -> None:
+        if on == self._cached:
+            return
+        self._cached = on
+        mode = QGraphicsItem.CacheMode.DeviceCoordinateCache if on else QGraphicsItem.CacheMode.NoCache
+        for item in self.device_items.values():
+            item.setCacheMode(mode)
+        for item in self.group_items.values():
+            if item.collapsed:
+                item.setCacheMode(mode)
+        if self.lod is not None:
+            for item in self.lod.block_items.values():
+                item.setCacheMode(mode)
 
     def _on_model_event(self, event) -> None:
         if self.lod is not None and self._lod_event(event):
@@ -206,14 +241,17 @@ class TopologyScene(QGraphicsScene):
             return
         if self.lod is None and event.kind not in ("collapsed", "moved") and self._groups == group_signature(self):
             sync(self, event)   # the groups are as they were: only the items the edit touched change
+            self.labels_moved()
             self.updated.emit()
             return
         self.rebuild()
 
     def _lod_event(self, event) -> bool:
-        """An edit seen by the overview: positions are the overview's own, so moves change nothing drawn;
-        a renamed or retyped device refreshes its item if it has one. True when handled."""
+        """An edit seen by the overview: a moved device that is drawn follows its document position; a
+        renamed or retyped device refreshes its item if it has one; deletes, new links and undos change
+        only the blocks, bundles and open systems they touch (canvas_lod_sync). True when handled."""
         if event.kind == "moved":
+            self.lod.moved(event.ids)
             return True
         if event.kind == "changed" and all(i in self.topology.devices for i in event.ids):
             for i in event.ids:
@@ -221,12 +259,22 @@ class TopologyScene(QGraphicsScene):
                 if item is not None:
                     item.refresh()
             return True
-        return False
+        if event.kind == "collapsed":
+            return False
+        handled = lod_sync(self.lod, event)
+        if handled:
+            self.updated.emit()
+        return handled
 
     # ---- scene -> model --------------------------------------------------------------------------
     def item_moved(self, item: QGraphicsItem) -> None:
-        for link in self._links_at.get(item, ()):
+        links = self._links_at.get(item, ())
+        for link in links:
             link.update_path()
+        if links:
+            self.labels_moved()
+        if self.lod is not None and isinstance(item, DeviceItem):
+            self.lod.device_moved(item)
         if not self._frames_pending:
             self._frames_pending = True
             QTimer.singleShot(0, self._update_frames)
@@ -261,6 +309,14 @@ class TopologyScene(QGraphicsScene):
         super().drawForeground(painter, rect)
         if self.lod is not None:
             self.lod.draw_labels(painter, rect)
+        else:
+            boxes = chain(self.device_items.values(), (g for g in self.group_items.values() if g.collapsed))
+            self.link_labels.draw(painter, rect, self.link_items, boxes, self.label_version)
+
+    def labels_moved(self) -> None:
+        """Links moved, came or went: their counts are placed again, wherever they were drawn before."""
+        self.label_version += 1
+        self.invalidate(QRectF(), QGraphicsScene.SceneLayer.ForegroundLayer)
 
     def _snapped(self, x: float, y: float) -> tuple[float, float]:
         if not self.grid:
@@ -275,8 +331,13 @@ class TopologyScene(QGraphicsScene):
             if key is None or key not in self._press_positions:
                 continue
             before = self._press_positions[key]
-            now = self._snapped(i.pos().x(), i.pos().y())
-            if self.grid and (now[0], now[1]) != (i.pos().x(), i.pos().y()):
+            if self.lod is not None:   # drawn scaled at the overview's place: moved in document units
+                if getattr(i, "doc_map", None) is None or (i.pos().x(), i.pos().y()) == before:
+                    continue
+                now, before = self.lod.document_position(i), self.topology.layout.positions.get(key, (0.0, 0.0))
+            else:
+                now = self._snapped(i.pos().x(), i.pos().y())
+            if self.grid and self.lod is None and (now[0], now[1]) != (i.pos().x(), i.pos().y()):
                 i.setPos(*now)
             if abs(now[0] - before[0]) > 0.5 or abs(now[1] - before[1]) > 0.5:
                 moved[key] = now
@@ -393,7 +454,14 @@ class TopologyScene(QGraphicsScene):
             did = topo.new_id(prefix)
             n = sum(1 for d in topo.devices.values() if d.kind == part.kind)
             dev = Device(did, part.kind, part.id, f"{KIND_LABELS[part.kind]} {n}")
-            self.document.push(AddItems([dev], positions={did: (pos.x(), pos.y())}, text=f"add {part.label}"))
+            at, memberships = (pos.x(), pos.y()), {}
+            inside = self.lod.open_system_at(pos) if self.lod is not None else None
+            if inside is not None:   # dropped into a system opened in the overview: it joins that system
+                at, memberships = self.lod.to_document(inside, pos), {did: inside}
+            self.document.push(AddItems([dev], positions={did: at}, memberships=memberships, text=f"add {part.label}"))
+            if self.lod is not None:
+                for view in self.views()[:1]:
+                    self.lod.update(view)   # its system opens again, with it
             self.select_ids([did])
             return [did]
         if kind_of == "system":

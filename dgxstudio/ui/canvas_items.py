@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
+from .canvas_text import metrics
 from .style import FAMILY_COLORS, KIND_COLORS, icon_pixmap, link_width
 
 if TYPE_CHECKING:
@@ -17,6 +18,19 @@ MIME_PALETTE = "application/x-dgxstudio-palette"
 SELECTED = QColor("#1e6fd9")
 _FONT = QFont("Sans Serif", 8)
 _FONT_BOLD = QFont("Sans Serif", 9, QFont.Weight.Bold)
+_INK = QColor("#1b1b1b")
+_GREY = QColor("#555555")
+
+
+_BOLD: dict[int, QFont] = {}
+
+
+def _bold(size: int) -> QFont:
+    """One bold font object per size (their metrics are then measured once, see canvas_text.metrics)."""
+    font = _BOLD.get(size)
+    if font is None:
+        font = _BOLD[size] = QFont("Sans Serif", size, QFont.Weight.Bold)
+    return font
 
 
 def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = (9, 8, 7)) -> tuple[QFont, list[str]]:
@@ -24,13 +38,21 @@ def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = 
     that fits, else wrapped on up to ``lines`` lines, else elided in the middle (``DGX-1 …110``),
     which keeps the end that tells one device from the next. The full name is in the tooltip."""
     for size in sizes:
-        font = QFont("Sans Serif", size, QFont.Weight.Bold)
-        if QFontMetricsF(font).horizontalAdvance(text) <= width:
+        font = _bold(size)
+        if metrics(font)[0].horizontalAdvance(text) <= width:
             return font, [text]
-    font = QFont("Sans Serif", sizes[-1], QFont.Weight.Bold)
-    fm = QFontMetricsF(font)
-    words, out, current = text.split(" "), [], ""
-    for word in words:
+    font = _bold(sizes[-1])
+    fm = metrics(font)[0]
+    out = wrap_words(text, fm, width)
+    if len(out) <= lines and all(fm.horizontalAdvance(line) <= width for line in out):
+        return font, out
+    return font, [fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)]
+
+
+def wrap_words(text: str, fm: QFontMetricsF, width: float) -> list[str]:
+    """Words on as few lines as fit ``width`` (a word longer than the width keeps its own line)."""
+    out, current = [], ""
+    for word in text.split(" "):
         trial = f"{current} {word}".strip()
         if fm.horizontalAdvance(trial) <= width or not current:
             current = trial
@@ -38,9 +60,27 @@ def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = 
             out.append(current)
             current = word
     out.append(current)
-    if len(out) <= lines and all(fm.horizontalAdvance(line) <= width for line in out):
-        return font, out
-    return font, [fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)]
+    return out
+
+
+def text_runs(lines: list[str], font: QFont, rect: QRectF, centred: bool) -> list[tuple[QPointF, str]]:
+    """Where each line's baseline starts so the lines sit centred in ``rect`` (left-aligned unless
+    ``centred``): laid out once, then drawn line by line with the cheapest text call, which matters
+    when every item's text is drawn again on every frame of a zoom."""
+    fm = metrics(font)[0]
+    step = fm.lineSpacing()
+    y = rect.center().y() - (step * len(lines) - fm.leading()) / 2 + fm.ascent()
+    out = []
+    for line in lines:
+        x = rect.center().x() - fm.horizontalAdvance(line) / 2 if centred else rect.left()
+        out.append((QPointF(x, y), line))
+        y += step
+    return out
+
+
+def draw_runs(painter: QPainter, runs: list[tuple[QPointF, str]]) -> None:
+    for at, line in runs:
+        painter.drawText(at, line)
 
 
 class DeviceItem(QGraphicsItem):
@@ -68,7 +108,18 @@ class DeviceItem(QGraphicsItem):
         self.ports = " ".join(f"{g.name} {used.get(g.name, 0)}/{g.count}" for g in part.ports) if part else "unknown part"
         self.setToolTip(f"{dev.name} ({dev.id})\n{part.label if part else dev.part}\n{self.ports}")
         self._label = None   # fitted when first drawn large enough to read (a cluster opens many at once)
+        self._runs = None
         self.update()
+
+    def _text_runs(self) -> tuple[list, list]:
+        """The name and the port counts, laid out once (see text_runs)."""
+        if self._runs is None:
+            font, lines = self._fitted()
+            name = text_runs(lines, font, QRectF(-self.W / 2 + 34, -self.H / 2 + 4, self.W - 38, 28), False)
+            rect = QRectF(-self.W / 2 + 4, 2, self.W - 8, self.H / 2 - 4)
+            ports = text_runs(wrap_words(self.ports, metrics(_FONT)[0], rect.width()), _FONT, rect, True)
+            self._runs = (name, ports)
+        return self._runs
 
     @property
     def label_font(self) -> QFont:
@@ -95,7 +146,7 @@ class DeviceItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        selected = self.isSelected()   # (the option's state flags cost Python enum arithmetic per item and frame)
         color = KIND_COLORS.get(self.kind, QColor("#888"))
         rect = QRectF(-self.W / 2, -self.H / 2, self.W, self.H)
         painter.setPen(QPen(SELECTED if selected else color, 3 if selected else 1.5))
@@ -105,15 +156,14 @@ class DeviceItem(QGraphicsItem):
             return
         painter.drawRoundedRect(rect, 6, 6)
         painter.drawPixmap(int(-self.W / 2 + 4), int(-self.H / 2 + 4), icon_pixmap(self.kind, 28))
-        painter.setPen(QColor("#1b1b1b"))
+        name, ports = self._text_runs()
+        painter.setPen(_INK)
         painter.setFont(self.label_font)
-        name_rect = QRectF(-self.W / 2 + 34, -self.H / 2 + 4, self.W - 38, 28)
-        painter.drawText(name_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, "\n".join(self.label_lines))
+        draw_runs(painter, name)
         if lod > 0.6:
             painter.setFont(_FONT)
-            painter.setPen(QColor("#555555"))
-            painter.drawText(QRectF(-self.W / 2 + 4, 2, self.W - 8, self.H / 2 - 4),
-                             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.ports)
+            painter.setPen(_GREY)
+            draw_runs(painter, ports)
         painter.setPen(QPen(color, 1.5))
         painter.setBrush(QBrush(QColor("#ffffff")))
         painter.drawEllipse(self.handle_center(), self.HANDLE, self.HANDLE)
@@ -148,6 +198,7 @@ class GroupItem(QGraphicsItem):
         if collapsed:
             flags |= QGraphicsItem.GraphicsItemFlag.ItemIsMovable | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
             self.setZValue(2)
+            self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)   # a box: replay frames reuse it
         else:
             self.setZValue(-5)
         self.setFlags(flags)
@@ -172,6 +223,18 @@ class GroupItem(QGraphicsItem):
     @property
     def title_lines(self) -> list[str]:
         return self._title_fitted()[1]
+
+    def _box_runs(self) -> tuple[list, list]:
+        """The collapsed box's name, and its counts with the '+' that expands it, laid out once."""
+        runs = getattr(self, "_runs", None)
+        if runs is None or runs[0] != (self.title, self.summary):
+            rect = QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H)
+            title = text_runs(self.title_lines, self.title_font,
+                              QRectF(rect.left() + 36, rect.top() + 4, rect.width() - 58, 28), False)
+            summary = text_runs([self.summary], _FONT, QRectF(rect.left() + 4, rect.top() + 36, rect.width() - 8, 24), True)
+            summary += text_runs(["+"], _FONT, self.toggle_rect(), True)
+            runs = self._runs = ((self.title, self.summary), (title, summary))
+        return runs[1]
 
     def _title_fitted(self) -> tuple[QFont, list[str]]:
         if getattr(self, "_title_label", None) is None:
@@ -201,7 +264,7 @@ class GroupItem(QGraphicsItem):
         return path
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        selected = self.isSelected()   # (the option's state flags cost Python enum arithmetic per item and frame)
         pen = QPen(SELECTED if selected else QColor("#404040"), 2.5 if selected else 1.2)
         if self.collapsed:
             rect = QRectF(-self.box_w / 2, -self.BOX_H / 2, self.box_w, self.BOX_H)
@@ -209,14 +272,12 @@ class GroupItem(QGraphicsItem):
             painter.setBrush(self.fill or QColor("#f2f2f2"))
             painter.drawRoundedRect(rect, 6, 6)
             painter.drawPixmap(int(rect.left() + 4), int(rect.top() + 6), icon_pixmap("system", 28))
-            painter.setPen(QColor("#1b1b1b"))
+            title, summary = self._box_runs()
+            painter.setPen(_INK)
             painter.setFont(self.title_font)
-            painter.drawText(QRectF(rect.left() + 36, rect.top() + 4, rect.width() - 58, 28),
-                             Qt.AlignmentFlag.AlignVCenter, "\n".join(self.title_lines))
+            draw_runs(painter, title)
             painter.setFont(_FONT)
-            painter.drawText(QRectF(rect.left() + 4, rect.top() + 36, rect.width() - 8, 24),
-                             Qt.AlignmentFlag.AlignCenter, self.summary)
-            painter.drawText(self.toggle_rect(), Qt.AlignmentFlag.AlignCenter, "+")
+            draw_runs(painter, summary)
             return
         painter.setPen(QPen(pen.color(), pen.widthF(), Qt.PenStyle.DashLine))
         painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -262,7 +323,9 @@ class LinkItem(QGraphicsPathItem):
         self.bundle = bundle
         self.family = family
         self.base_pen = QPen(FAMILY_COLORS.get(family, FAMILY_COLORS[None]), link_width(bandwidth))
-        self.base_pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        # flat ends (hidden under the devices anyway): a smoothed wide line with round caps is stroked as
+        # an outline every frame, about 13x the cost of a flat-capped one (the DGX presets' worst frames)
+        self.base_pen.setCapStyle(Qt.PenCapStyle.FlatCap)
         if bundle:
             self.base_pen.setStyle(Qt.PenStyle.DashLine)
         self.setPen(self.base_pen)
@@ -292,25 +355,14 @@ class LinkItem(QGraphicsPathItem):
             self.setPen(pen)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        if option.state & QStyle.StateFlag.State_Selected:
+        # the 'x12' count is drawn over the canvas at a readable size, clear of the others (LinkLabels)
+        if self.isSelected():
             pen = QPen(self.pen())
             pen.setColor(SELECTED)
             painter.setPen(pen)
             painter.drawPath(self.path())
         else:
             super().paint(painter, option, widget)
-        if self.count > 1 or self.bundle:
-            lod = option.levelOfDetailFromTransform(painter.worldTransform())
-            if lod > 0.4:
-                mid = (self.a.scenePos() + self.b.scenePos()) / 2
-                text = f"x{self.count}"
-                painter.setFont(_FONT_BOLD)
-                box = QRectF(mid.x() - 14, mid.y() - 9, 28, 18)
-                painter.setPen(QPen(self.pen().color(), 1))
-                painter.setBrush(QColor("#ffffff"))
-                painter.drawRoundedRect(box, 4, 4)
-                painter.setPen(QColor("#1b1b1b"))
-                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
 
-    def boundingRect(self) -> QRectF:
-        return super().boundingRect().adjusted(-16, -12, 16, 12)
+    def label_color(self) -> QColor:
+        return SELECTED if self.isSelected() else self.pen().color()

@@ -6,8 +6,10 @@ screen into its systems and switches, drawn inside the block; zooming further op
 devices and internal links. Only what intersects the visible area is opened; what leaves the view or
 gets too small on screen is closed again, so the item count follows the screen, not the cluster.
 
-In the overview, positions are the overview's own (the document's layout is left untouched): items
-are selectable and inspectable but not dragged.
+In the overview, positions are the overview's own: a system's devices are drawn at their document
+positions scaled into the system's box, a block's switches on a grid. Devices drawn there are dragged
+like on a small design, as undoable moves in document units; edits change only the blocks, bundles
+and open systems they touch (canvas_lod_sync). The drawn items are in canvas_lod_items.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ import time
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyle
+from PySide6.QtCore import QPointF, QRectF, QTimer
+from PySide6.QtGui import QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 from shiboken6 import isValid
 
-from .canvas_items import SELECTED, DeviceItem, GroupItem, LinkItem
-from .cluster_overview import BLOCK_W, GAP_X, Block, Bundle, Overview, grid
-from .cluster_overview import _bw as _bw_text
+from .canvas_items import DeviceItem, GroupItem
+from .canvas_lod_items import BlockItem, BundleItem, SystemBoxItem, TierLabel, _forms  # noqa: F401  (importable from here)
+from .canvas_text import LABEL_BOLD, LABEL_FONT, Taken, draw_placed, metrics
+from .cluster_overview import BLOCK_W, GAP_X, TIER_GAP, Bundle, Overview, grid
 from .style import FAMILY_COLORS
 
 if TYPE_CHECKING:
@@ -31,272 +34,12 @@ if TYPE_CHECKING:
 
 OPEN_BLOCK_PX = 420.0     # a block opens into its members when drawn at least this wide on screen
 OPEN_SYSTEM_PX = 300.0    # a system box opens into its devices at this width on screen
-OPEN_BUDGET_S = 0.008     # opening work per turn of the event loop (the first opening always happens)
-NEXT_TURN_MS = 12         # opening that goes on waits this long, so the frame in between is drawn
+OPEN_BUDGET_S = 0.006     # opening work per turn of the event loop (the first opening always happens)
+OPEN_BUDGET_ITEMS = 24    # and new items per turn: each is painted for the first time in that frame too
+NEXT_TURN_MS = 25         # opening that goes on waits this long, so the frame in between is drawn first
 SETTLE_MS = 150           # zooming out: opening waits until the zoom has rested this long
 MAX_ZOOM = 400.0          # deep enough to read one device inside a system inside a block
-TITLE = 0.16              # share of a block's height its title takes when open
-_LABEL_FONT = QFont("Sans Serif", 8)
-_LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
-TIER_FILL = {0: QColor("#eef3fb"), 1: QColor("#f3f0e6"), 2: QColor("#efe8f5"), 3: QColor("#e8f2ec")}
-
-
-_FONT_METRICS: dict[str, tuple[QFontMetricsF, float]] = {}
-_ADVANCE: dict[tuple[int, str], float] = {}
-
-
-def _metrics(font: QFont) -> tuple[QFontMetricsF, float]:
-    key = font.key()
-    if key not in _FONT_METRICS:
-        fm = QFontMetricsF(font)
-        _FONT_METRICS[key] = (fm, fm.height())
-    return _FONT_METRICS[key]
-
-
-def _advance(fm: QFontMetricsF, text: str) -> float:
-    """A text's width, measured once (labels repeat every frame)."""
-    key = (id(fm), text)
-    width = _ADVANCE.get(key)
-    if width is None:
-        if len(_ADVANCE) > 50_000:
-            _ADVANCE.clear()
-        width = _ADVANCE[key] = fm.horizontalAdvance(text)
-    return width
-
-
-def _screen_text(painter: QPainter, rect: QRectF, lines: list[tuple[str, QFont]], align=Qt.AlignmentFlag.AlignCenter) -> None:
-    """Text at a fixed size on screen inside a scene rectangle: readable at any zoom, left out
-    (line by line, from the last) where the rectangle is too small on screen to hold it. A line may
-    offer a shorter form after a '|' for when the long one does not fit."""
-    t = painter.worldTransform()
-    box = t.mapRect(rect).adjusted(3, 2, -3, -2)
-    if box.width() < 24 or box.height() < 10:
-        return
-    shown, height = [], 0.0
-    for text, font in lines:
-        fm, line_h = _metrics(font)
-        if height + line_h > box.height():
-            break
-        forms = text.split("|")
-        text = next((f for f in forms if _advance(fm, f) <= box.width()), forms[-1])
-        if _advance(fm, text) > box.width():
-            text = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, box.width())
-        shown.append((text, font, line_h))
-        height += line_h
-    if not shown:
-        return
-    painter.save()
-    painter.resetTransform()
-    painter.setPen(QColor("#1b1b1b"))
-    y = box.top() + (box.height() - height) / 2 if align == Qt.AlignmentFlag.AlignCenter else box.top()
-    for text, font, h in shown:
-        painter.setFont(font)
-        painter.drawText(QRectF(box.left(), y, box.width(), h), Qt.AlignmentFlag.AlignCenter, text)
-        y += h
-    painter.restore()
-
-
-class _Taken:
-    """Rectangles already drawn on screen, bucketed in 64-pixel cells so a new label checks only its
-    neighbours."""
-
-    CELL = 64.0
-
-    def __init__(self):
-        self.cells: dict[tuple[int, int], list[QRectF]] = {}
-
-    def _keys(self, r: QRectF):
-        c = self.CELL
-        for i in range(int(r.left() // c), int(r.right() // c) + 1):
-            for j in range(int(r.top() // c), int(r.bottom() // c) + 1):
-                yield (i, j)
-
-    def claim(self, r: QRectF, force: bool = False) -> bool:
-        keys = list(self._keys(r))
-        if not force and any(r.intersects(o) for k in keys for o in self.cells.get(k, ())):
-            return False
-        for k in keys:
-            self.cells.setdefault(k, []).append(r)
-        return True
-
-
-class BlockItem(QGraphicsItem):
-    """A block of the overview: systems of one unit, or switches of one tier serving the same blocks."""
-
-    def __init__(self, lod: "LevelOfDetail", block: Block):
-        super().__init__()
-        self.lod = lod
-        self.block = block
-        x, y, w, h = block.rect
-        self.rect = QRectF(-w / 2, -h / 2, w, h)
-        self.setPos(x + w / 2, y + h / 2)
-        self.setZValue(2)
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)   # replay and pan frames reuse it
-        self.open = False
-        self.fill: QColor | None = None
-        self.setToolTip(f"{block.label}\n{block.summary}\nZoom in or double-click to open")
-
-    def boundingRect(self) -> QRectF:
-        return self.rect.adjusted(-2, -2, 2, 2)
-
-    def inner(self) -> QRectF:
-        """Where the members are drawn when open (scene coordinates)."""
-        r = self.rect.translated(self.pos())
-        title = r.height() * TITLE
-        return r.adjusted(2, title, -2, -2)
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        pen = QPen(QColor("#404040"), 0)
-        painter.setPen(pen)
-        if self.open:
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(QPen(QColor("#606060"), 0, Qt.PenStyle.DashLine))
-            painter.drawRect(self.rect)
-            bar = QRectF(self.rect.left(), self.rect.top(), self.rect.width(), self.rect.height() * TITLE)
-            painter.fillRect(bar, QColor(230, 230, 230, 220))
-            _screen_text(painter, bar, [(f"{self.block.label}  ({self.block.summary})|{self.block.label}", _LABEL_BOLD)])
-            return
-        painter.setBrush(QBrush(self.fill or TIER_FILL.get(self.block.tier, QColor("#f2f2f2"))))
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)   # an upright box: nothing to smooth
-        painter.drawRect(self.rect)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        _screen_text(painter, self.rect, [(f"{self.block.label}|{self.block.short.split('|')[0]}|{self.block.short.replace(' ', '')}", _LABEL_BOLD),
-                                          ("|".join(dict.fromkeys([self.block.summary, *self.block.summary.split(", ")[::-1]])),
-                                           _LABEL_FONT)])
-
-    def mousePressEvent(self, event) -> None:
-        event.accept()   # a press here starts a double-click, not a rubber band
-
-
-class TierLabel(QGraphicsItem):
-    """The name of a tier row ('Leaf switches'), left of its blocks, at a readable size."""
-
-    def __init__(self, name: str, rect: QRectF):
-        super().__init__()
-        self.name, self.rect = name, rect
-        self.setZValue(1)
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-
-    def boundingRect(self) -> QRectF:
-        return self.rect
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        # 'Spine switches', else 'Spine' where the row's margin is narrow on screen, before any eliding
-        _screen_text(painter, self.rect, [(f"{self.name}|{self.name.split()[0]}", _LABEL_BOLD)])
-
-
-class BundleItem(LinkItem):
-    """The cabling between two blocks: one line with its count and bandwidth per direction."""
-
-    def __init__(self, a: QGraphicsItem, b: QGraphicsItem, bundle: Bundle):
-        super().__init__(a, b, bundle.link_ids, bundle.count, bundle.bandwidth_Bps, bundle.family, True,
-                         f"bundle: {bundle.label}")
-        self.info = bundle
-        per_dir = bundle.label.split(", ", 1)[1]
-        self.texts = (f"x{bundle.count:,}  {per_dir}", f"x{bundle.count:,}  {_bw_text(bundle.bandwidth_Bps)}/dir",
-                      f"x{bundle.count:,}")
-        self.base_pen.setStyle(Qt.PenStyle.SolidLine)
-        self.base_pen.setCosmetic(True)
-        self.base_pen.setWidthF(min(self.base_pen.widthF() / 3, 4.0))
-        self.setPen(self.base_pen)
-
-    def update_path(self) -> None:
-        ra, rb = self.a.sceneBoundingRect(), self.b.sceneBoundingRect()
-        pa, pb = self.a.scenePos(), self.b.scenePos()
-        # from the facing edges: bottom of the upper block to the top of the lower one
-        if abs(pa.y() - pb.y()) > 1:
-            up, down = (ra, rb) if pa.y() < pb.y() else (rb, ra)
-            pa, pb = QPointF(up.center().x(), up.bottom() - 2), QPointF(down.center().x(), down.top() + 2)
-        path = QPainterPath(pa)
-        path.lineTo(pb)
-        self.setPath(path)
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        QGraphicsPathItem.paint(self, painter, option, widget)   # the label comes on top, see draw_label
-
-    def place_label(self, t, taken: "_Taken") -> tuple[QRectF, str] | None:
-        """Where the count and bandwidth per direction go on screen (transform ``t``), at a readable
-        size, covering no block and no other label (``taken``: what is already there); None if nowhere."""
-        line = self.path()
-        a, b = line.pointAtPercent(0.0), line.pointAtPercent(1.0)
-        sa, sb = t.map(a), t.map(b)
-        length = ((sa.x() - sb.x()) ** 2 + (sa.y() - sb.y()) ** 2) ** 0.5
-        if length < 40:
-            return None
-        # on the lower part, where bundles from one block fan apart; the longest text that fits along
-        # the line without covering a block or another label
-        mid = t.map(a + (b - a) * (0.7 if a.y() < b.y() else 0.3))
-        fm, line_h = _metrics(_LABEL_FONT)
-        for text in self.texts:
-            w = _advance(fm, text) + 8
-            if w > length * 0.9:
-                continue
-            box = QRectF(mid.x() - w / 2, mid.y() - line_h / 2 - 1, w, line_h + 2)
-            if taken.claim(box):
-                return box, text
-        return None
-
-    def draw_label(self, painter: QPainter, box: QRectF, text: str) -> None:
-        """The label in screen coordinates (the painter's transform reset), edged in the bundle's colour."""
-        painter.setPen(QPen(self.pen().color(), 1))
-        painter.setBrush(QColor(255, 255, 255, 235))
-        painter.drawRoundedRect(box, 3, 3)
-        painter.setPen(QColor("#1b1b1b"))
-        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
-
-    def boundingRect(self) -> QRectF:
-        return QGraphicsPathItem.boundingRect(self).adjusted(-60, -12, 60, 12)
-
-
-class SystemBoxItem(GroupItem):
-    """A system drawn inside an open block: the collapsed system box, scaled to its cell."""
-
-    def __init__(self, scene: "TopologyScene", lod: "LevelOfDetail", system_id: str):
-        QGraphicsItem.__init__(self)
-        self.canvas = scene
-        self.lod = lod
-        self.group_id = system_id
-        self.collapsed = True
-        self.frame = QRectF()
-        self.fill = None
-        self.open = False
-        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setZValue(3)
-        g = scene.topology.groups[system_id]
-        ov = lod.overview
-        self.title = g.name
-        self._title_label = None   # fitted when first drawn large enough to read
-        self.summary = f"{ov.system_gpus[system_id]} GPUs, {len(ov.system_devices[system_id])} devices"
-        self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nZoom in or double-click to see its devices")
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        if self.open:
-            selected = bool(option.state & QStyle.StateFlag.State_Selected)
-            painter.setPen(QPen(SELECTED if selected else QColor("#808080"), 0, Qt.PenStyle.DashLine))
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRect(QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H))
-            _screen_text(painter, QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H * 0.12),
-                         [(f"{self.title}  ({self.summary})|{self.title}", _LABEL_BOLD)])
-            return
-        lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        if lod * self.BOX_W < 40:   # a few pixels: the box alone
-            painter.setPen(QPen(QColor("#404040"), 0))
-            painter.setBrush(self.fill or QColor("#f2f2f2"))
-            painter.drawRect(QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H))
-            return
-        super().paint(painter, option, widget)
-
-    def mousePressEvent(self, event) -> None:
-        if not self.open and self.toggle_rect().contains(event.pos()):   # its '+': open it in view
-            self.lod.zoom_later(self.sceneBoundingRect())
-            event.accept()
-            return
-        QGraphicsItem.mousePressEvent(self, event)
-
-    def itemChange(self, change, value):
-        return QGraphicsItem.itemChange(self, change, value)
-
-
+LABEL_MARGIN = 700.0       # scene units left of the blocks for the tier names
 class LevelOfDetail:
     """Builds the overview on a scene and opens or closes blocks and systems as the view moves."""
 
@@ -308,6 +51,11 @@ class LevelOfDetail:
         self.open_blocks: dict[str, list[QGraphicsItem]] = {}     # block -> its member items
         self.system_items: dict[str, SystemBoxItem] = {}
         self.open_systems: dict[str, list[QGraphicsItem]] = {}    # system -> device items and its links
+        self.system_links: dict[str, tuple[QGraphicsPathItem, dict[str, tuple[str, str]]]] = {}   # open system -> its inside links
+        self.devices = set(scene.topology.devices)   # what the overview counts (see canvas_lod_sync)
+        self.base_positions: dict[str, tuple[float, float]] = {}   # a switch's document position when first opened
+        self.system_maps: dict[str, tuple[QPointF, tuple[float, float], float]] = {}   # system opened -> where its document origin is drawn, and the scale
+        self.links = set(scene.topology.links)
         self._label_key: tuple | None = None
         self._labels: list = []
         self._last_scale: float | None = None
@@ -330,18 +78,38 @@ class LevelOfDetail:
     # ---- building ---------------------------------------------------------------------------------
     def build(self) -> None:
         scene = self.scene
+        self.form_needs = {}   # tier -> form -> the width its kind of form needs in every block of the tier
+        for tier in {b.tier for b in self.overview.blocks.values()}:
+            blocks = [b for b in self.overview.blocks.values() if b.tier == tier]
+            need = self.form_needs.setdefault(tier, {})
+            for k, font in enumerate((LABEL_BOLD, LABEL_FONT)):
+                fm, _h = metrics(font)
+                kinds = [_forms(b)[k] for b in blocks]
+                for i in range(max(len(f) for f in kinds)):
+                    widest = max(fm.horizontalAdvance(f[i]) for f in kinds if i < len(f))
+                    for f in kinds:
+                        if i < len(f):
+                            need[f[i]] = max(need.get(f[i], 0.0), widest)
         for bid, block in self.overview.blocks.items():
             item = BlockItem(self, block)
             scene.addItem(item)
             self.block_items[bid] = item
         left = min(b.rect[0] for b in self.overview.blocks.values())
         for name, top, height in self.overview.tier_rows:   # the row names, left of each tier
-            label = TierLabel(name, QRectF(left - 620, top - 40, 600, height + 80))
+            label = TierLabel(name, QRectF(left - LABEL_MARGIN - 20, top - TIER_GAP / 2 + 1, LABEL_MARGIN, height + TIER_GAP - 2))
             scene.addItem(label)
         for bundle in self.overview.bundles:
-            item = BundleItem(self.block_items[bundle.a], self.block_items[bundle.b], bundle)
-            scene._add_link_item(item)
-            self.bundle_items.append(item)
+            self.add_bundle(bundle)
+        # the document's device -> links index, which every device item opened reads for its port
+        # counts: built now, with the overview, or the first block opened pays for the whole
+        # cluster's (0.3-0.5 s at 2,048 systems) in one zoom frame
+        scene.topology.links_of("")
+
+    def add_bundle(self, bundle: Bundle) -> "BundleItem":
+        item = BundleItem(self.block_items[bundle.a], self.block_items[bundle.b], bundle)
+        self.scene._add_link_item(item)
+        self.bundle_items.append(item)
+        return item
 
     def draw_labels(self, painter: QPainter, exposed: QRectF) -> None:
         """Bundle labels over everything, around the blocks and each other."""
@@ -351,27 +119,20 @@ class LevelOfDetail:
         key = (t.m11(), t.m22(), t.dx(), t.dy(), frozenset(self.open_blocks))
         if key != self._label_key:   # placed once per view position; replay frames only redraw them
             self._label_key, self._labels = key, self._place_labels(t)
-        screen = t.mapRect(exposed)
-        painter.save()
-        painter.resetTransform()
-        painter.setFont(_LABEL_FONT)
-        for item, box, text in self._labels:
-            if box.intersects(screen):
-                item.draw_label(painter, box, text)
-        painter.restore()
+        draw_placed(painter, exposed, self._labels)
 
     def _place_labels(self, t) -> list:
         seen = next(iter(self.scene.views()), None)
         area = t.inverted()[0].mapRect(QRectF(seen.viewport().rect())) if seen is not None else self.scene.sceneRect()
-        taken = _Taken()
+        taken = Taken()
         screen = t.mapRect(area)
         for b in self.block_items.values():   # closed blocks; an open one is a frame around its members
-            r = b.sceneBoundingRect()
+            r = b.scene_rect
             if not b.open and r.intersects(area):
                 taken.claim(t.mapRect(r).intersected(screen), force=True)
         out = []
         for item in self.bundle_items:
-            if item.sceneBoundingRect().intersects(area):
+            if item.line_rect.intersects(area) and item.count:
                 placed = item.place_label(t, taken)
                 if placed is not None:
                     out.append((item, *placed))
@@ -421,10 +182,12 @@ class LevelOfDetail:
             return
         todo.sort(key=lambda t: (t[0], (t[1].center() - centre).manhattanLength()))
         start = time.perf_counter()
+        made = 0
         for k, (_level, _rect, item) in enumerate(todo):
-            if k and time.perf_counter() - start > OPEN_BUDGET_S:
+            if k and (time.perf_counter() - start > OPEN_BUDGET_S or made >= OPEN_BUDGET_ITEMS):
                 self.scene.view_changed(view, NEXT_TURN_MS)   # the rest after this frame is drawn
                 break
+            made += len(item.block.members) if isinstance(item, BlockItem) else len(self.overview.system_devices[item.group_id])
             if isinstance(item, BlockItem):
                 self._open_block(item)
                 self.scene.view_changed(view, NEXT_TURN_MS)   # its systems may be large enough to open in turn
@@ -495,12 +258,15 @@ class LevelOfDetail:
             if block.tier == 0:
                 child = SystemBoxItem(scene, self, member)
                 self.system_items[member] = child
-            else:
-                child = self._device_item(member)
+            else:   # a switch at its place in the grid, moved by as much as it was dragged since
+                base = self.base_positions.setdefault(member, scene.topology.layout.positions.get(member, (0.0, 0.0)))
+                child = self._device_item(member, at, base, s)
             child.setScale(s)
             child.setPos(at)
             scene.addItem(child)
             items.append(child)
+            if isinstance(child, DeviceItem):
+                self._place(child)
         item.open = True
         item.update()
         self.open_blocks[block.id] = items
@@ -516,12 +282,57 @@ class LevelOfDetail:
         item.open = False
         item.update()
 
-    def _device_item(self, device_id: str) -> DeviceItem:
+    def _device_item(self, device_id: str, origin: QPointF, doc_origin: tuple[float, float], s: float) -> DeviceItem:
+        """A device drawn at ``origin + (its document position - doc_origin) * s``: dragging it moves
+        it in the document by the drag divided by ``s`` (an undoable move, as on a small design)."""
         item = DeviceItem(self.scene, device_id)
-        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, False)
-        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)   # on once placed
+        item.doc_map = (origin, doc_origin, s)
         self.scene.device_items[device_id] = item
         return item
+
+    def _place(self, item: DeviceItem) -> None:
+        """Put a device where its document position maps to (after an undo or a redo of a move)."""
+        origin, (ox, oy), s = item.doc_map
+        x, y = self.scene.topology.layout.positions.get(item.device_id, (ox, oy))
+        item.setPos(origin.x() + (x - ox) * s, origin.y() + (y - oy) * s)
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
+
+    def document_position(self, item: DeviceItem) -> tuple[float, float]:
+        """Where a device drawn at its item's position is in the document's layout."""
+        origin, (ox, oy), s = item.doc_map
+        return (round(ox + (item.pos().x() - origin.x()) / s, 3), round(oy + (item.pos().y() - origin.y()) / s, 3))
+
+    def open_system_at(self, pos: QPointF) -> str | None:
+        """The open system drawn under a scene point (a part dropped there joins it)."""
+        return next((sid for sid in self.open_systems if self.system_items[sid].sceneBoundingRect().contains(pos)), None)
+
+    def to_document(self, system: str, pos: QPointF) -> tuple[float, float]:
+        """A scene point inside an open system, in the document's layout."""
+        origin, (ox, oy), s = self.system_maps[system]
+        return (round(ox + (pos.x() - origin.x()) / s, 3), round(oy + (pos.y() - origin.y()) / s, 3))
+
+    def moved(self, ids) -> None:
+        """Devices moved in the document (a drag, an undo, a redo): their items follow."""
+        for i in ids:
+            item = self.scene.device_items.get(i)
+            if item is not None and getattr(item, "doc_map", None) is not None:
+                self._place(item)
+
+    def device_moved(self, item: DeviceItem) -> None:
+        """A device is being dragged: the links inside its open system follow it."""
+        system = self.overview.system_of.get(item.device_id)
+        drawn = self.system_links.get(system)
+        if drawn is None:
+            return
+        path_item, ends = drawn
+        items = self.scene.device_items
+        path = QPainterPath()
+        for a, b in ends.values():
+            if a in items and b in items:
+                path.moveTo(items[a].pos())
+                path.lineTo(items[b].pos())
+        path_item.setPath(path)
 
     def _open_system(self, box: SystemBoxItem) -> None:
         """The system's devices where the document draws them, scaled into the box, with the links
@@ -531,49 +342,53 @@ class LevelOfDetail:
         pts = {d: topo.layout.positions.get(d, (0.0, 0.0)) for d in devices}
         if not pts:
             return
-        xs = [p[0] for p in pts.values()]
-        ys = [p[1] for p in pts.values()]
-        bw = max(xs) - min(xs) + DeviceItem.W + 40
-        bh = max(ys) - min(ys) + DeviceItem.H + 40
-        box_rect = box.sceneBoundingRect().adjusted(2, 2, -2, -2)
-        s = min(box_rect.width() / bw, box_rect.height() / bh)
-        cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
-        centre = box_rect.center()
+        if box.group_id in self.system_maps:   # opened before: drawn as then, so nothing shifts after an edit
+            centre, (cx, cy), s = self.system_maps[box.group_id]
+        else:   # the devices' extent fitted into the box
+            xs = [p[0] for p in pts.values()]
+            ys = [p[1] for p in pts.values()]
+            bw = max(xs) - min(xs) + DeviceItem.W + 40
+            bh = max(ys) - min(ys) + DeviceItem.H + 40
+            box_rect = box.sceneBoundingRect().adjusted(2, 2, -2, -2)
+            s = min(box_rect.width() / bw, box_rect.height() / bh)
+            cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+            centre = box_rect.center()
         items: list[QGraphicsItem] = []
         at: dict[str, QPointF] = {}
         for d in devices:
             p = QPointF(centre.x() + (pts[d][0] - cx) * s, centre.y() + (pts[d][1] - cy) * s)
             at[d] = p
-            child = self._device_item(d)
+            child = self._device_item(d, centre, (cx, cy), s)
             child.setScale(s)
             child.setPos(p)
             child.setZValue(4)
             scene.addItem(child)
+            child.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
             items.append(child)
         members = set(devices)
         path = QPainterPath()
-        n = 0
-        seen = set()
+        ends: dict[str, tuple[str, str]] = {}
         for d in devices:
             for lk in topo.links_of(d):
-                if lk.id in seen or lk.a not in members or lk.b not in members:
+                if lk.id in ends or lk.a not in members or lk.b not in members:
                     continue
-                seen.add(lk.id)
+                ends[lk.id] = (lk.a, lk.b)
                 path.moveTo(at[lk.a])
                 path.lineTo(at[lk.b])
-                n += 1
-        if n:
-            links = QGraphicsPathItem(path)
-            links.setPen(QPen(FAMILY_COLORS.get("nvlink", FAMILY_COLORS[None]), 0))
-            links.setZValue(3.5)
-            links.setToolTip(f"{n} links inside {box.title}")
-            scene.addItem(links)
-            items.append(links)
+        links = QGraphicsPathItem(path)
+        links.setPen(QPen(FAMILY_COLORS.get("nvlink", FAMILY_COLORS[None]), 0))
+        links.setZValue(3.5)
+        links.setToolTip(f"{len(ends)} links inside {box.title}")
+        scene.addItem(links)
+        items.append(links)
+        self.system_links[box.group_id] = (links, ends)
+        self.system_maps[box.group_id] = (centre, (cx, cy), s)
         box.open = True
         box.update()
         self.open_systems[box.group_id] = items
 
     def _close_system(self, box: SystemBoxItem) -> None:
+        self.system_links.pop(box.group_id, None)
         for child in self.open_systems.pop(box.group_id, []):
             if isinstance(child, DeviceItem):
                 self.scene.device_items.pop(child.device_id, None)

@@ -36,6 +36,7 @@ class CanvasView(QGraphicsView):
         scene.updated.connect(self._scene_updated)
         # the overview of a large cluster opens and closes what the view shows
         self.zoomChanged.connect(lambda _z: self.canvas.view_changed(self))
+        self.zoomChanged.connect(lambda _z: self.canvas.zooming())
         self.horizontalScrollBar().valueChanged.connect(lambda _v: self.canvas.view_changed(self))
         self.verticalScrollBar().valueChanged.connect(lambda _v: self.canvas.view_changed(self))
         self.resized.connect(lambda: self.canvas.view_changed(self))

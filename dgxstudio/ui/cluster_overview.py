@@ -42,6 +42,7 @@ class Block:
     summary: str
     short: str = ""                # the label without the words every block of its tier repeats
     rect: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)   # x, y, w, h
+    every_member: list[str] = field(default_factory=list)   # as built, deleted ones included (an undo brings them back)
 
 
 @dataclass
@@ -68,6 +69,7 @@ class Overview:
     system_of: dict[str, str] = field(default_factory=dict)       # device -> its top-level system group
     system_devices: dict[str, list[str]] = field(default_factory=dict)
     system_gpus: dict[str, int] = field(default_factory=dict)
+    bundle_of: dict[str, "Bundle"] = field(default_factory=dict)   # link between two blocks -> its bundle
 
     def block_for(self, obj_id: str) -> str | None:
         """The block showing a device, a system group or a switch."""
@@ -197,18 +199,24 @@ def build_overview(topo: Topology, min_systems: int | None = None) -> Overview |
             for m in group:
                 ov.block_of[m] = bid
             if k == 0:
-                gpus = sum(ov.system_gpus[s] for s in group)
                 names = [f"SU {i + 1}: " + _span([topo.groups[s].name for s in group])]
-                summary = f"{len(group)} systems, {gpus:,} GPUs"
             else:
                 names = [topo.devices[d].name for d in group]
-                part = topo.part_of(group[0])
-                summary = f"{len(group)} x {part.label if part else topo.devices[group[0]].part}"
-            ov.blocks[bid] = Block(bid, k, group, _span(names), summary)
+            block = ov.blocks[bid] = Block(bid, k, group, _span(names), "", every_member=list(group))
+            block.summary = block_summary(topo, ov, block)
         _shorten([ov.blocks[f"t{k}b{i}"] for i in range(len(groups))])
     _bundles(topo, ov)
     _layout(ov)
     return ov
+
+
+def block_summary(topo: Topology, ov: Overview, block: Block) -> str:
+    """'32 systems, 256 GPUs' for a unit; '16 x Quantum-2 QM9700' for switches."""
+    group = block.members
+    if block.tier == 0:
+        return f"{len(group)} systems, {sum(ov.system_gpus[s] for s in group):,} GPUs"
+    part = topo.part_of(group[0])
+    return f"{len(group)} x {part.label if part else topo.devices[group[0]].part}"
 
 
 def _merged(groups: list[list[str]]) -> list[list[str]]:
@@ -232,17 +240,28 @@ def _bundles(topo: Topology, ov: Overview) -> None:
         key = (a, b) if a <= b else (b, a)
         bundle = found.get(key)
         if bundle is None:
-            lt = topo.link_type_of(lk)
-            bundle = found[key] = Bundle(key[0], key[1], [], 0, 0.0, lt.family if lt else None,
-                                         lt.label if lt else lk.type)
+            bundle = found[key] = new_bundle(topo, key[0], key[1], lk)
         bundle.link_ids.append(lk.id)
-        bundle.count += lk.count
-        sig = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps)
-        bw = bw_of.get(sig)
-        if bw is None:
-            bw = bw_of[sig] = topo.link_bandwidth_per_direction_Bps(lk)
-        bundle.bandwidth_Bps += bw
+        ov.bundle_of[lk.id] = bundle
+        count_link(topo, bundle, lk, bw_of)
     ov.bundles = list(found.values())
+
+
+def new_bundle(topo: Topology, a: str, b: str, lk) -> Bundle:
+    """An empty bundle between blocks a and b (a <= b) of links like ``lk``."""
+    lt = topo.link_type_of(lk)
+    return Bundle(a, b, [], 0, 0.0, lt.family if lt else None, lt.label if lt else lk.type)
+
+
+def count_link(topo: Topology, bundle: Bundle, lk, bw_of: dict) -> None:
+    """Add a link's count and bandwidth per direction to its bundle (``bw_of``: bandwidths by link
+    signature, shared across calls)."""
+    bundle.count += lk.count
+    sig = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps)
+    bw = bw_of.get(sig)
+    if bw is None:
+        bw = bw_of[sig] = topo.link_bandwidth_per_direction_Bps(lk)
+    bundle.bandwidth_Bps += bw
 
 
 def _paired(ov: Overview, tiers: dict[int, list[Block]]) -> dict[str, str] | None:

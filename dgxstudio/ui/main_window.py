@@ -246,7 +246,9 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
             for a, b in zip(group, group[1:]):
                 self.tabifyDockWidget(a, b)
             group[0].raise_()
-        self.resizeDocks([self.palette_dock, self.inspector_dock], [240, 280], Qt.Orientation.Horizontal)
+        # side docks narrower in a narrow window (a 800 px screen left the canvas 247 px of it)
+        self.resizeDocks([self.palette_dock, self.inspector_dock],
+                         [min(240, self.width() // 5), min(280, self.width() // 5)], Qt.Orientation.Horizontal)
         self.resizeDocks([self.findings_dock], [160], Qt.Orientation.Vertical)
         self.resizeDocks([self.minimap_dock], [220], Qt.Orientation.Vertical)
 

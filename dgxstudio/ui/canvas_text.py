@@ -1,0 +1,205 @@
+"""Text drawn at a fixed size on screen over a zoomable canvas (the cluster overview's names and labels).
+
+A label is laid out for every frame of a zoom, so what can be measured once is: each line's forms
+(the full text and its shorter fallbacks) keep their widths, and the forms chosen for one on-screen
+box size are kept until the box changes size.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+
+LABEL_FONT = QFont("Sans Serif", 8)
+LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
+LABEL_SMALL = QFont("Sans Serif", 7, QFont.Weight.Bold)
+INK = QColor("#1b1b1b")
+WHITE = QColor(255, 255, 255, 235)
+
+_METRICS: dict[int, tuple[QFont, QFontMetricsF, float]] = {}
+
+
+def metrics(font: QFont) -> tuple[QFontMetricsF, float]:
+    """The font's metrics and line height, made once per font object (the labels' fonts are constants)."""
+    got = _METRICS.get(id(font))
+    if got is None or got[0] is not font:
+        fm = QFontMetricsF(font)
+        got = _METRICS[id(font)] = (font, fm, fm.height())
+    return got[1], got[2]
+
+
+class ScreenText:
+    """Lines of text drawn at a fixed size on screen inside a scene rectangle: readable at any zoom,
+    left out line by line (from the last) where the rectangle is too small on screen to hold them.
+    A line offers shorter forms after '|' for when the long one does not fit; a form may break into
+    several lines with '\\n' (a name wrapped in a narrow margin); the last resort is eliding, or with
+    ``elide`` off, leaving the line and those after it out. ``needs`` may ask more width for a form
+    than it takes (labels of one row that should switch to their shorter forms together)."""
+
+    def __init__(self, lines: list[tuple[str, QFont]], inset: float = 2.0, elide: bool = True,
+                 needs: dict[str, float] | None = None):
+        self.inset = inset   # kept clear above and below the text, on screen
+        self.elide = elide
+        self.lines = []
+        for text, font in lines:
+            fm, line_h = metrics(font)
+            forms = []
+            for form in dict.fromkeys(text.split("|")):
+                parts = [(p, fm.horizontalAdvance(p)) for p in form.split("\n")]
+                need = max((needs or {}).get(form, 0.0), *(w for _p, w in parts))
+                forms.append((parts, need, len(parts) * line_h))
+            self.lines.append((forms, font, fm, line_h))
+        self._size: tuple[float, float] | None = None
+        self._shown: list[tuple[str, QFont, float]] = []
+        self._height = 0.0
+        self._whole = False   # every line shown, none elided
+
+    def _layout(self, width: float, height: float) -> None:
+        shown, used, whole = [], 0.0, True
+        for forms, font, fm, line_h in self.lines:
+            fitting = [f for f in forms if f[2] + used <= height]
+            if not fitting:
+                whole = False
+                break
+            parts, _w, h = next((f for f in fitting if f[1] <= width), fitting[-1])
+            if not self.elide and _w > width:
+                whole = False
+                break
+            for p, w in parts:
+                if w > width:
+                    p = fm.elidedText(p, Qt.TextElideMode.ElideMiddle, width)
+                    whole = False
+                shown.append((p, font, line_h))
+            used += h
+        self._shown, self._height, self._whole = shown, used, whole
+
+    def _box(self, painter: QPainter, rect: QRectF) -> QRectF | None:
+        box = painter.worldTransform().mapRect(rect).adjusted(3, self.inset, -3, -self.inset)
+        if box.width() < 24 or box.height() < 10:
+            return None
+        size = (box.width(), box.height())
+        if size != self._size:
+            self._size = size
+            self._layout(*size)
+        return box
+
+    def fits(self, painter: QPainter, rect: QRectF) -> bool:
+        """Whether every line shows in the rectangle on screen without eliding."""
+        return self._box(painter, rect) is not None and self._whole
+
+    def draw(self, painter: QPainter, rect: QRectF, centred: bool = True) -> None:
+        box = self._box(painter, rect)
+        if box is None or not self._shown:
+            return
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(INK)
+        y = box.top() + (box.height() - self._height) / 2 if centred else box.top()
+        font = None
+        for text, f, h in self._shown:
+            if f is not font:
+                painter.setFont(f)
+                font = f
+            painter.drawText(QRectF(box.left(), y, box.width(), h), Qt.AlignmentFlag.AlignCenter, text)
+            y += h
+        painter.restore()
+
+
+class Taken:
+    """Rectangles already drawn on screen, bucketed in 64-pixel cells so a new label checks only its
+    neighbours."""
+
+    CELL = 64.0
+
+    def __init__(self):
+        self.cells: dict[tuple[int, int], list[QRectF]] = {}
+
+    def claim(self, r: QRectF, force: bool = False) -> bool:
+        c = self.CELL
+        keys = [(i, j) for i in range(int(r.left() // c), int(r.right() // c) + 1)
+                for j in range(int(r.top() // c), int(r.bottom() // c) + 1)]
+        cells = self.cells
+        if not force:
+            for k in keys:
+                for o in cells.get(k, ()):
+                    if r.intersects(o):
+                        return False
+        for k in keys:
+            cells.setdefault(k, []).append(r)
+        return True
+
+
+def draw_placed(painter: QPainter, exposed: QRectF, placed: list, font: QFont = LABEL_FONT) -> None:
+    """Labels placed on screen ((link item, box, text)) that meet the exposed scene area, each boxed
+    and edged in its link's colour."""
+    screen = painter.worldTransform().mapRect(exposed)
+    painter.save()
+    painter.resetTransform()
+    painter.setFont(font)
+    for item, box, text in placed:
+        if box.intersects(screen):
+            painter.setPen(QPen(item.label_color(), 1))
+            painter.setBrush(WHITE)
+            painter.drawRect(box)
+            painter.setPen(INK)
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+    painter.restore()
+
+
+class LinkLabels:
+    """The 'x12' count on links of several physical links and on bundles, drawn over the canvas in
+    whole point sizes on screen (8 to 12 as the view zooms: the glyphs drawn at one size are reused
+    by the next frame, where a size scaled with the zoom is rasterized anew every frame): each at the
+    first point along its line (the middle, then further out) where it covers no device, no
+    collapsed group and no other count, or not at all. Placed once per view position and design state (``version``); replay
+    frames only redraw them."""
+
+    MIN_SCALE = 0.4   # further out the counts would cover the drawing
+    ALONG = (0.5, 0.36, 0.64, 0.24, 0.76)
+    FONTS = {size: QFont("Sans Serif", size, QFont.Weight.Bold) for size in range(8, 13)}
+
+    def __init__(self):
+        self._key = None
+        self._placed: list = []
+        self._font = LABEL_BOLD
+        self._widths: dict[tuple[int, str], float] = {}
+
+    def draw(self, painter: QPainter, exposed: QRectF, links, devices, version: int) -> None:
+        t = painter.worldTransform()
+        if t.m11() < self.MIN_SCALE:
+            return
+        key = (t.m11(), t.m22(), t.dx(), t.dy(), version)
+        if key != self._key:
+            self._font = self.FONTS[min(max(round(9 * t.m11()), 8), 12)]
+            self._key, self._placed = key, self._place(t, painter.viewport(), links, devices)
+        draw_placed(painter, exposed, self._placed, self._font)
+
+    def _place(self, t, viewport, links, devices) -> list:
+        area = QRectF(viewport)
+        taken = Taken()
+        for d in devices:
+            r = t.mapRect(d.sceneBoundingRect())
+            if r.intersects(area):
+                taken.claim(r, force=True)
+        out = []
+        font = self._font
+        fm, line_h = metrics(font)
+        h = line_h + 2
+        widths = self._widths
+        for item in links:
+            if not (item.count > 1 or item.bundle) or not item.isVisible():
+                continue
+            a, b = t.map(item.a.scenePos()), t.map(item.b.scenePos())
+            if not QRectF(a, b).normalized().adjusted(-20, -20, 20, 20).intersects(area):
+                continue
+            text = f"x{item.count}"
+            w = widths.get((font.pointSize(), text))
+            if w is None:
+                w = widths[(font.pointSize(), text)] = fm.horizontalAdvance(text) + 8
+            for f in self.ALONG:
+                x, y = a.x() + (b.x() - a.x()) * f, a.y() + (b.y() - a.y()) * f
+                box = QRectF(x - w / 2, y - h / 2, w, h)
+                if taken.claim(box):
+                    out.append((item, box, text))
+                    break
+        return out
