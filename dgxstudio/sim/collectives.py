@@ -216,16 +216,21 @@ def _levels(tree: dict) -> dict[int, list[str]]:
 
 def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool, reduce_s_per_byte: float,
                 label: str, after: dict[int, int] | None = None, latency_of=None,
-                cap_Bps: float = math.inf) -> dict[int, int]:
+                cap_Bps: float = math.inf, patterns: dict | None = None) -> dict[int, int]:
     """Up (reduce towards the root) or down (broadcast from it), level by level, pipelined by piece.
 
-    Returns, per piece, the group that completes the phase for that piece.
+    Returns, per piece, the group that completes the phase for that piece. ``patterns``: a dict kept
+    by the caller across calls on the same tree and direction, so that every call's groups share one
+    pattern per level (its routes are then looked up once, not once per call).
     """
     n, piece = pieces(size, chunk)
     levels = _levels(tree)
     depths = sorted(levels, reverse=up)
-    patterns = {}
+    if patterns is None:
+        patterns = {}
     for d in depths:
+        if d in patterns:
+            continue
         pairs = [(c, tree["parent"][c]) if up else (tree["parent"][c], c) for c in levels[d]]
         patterns[d] = Pattern(pairs, latency_s=latency_of(pairs) if latency_of is not None else None, cap_Bps=cap_Bps)
     prev_level: dict[int, int] = {}
@@ -481,6 +486,8 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
             ups[(s, sw)] = Pattern([(g, sw) for g in members], latency_s=intra_latency_s / 2)
             downs[(s, sw)] = Pattern([(sw, g) for g in members], latency_s=intra_latency_s / 2)
     rails = [double_trees([[members[i]] for members in systems]) for i in range(p)]
+    # one pattern per (rail, tree, direction, level), shared by every piece's groups
+    shared: dict[tuple[int, int, bool], dict] = {}
     last_up: dict = {}
     last_down: dict = {}
     slice_bytes = piece / p / 2
@@ -499,9 +506,11 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
             for k, tree in enumerate(trees):
                 label = f"rail {i} tree {k} piece {j}"
                 upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
-                                  latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps)
+                                  latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
+                                  patterns=shared.setdefault((i, k, True), {}))
                 down = _tree_phase(sched, tree, slice_bytes, slice_bytes, False, 0.0, label, after=upd,
-                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps)
+                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
+                                   patterns=shared.setdefault((i, k, False), {}))
                 net_ids.append(down[0])
         crossed = sched.add(Group(f"trees done piece {j}", deps_done=tuple(net_ids), meta={"phase": "join", "piece": j}))
         for (s, sw), pattern in downs.items():
