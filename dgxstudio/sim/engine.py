@@ -495,7 +495,7 @@ class Engine:
             per.skipped_periods += k
             return True
 
-        backoff = [0, 0]  # events to let pass before looking again, and the current wait
+        backoff = [0, 0, 0]  # events to let pass before looking again, the current wait, fruitless looks in a row
 
         def watch() -> None:
             # Looking costs a little at every event; where the state keeps not repeating, look less
@@ -523,7 +523,17 @@ class Engine:
                     span[0] = 3 - span[0]
                 take_snapshot(gs)
             elif not np.isin(gs, snap["allowed"]).all():
+                # the state moved on without coming back: after a few such looks in a row, look less
+                # often (a schedule without a steady state, a tree's few pieces, pays little for it)
+                backoff[2] += 1
+                if backoff[2] >= 8:
+                    backoff[1] = min(16, max(1, 2 * backoff[1]))
+                    backoff[0] = backoff[1]
                 take_snapshot(gs)
+                return
+            else:
+                return
+            backoff[2] = 0
 
         while True:
             while ready:
