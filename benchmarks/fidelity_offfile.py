@@ -26,6 +26,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from dgxstudio.model.presets import load_preset  # noqa: E402
 from dgxstudio.sim.results import busbw_factor  # noqa: E402
+from dgxstudio.sim import tuning as T  # noqa: E402
 from dgxstudio.sim.run import SimOptions, Simulator  # noqa: E402
 
 DEFAULT_DATA = HERE / "fidelity_offfile.json"
@@ -73,6 +74,7 @@ def compare(source: dict, simulators: dict[int, Simulator], azure: dict[int, flo
         gpus = [d.id for d in topo.gpus()]
         simulators[per_thread] = Simulator(topo, gpus, SimOptions(achievable=True, gpus_per_thread=per_thread))
     sim = simulators[per_thread]
+    ring_simple_latency = T.model_latency(sim.call_shape("all-reduce"), "ring", "simple")
     rows = []
     for size, measured, _time_us in source["points"]:
         r = sim.run("all-reduce", "auto", size)
@@ -83,8 +85,23 @@ def compare(source: dict, simulators: dict[int, Simulator], azure: dict[int, flo
         rows.append({"size": int(size), "measured": float(measured), "simulated": simulated, "error": err,
                      "tolerance": tolerance(size), "ok": abs(err) <= tolerance(size),
                      "choice": f"{r.algorithm}/{r.protocol} {r.channels}ch", "nccl_model": model_bus,
-                     "azure": azure.get(int(size))})
+                     "azure": azure.get(int(size)), "ring_simple_latency": ring_simple_latency})
     return rows
+
+
+def large_size_fit(rows: list[dict], lo: int = 512 * MiB) -> tuple[float, float] | None:
+    """Least squares time = a + size/B over the measured points from ``lo`` up (needs two): the fixed cost
+    a (seconds) and B as bus bandwidth (GB/s). A diagnostic of the measurement, never fed to the model."""
+    f = 2 * 7 / 8  # all-reduce bus factor on 8 GPUs
+    pts = [(r["size"], r["size"] * f / (r["measured"] * 1e9)) for r in rows if r["size"] >= lo]
+    if len(pts) < 2:
+        return None
+    n = len(pts)
+    mx = sum(x for x, _ in pts) / n
+    my = sum(y for _, y in pts) / n
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sxx
+    return my - slope * mx, f / slope / 1e9
 
 
 def _size(n: int) -> str:
@@ -115,6 +132,11 @@ def report(source: dict, rows: list[dict]) -> str:
     if paired:
         gap = sum(abs(r["measured"] / r["azure"] - 1) for r in paired) / len(paired)
         out.append(f"   against the Azure sweep at the same sizes (4-128 MiB): mean |difference| {100 * gap:.0f}%")
+    fit = large_size_fit(rows)
+    if fit:
+        a, bus = fit
+        out.append(f"   sizes >= 512 MiB fit time = a + size/B: a = {a * 1e6:.0f} us, B = {bus:.1f} GB/s busbw; "
+                   f"NCCL's model has {rows[0]['ring_simple_latency'] * 1e6:.0f} us of ring/Simple latency here")
     if source.get("caveats"):
         out.append(f"   caveat: {source['caveats']}")
     return "\n".join(out)
@@ -134,6 +156,11 @@ def main(argv=None) -> int:
         print(report(source, rows))
         total += len(rows)
         bad += sum(not r["ok"] for r in rows)
+    az_rows = [{"size": k, "measured": v} for k, v in sorted(azure.items())]
+    fit = large_size_fit(az_rows)
+    if fit:
+        print(f"\nAzure ND A100 v4 (calibration file), sizes >= 512 MiB: a = {fit[0] * 1e6:.0f} us, "
+              f"B = {fit[1]:.1f} GB/s busbw")
     print(f"\n{total} off-file points, {bad} outside tolerance")
     return 0
 
