@@ -8,7 +8,7 @@ mode (nccl-tests -g N), and prints per source: size, measured, simulated, error 
 tolerance (15% at 64 MiB and above, 30% below), the algorithm/protocol/channels chosen, NCCL's own
 cost-model estimate for that choice, and the Azure sweep's figure at the same size.
 
-    python benchmarks/fidelity_offfile.py [--data PATH] [--csv PATH]
+    python benchmarks/fidelity_offfile.py [--data PATH] [--csv PATH] [--plots DIR]
 
 Nothing here is fitted; the file is never read by the simulator.
 """
@@ -142,10 +142,25 @@ def report(source: dict, rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def plot(source: dict, rows: list[dict], folder: Path) -> Path:
+    """Measured vs simulated for one source, drawn by fidelity.py's plotter."""
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    import fidelity
+    folder.mkdir(parents=True, exist_ok=True)
+    machine = fidelity.Machine(f"offfile-{source['key']}", f"{source['label']} (off-file)", None)
+    items = [(machine, {"size_bytes": str(r["size"]), "collective": "all-reduce"}, r["measured"], r["simulated"],
+              "GB/s", None) for r in rows]
+    path = folder / f"offfile-{source['key']}.png"
+    fidelity._plot_qt(items, path)
+    return path
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--csv", default=str(DEFAULT_CSV), help="the calibration file, for the Azure column")
+    ap.add_argument("--plots", default=None, help="folder for a measured-vs-simulated PNG per source")
     args = ap.parse_args(argv)
     sources = load_sources(Path(args.data))
     azure = azure_sweep(Path(args.csv))
@@ -154,6 +169,8 @@ def main(argv=None) -> int:
     for source in sources:
         rows = compare(source, simulators, azure)
         print(report(source, rows))
+        if args.plots and len(rows) > 1:
+            print(f"plot: {plot(source, rows, Path(args.plots))}")
         total += len(rows)
         bad += sum(not r["ok"] for r in rows)
     az_rows = [{"size": k, "measured": v} for k, v in sorted(azure.items())]
