@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..cancel import Cancelled, as_check
+from . import limits
 from ..analysis.routing import Route, Router
 from .periods import FlowEnds, _Periods
 from .steady import Shortcut, _Now
@@ -331,6 +332,7 @@ class Engine:
         dirty = True
         t = 0.0
         events = 0
+        flow_events = 0  # active flows summed over events: the work an event-by-event run does
         last_progress = wall0
 
         # ---- steady states (sim/steady.py): find a repeat of the whole state under the successor map, skip the repeats
@@ -369,6 +371,14 @@ class Engine:
             if n_active == 0 and not heap:
                 break
             events += 1
+            flow_events += n_active
+            if flow_events > limits.MAX_FLOW_EVENTS:
+                raise limits.TooLarge(
+                    f"{schedule.description or 'this schedule'} was stopped after {events:,} events at "
+                    f"{t * 1e3:.3g} ms of simulated time: it moves about {n_active:,} flows at a time and "
+                    f"has re-timed more than {limits.MAX_FLOW_EVENTS:,} flows, the engine's budget for one "
+                    f"run; its pieces do not settle into a repeating state at this scale. Use ring (or "
+                    f"nvls-tree where the NVSwitches reduce), or fewer GPUs")
             if is_cancelled is not None and is_cancelled():
                 raise SimulationCancelled()
 
@@ -456,7 +466,7 @@ class Engine:
         return SimResult(makespan, start, sent, done, groups, flow_ends, channel_bytes, self.capacity,
                          self.router.channel_ends, self.router.channel_links, segments, rate_patterns, delivered,
                          self.routes, events, time.perf_counter() - wall0,
-                         per.skipped_periods if per is not None else 0)
+                         per.skipped_periods if per is not None else 0, flow_events)
 
     @staticmethod
     def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends, templates,

@@ -26,3 +26,28 @@ def test_the_cli_says_why_and_exits_2(monkeypatch, capsys, tmp_path):
     fileio.save(build_fat_tree(2, "dgx-h100"), str(path))
     assert main(["simulate", str(path), "--algorithm", "nvls-tree", "--size", "8GiB"]) == 2
     assert "flow groups" in capsys.readouterr().err
+
+
+def test_a_run_over_the_work_budget_is_stopped_with_the_numbers(monkeypatch):
+    # A tree's few pieces per connection never settle into a repeating state, so every event re-times
+    # its active flows; past the engine's budget the run stops and says what it was doing.
+    topo = build_fat_tree(2, "dgx-a100")
+    within = simulate(topo, "all-reduce", "tree", 2**22)
+    assert within.sim.flow_events > 0
+    monkeypatch.setattr(limits, "MAX_FLOW_EVENTS", within.sim.flow_events // 2)
+    with pytest.raises(limits.TooLarge, match=r"tree.* stopped after [\d,]+ events .* flows at a time .* "
+                                              r"budget .* Use ring"):
+        simulate(topo, "all-reduce", "tree", 2**22)
+    # a ring's steady state is skipped, so a far larger ring stays within the same budget
+    assert simulate(topo, "all-reduce", "ring", 2**30).sim.flow_events < within.sim.flow_events // 2
+
+
+def test_the_cli_says_the_run_was_stopped_and_exits_2(monkeypatch, capsys, tmp_path):
+    from dgxstudio.cli import main
+    from dgxstudio.model import fileio
+
+    monkeypatch.setattr(limits, "MAX_FLOW_EVENTS", 1000)
+    path = tmp_path / "two.dgxs"
+    fileio.save(build_fat_tree(2, "dgx-a100"), str(path))
+    assert main(["simulate", str(path), "--algorithm", "tree", "--size", "64MiB"]) == 2
+    assert "budget" in capsys.readouterr().err
