@@ -23,7 +23,10 @@ MAX_SCHEDULED_GROUPS = 3_000_000
 # every active flow; a steady state skipped costs nothing). A tree all-reduce over 2,048 DGX H100,
 # whose 16 pieces per connection never repeat, ran over an hour and took 9.8 GB before this limit;
 # the runs the benchmarks time stay far below it (see the engine's SimResult.flow_events).
-MAX_FLOW_EVENTS = 400_000_000
+MAX_FLOW_EVENTS = 250_000_000
+# ... and the memory its distinct network states keep (each new state's rates and channel loads are kept
+# for the result): that tree kept about 1 MB a state, 3.2 GB when the flow budget stopped it.
+MAX_STATE_BYTES = 1_000_000_000
 
 
 class TooLarge(ValueError):

@@ -44,3 +44,12 @@ def test_a_run_over_the_work_budget_is_stopped_with_the_numbers(monkeypatch):
         simulate(topo, "all-reduce", "tree", 2**22)
     # a ring's steady state is skipped, so a far larger ring stays within the same budget
     assert simulate(topo, "all-reduce", "ring", 2**30).sim.flow_events < within.sim.flow_events // 2
+
+
+def test_a_run_keeping_too_many_network_states_is_stopped(monkeypatch):
+    topo = build_fat_tree(2, "dgx-a100")
+    within = simulate(topo, "all-reduce", "tree", 2**22)
+    assert within.sim.state_bytes > 0
+    monkeypatch.setattr(limits, "MAX_STATE_BYTES", within.sim.state_bytes // 2)
+    with pytest.raises(limits.TooLarge, match=r"keeps more than .* GB of network states"):
+        simulate(topo, "all-reduce", "tree", 2**22)
