@@ -24,9 +24,10 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtTest import QTest
 
 from dgxstudio.model.presets import load_preset
+from dgxstudio.ui.app import settle_heap
 
 PRESETS = ("dgx1-p100", "dgx1-v100", "dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72")
-KINDS = ("first paint", "zoom", "pan", "replay fit", "replay zoomed", "select", "hover", "drag")
+KINDS = ("first paint", "zoom", "rest", "pan", "replay fit", "replay zoomed", "select", "hover", "drag")
 PROFILE: dict[str, cProfile.Profile] = {}
 
 
@@ -66,6 +67,13 @@ def run_from_dock(app, window) -> None:
         app.processEvents()
 
 
+def rest(app, window, out: dict) -> None:
+    """The view rests after a zoom: the frame in which the boxes get their cached pictures back."""
+    time.sleep(0.2)
+    timed(app, window, "rest", app.processEvents, out)
+    app.processEvents()
+
+
 def devices_on_screen(window) -> list:
     """Devices the canvas shows (or the collapsed boxes standing for them: GB200 NVL72's trays)."""
     view = window.view
@@ -84,6 +92,7 @@ def preset(name: str, out: dict) -> None:
     window = MainWindow(load_preset(name), None, name)
     window.resize(1400, 900)
     timed(app, window, "first paint", window.show, out)
+    settle_heap()   # as run_app does once the window is shown
     app.processEvents()
     window.view.fit()
     app.processEvents()
@@ -92,15 +101,13 @@ def preset(name: str, out: dict) -> None:
     run_from_dock(app, window)
     view.fit()
     app.processEvents()
-    time.sleep(0.3)   # the view rests: cached pictures back on
-    app.processEvents()
+    rest(app, window, out)
 
     for k in range(16):   # zoom in on the middle of the canvas, then back out
         timed(app, window, "zoom", lambda k=k: view.zoom(1.15 if k < 8 else 1 / 1.15), out)
     view.fit()
     app.processEvents()
-    time.sleep(0.3)
-    app.processEvents()
+    rest(app, window, out)
 
     replayer = window.replayer
     frames = 30
@@ -113,8 +120,7 @@ def preset(name: str, out: dict) -> None:
 
     view.zoom(2.0)
     app.processEvents()
-    time.sleep(0.3)
-    app.processEvents()
+    rest(app, window, out)
     replayer.t = 0.0
     for _ in range(frames - 1):
         timed(app, window, "replay zoomed", replayer._tick, out)
@@ -125,8 +131,7 @@ def preset(name: str, out: dict) -> None:
         timed(app, window, "pan", lambda s=step: bar.setValue(bar.value() + s), out)
     view.fit()
     app.processEvents()
-    time.sleep(0.3)
-    app.processEvents()
+    rest(app, window, out)
 
     shown = devices_on_screen(window)
     for item in shown[::max(1, len(shown) // 12)][:12]:
