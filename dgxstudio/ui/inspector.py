@@ -49,8 +49,7 @@ class Inspector(QWidget):
         return self.document.topology
 
     # Each field's signal connected for the selection shown, so a reused widget is cut off from the last one
-    _SIGNALS = {QLineEdit: "editingFinished", QComboBox: "currentIndexChanged", QSpinBox: "editingFinished",
-                QCheckBox: "toggled"}
+    _SIGNALS = {QLineEdit: "editingFinished", QSpinBox: "editingFinished", QCheckBox: "toggled"}
 
     def _clear(self) -> None:
         """Ready for the rows of a new selection. Their widgets are the ones shown before wherever the
@@ -65,9 +64,21 @@ class Inspector(QWidget):
     def _finish(self) -> None:
         """The form shows the new rows: unchanged when they are the rows it shows (a device after a
         device), else rebuilt from them, hiding the widgets left over."""
-        new = self._new_rows
-        if new == self._rows:
+        new, old = self._new_rows, self._rows
+        if new == old:
             return
+        if [n for n, _w in new] == [n for n, _w in old] and \
+                all(a is b or isinstance(a, QComboBox) for (_n, a), (_m, b) in zip(new, old)):
+            for (_n, widget), (_m, before) in zip(new, old):   # only the choice lists are new
+                if widget is not before:
+                    self.form.replaceWidget(before, widget)
+                    before.hide()
+                    before.deleteLater()
+                    widget.show()
+            self._rows = new
+            return
+        # Hidden while its rows change: the widgets shown again then cost one layout pass, not one each.
+        self.form_host.hide()
         while self.form.rowCount():
             self.form.takeRow(0)
         keep = {id(w) for pair in new for w in pair}
@@ -75,15 +86,22 @@ class Inspector(QWidget):
             for w in pair:
                 if id(w) not in keep:
                     w.hide()
+                    if isinstance(w, QComboBox):
+                        w.deleteLater()
         for name, widget in new:
             self.form.addRow(name, widget)
             for w in (name, widget):
                 if w.isHidden():
                     w.show()
+        self.form_host.show()
         self._rows = new
 
     def _take(self, cls: type) -> QWidget:
         """A widget of this class for the next row: one shown before if one is free, reset to blank."""
+        if cls is QComboBox:   # always new: a combo box keeps the size it had for its first list
+            widget = QComboBox()
+            widget.setParent(self.form_host)
+            return widget
         pool = self._pool.setdefault(cls, [])
         k = self._used.get(cls, 0)
         self._used[cls] = k + 1
@@ -102,8 +120,6 @@ class Inspector(QWidget):
             widget.setStyleSheet("")
         if cls is QLineEdit:
             widget.setPlaceholderText("")
-        elif cls is QComboBox:
-            widget.clear()
         return widget
 
     def _label(self, text: str) -> QLabel:

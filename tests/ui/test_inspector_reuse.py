@@ -91,3 +91,22 @@ def test_changing_the_part_after_several_selections_is_one_undo_step(make_window
     assert topo.devices["gpu3"].part == combo.itemData(target)
     assert {g: topo.devices[g].part for g in ("gpu0", "gpu1")} == parts
     assert w.document.undo_stack.count() == before + 1
+
+
+def test_a_links_type_list_is_sized_for_its_own_choices_after_a_device(make_window, qtbot):
+    """A combo box keeps the size of the first list it showed: the link's short list of types must not
+    inherit the width of a device's long list of parts (its row would wrap under its name)."""
+    from PySide6.QtWidgets import QComboBox
+
+    w = make_window("dgx-a100")
+    topo = w.document.topology
+    _click(w, qtbot, "gpu0")
+    lid = next(lk.id for lk in topo.links.values() if lk.count > 1)
+    w.select_and_center([lid])
+    QApplication.processEvents()
+    combo = w.inspector.fields["type"]
+    fresh = QComboBox()
+    for i in range(combo.count()):
+        fresh.addItem(combo.itemText(i), combo.itemData(i))
+    assert combo.minimumSizeHint().width() == fresh.minimumSizeHint().width()
+    fresh.deleteLater()
