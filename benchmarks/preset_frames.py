@@ -68,9 +68,12 @@ def run_from_dock(app, window) -> None:
 
 
 def rest(app, window, out: dict) -> None:
-    """The view rests after a zoom: the frame in which the boxes get their cached pictures back."""
+    """The view rests after a zoom: the frames in which the boxes get their cached pictures back (a
+    batch per frame, see TopologyScene._cache_boxes)."""
     time.sleep(0.2)
-    timed(app, window, "rest", app.processEvents, out)
+    for _ in range(5):
+        timed(app, window, "rest", app.processEvents, out)
+        time.sleep(0.03)
     app.processEvents()
 
 
