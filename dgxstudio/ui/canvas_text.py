@@ -120,11 +120,13 @@ class Taken:
 
     def claim_box(self, left: float, top: float, right: float, bottom: float, force: bool = False) -> bool:
         """As QRectF.intersects decides: boxes that only touch do not overlap; an empty box claims nothing."""
+        if not (left < right and top < bottom):   # an empty box overlaps nothing, nor is it in the way
+            return True
         c = self.CELL
         keys = [(i, j) for i in range(int(left // c), int(right // c) + 1)
                 for j in range(int(top // c), int(bottom // c) + 1)]
         cells = self.cells
-        if not force and left != right and top != bottom:
+        if not force:
             for k in keys:
                 for ol, ot, orr, ob in cells.get(k, ()):
                     if left < orr and ol < right and top < ob and ot < bottom:
