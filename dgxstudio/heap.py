@@ -30,19 +30,28 @@ def paused_gc() -> Iterator[None]:
     Nested and concurrent uses (a worker thread's run while the GUI analyzes) keep it paused until the
     last one ends.
     """
+    _pause()
+    try:
+        yield
+    finally:
+        _resume()
+
+
+def _pause() -> None:
     global _gc_depth, _gc_was_enabled
     with _gc_lock:
         if _gc_depth == 0:
             _gc_was_enabled = gc.isenabled()
             gc.disable()
         _gc_depth += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_depth -= 1
-            if _gc_depth == 0 and _gc_was_enabled:
-                gc.enable()
+
+
+def _resume() -> None:
+    global _gc_depth
+    with _gc_lock:
+        _gc_depth -= 1
+        if _gc_depth == 0 and _gc_was_enabled:
+            gc.enable()
 
 
 _releases: "queue.SimpleQueue | None" = None
@@ -55,14 +64,17 @@ def release_later(obj) -> None:
 
     A cancelled analysis of a 59 MB cluster stops at its next cancel check, but its thread then spent
     0.2-1.15 s freeing the tables it had built (the frames of the ``Cancelled`` it raised hold them).
-    Called with that exception, its thread ends at once; the frames are cleared here one by one, with
-    a pause between, innermost first. The caller must drop its own references (leave the ``except``).
-    """
+    Called with that exception, its thread ends at once; the frames are cleared there, and what they
+    held taken apart piece by piece. The collector stays paused from this call until that is done:
+    re-enabled between, its next full pass would walk every one of those tables with the interpreter
+    lock held (a second on that cluster, on whichever thread allocates, the GUI's included). The
+    caller must drop its own references (leave the ``except``)."""
     global _releases
     with _releases_lock:
         if _releases is None:
             _releases = queue.SimpleQueue()
             threading.Thread(target=_release_loop, args=(_releases,), name="dgxstudio-release", daemon=True).start()
+    _pause()  # resumed by the release thread once it has let go
     _releases.put(obj)
 
 
@@ -74,6 +86,7 @@ def _release_loop(pending: "queue.SimpleQueue") -> None:
         except Exception:  # noqa: BLE001 - letting go must never end this thread
             pass
         del obj
+        _resume()  # the pause release_later took
 
 
 def _let_go(obj) -> None:
@@ -90,17 +103,17 @@ def _let_go(obj) -> None:
         obj.__traceback__ = None
         obj = obj.__cause__ or obj.__context__
     values: list = []
-    with paused_gc():  # what is let go of here is no business of the collector meanwhile
-        for frame in reversed(frames):  # innermost (the biggest tables) first
-            try:
-                names = frame.f_locals
-                values.extend(names.values())
-                names.clear()
-                frame.clear()
-            except RuntimeError:
-                pass  # still running (the thread that raised it, on its way out): freed when it ends
-        del frames, names
-        _dismantle(values)
+    names = None
+    for frame in reversed(frames):  # innermost (the biggest tables) first
+        try:
+            names = frame.f_locals
+            values.extend(names.values())
+            names.clear()
+            frame.clear()
+        except RuntimeError:
+            pass  # still running (the thread that raised it, on its way out): freed when it ends
+    del frames, names
+    _dismantle(values)
 
 
 _SMALL = 64        # containers this small are freed whole

@@ -50,3 +50,19 @@ def test_letting_go_takes_apart_only_what_nobody_else_holds():
     owned = [{i: (i, [i] * 3) for i in range(1000)}, list(range(500)), shared]
     _dismantle(owned)
     assert owned == [] and len(shared) == 1000 and kept == [5]  # what others hold is untouched
+
+
+def test_the_collector_stays_paused_until_what_was_handed_over_is_let_go_of():
+    import gc
+
+    _Big.freed_on.clear()
+    assert gc.isenabled()
+    try:
+        _work_that_is_cancelled()
+    except Cancelled as exc:
+        release_later(exc)
+    assert not gc.isenabled() or _Big.freed_on  # no full pass over the tables while they wait
+    deadline = time.time() + 5
+    while (not _Big.freed_on or not gc.isenabled()) and time.time() < deadline:
+        time.sleep(0.01)
+    assert _Big.freed_on and gc.isenabled()
