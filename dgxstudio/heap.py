@@ -75,7 +75,22 @@ def release_later(obj) -> None:
             _releases = queue.SimpleQueue()
             threading.Thread(target=_release_loop, args=(_releases,), name="dgxstudio-release", daemon=True).start()
     _pause()  # resumed by the release thread once it has let go
+    with _outstanding:
+        _outstanding.count += 1
     _releases.put(obj)
+
+
+class _Outstanding(threading.Condition):
+    count = 0
+
+
+_outstanding = _Outstanding()
+
+
+def wait_released(timeout: float | None = None) -> bool:
+    """Wait until everything handed to ``release_later`` is let go of (the collector as it was)."""
+    with _outstanding:
+        return _outstanding.wait_for(lambda: _outstanding.count == 0, timeout)
 
 
 def _release_loop(pending: "queue.SimpleQueue") -> None:
@@ -87,6 +102,9 @@ def _release_loop(pending: "queue.SimpleQueue") -> None:
             pass
         del obj
         _resume()  # the pause release_later took
+        with _outstanding:
+            _outstanding.count -= 1
+            _outstanding.notify_all()
 
 
 def _let_go(obj) -> None:
