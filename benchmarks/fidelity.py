@@ -52,8 +52,11 @@ def machine_for(row: dict) -> Machine:
         # `all_reduce_perf -b 8 -e 8G -f 2 -g <GPUs>`: one thread drives all eight GPUs.
         return Machine("a100-azure", "8x A100 NVSwitch (DGX A100 preset)", lambda: load_preset("dgx-a100"),
                        gpus_per_thread=8,
-                       note="measured with NCCL_ALGO=NVLS forced; A100 has no NVLS, simulated with NCCL's default; "
-                            "one thread drives the 8 GPUs (the script runs all_reduce_perf -g 8)")
+                       note="the results page labels this sweep NVLS, a sentence copied from its H100 page; the "
+                            "script forces NCCL_ALGO (Tree, Ring, NVLS, NVLSTree) in each of its sweeps and NVLS "
+                            "leaves NCCL 2.18.5 no algorithm on A100, so which one was kept is not known; simulated "
+                            "with NCCL's default; one thread drives the 8 GPUs (all_reduce_perf -g 8). Off-file 8x "
+                            "A100 sweeps: benchmarks/fidelity_offfile.py")
     if s.startswith("2x A100-SXM4-40GB"):
         return Machine("a100-2gpu", "2 A100 of a DGX A100", lambda: load_preset("dgx-a100"), gpus=2,
                        gpus_per_thread=2 if "-g 2" in row["source"] else 1)
@@ -125,6 +128,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--csv", default=str(DEFAULT_CSV))
     ap.add_argument("--plots", default=str(HERE / "fidelity"), help="folder for the PNG plots")
+    ap.add_argument("--offfile", action="store_true",
+                    help="also run the off-file check (benchmarks/fidelity_offfile.py: published sweeps not in the file)")
     args = ap.parse_args(argv)
     rows = list(csv.DictReader(open(args.csv, encoding="utf-8")))
     print(f"{'system':<34} {'coll':<10} {'size':>10} {'measured':>12} {'simulated':>12} {'error':>7} {'tol':>5}  algorithm")
@@ -162,6 +167,10 @@ def main(argv=None) -> int:
     for key, note in sorted({(m.key, m.note) for m, *_ in results if m.note}):
         print(f"note: {key}: {note}")
     plot(results, Path(args.plots))
+    if args.offfile:
+        import fidelity_offfile
+        print("\n-- off-file check: published sweeps the calibration file does not hold --")
+        fidelity_offfile.main(["--csv", args.csv])
     return 0
 
 

@@ -216,22 +216,29 @@ def _levels(tree: dict) -> dict[int, list[str]]:
 
 def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool, reduce_s_per_byte: float,
                 label: str, after: dict[int, int] | None = None, latency_of=None,
-                cap_Bps: float = math.inf) -> dict[int, int]:
+                cap_Bps: float = math.inf, patterns: dict | None = None, lanes: dict | None = None) -> dict[int, int]:
     """Up (reduce towards the root) or down (broadcast from it), level by level, pipelined by piece.
 
-    Returns, per piece, the group that completes the phase for that piece.
+    Returns, per piece, the group that completes the phase for that piece. ``patterns``: a dict kept
+    by the caller across calls on the same tree and direction, so that every call's groups share one
+    pattern per level (its routes are then looked up once, not once per call). ``lanes``: likewise
+    kept across calls, each level's last group, so that a call's pieces leave each connection after
+    the previous call's (a connection is a FIFO: NCCL sends its chunks in order).
     """
     n, piece = pieces(size, chunk)
     levels = _levels(tree)
     depths = sorted(levels, reverse=up)
-    patterns = {}
+    if patterns is None:
+        patterns = {}
     for d in depths:
+        if d in patterns:
+            continue
         pairs = [(c, tree["parent"][c]) if up else (tree["parent"][c], c) for c in levels[d]]
         patterns[d] = Pattern(pairs, latency_s=latency_of(pairs) if latency_of is not None else None, cap_Bps=cap_Bps)
     prev_level: dict[int, int] = {}
     for d in depths:
         cur: dict[int, int] = {}
-        last = None
+        last = lanes.get(d) if lanes is not None else None
         for j in range(n):
             if prev_level:
                 deps_done = (prev_level[j],)
@@ -245,6 +252,8 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
                                   meta={"tree": label, "level": d, "piece": j, "phase": "up" if up else "down"}))
             cur[j] = gid
             last = gid
+        if lanes is not None:
+            lanes[d] = last
         prev_level = cur
     return prev_level
 
@@ -467,11 +476,17 @@ def nvls_allreduce(gpus: list[str], switch_shares: dict[str, float], size: float
 
 
 def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]], size: float, chunk: float,
-                        intra_latency_s: float, inter_latency_s: float, cap_Bps: float = math.inf) -> Schedule:
+                        intra_latency_s: float, inter_latency_s: float, cap_Bps: float = math.inf,
+                        slots: int = 0) -> Schedule:
     """NCCL's NVLS tree: in every system the NVSwitches reduce (NVLink SHARP), each GPU then
     all-reduces its 1/P slice with the GPUs of the same rank in the other systems over a double
     binary tree through its own NIC, and the switches multicast the result back. ``shares`` gives,
-    per system, each switch's share of a GPU's NVLinks."""
+    per system, each switch's share of a GPU's NVLinks.
+
+    Every connection is a FIFO (a piece leaves it after the previous one), and with ``slots`` > 0 a
+    buffer of that many pieces sits between the switches' reduce and the network: the reduce of piece
+    j waits until the trees have taken piece j - slots (NCCL_STEPS step buffers per connection, a
+    piece being one slice), so the NVLink side cannot run ahead of the network without bound."""
     p = len(systems[0])
     sched = Schedule([], size, f"NVLS tree all-reduce over {len(systems)} systems of {p} GPUs")
     n, piece = pieces(size, chunk)
@@ -481,6 +496,11 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
             ups[(s, sw)] = Pattern([(g, sw) for g in members], latency_s=intra_latency_s / 2)
             downs[(s, sw)] = Pattern([(sw, g) for g in members], latency_s=intra_latency_s / 2)
     rails = [double_trees([[members[i]] for members in systems]) for i in range(p)]
+    # one pattern per (rail, tree, direction, level), shared by every piece's groups
+    shared: dict[tuple[int, int, bool], dict] = {}
+    fifo: dict[tuple[int, int, bool], dict] = {}  # each connection's last group: pieces leave it in order
+    last_join: list[int | None] = [None, None, None]
+    taken: list[int] = []  # per piece: the join of its first network hops (its buffer slot is free again)
     last_up: dict = {}
     last_down: dict = {}
     slice_bytes = piece / p / 2
@@ -488,22 +508,41 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
         up_ids = []
         for (s, sw), pattern in ups.items():
             # each GPU sends its piece, and receives its reduced 1/P slice back: (1 + 1/P) each way
-            gid = sched.add(Group(f"NVLS reduce s{s} {sw} piece {j}", pattern, piece * (1 + 1 / p) * shares[s][sw], (),
+            free = (taken[j - slots],) if slots > 0 and j >= slots else ()
+            gid = sched.add(Group(f"NVLS reduce s{s} {sw} piece {j}", pattern, piece * (1 + 1 / p) * shares[s][sw], free,
                                   (last_up[(s, sw)],) if (s, sw) in last_up else (),
                                   meta={"phase": "nvls-reduce", "switch": sw, "piece": j}))
             last_up[(s, sw)] = gid
             up_ids.append(gid)
-        joined = sched.add(Group(f"NVLS reduced piece {j}", deps_done=tuple(up_ids), meta={"phase": "join", "piece": j}))
-        net_ids = []
+        # the joins are chained too (a zero-time join "sends" at once), so that every group has its
+        # predecessor in a lane and a steady state can be recognised and skipped (see _Periods)
+        joined = sched.add(Group(f"NVLS reduced piece {j}", deps_done=tuple(up_ids),
+                                 deps_sent=(last_join[0],) if last_join[0] is not None else (),
+                                 meta={"phase": "join", "piece": j}))
+        last_join[0] = joined
+        net_ids, first_ids = [], []
         for i, trees in enumerate(rails):
             for k, tree in enumerate(trees):
                 label = f"rail {i} tree {k} piece {j}"
+                lanes = fifo.setdefault((i, k, True), {})
                 upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
-                                  latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps)
+                                  latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
+                                  patterns=shared.setdefault((i, k, True), {}), lanes=lanes)
+                first_ids.append(lanes[max(lanes)])  # the deepest level goes first on the way up
                 down = _tree_phase(sched, tree, slice_bytes, slice_bytes, False, 0.0, label, after=upd,
-                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps)
+                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
+                                   patterns=shared.setdefault((i, k, False), {}), lanes=fifo.setdefault((i, k, False), {}))
                 net_ids.append(down[0])
-        crossed = sched.add(Group(f"trees done piece {j}", deps_done=tuple(net_ids), meta={"phase": "join", "piece": j}))
+        if slots > 0:
+            gone = sched.add(Group(f"trees took piece {j}", deps_done=tuple(first_ids),
+                                   deps_sent=(last_join[2],) if last_join[2] is not None else (),
+                                   meta={"phase": "join", "piece": j}))
+            last_join[2] = gone
+            taken.append(gone)
+        crossed = sched.add(Group(f"trees done piece {j}", deps_done=tuple(net_ids),
+                                  deps_sent=(last_join[1],) if last_join[1] is not None else (),
+                                  meta={"phase": "join", "piece": j}))
+        last_join[1] = crossed
         for (s, sw), pattern in downs.items():
             gid = sched.add(Group(f"NVLS multicast s{s} {sw} piece {j}", pattern, piece * (1 + 1 / p) * shares[s][sw],
                                   (crossed,),

@@ -23,6 +23,7 @@ import numpy as np
 from ..cancel import Cancelled, as_check
 from ..analysis.routing import Route, Router
 from .periods import FlowEnds, _Periods
+from .steady import Shortcut, _Now
 from .schedule import Group, Pattern, Progress, Schedule, SimResult  # noqa: F401 (re-exported: the engine's API)
 from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes  # noqa: F401 (re-exported)
 
@@ -147,11 +148,12 @@ class Engine:
             heapq.heappush(heap, (when, seq, g))
             seq += 1
 
-        logs: tuple[list[int], list[int], list[int]] | None = None  # started, sent, done since the snapshot
+        steady = None  # the steady-state shortcut (below); it logs what starts, sends and ends
 
         def activate(g: int, t: float) -> None:
             start[g] = t
             tpl = templates[g]
+            logs = steady.logs if steady is not None else None
             if logs is not None:
                 logs[0].append(g)
                 if tpl is None:
@@ -331,7 +333,7 @@ class Engine:
         events = 0
         last_progress = wall0
 
-        # ---- steady states: find a repeat of the whole state under the successor map, skip the repeats
+        # ---- steady states (sim/steady.py): find a repeat of the whole state under the successor map, skip the repeats
         # (not with compute groups that take time and have groups waiting on their send: those
         # put a second kind of event in the queue that the state comparison does not follow)
         timed_sends = any(g.pattern is None and g.duration_s > 0 and on_sent[i] for i, g in enumerate(groups))
@@ -339,178 +341,9 @@ class Engine:
             if periods and n and not timed_sends else None
         if per is not None and not per.enabled:
             per = None
-        bytes_each = np.fromiter((g.bytes_each for g in groups), dtype=float, count=n) if per is not None else None
-        snap: dict | None = None
-
-        def take_snapshot(gs: np.ndarray) -> None:
-            nonlocal snap, logs
-            mapped = per.succ[gs] if len(gs) else gs
-            if not len(gs) or (mapped < 0).any():
-                snap, logs = None, None
-                return
-            heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
-            fk = np.sort(np.fromiter(frontier, dtype=np.int64, count=len(frontier)))
-            snap = {"t": t, "mapped": np.sort(mapped), "allowed": np.union1d(gs, mapped),
-                    "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
-                    "heap": [(w, g) for w, _, g in heap], "fk": fk, "fv": deps_left[fk],
-                    "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
-                    "seg": len(segments), "delivered": delivered_bytes, "n_delivered": len(delivered)}
-            logs = ([], [], [])
-
-        def states_match(T: float) -> tuple[np.ndarray, np.ndarray] | None:
-            """Is the state now the successor-image of the snapshot's, T later?"""
-            m = per.succ[snap["a_group"]]
-            if len(m) != len(a_group):
-                return None
-            o1 = np.lexsort((snap["a_pos"], m))
-            o2 = np.lexsort((a_pos, a_group))
-            if not (np.array_equal(m[o1], a_group[o2]) and np.array_equal(snap["a_pos"][o1], a_pos[o2])):
-                return None
-            if len(m):
-                scale = float(bytes_each[a_group].max())
-                if not np.allclose(snap["a_rem"][o1], a_rem[o2], rtol=_Periods.REL, atol=_Periods.REL * max(scale, 1.0)):
-                    return None
-            h1 = sorted((int(per.succ[g]), w - snap["t"]) for w, g in snap["heap"])
-            h2 = sorted((g, w - t) for w, _, g in heap)
-            if [g for g, _ in h1] != [g for g, _ in h2]:
-                return None
-            tol = _Periods.REL * T + 1e-18
-            if any(abs(a[1] - b[1]) > tol for a, b in zip(h1, h2)):
-                return None
-            heads = snap["heads"]
-            now = per.succ[heads]
-            if not (np.allclose(arrival[now] - t, snap["arrival"], rtol=0, atol=tol)
-                    and np.array_equal(partial[now], snap["partial"])):
-                return None
-            # the partly released groups: either all moved one lane step (a ring's next step waiting
-            # for its pieces), or those waiting since the snapshot are barriers (a stage's end waiting
-            # for all its pieces), whose counts only go down, and the others moved one lane step
-            fk1, fv1 = snap["fk"], snap["fv"]
-            fk2 = np.sort(np.fromiter(frontier, dtype=np.int64, count=len(frontier)))
-            fv2 = deps_left[fk2]
-
-            def moved(k1, v1, k2, v2) -> bool:
-                m = per.succ[k1]
-                if len(m) != len(k2) or (m < 0).any():
-                    return False
-                o = np.argsort(m)
-                return np.array_equal(m[o], k2) and np.array_equal(v1[o], v2)
-
-            if moved(fk1, fv1, fk2, fv2):
-                return np.zeros(0, np.int64), np.zeros(0, np.int64)
-            fixed, i1, i2 = np.intersect1d(fk1, fk2, assume_unique=True, return_indices=True)
-            if (fv2[i2] > fv1[i1]).any():
-                return None
-            if not moved(np.delete(fk1, i1), np.delete(fv1, i1), np.delete(fk2, i2), np.delete(fv2, i2)):
-                return None
-            return fixed, fv1[i1] - fv2[i2]
-
-        def jump(T: float, barriers: tuple[np.ndarray, np.ndarray]) -> bool:
-            """Skip as many repeats of the period just seen as the groups ahead stay alike, and as no
-            barrier would be released (``barriers``: what each one was released per period)."""
-            nonlocal t, delivered_bytes
-            started, sent_l, done_l = (np.asarray(x, dtype=np.int64) for x in logs)
-            touched = np.unique(np.concatenate([started, sent_l, done_l, snap["heads"],
-                                                np.fromiter((g for _, g in snap["heap"]), dtype=np.int64),
-                                                np.setdiff1d(snap["fk"], barriers[0], assume_unique=True)]))
-            k = per.reach_all(touched) - 1
-            fixed, per_period = barriers
-            busy = per_period > 0
-            if busy.any():
-                k = min(k, int(((deps_left[fixed[busy]] - 1) // per_period[busy]).min()))
-            if k < 1:
-                return False
-            # the partly released groups now (read before the images below overwrite their counters)
-            fk = np.setdiff1d(np.fromiter(frontier, dtype=np.int64, count=len(frontier)), fixed, assume_unique=True)
-            f_left = deps_left[fk].copy()
-            # times of the groups that the skipped periods start, send and finish
-            e = np.unique(np.concatenate([started, sent_l, done_l]))
-            kinds = [(arr, np.isin(e, lg), arr[e[np.isin(e, lg)]]) for arr, lg in
-                     ((start, started), (sent, sent_l), (done, done_l))]
-            ends = [int(np.searchsorted(e, g)) for g in np.unique(sent_l).tolist() if g in flow_ends]
-            img = per.images(e, k)  # row j-1: the groups playing e's parts j periods on
-            steps = np.arange(1, k + 1, dtype=float)[:, None] * T
-            for arr, mask, vals in kinds:
-                arr[img[:, mask]] = vals[None, :] + steps
-            deps_left[img[:, kinds[0][1]]] = 0
-            for i in ends:
-                for j in range(1, k + 1):
-                    flow_ends.repeat(int(img[j - 1, i]), int(e[i]), j * T)
-            shift = k * T
-            # the state now, k periods on
-            if len(a_group):
-                starts_ = np.flatnonzero(np.diff(a_group, prepend=-1))
-                heads = a_group[starts_]
-                img = per.image(heads, k)
-                outstanding[img] = outstanding[heads]
-                arrival[img] = arrival[heads] + shift
-                partial[img] = partial[heads]
-                for h, g in zip(heads.tolist(), img.tolist()):
-                    if h in open_ends:
-                        open_ends[g] = open_ends.pop(h) + shift
-                a_group[:] = np.repeat(img, np.diff(np.append(starts_, len(a_group))))
-            if heap:
-                hg = per.image(np.fromiter((g for _, _, g in heap), dtype=np.int64, count=len(heap)), k)
-                heap[:] = [(w + shift, sq, int(g)) for (w, sq, _), g in zip(heap, hg.tolist())]
-                heapq.heapify(heap)
-            if frontier:
-                fi = per.image(fk, k)
-                deps_left[fi] = f_left
-                deps_left[fixed] -= k * per_period
-                frontier.clear()
-                frontier.update(dict.fromkeys(fi.tolist()))
-                frontier.update(dict.fromkeys(fixed.tolist()))
-            # what the skipped periods carried: pattern time, segments, bytes delivered
-            t1 = snap["t"]
-            period = []
-            for a, b, pid in segments[max(0, snap["seg"] - 1):]:
-                a = max(a, t1)
-                if b > a:
-                    period.append((a, b, pid))
-                    pattern_time[pid] += k * (b - a)
-            if k * len(period) <= 20_000:
-                for j in range(1, k + 1):
-                    segments.extend((a + j * T, b + j * T, pid) for a, b, pid in period)
-            elif period:
-                segments.append((t, t + shift, max(period, key=lambda x: x[1] - x[0])[2]))
-            moved = delivered_bytes - snap["delivered"]
-            pts = delivered[snap["n_delivered"]:]
-            if k * len(pts) <= 20_000:
-                for j in range(1, k + 1):
-                    delivered.extend((x + j * T, y + j * moved) for x, y in pts)
-            else:
-                delivered.append((t + shift, delivered_bytes + k * moved))
-            delivered_bytes += k * moved
-            t += shift
-            per.jumps += 1
-            per.skipped_periods += k
-            return True
-
-        backoff = [0, 0]  # events to let pass before looking again, and the current wait
-
-        def watch() -> None:
-            # Looking costs a little at every event; where the state keeps not repeating, look less
-            # often (waits double up to 32 events; a skip starts over). A late look only starts a
-            # skip later: the answer is the same.
-            if backoff[0] > 0:
-                backoff[0] -= 1
-                return
-            gs = _Periods.group_set(a_group, heap)
-            if snap is None:
-                take_snapshot(gs)
-                return
-            if len(gs) == len(snap["mapped"]) and np.array_equal(gs, snap["mapped"]):
-                T = t - snap["t"]
-                barriers = states_match(T) if T > 0 else None
-                if barriers is not None and jump(T, barriers):
-                    gs = _Periods.group_set(a_group, heap)
-                    backoff[1] = 0
-                else:
-                    backoff[1] = min(32, max(1, 2 * backoff[1]))
-                    backoff[0] = backoff[1]
-                take_snapshot(gs)
-            elif not np.isin(gs, snap["allowed"]).all():
-                take_snapshot(gs)
+        steady = Shortcut(per, groups, deps_left, frontier, start, sent, done, arrival, partial, outstanding,
+                          open_ends, flow_ends, segments, delivered, pattern_time) if per is not None else None
+        state = _Now(a_group, a_pos, a_rem, heap, t, delivered_bytes)
 
         while True:
             while ready:
@@ -527,8 +360,11 @@ class Engine:
                 a_rem, a_lat = a_flt
                 pend_route.clear(); pend_rem.clear(); pend_group.clear(); pend_lat.clear(); pend_pos.clear()
                 dirty = True
-            if per is not None:
-                watch()
+            if steady is not None:
+                state.a_group, state.a_pos, state.a_rem, state.t = a_group, a_pos, a_rem, t
+                state.delivered_bytes = delivered_bytes
+                steady.watch(state)
+                t, delivered_bytes = state.t, state.delivered_bytes
             n_active = len(a_route)
             if n_active == 0 and not heap:
                 break
@@ -572,8 +408,8 @@ class Engine:
                 completed = self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial,
                                          flow_ends, open_ends, templates, sent, groups, schedule_done, release,
                                          on_sent)
-                if logs is not None:
-                    logs[1].extend(completed)
+                if steady is not None and steady.logs is not None:
+                    steady.logs[1].extend(completed)
                 add_flows(a_route[finished], -1)
                 keep = np.flatnonzero(~finished)
                 a_int = np.take(a_int, keep, axis=1)
@@ -588,8 +424,8 @@ class Engine:
                     release(on_sent[-g - 1])
                     continue
                 done[g] = t
-                if logs is not None:
-                    logs[2].append(g)
+                if steady is not None and steady.logs is not None:
+                    steady.logs[2].append(g)
                 release(on_done[g])
 
             if progress is not None:

@@ -74,6 +74,13 @@ class _Periods:
         self.alike[g] = 1 if ok else -1
         return ok
 
+    def step(self, gs: np.ndarray, m: int) -> np.ndarray:
+        """The m-th successors of ``gs`` along their lanes (-1 past a lane's end), without checks."""
+        x = np.asarray(gs, dtype=np.int64)
+        for _ in range(m):
+            x = np.where(x >= 0, self.succ[np.maximum(x, 0)], -1)
+        return x
+
     def image(self, gs: np.ndarray, k: int) -> np.ndarray:
         """The k-th successors of ``gs`` (within the reach checked before)."""
         if self._reach is None:

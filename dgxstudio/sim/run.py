@@ -431,7 +431,8 @@ class Simulator:
             cap = gen["nvls_tree_per_channel_Bps"][min(plan.nodes - 1, 2)] * nch / (2 * len(systems[0]))
             sched = C.nvls_tree_allreduce(systems, self._nvls_shares(), size, slice_ * nch / 2,
                                           T.hop_latency("nvlink", "nvls-tree", "simple"),
-                                          T.hop_latency("net", "nvls-tree", "simple"), cap if cap > 0 else math.inf)
+                                          T.hop_latency("net", "nvls-tree", "simple"), cap if cap > 0 else math.inf,
+                                          slots=T.slots_per_connection("all-reduce"))
             scale = gen["nvls_efficiency"] or 1.0
         elif algorithm == "collnet":
             sched = self._collnet(size, proto)

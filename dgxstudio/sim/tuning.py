@@ -151,6 +151,13 @@ def slice_bytes(proto: str, collective: str) -> float:
     return float(d["step_data_bytes"][proto] * d["slice_steps"].get(collective, 1))
 
 
+def slots_per_connection(collective: str) -> int:
+    """Pieces a connection can hold before its receiver frees one: NCCL_STEPS step buffers, a piece
+    (slice) taking ``slice_steps`` of them."""
+    d = tuning_data()["pipeline"]
+    return max(1, int(d["nccl_steps"]) // int(d["slice_steps"].get(collective, 1)))
+
+
 def tree_depth(ranks: int, nodes: int) -> int:
     """NCCL's tree depth (connect.cc): ranks per node - 1 + log2(nodes)."""
     nodes = max(int(nodes), 1)

@@ -151,3 +151,47 @@ def test_a_stage_waiting_for_all_pieces_is_a_barrier_the_shortcut_counts_down(mo
                       .run("all-reduce", "hierarchical", 2**30).sim)
     assert_same(fast, slow)
     assert fast.periods_skipped > 0
+
+
+@pytest.mark.parametrize("systems, size", [(2, 2**30), (3, 2**29)])
+def test_the_nvls_tree_repeats_every_second_step_and_the_shortcut_stays_exact(monkeypatch, systems, size):
+    # The double tree's two trees take turns on each network link, so the state repeats every
+    # second lane step; the shortcut must find that period and give the piece-by-piece answer.
+    topo = build_fat_tree(systems, "dgx-h100", rail_optimized=True)
+    gpus = [d.id for d in topo.gpus()]
+    fast, slow = both(monkeypatch, lambda: Simulator(topo, gpus, SimOptions(achievable=True))
+                      .run("all-reduce", "nvls-tree", size).sim)
+    assert_same(fast, slow)
+    assert fast.periods_skipped > 0 and slow.periods_skipped == 0
+    assert fast.events * 4 < slow.events
+
+
+def test_nvls_tree_pieces_leave_each_network_connection_in_order():
+    # NCCL's connections are FIFOs: piece j+1 of a tree level starts only once piece j has left,
+    # and the switches' reduce runs at most NCCL_STEPS/slice pieces ahead of the trees.
+    from dgxstudio.sim import tuning as T
+
+    topo = build_fat_tree(3, "dgx-h100", rail_optimized=True)
+    gpus = [d.id for d in topo.gpus()]
+    r = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-reduce", "nvls-tree", 2**29).sim
+    lanes: dict[tuple, list[int]] = {}
+    for i, g in enumerate(r.groups):
+        if g.meta.get("tree") and " piece " in g.meta["tree"]:
+            lane = (g.meta["tree"].rsplit(" piece ", 1)[0], g.meta["phase"], g.meta["level"])
+            lanes.setdefault(lane, []).append(i)
+    assert lanes
+    for ids in lanes.values():
+        assert len(ids) > 1
+        for a, b in zip(ids, ids[1:]):
+            assert r.group_start[b] >= r.group_sent[a] - 1e-15
+    slots = T.slots_per_connection("all-reduce")
+    reduces = [i for i, g in enumerate(r.groups) if g.meta.get("phase") == "nvls-reduce"
+               and g.name.startswith("NVLS reduce s0 ") and g.name.endswith(f"piece {g.meta['piece']}")]
+    taken = {g.meta["piece"]: i for i, g in enumerate(r.groups) if g.name.startswith("trees took piece")}
+    first_switch = r.groups[reduces[0]].meta["switch"]
+    for i in reduces:
+        g = r.groups[i]
+        j = g.meta["piece"]
+        if g.meta["switch"] == first_switch and j >= slots:
+            assert r.group_start[i] >= r.group_done[taken[j - slots]] - 1e-15
+    assert slots == 4

@@ -1,0 +1,186 @@
+"""Off-file check: published 8x A100 NVSwitch sweeps that the calibration file does not hold.
+
+The calibration file's only full sweep on one 8x A100 node (Azure ND A100 v4) is slower than the
+simulator from 8 to 128 MiB. This script asks whether other machines of the same kind say the same:
+it reads `benchmarks/fidelity_offfile.json` (each source with its URL, launch mode and caveats),
+simulates every point on the DGX A100 preset with NCCL's choice (`auto`) and the source's launch
+mode (nccl-tests -g N), and prints per source: size, measured, simulated, error against the issue's
+tolerance (15% at 64 MiB and above, 30% below), the algorithm/protocol/channels chosen, NCCL's own
+cost-model estimate for that choice, and the Azure sweep's figure at the same size.
+
+    python benchmarks/fidelity_offfile.py [--data PATH] [--csv PATH] [--plots DIR]
+
+Nothing here is fitted; the file is never read by the simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from dgxstudio.model.presets import load_preset  # noqa: E402
+from dgxstudio.sim.results import busbw_factor  # noqa: E402
+from dgxstudio.sim import tuning as T  # noqa: E402
+from dgxstudio.sim.run import SimOptions, Simulator  # noqa: E402
+
+DEFAULT_DATA = HERE / "fidelity_offfile.json"
+DEFAULT_CSV = HERE.parent.parent / "shared" / "calibration" / "nccl-tests.csv"
+MiB = 2**20
+MID = (4 * MiB, 128 * MiB)  # the sizes in question
+
+
+def tolerance(size: float) -> float:
+    """Issue #13's tolerance for a bandwidth point."""
+    return 0.15 if size >= 64 * MiB else 0.30
+
+
+def load_sources(path: Path) -> list[dict]:
+    """The sources of the data file, checked: every one names a URL, a launch mode and points."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if data.get("format") != "dgxstudio-offfile-sweeps":
+        raise ValueError(f"{path} is not an off-file sweep file")
+    for s in data["sources"]:
+        for key in ("key", "label", "url", "gpus_per_thread", "nccl_version", "points"):
+            if key not in s:
+                raise ValueError(f"{path}: source {s.get('key', '?')} has no {key!r}")
+        if not str(s["url"]).startswith("https://"):
+            raise ValueError(f"{path}: source {s['key']} needs a URL")
+        for point in s["points"]:
+            if len(point) != 3 or not point[0] > 0 or not point[1] > 0:
+                raise ValueError(f"{path}: source {s['key']}: bad point {point!r}")
+    return data["sources"]
+
+
+def azure_sweep(csv_path: Path) -> dict[int, float]:
+    """The calibration file's Azure ND A100 v4 busbw by size (read only), or {} without the file."""
+    if not Path(csv_path).exists():
+        return {}
+    with open(csv_path, encoding="utf-8") as f:
+        return {int(r["size_bytes"]): float(r["busbw_GBps"]) for r in csv.DictReader(f)
+                if r["system"].startswith("Azure ND A100") and r["size_bytes"] and r["busbw_GBps"]}
+
+
+def compare(source: dict, simulators: dict[int, Simulator], azure: dict[int, float]) -> list[dict]:
+    """One row per point: measured against simulated, with NCCL's own estimate and Azure's figure."""
+    per_thread = int(source["gpus_per_thread"])
+    if per_thread not in simulators:
+        topo = load_preset("dgx-a100")
+        gpus = [d.id for d in topo.gpus()]
+        simulators[per_thread] = Simulator(topo, gpus, SimOptions(achievable=True, gpus_per_thread=per_thread))
+    sim = simulators[per_thread]
+    ring_simple_latency = T.model_latency(sim.call_shape("all-reduce"), "ring", "simple")
+    rows = []
+    for size, measured, _time_us in source["points"]:
+        r = sim.run("all-reduce", "auto", size)
+        simulated = r.busbw_Bps / 1e9
+        model_t = next(iter(r.model_estimates.values()), None)
+        model_bus = size / model_t * busbw_factor("all-reduce", len(sim.gpus)) / 1e9 if model_t else None
+        err = simulated / measured - 1
+        rows.append({"size": int(size), "measured": float(measured), "simulated": simulated, "error": err,
+                     "tolerance": tolerance(size), "ok": abs(err) <= tolerance(size),
+                     "choice": f"{r.algorithm}/{r.protocol} {r.channels}ch", "nccl_model": model_bus,
+                     "azure": azure.get(int(size)), "ring_simple_latency": ring_simple_latency})
+    return rows
+
+
+def large_size_fit(rows: list[dict], lo: int = 512 * MiB) -> tuple[float, float] | None:
+    """Least squares time = a + size/B over the measured points from ``lo`` up (needs two): the fixed cost
+    a (seconds) and B as bus bandwidth (GB/s). A diagnostic of the measurement, never fed to the model."""
+    f = 2 * 7 / 8  # all-reduce bus factor on 8 GPUs
+    pts = [(r["size"], r["size"] * f / (r["measured"] * 1e9)) for r in rows if r["size"] >= lo]
+    if len(pts) < 2:
+        return None
+    n = len(pts)
+    mx = sum(x for x, _ in pts) / n
+    my = sum(y for _, y in pts) / n
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sxx
+    return my - slope * mx, f / slope / 1e9
+
+
+def _size(n: int) -> str:
+    for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= f:
+            return f"{n / f:g} {unit}"
+    return f"{n} B"
+
+
+def report(source: dict, rows: list[dict]) -> str:
+    out = [f"\n== {source['label']}", f"   {source['url']}",
+           f"   NCCL {source['nccl_version']}; {source.get('launch', '')}; {source.get('command', '')}",
+           f"{'size':>9} {'measured':>9} {'simulated':>9} {'error':>7} {'tol':>4}    {'chosen':<18} "
+           f"{'NCCL model':>10} {'Azure':>7} {'src/Azure':>9}"]
+    for row in rows:
+        az = row["azure"]
+        vs = f"{100 * (row['measured'] / az - 1):+.0f}%" if az else "-"
+        model = f"{row['nccl_model']:.1f}" if row["nccl_model"] else "-"
+        out.append(f"{_size(row['size']):>9} {row['measured']:>9.2f} {row['simulated']:>9.2f} "
+                   f"{100 * row['error']:>+6.1f}% {100 * row['tolerance']:>3.0f}%{'' if row['ok'] else ' !'}"
+                   f"{'  ' if row['ok'] else ''} {row['choice']:<18} {model:>10} {az if az else '-':>7} {vs:>9}")
+    mid = [r for r in rows if MID[0] <= r["size"] <= MID[1]]
+    bad = sum(not r["ok"] for r in rows)
+    out.append(f"   {len(rows)} points, {bad} outside tolerance" + (
+        f"; 4-128 MiB: simulated/measured {sum(r['simulated'] / r['measured'] for r in mid) / len(mid):.2f} on average"
+        if mid else ""))
+    paired = [r for r in mid if r["azure"]]
+    if paired:
+        gap = sum(abs(r["measured"] / r["azure"] - 1) for r in paired) / len(paired)
+        out.append(f"   against the Azure sweep at the same sizes (4-128 MiB): mean |difference| {100 * gap:.0f}%")
+    fit = large_size_fit(rows)
+    if fit:
+        a, bus = fit
+        out.append(f"   sizes >= 512 MiB fit time = a + size/B: a = {a * 1e6:.0f} us, B = {bus:.1f} GB/s busbw; "
+                   f"NCCL's model has {rows[0]['ring_simple_latency'] * 1e6:.0f} us of ring/Simple latency here")
+    if source.get("caveats"):
+        out.append(f"   caveat: {source['caveats']}")
+    return "\n".join(out)
+
+
+def plot(source: dict, rows: list[dict], folder: Path) -> Path:
+    """Measured vs simulated for one source, drawn by fidelity.py's plotter."""
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    import fidelity
+    folder.mkdir(parents=True, exist_ok=True)
+    machine = fidelity.Machine(f"offfile-{source['key']}", f"{source['label']} (off-file)", None)
+    items = [(machine, {"size_bytes": str(r["size"]), "collective": "all-reduce"}, r["measured"], r["simulated"],
+              "GB/s", None) for r in rows]
+    path = folder / f"offfile-{source['key']}.png"
+    fidelity._plot_qt(items, path)
+    return path
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(DEFAULT_DATA))
+    ap.add_argument("--csv", default=str(DEFAULT_CSV), help="the calibration file, for the Azure column")
+    ap.add_argument("--plots", default=None, help="folder for a measured-vs-simulated PNG per source")
+    args = ap.parse_args(argv)
+    sources = load_sources(Path(args.data))
+    azure = azure_sweep(Path(args.csv))
+    simulators: dict[int, Simulator] = {}
+    total = bad = 0
+    for source in sources:
+        rows = compare(source, simulators, azure)
+        print(report(source, rows))
+        if args.plots and len(rows) > 1:
+            print(f"plot: {plot(source, rows, Path(args.plots))}")
+        total += len(rows)
+        bad += sum(not r["ok"] for r in rows)
+    az_rows = [{"size": k, "measured": v} for k, v in sorted(azure.items())]
+    fit = large_size_fit(az_rows)
+    if fit:
+        print(f"\nAzure ND A100 v4 (calibration file), sizes >= 512 MiB: a = {fit[0] * 1e6:.0f} us, "
+              f"B = {fit[1]:.1f} GB/s busbw")
+    print(f"\n{total} off-file points, {bad} outside tolerance")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""The off-file A100 sweeps (benchmarks/fidelity_offfile.json) and the script that compares them."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("fidelity_offfile", ROOT / "benchmarks" / "fidelity_offfile.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_source_names_its_url_launch_and_version():
+    mod = _script()
+    sources = mod.load_sources(mod.DEFAULT_DATA)
+    assert {s["key"] for s in sources} >= {"stas00-a100", "nccl-tests-149"}
+    for s in sources:
+        assert s["url"].startswith("https://github.com/")
+        assert s["gpus_per_thread"] in (1, 8)
+        sizes = [p[0] for p in s["points"]]
+        assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)
+
+
+def test_a_source_without_url_or_with_a_bad_point_is_refused(tmp_path):
+    mod = _script()
+    data = json.loads(mod.DEFAULT_DATA.read_text(encoding="utf-8"))
+    bad = dict(data, sources=[{k: v for k, v in data["sources"][0].items() if k != "url"}])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(ValueError, match="url"):
+        mod.load_sources(path)
+    bad = dict(data, sources=[dict(data["sources"][0], points=[[1024, 0, None]])])
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(ValueError, match="bad point"):
+        mod.load_sources(path)
+
+
+def test_compare_simulates_each_point_with_the_source_launch_mode():
+    mod = _script()
+    source = {"key": "t", "label": "t", "url": "https://github.com/x/y", "gpus_per_thread": 8,
+              "nccl_version": "x", "points": [[1 << 30, 230.0, None]]}
+    rows = mod.compare(source, {}, {1 << 30: 228.1})
+    (row,) = rows
+    assert row["size"] == 1 << 30 and row["azure"] == 228.1
+    assert row["error"] == pytest.approx(row["simulated"] / 230.0 - 1)
+    assert row["tolerance"] == 0.15 and row["choice"].startswith("ring/simple")
+    assert row["nccl_model"] > 0
