@@ -25,6 +25,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--file", required=True)
     ap.add_argument("--repeat", type=int, default=3, help="edit-then-Run cycles")
+    ap.add_argument("--reach", type=float, default=0.3,
+                    help="seconds between the edit and the click (0: at once, before the findings' check starts)")
     args = ap.parse_args()
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
@@ -49,6 +51,10 @@ def main() -> int:
     timer.start(5)
     for i in range(args.repeat):
         w.document.push(SetAttribute(link.id, "latency_s", 1e-6 * (i + 1)))
+        settle = time.perf_counter() + args.reach
+        while time.perf_counter() < settle:  # the user's hand moving from the edit to Run
+            app.processEvents()
+            time.sleep(0.002)
         ticks.clear()
         t0 = time.perf_counter()
         (__import__("cProfile").runctx("p.run_button.click()", globals(), locals(), sort="tottime") if os.environ.get("PROFILE_CLICK") else p.run_button.click())

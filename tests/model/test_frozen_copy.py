@@ -117,3 +117,17 @@ def test_a_copy_built_later_serves_the_next_run_of_the_same_state():
     copied = pending.wait(10)
     assert topo.current_frozen_copy() is copied and topo.frozen_copy() is copied
     assert topo.frozen_copy_later().wait(0) is copied
+
+
+def test_a_shallow_snapshot_is_taken_once_per_state_and_a_copy_built_later_keeps_it():
+    from dgxstudio.model import fileio
+
+    topo = load_preset("dgx-a100")
+    snap = topo.shallow_snapshot()
+    assert topo.shallow_snapshot() is snap  # the findings' check and the next Run share it
+    before = fileio.topology_to_dict(topo)
+    pending = topo.frozen_copy_later()
+    link = next(iter(topo.links.values()))
+    topo.set_attribute(link.id, "count", link.count + 3)  # whether the copy is built yet or not
+    assert fileio.topology_to_dict(pending.wait(10)) == before
+    assert topo.shallow_snapshot() is not snap and topo.shallow_snapshot().links[link.id].count == link.count
