@@ -164,7 +164,8 @@ def preset_frames(name: str, frames: int) -> None:
         window.replayer.set_time(result.time_s * (k + 0.5) / frames)
         frame(app, window, image)
         costs.append((time.perf_counter() - t1, time.process_time() - c1))
-    print(f"{name:<12} zoom and replay frames: {stats(costs)} (target 16 ms)")
+    print(f"{name:<12} zoom and replay frames: {stats(costs)} (target 16 ms; benchmarks/preset_frames.py splits"
+          f" them by kind)")
     dispose(window, app)
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..cancel import Cancelled, as_check
+from . import limits
 from ..analysis.routing import Route, Router
 from .periods import FlowEnds, _Periods
 from .steady import Shortcut, _Now
@@ -230,6 +231,7 @@ class Engine:
         cp_lch: list[np.ndarray] = []
         cp_load: list[np.ndarray] = []
         cp_hash: list[tuple[int, int]] = []
+        held = [0]  # bytes the class patterns above keep (every network state the run went through)
         # the whole network's state: which pattern each busy component is in (again two hash sums)
         hasher = random.Random(0x5eed)
         comp_mul = [hasher.getrandbits(63) | 1 for _ in range(n_comp)]
@@ -310,6 +312,7 @@ class Engine:
                     cp_rates.append(rate_split[j])
                     cp_lch.append(shape.ch_local[ch_split[j]])
                     cp_load.append(load_split[j])
+                    held[0] += cp_lroutes[-1].nbytes + cp_rates[-1].nbytes + cp_lch[-1].nbytes + cp_load[-1].nbytes
                     cp_hash.append((hasher.getrandbits(62), hasher.getrandbits(62)))
                     comp_cache[key] = cpid
                     for member in misses[key]:
@@ -331,6 +334,7 @@ class Engine:
         dirty = True
         t = 0.0
         events = 0
+        flow_events = 0  # active flows summed over events: the work an event-by-event run does
         last_progress = wall0
 
         # ---- steady states (sim/steady.py): find a repeat of the whole state under the successor map, skip the repeats
@@ -369,6 +373,15 @@ class Engine:
             if n_active == 0 and not heap:
                 break
             events += 1
+            flow_events += n_active
+            if flow_events > limits.MAX_FLOW_EVENTS or held[0] > limits.MAX_STATE_BYTES:
+                over = (f"has re-timed more than {limits.MAX_FLOW_EVENTS:,} flows" if flow_events > limits.MAX_FLOW_EVENTS
+                        else f"keeps more than {limits.MAX_STATE_BYTES / 1e9:g} GB of network states")
+                raise limits.TooLarge(
+                    f"{schedule.description or 'this schedule'} was stopped after {events:,} events at "
+                    f"{t * 1e3:.3g} ms of simulated time: it moves about {n_active:,} flows at a time and "
+                    f"{over}, the engine's budget for one run; its pieces do not settle into a repeating "
+                    f"state at this scale. Use ring (or nvls-tree where the NVSwitches reduce), or fewer GPUs")
             if is_cancelled is not None and is_cancelled():
                 raise SimulationCancelled()
 
@@ -456,7 +469,7 @@ class Engine:
         return SimResult(makespan, start, sent, done, groups, flow_ends, channel_bytes, self.capacity,
                          self.router.channel_ends, self.router.channel_links, segments, rate_patterns, delivered,
                          self.routes, events, time.perf_counter() - wall0,
-                         per.skipped_periods if per is not None else 0)
+                         per.skipped_periods if per is not None else 0, flow_events, held[0])
 
     @staticmethod
     def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends, templates,

@@ -19,6 +19,14 @@ MAX_FLOW_GROUPS = 300_000
 # knows only chunks and steps, not an algorithm's own multiples (an NVLS tree has rails x trees x
 # levels groups per piece: 16 GiB over 2,048 DGX H100 reached 24 GB before the kernel killed it).
 MAX_SCHEDULED_GROUPS = 3_000_000
+# What a run may do, counted as it runs: the active flows summed over the events (each event re-times
+# every active flow; a steady state skipped costs nothing). A tree all-reduce over 2,048 DGX H100,
+# whose 16 pieces per connection never repeat, ran over an hour and took 9.8 GB before this limit;
+# the runs the benchmarks time stay far below it (see the engine's SimResult.flow_events).
+MAX_FLOW_EVENTS = 250_000_000
+# ... and the memory its distinct network states keep (each new state's rates and channel loads are kept
+# for the result): that tree kept about 1 MB a state, 3.2 GB when the flow budget stopped it.
+MAX_STATE_BYTES = 1_000_000_000
 
 
 class TooLarge(ValueError):

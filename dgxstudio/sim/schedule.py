@@ -90,6 +90,8 @@ class SimResult:
     events: int
     wall_s: float
     periods_skipped: int = 0  # repeats of a steady state advanced in one step (see _Periods)
+    flow_events: int = 0      # active flows summed over the events: the work the run did (limits.MAX_FLOW_EVENTS)
+    state_bytes: int = 0      # memory its distinct network states keep (limits.MAX_STATE_BYTES)
 
     def utilization(self) -> np.ndarray:
         """Busy fraction of each channel over the whole run."""

@@ -37,6 +37,9 @@ class Replayer(QObject):
         self.timer.setInterval(33)
         self.timer.timeout.connect(self._tick)
         self._dots: list[QGraphicsEllipseItem] = []
+        self._dot_colors: list = []   # the colour each dot was last given
+        self._dots_shown = 0          # dots 0 .. _dots_shown - 1 are visible
+        self._ends_cache: dict[int, list] = {}
         self._overlaid: set = set()
         self._stated: set = set()
         self._pattern_cache: dict[int, list] = {}
@@ -73,6 +76,7 @@ class Replayer(QObject):
                     self.channel_item[c] = item
                     break
         self._pattern_cache.clear()
+        self._ends_cache.clear()
         for item in self.scene.link_items:  # during a replay, a link not carrying anything is grey
             item.set_overlay(IDLE_LINK)
 
@@ -80,6 +84,8 @@ class Replayer(QObject):
         self._overlaid.clear()
         self._stated.clear()
         self._dots = []
+        self._dot_colors = []
+        self._dots_shown = 0
         if self.sim is not None:
             self._index_scene()
             self.set_time(self.t)
@@ -106,6 +112,7 @@ class Replayer(QObject):
             self._set_state(item, None)
         for dot in self._dots:
             dot.setVisible(False)
+        self._dots_shown = 0
         self._overlaid.clear()
         self._stated.clear()
         self.sim = None
@@ -186,6 +193,23 @@ class Replayer(QObject):
     def _endpoint(self, device: str):
         return self.scene.item_for(device)
 
+    def _ends(self, g: int) -> list:
+        """The canvas items at both ends of the transfers drawn for group ``g`` (at most about 24 of its
+        pairs), looked up once per transfer pattern (groups share a handful: 18 for 2,557 groups on
+        GB200 NVL72) and scene (see _index_scene) rather than on every frame."""
+        pattern = self.sim.groups[g].pattern
+        ends = self._ends_cache.get(id(pattern))
+        if ends is None:
+            pairs = pattern.pairs
+            stride = max(1, len(pairs) // 24)
+            ends = []
+            for src, dst in pairs[::stride]:
+                a, b = self._endpoint(src), self._endpoint(dst)
+                if a is not None and b is not None:
+                    ends.append((a, b))
+            self._ends_cache[id(pattern)] = ends   # (the run keeps its patterns alive while loaded)
+        return ends
+
     def _transfers_at(self, t: float) -> None:
         sim = self.sim
         sending = (sim.group_start <= t) & (sim.group_sent > t)
@@ -193,6 +217,8 @@ class Replayer(QObject):
         states: dict = {}
         dots = 0
         seen = self._visible_area()
+        if seen is not None:
+            sl, st, sr, sb = seen.left(), seen.top(), seen.right(), seen.bottom()
         for g in np.flatnonzero(sending | landing).tolist():
             group = sim.groups[g]
             if group.pattern is None:  # a compute task (pipeline stage)
@@ -202,26 +228,26 @@ class Replayer(QObject):
                     states[item] = "computing"
                 continue
             in_flight = bool(sending[g])
+            if not in_flight:
+                if group.post_delay_s > 0:
+                    for _a, b in self._ends(g):
+                        states[b] = "reducing"
+                continue
             span = max(sim.group_sent[g] - sim.group_start[g], 1e-30)
-            frac = (t - sim.group_start[g]) / span
+            frac = min(max((t - sim.group_start[g]) / span, 0.0), 1.0)
             color = RING_COLORS[self.color_of[g] % len(RING_COLORS)]
-            pairs = group.pattern.pairs
-            stride = max(1, len(pairs) // 24)
-            for src, dst in pairs[::stride]:
-                a, b = self._endpoint(src), self._endpoint(dst)
-                if a is None or b is None:
-                    continue
-                if in_flight:
-                    states.setdefault(a, "sending")
-                    if a is not b and dots < MAX_DOTS:
-                        pos = a.scenePos() + (b.scenePos() - a.scenePos()) * min(max(frac, 0.0), 1.0)
-                        if seen is None or seen.contains(pos):   # the dots go to what can be seen
-                            self._dot(dots, pos, color)
-                            dots += 1
-                elif group.post_delay_s > 0:
-                    states[b] = "reducing"
-        for i in range(dots, len(self._dots)):
+            for a, b in self._ends(g):
+                states.setdefault(a, "sending")
+                if a is not b and dots < MAX_DOTS:
+                    pa, pb = a.scenePos(), b.scenePos()
+                    ax, ay = pa.x(), pa.y()
+                    x, y = ax + (pb.x() - ax) * frac, ay + (pb.y() - ay) * frac
+                    if seen is None or (sl <= x <= sr and st <= y <= sb):   # the dots go to what can be seen
+                        self._dot(dots, x, y, color)
+                        dots += 1
+        for i in range(dots, self._dots_shown):
             self._dots[i].setVisible(False)
+        self._dots_shown = dots
         for item, state in states.items():
             self._set_state(item, state)
         for item in self._stated - set(states):
@@ -235,19 +261,24 @@ class Replayer(QObject):
             return r.adjusted(-r.width() * 0.05, -r.height() * 0.05, r.width() * 0.05, r.height() * 0.05)
         return None
 
-    def _dot(self, i: int, pos: QPointF, color: QColor) -> None:
+    def _dot(self, i: int, x: float, y: float, color) -> None:
         while len(self._dots) <= i:
             dot = QGraphicsEllipseItem(-6, -6, 12, 12)
             dot.setZValue(20)
             if self.scene.lod is not None:   # the overview is drawn small: chunks keep their size on screen
                 dot.setFlag(QGraphicsEllipseItem.GraphicsItemFlag.ItemIgnoresTransformations)
             dot.setPen(QPen(QColor("#1b1b1b"), 1))
+            dot.setVisible(False)
             self.scene.addItem(dot)
             self._dots.append(dot)
+            self._dot_colors.append(None)
         dot = self._dots[i]
-        dot.setBrush(QBrush(color))
-        dot.setPos(pos)
-        dot.setVisible(True)
+        if self._dot_colors[i] is not color:   # a chunk keeps its ring's colour from frame to frame
+            dot.setBrush(QBrush(color))
+            self._dot_colors[i] = color
+        dot.setPos(x, y)
+        if i >= self._dots_shown:
+            dot.setVisible(True)
 
     @staticmethod
     def _set_state(item, state: str | None) -> None:

@@ -30,6 +30,10 @@ from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkIte
 from .document import Document
 
 
+RECACHE_BATCH = 24      # boxes given their cached picture back per frame once a zoom rests
+RECACHE_PAUSE_MS = 20   # between those batches: time for the frame to be drawn
+
+
 class TopologyScene(QGraphicsScene):
     statusMessage = Signal(str)
     rebuilt = Signal()   # every item was replaced
@@ -53,6 +57,7 @@ class TopologyScene(QGraphicsScene):
         self.link_labels = LinkLabels()
         self.label_version = 0
         self._cached = True   # boxes keep a cached picture of themselves while the view rests (see zooming)
+        self._cache_turn = 0  # counts switches, so batches of a rest that a new zoom interrupted stop
         self._recache = QTimer(self)
         self._recache.setSingleShot(True)
         self._recache.setInterval(150)
@@ -74,6 +79,7 @@ class TopologyScene(QGraphicsScene):
         selected = self.selected_ids()
         self._syncing = True
         self._cached = True   # the new items start with their cached pictures
+        self._cache_turn += 1   # and batches for the old ones stop
         self.clear()
         self.device_items.clear()
         self.group_items.clear()
@@ -205,19 +211,38 @@ class TopologyScene(QGraphicsScene):
         self._cache_boxes(False)
         self._recache.start()
 
+    def _boxes(self) -> list:
+        """The items that keep cached pictures while the view rests."""
+        boxes = list(self.device_items.values())
+        boxes += [g for g in self.group_items.values() if g.collapsed]
+        if self.lod is not None:
+            boxes += self.lod.block_items.values()
+        return boxes
+
     def _cache_boxes(self, on: bool) -> None:
+        """Cached pictures off at once (a zoom starts), or back on a batch at a time once the view
+        rests: every box given its picture back is redrawn, into the picture, in the next frame, and
+        all of them in one frame cost a DGX preset's rest after a zoom 15-30 ms."""
         if on == self._cached:
             return
         self._cached = on
-        mode = QGraphicsItem.CacheMode.DeviceCoordinateCache if on else QGraphicsItem.CacheMode.NoCache
-        for item in self.device_items.values():
-            item.setCacheMode(mode)
-        for item in self.group_items.values():
-            if item.collapsed:
-                item.setCacheMode(mode)
-        if self.lod is not None:
-            for item in self.lod.block_items.values():
-                item.setCacheMode(mode)
+        self._cache_turn += 1
+        if not on:
+            for item in self._boxes():
+                item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+            return
+        turn, waiting = self._cache_turn, self._boxes()
+
+        def batch() -> None:
+            if not isValid(self) or turn != self._cache_turn:   # closed, or zooming again
+                return
+            for item in waiting[:RECACHE_BATCH]:
+                if isValid(item) and item.scene() is self:
+                    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            del waiting[:RECACHE_BATCH]
+            if waiting:
+                QTimer.singleShot(RECACHE_PAUSE_MS, batch)
+        batch()
 
     def _on_model_event(self, event) -> None:
         if self.lod is not None and self._lod_event(event):

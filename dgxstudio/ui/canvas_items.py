@@ -22,6 +22,30 @@ _INK = QColor("#1b1b1b")
 _GREY = QColor("#555555")
 
 
+_NO_KIND = QColor("#888")
+_FRAME_INK = QColor("#404040")
+_BOX_FILL = QColor("#f2f2f2")
+_WHITE_BRUSH = QBrush(QColor("#ffffff"))
+_PENS: dict[tuple[int, float], QPen] = {}
+_BRUSHES: dict[int, QBrush] = {}
+
+
+def _pen(color: QColor, width: float) -> QPen:
+    """One pen per colour and width, as the items draw them on every frame."""
+    key = (color.rgba(), width)
+    pen = _PENS.get(key)
+    if pen is None:
+        pen = _PENS[key] = QPen(color, width)
+    return pen
+
+
+def _brush(color: QColor) -> QBrush:
+    brush = _BRUSHES.get(color.rgba())
+    if brush is None:
+        brush = _BRUSHES[color.rgba()] = QBrush(color)
+    return brush
+
+
 _BOLD: dict[int, QFont] = {}
 
 
@@ -86,6 +110,9 @@ def draw_runs(painter: QPainter, runs: list[tuple[QPointF, str]]) -> None:
 class DeviceItem(QGraphicsItem):
     W, H = 112.0, 60.0
     HANDLE = 7.0
+    _BOX = QRectF(-W / 2, -H / 2, W, H)
+    _ICON_X, _ICON_Y = int(-W / 2 + 4), int(-H / 2 + 4)
+    _HANDLE_AT = QPointF(W / 2 + HANDLE * 0.6, 0)
 
     def __init__(self, scene: "TopologyScene", device_id: str):
         super().__init__()
@@ -145,28 +172,32 @@ class DeviceItem(QGraphicsItem):
         return p.x() ** 2 + p.y() ** 2 <= (self.HANDLE + 3) ** 2
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
+        # Every device is painted on every frame of a zoom (its cached picture would be redrawn anyway):
+        # pens, brushes, the box and the text layout are made once, not per item and frame.
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         selected = self.isSelected()   # (the option's state flags cost Python enum arithmetic per item and frame)
-        color = KIND_COLORS.get(self.kind, QColor("#888"))
-        rect = QRectF(-self.W / 2, -self.H / 2, self.W, self.H)
-        painter.setPen(QPen(SELECTED if selected else color, 3 if selected else 1.5))
-        painter.setBrush(QBrush(self.state_color or QColor("#ffffff")))
+        edge = _pen(SELECTED, 3) if selected else _pen(KIND_COLORS.get(self.kind, _NO_KIND), 1.5)
+        painter.setPen(edge)
+        state = self.state_color
+        painter.setBrush(_brush(state) if state is not None else _WHITE_BRUSH)
         if lod < 0.3:
-            painter.drawRect(rect)
+            painter.drawRect(self._BOX)
             return
-        painter.drawRoundedRect(rect, 6, 6)
-        painter.drawPixmap(int(-self.W / 2 + 4), int(-self.H / 2 + 4), icon_pixmap(self.kind, 28))
-        name, ports = self._text_runs()
+        painter.drawRoundedRect(self._BOX, 6, 6)
+        painter.drawPixmap(self._ICON_X, self._ICON_Y, icon_pixmap(self.kind, 28))
+        runs = self._runs if self._runs is not None else self._text_runs()
         painter.setPen(_INK)
-        painter.setFont(self.label_font)
-        draw_runs(painter, name)
+        painter.setFont(self._label[0])
+        for at, line in runs[0]:
+            painter.drawText(at, line)
         if lod > 0.6:
             painter.setFont(_FONT)
             painter.setPen(_GREY)
-            draw_runs(painter, ports)
-        painter.setPen(QPen(color, 1.5))
-        painter.setBrush(QBrush(QColor("#ffffff")))
-        painter.drawEllipse(self.handle_center(), self.HANDLE, self.HANDLE)
+            for at, line in runs[1]:
+                painter.drawText(at, line)
+        painter.setPen(_pen(KIND_COLORS.get(self.kind, _NO_KIND), 1.5))
+        painter.setBrush(_WHITE_BRUSH)
+        painter.drawEllipse(self._HANDLE_AT, self.HANDLE, self.HANDLE)
 
     def itemChange(self, change, value):
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
@@ -265,11 +296,11 @@ class GroupItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         selected = self.isSelected()   # (the option's state flags cost Python enum arithmetic per item and frame)
-        pen = QPen(SELECTED if selected else QColor("#404040"), 2.5 if selected else 1.2)
+        pen = _pen(SELECTED, 2.5) if selected else _pen(_FRAME_INK, 1.2)
         if self.collapsed:
             rect = QRectF(-self.box_w / 2, -self.BOX_H / 2, self.box_w, self.BOX_H)
             painter.setPen(pen)
-            painter.setBrush(self.fill or QColor("#f2f2f2"))
+            painter.setBrush(_brush(self.fill or _BOX_FILL))
             painter.drawRoundedRect(rect, 6, 6)
             painter.drawPixmap(int(rect.left() + 4), int(rect.top() + 6), icon_pixmap("system", 28))
             title, summary = self._box_runs()

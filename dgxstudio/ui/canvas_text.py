@@ -8,7 +8,7 @@ box size are kept until the box changes size.
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QTransform
 
 LABEL_FONT = QFont("Sans Serif", 8)
 LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
@@ -107,42 +107,59 @@ class ScreenText:
 
 class Taken:
     """Rectangles already drawn on screen, bucketed in 64-pixel cells so a new label checks only its
-    neighbours."""
+    neighbours. Kept as plain (left, top, right, bottom) numbers: a zoom frame places every count
+    anew, and QRectF objects cost a Python call per comparison."""
 
     CELL = 64.0
 
     def __init__(self):
-        self.cells: dict[tuple[int, int], list[QRectF]] = {}
+        self.cells: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
 
     def claim(self, r: QRectF, force: bool = False) -> bool:
+        return self.claim_box(r.left(), r.top(), r.left() + r.width(), r.top() + r.height(), force)
+
+    def claim_box(self, left: float, top: float, right: float, bottom: float, force: bool = False) -> bool:
+        """As QRectF.intersects decides: boxes that only touch do not overlap; an empty box claims nothing."""
+        if not (left < right and top < bottom):   # an empty box overlaps nothing, nor is it in the way
+            return True
         c = self.CELL
-        keys = [(i, j) for i in range(int(r.left() // c), int(r.right() // c) + 1)
-                for j in range(int(r.top() // c), int(r.bottom() // c) + 1)]
+        keys = [(i, j) for i in range(int(left // c), int(right // c) + 1)
+                for j in range(int(top // c), int(bottom // c) + 1)]
         cells = self.cells
         if not force:
             for k in keys:
-                for o in cells.get(k, ()):
-                    if r.intersects(o):
+                for ol, ot, orr, ob in cells.get(k, ()):
+                    if left < orr and ol < right and top < ob and ot < bottom:
                         return False
+        box = (left, top, right, bottom)
         for k in keys:
-            cells.setdefault(k, []).append(r)
+            cells.setdefault(k, []).append(box)
         return True
 
 
 def draw_placed(painter: QPainter, exposed: QRectF, placed: list, font: QFont = LABEL_FONT) -> None:
     """Labels placed on screen ((link item, box, text)) that meet the exposed scene area, each boxed
-    and edged in its link's colour."""
+    and edged in its link's colour. Placed labels never overlap, so the boxes go in one call per
+    colour and then the texts."""
     screen = painter.worldTransform().mapRect(exposed)
+    shown = [(item, box, text) for item, box, text in placed if box.intersects(screen)]
+    if not shown:
+        return
     painter.save()
     painter.resetTransform()
     painter.setFont(font)
-    for item, box, text in placed:
-        if box.intersects(screen):
-            painter.setPen(QPen(item.label_color(), 1))
-            painter.setBrush(WHITE)
-            painter.drawRect(box)
-            painter.setPen(INK)
-            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+    painter.setBrush(WHITE)
+    edges: dict[int, tuple[QColor, list[QRectF]]] = {}
+    for item, box, _text in shown:
+        color = item.label_color()
+        edges.setdefault(color.rgba(), (color, []))[1].append(box)
+    for color, boxes in edges.values():
+        painter.setPen(QPen(color, 1))
+        painter.drawRects(boxes)
+    painter.setPen(INK)
+    centre = Qt.AlignmentFlag.AlignCenter
+    for _item, box, text in shown:
+        painter.drawText(box, centre, text)
     painter.restore()
 
 
@@ -176,15 +193,50 @@ class LinkLabels:
 
     def _place(self, t, viewport, links, devices) -> list:
         area = QRectF(viewport)
+        al, at = area.left(), area.top()
+        ar, ab = al + area.width(), at + area.height()
         taken = Taken()
-        for d in devices:
-            r = t.mapRect(d.sceneBoundingRect())
-            if r.intersects(area):
-                taken.claim(r, force=True)
         out = []
         font = self._font
         fm, line_h = metrics(font)
         h = line_h + 2
+        widths = self._widths
+        if t.type().value > QTransform.TransformationType.TxScale.value:   # not this canvas's views: the general way
+            return self._place_any(t, area, links, devices, taken, out, font, fm, h)
+        # scale and shift only: mapped with plain numbers, as QTransform maps them
+        sx, sy, dx, dy = t.m11(), t.m22(), t.dx(), t.dy()
+        claim = taken.claim_box
+        for d in devices:
+            r = d.sceneBoundingRect()
+            left, top = sx * r.x() + dx, sy * r.y() + dy
+            right, bottom = left + sx * r.width(), top + sy * r.height()
+            if left < ar and al < right and top < ab and at < bottom:
+                claim(left, top, right, bottom, True)
+        for item in links:
+            if not (item.count > 1 or item.bundle) or not item.isVisible():
+                continue
+            pa, pb = item.a.scenePos(), item.b.scenePos()
+            ax, ay = pa.x() * sx + dx, pa.y() * sy + dy
+            bx, by = pb.x() * sx + dx, pb.y() * sy + dy
+            if not (min(ax, bx) - 20 < ar and al < max(ax, bx) + 20 and min(ay, by) - 20 < ab and at < max(ay, by) + 20):
+                continue
+            text = f"x{item.count}"
+            w = widths.get((font.pointSize(), text))
+            if w is None:
+                w = widths[(font.pointSize(), text)] = fm.horizontalAdvance(text) + 8
+            for f in self.ALONG:
+                x, y = ax + (bx - ax) * f, ay + (by - ay) * f
+                left, top = x - w / 2, y - h / 2
+                if claim(left, top, left + w, top + h):
+                    out.append((item, QRectF(left, top, w, h), text))
+                    break
+        return out
+
+    def _place_any(self, t, area, links, devices, taken, out, font, fm, h) -> list:
+        for d in devices:
+            r = t.mapRect(d.sceneBoundingRect())
+            if r.intersects(area):
+                taken.claim(r, force=True)
         widths = self._widths
         for item in links:
             if not (item.count > 1 or item.bundle) or not item.isVisible():

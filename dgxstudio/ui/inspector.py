@@ -29,6 +29,12 @@ class Inspector(QWidget):
         self.outer.addWidget(self.form_host)
         self.outer.addStretch(1)
         self.fields: dict[str, QWidget] = {}
+        self._pool: dict[type, list[QWidget]] = {}   # field widgets kept for the next selection (see _clear)
+        self._used: dict[type, int] = {}
+        self._names: list[QLabel] = []   # the rows' name labels, likewise
+        self._used_names: list[QLabel] = []
+        self._rows: list[tuple[QLabel, QWidget]] = []   # (name, field) of the rows the form shows
+        self._new_rows: list[tuple[QLabel, QWidget]] = []
         # Rebuilt after the event that changed the model has finished: an edit field must not be
         # deleted while it is still emitting the signal that made the edit.
         self._refresh = QTimer(self)
@@ -42,27 +48,113 @@ class Inspector(QWidget):
     def topo(self) -> Topology:
         return self.document.topology
 
+    # Each field's signal connected for the selection shown, so a reused widget is cut off from the last one
+    _SIGNALS = {QLineEdit: "editingFinished", QSpinBox: "editingFinished", QCheckBox: "toggled"}
+
     def _clear(self) -> None:
-        while self.form.rowCount():
-            row = self.form.takeRow(0)
-            for part in (row.labelItem, row.fieldItem):
-                if part is not None and part.widget() is not None:
-                    part.widget().hide()
-                    part.widget().deleteLater()
+        """Ready for the rows of a new selection. Their widgets are the ones shown before wherever the
+        rows are alike (see _take), and the form is only changed where they differ (see _finish):
+        making, polishing, showing and deleting a dozen widgets per click, and the window's layout
+        passes that caused, were most of a selection's frame (8-10 of its 20-26 ms on the DGX presets)."""
+        self._used = {}
+        self._used_names = []
+        self._new_rows = []
         self.fields.clear()
+
+    def _finish(self) -> None:
+        """The form shows the new rows: unchanged when they are the rows it shows (a device after a
+        device), else rebuilt from them, hiding the widgets left over."""
+        new, old = self._new_rows, self._rows
+        if new == old:
+            return
+        if [n for n, _w in new] == [n for n, _w in old] and \
+                all(a is b or isinstance(a, QComboBox) for (_n, a), (_m, b) in zip(new, old)):
+            for (_n, widget), (_m, before) in zip(new, old):   # only the choice lists are new
+                if widget is not before:
+                    self.form.replaceWidget(before, widget)
+                    before.hide()
+                    before.deleteLater()
+                    widget.show()
+            self._rows = new
+            return
+        # Hidden while its rows change: the widgets shown again then cost one layout pass, not one each.
+        self.form_host.hide()
+        while self.form.rowCount():
+            self.form.takeRow(0)
+        keep = {id(w) for pair in new for w in pair}
+        for pair in self._rows:
+            for w in pair:
+                if id(w) not in keep:
+                    w.hide()
+                    if isinstance(w, QComboBox):
+                        w.deleteLater()
+        for name, widget in new:
+            self.form.addRow(name, widget)
+            for w in (name, widget):
+                if w.isHidden():
+                    w.show()
+        self.form_host.show()
+        self._rows = new
+
+    def _take(self, cls: type) -> QWidget:
+        """A widget of this class for the next row: one shown before if one is free, reset to blank."""
+        if cls is QComboBox:   # always new: a combo box keeps the size it had for its first list
+            widget = QComboBox()
+            widget.setParent(self.form_host)
+            return widget
+        pool = self._pool.setdefault(cls, [])
+        k = self._used.get(cls, 0)
+        self._used[cls] = k + 1
+        if k == len(pool):
+            widget = cls()
+            widget.setParent(self.form_host)
+            pool.append(widget)
+            return widget
+        widget = pool[k]
+        signal = self._SIGNALS.get(cls)
+        if signal is not None and getattr(widget, "_wired", False):
+            getattr(widget, signal).disconnect()
+            widget._wired = False
+        widget.setToolTip("")
+        if widget.styleSheet():   # a refused entry's red background
+            widget.setStyleSheet("")
+        if cls is QLineEdit:
+            widget.setPlaceholderText("")
+        return widget
+
+    def _label(self, text: str) -> QLabel:
+        label = self._take(QLabel)
+        label.setText(text)
+        return label
+
+    @staticmethod
+    def _wire(widget: QWidget, signal: str, slot) -> None:
+        getattr(widget, signal).connect(slot)
+        widget._wired = True
 
     def _row(self, label: str, widget: QWidget, key: str | None = None) -> None:
         if isinstance(widget, QLabel):  # long figures wrap instead of widening the dock for good
             widget.setWordWrap(True)
         if not widget.toolTip():
             widget.setToolTip(f"{label} of the selection" + ("" if isinstance(widget, QLabel) else "; changes are undoable"))
-        self.form.addRow(label, widget)
+        name = self._names[len(self._used_names)] if len(self._used_names) < len(self._names) else None
+        if name is None:
+            name = QLabel()
+            name.setParent(self.form_host)
+            self._names.append(name)
+        self._used_names.append(name)
+        name.setText(label)
+        self._new_rows.append((name, widget))
         if key:
             self.fields[key] = widget
 
     def show_ids(self, ids: list[str]) -> None:
         self.ids = [i for i in ids if i in self.topo.devices or i in self.topo.links or i in self.topo.groups]
         self._clear()
+        self._fill()
+        self._finish()
+
+    def _fill(self) -> None:
         if not self.ids:
             self.title.setText("Nothing selected")
             return
@@ -86,7 +178,7 @@ class Inspector(QWidget):
         if len(kinds) != 1 or len(devices) < 2:
             return
         kind = kinds.pop()
-        combo = QComboBox()
+        combo = self._take(QComboBox)
         combo.setToolTip(f"the part of all {len(devices)} selected devices")
         parts = {self.topo.devices[d].part for d in devices}
         if len(parts) > 1:
@@ -103,11 +195,12 @@ class Inspector(QWidget):
                     if part and self.topo.devices[d].part != part]
             if cmds:
                 self.document.push(Macro(cmds, f"change part of {len(cmds)} devices"))
-        combo.currentIndexChanged.connect(apply)
+        self._wire(combo, "currentIndexChanged", apply)
         self._row(f"Part of all {len(devices)}", combo, "part")
 
     def _text_field(self, obj_id: str, attribute: str, value: str, key: str) -> QLineEdit:
-        edit = QLineEdit(value)
+        edit = self._take(QLineEdit)
+        edit.setText(value)
 
         def commit() -> None:
             problem = fileio.field_problem(attribute, edit.text())
@@ -117,7 +210,7 @@ class Inspector(QWidget):
                 return
             if edit.text() != value:
                 self.document.push(SetAttribute(obj_id, attribute, edit.text(), f"rename {obj_id}"))
-        edit.editingFinished.connect(commit)
+        self._wire(edit, "editingFinished", commit)
         self._row(attribute.capitalize(), edit, key)
         return edit
 
@@ -126,35 +219,35 @@ class Inspector(QWidget):
         part = self.topo.part_of(did)
         self.title.setText(f"<b>{dev.name}</b> — device {did}")
         self._text_field(did, "name", dev.name, "name")
-        combo = QComboBox()
+        combo = self._take(QComboBox)
         parts = [p for p in self.topo.catalog.parts.values() if p.kind == dev.kind]
         for p in parts:
             combo.addItem(p.label, p.id)
         if part is None:
             combo.addItem(f"unknown: {dev.part}", dev.part)
         combo.setCurrentIndex(combo.findData(dev.part))
-        combo.currentIndexChanged.connect(
+        self._wire(combo, "currentIndexChanged",
             lambda _i: combo.currentData() != dev.part and self.document.push(
                 SetAttribute(did, "part", combo.currentData(), f"change part of {dev.name}")))
         self._row("Part", combo, "part")
-        self._row("Kind", QLabel(dev.kind))
+        self._row("Kind", self._label(dev.kind))
         group = self.topo.group_of(did)
-        self._row("Group", QLabel(group.name if group else "—"))
+        self._row("Group", self._label(group.name if group else "—"))
         if part is not None:
             used = self.topo.used_ports(did)
-            self._row("Ports", QLabel("\n".join(f"{g.name}: {used.get(g.name, 0)} of {g.count} used ({', '.join(g.accepts)})"
+            self._row("Ports", self._label("\n".join(f"{g.name}: {used.get(g.name, 0)} of {g.count} used ({', '.join(g.accepts)})"
                                                 for g in part.ports)))
             if part.hop_latency_s:
-                self._row("Traversal latency", QLabel(f"{part.hop_latency_s * 1e6:.3f} us"))
+                self._row("Traversal latency", self._label(f"{part.hop_latency_s * 1e6:.3f} us"))
         if dev.properties:
-            self._row("Properties", QLabel(json.dumps(dev.properties)))
+            self._row("Properties", self._label(json.dumps(dev.properties)))
 
     def _link(self, lid: str) -> None:
         lk = self.topo.links[lid]
         lt = self.topo.link_type_of(lk)
         a, b = self.topo.devices.get(lk.a), self.topo.devices.get(lk.b)
         self.title.setText(f"<b>Link {lid}</b>: {a.name if a else lk.a} — {b.name if b else lk.b}")
-        combo = QComboBox()
+        combo = self._take(QComboBox)
         pa, pb = self.topo.part_of(lk.a), self.topo.part_of(lk.b)
         options = []
         if pa and pb:
@@ -165,36 +258,38 @@ class Inspector(QWidget):
             t_obj = self.topo.catalog.link_type(t)
             combo.addItem(t_obj.label if t_obj else t, t)
         combo.setCurrentIndex(combo.findData(lk.type))
-        combo.currentIndexChanged.connect(
+        self._wire(combo, "currentIndexChanged",
             lambda _i: combo.currentData() != lk.type and self.document.push(ChangeLinkType(lid, combo.currentData())))
         self._row("Type", combo, "type")
-        count = QSpinBox()
+        count = self._take(QSpinBox)
         count.setRange(1, max(lk.count, self._free_count(lk)))
         count.setToolTip(f"at most {count.maximum()}: the free ports of both ends allow no more")
         count.setValue(lk.count)
-        count.editingFinished.connect(lambda: count.value() != lk.count and self.document.push(
+        self._wire(count, "editingFinished", lambda: count.value() != lk.count and self.document.push(
             SetAttribute(lid, "count", count.value(), f"set count of {lid}")))
         self._row("Count", count, "count")
         if lt is not None and lt.per_lane:
-            width = QSpinBox()
+            width = self._take(QSpinBox)
             width.setRange(1, 32)
             width.setValue(lk.width or lt.default_width or 16)
-            width.editingFinished.connect(lambda: width.value() != lk.width and self.document.push(
+            self._wire(width, "editingFinished", lambda: width.value() != lk.width and self.document.push(
                 SetAttribute(lid, "width", width.value(), f"set width of {lid}")))
             self._row("Lanes", width, "width")
         catalog_bw = lt.bandwidth_per_direction_Bps(lk.width) if lt else 0.0
-        bw = QLineEdit("" if lk.bandwidth_per_direction_Bps is None else f"{lk.bandwidth_per_direction_Bps / 1e9:g}")
+        bw = self._take(QLineEdit)
+        bw.setText("" if lk.bandwidth_per_direction_Bps is None else f"{lk.bandwidth_per_direction_Bps / 1e9:g}")
         bw.setPlaceholderText(f"{catalog_bw / 1e9:g} (catalog)")
-        bw.editingFinished.connect(lambda: self._override(lid, "bandwidth_per_direction_Bps", bw, 1e9))
+        self._wire(bw, "editingFinished", lambda: self._override(lid, "bandwidth_per_direction_Bps", bw, 1e9))
         self._row("Bandwidth per direction, GB/s (per link)", bw, "bandwidth")
         lat_default = lt.latency_s if lt else 0.0
-        lat = QLineEdit("" if lk.latency_s is None else f"{lk.latency_s * 1e6:g}")
+        lat = self._take(QLineEdit)
+        lat.setText("" if lk.latency_s is None else f"{lk.latency_s * 1e6:g}")
         lat.setPlaceholderText(f"{lat_default * 1e6:g} (catalog)")
-        lat.editingFinished.connect(lambda: self._override(lid, "latency_s", lat, 1e-6))
+        self._wire(lat, "editingFinished", lambda: self._override(lid, "latency_s", lat, 1e-6))
         self._row("Latency, us", lat, "latency")
         total = self.topo.link_bandwidth_per_direction_Bps(lk)
-        self._row("Capacity", QLabel(f"{total / 1e9:.2f} GB/s per direction, {2 * total / 1e9:.2f} GB/s bidirectional"))
-        self._row("Ports", QLabel(f"{lk.a}.{lk.a_port} — {lk.b}.{lk.b_port}"))
+        self._row("Capacity", self._label(f"{total / 1e9:.2f} GB/s per direction, {2 * total / 1e9:.2f} GB/s bidirectional"))
+        self._row("Ports", self._label(f"{lk.a}.{lk.a_port} — {lk.b}.{lk.b_port}"))
 
     def _free_count(self, lk) -> int:
         """How many links of this kind its two ports could take: the free ports of the fuller end."""
@@ -229,9 +324,10 @@ class Inspector(QWidget):
         inside = self.topo.devices_in_group(gid)
         self.title.setText(f"<b>{g.name}</b> — group {gid}")
         self._text_field(gid, "name", g.name, "name")
-        self._row("Kind", QLabel(g.kind))
-        self._row("Contents", QLabel(f"{len(inside)} devices, {sum(self.topo.devices[d].kind == 'gpu' for d in inside)} GPUs"))
-        box = QCheckBox("collapsed")
+        self._row("Kind", self._label(g.kind))
+        self._row("Contents", self._label(f"{len(inside)} devices, {sum(self.topo.devices[d].kind == 'gpu' for d in inside)} GPUs"))
+        box = self._take(QCheckBox)
+        box.setText("collapsed")
         box.setChecked(gid in self.topo.layout.collapsed)
-        box.toggled.connect(lambda on: self.document.push(SetCollapsed(gid, on)))
+        self._wire(box, "toggled", lambda on: self.document.push(SetCollapsed(gid, on)))
         self._row("Drawn", box, "collapsed")

@@ -30,6 +30,10 @@ class MiniMap(QWidget):
         self._refit.setSingleShot(True)
         self._refit.setInterval(150)
         self._refit.timeout.connect(self.refit)
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(0)
+        self._settle.timeout.connect(self.refit)
         main.scene().changed.connect(lambda _r: self._refit.start())
         main.horizontalScrollBar().valueChanged.connect(self.update)
         main.verticalScrollBar().valueChanged.connect(self.update)
@@ -62,8 +66,10 @@ class MiniMap(QWidget):
         self.update()
 
     def resizeEvent(self, event) -> None:
+        # Taken in a turn of its own once the size settles: a window opening resizes the dock twice,
+        # and two renderings of the whole scene made its first frame 10 ms longer.
         super().resizeEvent(event)
-        self.refit()
+        self._settle.start()
 
     def visible_area(self) -> QRectF:
         return self.main.mapToScene(self.main.viewport().rect()).boundingRect()
