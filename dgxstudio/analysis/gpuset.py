@@ -28,7 +28,7 @@ def _group_gpus(topo: Topology, key: str) -> list[str] | None:
 
 def select_gpus(topo: Topology, spec: str | None = "all") -> list[str]:
     """The GPU ids a spec selects, in document order, without duplicates."""
-    all_gpus = [d.id for d in topo.gpus()]
+    all_gpus = [d.id for d in topo.devices.values() if d.kind == "gpu"]  # one pass (a Run's click on 115,000 devices)
     if spec is None or spec.strip() in ("", "all"):
         if not all_gpus:
             raise GpuSetError("the topology has no GPUs")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QLineEdit, QMainWindow, QTabWidget, QToolBar, QUndoView
@@ -26,11 +28,16 @@ from .window_editing import MIME_CLIP, EditActions  # noqa: F401
 from .window_files import FILE_FILTER, FileActions  # noqa: F401
 from .window_habits import HabitActions
 from .window_replay import ReplayActions
+from .workers import JOB_SWITCH_INTERVAL_S
 
 
 class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWindow):
     def __init__(self, topology: Topology, path: str | None = None, preset: str | None = None):
         super().__init__()
+        # Threads work beside the GUI thread at any time (a Run's frozen copy, the checks of a large
+        # design, autosave), not only while a job runs: switch often enough that each Python callback
+        # Qt makes on this thread waits a fraction of a millisecond for the interpreter lock, not 5 ms.
+        sys.setswitchinterval(JOB_SWITCH_INTERVAL_S)
         self.setWindowIcon(icon("dgxstudio"))
         self.document = Document(topology, path, self)
         from .autosave import Autosaver

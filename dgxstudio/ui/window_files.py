@@ -220,6 +220,7 @@ class FileActions:
 
         from ..analysis.summary import analyze
         from ..cancel import Cancelled, cancellable
+        from ..heap import release_later
 
         # No deep copy on the GUI thread (8 s on a 59 MB cluster): a Run's frozen copy of this state if
         # there is one, else a shallow snapshot sharing the objects, which no edit can reach while the
@@ -235,8 +236,8 @@ class FileActions:
                 with cancellable(stop):
                     state["result"] = analyze(topo, gpus, lambda f, step: state.update(fraction=f, step=step),
                                               stop.is_set)
-            except Cancelled:
-                pass
+            except Cancelled as exc:
+                release_later(exc)  # its frames hold what the analysis built: freed elsewhere, this thread ends now
             except Exception as exc:  # noqa: BLE001 - raised again on the GUI thread
                 state["error"] = exc
 

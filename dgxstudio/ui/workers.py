@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
+from ..heap import release_later
 from ..sim.engine import SimulationCancelled
 
 # While a job runs, the GUI thread needs the GIL for every Python callback Qt makes (each item's
@@ -44,7 +45,8 @@ class _Worker(QObject):
         jid = self.job_id
         try:
             result = self.job(lambda p: self.progress.emit(jid, p), self.cancel)
-        except SimulationCancelled:
+        except SimulationCancelled as exc:
+            release_later(exc)  # what the run built is freed on another thread: this one ends at once
             self.cancelled.emit(jid)
         except Exception as exc:  # noqa: BLE001 - every failure must reach the user as a message
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()

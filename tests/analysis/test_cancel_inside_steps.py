@@ -72,6 +72,8 @@ def test_each_long_step_reads_the_cancel_check_as_it_goes(name, cluster):
 def test_a_cancelled_analysis_raises_cancelled_and_leaves_the_collector_as_it_was(cluster):
     import gc
 
+    from dgxstudio.heap import wait_released
+
     topo, gpus = cluster
     reads = _reads_without_cancel(lambda: analyze(topo, gpus))
     enabled = gc.isenabled()
@@ -80,4 +82,5 @@ def test_a_cancelled_analysis_raises_cancelled_and_leaves_the_collector_as_it_wa
         with cancellable(check), pytest.raises(Cancelled):
             analyze(topo, gpus)
         assert check.reads == at
+        assert wait_released(30)  # what it built is let go of on another thread, the collector paused meanwhile
         assert gc.isenabled() == enabled

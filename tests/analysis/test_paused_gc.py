@@ -7,6 +7,7 @@ import pytest
 
 from dgxstudio.analysis.summary import analyze, paused_gc
 from dgxstudio.cancel import Cancelled
+from dgxstudio.heap import wait_released
 from dgxstudio.model.presets import load_preset
 
 
@@ -32,6 +33,7 @@ def test_a_cancelled_analysis_restores_the_collector():
     topo = load_preset("dgx-h100")
     with pytest.raises(Cancelled):
         analyze(topo, [d.id for d in topo.gpus()], cancelled=lambda: True)
+    assert wait_released(30)  # once what it built is let go of on the release thread
     assert gc.isenabled()
 
 
