@@ -65,13 +65,15 @@ class Simulator:
     """Holds what is costly to derive (routes, rings, bounds) for repeated runs on one topology."""
 
     def __init__(self, topo: Topology, gpus: list[str], options: SimOptions | None = None,
-                 router: Router | None = None):
+                 router: Router | None = None, cancel=None):
+        """``cancel`` (a threading.Event or a callable) stops the checks and the routing tables, which
+        take seconds on clusters of thousands of systems, with ``Cancelled``."""
         self.topo = topo
         self.gpus = list(gpus)
         self.options = options or SimOptions()
         if len(self.gpus) < 2:
             raise SimulationError("a collective needs at least 2 GPUs")
-        with paused_gc():
+        with paused_gc(), cancellable(cancel):
             self._check_and_route(topo, router)
 
     def _check_and_route(self, topo: Topology, router: Router | None) -> None:

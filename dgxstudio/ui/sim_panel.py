@@ -242,7 +242,7 @@ class SimulationPanel(QWidget):
                 label = f"{collective} {algorithm} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}"
 
                 def sweep_job(topo, progress, cancel):
-                    sim = Simulator(topo, gpus, options)
+                    sim = Simulator(topo, gpus, options, cancel=cancel)
                     out = []
                     for i, s in enumerate(sizes):
                         out.append(sim.run(collective, algorithm, s, cancel=cancel))
@@ -253,7 +253,7 @@ class SimulationPanel(QWidget):
             label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs"
 
             def collective_job(topo, progress, cancel):
-                return Simulator(topo, gpus, options).run(collective, algorithm, size, progress, cancel)
+                return Simulator(topo, gpus, options, cancel=cancel).run(collective, algorithm, size, progress, cancel)
             return collective_job, RunRequest("collective", label, size * len(gpus))
         if tab == 1:
             p = self.stages.value()

@@ -142,3 +142,17 @@ def test_transfers_of_a_run_can_be_replayed():
     assert first[0]["paths"][0][0] == first[0]["src"]
     assert res.sim.segments and res.sim.delivered[-1][1] > 0
     assert res.sim.channel_bytes.sum() > 0
+
+
+def test_cancel_stops_the_simulators_setup_too():
+    # The checks and routing tables of a large cluster take seconds before any run starts; a set
+    # cancel flag stops them there (the GUI's Run passes its flag to the Simulator as well).
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True)
+    gpus = [d.id for d in topo.gpus()]
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(SimulationCancelled):
+        Simulator(topo, gpus, SimOptions(), cancel=stop)
+    assert Simulator(topo, gpus, SimOptions(), cancel=threading.Event()).gpus == gpus
