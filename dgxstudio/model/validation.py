@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from ..cancel import check_cancelled
 from ..heap import paused_gc
 from .catalog import NETWORK_FAMILIES, PCIE_HUB_KINDS
 from .topology import Topology
@@ -248,5 +249,6 @@ def validate(topo: Topology) -> list[Finding]:
     findings: list[Finding] = []
     with paused_gc():
         for check in CHECKS:
+            check_cancelled()  # between the checks: each takes up to a fraction of a second on a 59 MB design
             findings.extend(check(topo))
     return findings
