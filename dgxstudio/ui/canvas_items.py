@@ -259,7 +259,7 @@ class GroupItem(QGraphicsItem):
         """The collapsed box's name, and its counts with the '+' that expands it, laid out once."""
         runs = getattr(self, "_runs", None)
         if runs is None or runs[0] != (self.title, self.summary):
-            rect = QRectF(-self.BOX_W / 2, -self.BOX_H / 2, self.BOX_W, self.BOX_H)
+            rect = QRectF(-self.box_w / 2, -self.BOX_H / 2, self.box_w, self.BOX_H)  # a tray's box is wider
             title = text_runs(self.title_lines, self.title_font,
                               QRectF(rect.left() + 36, rect.top() + 4, rect.width() - 58, 28), False)
             summary = text_runs([self.summary], _FONT, QRectF(rect.left() + 4, rect.top() + 36, rect.width() - 8, 24), True)
