@@ -22,6 +22,22 @@ def open_window(topology, path=None, preset=None, size=(1400, 900)):
     return app, window
 
 
+def open_file_settled(path):
+    """A saved topology opened in the window as the application opens it: drawn, then the heap settled
+    (``settle_heap``, as run_app does once its window is up). Returns (app, topology, window)."""
+    from dgxstudio.model import fileio
+    from dgxstudio.ui.app import settle_heap
+
+    topo = fileio.load(path)
+    app = application()
+    window = MainWindow(topo, path)
+    window.show()
+    for _ in range(50):
+        app.processEvents()
+    settle_heap()
+    return app, topo, window
+
+
 def dispose(window, app) -> None:
     window.document.undo_stack.setClean()
     window.close()

@@ -26,17 +26,9 @@ def main() -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QProgressDialog, QPushButton
 
-    from dgxstudio.model import fileio
-    from dgxstudio.ui.app import settle_heap
-    from dgxstudio.ui.main_window import MainWindow
+    from _windows import open_file_settled
 
-    app = QApplication.instance() or QApplication([])
-    topo = fileio.load(args.file)
-    w = MainWindow(topo, args.file)
-    w.show()
-    for _ in range(50):
-        app.processEvents()
-    settle_heap()
+    app, topo, w = open_file_settled(args.file)
     gpus = [d.id for d in topo.gpus()]
     for after in (float(x) for x in args.after.split(",")):
         pressed: dict = {}

@@ -29,20 +29,11 @@ def main() -> int:
                     help="seconds between the edit and the click (0: at once, before the findings' check starts)")
     args = ap.parse_args()
     from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
 
-    from dgxstudio.model import fileio
+    from _windows import open_file_settled
     from dgxstudio.model.commands import SetAttribute
-    from dgxstudio.ui.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([])
-    topo = fileio.load(args.file)
-    w = MainWindow(topo, args.file)
-    w.show()
-    for _ in range(50):
-        app.processEvents()
-    from dgxstudio.ui.app import settle_heap
-    settle_heap()  # as the application does once its window is up
+    app, topo, w = open_file_settled(args.file)
     p = w.sim_panel
     link = next(iter(topo.links.values()))
     ticks: list[float] = []

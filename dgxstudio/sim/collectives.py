@@ -226,15 +226,14 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
     the previous call's (a connection is a FIFO: NCCL sends its chunks in order).
     """
     n, piece = pieces(size, chunk)
-    levels = _levels(tree)
-    depths = sorted(levels, reverse=up)
-    if patterns is None:
-        patterns = {}
-    for d in depths:
-        if d in patterns:
-            continue
-        pairs = [(c, tree["parent"][c]) if up else (tree["parent"][c], c) for c in levels[d]]
-        patterns[d] = Pattern(pairs, latency_s=latency_of(pairs) if latency_of is not None else None, cap_Bps=cap_Bps)
+    if not patterns:  # the first call on this tree and direction (or the only one)
+        levels = _levels(tree)
+        patterns = {} if patterns is None else patterns
+        for d, members in levels.items():
+            pairs = [(c, tree["parent"][c]) if up else (tree["parent"][c], c) for c in members]
+            patterns[d] = Pattern(pairs, latency_s=latency_of(pairs) if latency_of is not None else None,
+                                  cap_Bps=cap_Bps)
+    depths = sorted(patterns, reverse=up)
     prev_level: dict[int, int] = {}
     for d in depths:
         cur: dict[int, int] = {}

@@ -64,7 +64,7 @@ class Shortcut:
         # what may become active before the image is due: these groups, their successors, and the
         # partly released groups (a lane idle now, waiting for its data) and theirs
         allowed = np.union1d(gs, fk)
-        for j in range(1, span[0] + 1):
+        for _ in range(span[0]):
             nxt = per.step(allowed, 1)
             allowed = np.union1d(allowed, nxt[nxt >= 0])
         self.snap = {"t": t, "mapped": np.sort(mapped), "allowed": allowed,

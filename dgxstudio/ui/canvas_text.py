@@ -191,6 +191,15 @@ class LinkLabels:
             self._key, self._placed = key, self._place(t, painter.viewport(), links, devices)
         draw_placed(painter, exposed, self._placed, self._font)
 
+    def _label(self, item, font, fm) -> tuple[str, float]:
+        """A link's count label and its box width (measured once per font size and text)."""
+        text = f"x{item.count}"
+        key = (font.pointSize(), text)
+        w = self._widths.get(key)
+        if w is None:
+            w = self._widths[key] = fm.horizontalAdvance(text) + 8
+        return text, w
+
     def _place(self, t, viewport, links, devices) -> list:
         area = QRectF(viewport)
         al, at = area.left(), area.top()
@@ -200,7 +209,6 @@ class LinkLabels:
         font = self._font
         fm, line_h = metrics(font)
         h = line_h + 2
-        widths = self._widths
         if t.type().value > QTransform.TransformationType.TxScale.value:   # not this canvas's views: the general way
             return self._place_any(t, area, links, devices, taken, out, font, fm, h)
         # scale and shift only: mapped with plain numbers, as QTransform maps them
@@ -220,10 +228,7 @@ class LinkLabels:
             bx, by = pb.x() * sx + dx, pb.y() * sy + dy
             if not (min(ax, bx) - 20 < ar and al < max(ax, bx) + 20 and min(ay, by) - 20 < ab and at < max(ay, by) + 20):
                 continue
-            text = f"x{item.count}"
-            w = widths.get((font.pointSize(), text))
-            if w is None:
-                w = widths[(font.pointSize(), text)] = fm.horizontalAdvance(text) + 8
+            text, w = self._label(item, font, fm)
             for f in self.ALONG:
                 x, y = ax + (bx - ax) * f, ay + (by - ay) * f
                 left, top = x - w / 2, y - h / 2
@@ -237,17 +242,13 @@ class LinkLabels:
             r = t.mapRect(d.sceneBoundingRect())
             if r.intersects(area):
                 taken.claim(r, force=True)
-        widths = self._widths
         for item in links:
             if not (item.count > 1 or item.bundle) or not item.isVisible():
                 continue
             a, b = t.map(item.a.scenePos()), t.map(item.b.scenePos())
             if not QRectF(a, b).normalized().adjusted(-20, -20, 20, 20).intersects(area):
                 continue
-            text = f"x{item.count}"
-            w = widths.get((font.pointSize(), text))
-            if w is None:
-                w = widths[(font.pointSize(), text)] = fm.horizontalAdvance(text) + 8
+            text, w = self._label(item, font, fm)
             for f in self.ALONG:
                 x, y = a.x() + (b.x() - a.x()) * f, a.y() + (b.y() - a.y()) * f
                 box = QRectF(x - w / 2, y - h / 2, w, h)
