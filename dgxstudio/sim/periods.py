@@ -37,6 +37,7 @@ class _Periods:
         self.succ = succ
         self.alike = np.zeros(n, dtype=np.int8)  # 0 not checked yet, 1 alike, -1 not
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
+        self._csr: list | None = None  # on_sent and on_done as flat arrays (once needed)
         self.snap = None
         self.jumps = 0
         self.skipped_periods = 0
@@ -63,7 +64,7 @@ class _Periods:
                     if row >= 2:
                         # a dependent of both is a *barrier* (it waits for many pieces, a stage's end):
                         # it stays put while the lane moves, its count of what it still waits for
-                        # going down by the same number each period (see the engine's jump)
+                        # going down each period (the jump counts the releases: steady.py)
                         common = set(mine) & set(theirs)
                         mine = [d for d in mine if d not in common]
                         theirs = [d for d in theirs if d not in common]
@@ -157,6 +158,25 @@ class _Periods:
         self._order = np.lexsort((pos, head))
         self._idx = np.empty(n, dtype=np.int64)
         self._idx[self._order] = np.arange(n)
+
+    def dependents(self, gs: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
+        """What the sends (or the finishes) of ``gs`` release: the dependents, each with the index
+        in ``gs`` of the group that releases it."""
+        if self._csr is None:
+            self._csr = []
+            for lists in (self.on_sent, self.on_done):
+                lens = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
+                ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+                np.cumsum(lens, out=ptr[1:])
+                flat = np.fromiter((d for x in lists for d in x), dtype=np.int64, count=int(ptr[-1]))
+                self._csr.append((ptr, flat))
+        ptr, flat = self._csr[0 if sent else 1]
+        gs = np.asarray(gs, dtype=np.int64)
+        a = ptr[gs]
+        cnt = ptr[gs + 1] - a
+        src = np.repeat(np.arange(len(gs)), cnt)
+        offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        return flat[a[src] + offs], src
 
     def reach_all(self, gs) -> int:
         """The fewest alike links that follow any of ``gs``."""
