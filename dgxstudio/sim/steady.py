@@ -50,6 +50,7 @@ class Shortcut:
         self.logs: tuple[list[int], list[int], list[int]] | None = None
         self.span = [1]  # lane steps a period spans (the successor map's power the state is compared under)
         self.backoff = [0, 0, 0]  # events to let pass before looking again, the current wait, fruitless looks in a row
+        self.waited = 0  # looks since the snapshot that found the state on its way to the image
 
 
     def take_snapshot(self, gs: np.ndarray, r: "_Now") -> None:
@@ -74,6 +75,7 @@ class Shortcut:
                      "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
                      "seg": len(self.segments), "delivered": r.delivered_bytes, "n_delivered": len(self.delivered)}
         self.logs = ([], [], [])
+        self.waited = 0
 
     def states_match(self, T: float, r: "_Now") -> bool:
         """Is the state now the successor-image of the snapshot's, T later?
@@ -237,6 +239,13 @@ class Shortcut:
             return int(bad.min()) - 1
         return u, left
 
+    def _fruitless(self) -> None:
+        backoff = self.backoff
+        backoff[2] += 1
+        if backoff[2] >= 8:
+            backoff[1] = min(16, max(1, 2 * backoff[1]))
+            backoff[0] = backoff[1]
+
     def watch(self, r: "_Now") -> None:
         # Looking costs a little at every event; where the state keeps not repeating, look less
         # often (waits double up to 32 events; a skip starts over). A late look only starts a
@@ -249,6 +258,9 @@ class Shortcut:
         snap = self.snap
         if snap is None:
             self.take_snapshot(gs, r)
+            if self.snap is None:
+                # a lane ends among the groups now (a tree's few pieces): no image to compare with
+                self._fruitless()
             return
         if len(gs) == len(snap["mapped"]) and np.array_equal(gs, snap["mapped"]):
             T = r.t - snap["t"]
@@ -263,15 +275,14 @@ class Shortcut:
                 # look compares with the state two steps on, and the one after with one step
                 span[0] = 3 - span[0]
             self.take_snapshot(gs, r)
-        elif not np.isin(gs, snap["allowed"]).all():
-            # the state moved on without coming back: after a few such looks in a row, look less
-            # often (a schedule without a steady state, a tree's few pieces, pays little for it)
-            backoff[2] += 1
-            if backoff[2] >= 8:
-                backoff[1] = min(16, max(1, 2 * backoff[1]))
-                backoff[0] = backoff[1]
+        elif not np.isin(gs, snap["allowed"]).all() or self.waited > 4 * len(gs) + 16:
+            # the state moved on without coming back (or lanes advance at different paces and the
+            # image never comes): after a few such looks in a row, look less often (a schedule
+            # without a steady state, a tree's few pieces, pays little for it)
+            self._fruitless()
             self.take_snapshot(gs, r)
             return
         else:
+            self.waited += 1
             return
         backoff[2] = 0

@@ -161,6 +161,57 @@ def test_random_lanes_are_exact_with_and_without_the_shortcut(monkeypatch, case)
     assert_same(fast, slow)
 
 
+@st.composite
+def lanes_with_taps_and_barriers(draw):
+    """Lanes that start part-way through another lane (a tap on one of its pieces), lanes fed piece
+    by piece by a slower or faster lane (a queue that grows or drains), and a stage that waits for
+    every piece of a lane (a barrier): the releases a skip must count, and stop before."""
+    t = Topology("switch", CATALOG)
+    n_gpu = draw(st.integers(3, 5))
+    t.add_device(Device("s", "pcie_switch", "pcie-switch-gen3", "S"))
+    for i in range(n_gpu):
+        t.add_device(Device(f"g{i}", "gpu", "tesla-v100-pcie", f"G{i}"))
+        t.add_link(Link(f"l{i}", f"g{i}", "s", "PCIe3", bandwidth_per_direction_Bps=draw(st.sampled_from([1e9, 2e9, 3e9])),
+                        latency_s=draw(st.sampled_from([0.0, 1e-6, 3e-6]))))
+    sched = Schedule([])
+    lanes: list[list[int]] = []
+    for li in range(draw(st.integers(2, 4))):
+        a = draw(st.integers(0, n_gpu - 1))
+        b = draw(st.integers(0, n_gpu - 1).filter(lambda x: x != a))
+        pattern, size = Pattern([(f"g{a}", f"g{b}")]), draw(st.sampled_from([1e5, 1e6, 4e6]))
+        pieces = draw(st.integers(2, 60))
+        how = draw(st.sampled_from(["root", "tap", "feed", "barrier"])) if lanes else "root"
+        src = lanes[draw(st.integers(0, len(lanes) - 1))] if lanes else []
+        tap = draw(st.integers(0, len(src) - 1)) if src else 0
+        ids: list[int] = []
+        for j in range(pieces):
+            if how == "tap" and j == 0:
+                done = (src[tap],)
+            elif how == "feed":
+                done = (src[min(j, len(src) - 1)],)
+            elif how == "barrier" and j == 0:
+                done = tuple(src)
+            else:
+                done = ()
+            ids.append(sched.add(Group(f"lane {li} piece {j}", pattern, size, done, (ids[-1],) if ids else ())))
+        lanes.append(ids)
+    return t, sched
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(lanes_with_taps_and_barriers())
+def test_taps_queues_and_barriers_are_exact_with_and_without_the_shortcut(monkeypatch, case):
+    topo, sched = case
+    router = Router(topo)
+
+    def run():
+        return Engine(router).run(Schedule([Group(g.name, g.pattern, g.bytes_each, g.deps_done, g.deps_sent)
+                                            for g in sched.groups]))
+
+    fast, slow = both(monkeypatch, run)
+    assert_same(fast, slow)
+
+
 def test_a_stage_waiting_for_all_pieces_is_a_barrier_the_shortcut_counts_down(monkeypatch):
     """Hierarchical all-reduce: the leaders' ring waits for every piece of the reduction inside the
     systems (each of its first groups depends on all of them). Those groups stay put while the
