@@ -120,17 +120,33 @@ def test_a_step_whose_queue_grows_and_drains_is_skipped_too(monkeypatch):
     assert big_fast <= 2 * small_fast
 
 
-@st.composite
-def lanes_on_a_switch(draw):
-    """A few lanes of pieces (each piece waits for the previous one's send and, optionally, for a
-    piece of another lane to arrive) on GPUs around one PCIe switch with uneven links."""
+def exact_on_a_switch(monkeypatch, topo, sched):
+    router = Router(topo)
+
+    def run():
+        return Engine(router).run(Schedule([Group(g.name, g.pattern, g.bytes_each, g.deps_done, g.deps_sent)
+                                            for g in sched.groups]))
+
+    fast, slow = both(monkeypatch, run)
+    assert_same(fast, slow)
+
+
+def gpus_on_a_switch(draw, low: int) -> tuple[Topology, int]:
     t = Topology("switch", CATALOG)
-    n_gpu = draw(st.integers(2, 5))
+    n_gpu = draw(st.integers(low, 5))
     t.add_device(Device("s", "pcie_switch", "pcie-switch-gen3", "S"))
     for i in range(n_gpu):
         t.add_device(Device(f"g{i}", "gpu", "tesla-v100-pcie", f"G{i}"))
         t.add_link(Link(f"l{i}", f"g{i}", "s", "PCIe3", bandwidth_per_direction_Bps=draw(st.sampled_from([1e9, 2e9, 3e9])),
                         latency_s=draw(st.sampled_from([0.0, 1e-6, 3e-6]))))
+    return t, n_gpu
+
+
+@st.composite
+def lanes_on_a_switch(draw):
+    """A few lanes of pieces (each piece waits for the previous one's send and, optionally, for a
+    piece of another lane to arrive) on GPUs around one PCIe switch with uneven links."""
+    t, n_gpu = gpus_on_a_switch(draw, 2)
     sched = Schedule([])
     lanes = []
     for _ in range(draw(st.integers(1, 3))):
@@ -150,15 +166,7 @@ def lanes_on_a_switch(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(lanes_on_a_switch())
 def test_random_lanes_are_exact_with_and_without_the_shortcut(monkeypatch, case):
-    topo, sched = case
-    router = Router(topo)
-
-    def run():
-        return Engine(router).run(Schedule([Group(g.name, g.pattern, g.bytes_each, g.deps_done, g.deps_sent)
-                                            for g in sched.groups]))
-
-    fast, slow = both(monkeypatch, run)
-    assert_same(fast, slow)
+    exact_on_a_switch(monkeypatch, *case)
 
 
 @st.composite
@@ -166,13 +174,7 @@ def lanes_with_taps_and_barriers(draw):
     """Lanes that start part-way through another lane (a tap on one of its pieces), lanes fed piece
     by piece by a slower or faster lane (a queue that grows or drains), and a stage that waits for
     every piece of a lane (a barrier): the releases a skip must count, and stop before."""
-    t = Topology("switch", CATALOG)
-    n_gpu = draw(st.integers(3, 5))
-    t.add_device(Device("s", "pcie_switch", "pcie-switch-gen3", "S"))
-    for i in range(n_gpu):
-        t.add_device(Device(f"g{i}", "gpu", "tesla-v100-pcie", f"G{i}"))
-        t.add_link(Link(f"l{i}", f"g{i}", "s", "PCIe3", bandwidth_per_direction_Bps=draw(st.sampled_from([1e9, 2e9, 3e9])),
-                        latency_s=draw(st.sampled_from([0.0, 1e-6, 3e-6]))))
+    t, n_gpu = gpus_on_a_switch(draw, 3)
     sched = Schedule([])
     lanes: list[list[int]] = []
     for li in range(draw(st.integers(2, 4))):
@@ -201,15 +203,7 @@ def lanes_with_taps_and_barriers(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(lanes_with_taps_and_barriers())
 def test_taps_queues_and_barriers_are_exact_with_and_without_the_shortcut(monkeypatch, case):
-    topo, sched = case
-    router = Router(topo)
-
-    def run():
-        return Engine(router).run(Schedule([Group(g.name, g.pattern, g.bytes_each, g.deps_done, g.deps_sent)
-                                            for g in sched.groups]))
-
-    fast, slow = both(monkeypatch, run)
-    assert_same(fast, slow)
+    exact_on_a_switch(monkeypatch, *case)
 
 
 def test_a_stage_waiting_for_all_pieces_is_a_barrier_the_shortcut_counts_down(monkeypatch):
