@@ -8,7 +8,7 @@ import numpy as np
 class _Periods:
     """Finds where a schedule's run repeats itself and skips the repeats, exactly.
 
-    Groups chained by a single send dependency form a *lane* (one connection's pieces in order, as
+    Groups chained by their first send dependency form a *lane* (one connection's pieces in order, as
     NCCL's FIFO sends them); the next group of a lane is its group's *successor*. A successor is
     *alike* when it moves the same bytes over the same routes with the same delays. If the network's
     state at time t2 (every active flow's remaining bytes, every pending arrival and finish) is the
@@ -29,12 +29,14 @@ class _Periods:
         self.on_done = on_done
         self.on_sent = on_sent
         self.deps_total = deps_total
+        # a group's lane predecessor is its first send dependency (a connection's previous piece; a
+        # second one is a buffer it waits for), when no other group names the same one first
+        first = np.fromiter((g.deps_sent[0] if g.deps_sent else -1 for g in groups), dtype=np.int64, count=n)
+        has = np.flatnonzero(first >= 0)
+        claims = np.bincount(first[has], minlength=n)
         succ = np.full(n, -1, dtype=np.int64)
-        for i, g in enumerate(groups):
-            if len(g.deps_sent) == 1:
-                p = g.deps_sent[0]
-                if len(on_sent[p]) == 1:
-                    succ[p] = i
+        succ[first[has]] = has
+        succ[claims != 1] = -1
         self.succ = succ
         self.alike = np.zeros(n, dtype=np.int8)  # 1 alike, -1 not (decided in _prepare)
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)

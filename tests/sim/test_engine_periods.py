@@ -218,7 +218,7 @@ def test_a_stage_waiting_for_all_pieces_is_a_barrier_the_shortcut_counts_down(mo
     assert fast.periods_skipped > 0
 
 
-@pytest.mark.parametrize("systems, size", [(2, 2**30), (3, 2**29)])
+@pytest.mark.parametrize("systems, size", [(2, 2**30), (3, 2**29), (8, 2**30)])
 def test_the_nvls_tree_repeats_every_second_step_and_the_shortcut_stays_exact(monkeypatch, systems, size):
     # The double tree's two trees take turns on each network link, so the state repeats every
     # second lane step; the shortcut must find that period and give the piece-by-piece answer.
@@ -228,7 +228,8 @@ def test_the_nvls_tree_repeats_every_second_step_and_the_shortcut_stays_exact(mo
                       .run("all-reduce", "nvls-tree", size).sim)
     assert_same(fast, slow)
     assert fast.periods_skipped > 0 and slow.periods_skipped == 0
-    assert fast.events * 4 < slow.events
+    # deeper trees fill and drain over more pieces before and after their steady state
+    assert fast.events * (4 if systems < 8 else 2) < slow.events
 
 
 def test_nvls_tree_pieces_leave_each_network_connection_in_order():
@@ -250,6 +251,20 @@ def test_nvls_tree_pieces_leave_each_network_connection_in_order():
         for a, b in zip(ids, ids[1:]):
             assert r.group_start[b] >= r.group_sent[a] - 1e-15
     slots = T.slots_per_connection("all-reduce")
+    # a receiver's buffers: a level runs at most `slots` pieces ahead of the level it forwards to
+    # (up: the parent's own hop up, the root's first hop down; down: the next hop down)
+    checked = 0
+    for (tree, phase, level), ids in lanes.items():
+        if phase == "up":
+            onward = lanes.get((tree, "up", level - 1)) if level > 1 else lanes.get((tree, "down", 1))
+        else:
+            onward = lanes.get((tree, "down", level + 1))
+        if onward is None:
+            continue
+        for j in range(slots, len(ids)):
+            assert r.group_start[ids[j]] >= r.group_sent[onward[j - slots]] - 1e-15
+            checked += 1
+    assert checked
     reduces = [i for i, g in enumerate(r.groups) if g.meta.get("phase") == "nvls-reduce"
                and g.name.startswith("NVLS reduce s0 ") and g.name.endswith(f"piece {g.meta['piece']}")]
     taken = {g.meta["piece"]: i for i, g in enumerate(r.groups) if g.name.startswith("trees took piece")}
