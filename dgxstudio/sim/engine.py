@@ -23,7 +23,7 @@ import numpy as np
 from ..cancel import Cancelled, as_check
 from . import limits
 from ..analysis.routing import Route, Router
-from .periods import FlowEnds, _Periods
+from .periods import Dependents, FlowEnds, _Periods
 from .steady import Shortcut, _Now
 from .schedule import Group, Pattern, Progress, Schedule, SimResult  # noqa: F401 (re-exported: the engine's API)
 from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes  # noqa: F401 (re-exported)
@@ -55,8 +55,11 @@ class Engine:
         self.route_w: list[np.ndarray] = []
         self.route_cap: list[float] = []
 
-    def _route_id(self, route: Route) -> int:
-        key = (route.paths, route.cap_Bps)
+    def _route_id(self, route: Route, cap_Bps: float) -> int:
+        """The id of ``route`` limited to ``cap_Bps`` (its cap is kept beside it: no capped copy of
+        the route is made, 75,000 of them on a 16,384-GPU ring)."""
+        cap = min(cap_Bps, route.cap_Bps)
+        key = (route.paths, cap)
         rid = self._route_ids.get(key)
         if rid is None:
             rid = len(self.routes)
@@ -64,7 +67,7 @@ class Engine:
             self.routes.append(route)
             self.route_ch.append(route.channels)
             self.route_w.append(route.weights)
-            self.route_cap.append(route.cap_Bps)
+            self.route_cap.append(cap)
         return rid
 
     def template(self, pattern: Pattern, is_cancelled=None) -> dict:
@@ -84,7 +87,7 @@ class Engine:
                 r = self.router.routes(src, dst)
             hit = by_object.get((id(r), pattern.cap_Bps))
             if hit is None:
-                hit = by_object[(id(r), pattern.cap_Bps)] = (self._route_id(r.capped(pattern.cap_Bps)), r)
+                hit = by_object[(id(r), pattern.cap_Bps)] = (self._route_id(r, pattern.cap_Bps), r)
             route.append(hit[0])
             latency.append(r.latency_s if pattern.latency_s is None else pattern.latency_s)
         pattern._template = {"engine": self, "route": np.asarray(route, dtype=np.int64),
@@ -100,26 +103,19 @@ class Engine:
         n = len(groups)
         is_cancelled = as_check(cancel)
         templates = []
+        last_pattern, last_template = None, None  # a lane's pieces share their pattern: looked up once
         for g in groups:
-            if is_cancelled is not None and g.pattern is not None and g.pattern._template is None and is_cancelled():
-                raise SimulationCancelled()
-            templates.append(self.template(g.pattern, is_cancelled) if g.pattern is not None and g.pattern.pairs else None)
+            pattern = g.pattern
+            if pattern is not last_pattern or pattern is None:
+                if is_cancelled is not None and pattern is not None and pattern._template is None and is_cancelled():
+                    raise SimulationCancelled()
+                last_pattern = pattern
+                last_template = self.template(pattern, is_cancelled) if pattern is not None and pattern.pairs else None
+            templates.append(last_template)
 
-        deps_left = np.zeros(n, dtype=np.int64)
-        on_done: list[list[int]] = [[] for _ in range(n)]
-        on_sent: list[list[int]] = [[] for _ in range(n)]
-        for i, g in enumerate(groups):
-            if is_cancelled is not None and i % 8192 == 8191 and is_cancelled():
-                raise SimulationCancelled()
-            for d in g.deps_done:
-                if not 0 <= d < n or d == i:
-                    raise ValueError(f"group {i} ({g.name}) depends on unknown group {d}")
-                on_done[d].append(i)
-            for d in g.deps_sent:
-                if not 0 <= d < n or d == i:
-                    raise ValueError(f"group {i} ({g.name}) depends on unknown group {d}")
-                on_sent[d].append(i)
-            deps_left[i] = len(g.deps_done) + len(g.deps_sent)
+        on_done = Dependents(groups, "deps_done")
+        on_sent = Dependents(groups, "deps_sent")
+        deps_left = on_done.waits + on_sent.waits
 
         start = np.full(n, np.nan)
         sent = np.full(n, np.nan)
@@ -162,7 +158,7 @@ class Engine:
             if tpl is None:
                 sent[g] = t + groups[g].duration_s
                 schedule_done(g, t + groups[g].duration_s + groups[g].post_delay_s)
-                if on_sent[g]:
+                if on_sent.any_of(g):
                     # a compute group "sends" when its work ends: at once, or by an event then
                     if groups[g].duration_s == 0:
                         release(on_sent[g])
@@ -340,7 +336,7 @@ class Engine:
         # ---- steady states (sim/steady.py): find a repeat of the whole state under the successor map, skip the repeats
         # (not with compute groups that take time and have groups waiting on their send: those
         # put a second kind of event in the queue that the state comparison does not follow)
-        timed_sends = any(g.pattern is None and g.duration_s > 0 and on_sent[i] for i, g in enumerate(groups))
+        timed_sends = any(g.pattern is None and g.duration_s > 0 and on_sent.any_of(i) for i, g in enumerate(groups))
         per = _Periods(groups, templates, on_done, on_sent, deps_left.copy()) \
             if periods and n and not timed_sends else None
         if per is not None and not per.enabled:

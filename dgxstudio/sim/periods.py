@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 
@@ -40,7 +42,6 @@ class _Periods:
         self.succ = succ
         self.alike = np.zeros(n, dtype=np.int8)  # 1 alike, -1 not (decided in _prepare)
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
-        self._csr: list | None = None  # on_sent and on_done as flat arrays (once needed)
         self.snap = None
         self.jumps = 0
         self.skipped_periods = 0
@@ -127,21 +128,13 @@ class _Periods:
     def dependents(self, gs: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
         """What the sends (or the finishes) of ``gs`` release: the dependents, each with the index
         in ``gs`` of the group that releases it."""
-        if self._csr is None:
-            self._csr = []
-            for lists in (self.on_sent, self.on_done):
-                lens = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
-                ptr = np.zeros(len(lists) + 1, dtype=np.int64)
-                np.cumsum(lens, out=ptr[1:])
-                flat = np.fromiter((d for x in lists for d in x), dtype=np.int64, count=int(ptr[-1]))
-                self._csr.append((ptr, flat))
-        ptr, flat = self._csr[0 if sent else 1]
+        deps = self.on_sent if sent else self.on_done
         gs = np.asarray(gs, dtype=np.int64)
-        a = ptr[gs]
-        cnt = ptr[gs + 1] - a
+        a = deps.ptr[gs]
+        cnt = deps.ptr[gs + 1] - a
         src = np.repeat(np.arange(len(gs)), cnt)
         offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        return flat[a[src] + offs], src
+        return deps.flat[a[src] + offs], src
 
     def reach_all(self, gs) -> int:
         """The fewest alike links that follow any of ``gs``."""
@@ -154,6 +147,35 @@ class _Periods:
         """The groups moving data or waiting for their data to arrive (the frontier is compared apart)."""
         heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
         return np.unique(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
+
+
+class Dependents:
+    """Who waits for each group (for its finish, or for its send), as flat arrays built with numpy
+    rather than a Python list per group: ``[g]`` lists group g's dependents in group order, and
+    ``waits`` counts what each group waits for this way."""
+
+    def __init__(self, groups, attr: str):
+        n = len(groups)
+        self.waits = np.fromiter((len(getattr(g, attr)) for g in groups), dtype=np.int64, count=n)
+        src = np.fromiter(itertools.chain.from_iterable(getattr(g, attr) for g in groups), dtype=np.int64,
+                          count=int(self.waits.sum()))
+        dep = np.repeat(np.arange(n, dtype=np.int64), self.waits)
+        bad = (src < 0) | (src >= n) | (src == dep)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"group {dep[i]} ({groups[dep[i]].name}) depends on unknown group {src[i]}")
+        self.flat = dep[np.argsort(src, kind="stable")]
+        self.ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=self.ptr[1:])
+
+    def __getitem__(self, g: int) -> list[int]:
+        return self.flat[self.ptr[g]:self.ptr[g + 1]].tolist()
+
+    def __len__(self) -> int:
+        return len(self.ptr) - 1
+
+    def any_of(self, g: int) -> bool:
+        return bool(self.ptr[g + 1] > self.ptr[g])
 
 
 class FlowEnds:

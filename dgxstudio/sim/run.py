@@ -95,7 +95,7 @@ class Simulator:
             raise SimulationError(f"unknown protocol {self.options.protocol!r} (one of {', '.join(PROTOCOL_CHOICES)})")
         self._rings = None
         self._plan: ChannelPlan | None = None
-        self._facts: dict[str, object] = {}
+        self._facts: dict[object, object] = {}
         self._bounds: dict[str, float] = {}
 
     # ---- what the topology allows --------------------------------------------------------------
@@ -446,11 +446,16 @@ class Simulator:
 
     def _ring_hop_latency(self, a: str, b: str, proto: str, multi: bool) -> float:
         cls = self._hop_class(a, b)
-        if cls == "net":
-            return T.hop_latency("net", "ring", proto)
-        lat = T.hop_latency(cls, "ring", proto)
-        if multi:
-            lat = max(lat, T.net_overhead(self._cpu_vendor(), proto))
+        key = ("ring hop", cls, proto, multi)  # worked out once per class (131,072 hops at 16,384 GPUs)
+        lat = self._facts.get(key)
+        if lat is None:
+            if cls == "net":
+                lat = T.hop_latency("net", "ring", proto)
+            else:
+                lat = T.hop_latency(cls, "ring", proto)
+                if multi:
+                    lat = max(lat, T.net_overhead(self._cpu_vendor(), proto))
+            self._facts[key] = lat
         return lat
 
     def _collnet(self, size: float, proto: str) -> Schedule:

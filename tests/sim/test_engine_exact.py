@@ -97,3 +97,12 @@ def test_reduction_cost_adds_time(catalog):
     slow = simulate(t, "all-reduce", "single-ring", size, options=SimOptions(chunk=size, reduce_s_per_byte=cost)).time_s
     assert rel(slow - free, (p - 1) * size / p * cost) < 1e-9
     assert math.isfinite(slow)
+
+
+@pytest.mark.parametrize("deps_done, deps_sent", [((5,), ()), ((), (1,)), ((-1,), ())])
+def test_a_group_waiting_on_a_missing_or_its_own_group_is_named(catalog, deps_done, deps_sent):
+    router = Router(plain_ring(2, 0.0, catalog))
+    sched = Schedule([Group("first", Pattern([("g0", "g1")]), 1e6),
+                      Group("second", Pattern([("g0", "g1")]), 1e6, deps_done, deps_sent)])
+    with pytest.raises(ValueError, match=r"group 1 \(second\) depends on unknown group"):
+        Engine(router).run(sched)
