@@ -34,7 +34,7 @@ class Pattern:
         self._template = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     name: str
     pattern: Pattern | None = None
