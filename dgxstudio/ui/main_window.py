@@ -20,6 +20,7 @@ from .inspector import Inspector
 from .minimap import MiniMap
 from .palette import Palette
 from .replay_legend import ReplayLegend
+from .first_frame import drop_polish_requests
 from .plots import GanttPlot, LivePlots, SweepPlot
 from .settings import MAX_RECENT, WINDOW_STATE_VERSION, settings  # noqa: F401  (importable from here)
 from .sim_panel import ResultsPanel, SimulationPanel
@@ -63,6 +64,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         for message in default_catalog().messages:
             self.show_status(message)
         QTimer.singleShot(0, self.view.fit)
+        drop_polish_requests()
 
     # ---- layout ---------------------------------------------------------------------------------
     def _dock(self, title: str, widget, area, name: str) -> QDockWidget:

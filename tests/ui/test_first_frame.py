@@ -116,3 +116,27 @@ def test_the_overview_pictures_the_scene_after_its_first_paint(qtbot, make_windo
     finally:
         w.minimap.removeEventFilter(seen["filter"])
         _close(w)
+
+
+def test_a_plot_menu_is_styled_when_first_opened_not_with_the_window(qtbot, make_window):
+    """pyqtgraph builds a right-click menu and a settings form for every plot; Qt polishes each when
+    it is first shown, not in the window's first frame."""
+    w = _reopened(qtbot, make_window)
+    try:
+        QApplication.processEvents()
+        plot = w.live_plots.delivered_plot
+        menus = [plot.vb.menu, plot.ctrlMenu]
+        assert not any(m.testAttribute(Qt.WidgetAttribute.WA_WState_Polished) for m in menus)
+        _click_tab(qtbot, w, "Plots")
+        view = w.live_plots.layout_widget
+        qtbot.waitUntil(lambda: view.centralWidget.size().toSize() == view.size(), timeout=3000)
+        at = view.mapFromScene(plot.vb.sceneBoundingRect().center())
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.RightButton, pos=at)
+        qtbot.waitUntil(plot.vb.menu.isVisible, timeout=3000)
+        assert plot.vb.menu.testAttribute(Qt.WidgetAttribute.WA_WState_Polished)
+        texts = [a.text() for a in plot.vb.menu.actions()]
+        assert "View All" in texts
+        assert plot.vb.menu.sizeHint().width() > 50
+        plot.vb.menu.close()
+    finally:
+        _close(w)
