@@ -140,3 +140,34 @@ def test_a_plot_menu_is_styled_when_first_opened_not_with_the_window(qtbot, make
         plot.vb.menu.close()
     finally:
         _close(w)
+
+
+def test_the_window_is_drawn_before_the_heap_is_settled(qtbot):
+    """run_app shows the window with show_window: its first frame is drawn first, then the start-up
+    heap is moved out of the collector's sight (settle_heap), not the other way round."""
+    import gc
+
+    from dgxstudio.ui.app import show_window
+
+    before = gc.get_freeze_count()
+    w = MainWindow(load_preset("dgx1-v100"), None, "dgx1-v100")
+    seen = []
+
+    class Paints(QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint:
+                seen.append(gc.get_freeze_count())
+            return False
+
+    watcher = Paints()
+    w.view.viewport().installEventFilter(watcher)
+    try:
+        show_window(w)
+        qtbot.waitExposed(w)
+        qtbot.waitUntil(lambda: bool(seen), timeout=3000)
+        assert seen[0] == before, "the canvas was drawn before the heap was settled"
+        qtbot.waitUntil(lambda: gc.get_freeze_count() > before + 10_000, timeout=5000)
+    finally:
+        w.view.viewport().removeEventFilter(watcher)
+        gc.unfreeze()
+        _close(w)
