@@ -64,6 +64,8 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         for message in default_catalog().messages:
             self.show_status(message)
         QTimer.singleShot(0, self.view.fit)
+        if self.scene.lod is None:   # (an overview's labels are its structure: drawn at once)
+            self.scene.hold_text()
         drop_polish_requests()
 
     # ---- layout ---------------------------------------------------------------------------------

@@ -36,13 +36,16 @@ class MiniMap(QWidget):
         self._settle.setInterval(0)
         self._settle.timeout.connect(self.refit)
         self._painted = False   # the first picture waits for the first paint
-        main.scene().changed.connect(lambda _r: self._refit.start())
+        main.scene().changed.connect(self._scene_changed)   # a method: let go when this widget is deleted
         main.horizontalScrollBar().valueChanged.connect(self.update)
         main.verticalScrollBar().valueChanged.connect(self.update)
         main.zoomChanged.connect(lambda _z: self.update())
 
     def scene(self):
         return self.main.scene()
+
+    def _scene_changed(self, _regions) -> None:
+        self._refit.start()
 
     def refit(self) -> None:
         """Take the picture of the whole scene again."""

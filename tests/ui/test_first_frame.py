@@ -6,6 +6,7 @@ dock pictures the scene after its first paint, not inside it."""
 import os
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QTabBar
 
 from dgxstudio.model.presets import load_preset
@@ -170,4 +171,63 @@ def test_the_window_is_drawn_before_the_heap_is_settled(qtbot):
     finally:
         w.view.viewport().removeEventFilter(watcher)
         gc.unfreeze()
+        _close(w)
+
+
+def test_names_and_link_counts_follow_the_first_frame(qtbot, make_window):
+    """The window's first frame draws the devices, their icons and the links; the names, port counts
+    and link counts ('x5') are laid out and drawn in the frames right after it."""
+    held_at_paint = []
+
+    class Paints(QObject):
+        scene = None
+
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint:
+                held_at_paint.append(self.scene.text_held)
+            return False
+
+    watcher = Paints()
+
+    def watch(window):
+        watcher.scene = window.scene
+        window.view.viewport().installEventFilter(watcher)
+
+    window = _reopened(qtbot, make_window, "dgx-h100", before_show=watch)
+    try:
+        qtbot.waitUntil(lambda: False in held_at_paint, timeout=3000)
+        assert held_at_paint[0] is True, "the first frame: boxes and links"
+        QApplication.processEvents()
+        view = window.view
+        gpu = next(i for i in window.scene.device_items.values() if i.kind == "gpu")
+        box = view.mapFromScene(gpu.sceneBoundingRect()).boundingRect()
+        image = view.viewport().grab().toImage()
+        ink = [QColor(image.pixel(x, y)) for x in range(box.left() + box.width() // 3, box.right() - 8)
+               for y in range(box.top() + 3, box.top() + box.height() // 2)]
+        assert any(c.red() < 90 and c.green() < 90 and c.blue() < 90 for c in ink), "the GPU's name is drawn"
+        labels = window.scene.link_labels._placed
+        assert labels and all(text.startswith("x") for _item, _box, text in labels), "link counts placed"
+    finally:
+        window.view.viewport().removeEventFilter(watcher)
+        _close(window)
+
+
+def test_a_canvas_exported_before_its_window_is_drawn_has_its_names(qtbot, tmp_path):
+    """File > Export canvas picture (or a script) right after the window is made: the names and link
+    counts held for the window's second frame are in the picture."""
+    from PySide6.QtGui import QImage
+
+    w = MainWindow(load_preset("dgx-h100"), None, "dgx-h100")
+    try:
+        svg_path, png_path = tmp_path / "canvas.svg", tmp_path / "canvas.png"
+        assert w.export_canvas(str(svg_path)) and w.export_canvas(str(png_path))
+        assert svg_path.read_text(encoding="utf-8").count(">x5<") >= 4, "link counts drawn"
+        image = QImage(str(png_path))
+        origin = w.scene.itemsBoundingRect().adjusted(-20, -20, 20, 20).topLeft()
+        gpu = next(i for i in w.scene.device_items.values() if i.kind == "gpu")
+        box = gpu.sceneBoundingRect().translated(-origin).toRect()
+        ink = [QColor(image.pixel(x, y)) for x in range(box.left() + box.width() // 3, box.right() - 8)
+               for y in range(box.top() + 3, box.top() + box.height() // 2)]
+        assert any(c.red() < 90 and c.green() < 90 and c.blue() < 90 for c in ink), "the GPU's name is drawn"
+    finally:
         _close(w)
