@@ -345,6 +345,7 @@ class TopologyScene(QGraphicsScene):
             return
         self.text_held = False
         for item in self.device_items.values():
+            item.lay_out_text()   # laid out in this turn, drawn in the next: the two share the work
             item.update()   # a cached picture drawn without its name is drawn again
         self.invalidate(QRectF(), QGraphicsScene.SceneLayer.ForegroundLayer)
         for view in self.views():

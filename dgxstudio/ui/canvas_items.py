@@ -138,7 +138,7 @@ class DeviceItem(QGraphicsItem):
         self._runs = None
         self.update()
 
-    def _text_runs(self) -> tuple[list, list]:
+    def lay_out_text(self) -> tuple[list, list]:
         """The name and the port counts, laid out once (see text_runs)."""
         if self._runs is None:
             font, lines = self._fitted()
@@ -188,7 +188,7 @@ class DeviceItem(QGraphicsItem):
         if self.canvas.text_held:   # a window's first frame: the names follow in the next (see TopologyScene)
             self._draw_handle(painter)
             return
-        runs = self._runs if self._runs is not None else self._text_runs()
+        runs = self._runs if self._runs is not None else self.lay_out_text()
         painter.setPen(_INK)
         painter.setFont(self._label[0])
         for at, line in runs[0]:
