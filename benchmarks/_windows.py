@@ -4,6 +4,8 @@ import gc
 import os
 import tempfile
 
+from PySide6.QtCore import QEvent
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("DGXSTUDIO_CONFIG_DIR", tempfile.mkdtemp(prefix="dgxstudio-bench-"))
 
@@ -43,4 +45,7 @@ def dispose(window, app) -> None:
     window.close()
     window.deleteLater()
     app.processEvents()
+    # processEvents outside exec() leaves deferred deletes queued: without this the window is destroyed
+    # (10-20 ms of ~QWidget) inside whatever the caller times next, e.g. the next window's first paint
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()

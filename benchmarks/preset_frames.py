@@ -8,6 +8,8 @@ dragging a device. A frame = what the event causes + the events it posts + repai
 viewport as a paint would (the whole viewport is marked dirty, the worst case).
 
 Run: python benchmarks/preset_frames.py [preset ...] [--runs N] [--profile KIND]
+("after first": the three turns after the first paint, which draw what it left for them. A fresh
+start's first frame in its own process: benchmarks/first_frame.py.)
 Prints median / 95th percentile / worst wall time per preset and kind, and the GUI thread's CPU time
 for the same frames (the machine is shared: wall time includes waiting for a core; Qt's raster engine
 also fills large areas on helper threads, which the GUI thread waits for), with the load average. --profile KIND prints a cProfile of the
@@ -28,7 +30,7 @@ from dgxstudio.model.presets import load_preset
 from dgxstudio.ui.app import settle_heap
 
 PRESETS = ("dgx1-p100", "dgx1-v100", "dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72")
-KINDS = ("first paint", "zoom", "rest", "pan", "replay fit", "replay zoomed", "select", "hover", "drag")
+KINDS = ("first paint", "after first", "zoom", "rest", "pan", "replay fit", "replay zoomed", "select", "hover", "drag")
 PROFILE: dict[str, cProfile.Profile] = {}
 
 
@@ -96,7 +98,10 @@ def preset(name: str, out: dict) -> None:
     window = MainWindow(load_preset(name), None, name)
     window.resize(1400, 900)
     timed(app, window, "first paint", window.show, out)
-    settle_heap()   # as run_app does once the window is shown
+    for _ in range(3):   # what the first frame left to the next ones (names and counts, the overview)
+        time.sleep(0.006)
+        timed(app, window, "after first", lambda: None, out)
+    settle_heap()   # as run_app does once the window's first frames are drawn
     app.processEvents()
     window.view.fit()
     app.processEvents()

@@ -138,7 +138,7 @@ class DeviceItem(QGraphicsItem):
         self._runs = None
         self.update()
 
-    def _text_runs(self) -> tuple[list, list]:
+    def lay_out_text(self) -> tuple[list, list]:
         """The name and the port counts, laid out once (see text_runs)."""
         if self._runs is None:
             font, lines = self._fitted()
@@ -185,7 +185,10 @@ class DeviceItem(QGraphicsItem):
             return
         painter.drawRoundedRect(self._BOX, 6, 6)
         painter.drawPixmap(self._ICON_X, self._ICON_Y, icon_pixmap(self.kind, 28))
-        runs = self._runs if self._runs is not None else self._text_runs()
+        if self.canvas.text_held:   # a window's first frame: the names follow in the next (see TopologyScene)
+            self._draw_handle(painter)
+            return
+        runs = self._runs if self._runs is not None else self.lay_out_text()
         painter.setPen(_INK)
         painter.setFont(self._label[0])
         for at, line in runs[0]:
@@ -195,6 +198,9 @@ class DeviceItem(QGraphicsItem):
             painter.setPen(_GREY)
             for at, line in runs[1]:
                 painter.drawText(at, line)
+        self._draw_handle(painter)
+
+    def _draw_handle(self, painter: QPainter) -> None:
         painter.setPen(_pen(KIND_COLORS.get(self.kind, _NO_KIND), 1.5))
         painter.setBrush(_WHITE_BRUSH)
         painter.drawEllipse(self._HANDLE_AT, self.HANDLE, self.HANDLE)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QStyle
@@ -12,6 +13,8 @@ from .document import Document
 
 IDS_ROLE = Qt.ItemDataRole.UserRole + 2
 DEFER_ABOVE = 10_000   # devices: above this the checks run off the GUI thread, after the window is drawn
+IDLE_MS = 400          # a large design's first check waits until the view has rested this long ...
+MAX_WAIT_MS = 4000     # ... but no longer than this after the design was opened
 
 
 class FindingsList(QListWidget):
@@ -25,7 +28,7 @@ class FindingsList(QListWidget):
         self._timer.setInterval(150)
         self._timer.timeout.connect(self.refresh)
         document.modelChanged.connect(lambda e: e.kind != "moved" and self._timer.start())
-        document.topologyReplaced.connect(self.refresh)
+        document.topologyReplaced.connect(self._opened)
         # the style's own icons: an emoji needs a font the machine may not have (an empty box otherwise)
         self._icons = {True: self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxCritical),
                        False: self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)}
@@ -35,12 +38,32 @@ class FindingsList(QListWidget):
         self._poll.timeout.connect(self._collect)
         self.itemClicked.connect(self._clicked)
         self.itemActivated.connect(self._clicked)
-        if len(document.topology.devices) > DEFER_ABOVE:
-            # a large design: its canvas is drawn first, the checks (seconds at cluster scale) follow
-            self.addItem(QListWidgetItem("Checking the design…"))
-            QTimer.singleShot(0, self.refresh)
-        else:
+        # A large design's first check (0.5-1 s of a thread at 2,048 systems, which takes turns with the
+        # GUI thread for the interpreter) waits until the view rests: a user zooming in right after
+        # opening gets the frames the overview needs (the canvas at cluster scale: 2-3x longer frames
+        # beside the check). MAX_WAIT_MS bounds the wait.
+        self._idle = QTimer(self)
+        self._idle.setSingleShot(True)
+        self._idle.timeout.connect(self.refresh)
+        self._opened_at = None
+        self._opened()
+
+    def _opened(self) -> None:
+        if len(self.document.topology.devices) <= DEFER_ABOVE:
+            self._opened_at = None
             self.refresh()
+            return
+        # a large design: its canvas is drawn first, the checks (seconds at cluster scale) follow
+        self.clear()
+        self.addItem(QListWidgetItem("Checking the design…"))
+        self._opened_at = time.monotonic()
+        self._idle.start(IDLE_MS)
+
+    def view_moved(self) -> None:
+        """The canvas zoomed or scrolled: a large design's first check waits for it to rest."""
+        if self._opened_at is not None and self._idle.isActive() \
+                and (time.monotonic() - self._opened_at) * 1000 < MAX_WAIT_MS - IDLE_MS:
+            self._idle.start(IDLE_MS)
 
     def refresh(self) -> None:
         """Check the design again. A large one (seconds of checks) is checked on a thread of its own, on
@@ -48,6 +71,8 @@ class FindingsList(QListWidget):
         a million more objects on a 59 MB cluster); the findings are shown only if the document has
         not moved meanwhile, so a check that read a half-made edit is never shown (the edit starts
         another check)."""
+        self._idle.stop()
+        self._opened_at = None
         topo = self.document.topology
         if len(topo.devices) <= DEFER_ABOVE:
             self._show(validate(topo))

@@ -35,6 +35,7 @@ class Inspector(QWidget):
         self._used_names: list[QLabel] = []
         self._rows: list[tuple[QLabel, QWidget]] = []   # (name, field) of the rows the form shows
         self._new_rows: list[tuple[QLabel, QWidget]] = []
+        self._combos: dict[tuple, QComboBox] = {}   # the choice lists the form shows, by their items
         # Rebuilt after the event that changed the model has finished: an edit field must not be
         # deleted while it is still emitting the signal that made the edit.
         self._refresh = QTimer(self)
@@ -65,7 +66,7 @@ class Inspector(QWidget):
         """The form shows the new rows: unchanged when they are the rows it shows (a device after a
         device), else rebuilt from them, hiding the widgets left over."""
         new, old = self._new_rows, self._rows
-        if new == old:
+        if new == old:   # (the choice lists included: the same ones, see _choices)
             return
         if [n for n, _w in new] == [n for n, _w in old] and \
                 all(a is b or isinstance(a, QComboBox) for (_n, a), (_m, b) in zip(new, old)):
@@ -76,6 +77,7 @@ class Inspector(QWidget):
                     before.deleteLater()
                     widget.show()
             self._rows = new
+            self._keep_choices()
             return
         # Hidden while its rows change: the widgets shown again then cost one layout pass, not one each.
         self.form_host.hide()
@@ -95,13 +97,15 @@ class Inspector(QWidget):
                     w.show()
         self.form_host.show()
         self._rows = new
+        self._keep_choices()
+
+    def _keep_choices(self) -> None:
+        self._combos = {w._choice_key: w for _n, w in self._rows if isinstance(w, QComboBox)}
 
     def _take(self, cls: type) -> QWidget:
         """A widget of this class for the next row: one shown before if one is free, reset to blank."""
-        if cls is QComboBox:   # always new: a combo box keeps the size it had for its first list
-            widget = QComboBox()
-            widget.setParent(self.form_host)
-            return widget
+        if cls is QComboBox:   # see _choices
+            raise TypeError("choice lists come from _choices")
         pool = self._pool.setdefault(cls, [])
         k = self._used.get(cls, 0)
         self._used[cls] = k + 1
@@ -121,6 +125,26 @@ class Inspector(QWidget):
         if cls is QLineEdit:
             widget.setPlaceholderText("")
         return widget
+
+    def _choices(self, items: list[tuple[str, object]]) -> QComboBox:
+        """A choice list of these (label, data) items: the one the form shows already when it lists
+        the same (a device after a device of its kind: no widget to make, polish, lay out and show,
+        1-2 ms of a selection's frame), else a new one (a combo box keeps the size it had for its
+        first list, so one is never refilled with another)."""
+        key = tuple(items)
+        combo = self._combos.get(key)
+        if combo is not None and all(w is not combo for _n, w in self._new_rows):
+            if getattr(combo, "_wired", False):
+                combo.currentIndexChanged.disconnect()
+                combo._wired = False
+            combo.setToolTip("")
+            return combo
+        combo = QComboBox()
+        combo.setParent(self.form_host)
+        for label, data in items:
+            combo.addItem(label, data)
+        combo._choice_key = key
+        return combo
 
     def _label(self, text: str) -> QLabel:
         label = self._take(QLabel)
@@ -178,14 +202,10 @@ class Inspector(QWidget):
         if len(kinds) != 1 or len(devices) < 2:
             return
         kind = kinds.pop()
-        combo = self._take(QComboBox)
-        combo.setToolTip(f"the part of all {len(devices)} selected devices")
         parts = {self.topo.devices[d].part for d in devices}
-        if len(parts) > 1:
-            combo.addItem("(several parts)", None)
-        for p in self.topo.catalog.parts.values():
-            if p.kind == kind:
-                combo.addItem(p.label, p.id)
+        combo = self._choices(([("(several parts)", None)] if len(parts) > 1 else [])
+                              + [(p.label, p.id) for p in self.topo.catalog.parts.values() if p.kind == kind])
+        combo.setToolTip(f"the part of all {len(devices)} selected devices")
         if len(parts) == 1:
             combo.setCurrentIndex(combo.findData(next(iter(parts))))
 
@@ -219,12 +239,8 @@ class Inspector(QWidget):
         part = self.topo.part_of(did)
         self.title.setText(f"<b>{dev.name}</b> — device {did}")
         self._text_field(did, "name", dev.name, "name")
-        combo = self._take(QComboBox)
-        parts = [p for p in self.topo.catalog.parts.values() if p.kind == dev.kind]
-        for p in parts:
-            combo.addItem(p.label, p.id)
-        if part is None:
-            combo.addItem(f"unknown: {dev.part}", dev.part)
+        combo = self._choices([(p.label, p.id) for p in self.topo.catalog.parts.values() if p.kind == dev.kind]
+                              + ([(f"unknown: {dev.part}", dev.part)] if part is None else []))
         combo.setCurrentIndex(combo.findData(dev.part))
         self._wire(combo, "currentIndexChanged",
             lambda _i: combo.currentData() != dev.part and self.document.push(
@@ -247,16 +263,14 @@ class Inspector(QWidget):
         lt = self.topo.link_type_of(lk)
         a, b = self.topo.devices.get(lk.a), self.topo.devices.get(lk.b)
         self.title.setText(f"<b>Link {lid}</b>: {a.name if a else lk.a} — {b.name if b else lk.b}")
-        combo = self._take(QComboBox)
         pa, pb = self.topo.part_of(lk.a), self.topo.part_of(lk.b)
         options = []
         if pa and pb:
             options = [t for g in pa.ports for t in g.accepts if pb.port_group_for(t)]
         if lk.type not in options:
             options.append(lk.type)
-        for t in dict.fromkeys(options):
-            t_obj = self.topo.catalog.link_type(t)
-            combo.addItem(t_obj.label if t_obj else t, t)
+        labels = {t: self.topo.catalog.link_type(t) for t in dict.fromkeys(options)}
+        combo = self._choices([(t_obj.label if t_obj else t, t) for t, t_obj in labels.items()])
         combo.setCurrentIndex(combo.findData(lk.type))
         self._wire(combo, "currentIndexChanged",
             lambda _i: combo.currentData() != lk.type and self.document.push(ChangeLinkType(lid, combo.currentData())))

@@ -20,6 +20,7 @@ from .inspector import Inspector
 from .minimap import MiniMap
 from .palette import Palette
 from .replay_legend import ReplayLegend
+from .first_frame import drop_polish_requests
 from .plots import GanttPlot, LivePlots, SweepPlot
 from .settings import MAX_RECENT, WINDOW_STATE_VERSION, settings  # noqa: F401  (importable from here)
 from .sim_panel import ResultsPanel, SimulationPanel
@@ -63,6 +64,9 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         for message in default_catalog().messages:
             self.show_status(message)
         QTimer.singleShot(0, self.view.fit)
+        if self.scene.lod is None:   # (an overview's labels are its structure: drawn at once)
+            self.scene.hold_text()
+        drop_polish_requests()
 
     # ---- layout ---------------------------------------------------------------------------------
     def _dock(self, title: str, widget, area, name: str) -> QDockWidget:
@@ -84,6 +88,9 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.minimap_dock = self._dock("Overview", self.minimap, Qt.DockWidgetArea.RightDockWidgetArea, "minimap")
         self.findings = FindingsList(self.document)
         self.findings.culpritRequested.connect(self.select_and_center)
+        self.view.zoomChanged.connect(lambda _z: self.findings.view_moved())
+        self.view.horizontalScrollBar().valueChanged.connect(lambda _v: self.findings.view_moved())
+        self.view.verticalScrollBar().valueChanged.connect(lambda _v: self.findings.view_moved())
         self.findings_dock = self._dock("Findings", self.findings, Qt.DockWidgetArea.BottomDockWidgetArea, "findings")
         self.sim_panel = SimulationPanel(self.document, self.scene.selected_device_ids)
         self.sim_dock = self._dock("Simulation", self.sim_panel, Qt.DockWidgetArea.LeftDockWidgetArea, "simulation")

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QWidget
 from .canvas import CanvasView
 
 BACKGROUND = QColor("#fbfbfb")
+FIRST_PICTURE_MS = 40   # after the dock's first frame (see paintEvent)
 
 
 class MiniMap(QWidget):
@@ -34,13 +35,17 @@ class MiniMap(QWidget):
         self._settle.setSingleShot(True)
         self._settle.setInterval(0)
         self._settle.timeout.connect(self.refit)
-        main.scene().changed.connect(lambda _r: self._refit.start())
+        self._painted = False   # the first picture waits for the first paint
+        main.scene().changed.connect(self._scene_changed)   # a method: let go when this widget is deleted
         main.horizontalScrollBar().valueChanged.connect(self.update)
         main.verticalScrollBar().valueChanged.connect(self.update)
         main.zoomChanged.connect(lambda _z: self.update())
 
     def scene(self):
         return self.main.scene()
+
+    def _scene_changed(self, _regions) -> None:
+        self._refit.start()
 
     def refit(self) -> None:
         """Take the picture of the whole scene again."""
@@ -67,9 +72,11 @@ class MiniMap(QWidget):
 
     def resizeEvent(self, event) -> None:
         # Taken in a turn of its own once the size settles: a window opening resizes the dock twice,
-        # and two renderings of the whole scene made its first frame 10 ms longer.
+        # and two renderings of the whole scene made its first frame 10 ms longer. The first picture
+        # waits for the dock's first paint (see paintEvent).
         super().resizeEvent(event)
-        self._settle.start()
+        if self._painted:
+            self._settle.start()
 
     def visible_area(self) -> QRectF:
         return self.main.mapToScene(self.main.viewport().rect()).boundingRect()
@@ -89,6 +96,12 @@ class MiniMap(QWidget):
                        self._source.top() + (p.y() - self._target.top()) * s)
 
     def paintEvent(self, event) -> None:
+        if not self._painted:
+            # The first picture is taken once this first frame is on screen, not inside it (the
+            # rendering of the whole scene was 3-4 ms of a DGX preset window's first frame), and not
+            # at all while the dock sits behind a tab.
+            self._painted = True
+            QTimer.singleShot(FIRST_PICTURE_MS, self, self.refit)
         painter = QPainter(self)
         painter.fillRect(self.rect(), BACKGROUND)
         if self._picture is not None:

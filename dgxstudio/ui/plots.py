@@ -21,11 +21,48 @@ from .style import RING_COLORS  # noqa: E402
 pg.setConfigOptions(antialias=True, background="w", foreground="k")
 
 
+class _LaidOutWhenSeen:
+    """A pyqtgraph view that lays its plots out for a new size only once it can be seen.
+
+    Qt keeps a dock behind a tab "visible", moved off the window, so a window opening resized the
+    live plots of the Plots dock (three plots, their axes and titles: 5-8 ms) inside its first frame
+    although nobody sees them. The size is taken when the view is first painted (its tab raised) or
+    exported, whichever comes first."""
+
+    _held = False
+
+    def resizeEvent(self, ev) -> None:
+        if ev is not None and self.isVisible() and self.viewport().visibleRegion().isEmpty():
+            self._held = True   # behind a tab: laid out when painted (see paintEvent)
+            return
+        self._held = False
+        super().resizeEvent(ev)
+
+    def lay_out_now(self) -> None:
+        if self._held:
+            self._held = False
+            super().resizeEvent(None)
+
+    def paintEvent(self, ev) -> None:
+        self.lay_out_now()
+        super().paintEvent(ev)
+
+
+class LayoutView(_LaidOutWhenSeen, pg.GraphicsLayoutWidget):
+    pass
+
+
+class PlotView(_LaidOutWhenSeen, pg.PlotWidget):
+    pass
+
+
 def export_plot(plot: pg.PlotItem | pg.GraphicsLayout, view: QWidget, path: str) -> None:
     """PNG (pyqtgraph, 1200 px wide) or SVG (Qt's own generator: pyqtgraph's SVG exporter cannot read
     the path syntax this Qt writes) by the file's extension."""
     from ..model.atomic import atomic_output  # a temporary file renamed over ``path``: never half a file
 
+    if isinstance(view, _LaidOutWhenSeen):
+        view.lay_out_now()   # a plot behind a tab may not have its size yet
     with atomic_output(path) as tmp:
         if path.lower().endswith(".svg"):
             generator = QSvgGenerator()
@@ -54,7 +91,7 @@ class LivePlots(QWidget):
 
     def __init__(self):
         super().__init__()
-        self.layout_widget = pg.GraphicsLayoutWidget()
+        self.layout_widget = LayoutView()
         QVBoxLayout(self).addWidget(self.layout_widget)
         self.delivered_plot = self.layout_widget.addPlot(row=0, col=0, title="Bytes delivered and throughput")
         self.delivered_plot.setLabel("bottom", "simulated time", units="s")
@@ -189,7 +226,7 @@ class SweepPlot(QWidget):
 
     def __init__(self):
         super().__init__()
-        self.widget = pg.PlotWidget(title="Bus bandwidth vs message size", axisItems={"bottom": SizeAxis("bottom")})
+        self.widget = PlotView(title="Bus bandwidth vs message size", axisItems={"bottom": SizeAxis("bottom")})
         QVBoxLayout(self).addWidget(self.widget)
         self.plot = self.widget.getPlotItem()
         self.plot.setLogMode(x=True, y=False)
@@ -229,7 +266,7 @@ class GanttPlot(QWidget):
 
     def __init__(self):
         super().__init__()
-        self.widget = pg.PlotWidget(title="Pipeline schedule")
+        self.widget = PlotView(title="Pipeline schedule")
         QVBoxLayout(self).addWidget(self.widget)
         self.plot = self.widget.getPlotItem()
         self.plot.setLabel("bottom", "time", units="s")

@@ -289,6 +289,7 @@ class FileActions:
         from ..model.atomic import atomic_output
 
         rect = self.scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        self.scene.release_text()   # a window not drawn yet holds its names for its second frame
         try:
             with atomic_output(path) as tmp:
                 if path.lower().endswith(".svg"):

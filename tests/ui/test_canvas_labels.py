@@ -54,3 +54,30 @@ def test_a_narrow_window_leaves_the_canvas_room(qtbot):
     qtbot.wait(20)   # the default dock layout is applied once the window is laid out
     assert w.view.viewport().width() > 0.4 * w.width()
     w.document.undo_stack.setClean()
+
+
+def test_link_counts_stay_on_their_links_while_the_view_pans(make_window, qtbot):
+    """Panning moves the counts with the drawing (they are placed once per zoom step, not again at
+    every pan step, where a count could jump when a device scrolled into view)."""
+    w = make_window("dgx-a100")
+    w.view.fit()
+    w.view.zoom(2.5)
+    qtbot.wait(5)
+
+    def on_scene(labels):
+        inverse = w.view.viewportTransform().inverted()[0]
+        return {id(item): inverse.mapRect(box).center() for item, box, _text in labels}
+
+    before = on_scene(placed(w))
+    bar = w.view.horizontalScrollBar()
+    moved = []
+    for step in (60, 60, -200):
+        bar.setValue(bar.value() + step)
+        qtbot.wait(5)
+        after = on_scene(placed(w))
+        common = set(before) & set(after)
+        assert common, "some counts in view before and after"
+        for key in common:
+            assert (after[key] - before[key]).manhattanLength() < 0.5, "a count moved along its link"
+        moved.append(len(after))
+    assert all(moved)

@@ -110,3 +110,33 @@ def test_a_links_type_list_is_sized_for_its_own_choices_after_a_device(make_wind
         fresh.addItem(combo.itemText(i), combo.itemData(i))
     assert combo.minimumSizeHint().width() == fresh.minimumSizeHint().width()
     fresh.deleteLater()
+
+
+def test_the_part_list_is_kept_for_a_device_of_the_same_kind_and_edits_only_it(make_window, qtbot):
+    """A device after a device of its kind: the form keeps its part list (no new widget in the
+    selection's frame), shows the new device's part, and a choice there changes only that device."""
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    gpus = [d for d in topo.devices.values() if d.kind == "gpu"]
+    _click(w, qtbot, gpus[0].id)
+    first = w.inspector.fields["part"]
+    _click(w, qtbot, gpus[1].id)
+    combo = w.inspector.fields["part"]
+    assert combo is first and combo.isVisible()
+    assert combo.currentData() == gpus[1].part
+    other = next(i for i in range(combo.count()) if combo.itemData(i) != gpus[1].part)
+    before, part0 = w.document.undo_stack.count(), gpus[0].part
+    combo.setFocus()
+    qtbot.keyClick(combo, Qt.Key.Key_Down if other > combo.currentIndex() else Qt.Key.Key_Up)
+    qtbot.waitUntil(lambda: topo.devices[gpus[1].id].part != gpus[1].part or
+                    w.document.undo_stack.count() > before, timeout=3000)
+    assert topo.devices[gpus[0].id].part == part0, "the list no longer edits the device shown before"
+    assert w.document.undo_stack.count() == before + 1
+    switch = next(d for d in topo.devices.values() if d.kind == "nvswitch" and d.id in w.scene.device_items) \
+        if any(d.kind == "nvswitch" for d in topo.devices.values()) else \
+        next(d for d in topo.devices.values() if d.kind != "gpu" and d.id in w.scene.device_items)
+    _click(w, qtbot, switch.id)
+    combo2 = w.inspector.fields["part"]
+    assert combo2 is not combo and combo2.currentData() == switch.part
+    assert all(topo.catalog.parts[combo2.itemData(i)].kind == switch.kind for i in range(combo2.count())
+               if combo2.itemData(i) in topo.catalog.parts)

@@ -2,6 +2,8 @@
 the canvas's top-right corner until folded)."""
 
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel
 
 from .test_runs_belong_to_a_document import run
 
@@ -38,3 +40,18 @@ def test_the_legend_takes_a_margin_of_its_own_and_gives_it_back(make_window, qtb
     qtbot.wait(20)
     assert not w.legend.isVisible()
     assert w.view.width() - w.view.viewport().width() < margin_folded
+
+
+def test_the_legend_is_drawn_with_its_frame_and_small_labels_when_a_run_shows(make_window, qtbot):
+    """Its style (white panel, grey border, 9 pt labels) is given with the first run it shows, not when
+    the window opens (issue 17: the window's first frame)."""
+    w = make_window("dgx1-v100")
+    run(w, qtbot, size="64MiB")
+    qtbot.waitUntil(w.legend.isVisible, timeout=5000)
+    labels = [c for c in w.legend.findChildren(QLabel) if c.text()]
+    assert labels and all(label.font().pointSizeF() == 9 for label in labels)
+    image = w.legend.grab().toImage()
+    inside = QColor(image.pixel(image.width() // 2, image.height() - 3))
+    edge = QColor(image.pixel(image.width() // 2, 0))
+    assert min(inside.red(), inside.green(), inside.blue()) > 240, "a white panel"
+    assert edge.getRgb()[:3] == (0x99, 0x99, 0x99), "its #999 border (Qt's own frame is lighter)"

@@ -1,0 +1,233 @@
+"""A window's first frame does only what is seen (issue 17: every frame under 16 ms on the DGX presets):
+the plots behind a tab are laid out when their tab is clicked (the tests check that they then are, and
+export laid out; benchmarks/preset_frames.py measures what the first frame saves), and the overview
+dock pictures the scene after its first paint, not inside it."""
+
+import os
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication, QTabBar
+
+from dgxstudio.model.presets import load_preset
+from dgxstudio.ui.main_window import MainWindow
+
+
+def _reopened(qtbot, make_window, preset="dgx-a100", before_show=None):
+    """A window opened the way a user's second start opens it: with the dock layout the first window
+    saved on closing (the Plots dock behind the Findings tab)."""
+    first = make_window(preset)
+    _click_tab(qtbot, first, "Findings")   # whatever an earlier test left raised
+    first.close()
+    w = MainWindow(load_preset(preset), None, preset)
+    w.resize(1300, 850)
+    if before_show is not None:
+        before_show(w)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def _close(w):
+    w.document.undo_stack.setClean()
+    w.close()
+    w.deleteLater()
+    QApplication.processEvents()
+
+
+def _click_tab(qtbot, window, text):
+    for bar in window.findChildren(QTabBar):
+        for i in range(bar.count()):
+            if bar.tabText(i) == text and bar.isVisible():
+                qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(i).center())
+                return
+    raise AssertionError(f"no visible tab named {text!r}")
+
+
+def test_plots_behind_a_tab_are_laid_out_when_their_tab_is_clicked(qtbot, make_window):
+    w = _reopened(qtbot, make_window)
+    try:
+        view = w.live_plots.layout_widget
+        assert view.viewport().visibleRegion().isEmpty(), "the Plots dock opens behind the Findings tab"
+        QApplication.processEvents()
+        fitted = []
+        view.centralWidget.geometryChanged.connect(lambda: fitted.append(view.centralWidget.size().toSize()))
+        _click_tab(qtbot, w, "Plots")
+        qtbot.waitUntil(lambda: not view.viewport().visibleRegion().isEmpty(), timeout=3000)
+        qtbot.waitUntil(lambda: view.centralWidget.size().toSize() == view.size(), timeout=3000)
+        assert fitted and fitted[-1] == view.size()
+        # the three plots share the width the dock gives them
+        plots = [w.live_plots.delivered_plot, w.live_plots.rate_plot, w.live_plots.util_plot]
+        assert sum(p.width() for p in plots) > 0.9 * view.width()
+    finally:
+        _close(w)
+
+
+def test_a_plot_never_shown_still_exports_laid_out(qtbot, make_window, tmp_path):
+    """Simulate > Export current plot while the Plots dock was never raised: the plots are laid out
+    for the export (as they were laid out at the window's opening before)."""
+    w = _reopened(qtbot, make_window)
+    try:
+        view = w.live_plots.layout_widget
+        assert view.viewport().visibleRegion().isEmpty()
+        assert view.centralWidget.size().toSize() != view.size()
+        path = os.fspath(tmp_path / "live.svg")
+        assert w.export_current_plot(path) == path
+        laid_out = view.centralWidget.size()
+        assert laid_out.width() >= view.width() and laid_out.height() >= view.height()
+        with open(path, encoding="utf-8") as f:
+            svg = f.read()
+        assert "Busiest links" in svg and "Bytes delivered" in svg
+    finally:
+        _close(w)
+
+
+class _Paints(QObject):
+    """Whether the overview had its picture of the scene at each of its paints."""
+
+    def __init__(self, minimap):
+        super().__init__()
+        self.minimap = minimap
+        self.had_picture = []
+
+    def eventFilter(self, obj, event):
+        if obj is self.minimap and event.type() == QEvent.Type.Paint:
+            self.had_picture.append(self.minimap._picture is not None)
+        return False
+
+
+def test_the_overview_pictures_the_scene_after_its_first_paint(qtbot, make_window):
+    seen = {}
+
+    def watch(w):
+        seen["filter"] = _Paints(w.minimap)
+        w.minimap.installEventFilter(seen["filter"])
+
+    w = _reopened(qtbot, make_window, before_show=watch)
+    try:
+        paints = seen["filter"].had_picture
+        qtbot.waitUntil(lambda: bool(paints), timeout=3000)
+        assert paints[0] is False, "the window's first frame does not render the whole scene into the overview"
+        qtbot.waitUntil(lambda: w.minimap._picture is not None, timeout=3000)
+        qtbot.waitUntil(lambda: paints[-1] is True, timeout=3000)
+        # and the picture shows the design: the overview is not blank
+        image = w.minimap.grab().toImage()
+        colours = {image.pixel(x, y) for x in range(0, image.width(), 4) for y in range(0, image.height(), 4)}
+        assert len(colours) > 3
+    finally:
+        w.minimap.removeEventFilter(seen["filter"])
+        _close(w)
+
+
+def test_a_plot_menu_is_styled_when_first_opened_not_with_the_window(qtbot, make_window):
+    """pyqtgraph builds a right-click menu and a settings form for every plot; Qt polishes each when
+    it is first shown, not in the window's first frame."""
+    w = _reopened(qtbot, make_window)
+    try:
+        QApplication.processEvents()
+        plot = w.live_plots.delivered_plot
+        menus = [plot.vb.menu, plot.ctrlMenu]
+        assert not any(m.testAttribute(Qt.WidgetAttribute.WA_WState_Polished) for m in menus)
+        _click_tab(qtbot, w, "Plots")
+        view = w.live_plots.layout_widget
+        qtbot.waitUntil(lambda: view.centralWidget.size().toSize() == view.size(), timeout=3000)
+        at = view.mapFromScene(plot.vb.sceneBoundingRect().center())
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.RightButton, pos=at)
+        qtbot.waitUntil(plot.vb.menu.isVisible, timeout=3000)
+        assert plot.vb.menu.testAttribute(Qt.WidgetAttribute.WA_WState_Polished)
+        texts = [a.text() for a in plot.vb.menu.actions()]
+        assert "View All" in texts
+        assert plot.vb.menu.sizeHint().width() > 50
+        plot.vb.menu.close()
+    finally:
+        _close(w)
+
+
+def test_the_window_is_drawn_before_the_heap_is_settled(qtbot):
+    """run_app shows the window with show_window: its first frame is drawn first, then the start-up
+    heap is moved out of the collector's sight (settle_heap), not the other way round."""
+    import gc
+
+    from dgxstudio.ui.app import show_window
+
+    before = gc.get_freeze_count()
+    w = MainWindow(load_preset("dgx1-v100"), None, "dgx1-v100")
+    seen = []
+
+    class Paints(QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint:
+                seen.append(gc.get_freeze_count())
+            return False
+
+    watcher = Paints()
+    w.view.viewport().installEventFilter(watcher)
+    try:
+        show_window(w)
+        qtbot.waitExposed(w)
+        qtbot.waitUntil(lambda: bool(seen), timeout=3000)
+        assert seen[0] == before, "the canvas was drawn before the heap was settled"
+        qtbot.waitUntil(lambda: gc.get_freeze_count() > before + 10_000, timeout=5000)
+    finally:
+        w.view.viewport().removeEventFilter(watcher)
+        gc.unfreeze()
+        _close(w)
+
+
+def test_names_and_link_counts_follow_the_first_frame(qtbot, make_window):
+    """The window's first frame draws the devices, their icons and the links; the names, port counts
+    and link counts ('x5') are laid out and drawn in the frames right after it."""
+    held_at_paint = []
+
+    class Paints(QObject):
+        scene = None
+
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint:
+                held_at_paint.append(self.scene.text_held)
+            return False
+
+    watcher = Paints()
+
+    def watch(window):
+        watcher.scene = window.scene
+        window.view.viewport().installEventFilter(watcher)
+
+    window = _reopened(qtbot, make_window, "dgx-h100", before_show=watch)
+    try:
+        qtbot.waitUntil(lambda: False in held_at_paint, timeout=3000)
+        assert held_at_paint[0] is True, "the first frame: boxes and links"
+        QApplication.processEvents()
+        view = window.view
+        gpu = next(i for i in window.scene.device_items.values() if i.kind == "gpu")
+        box = view.mapFromScene(gpu.sceneBoundingRect()).boundingRect()
+        image = view.viewport().grab().toImage()
+        ink = [QColor(image.pixel(x, y)) for x in range(box.left() + box.width() // 3, box.right() - 8)
+               for y in range(box.top() + 3, box.top() + box.height() // 2)]
+        assert any(c.red() < 90 and c.green() < 90 and c.blue() < 90 for c in ink), "the GPU's name is drawn"
+        labels = window.scene.link_labels._placed
+        assert labels and all(text.startswith("x") for _item, _box, text in labels), "link counts placed"
+    finally:
+        window.view.viewport().removeEventFilter(watcher)
+        _close(window)
+
+
+def test_a_canvas_exported_before_its_window_is_drawn_has_its_names(qtbot, tmp_path):
+    """File > Export canvas picture (or a script) right after the window is made: the names and link
+    counts held for the window's second frame are in the picture."""
+    from PySide6.QtGui import QImage
+
+    w = MainWindow(load_preset("dgx-h100"), None, "dgx-h100")
+    try:
+        svg_path, png_path = tmp_path / "canvas.svg", tmp_path / "canvas.png"
+        assert w.export_canvas(str(svg_path)) and w.export_canvas(str(png_path))
+        assert svg_path.read_text(encoding="utf-8").count(">x5<") >= 4, "link counts drawn"
+        image = QImage(str(png_path))
+        origin = w.scene.itemsBoundingRect().adjusted(-20, -20, 20, 20).topLeft()
+        gpu = next(i for i in w.scene.device_items.values() if i.kind == "gpu")
+        box = gpu.sceneBoundingRect().translated(-origin).toRect()
+        ink = [QColor(image.pixel(x, y)) for x in range(box.left() + box.width() // 3, box.right() - 8)
+               for y in range(box.top() + 3, box.top() + box.height() // 2)]
+        assert any(c.red() < 90 and c.green() < 90 and c.blue() < 90 for c in ink), "the GPU's name is drawn"
+    finally:
+        _close(w)
