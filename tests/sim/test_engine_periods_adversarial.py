@@ -178,3 +178,34 @@ def collectives_at_once(draw):
 @given(collectives_at_once())
 def test_collectives_run_at_once_are_exact(monkeypatch, case):
     exact(monkeypatch, *case)
+
+
+def test_a_small_flow_disturbed_before_the_snapshot_is_not_taken_for_its_image(monkeypatch):
+    """Three lanes of one piece per 4 ms: 4 MB pieces on two links (the second starting 1 ms later)
+    and 1 kB pieces on a slow link, each starting with a piece of the first lane. Once, a 2 mB
+    transfer shares the slow link for the first millisecond of a 1 kB piece and ends with the second
+    lane's piece: the watcher's snapshot then sees that piece 2 mB behind its successor one period
+    on. When remaining bytes were compared to 1e-9 of the largest active piece (4 mB here), the
+    states matched and the skip copied the late piece's finish into every period it filled in:
+    every later 1 kB piece ended 7 ns late (6e-7 relative). Each flow is now compared to its own
+    size."""
+    t = Topology("switch", CATALOG)
+    t.add_device(Device("s", "pcie_switch", "pcie-switch-gen3", "S"))
+    slow = 1e3 / 3.5e-3
+    for i, bw in enumerate([1e9, 1e9, 1e9, 1e9, slow, slow, 2e-3 / 1e-3]):
+        t.add_device(Device(f"g{i}", "gpu", "tesla-v100-pcie", f"G{i}"))
+        t.add_link(Link(f"l{i}", f"g{i}", "s", "PCIe3", bandwidth_per_direction_Bps=bw, latency_s=0.0))
+    sched = Schedule([])
+    big, other, small = ([], [], [])
+    delay = sched.add(Group("1 ms", None, post_delay_s=1e-3))
+    for lane, (a, b), size in ((big, (0, 1), 4e6), (other, (2, 3), 4e6), (small, (4, 5), 1e3)):
+        pattern = Pattern([(f"g{a}", f"g{b}")], latency_s=0.0)
+        for j in range(60):
+            sent = (lane[-1],) if lane else ()
+            if lane is small and j:
+                sent = (*sent, big[j - 1])
+            lane.append(sched.add(Group(f"g{a} piece {j}", pattern, size, (delay,) if lane is other and not j else (),
+                                        sent)))
+    sched.add(Group("disturbance", Pattern([("g6", "g5")], latency_s=0.0), 2e-3, (), (big[0],)))
+    fast, slow_run = exact(monkeypatch, t, sched)
+    assert fast.periods_skipped > 0
