@@ -10,6 +10,7 @@ with the shortcut and piece by piece (``both``/``assert_same`` of test_engine_pe
 """
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -127,7 +128,7 @@ def assert_same_with_flow_ends(fast, slow):
             np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-18)
 
 
-@settings(max_examples=80, **SETTINGS)
+@settings(max_examples=60, **SETTINGS)
 @given(tangled_lanes())
 def test_tangled_lanes_are_exact(monkeypatch, case):
     exact(monkeypatch, *case)
@@ -174,7 +175,7 @@ def collectives_at_once(draw):
     return t, merge(parts)
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=35, **SETTINGS)
 @given(collectives_at_once())
 def test_collectives_run_at_once_are_exact(monkeypatch, case):
     exact(monkeypatch, *case)
@@ -208,4 +209,42 @@ def test_a_small_flow_disturbed_before_the_snapshot_is_not_taken_for_its_image(m
                                         sent)))
     sched.add(Group("disturbance", Pattern([("g6", "g5")], latency_s=0.0), 2e-3, (), (big[0],)))
     fast, slow_run = exact(monkeypatch, t, sched)
+    assert fast.periods_skipped > 0
+
+
+def crawl_case(disturbance: float, crowd: int = 999):
+    """As above, but the 1 kB piece (1000.5 B on a 1 MB/s link) moves 1000 B in its first
+    millisecond and its last half byte at 1/1000 of the link, beside a crowd of 999 one-byte flows
+    that start with the second lane's pieces; the disturbance ends with the second lane's piece."""
+    t = Topology("switch", CATALOG)
+    t.add_device(Device("s", "pcie_switch", "pcie-switch-gen3", "S"))
+    for i, bw in enumerate([1e9, 1e9, 1e9, 1e9, 1e6, 1e6, disturbance / 1e-3]):
+        t.add_device(Device(f"g{i}", "gpu", "tesla-v100-pcie", f"G{i}"))
+        t.add_link(Link(f"l{i}", f"g{i}", "s", "PCIe3", bandwidth_per_direction_Bps=bw, latency_s=0.0))
+    sched = Schedule([])
+    big, other, small, crowd_ids = [], [], [], []
+    delay = sched.add(Group("1 ms", None, post_delay_s=1e-3))
+    for lane, (a, b), size in ((big, (0, 1), 4e6), (other, (2, 3), 4e6), (small, (4, 5), 1000.5)):
+        pattern = Pattern([(f"g{a}", f"g{b}")], latency_s=0.0)
+        for j in range(60):
+            sent = (lane[-1],) if lane else ()
+            if lane is small and j:
+                sent = (*sent, big[j - 1])
+            lane.append(sched.add(Group(f"g{a} piece {j}", pattern, size, (delay,) if lane is other and not j else (),
+                                        sent)))
+    pattern = Pattern([("g4", "g5")] * crowd, latency_s=0.0)
+    for j in range(59):
+        crowd_ids.append(sched.add(Group(f"crowd {j}", pattern, 1.0, (),
+                                         (crowd_ids[-1], other[j]) if j else (other[0],))))
+    sched.add(Group("disturbance", Pattern([("g6", "g5")], latency_s=0.0), disturbance, (), (big[0],)))
+    return t, sched
+
+
+@pytest.mark.xfail(strict=True, reason="remaining bytes match to 1e-9 of a flow's size, but a difference of d bytes "
+                   "moves the flow's end by d over its rate at the end: a flow that ends at 1/1000 of its link's "
+                   "rate turns 9e-7 B (1e-9 of 1000.5 B) into 0.9 ns, copied into every skipped period (9.5e-8 "
+                   "relative). Comparing at 1e-12 fixes it (2.8e-14) but the 8-system NVLS tree then skips less "
+                   "(1,186 -> 1,276 events), since its accepted matches differ by 1.4e-10 to 3.9e-10 of a piece")
+def test_a_flow_that_crawls_at_its_end_turns_a_tolerated_difference_into_a_late_end(monkeypatch):
+    fast, _ = exact(monkeypatch, *crawl_case(0.9e-6))
     assert fast.periods_skipped > 0
