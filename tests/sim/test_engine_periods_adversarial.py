@@ -181,25 +181,21 @@ def test_collectives_run_at_once_are_exact(monkeypatch, case):
     exact(monkeypatch, *case)
 
 
-def test_a_small_flow_disturbed_before_the_snapshot_is_not_taken_for_its_image(monkeypatch):
-    """Three lanes of one piece per 4 ms: 4 MB pieces on two links (the second starting 1 ms later)
-    and 1 kB pieces on a slow link, each starting with a piece of the first lane. Once, a 2 mB
-    transfer shares the slow link for the first millisecond of a 1 kB piece and ends with the second
-    lane's piece: the watcher's snapshot then sees that piece 2 mB behind its successor one period
-    on. When remaining bytes were compared to 1e-9 of the largest active piece (4 mB here), the
-    states matched and the skip copied the late piece's finish into every period it filled in:
-    every later 1 kB piece ended 7 ns late (6e-7 relative). Each flow is now compared to its own
-    size."""
+def three_lanes_and_a_disturbance(small_link: float, small_bytes: float, disturbance: float):
+    """Three lanes of one piece per 4 ms: 4 MB pieces on two links (the second lane starting 1 ms
+    later) and small pieces on a slow link g4 -> g5, each starting with a piece of the first lane.
+    Once, a transfer of ``disturbance`` bytes from g6 (whose link carries it in exactly 1 ms) shares
+    the slow link for the first millisecond of the second small piece and ends with the second lane's
+    piece, where the watcher takes its snapshot. Returns the topology, the schedule and the lanes."""
     t = Topology("switch", CATALOG)
     t.add_device(Device("s", "pcie_switch", "pcie-switch-gen3", "S"))
-    slow = 1e3 / 3.5e-3
-    for i, bw in enumerate([1e9, 1e9, 1e9, 1e9, slow, slow, 2e-3 / 1e-3]):
+    for i, bw in enumerate([1e9, 1e9, 1e9, 1e9, small_link, small_link, disturbance / 1e-3]):
         t.add_device(Device(f"g{i}", "gpu", "tesla-v100-pcie", f"G{i}"))
         t.add_link(Link(f"l{i}", f"g{i}", "s", "PCIe3", bandwidth_per_direction_Bps=bw, latency_s=0.0))
     sched = Schedule([])
-    big, other, small = ([], [], [])
+    big, other, small = [], [], []
     delay = sched.add(Group("1 ms", None, post_delay_s=1e-3))
-    for lane, (a, b), size in ((big, (0, 1), 4e6), (other, (2, 3), 4e6), (small, (4, 5), 1e3)):
+    for lane, (a, b), size in ((big, (0, 1), 4e6), (other, (2, 3), 4e6), (small, (4, 5), small_bytes)):
         pattern = Pattern([(f"g{a}", f"g{b}")], latency_s=0.0)
         for j in range(60):
             sent = (lane[-1],) if lane else ()
@@ -207,36 +203,30 @@ def test_a_small_flow_disturbed_before_the_snapshot_is_not_taken_for_its_image(m
                 sent = (*sent, big[j - 1])
             lane.append(sched.add(Group(f"g{a} piece {j}", pattern, size, (delay,) if lane is other and not j else (),
                                         sent)))
-    sched.add(Group("disturbance", Pattern([("g6", "g5")], latency_s=0.0), 2e-3, (), (big[0],)))
-    fast, slow_run = exact(monkeypatch, t, sched)
+    sched.add(Group("disturbance", Pattern([("g6", "g5")], latency_s=0.0), disturbance, (), (big[0],)))
+    return t, sched, other
+
+
+def test_a_small_flow_disturbed_before_the_snapshot_is_not_taken_for_its_image(monkeypatch):
+    """A 2 mB disturbance leaves the snapshot's 1 kB piece 2 mB behind its successor one period on.
+    When remaining bytes were compared to 1e-9 of the largest active piece (4 mB here), the states
+    matched and the skip copied the late piece's end into every period it filled in: every later
+    1 kB piece ended 7 ns late (6.1e-7 relative). Each flow is now compared to its own size."""
+    t, sched, _ = three_lanes_and_a_disturbance(1e3 / 3.5e-3, 1e3, 2e-3)
+    fast, _ = exact(monkeypatch, t, sched)
     assert fast.periods_skipped > 0
 
 
 def crawl_case(disturbance: float, crowd: int = 999):
-    """As above, but the 1 kB piece (1000.5 B on a 1 MB/s link) moves 1000 B in its first
+    """As above, but the small piece (1000.5 B on a 1 MB/s link) moves 1000 B in its first
     millisecond and its last half byte at 1/1000 of the link, beside a crowd of 999 one-byte flows
-    that start with the second lane's pieces; the disturbance ends with the second lane's piece."""
-    t = Topology("switch", CATALOG)
-    t.add_device(Device("s", "pcie_switch", "pcie-switch-gen3", "S"))
-    for i, bw in enumerate([1e9, 1e9, 1e9, 1e9, 1e6, 1e6, disturbance / 1e-3]):
-        t.add_device(Device(f"g{i}", "gpu", "tesla-v100-pcie", f"G{i}"))
-        t.add_link(Link(f"l{i}", f"g{i}", "s", "PCIe3", bandwidth_per_direction_Bps=bw, latency_s=0.0))
-    sched = Schedule([])
-    big, other, small, crowd_ids = [], [], [], []
-    delay = sched.add(Group("1 ms", None, post_delay_s=1e-3))
-    for lane, (a, b), size in ((big, (0, 1), 4e6), (other, (2, 3), 4e6), (small, (4, 5), 1000.5)):
-        pattern = Pattern([(f"g{a}", f"g{b}")], latency_s=0.0)
-        for j in range(60):
-            sent = (lane[-1],) if lane else ()
-            if lane is small and j:
-                sent = (*sent, big[j - 1])
-            lane.append(sched.add(Group(f"g{a} piece {j}", pattern, size, (delay,) if lane is other and not j else (),
-                                        sent)))
+    that start with the second lane's pieces."""
+    t, sched, other = three_lanes_and_a_disturbance(1e6, 1000.5, disturbance)
     pattern = Pattern([("g4", "g5")] * crowd, latency_s=0.0)
+    crowd_ids = []
     for j in range(59):
         crowd_ids.append(sched.add(Group(f"crowd {j}", pattern, 1.0, (),
                                          (crowd_ids[-1], other[j]) if j else (other[0],))))
-    sched.add(Group("disturbance", Pattern([("g6", "g5")], latency_s=0.0), disturbance, (), (big[0],)))
     return t, sched
 
 
