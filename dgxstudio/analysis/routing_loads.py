@@ -1,0 +1,290 @@
+"""Routes' channel loads without their device paths: what ``Router`` gives for ring hops inside
+systems wired alike (one search's shape moved by a channel offset) and for hops forced through NICs.
+Part of ``Router`` (``routing.py``); every function returns the arrays its full route would have."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cancel import check_cancelled
+
+
+class TemplateLoads:
+    """Loads of ``Router``: mixed into it, using its tables and caches."""
+
+    def channel_loads(self, src: str, dst: str) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """The channels and weights of ``routes(src, dst)`` and its number of paths, without building
+        its device paths, when that route is a shape another system's search already found, moved to
+        this system's channels (what ``routes`` returns for it, minus the renamed paths); None when
+        ``routes`` would do anything else (then call it)."""
+        if src == dst or (src, dst) in self._cache or self.spread != "even":
+            return None
+        system = self._system
+        sid = system.get(src)
+        if sid is None or sid != system.get(dst):
+            return None
+        sig = self._signatures.get(sid)
+        if sig is None:
+            self._shape_key(src, dst)  # works the system's signature out once
+            sig = self._signatures[sid]
+        if not sig:
+            return None
+        prefix = sig[2]
+        if not (src.startswith(prefix) and dst.startswith(prefix)):
+            return None
+        n = len(prefix)
+        template = self._shapes.get(((sig[0], sig[1]), src[n:], dst[n:]))  # the key _shape_key gives
+        if template is None:
+            return None
+        first, first_sid = template[2], template[3]
+        if first_sid == sid:
+            delta = 0
+        else:  # _channel_offset, with its look-ups inlined (it runs once per ring hop)
+            offsets = self._offsets
+            a = offsets[first_sid] if first_sid in offsets else self._offset_from_reference(first_sid)
+            b = offsets[sid] if sid in offsets else self._offset_from_reference(sid)
+            if a is None or b is None:
+                return None
+            delta = b - a
+        return first.channels + delta, first.weights, len(first.paths)
+
+    def run_loads(self, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``channel_loads`` of consecutive transfers inside one system (a ring's hops through it),
+        concatenated, or None (then ask pair by pair). Systems wired alike share the concatenation:
+        kept once with the system's channel offset taken out (exact integers), it is each hop's
+        template moved to this system, the arrays ``channel_loads`` gives hop by hop."""
+        if self.spread != "even" or not pairs:
+            return None
+        system, cache = self._system, self._cache
+        sid = system.get(pairs[0][0])
+        if sid is None:
+            return None
+        sig = self._signatures.get(sid)
+        if sig is None:
+            self._shape_key(*pairs[0])
+            sig = self._signatures.get(sid)
+        if not sig:
+            return None
+        prefix = sig[2]
+        n = len(prefix)
+        rel = []
+        for a, b in pairs:
+            if (a == b or system.get(a) != sid or system.get(b) != sid or (a, b) in cache
+                    or not a.startswith(prefix) or not b.startswith(prefix)):
+                return None
+            rel.append((a[n:], b[n:]))
+        offset = self._offsets[sid] if sid in self._offsets else self._offset_from_reference(sid)
+        if offset is None:
+            return None
+        key = (sig[0], sig[1], tuple(rel))
+        hit = self._runs.get(key)
+        if hit is not None:
+            return hit[0] + offset, hit[1]
+        parts = [self.channel_loads(a, b) for a, b in pairs]
+        if any(part is None for part in parts):
+            return None
+        chans = np.concatenate([part[0] for part in parts])
+        weights = np.concatenate([part[1] for part in parts])
+        self._runs[key] = (chans - offset, weights)
+        return chans, weights
+
+    def _single_path_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``via_loads`` when every leg is one path (a GPU to its NIC, one leaf between two NICs,
+        the NIC to its GPU): the legs' channels one after the other, each carrying the whole
+        transfer (a share of 1.0 added once), provided no channel comes twice; else None."""
+        legs = []
+        index = self.channel_index
+        for a, b in zip(waypoints, waypoints[1:]):
+            fast = self.channel_loads(a, b)
+            if fast is not None:
+                if fast[2] != 1 or not self._unit_weights(fast[1]):
+                    return None
+                legs.append(fast[0])
+                continue
+            if ((a, b) in self._cache or a == b or self._system.get(a) == self._system.get(b)):
+                return None
+            up = self._uplink(a)
+            if up is None or up != self._uplink(b):
+                return None
+            legs.append(np.array([index[(a, up)], index[(up, b)]], dtype=np.int64))  # _edge_route's one path
+        chans = np.concatenate(legs)
+        if len(set(chans.tolist())) != len(chans):
+            return None
+        return chans, np.ones(len(chans))
+
+    def _spread_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``via_loads`` of a GPU, its NIC, another leaf's NIC and its GPU, when the two GPU legs are
+        one path each: the N paths share the legs and the NICs' links, so the loads the even split adds
+        up are known per leaf pair. In first-seen order: the first leg, the first NIC link, the first
+        path's middle, the last NIC link, the last leg, then the other paths' new middle channels;
+        a channel on m of the N paths carries 1/N added m times, the sums ``via_loads`` makes."""
+        if len(waypoints) != 4:
+            return None
+        g0, n0, n1, g1 = waypoints
+        legs = []
+        for a, b in ((g0, n0), (n1, g1)):
+            fast = self.channel_loads(a, b)
+            if fast is None or fast[2] != 1 or not self._unit_weights(fast[1]):
+                return None
+            legs.append(fast[0])
+        if (n0, n1) in self._cache or self._system.get(n0) == self._system.get(n1):
+            return None
+        a, b = self._uplink(n0), self._uplink(n1)
+        if a is None or b is None or a == b:
+            return None
+        spread = self._spreads.get((a, b))
+        if spread is None:
+            middle = self._middle.get((a, b))
+            if middle is None:
+                middle = self._middle[(a, b)] = [self._path_channels(p) for p in self.routes(a, b).paths]
+            n = len(middle)
+            sums = [0.0]
+            for _ in range(n):
+                sums.append(sums[-1] + 1.0 / n)
+            count: dict[int, int] = {}
+            for m in middle:
+                for c in m:
+                    count[c] = count.get(c, 0) + 1
+            first = list(middle[0])
+            seen_first = set(first)
+            later = [c for c in count if c not in seen_first]  # dict order: first seen, path by path
+            spread = self._spreads[(a, b)] = (
+                sums[n], np.asarray(first, dtype=np.int64), np.asarray([sums[count[c]] for c in first]),
+                np.asarray(later, dtype=np.int64), np.asarray([sums[count[c]] for c in later]), set(count))
+        whole, first, first_w, later, later_w, inner = spread
+        index = self.channel_index
+        out_link, in_link = index[(n0, a)], index[(b, n1)]
+        ends = legs[0].tolist() + [out_link, in_link] + legs[1].tolist()
+        if len(set(ends)) != len(ends) or not inner.isdisjoint(ends):
+            return None
+        chans = np.concatenate([legs[0], [out_link], first, [in_link], legs[1], later])
+        k0, k1 = len(legs[0]) + 1, len(legs[1]) + 1
+        weights = np.concatenate([np.full(k0, whole), first_w, np.full(k1, whole), later_w])
+        return chans, weights
+
+    def _unit_weights(self, weights: np.ndarray) -> bool:
+        """Every weight 1.0 (one path, each channel crossed once); remembered per template array."""
+        key = id(weights)
+        known = self._unit.get(key)
+        if known is None or known[0] is not weights:
+            known = self._unit[key] = (weights, bool((weights == 1.0).all()))
+        return known[1]
+
+    def _leg_channels(self, src: str, dst: str) -> list[list[int]]:
+        """The channels of each path of ``routes(src, dst)``, in its path order, reading them from a
+        shape already found (one path) or from the switches' route between two NICs where it can."""
+        fast = self.channel_loads(src, dst)
+        if fast is not None and fast[2] == 1 and (fast[1] == 1.0).all():
+            return [fast[0].tolist()]  # one path crossing each channel once: its channels in order
+        if (src, dst) not in self._cache and src != dst and self._system.get(src) != self._system.get(dst):
+            a, b = self._uplink(src), self._uplink(dst)
+            if a is not None and b is not None:  # what _edge_route builds, channel by channel
+                index = self.channel_index
+                if a == b:
+                    return [[index[(src, a)], index[(a, dst)]]]
+                middle = self._middle.get((a, b))
+                if middle is None:
+                    middle = self._middle[(a, b)] = [self._path_channels(p) for p in self.routes(a, b).paths]
+                first, last = index[(src, a)], index[(b, dst)]
+                return [[first, *m, last] for m in middle]
+        return [self._path_channels(p) for p in self.routes(src, dst).paths]
+
+    def via_loads(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``via(waypoints).channels`` and ``.weights`` without building its device paths: the same
+        legs joined path by path, the same thinning past ``max_paths`` and the same even split,
+        added up channel by channel in the same order."""
+        hit = self._cache.get(("via", *waypoints))
+        if hit is not None:
+            return hit.channels, hit.weights
+        single = self._single_path_via(waypoints)
+        if single is not None:
+            return single
+        spread = self._spread_via(waypoints)
+        if spread is not None:
+            return spread
+        paths: list[list[int]] = [[]]
+        for a, b in zip(waypoints, waypoints[1:]):
+            leg = self._leg_channels(a, b)
+            paths = [p + q for p in paths for q in leg]
+            if len(paths) > self.max_paths:
+                step = len(paths) / self.max_paths
+                paths = [paths[int(i * step)] for i in range(self.max_paths)]
+        share = 1.0 / len(paths)
+        load: dict[int, float] = {}
+        for p in paths:
+            for c in p:
+                load[c] = load.get(c, 0.0) + share
+        return (np.fromiter(load, dtype=np.int64, count=len(load)),
+                np.fromiter(load.values(), dtype=float, count=len(load)))
+
+    def _channel_offset(self, first: str, sid: str) -> int | None:
+        """How far system ``sid``'s channel numbers sit from system ``first``'s when the two are wired
+        alike (see ``_offset_from_reference``), or None (routes are then built path by path)."""
+        if first == sid:
+            return 0
+        a, b = self._offset_from_reference(first), self._offset_from_reference(sid)
+        return None if a is None or b is None else b - a
+
+    def _offset_from_reference(self, sid: str) -> int | None:
+        """Every channel inside the first system of ``sid``'s builder signature has its counterpart (same
+        ids after the prefix) inside ``sid`` at one fixed distance, with the same capacity and latency,
+        between devices of the same hop latency: that distance, else None. One check per system."""
+        if sid in self._offsets:
+            return self._offsets[sid]
+        if self._internal is None:  # each system's inside channels, ascending: bundle i gives 2i, 2i + 1
+            self._internal = {}
+            system = self._system
+            for i, (u, v) in enumerate(self.fabric.bundles):
+                su = system.get(u)
+                if su is not None and su == system.get(v):
+                    inside = self._internal.setdefault(su, [])
+                    inside.append(2 * i)
+                    inside.append(2 * i + 1)
+        sig = self._signatures[sid]
+        ref = self._reference.setdefault(sig[:2], sid)
+        mine, theirs = self._internal.get(ref, []), self._internal.get(sid, [])
+        delta = None
+        if len(mine) == len(theirs):
+            pf, ps = self._signatures[ref][2], sig[2]
+            n = len(pf)
+            ends = self.channel_ends
+            delta = theirs[0] - mine[0] if mine else 0
+            if mine:
+                # Channel c + delta joins the devices that c joins, renamed (so it is the channel the
+                # index gives for them), with the same capacity and latency and devices of the same
+                # hop latency: checked for all of them at once.
+                c = np.asarray(mine, dtype=np.int64)
+                d = c + delta
+                if d[0] < 0 or d[-1] >= len(ends):
+                    delta = None
+                else:
+                    figures = self._channel_figures()
+                    if not (figures[d] == figures[c]).all() or not self._renamed_ends(ref, n, d.tolist(), ps):
+                        delta = None
+        self._offsets[sid] = delta
+        return delta
+
+    def _renamed_ends(self, ref: str, n: int, theirs: list[int], prefix: str) -> bool:
+        """Channels ``theirs`` join, in order, the devices the reference system's inside channels join
+        with its ``n``-character prefix replaced by ``prefix``."""
+        rel = self._relative_ends.get(ref)
+        if rel is None:
+            rel = self._relative_ends[ref] = [(u[n:], v[n:]) for u, v in
+                                              (self.channel_ends[c] for c in self._internal[ref])]
+        m = len(prefix)
+        ends = [self.channel_ends[j] for j in theirs]
+        return (all(u.startswith(prefix) and v.startswith(prefix) for u, v in ends)
+                and [(u[m:], v[m:]) for u, v in ends] == rel)
+
+    def _channel_figures(self) -> np.ndarray:
+        """Per channel: capacity, latency and its two devices' hop latencies (one row each)."""
+        if self._figures is None:
+            hop = self.fabric.hop_latency
+            check_cancelled()  # (between the columns: each a fraction of a second on a large fabric)
+            tails = np.fromiter((hop[u] for u, _ in self.channel_ends), dtype=float, count=len(self.channel_ends))
+            check_cancelled()
+            heads = np.fromiter((hop[v] for _, v in self.channel_ends), dtype=float, count=len(self.channel_ends))
+            check_cancelled()
+            self._figures = np.column_stack([
+                self.capacity, np.asarray(self._channel_latency, dtype=float), tails, heads])
+        return self._figures
