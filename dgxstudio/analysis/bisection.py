@@ -20,7 +20,7 @@ import numpy as np
 
 from ..cancel import check_cancelled
 from ..model.topology import Topology
-from .fabric import system_map
+from .fabric import Fabric, system_map
 
 EXACT_SPLIT_LIMIT = 1000
 # A dense eigen-solve is cubic: above this many coarse nodes (1,024 DGX H100 and their 640 switches
@@ -83,6 +83,22 @@ def _graph_edges(topo: Topology) -> list[tuple[str, str, float]]:
                 out.append((n, m, caps[(n, m)] if (n, m) in caps else caps[(m, n)]))
         seen.add(n)
     return out
+
+
+def _fabric_edges(topo: Topology, fab: Fabric | None) -> list[tuple[str, str, float]] | None:
+    """``_graph_edges(topo)`` read from a ``Fabric`` of the topology (every family, rated figures)
+    that the caller already built, or None when it cannot stand for it. Its bundles are the same
+    device pairs in the same order (``_merged_edges`` walks the links as ``_graph_edges`` does), each
+    first end the one earlier in the document, and each capacity is twice its per-direction sum
+    over the same links in the same order, which is the sum of the doubled figures bit for bit
+    (doubling is exact). A fabric that left a pair out (no bandwidth) does not stand for it."""
+    if fab is None or fab.topo is not topo or fab.families is not None or fab.achievable or fab.dropped:
+        return None
+    check_cancelled()
+    pos = {d: i for i, d in enumerate(topo.devices)}
+    check_cancelled()
+    return [(u, v, 2 * b.total_bw) if pos[u] < pos[v] else (v, u, 2 * b.total_bw)
+            for (u, v), b in fab.bundles.items()]
 
 
 class _Cutter:
@@ -507,7 +523,9 @@ def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[s
     return Bisection(value, exact, "max-flow over partitioned units", half_a, half_b)
 
 
-def bisection_bandwidth(topo: Topology, gpus: list[str]) -> Bisection:
+def bisection_bandwidth(topo: Topology, gpus: list[str], fabric: Fabric | None = None) -> Bisection:
+    """``fabric``: a ``Fabric(topo)`` the caller already has (rated figures, every family), whose
+    bundles give the capacity graph without walking the links again."""
     if len(gpus) < 2:
         return Bisection(0.0, True, "trivial", list(gpus), [])
     n = len(gpus)
@@ -518,4 +536,5 @@ def bisection_bandwidth(topo: Topology, gpus: list[str]) -> Bisection:
             g.nodes[node]["gpu"] = topo.devices[node].kind == "gpu" and node in members
         # Only GPUs of the set and the devices between them matter; others still carry flow.
         return _exact(g, gpus)
-    return _heuristic(topo, _graph_edges(topo), gpus)
+    edges = _fabric_edges(topo, fabric)
+    return _heuristic(topo, edges if edges is not None else _graph_edges(topo), gpus)
