@@ -311,39 +311,22 @@ def hop_loads(router, order: list[str], hops, via, k: int) -> tuple[np.ndarray, 
 
 def ring_loads(plan: ChannelPlan, router, fast: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Every ring direction's hops' channels and weights, one after the other (hop order). ``fast``:
-    a ring's run of hops through one system at once where the router can (``Router.run_loads``), the
-    other hops without device paths where it can (``hop_loads``); else every hop's route."""
+    runs of hops through one system and GPU-NIC-NIC-GPU hops read from templates kept once per class
+    of systems wired alike (``ring_segments``), the other hops without device paths where the router
+    can (``hop_loads``); else every hop's route. Both give the same arrays, element by element."""
+    if fast:
+        from .ring_segments import ring_loads_by_template
+
+        return ring_loads_by_template(plan, router)
     chans, weights = [], []
-    system = router._system
     for order, hops, via in ring_directions(plan):
         check_cancelled()
-        n = len(order)
-        k = 0
-        while k < n:
+        for k in range(len(order)):
             if k % 64 == 63:
                 check_cancelled()
-            if not fast:
-                r = hop_route(router, order, hops, via, k)
-                chans.append(r.channels)
-                weights.append(r.weights)
-                k += 1
-                continue
-            # the hops that stay inside one system from here on: routed by the router, not pinned
-            end = k
-            sid = system.get(order[k])
-            while (end < n and hops is None and (via is None or via[end] is None) and sid is not None
-                   and system.get(order[(end + 1) % n]) == sid):
-                end += 1
-            run = router.run_loads([(order[i], order[(i + 1) % n]) for i in range(k, end)]) if end - k > 1 else None
-            if run is not None:
-                chans.append(run[0])
-                weights.append(run[1])
-                k = end
-                continue
-            c, w = hop_loads(router, order, hops, via, k)
-            chans.append(c)
-            weights.append(w)
-            k += 1
+            r = hop_route(router, order, hops, via, k)
+            chans.append(r.channels)
+            weights.append(r.weights)
     if not chans:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     return np.concatenate(chans).astype(np.int64), np.concatenate(weights)

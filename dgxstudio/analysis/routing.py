@@ -201,16 +201,18 @@ class Router(SwitchRoutes, TemplateLoads):
             return route
         shape, prefix = self._shape_key(src, dst)
         template = self._shapes.get(shape) if shape is not None else None
-        if template is not None:
+        # A system not wired like the template's (a hand-edited one: a link missing, slower or added)
+        # is searched on its own: its routes and their shares may differ, or not exist.
+        delta = self._channel_offset(template[3], self._system[src]) if template is not None else None
+        if delta is not None:
             rel, weights, first, first_sid = template
-            delta = self._channel_offset(first_sid, self._system[src])
-            if delta is None:
-                route = self._route([[prefix + d for d in p] for p in rel], weights)
-            else:
-                # The same route as the first system's, on this system's channels: same shares and
-                # latency (checked link by link in _channel_offset), channel numbers shifted.
-                route = Route(tuple(tuple(prefix + d for d in p) for p in rel), first.channels + delta,
-                              first.weights, first.latency_s)
+            # The same route as the first system's, on this system's channels: same shares and
+            # latency (checked link by link in _channel_offset), channel numbers shifted.
+            route = Route(tuple(tuple(prefix + d for d in p) for p in rel), first.channels + delta,
+                          first.weights, first.latency_s)
+        elif template is not None:
+            paths, weights = self._search(src, dst)
+            route = self._route(paths, weights)
         else:
             paths, weights = self._search(src, dst)
             route = self._route(paths, weights)
@@ -233,14 +235,19 @@ class Router(SwitchRoutes, TemplateLoads):
             return paths, weights
         outside = self._system.get(src) is None and self._system.get(dst) is None and self._uniform_outside()
         back = self._complete.pop((dst, src), None) if outside else None
-        near = self._two_hop(src, dst) if outside and back is None else None
+        # Each way below gives every least-cost path (see each), so the first that answers gives
+        # what the search would: a pair of twins' route first (leaves of two pods, the common case
+        # across a large fabric, where two leaves are never one switch apart), then two leaves under
+        # common spines.
+        twin = self._twin_paths(src, dst) if outside and back is None else None
+        near = self._two_hop(src, dst) if outside and back is None and twin is None else None
         if back is not None:  # the other way's every path, reversed (see _uniform_outside)
             paths = self._subsample(sorted(p[::-1] for p in back))
-        elif near is not None:
-            paths = self._subsample(near)
-        elif outside and (twin := self._twin_paths(src, dst)) is not None:
+        elif twin is not None:
             self._complete[(src, dst)] = twin
             paths = self._subsample(sorted(twin))
+        elif near is not None:
+            paths = self._subsample(near)
         else:
             preds = self._dag(src, dst)
             if preds is None:
@@ -265,6 +272,14 @@ class Router(SwitchRoutes, TemplateLoads):
         sid = self._system.get(src)
         if sid is None or sid != self._system.get(dst):
             return None, ""
+        sig = self._system_signature(sid)
+        if not sig or not (src.startswith(sig[2]) and dst.startswith(sig[2])):
+            return None, ""
+        n = len(sig[2])
+        return ((sig[0], sig[1]), src[n:], dst[n:]), sig[2]
+
+    def _system_signature(self, sid: str) -> tuple:
+        """(builder, device count, id prefix) of a system whose devices all carry its prefix, else ()."""
         sig = self._signatures.get(sid)
         if sig is None:
             group = self.topo.groups.get(sid)
@@ -275,10 +290,7 @@ class Router(SwitchRoutes, TemplateLoads):
             else:
                 sig = (builder, len(group.devices), prefix)
             self._signatures[sid] = sig
-        if not sig or not (src.startswith(sig[2]) and dst.startswith(sig[2])):
-            return None, ""
-        n = len(sig[2])
-        return ((sig[0], sig[1]), src[n:], dst[n:]), sig[2]
+        return sig
 
     def _uplink(self, device: str) -> str | None:
         """The one network switch a single-port NIC plugs into (None for anything else)."""

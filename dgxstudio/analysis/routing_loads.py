@@ -231,15 +231,7 @@ class TemplateLoads:
         between devices of the same hop latency: that distance, else None. One check per system."""
         if sid in self._offsets:
             return self._offsets[sid]
-        if self._internal is None:  # each system's inside channels, ascending: bundle i gives 2i, 2i + 1
-            self._internal = {}
-            system = self._system
-            for i, (u, v) in enumerate(self.fabric.bundles):
-                su = system.get(u)
-                if su is not None and su == system.get(v):
-                    inside = self._internal.setdefault(su, [])
-                    inside.append(2 * i)
-                    inside.append(2 * i + 1)
+        self._internal_channels()
         sig = self._signatures[sid]
         ref = self._reference.setdefault(sig[:2], sid)
         mine, theirs = self._internal.get(ref, []), self._internal.get(sid, [])
@@ -263,6 +255,102 @@ class TemplateLoads:
                         delta = None
         self._offsets[sid] = delta
         return delta
+
+    def _internal_channels(self) -> dict[str, list[int]]:
+        """Each system's inside channels, ascending: bundle i gives 2i, 2i + 1."""
+        if self._internal is None:
+            self._internal = {}
+            system = self._system
+            for i, (u, v) in enumerate(self.fabric.bundles):
+                su = system.get(u)
+                if su is not None and su == system.get(v):
+                    inside = self._internal.setdefault(su, [])
+                    inside.append(2 * i)
+                    inside.append(2 * i + 1)
+        return self._internal
+
+    def offsets_in_bulk(self, sids: list[str]) -> None:
+        """``_offset_from_reference`` of many systems at once, in this order (the first of each builder
+        signature becomes its reference, as asking one by one in this order makes it). The check runs
+        for all the systems of a reference together, on numbers instead of names: each device is
+        written as (its system's prefix, the rest of its id), so channel c + delta joins the devices
+        channel c joins, renamed, exactly when those pairs agree. A system that fails it is checked
+        again one by one, so every offset is what ``_offset_from_reference`` gives."""
+        sigs = [(sid, self._system_signature(sid)) for sid in sids if sid not in self._offsets]
+        sigs = [(sid, sig) for sid, sig in sigs if sig]
+        if len(sigs) < 8:
+            return
+        internal = self._internal_channels()
+        by_ref: dict[str, list[str]] = {}
+        for sid, sig in sigs:
+            ref = self._reference.setdefault(sig[:2], sid)
+            if sid != ref:
+                by_ref.setdefault(ref, []).append(sid)
+            elif sid not in self._offsets:
+                self._offset_from_reference(sid)
+        if not by_ref:
+            return
+        check_cancelled()
+        tail_dev, head_dev, pfx, rel = self._renaming_tables()
+        figures = self._channel_figures()
+        n_channels = len(self.channel_ends)
+        for ref, members in by_ref.items():
+            check_cancelled()
+            mine = internal.get(ref, [])
+            pf = self._prefix_ids.get(self._signatures[ref][2], -1)
+            c = np.asarray(mine, dtype=np.int64)
+            same = [sid for sid in members if len(internal.get(sid, [])) == len(mine)]
+            if not mine or not same or pf < 0 or (pfx[tail_dev[c]] != pf).any() or (pfx[head_dev[c]] != pf).any():
+                continue  # left to the check one by one
+            delta = np.asarray([internal[sid][0] for sid in same], dtype=np.int64) - c[0]
+            want = np.asarray([self._prefix_ids.get(self._signatures[sid][2], -2) for sid in same], dtype=np.int64)
+            ok = (delta + c[0] >= 0) & (delta + c[-1] < n_channels)
+            d = np.clip(c[None, :] + delta[:, None], 0, n_channels - 1)
+            fc = figures[c]
+            for col in range(fc.shape[1]):
+                ok &= (figures[d, col] == fc[None, :, col]).all(axis=1)
+            for dev in (tail_dev, head_dev):
+                ends = dev[d]
+                ok &= (pfx[ends] == want[:, None]).all(axis=1) & (rel[ends] == rel[dev[c]][None, :]).all(axis=1)
+            for sid, good, dt in zip(same, ok.tolist(), delta.tolist()):
+                if good:
+                    self._offsets[sid] = dt
+        for sid, _ in sigs:
+            if sid not in self._offsets:
+                self._offset_from_reference(sid)
+
+    def _renaming_tables(self):
+        """Per channel, its tail and head device numbers; per device, the number of its system's prefix
+        when its id starts with it (else -1) and the number of the rest of its id (else -1)."""
+        devices = list(self.fabric.adj)
+        at = {d: i for i, d in enumerate(devices)}
+        check_cancelled()
+        ends = np.fromiter((at[x] for key in self.fabric.bundles for x in key), dtype=np.int64,
+                           count=2 * len(self.fabric.bundles)).reshape(-1, 2)
+        tail_dev = np.empty(2 * len(ends), dtype=np.int64)
+        head_dev = np.empty(2 * len(ends), dtype=np.int64)
+        tail_dev[0::2], head_dev[0::2] = ends[:, 0], ends[:, 1]   # channel 2i runs the key's way
+        tail_dev[1::2], head_dev[1::2] = ends[:, 1], ends[:, 0]   # channel 2i + 1 the other way
+        check_cancelled()
+        prefix_ids: dict[str, int] = {}
+        rest_ids: dict[str, int] = {}
+        pfx = np.full(len(devices), -1, dtype=np.int64)
+        rel = np.full(len(devices), -1, dtype=np.int64)
+        system = self._system
+        prefix_of: dict[str, tuple[str, int] | None] = {}  # system -> (prefix, its number)
+        for i, d in enumerate(devices):
+            sid = system.get(d)
+            if sid is None:
+                continue
+            known = prefix_of.get(sid, False)
+            if known is False:
+                sig = self._system_signature(sid)
+                known = prefix_of[sid] = (sig[2], prefix_ids.setdefault(sig[2], len(prefix_ids))) if sig else None
+            if known is not None and d.startswith(known[0]):
+                pfx[i] = known[1]
+                rel[i] = rest_ids.setdefault(d[len(known[0]):], len(rest_ids))
+        self._prefix_ids = prefix_ids
+        return tail_dev, head_dev, pfx, rel
 
     def _renamed_ends(self, ref: str, n: int, theirs: list[int], prefix: str) -> bool:
         """Channels ``theirs`` join, in order, the devices the reference system's inside channels join

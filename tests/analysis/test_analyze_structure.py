@@ -56,3 +56,119 @@ def test_bisection_with_the_analysis_fabric_equals_its_own(make):
     topo = make()
     gpus = [d.id for d in topo.gpus()]
     assert bisection_bandwidth(topo, gpus, fabric=Fabric(topo)) == bisection_bandwidth(topo, gpus)
+
+
+# ---- ring loads from templates, channel offsets checked together ---------------------------------
+
+def _odd_system_cluster(alter):
+    """A rail-optimized cluster of 12 DGX H100 with one system made different by hand."""
+    topo = build_fat_tree(12, "dgx-h100", rail_optimized=True)
+    sids = sorted({topo.system_of(d.id) for d in topo.gpus()})
+    odd = sids[5]
+    inside = sorted((lk for lk in topo.links.values() if lk.type == "NVLink4" and topo.system_of(lk.a) == odd),
+                    key=lambda lk: lk.id)
+    if alter == "bandwidth":
+        inside[0].bandwidth_per_direction_Bps = 1e9
+    elif alter == "latency":
+        inside[3].latency_s = 4e-6
+    elif alter == "missing-link":
+        del topo.links[inside[2].id]
+        topo._links_by_device = None
+    elif alter == "extra-link":
+        a, b = inside[0].a, inside[1].b
+        topo.links["odd-extra"] = Link("odd-extra", a, b, "NVLink4")
+        topo._links_by_device = None
+    return topo, odd
+
+
+ALTERATIONS = ["none", "bandwidth", "latency", "missing-link", "extra-link"]
+
+
+@pytest.mark.parametrize("alter", ALTERATIONS)
+def test_offsets_checked_together_equal_those_checked_one_by_one(alter, monkeypatch):
+    from dgxstudio.analysis.routing import Router
+
+    topo, odd = _odd_system_cluster(alter)
+    sids = sorted({topo.system_of(d.id) for d in topo.gpus()})
+    together, alone = Router(topo), Router(topo)
+    calls = []
+    original = Router._offset_from_reference
+    monkeypatch.setattr(Router, "_offset_from_reference", lambda self, sid: calls.append(sid) or original(self, sid))
+    together.offsets_in_bulk(sids)
+    bulk_calls = list(calls)
+    for sid in sids:
+        alone._system_signature(sid)
+        alone._offset_from_reference(sid)
+    assert together._offsets == alone._offsets
+    assert together._reference == alone._reference
+    assert (together._offsets[odd] is None) == (alter != "none")
+    # the regular systems were settled together; only the reference and the odd one, one by one
+    assert set(bulk_calls) <= {sids[0], odd}
+
+
+@pytest.mark.parametrize("alter", ALTERATIONS)
+def test_ring_loads_from_templates_equal_hop_by_hop_with_an_odd_system(alter):
+    from dgxstudio.analysis.channels import plan, ring_loads, ring_rates
+    from dgxstudio.analysis.routing import Router
+
+    topo, _ = _odd_system_cluster(alter)
+    gpus = [d.id for d in topo.gpus()]
+    fast, plain = Router(topo), Router(topo)
+    p = plan(topo, gpus, fast.fabric, None)
+    fc, fw = ring_loads(p, fast)
+    pc, pw = ring_loads(p, plain, fast=False)
+    assert fc.tolist() == pc.tolist() and fw.tolist() == pw.tolist()
+    assert ring_rates(p, Router(topo)) == ring_rates(p, plain)
+
+
+def _general_only(monkeypatch):
+    """Every shortcut by class of systems off: no system has a builder signature (so no route shape,
+    template, run or offset is shared between systems), and the bisection walks the links itself."""
+    from dgxstudio.analysis import bisection
+    from dgxstudio.analysis.routing import Router
+
+    def no_signature(self, sid):
+        self._signatures[sid] = ()
+        return ()
+
+    monkeypatch.setattr(Router, "_system_signature", no_signature)
+    monkeypatch.setattr(bisection, "_fabric_edges", lambda topo, fab: None)
+
+
+@pytest.mark.parametrize("alter", ALTERATIONS)
+def test_analyze_with_an_odd_system_equals_the_general_computation(alter, monkeypatch):
+    from dgxstudio.analysis.summary import analyze
+
+    topo, _ = _odd_system_cluster(alter)
+    gpus = [d.id for d in topo.gpus()]
+    fast = analyze(topo, gpus)
+    _general_only(monkeypatch)
+    assert analyze(topo, gpus) == fast
+
+
+@pytest.mark.parametrize("achievable", [False, True])
+def test_per_gpu_bandwidth_with_figures_looked_up_once_equals_link_by_link(achievable):
+    from dgxstudio.analysis.bandwidth import gpu_bandwidth
+    from dgxstudio.model.catalog import NETWORK_FAMILIES
+
+    topo, odd = _odd_system_cluster("bandwidth")
+    ib = sorted((lk for lk in topo.links.values() if lk.type.startswith("IB")), key=lambda lk: lk.id)
+    ib[0].bandwidth_per_direction_Bps = 7e9  # a NIC link with its own figure
+    gpus = [d.id for d in topo.gpus()]
+    got = {b.gpu: b for b in gpu_bandwidth(topo, gpus, achievable)}
+    share = {}
+    for sid in {topo.system_of(g) for g in gpus}:
+        total = 0.0
+        for d in topo.devices_in_group(sid):
+            dev = topo.devices[d]
+            if dev.kind == "nic" and dev.properties.get("role", "compute") == "compute":
+                for lk in topo.links_of(d):
+                    if topo.link_type_of(lk).family in NETWORK_FAMILIES:
+                        total += 2 * topo.link_bandwidth_per_direction_Bps(lk, achievable)
+        share[sid] = total / sum(1 for g in gpus if topo.system_of(g) == sid)
+    for g in gpus:
+        nv = sum(2 * topo.link_bandwidth_per_direction_Bps(lk, achievable) for lk in topo.links_of(g)
+                 if topo.link_type_of(lk).family == "nvlink")
+        assert got[g].nvlink_bidir_Bps == nv
+        assert got[g].network_bidir_Bps == share[topo.system_of(g)]
+    assert len({got[g].nvlink_bidir_Bps for g in gpus}) == 2  # the odd system's slower GPU stands out
