@@ -102,7 +102,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self.capacity = np.repeat(np.array([b.bandwidth for b in bundles], dtype=float), 2)
         self._channel_latency = [b.latency_s for b in bundles for _ in (0, 1)]
         self.channel_ends = ends
-        self.channel_links = [tuple(b.links) for b in bundles for _ in (0, 1)]
+        self._channel_links: list[tuple[str, ...]] | None = None  # see channel_links
         # Each device's neighbours with the cost of the bundle to them, in the Fabric's adjacency
         # order (bundle by bundle, each end appended the other, as Fabric builds ``adj``).
         self._adj_cost: dict[str, list[tuple[str, float]]] = {u: [] for u in self.fabric.adj}
@@ -126,6 +126,13 @@ class Router(SwitchRoutes, TemplateLoads):
         self._system = system_map(topo)
         self.system_of = self._system  # device -> its system's id (None outside systems); do not change it
         self._cache: dict[tuple[str, str], Route] = {}
+
+    @property
+    def channel_links(self) -> list[tuple[str, ...]]:
+        """Each channel's links (its bundle's), built when first asked for: the analysis never does."""
+        if self._channel_links is None:
+            self._channel_links = [tuple(b.links) for b in self.fabric.bundles.values() for _ in (0, 1)]
+        return self._channel_links
 
     @property
     def n_channels(self) -> int:

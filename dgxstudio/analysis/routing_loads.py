@@ -368,10 +368,14 @@ class TemplateLoads:
         """Per channel: capacity, latency and its two devices' hop latencies (one row each)."""
         if self._figures is None:
             hop = self.fabric.hop_latency
-            check_cancelled()  # (between the columns: each a fraction of a second on a large fabric)
-            tails = np.fromiter((hop[u] for u, _ in self.channel_ends), dtype=float, count=len(self.channel_ends))
+            check_cancelled()  # (between the steps: each a fraction of a second on a large fabric)
+            # bundle i's two ends' hop latencies, once each: channel 2i runs from the first to the
+            # second, channel 2i + 1 back
+            ends = np.fromiter((hop[x] for key in self.fabric.bundles for x in key), dtype=float,
+                               count=2 * len(self.fabric.bundles)).reshape(-1, 2)
             check_cancelled()
-            heads = np.fromiter((hop[v] for _, v in self.channel_ends), dtype=float, count=len(self.channel_ends))
+            tails = ends.reshape(-1)
+            heads = ends[:, ::-1].reshape(-1)
             check_cancelled()
             self._figures = np.column_stack([
                 self.capacity, np.asarray(self._channel_latency, dtype=float), tails, heads])
