@@ -104,81 +104,24 @@ def _nic_gpus(topo: Topology, fabric, members: list[str]) -> list[tuple[str, str
     return out
 
 
-class _AlikeSystems:
-    """``_nic_gpus`` once per class of systems wired alike: the same devices in the same order (ids
-    without the system's prefix), of the same kinds and NIC roles, the same links among them (by
-    family) and the same NICs with a network link, and the same GPUs asked for. What ``_nic_gpus``
-    reads of a system is all in that key, so a system of a class gets the first one's pairs
-    renamed. A system whose devices do not all carry its prefix, or whose links (other than the
-    network's) leave its own device list, is worked out on its own."""
-
-    def __init__(self, topo: Topology, fabric):
-        self.topo, self.fabric = topo, fabric
-        self.known: dict[tuple, list[tuple[str, str]]] = {}
-
-    def key(self, members: list[str]) -> tuple[tuple | None, str]:
-        topo, fabric = self.topo, self.fabric
-        sid = topo.system_of(members[0])
-        group = topo.groups.get(sid) if sid is not None else None
-        if group is None or not sid.endswith("system"):
-            return None, ""
-        prefix = sid[:-len("system")]
-        if not prefix or prefix[-1].isdigit():  # (names compare as their rests only after a non-digit)
-            return None, ""
-        n = len(prefix)
-        inside = set(group.devices)
-        if not all(d.startswith(prefix) for d in group.devices) or not all(g in inside for g in members):
-            return None, ""
-        devices = topo.devices
-        kind, adj, bundles = fabric.kind, fabric.adj, fabric.bundles
-        shape = []
-        for d in group.devices:
-            links = []
-            networked = False
-            for v in adj.get(d, ()):
-                family = bundles[(d, v) if d <= v else (v, d)].family
-                if family in ("infiniband", "ethernet"):
-                    networked = True
-                elif v in inside:
-                    links.append((v[n:], family))
-                else:
-                    return None, ""  # a link out of the system that a search from a NIC may follow
-            role = devices[d].properties.get("role", "compute") if kind.get(d) == "nic" else None
-            shape.append((d[n:], kind.get(d), role, networked, tuple(sorted(links))))
-        return (tuple(shape), tuple(sorted(g[n:] for g in members))), prefix
-
-    def nic_gpus(self, members: list[str]) -> list[tuple[str, str]]:
-        if not members:
-            return []
-        key, prefix = self.key(members)
-        if key is None:
-            return _nic_gpus(self.topo, self.fabric, members)
-        hit = self.known.get(key)
-        if hit is None:
-            found = _nic_gpus(self.topo, self.fabric, members)
-            n = len(prefix)
-            self.known[key] = [(nic[n:], gpu[n:]) for nic, gpu in found]
-            return found
-        return [(prefix + nic, prefix + gpu) for nic, gpu in hit]
-
-
 def _nearest_gpus(fabric, nic: str, wanted: set[str]) -> list[str]:
     """The selected GPUs at the fewest hops from a NIC over non-network links, in document order."""
     seen = {nic}
     frontier = [nic]
+    adj, bundles, kind = fabric.adj, fabric.bundles, fabric.kind
     while frontier:
         found, nxt = [], []
         for u in frontier:
-            for v in fabric.adj[u]:
-                if v in seen or fabric.bundle(u, v).family in ("infiniband", "ethernet"):
+            for v in adj[u]:
+                if v in seen or bundles[(u, v) if u <= v else (v, u)].family in ("infiniband", "ethernet"):
                     continue
                 seen.add(v)
                 if v in wanted:
                     found.append(v)
-                elif fabric.kind.get(v) != "gpu":
+                elif kind.get(v) != "gpu":
                     nxt.append(v)
         if found:
-            return sorted(found, key=_natural)
+            return sorted(found, key=_natural) if len(found) > 1 else found
         frontier = nxt
     return []
 
@@ -242,24 +185,23 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
         return ChannelPlan(systems, rings, hops, channel_count(topo, gpus, 0), 0)
     direct: dict[str, set[str]] = {}
     switched_sys = []
+    adj, bundles, kind = fabric.adj, fabric.bundles, fabric.kind
     for members in systems:
         check_cancelled()
         sw = False
         for g in members:
-            for v in fabric.adj.get(g, []):
-                b = fabric.bundle(g, v)
-                if b.family != "nvlink":
+            for v in adj.get(g, ()):
+                if bundles[(g, v) if g <= v else (v, g)].family != "nvlink":
                     continue
-                if fabric.kind.get(v) == "gpu":
+                if kind.get(v) == "gpu":
                     direct.setdefault(g, set()).add(v)
-                elif fabric.kind.get(v) == "nvswitch":
+                elif kind.get(v) == "nvswitch":
                     sw = True
         switched_sys.append(sw)
     nic_gpus = []
-    alike = _AlikeSystems(topo, fabric)
     for m in systems:
         check_cancelled()
-        nic_gpus.append(alike.nic_gpus(m))
+        nic_gpus.append(_nic_gpus(topo, fabric, m))
     rails = min(len(x) for x in nic_gpus)
     notes = []
     if rails == 0:

@@ -174,44 +174,6 @@ def test_per_gpu_bandwidth_with_figures_looked_up_once_equals_link_by_link(achie
     assert len({got[g].nvlink_bidir_Bps for g in gpus}) == 2  # the odd system's slower GPU stands out
 
 
-def _rewired_nic_cluster(change):
-    """12 DGX H100, rail-optimized, with one system's NICs changed by hand."""
-    topo = build_fat_tree(12, "dgx-h100", rail_optimized=True)
-    sids = sorted({topo.system_of(d.id) for d in topo.gpus()})
-    odd = sids[7]
-    nics = [d for d in topo.groups[odd].devices if topo.devices[d].kind == "nic"
-            and topo.devices[d].properties.get("role", "compute") == "compute"]
-    if change == "role":
-        topo.devices[nics[0]].properties["role"] = "storage"
-    elif change == "pcie":  # the first NIC moved under another PCIe switch of its system
-        lk = next(lk for lk in topo.links_of(nics[0]) if not lk.type.startswith("IB"))
-        other = next(lk for lk in topo.links_of(nics[3]) if not lk.type.startswith("IB"))
-        sw = other.a if other.b == nics[3] else other.b
-        if lk.a == nics[0]:
-            lk.b = sw
-        else:
-            lk.a = sw
-        topo._links_by_device = None
-    elif change == "order":  # the same devices listed in another order
-        topo.groups[odd].devices.reverse()
-    return topo
-
-
-@pytest.mark.parametrize("change", ["none", "role", "pcie", "order"])
-def test_nic_pairs_per_class_of_systems_equal_each_systems_own(change, monkeypatch):
-    from dgxstudio.analysis import channels
-    from dgxstudio.analysis.fabric import Fabric
-
-    topo = _rewired_nic_cluster(change)
-    gpus = [d.id for d in topo.gpus()]
-    fab = Fabric(topo)
-    fast = channels.plan(topo, gpus, fab, None)
-    regular = build_fat_tree(12, "dgx-h100", rail_optimized=True)
-    assert (fast == channels.plan(regular, gpus, Fabric(regular), None)) == (change == "none")
-    monkeypatch.setattr(channels._AlikeSystems, "nic_gpus", lambda self, m: channels._nic_gpus(topo, fab, m))
-    assert fast == channels.plan(topo, gpus, fab, None)
-
-
 def test_channel_figures_read_per_bundle_equal_channel_by_channel():
     from dgxstudio.analysis.routing import Router
 
