@@ -84,6 +84,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self._twin_keys: dict[str, tuple] = {}                        # see _twin_class
         self._spreads: dict[tuple[str, str], tuple] = {}              # see _spread_via
         self._twin_routes: dict[tuple, tuple[str, str, list[list[str]]]] = {}  # see _twin_paths
+        self._twin_inner: dict[tuple[str, str], set[str]] = {}                # see _twin_spread
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
@@ -254,6 +255,8 @@ class Router(SwitchRoutes, TemplateLoads):
             self._complete[(src, dst)] = twin
             paths = self._subsample(sorted(twin))
         elif near is not None:
+            # every least-cost path too: kept for twins of the two ends, as a search's are
+            self._twin_routes.setdefault((self._twin_class(src), self._twin_class(dst)), (src, dst, near))
             paths = self._subsample(near)
         else:
             preds = self._dag(src, dst)

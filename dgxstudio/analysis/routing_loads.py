@@ -134,6 +134,10 @@ class TemplateLoads:
             return None
         spread = self._spreads.get((a, b))
         if spread is None:
+            spread = self._twin_spread(a, b)
+            if spread is not None:
+                self._spreads[(a, b)] = spread
+        if spread is None:
             middle = self._middle.get((a, b))
             if middle is None:
                 middle = self._middle[(a, b)] = [self._path_channels(p) for p in self.routes(a, b).paths]
@@ -161,6 +165,40 @@ class TemplateLoads:
         k0, k1 = len(legs[0]) + 1, len(legs[1]) + 1
         weights = np.concatenate([np.full(k0, whole), first_w, np.full(k1, whole), later_w])
         return chans, weights
+
+    def _twin_spread(self, a: str, b: str) -> tuple | None:
+        """The spread of leaves ``a`` to ``b`` read from that of a pair of their twins already worked
+        out (``_twin_paths``: the same least-cost paths with the two ends renamed, none passing
+        through ``a`` or ``b``), or None. Sorting and thinning keep the paths' order (every path
+        starts and ends alike), so each path's channels are the twins' with the first channel
+        leaving ``a`` instead of its twin and the last entering ``b``: the same arrays as working
+        the route out, channel for channel."""
+        if self.spread != "even" or self._system.get(a) is not None or self._system.get(b) is not None:
+            return None
+        if not self._uniform_outside():
+            return None
+        rep = self._twin_routes.get((self._twin_class(a), self._twin_class(b)))
+        if rep is None:
+            return None
+        s0, d0, every = rep
+        base = self._spreads.get((s0, d0))
+        if base is None or (s0, d0) == (a, b) or s0 == b or d0 == a:
+            return None
+        inner = self._twin_inner.get((s0, d0))
+        if inner is None:
+            inner = self._twin_inner[(s0, d0)] = set().union(*(p[1:-1] for p in every))
+        if a in inner or b in inner:
+            return None
+        ends, index = self.channel_ends, self.channel_index
+
+        def rename(c: int) -> int:
+            u, v = ends[c]
+            return index[(a, v)] if u == s0 else index[(u, b)] if v == d0 else c
+
+        whole, first, first_w, later, later_w, channels = base
+        return (whole, np.asarray([rename(c) for c in first.tolist()], dtype=np.int64), first_w,
+                np.asarray([rename(c) for c in later.tolist()], dtype=np.int64), later_w,
+                {rename(c) for c in channels})
 
     def _unit_weights(self, weights: np.ndarray) -> bool:
         """Every weight 1.0 (one path, each channel crossed once); remembered per template array."""

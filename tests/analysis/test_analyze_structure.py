@@ -186,3 +186,44 @@ def test_channel_figures_read_per_bundle_equal_channel_by_channel():
     assert figures[:, 2].tolist() == [hop[u] for u, _ in router.channel_ends]
     assert figures[:, 3].tolist() == [hop[v] for _, v in router.channel_ends]
     assert router.channel_links == [tuple(router.fabric.bundle(u, v).links) for u, v in router.channel_ends]
+
+
+def _leaf_with_a_spine_link_less():
+    """A three-tier rail-optimized fabric where one leaf lost one of its spine links: it is no
+    longer a twin of its pod's other leaves."""
+    topo = build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3)
+    up = sorted((lk for lk in topo.links.values() if lk.a.startswith("leaf") and "spine" in lk.b), key=lambda lk: lk.id)
+    del topo.links[up[3].id]
+    topo._links_by_device = None
+    return topo
+
+
+@pytest.mark.parametrize("make", [lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
+                                  lambda: build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8),
+                                  _leaf_with_a_spine_link_less])
+def test_spread_over_spines_read_from_twins_equals_its_own_route(make, monkeypatch):
+    from dgxstudio.analysis.channels import plan, ring_directions
+    from dgxstudio.analysis.routing import Router
+
+    topo = make()
+    gpus = [d.id for d in topo.gpus()]
+    twins, own = Router(topo), Router(topo)
+    monkeypatch.setattr(own, "_twin_spread", lambda a, b: None)
+    read = []
+    original = twins._twin_spread
+    monkeypatch.setattr(twins, "_twin_spread", lambda a, b: read.append((a, b)) or original(a, b))
+    p = plan(topo, gpus, twins.fabric, None)
+    hops = 0
+    for order, _, via in ring_directions(p):
+        for way in via or []:
+            if way is None:
+                continue
+            x, y = twins.via_loads(way), own.via_loads(way)
+            assert x[0].tolist() == y[0].tolist() and x[1].tolist() == y[1].tolist()
+            hops += 1
+    assert hops and twins._spreads.keys() == own._spreads.keys()
+    for key, spread in twins._spreads.items():
+        mine = own._spreads[key]
+        assert spread[0] == mine[0] and spread[5] == mine[5]
+        assert all(spread[i].tolist() == mine[i].tolist() for i in (1, 2, 3, 4))
+    assert sum(original(a, b) is not None for a, b in set(read)) >= 2  # the shortcut did answer
