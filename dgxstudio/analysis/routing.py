@@ -84,7 +84,8 @@ class Router(SwitchRoutes, TemplateLoads):
         self._twin_keys: dict[str, tuple] = {}                        # see _twin_class
         self._spreads: dict[tuple[str, str], tuple] = {}              # see _spread_via
         self._twin_routes: dict[tuple, tuple[str, str, list[list[str]]]] = {}  # see _twin_paths
-        self._twin_inner: dict[tuple[str, str], set[str]] = {}                # see _twin_spread
+        self._route_inner: dict[tuple[str, str], set[str]] = {}  # switch pairs: every least-cost path's inner devices
+        self._spread_reps: dict[tuple, tuple[str, str]] = {}      # see _twin_spread
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
@@ -250,13 +251,16 @@ class Router(SwitchRoutes, TemplateLoads):
         twin = self._twin_paths(src, dst) if outside and back is None else None
         near = self._two_hop(src, dst) if outside and back is None and twin is None else None
         if back is not None:  # the other way's every path, reversed (see _uniform_outside)
+            self._note_inner(src, dst, back)
             paths = self._subsample(sorted(p[::-1] for p in back))
         elif twin is not None:
             self._complete[(src, dst)] = twin
+            self._note_inner(src, dst, twin)
             paths = self._subsample(sorted(twin))
         elif near is not None:
             # every least-cost path too: kept for twins of the two ends, as a search's are
             self._twin_routes.setdefault((self._twin_class(src), self._twin_class(dst)), (src, dst, near))
+            self._note_inner(src, dst, near)
             paths = self._subsample(near)
         else:
             preds = self._dag(src, dst)
@@ -266,6 +270,7 @@ class Router(SwitchRoutes, TemplateLoads):
             every = self._collect(preds, src, dst)
             if outside and len(every) < _ENUMERATION_LIMIT:
                 self._complete[(src, dst)] = every
+                self._note_inner(src, dst, every)
                 self._twin_routes.setdefault((self._twin_class(src), self._twin_class(dst)), (src, dst, every))
             paths = self._subsample(sorted(every))
         if self.spread == "hash" and len(paths) > 1:

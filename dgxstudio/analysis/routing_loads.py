@@ -155,6 +155,9 @@ class TemplateLoads:
             spread = self._spreads[(a, b)] = (
                 sums[n], np.asarray(first, dtype=np.int64), np.asarray([sums[count[c]] for c in first]),
                 np.asarray(later, dtype=np.int64), np.asarray([sums[count[c]] for c in later]), set(count))
+            if (a, b) in self._route_inner and self.spread == "even" and self._uniform_outside():
+                # the first leaf pair of its twin classes worked out: the others read from it
+                self._spread_reps.setdefault((self._twin_class(a), self._twin_class(b)), (a, b))
         whole, first, first_w, later, later_w, inner = spread
         index = self.channel_index
         out_link, in_link = index[(n0, a)], index[(b, n1)]
@@ -168,8 +171,8 @@ class TemplateLoads:
 
     def _twin_spread(self, a: str, b: str) -> tuple | None:
         """The spread of leaves ``a`` to ``b`` read from that of a pair of their twins already worked
-        out (``_twin_paths``: the same least-cost paths with the two ends renamed, none passing
-        through ``a`` or ``b``), or None. Sorting and thinning keep the paths' order (every path
+        out from every least-cost path (``_twin_paths``: the same paths with the two ends renamed,
+        when none passes through ``a`` or ``b``), or None. Sorting and thinning keep the paths' order (every path
         starts and ends alike), so each path's channels are the twins' with the first channel
         leaving ``a`` instead of its twin and the last entering ``b``: the same arrays as working
         the route out, channel for channel."""
@@ -177,16 +180,14 @@ class TemplateLoads:
             return None
         if not self._uniform_outside():
             return None
-        rep = self._twin_routes.get((self._twin_class(a), self._twin_class(b)))
+        rep = self._spread_reps.get((self._twin_class(a), self._twin_class(b)))
         if rep is None:
             return None
-        s0, d0, every = rep
-        base = self._spreads.get((s0, d0))
-        if base is None or (s0, d0) == (a, b) or s0 == b or d0 == a:
+        s0, d0 = rep
+        base = self._spreads[(s0, d0)]
+        if (s0, d0) == (a, b) or s0 == b or d0 == a:
             return None
-        inner = self._twin_inner.get((s0, d0))
-        if inner is None:
-            inner = self._twin_inner[(s0, d0)] = set().union(*(p[1:-1] for p in every))
+        inner = self._route_inner[(s0, d0)]
         if a in inner or b in inner:
             return None
         ends, index = self.channel_ends, self.channel_index

@@ -182,9 +182,15 @@ class SwitchRoutes:
         routes' graph onto itself, so the twins' least-cost paths with their ends renamed are these
         (a least-cost path never passes through a twin of its own end: going to the common
         neighbour directly costs less)."""
-        rep = self._twin_routes.get((self._twin_class(src), self._twin_class(dst)))
+        cs, cd = self._twin_class(src), self._twin_class(dst)
+        rep = self._twin_routes.get((cs, cd))
         if rep is None:
-            return None
+            # the other way's twins: their every path reversed is every path this way (costs are
+            # whole units the same both ways, see _uniform_outside)
+            back = self._twin_routes.get((cd, cs))
+            if back is None:
+                return None
+            rep = self._twin_routes[(cs, cd)] = (back[1], back[0], [p[::-1] for p in back[2]])
         s0, d0, every = rep
         if s0 == dst or d0 == src:
             return None
@@ -192,6 +198,10 @@ class SwitchRoutes:
         if any(not inner.isdisjoint(p[1:-1]) for p in every):
             return None
         return [[src, *p[1:-1], dst] for p in every]
+
+    def _note_inner(self, src: str, dst: str, every: list[list[str]]) -> None:
+        """Keep the devices inside every least-cost path between two switches (``_twin_spread``)."""
+        self._route_inner[(src, dst)] = set().union(*(p[1:-1] for p in every))
 
     def _two_hop(self, src: str, dst: str) -> list[list[str]] | None:
         """Two switches one switch apart (leaves of one pod under their spines): the least-cost paths,
