@@ -23,15 +23,18 @@ from ..cancel import check_cancelled
 
 
 class _Segments:
-    """Templates (channels, weights) and the segments that use them: (template, offset)."""
+    """Templates (channels, weights) and the segments that use them: (template, offset), plus the
+    two channels through a leaf of each hop between systems, kept in one list of their own."""
 
     def __init__(self):
         self.chans: list[np.ndarray] = []
         self.weights: list[np.ndarray] = []
         self.index: dict[int, int] = {}     # id of a template array -> its number
         self.keep: list[np.ndarray] = []     # the template arrays, alive while their ids are keys
+        self.lists: dict[int, list[int]] = {}  # a template's channels as a list
         self.seg_t: list[int] = []
-        self.seg_o: list[int] = []
+        self.seg_o: list[int] = []           # offset added to the channels, or (pairs) where they start
+        self.pairs: list[int] = []           # two channels (weight 1.0 each) per pair segment
 
     def template(self, chans: np.ndarray, weights: np.ndarray) -> int:
         t = self.index.get(id(chans))
@@ -41,11 +44,18 @@ class _Segments:
             self.weights.append(weights)
             self.index[id(chans)] = t
             self.keep.append(chans)
+            self.lists[t] = chans.tolist()
         return t
 
     def add(self, t: int, offset: int) -> None:
         self.seg_t.append(t)
         self.seg_o.append(offset)
+
+    def pair(self, a: int, b: int) -> None:
+        self.seg_t.append(-1)
+        self.seg_o.append(len(self.pairs))
+        self.pairs.append(a)
+        self.pairs.append(b)
 
     def literal(self, chans: np.ndarray, weights: np.ndarray) -> None:
         self.chans.append(np.asarray(chans))
@@ -55,17 +65,25 @@ class _Segments:
     def assemble(self) -> tuple[np.ndarray, np.ndarray]:
         if not self.seg_t:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
+        # the pairs are one more template, read two at a time from where each starts
+        self.chans.append(np.asarray(self.pairs, dtype=np.int64))
+        self.weights.append(np.ones(len(self.pairs)))
         flat_c = np.concatenate(self.chans).astype(np.int64)
         flat_w = np.concatenate(self.weights).astype(float)
         tlen = np.fromiter((len(c) for c in self.chans), dtype=np.int64, count=len(self.chans))
         tstart = np.cumsum(tlen) - tlen
         seg_t = np.asarray(self.seg_t, dtype=np.int64)
-        lens = tlen[seg_t]
+        seg_o = np.asarray(self.seg_o, dtype=np.int64)
+        is_pair = seg_t < 0
+        seg_t[is_pair] = len(self.chans) - 1
+        lens = np.where(is_pair, 2, tlen[seg_t])
+        first = tstart[seg_t] + np.where(is_pair, seg_o, 0)
+        offset = np.where(is_pair, 0, seg_o)
         total = int(lens.sum())
         out_start = np.cumsum(lens) - lens
-        # element j of segment s reads template element tstart[t_s] + (j - out_start[s])
-        positions = np.arange(total, dtype=np.int64) + np.repeat(tstart[seg_t] - out_start, lens)
-        chans = flat_c[positions] + np.repeat(np.asarray(self.seg_o, dtype=np.int64), lens)
+        # element j of segment s reads template element first[s] + (j - out_start[s])
+        positions = np.arange(total, dtype=np.int64) + np.repeat(first - out_start, lens)
+        chans = flat_c[positions] + np.repeat(offset, lens)
         return chans, flat_w[positions]
 
 
@@ -172,15 +190,15 @@ class _Loads:
         up = router._uplink(n0)
         if up is None or up != router._uplink(n1):
             return False
-        middle = [self.index[(n0, up)], self.index[(up, n1)]]
-        a = (first[0] + first[3]).tolist()
-        b = (last[0] + last[3]).tolist()
-        every = a + middle + b
+        out, into = self.index[(n0, up)], self.index[(up, n1)]
+        t0, t1 = seg.template(first[0], first[1]), seg.template(last[0], last[1])
+        o0, o1 = first[3], last[3]
+        every = [c + o0 for c in seg.lists[t0]] + [out, into] + [c + o1 for c in seg.lists[t1]]
         if len(set(every)) != len(every):
             return False
-        seg.add(seg.template(first[0], first[1]), first[3])
-        seg.literal(np.asarray(middle, dtype=np.int64), np.ones(2))
-        seg.add(seg.template(last[0], last[1]), last[3])
+        seg.add(t0, o0)
+        seg.pair(out, into)
+        seg.add(t1, o1)
         return True
 
 
