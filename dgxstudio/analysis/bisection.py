@@ -420,28 +420,56 @@ def _spectral_order(c: nx.Graph, names: list[str], limit: int = SPECTRAL_LIMIT) 
 
 def _affinity(c: nx.Graph, names: list[str]) -> nx.Graph:
     """Units joined by the bandwidth between them, and units that share a neighbour by that
-    neighbour's bandwidth (the graph Kernighan-Lin splits). Summed in a dict keyed by each pair as
-    first joined, then added in that order: the nodes, neighbour order and weights of adding the
-    edges one by one, which Kernighan-Lin's result depends on."""
+    neighbour's bandwidth (the graph Kernighan-Lin splits). Summed per pair as first joined, then
+    added in that order: the nodes, neighbour order and weights of adding the edges one by one,
+    which Kernighan-Lin's result depends on.
+
+    The pairs of every hub are listed in the order the hubs and their combinations come, and each
+    pair's weights summed in that order (``np.bincount`` adds in array order, from 0.0, the sums a
+    dict filled hub by hub makes); each pair keeps the orientation and the place of its first
+    appearance."""
     index = {n: i for i, n in enumerate(names)}
-    weight: dict[tuple[int, int], float] = {}
     adj = c.adj
+    firsts: list[np.ndarray] = []
+    seconds: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    pairs_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for k, hub in enumerate(c.nodes):
         if not k & 1023:
             check_cancelled()
         attached = [(index[n], data["capacity"]) for n, data in adj[hub].items() if n in index]
-        if hub in index:
-            h = index[hub]
-            for n, cap in attached:
-                key = (h, n) if (n, h) not in weight else (n, h)
-                weight[key] = weight.get(key, 0) + cap
+        if not attached:
             continue
-        for (i, ci), (j, cj) in itertools.combinations(attached[:64], 2):
-            key = (i, j) if (j, i) not in weight else (j, i)
-            weight[key] = min(ci, cj) + weight.get(key, 0)
+        if hub in index:
+            firsts.append(np.full(len(attached), index[hub], dtype=np.int64))
+            seconds.append(np.fromiter((n for n, _ in attached), dtype=np.int64, count=len(attached)))
+            values.append(np.fromiter((cap for _, cap in attached), dtype=float, count=len(attached)))
+            continue
+        attached = attached[:64]
+        m = len(attached)
+        if m < 2:
+            continue
+        if m not in pairs_of:
+            pairs_of[m] = np.triu_indices(m, 1)  # itertools.combinations' order
+        x, y = pairs_of[m]
+        ids = np.fromiter((n for n, _ in attached), dtype=np.int64, count=m)
+        caps = np.fromiter((cap for _, cap in attached), dtype=float, count=m)
+        firsts.append(ids[x])
+        seconds.append(ids[y])
+        values.append(np.where(caps[y] < caps[x], caps[y], caps[x]))  # min(ci, cj): ci on a tie
     affinity = nx.Graph()
     affinity.add_nodes_from(range(len(names)))
-    affinity.add_edges_from((i, j, {"weight": w}) for (i, j), w in weight.items())
+    if not firsts:
+        return affinity
+    i_all, j_all, v_all = np.concatenate(firsts), np.concatenate(seconds), np.concatenate(values)
+    n = max(len(names), 1)
+    codes = np.minimum(i_all, j_all) * n + np.maximum(i_all, j_all)
+    _, first_at, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=v_all, minlength=len(first_at))
+    order = np.argsort(first_at, kind="stable")
+    at = first_at[order]
+    affinity.add_edges_from((i, j, {"weight": w}) for i, j, w in
+                            zip(i_all[at].tolist(), j_all[at].tolist(), sums[order].tolist()))
     return affinity
 
 
