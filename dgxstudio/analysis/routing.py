@@ -57,6 +57,24 @@ class Route:
         return self.paths[0]
 
 
+class _CostAdjacency(dict):
+    """``{device: [(neighbour, 1e9 / bundle bandwidth), ...]}`` in the Fabric's adjacency order,
+    each device's list made when first read (a search reaches a small part of a large fabric)."""
+
+    def __init__(self, fabric: Fabric):
+        super().__init__()
+        self.fabric = fabric
+
+    def __missing__(self, u: str) -> list[tuple[str, float]]:
+        bundles = self.fabric.bundles
+        out = self[u] = [(v, 1e9 / bundles[(u, v) if u <= v else (v, u)].bandwidth) for v in self.fabric.adj[u]]
+        return out
+
+    def complete(self) -> dict[str, list[tuple[str, float]]]:
+        """Every device's list (for tests and tools that walk them all)."""
+        return {u: self[u] for u in self.fabric.adj}
+
+
 class Router(SwitchRoutes, TemplateLoads):
     def __init__(self, topo: Topology, achievable: bool = False, spread: str = "even", max_paths: int = MAX_PATHS,
                  pxn: bool = False, fabric: Fabric | None = None):
@@ -106,15 +124,8 @@ class Router(SwitchRoutes, TemplateLoads):
         self.channel_ends = ends
         self._channel_links: list[tuple[str, ...]] | None = None  # see channel_links
         # Each device's neighbours with the cost of the bundle to them, in the Fabric's adjacency
-        # order (bundle by bundle, each end appended the other, as Fabric builds ``adj``).
-        self._adj_cost: dict[str, list[tuple[str, float]]] = {u: [] for u in self.fabric.adj}
-        check_cancelled()
-        for k, ((u, v), b) in enumerate(self.fabric.bundles.items()):
-            if not k & 16383:
-                check_cancelled()
-            cost = 1e9 / b.bandwidth
-            self._adj_cost[u].append((v, cost))
-            self._adj_cost[v].append((u, cost))
+        # order; worked out for a device when a search first reaches it.
+        self._adj_cost: dict[str, list[tuple[str, float]]] = _CostAdjacency(self.fabric)
         self._gpus = {d for d, k in self.fabric.kind.items() if k == "gpu"}
         # The NVLink world: bundles of the nvlink family, entered through NVSwitches only.
         self._nvl_adj: dict[str, list[str]] = {}
