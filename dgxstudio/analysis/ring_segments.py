@@ -35,6 +35,7 @@ class _Segments:
         self.seg_t: list[int] = []
         self.seg_o: list[int] = []           # offset added to the channels, or (pairs) where they start
         self.pairs: list[int] = []           # two channels (weight 1.0 each) per pair segment
+        self.singles: dict[int, tuple] = {}   # see single
 
     def template(self, chans: np.ndarray, weights: np.ndarray) -> int:
         t = self.index.get(id(chans))
@@ -46,6 +47,16 @@ class _Segments:
             self.keep.append(chans)
             self.lists[t] = chans.tolist()
         return t
+
+    def single(self, route, router) -> int | None:
+        """The template of a one-path route whose weights are all 1.0 (each channel crossed once,
+        ``Router._single_path_via``'s condition on a leg), else None; remembered per route."""
+        key = id(route.channels)
+        known = self.singles.get(key)
+        if known is None or known[0] is not route:
+            ok = len(route.paths) == 1 and router._unit_weights(route.weights)
+            known = self.singles[key] = (route, self.template(route.channels, route.weights) if ok else None)
+        return known[1]
 
     def add(self, t: int, offset: int) -> None:
         self.seg_t.append(t)
@@ -109,15 +120,18 @@ class _Loads:
             sig = self.router._signatures[sid]
         return sig
 
-    def leg(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray, int, int] | None:
-        """``Router.channel_loads(a, b)`` as (template channels, weights, paths, offset), or None
-        where it returns None."""
+    def leg(self, a: str, b: str):
+        """``Router.channel_loads(a, b)`` as (the template route, its offset), or None where it
+        returns None."""
         if a == b or (a, b) in self.cache or not self.even:
             return None
-        sid = self.system.get(a)
-        if sid is None or sid != self.system.get(b):
+        system = self.system
+        sid = system.get(a)
+        if sid is None or sid != system.get(b):
             return None
-        sig = self.signature(sid, a, b)
+        sig = self.router._signatures.get(sid)
+        if sig is None:
+            sig = self.signature(sid, a, b)
         if not sig:
             return None
         prefix = sig[2]
@@ -129,13 +143,13 @@ class _Loads:
             return None
         first, first_sid = template[2], template[3]
         if first_sid == sid:
-            delta = 0
-        else:
-            x, y = self.offset(first_sid), self.offset(sid)
-            if x is None or y is None:
-                return None
-            delta = y - x
-        return first.channels, first.weights, len(first.paths), delta
+            return first, 0
+        offsets = self.offsets
+        x = offsets[first_sid] if first_sid in offsets else self.offset(first_sid)
+        y = offsets[sid] if sid in offsets else self.offset(sid)
+        if x is None or y is None:
+            return None
+        return first, y - x
 
     def run(self, order: list[str], k: int, end: int, sid: str) -> tuple[np.ndarray, np.ndarray, int] | None:
         """``Router.run_loads`` of hops k..end-1 (all inside system ``sid``) as (template channels,
@@ -179,20 +193,21 @@ class _Loads:
             return False
         g0, n0, n1, g1 = way
         first, last = self.leg(g0, n0), self.leg(n1, g1)
-        if first is None or last is None or first[2] != 1 or last[2] != 1:
+        if first is None or last is None:
             return False
-        router = self.router
-        if not (router._unit_weights(first[1]) and router._unit_weights(last[1])):
+        t0, t1 = seg.single(first[0], self.router), seg.single(last[0], self.router)
+        if t0 is None or t1 is None:  # (a leg of several paths, or not crossing each channel once)
             return False
-        s0, s1 = self.system.get(n0), self.system.get(n1)
+        system = self.system
+        s0, s1 = system.get(n0), system.get(n1)
         if s0 is None or s1 is None or s0 == s1 or (n0, n1) in self.cache:
             return False  # (a middle leg ``channel_loads`` answers, or none: left to the router)
-        up = router._uplink(n0)
-        if up is None or up != router._uplink(n1):
+        uplink = self.router._uplink
+        up = uplink(n0)
+        if up is None or up != uplink(n1):
             return False
         out, into = self.index[(n0, up)], self.index[(up, n1)]
-        t0, t1 = seg.template(first[0], first[1]), seg.template(last[0], last[1])
-        o0, o1 = first[3], last[3]
+        o0, o1 = first[1], last[1]
         every = [c + o0 for c in seg.lists[t0]] + [out, into] + [c + o1 for c in seg.lists[t1]]
         if len(set(every)) != len(every):
             return False
