@@ -153,14 +153,18 @@ class SwitchRoutes:
         set, reversed."""
         if self._uniform is None:
             system = self._system
-            bandwidths = {b.bandwidth for (u, v), b in self.fabric.bundles.items()
-                          if system.get(u) is None and system.get(v) is None}
+            adj, bundles = self.fabric.adj, self.fabric.bundles
+            # the bundles between devices outside systems, read from those devices' neighbours
+            outside_devices = [d for d in adj if system.get(d) is None]
+            bandwidths = {bundles[(u, v) if u <= v else (v, u)].bandwidth
+                          for u in outside_devices for v in adj[u] if system.get(v) is None}
             ok = all(bw == bw // 1 and 0 < bw < 2.0 ** 53 for bw in bandwidths)
             if ok and bandwidths:
                 lcm = self._lcm = math.lcm(*(int(bw) for bw in bandwidths))
-                outside = sum(1 for d in self.fabric.adj if system.get(d) is None)
+                # the cheapest bundle between switches, in units (lcm // bw falls as bw grows)
+                self._cheapest = lcm // int(max(bandwidths))
                 # the costliest path visits every outside device once, each step at the highest cost
-                ok = outside * (lcm / min(bandwidths)) < 1e6
+                ok = len(outside_devices) * (lcm / min(bandwidths)) < 1e6
             self._uniform = ok
         return self._uniform
 

@@ -227,3 +227,21 @@ def test_spread_over_spines_read_from_twins_equals_its_own_route(make, monkeypat
         assert spread[0] == mine[0] and spread[5] == mine[5]
         assert all(spread[i].tolist() == mine[i].tolist() for i in (1, 2, 3, 4))
     assert sum(original(a, b) is not None for a, b in set(read)) >= 2  # the shortcut did answer
+
+
+@pytest.mark.parametrize("make", [lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
+                                  lambda: build_fat_tree(24, "dgx-h100", rail_optimized=True, oversubscription=2),
+                                  _leaf_with_a_spine_link_less])
+def test_switch_costs_read_from_the_switches_equal_those_of_every_bundle(make):
+    import math
+
+    from dgxstudio.analysis.routing import Router
+
+    topo = make()
+    router = Router(topo)
+    system = router._system
+    outside = [b.bandwidth for (u, v), b in router.fabric.bundles.items()
+               if system.get(u) is None and system.get(v) is None]
+    assert router._uniform_outside()
+    assert router._lcm == math.lcm(*(int(bw) for bw in set(outside)))
+    assert router._cheapest == min(router._lcm // int(bw) for bw in outside)
