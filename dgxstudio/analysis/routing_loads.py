@@ -295,17 +295,42 @@ class TemplateLoads:
         self._offsets[sid] = delta
         return delta
 
-    def _internal_channels(self) -> dict[str, list[int]]:
-        """Each system's inside channels, ascending: bundle i gives 2i, 2i + 1."""
-        if self._internal is None:
-            self._internal = {}
+    def _bundle_ends(self):
+        """(devices in the Fabric's order, device -> its number, each bundle's two ends' numbers as
+        rows of an array, each device's system number (-1 outside systems), the systems)."""
+        if self._ends is None:
+            devices = list(self.fabric.adj)
+            at = {d: i for i, d in enumerate(devices)}
+            check_cancelled()
+            ends = np.fromiter((at[x] for key in self.fabric.bundles for x in key), dtype=np.int64,
+                               count=2 * len(self.fabric.bundles)).reshape(-1, 2)
+            check_cancelled()
+            number: dict[str, int] = {}
             system = self._system
-            for i, (u, v) in enumerate(self.fabric.bundles):
-                su = system.get(u)
-                if su is not None and su == system.get(v):
-                    inside = self._internal.setdefault(su, [])
-                    inside.append(2 * i)
-                    inside.append(2 * i + 1)
+            owner = np.fromiter((-1 if (sid := system.get(d)) is None else number.setdefault(sid, len(number))
+                                 for d in devices), dtype=np.int64, count=len(devices))
+            self._ends = devices, at, ends, owner, list(number)
+        return self._ends
+
+    def _internal_channels(self) -> dict[str, list[int]]:
+        """Each system's inside channels, ascending: bundle i gives 2i, 2i + 1 (systems in the order
+        of their first inside bundle)."""
+        if self._internal is None:
+            _, _, ends, owner, names = self._bundle_ends()
+            su, sv = owner[ends[:, 0]], owner[ends[:, 1]]
+            inside = np.flatnonzero((su >= 0) & (su == sv))
+            who = su[inside]
+            by_system = np.argsort(who, kind="stable")  # each system's bundles, still ascending
+            sorted_who = who[by_system]
+            starts = np.flatnonzero(np.r_[True, sorted_who[1:] != sorted_who[:-1]]) if len(who) else np.zeros(0, int)
+            stops = np.r_[starts[1:], len(who)]
+            firsts = inside[by_system][starts]  # each system's first inside bundle
+            self._internal = {}
+            for k in np.argsort(firsts, kind="stable").tolist():
+                bundles = inside[by_system[starts[k]:stops[k]]]
+                channels = np.empty(2 * len(bundles), dtype=np.int64)
+                channels[0::2], channels[1::2] = 2 * bundles, 2 * bundles + 1
+                self._internal[names[int(sorted_who[starts[k]])]] = channels.tolist()
         return self._internal
 
     def offsets_in_bulk(self, sids: list[str]) -> None:
@@ -361,11 +386,7 @@ class TemplateLoads:
     def _renaming_tables(self):
         """Per channel, its tail and head device numbers; per device, the number of its system's prefix
         when its id starts with it (else -1) and the number of the rest of its id (else -1)."""
-        devices = list(self.fabric.adj)
-        at = {d: i for i, d in enumerate(devices)}
-        check_cancelled()
-        ends = np.fromiter((at[x] for key in self.fabric.bundles for x in key), dtype=np.int64,
-                           count=2 * len(self.fabric.bundles)).reshape(-1, 2)
+        devices, _, ends, _, _ = self._bundle_ends()
         tail_dev = np.empty(2 * len(ends), dtype=np.int64)
         head_dev = np.empty(2 * len(ends), dtype=np.int64)
         tail_dev[0::2], head_dev[0::2] = ends[:, 0], ends[:, 1]   # channel 2i runs the key's way
@@ -410,8 +431,8 @@ class TemplateLoads:
             check_cancelled()  # (between the steps: each a fraction of a second on a large fabric)
             # bundle i's two ends' hop latencies, once each: channel 2i runs from the first to the
             # second, channel 2i + 1 back
-            ends = np.fromiter((hop[x] for key in self.fabric.bundles for x in key), dtype=float,
-                               count=2 * len(self.fabric.bundles)).reshape(-1, 2)
+            devices, _, numbers, _, _ = self._bundle_ends()
+            ends = np.fromiter((hop[d] for d in devices), dtype=float, count=len(devices))[numbers]
             check_cancelled()
             tails = ends.reshape(-1)
             heads = ends[:, ::-1].reshape(-1)
