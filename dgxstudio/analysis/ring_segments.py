@@ -202,9 +202,9 @@ class _Loads:
         s0, s1 = system.get(n0), system.get(n1)
         if s0 is None or s1 is None or s0 == s1 or (n0, n1) in self.cache:
             return False  # (a middle leg ``channel_loads`` answers, or none: left to the router)
-        uplink = self.router._uplink
-        up = uplink(n0)
-        if up is None or up != uplink(n1):
+        uplinks, uplink = self.router._uplinks, self.router._uplink
+        up = uplinks[n0] if n0 in uplinks else uplink(n0)
+        if up is None or up != (uplinks[n1] if n1 in uplinks else uplink(n1)):
             return False
         out, into = self.index[(n0, up)], self.index[(up, n1)]
         o0, o1 = first[1], last[1]
