@@ -1,9 +1,20 @@
 """Shortcuts that speed ``analyze`` on large regular clusters (issues 16, 12, 17) give what the
-general computation gives, on small, irregular and hand-edited cases as well as regular ones.
+general computation gives, on small, irregular and hand-edited cases as well as regular ones. Every
+comparison is exact (``==`` on floats): each shortcut adds the same numbers in the same order.
 
 - The bisection's capacity graph read from the analysis' Fabric equals the one built link by link
-  (same pairs, same order, same capacities bit for bit), and is not read from a Fabric that cannot
-  stand for it (one that dropped a pair of zero bandwidth, or of another kind).
+  (same pairs, order and capacities), and is not read from a Fabric that cannot stand for it.
+- Channel offsets checked for all systems together equal those checked one by one, and a system
+  changed by hand (a link slower, of another latency, missing or added) gets None either way.
+- Ring loads assembled from per-class templates equal the loads routed hop by hop, with and without
+  an odd system; ``analyze`` of such a cluster equals ``analyze`` with every per-class shortcut
+  off (no system signature, links walked again), which also shows an odd system is routed on its
+  own (it used to reuse another system's route shape and crash on a missing link).
+- Per-GPU bandwidth with figures looked up once per distinct link equals link by link.
+- Spreads over the spines read from twin leaves equal each leaf pair's own route, also where one
+  leaf lost a spine link (no longer a twin); switch costs read from the switches equal those of
+  every bundle.
+- The router's channel figures and links read per bundle equal those read channel by channel.
 """
 
 import pytest
