@@ -93,6 +93,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self._internal: dict[str, list[int]] | None = None  # each system's channels inside it
         self._figures: np.ndarray | None = None
         self._ends: tuple | None = None                   # see _bundle_ends
+        self._renaming: tuple | None = None               # see _renaming_tables
         self._uniform: bool | None = None                 # see _uniform_outside
         self._complete: dict[tuple[str, str], list[list[str]]] = {}  # every path of a route, kept for its reverse
         self._middle: dict[tuple[str, str], list[list[int]]] = {}   # switch-to-switch routes' channels per path

@@ -386,6 +386,11 @@ class TemplateLoads:
     def _renaming_tables(self):
         """Per channel, its tail and head device numbers; per device, the number of its system's prefix
         when its id starts with it (else -1) and the number of the rest of its id (else -1)."""
+        if self._renaming is None:
+            self._renaming = self._make_renaming_tables()
+        return self._renaming
+
+    def _make_renaming_tables(self):
         devices, _, ends, _, _ = self._bundle_ends()
         tail_dev = np.empty(2 * len(ends), dtype=np.int64)
         head_dev = np.empty(2 * len(ends), dtype=np.int64)
