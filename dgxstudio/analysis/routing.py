@@ -61,9 +61,10 @@ class _CostAdjacency(dict):
     """``{device: [(neighbour, 1e9 / bundle bandwidth), ...]}`` in the Fabric's adjacency order,
     each device's list made when first read (a search reaches a small part of a large fabric)."""
 
-    def __init__(self, fabric: Fabric):
+    def __init__(self, fabric: Fabric, system: dict[str, str | None]):
         super().__init__()
         self.fabric = fabric
+        self.system = system
 
     def __missing__(self, u: str) -> list[tuple[str, float]]:
         bundles = self.fabric.bundles
@@ -73,6 +74,19 @@ class _CostAdjacency(dict):
     def complete(self) -> dict[str, list[tuple[str, float]]]:
         """Every device's list (for tests and tools that walk them all)."""
         return {u: self[u] for u in self.fabric.adj}
+
+
+class _OutsideCost(dict):
+    """``_CostAdjacency`` without the neighbours inside systems, each list made when first read."""
+
+    def __init__(self, costs: _CostAdjacency):
+        super().__init__()
+        self.costs = costs
+
+    def __missing__(self, u: str) -> list[tuple[str, float]]:
+        system = self.costs.system
+        out = self[u] = [(v, c) for v, c in self.costs[u] if system.get(v) is None]
+        return out
 
 
 class Router(SwitchRoutes, TemplateLoads):
@@ -125,9 +139,13 @@ class Router(SwitchRoutes, TemplateLoads):
         self._channel_latency = [b.latency_s for b in bundles for _ in (0, 1)]
         self.channel_ends = ends
         self._channel_links: list[tuple[str, ...]] | None = None  # see channel_links
+        # A route between two systems never detours through a third system's insides.
+        self._system = system_map(topo)
+        self.system_of = self._system  # device -> its system's id (None outside systems); do not change it
         # Each device's neighbours with the cost of the bundle to them, in the Fabric's adjacency
-        # order; worked out for a device when a search first reaches it.
-        self._adj_cost: dict[str, list[tuple[str, float]]] = _CostAdjacency(self.fabric)
+        # order (and without those inside systems); worked out for a device when a search reaches it.
+        self._adj_cost: dict[str, list[tuple[str, float]]] = _CostAdjacency(self.fabric, self._system)
+        self._outside_cost: dict[str, list[tuple[str, float]]] = _OutsideCost(self._adj_cost)
         self._gpus = {d for d, k in self.fabric.kind.items() if k == "gpu"}
         # The NVLink world: bundles of the nvlink family, entered through NVSwitches only.
         self._nvl_adj: dict[str, list[str]] = {}
@@ -136,10 +154,7 @@ class Router(SwitchRoutes, TemplateLoads):
             if b.family == "nvlink":
                 self._nvl_adj.setdefault(key[0], []).append(key[1])
                 self._nvl_adj.setdefault(key[1], []).append(key[0])
-        # A route between two systems never detours through a third system's insides.
         check_cancelled()
-        self._system = system_map(topo)
-        self.system_of = self._system  # device -> its system's id (None outside systems); do not change it
         self._cache: dict[tuple[str, str], Route] = {}
 
     @property

@@ -25,7 +25,9 @@ class SwitchRoutes:
         gpus = self._gpus
         system = self._system
         ends = (system[src], system[dst])
-        adj = self._adj_cost
+        # Between two devices outside systems every neighbour inside a system is skipped below: the
+        # lists without them (same order) give the same search with fewer steps (a leaf's NICs).
+        adj = self._outside_cost if ends == (None, None) else self._adj_cost
         dist = ({src: 0.0}, {dst: 0.0})
         preds: tuple[dict[str, list[str]], dict[str, list[str]]] = ({src: []}, {dst: []})
         heaps = ([(0.0, src)], [(0.0, dst)])

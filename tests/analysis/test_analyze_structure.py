@@ -256,3 +256,18 @@ def test_switch_costs_read_from_the_switches_equal_those_of_every_bundle(make):
     assert router._uniform_outside()
     assert router._lcm == math.lcm(*(int(bw) for bw in set(outside)))
     assert router._cheapest == min(router._lcm // int(bw) for bw in outside)
+
+
+@pytest.mark.parametrize("make", [lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
+                                  _leaf_with_a_spine_link_less])
+def test_switch_searches_over_the_switches_alone_equal_those_over_every_neighbour(make):
+    from dgxstudio.analysis.routing import Router
+
+    topo = make()
+    lean, full = Router(topo), Router(topo)
+    full._outside_cost = full._adj_cost  # every neighbour listed, those inside systems skipped one by one
+    switches = [d for d, k in lean.fabric.kind.items() if k in ("ib_switch", "eth_switch")]
+    pairs = [(a, b) for a, b in zip(switches, switches[7:] + switches[:7])][:30]
+    for a, b in pairs:
+        assert lean._dag(a, b) == full._dag(a, b)
+    assert any(len(lean._outside_cost[s]) < len(lean._adj_cost[s]) for s in switches)  # leaves lose their NICs
