@@ -216,14 +216,18 @@ def _levels(tree: dict) -> dict[int, list[str]]:
 
 def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool, reduce_s_per_byte: float,
                 label: str, after: dict[int, int] | None = None, latency_of=None,
-                cap_Bps: float = math.inf, patterns: dict | None = None, lanes: dict | None = None) -> dict[int, int]:
+                cap_Bps: float = math.inf, patterns: dict | None = None, lanes: dict | None = None,
+                held: dict | None = None, slots: int = 0) -> dict[int, int]:
     """Up (reduce towards the root) or down (broadcast from it), level by level, pipelined by piece.
 
     Returns, per piece, the group that completes the phase for that piece. ``patterns``: a dict kept
     by the caller across calls on the same tree and direction, so that every call's groups share one
     pattern per level (its routes are then looked up once, not once per call). ``lanes``: likewise
     kept across calls, each level's last group, so that a call's pieces leave each connection after
-    the previous call's (a connection is a FIFO: NCCL sends its chunks in order).
+    the previous call's (a connection is a FIFO: NCCL sends its chunks in order). ``held`` (kept by
+    the caller per tree, both directions) and ``slots``: each connection has that many buffers at its
+    receiver, freed when the receiver has forwarded the piece (up: to its parent, the root down to its
+    children; down: to its children), so a level runs at most ``slots`` pieces ahead of the next.
     """
     n, piece = pieces(size, chunk)
     if not patterns:  # the first call on this tree and direction (or the only one)
@@ -245,12 +249,21 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
                 deps_done = (after[j],)
             else:
                 deps_done = ()
+            sent_deps = (last,) if last is not None else ()
+            if held is not None and slots > 0:
+                mine = held.setdefault((up, d), [])
+                onward = held.get((True, d - 1) if up and d > 1 else (False, 1) if up else (False, d + 1))
+                q = len(mine) - slots
+                if onward is not None and 0 <= q < len(onward):
+                    sent_deps = (*sent_deps, onward[q])
             gid = sched.add(Group(f"{label} {'up' if up else 'down'} level {d} piece {j}", patterns[d], piece, deps_done,
-                                  (last,) if last is not None else (),
+                                  sent_deps,
                                   post_delay_s=piece * reduce_s_per_byte if up else 0.0,
                                   meta={"tree": label, "level": d, "piece": j, "phase": "up" if up else "down"}))
             cur[j] = gid
             last = gid
+            if held is not None and slots > 0:
+                mine.append(gid)
         if lanes is not None:
             lanes[d] = last
         prev_level = cur
@@ -485,7 +498,9 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
     Every connection is a FIFO (a piece leaves it after the previous one), and with ``slots`` > 0 a
     buffer of that many pieces sits between the switches' reduce and the network: the reduce of piece
     j waits until the trees have taken piece j - slots (NCCL_STEPS step buffers per connection, a
-    piece being one slice), so the NVLink side cannot run ahead of the network without bound."""
+    piece being one slice), so the NVLink side cannot run ahead of the network without bound; and
+    likewise every tree connection's receiver: a level runs at most ``slots`` pieces ahead of the
+    level its receiver forwards to."""
     p = len(systems[0])
     sched = Schedule([], size, f"NVLS tree all-reduce over {len(systems)} systems of {p} GPUs")
     n, piece = pieces(size, chunk)
@@ -498,6 +513,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
     # one pattern per (rail, tree, direction, level), shared by every piece's groups
     shared: dict[tuple[int, int, bool], dict] = {}
     fifo: dict[tuple[int, int, bool], dict] = {}  # each connection's last group: pieces leave it in order
+    held: dict[tuple[int, int], dict] = {}  # per tree, each level's groups: a receiver's buffers (see _tree_phase)
     last_join: list[int | None] = [None, None, None]
     taken: list[int] = []  # per piece: the join of its first network hops (its buffer slot is free again)
     last_up: dict = {}
@@ -524,13 +540,15 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
             for k, tree in enumerate(trees):
                 label = f"rail {i} tree {k} piece {j}"
                 lanes = fifo.setdefault((i, k, True), {})
+                hold = held.setdefault((i, k), {})
                 upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
-                                  patterns=shared.setdefault((i, k, True), {}), lanes=lanes)
+                                  patterns=shared.setdefault((i, k, True), {}), lanes=lanes, held=hold, slots=slots)
                 first_ids.append(lanes[max(lanes)])  # the deepest level goes first on the way up
                 down = _tree_phase(sched, tree, slice_bytes, slice_bytes, False, 0.0, label, after=upd,
                                    latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
-                                   patterns=shared.setdefault((i, k, False), {}), lanes=fifo.setdefault((i, k, False), {}))
+                                   patterns=shared.setdefault((i, k, False), {}), lanes=fifo.setdefault((i, k, False), {}),
+                                   held=hold, slots=slots)
                 net_ids.append(down[0])
         if slots > 0:
             gone = sched.add(Group(f"trees took piece {j}", deps_done=tuple(first_ids),

@@ -381,8 +381,8 @@ class Engine:
                     f"{schedule.description or 'this schedule'} was stopped after {events:,} events at "
                     f"{t * 1e3:.3g} ms of simulated time: it moves about {n_active:,} flows at a time and "
                     f"{over}, the engine's budget for one run; its pieces do not settle into a repeating "
-                    f"state at this scale. Use fewer GPUs (or micro-batches), or for a collective ring (or "
-                    f"nvls-tree where the NVSwitches reduce)")
+                    f"state at this scale. Use fewer GPUs (or micro-batches), or for a collective the ring "
+                    f"algorithm, whose steady state is skipped at any scale")
             if is_cancelled is not None and is_cancelled():
                 raise SimulationCancelled()
 

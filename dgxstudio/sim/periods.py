@@ -8,14 +8,15 @@ import numpy as np
 class _Periods:
     """Finds where a schedule's run repeats itself and skips the repeats, exactly.
 
-    Groups chained by a single send dependency form a *lane* (one connection's pieces in order, as
+    Groups chained by their first send dependency form a *lane* (one connection's pieces in order, as
     NCCL's FIFO sends them); the next group of a lane is its group's *successor*. A successor is
-    *alike* when it moves the same bytes over the same routes with the same delays, depends on the
-    successors of its group's dependencies, and has the successors of its group's dependents as its
-    own. If the network's state at time t2 (every active flow's remaining bytes, every pending
-    arrival, every partly released group) is the successor-image of its state at t1, the run from
-    t2 on is the image of the run from t1, shifted by T = t2 - t1, for as long as the groups involved
-    stay alike: the engine fills in those periods' times and moves the state ahead in one step.
+    *alike* when it moves the same bytes over the same routes with the same delays. If the network's
+    state at time t2 (every active flow's remaining bytes, every pending arrival and finish) is the
+    successor-image of its state at t1, the run from t2 on is the image of the run from t1, shifted
+    by T = t2 - t1, for as long as the groups involved stay alike and start when their images would:
+    the shortcut (steady.py) counts the releases of the periods it would skip to check the latter
+    (what a group waits for need not correspond: a stage's end waits for all pieces, a step's queue
+    grows), fills in those periods' times and moves the state ahead in one step.
     A pipelined ring or tree in its steady state thus costs the same for 16 MiB and 16 GiB.
     """
 
@@ -28,51 +29,22 @@ class _Periods:
         self.on_done = on_done
         self.on_sent = on_sent
         self.deps_total = deps_total
+        # a group's lane predecessor is its first send dependency (a connection's previous piece; a
+        # second one is a buffer it waits for), when no other group names the same one first
+        first = np.fromiter((g.deps_sent[0] if g.deps_sent else -1 for g in groups), dtype=np.int64, count=n)
+        has = np.flatnonzero(first >= 0)
+        claims = np.bincount(first[has], minlength=n)
         succ = np.full(n, -1, dtype=np.int64)
-        for i, g in enumerate(groups):
-            if len(g.deps_sent) == 1:
-                p = g.deps_sent[0]
-                if len(on_sent[p]) == 1:
-                    succ[p] = i
+        succ[first[has]] = has
+        succ[claims != 1] = -1
         self.succ = succ
-        self.alike = np.zeros(n, dtype=np.int8)  # 0 not checked yet, 1 alike, -1 not
+        self.alike = np.zeros(n, dtype=np.int8)  # 1 alike, -1 not (decided in _prepare)
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
+        self._csr: list | None = None  # on_sent and on_done as flat arrays (once needed)
         self.snap = None
         self.jumps = 0
         self.skipped_periods = 0
         self.enabled = bool((succ >= 0).any())
-
-    def _alike(self, g: int) -> bool:
-        a = self.alike[g]
-        if a:
-            return a > 0
-        s = int(self.succ[g])
-        ok = s >= 0
-        if ok:
-            x, y = self.groups[g], self.groups[s]
-            tx, ty = self.templates[g], self.templates[s]
-            succ = self.succ
-            ok = (x.bytes_each == y.bytes_each and x.duration_s == y.duration_s and x.post_delay_s == y.post_delay_s
-                  and ((tx is None and ty is None) or (tx is not None and ty is not None and
-                       (tx is ty or (np.array_equal(tx["route"], ty["route"]) and np.array_equal(tx["latency"], ty["latency"])))))
-                  and len(x.deps_done) == len(y.deps_done) and len(x.deps_sent) == len(y.deps_sent))
-            if ok:
-                for row, (mine, theirs) in enumerate(((x.deps_done, y.deps_done), (x.deps_sent, y.deps_sent),
-                                                      (self.on_done[g], self.on_done[s]),
-                                                      (self.on_sent[g], self.on_sent[s]))):
-                    if row >= 2:
-                        # a dependent of both is a *barrier* (it waits for many pieces, a stage's end):
-                        # it stays put while the lane moves, its count of what it still waits for
-                        # going down by the same number each period (see the engine's jump)
-                        common = set(mine) & set(theirs)
-                        mine = [d for d in mine if d not in common]
-                        theirs = [d for d in theirs if d not in common]
-                    mapped = [int(succ[d]) for d in mine]
-                    if -1 in mapped or sorted(mapped) != sorted(theirs):
-                        ok = False
-                        break
-        self.alike[g] = 1 if ok else -1
-        return ok
 
     def step(self, gs: np.ndarray, m: int) -> np.ndarray:
         """The m-th successors of ``gs`` along their lanes (-1 past a lane's end), without checks."""
@@ -94,40 +66,34 @@ class _Periods:
         return self._order[self._idx[gs][None, :] + np.arange(1, k + 1)[:, None]]
 
     def _prepare(self) -> None:
-        """Decide every successor link at once: vectorized for groups with at most one dependency
-        and one dependent of each kind (the pieces of rings, chains and trees), one by one for the
-        rest; then count the alike links that follow each group by pointer jumping."""
-        n = len(self.groups)
-        succ = self.succ
-        one = np.full((4, n), -2, dtype=np.int64)  # single deps_done, deps_sent, on_done, on_sent
-        simple = np.ones(n, dtype=bool)
-        tpl_ids: dict[int, int] = {}
-        tpl = np.full(n, -1, dtype=np.int64)
-        for i, g in enumerate(self.groups):
-            for row, lst in enumerate((g.deps_done, g.deps_sent, self.on_done[i], self.on_sent[i])):
-                if len(lst) == 1:
-                    one[row, i] = lst[0]
-                elif len(lst) > 1:
-                    simple[i] = False
-            t = self.templates[i]
-            if t is not None:
-                tpl[i] = tpl_ids.setdefault(id(t), len(tpl_ids))
+        """Decide every successor link at once (vectorized: same bytes, delays and template; equal
+        templates of different patterns compared once per pair of patterns), then count the alike
+        links that follow each group by pointer jumping."""
+        groups, templates, succ = self.groups, self.templates, self.succ
+        n = len(groups)
+        by_id: dict[int, int] = {}
+        tpl = np.fromiter((-1 if t is None else by_id.setdefault(id(t), len(by_id)) for t in templates),
+                          dtype=np.int64, count=n)
+        bdp = np.array([(x.bytes_each, x.duration_s, x.post_delay_s) for x in groups], dtype=float).reshape(n, 3)
         g = np.flatnonzero(succ >= 0)
         s_ = succ[g]
-        num = lambda attr: np.fromiter((getattr(x, attr) for x in self.groups), dtype=float, count=n)  # noqa: E731
-        b, d, p = num("bytes_each"), num("duration_s"), num("post_delay_s")
-        ok = simple[g] & simple[s_] & (b[g] == b[s_]) & (d[g] == d[s_]) & (p[g] == p[s_]) & (tpl[g] == tpl[s_])
-        for row in range(4):
-            x = one[row, g]
-            mapped = np.where(x >= 0, succ[np.maximum(x, 0)], x)
-            same = mapped == one[row, s_]
-            if row >= 2:  # one dependent of both: a barrier (see _alike)
-                same |= (x >= 0) & (x == one[row, s_])
-            ok &= same
+        ok = (bdp[g] == bdp[s_]).all(axis=1)
+        other = ok & (tpl[g] != tpl[s_]) & (tpl[g] >= 0) & (tpl[s_] >= 0)
+        ok &= tpl[g] == tpl[s_]
+        if other.any():  # two patterns with the same routes and latencies
+            objs = {}
+            for t in templates:
+                if t is not None:
+                    objs.setdefault(by_id[id(t)], t)
+            m = len(by_id)
+            keys = tpl[g][other] * m + tpl[s_][other]
+            same = []
+            for key in np.unique(keys).tolist():
+                x, y = objs[key // m], objs[key % m]
+                if np.array_equal(x["route"], y["route"]) and np.array_equal(x["latency"], y["latency"]):
+                    same.append(key)
+            ok[np.flatnonzero(other)[np.isin(keys, same)]] = True
         self.alike[g] = np.where(ok, 1, -1)
-        for i in g[~(simple[g] & simple[s_])].tolist():  # the rest, one by one
-            self.alike[i] = 0
-            self._alike(i)
         # reach[g] = alike links in a row from g: list ranking by pointer jumping
         val = (self.alike > 0).astype(np.int64)
         nxt = np.where(self.alike > 0, succ, -1)
@@ -157,6 +123,25 @@ class _Periods:
         self._order = np.lexsort((pos, head))
         self._idx = np.empty(n, dtype=np.int64)
         self._idx[self._order] = np.arange(n)
+
+    def dependents(self, gs: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
+        """What the sends (or the finishes) of ``gs`` release: the dependents, each with the index
+        in ``gs`` of the group that releases it."""
+        if self._csr is None:
+            self._csr = []
+            for lists in (self.on_sent, self.on_done):
+                lens = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
+                ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+                np.cumsum(lens, out=ptr[1:])
+                flat = np.fromiter((d for x in lists for d in x), dtype=np.int64, count=int(ptr[-1]))
+                self._csr.append((ptr, flat))
+        ptr, flat = self._csr[0 if sent else 1]
+        gs = np.asarray(gs, dtype=np.int64)
+        a = ptr[gs]
+        cnt = ptr[gs + 1] - a
+        src = np.repeat(np.arange(len(gs)), cnt)
+        offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        return flat[a[src] + offs], src
 
     def reach_all(self, gs) -> int:
         """The fewest alike links that follow any of ``gs``."""

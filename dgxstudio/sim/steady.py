@@ -4,8 +4,9 @@
 watcher, called by the engine's event loop, keeps a snapshot of the network's state and compares
 the state some events later with the snapshot's image one (or two) lane steps on. When they match,
 the run from then on is the image of the run since the snapshot, shifted by the period, for as
-long as the groups ahead stay alike: the watcher fills in the skipped periods' times, bytes and
-segments and moves the state ahead in one step (exact; see the tests in test_engine_periods.py).
+long as the groups ahead stay alike and the releases of the skipped periods start exactly the
+groups the skip fills in, when it fills them in: the watcher fills in the skipped periods' times,
+bytes and segments and moves the state ahead in one step (exact; see test_engine_periods.py).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class Shortcut:
         self.logs: tuple[list[int], list[int], list[int]] | None = None
         self.span = [1]  # lane steps a period spans (the successor map's power the state is compared under)
         self.backoff = [0, 0, 0]  # events to let pass before looking again, the current wait, fruitless looks in a row
+        self.waited = 0  # looks since the snapshot that found the state on its way to the image
 
 
     def take_snapshot(self, gs: np.ndarray, r: "_Now") -> None:
@@ -69,67 +71,50 @@ class Shortcut:
             allowed = np.union1d(allowed, nxt[nxt >= 0])
         self.snap = {"t": t, "mapped": np.sort(mapped), "allowed": allowed,
                      "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
-                     "heap": [(w, g) for w, _, g in heap], "fk": fk, "fv": deps_left[fk],
+                     "heap": [(w, g) for w, _, g in heap], "fk": fk,
                      "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
                      "seg": len(self.segments), "delivered": r.delivered_bytes, "n_delivered": len(self.delivered)}
         self.logs = ([], [], [])
+        self.waited = 0
 
-    def states_match(self, T: float, r: "_Now") -> tuple[np.ndarray, np.ndarray] | None:
-        """Is the state now the successor-image of the snapshot's, T later?"""
+    def states_match(self, T: float, r: "_Now") -> bool:
+        """Is the state now the successor-image of the snapshot's, T later?
+
+        The partly released groups (the frontier) are not compared: they need not be an image (a
+        ring's next step queues up behind its current one and the queue grows; a last step's queue
+        drains). The jump counts instead what the skipped periods release, and checks that exactly
+        the groups it fills in become ready, each at the time it fills in (``_releases``)."""
         per, span, snap = self.per, self.span, self.snap
         a_group, a_pos, a_rem, heap, t = r.a_group, r.a_pos, r.a_rem, r.heap, r.t
-        frontier, deps_left, arrival, partial = self.frontier, self.deps_left, self.arrival, self.partial
+        arrival, partial = self.arrival, self.partial
         m = per.step(snap["a_group"], span[0])
         if len(m) != len(a_group):
-            return None
+            return False
         o1 = np.lexsort((snap["a_pos"], m))
         o2 = np.lexsort((a_pos, a_group))
         if not (np.array_equal(m[o1], a_group[o2]) and np.array_equal(snap["a_pos"][o1], a_pos[o2])):
-            return None
+            return False
         if len(m):
             scale = float(self.bytes_each[a_group].max())
             if not np.allclose(snap["a_rem"][o1], a_rem[o2], rtol=_Periods.REL, atol=_Periods.REL * max(scale, 1.0)):
-                return None
+                return False
         hm = per.step(np.fromiter((g for _, g in snap["heap"]), dtype=np.int64, count=len(snap["heap"])), span[0])
         h1 = sorted((int(g), w - snap["t"]) for (w, _), g in zip(snap["heap"], hm.tolist()))
         h2 = sorted((g, w - t) for w, _, g in heap)
         if [g for g, _ in h1] != [g for g, _ in h2]:
-            return None
+            return False
         tol = _Periods.REL * T + 1e-18
         if any(abs(a[1] - b[1]) > tol for a, b in zip(h1, h2)):
-            return None
+            return False
         heads = snap["heads"]
         now = per.step(heads, span[0])
-        if not (np.allclose(arrival[now] - t, snap["arrival"], rtol=0, atol=tol)
-                and np.array_equal(partial[now], snap["partial"])):
-            return None
-        # the partly released groups: either all moved one lane step (a ring's next step waiting
-        # for its pieces), or those waiting since the snapshot are barriers (a stage's end waiting
-        # for all its pieces), whose counts only go down, and the others moved one lane step
-        fk1, fv1 = snap["fk"], snap["fv"]
-        fk2 = np.sort(np.fromiter(frontier, dtype=np.int64, count=len(frontier)))
-        fv2 = deps_left[fk2]
+        return bool(np.allclose(arrival[now] - t, snap["arrival"], rtol=0, atol=tol)
+                    and np.array_equal(partial[now], snap["partial"]))
 
-        def moved(k1, v1, k2, v2) -> bool:
-            m = per.step(k1, span[0])
-            if len(m) != len(k2) or (m < 0).any():
-                return False
-            o = np.argsort(m)
-            return np.array_equal(m[o], k2) and np.array_equal(v1[o], v2)
-
-        if moved(fk1, fv1, fk2, fv2):
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        fixed, i1, i2 = np.intersect1d(fk1, fk2, assume_unique=True, return_indices=True)
-        if (fv2[i2] > fv1[i1]).any():
-            return None
-        if not moved(np.delete(fk1, i1), np.delete(fv1, i1), np.delete(fk2, i2), np.delete(fv2, i2)):
-            return None
-        return fixed, fv1[i1] - fv2[i2]
-
-    def jump(self, T: float, barriers: tuple[np.ndarray, np.ndarray], r: "_Now") -> bool:
-        """Skip as many repeats of the period just seen as the groups ahead stay alike, and as no
-        barrier would be released (``barriers``: what each one was released per period). Moves
-        ``r.t`` and ``r.delivered_bytes`` on by the periods skipped."""
+    def jump(self, T: float, r: "_Now") -> bool:
+        """Skip as many repeats of the period just seen as the groups ahead stay alike and as the
+        skipped periods' releases bear out (``_releases``). Moves ``r.t`` and ``r.delivered_bytes``
+        on by the periods skipped."""
         per, span, snap, logs = self.per, self.span, self.snap, self.logs
         a_group, heap, t, delivered_bytes = r.a_group, r.heap, r.t, r.delivered_bytes
         frontier, deps_left, arrival, partial = self.frontier, self.deps_left, self.arrival, self.partial
@@ -138,30 +123,34 @@ class Shortcut:
         segments, delivered = self.segments, self.delivered
         started, sent_l, done_l = (np.asarray(x, dtype=np.int64) for x in logs)
         touched = np.unique(np.concatenate([started, sent_l, done_l, snap["heads"],
-                                            np.fromiter((g for _, g in snap["heap"]), dtype=np.int64),
-                                            np.setdiff1d(snap["fk"], barriers[0], assume_unique=True)]))
+                                            np.fromiter((g for _, g in snap["heap"]), dtype=np.int64)]))
         ms = span[0]  # lane steps per period
         k = (per.reach_all(touched) - 1) // ms
-        fixed, per_period = barriers
-        busy = per_period > 0
-        if busy.any():
-            k = min(k, int(((deps_left[fixed[busy]] - 1) // per_period[busy]).min()))
         if k < 1:
             return False
-        # the partly released groups now (read before the images below overwrite their counters)
-        fk = np.setdiff1d(np.fromiter(frontier, dtype=np.int64, count=len(frontier)), fixed, assume_unique=True)
-        f_left = deps_left[fk].copy()
-        # times of the groups that the skipped periods start, send and finish
+        # the groups that the period started, sent and finished, and when
         e = np.unique(np.concatenate([started, sent_l, done_l]))
-        kinds = [(arr, np.isin(e, lg), arr[e[np.isin(e, lg)]]) for arr, lg in
-                 ((start, started), (sent, sent_l), (done, done_l))]
-        ends = [int(np.searchsorted(e, g)) for g in np.unique(sent_l).tolist() if g in flow_ends]
-        img = per.images(e, k * ms)[ms - 1::ms]  # row j-1: the groups playing e's parts j periods on
+        masks = [np.isin(e, lg) for lg in (started, sent_l, done_l)]
+        times = [arr[e[m]] for arr, m in zip((start, sent, done), masks)]
+        while True:
+            img = per.images(e, k * ms)[ms - 1::ms]  # row j-1: the groups playing e's parts j periods on
+            checked = self._releases(img, masks, times, T, k)
+            if isinstance(checked, tuple):
+                break
+            k = checked
+            if k < 1:
+                return False
+        released, left = checked
         steps = np.arange(1, k + 1, dtype=float)[:, None] * T
-        for arr, mask, vals in kinds:
+        for arr, mask, vals in zip((start, sent, done), masks, times):
             arr[img[:, mask]] = vals[None, :] + steps
-        deps_left[img[:, kinds[0][1]]] = 0
-        for i in ends:
+        deps_left[released] = left
+        for g, n_left in zip(released.tolist(), left.tolist()):
+            if n_left:
+                frontier[g] = None
+            else:
+                frontier.pop(g, None)
+        for i in [int(np.searchsorted(e, g)) for g in np.unique(sent_l).tolist() if g in flow_ends]:
             for j in range(1, k + 1):
                 flow_ends.repeat(int(img[j - 1, i]), int(e[i]), j * T)
         shift = k * T
@@ -181,13 +170,6 @@ class Shortcut:
             hg = per.image(np.fromiter((g for _, _, g in heap), dtype=np.int64, count=len(heap)), k * ms)
             heap[:] = [(w + shift, sq, int(g)) for (w, sq, _), g in zip(heap, hg.tolist())]
             heapq.heapify(heap)
-        if frontier:
-            fi = per.image(fk, k * ms)
-            deps_left[fi] = f_left
-            deps_left[fixed] -= k * per_period
-            frontier.clear()
-            frontier.update(dict.fromkeys(fi.tolist()))
-            frontier.update(dict.fromkeys(fixed.tolist()))
         # what the skipped periods carried: pattern time, segments, bytes delivered
         t1 = snap["t"]
         period = []
@@ -214,6 +196,56 @@ class Shortcut:
         per.skipped_periods += k
         return True
 
+    def _releases(self, img: np.ndarray, masks, times, T: float, k: int):
+        """What the k skipped periods release, checked against what the jump fills in.
+
+        Every send and finish the jump fills in releases its dependents, as the run would. The skip
+        is exact when exactly the groups it starts become ready, each at the time it starts it (the
+        time of its last release), and no count goes below zero. Groups released but not ready keep
+        their counts: a queue that grows behind a busy lane (a ring's next step), or a barrier.
+        Returns (released groups, their counts left), or the number of periods that stay exact.
+        """
+        per = self.per
+        rows = np.arange(1, k + 1)
+        n_ev = [int(m.sum()) for m in masks]
+        when = [(vals[None, :] + rows[:, None] * T).ravel() for vals in times]
+        row = [np.repeat(rows, c) for c in n_ev]
+        dep_s, src_s = per.dependents(img[:, masks[1]].ravel(), sent=True)
+        dep_d, src_d = per.dependents(img[:, masks[2]].ravel(), sent=False)
+        deps = np.concatenate([dep_s, dep_d])
+        rel_t = np.concatenate([when[1][src_s], when[2][src_d]])
+        rel_row = np.concatenate([row[1][src_s], row[2][src_d]])
+        u, inv = np.unique(deps, return_inverse=True)
+        left = self.deps_left[u] - np.bincount(inv, minlength=len(u))
+        last = np.full(len(u), -np.inf)
+        np.maximum.at(last, inv, rel_t)
+        first = np.full(len(u), k + 1, dtype=np.int64)
+        np.minimum.at(first, inv, rel_row)
+        s_g, s_t, s_row = img[:, masks[0]].ravel(), when[0], row[0]
+        pos = np.searchsorted(u, s_g)
+        found = pos < len(u)
+        found[found] = u[pos[found]] == s_g[found]
+        pos = np.minimum(pos, len(u) - 1) if len(u) else pos
+        tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
+        ok_start = found & np.isnan(self.start[s_g])
+        if len(u):
+            ok_start &= (left[pos] == 0) & (np.abs(last[pos] - s_t) <= tol)
+        bad = [s_row[~ok_start]]
+        # ready in the window but not started by the jump, or released more often than it waits
+        extra = (left < 0) | ((left == 0) & ~np.isin(u, s_g))
+        bad.append(first[extra])
+        bad = np.concatenate(bad)
+        if len(bad):
+            return int(bad.min()) - 1
+        return u, left
+
+    def _fruitless(self) -> None:
+        backoff = self.backoff
+        backoff[2] += 1
+        if backoff[2] >= 8:
+            backoff[1] = min(16, max(1, 2 * backoff[1]))
+            backoff[0] = backoff[1]
+
     def watch(self, r: "_Now") -> None:
         # Looking costs a little at every event; where the state keeps not repeating, look less
         # often (waits double up to 32 events; a skip starts over). A late look only starts a
@@ -226,11 +258,13 @@ class Shortcut:
         snap = self.snap
         if snap is None:
             self.take_snapshot(gs, r)
+            if self.snap is None:
+                # a lane ends among the groups now (a tree's few pieces): no image to compare with
+                self._fruitless()
             return
         if len(gs) == len(snap["mapped"]) and np.array_equal(gs, snap["mapped"]):
             T = r.t - snap["t"]
-            barriers = self.states_match(T, r) if T > 0 else None
-            if barriers is not None and self.jump(T, barriers, r):
+            if T > 0 and self.states_match(T, r) and self.jump(T, r):
                 gs = _Periods.group_set(r.a_group, r.heap)
                 backoff[1] = 0
             else:
@@ -241,15 +275,14 @@ class Shortcut:
                 # look compares with the state two steps on, and the one after with one step
                 span[0] = 3 - span[0]
             self.take_snapshot(gs, r)
-        elif not np.isin(gs, snap["allowed"]).all():
-            # the state moved on without coming back: after a few such looks in a row, look less
-            # often (a schedule without a steady state, a tree's few pieces, pays little for it)
-            backoff[2] += 1
-            if backoff[2] >= 8:
-                backoff[1] = min(16, max(1, 2 * backoff[1]))
-                backoff[0] = backoff[1]
+        elif not np.isin(gs, snap["allowed"]).all() or self.waited > 4 * len(gs) + 16:
+            # the state moved on without coming back (or lanes advance at different paces and the
+            # image never comes): after a few such looks in a row, look less often (a schedule
+            # without a steady state, a tree's few pieces, pays little for it)
+            self._fruitless()
             self.take_snapshot(gs, r)
             return
         else:
+            self.waited += 1
             return
         backoff[2] = 0
