@@ -101,7 +101,7 @@ def main(argv=None) -> int:
         args.h100, args.a100, args.limit = "16,64", "16,64", 120.0
     sizes = [int(s) for s in args.sizes.split(",") if s]
     steps = ["generate", "open", "analyze"]
-    for alg in args.algorithms.split(","):
+    for alg in [a for a in args.algorithms.split(",") if a]:  # --algorithms "" times generate, open and analyze only
         if alg == "direct":
             steps.append(f"direct@{16 * MiB}")
         else:

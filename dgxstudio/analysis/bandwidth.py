@@ -18,11 +18,31 @@ class GpuBandwidth:
     network_bidir_Bps: float
 
 
-def _network_share(topo: Topology, achievable: bool = False) -> dict[str, float]:
+class _LinkFigures:
+    """A link's family and both directions' bandwidth, looked up once per distinct (type, width,
+    count, override): the same numbers as asking the topology link by link, which a cluster of
+    thousands of systems does for a handful of distinct links."""
+
+    def __init__(self, topo: Topology, achievable: bool):
+        self.topo, self.achievable = topo, achievable
+        self.known: dict[tuple, tuple[str | None, float]] = {}
+
+    def __call__(self, lk) -> tuple[str | None, float]:
+        spec = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps)
+        fig = self.known.get(spec)
+        if fig is None:
+            lt = self.topo.link_type_of(lk)
+            fig = self.known[spec] = ((lt.family if lt is not None else None),
+                                      2 * self.topo.link_bandwidth_per_direction_Bps(lk, self.achievable))
+        return fig
+
+
+def _network_share(topo: Topology, achievable: bool = False, figures: _LinkFigures | None = None) -> dict[str, float]:
     """Network bandwidth of each system's compute NICs divided among its GPUs."""
     per_system_bw: dict[str, float] = {}
     per_system_gpus: dict[str, int] = {}
     system_of = system_map(topo)
+    figure = figures or _LinkFigures(topo, achievable)
     for dev in topo.devices.values():
         sid = system_of[dev.id]
         if sid is None:
@@ -31,9 +51,9 @@ def _network_share(topo: Topology, achievable: bool = False) -> dict[str, float]
             per_system_gpus[sid] = per_system_gpus.get(sid, 0) + 1
         elif dev.kind == "nic" and dev.properties.get("role", "compute") == "compute":
             for lk in topo.links_of(dev.id):
-                lt = topo.link_type_of(lk)
-                if lt is not None and lt.family in NETWORK_FAMILIES:
-                    per_system_bw[sid] = per_system_bw.get(sid, 0.0) + 2 * topo.link_bandwidth_per_direction_Bps(lk, achievable)
+                family, both = figure(lk)
+                if family in NETWORK_FAMILIES:
+                    per_system_bw[sid] = per_system_bw.get(sid, 0.0) + both
     return {sid: per_system_bw.get(sid, 0.0) / n for sid, n in per_system_gpus.items() if n}
 
 
@@ -63,7 +83,8 @@ def compute_nic_ports(topo: Topology, gpu: str) -> list[dict]:
 
 def gpu_bandwidth(topo: Topology, gpus: list[str], achievable: bool = False) -> list[GpuBandwidth]:
     """Rated figures, or with ``achievable`` each link type's catalog efficiency (what NCCL reaches)."""
-    share = _network_share(topo, achievable)
+    figure = _LinkFigures(topo, achievable)
+    share = _network_share(topo, achievable, figure)
     system_of = system_map(topo)
     out = []
     for k, gpu in enumerate(gpus):
@@ -71,12 +92,12 @@ def gpu_bandwidth(topo: Topology, gpus: list[str], achievable: bool = False) -> 
             check_cancelled()
         by_family = {"nvlink": 0.0, "pcie": 0.0, "network": 0.0}
         for lk in topo.links_of(gpu):
-            lt = topo.link_type_of(lk)
-            if lt is None:
+            family, both = figure(lk)
+            if family is None:  # (a link of an unknown type)
                 continue
-            key = "network" if lt.family in NETWORK_FAMILIES else lt.family
+            key = "network" if family in NETWORK_FAMILIES else family
             if key in by_family:
-                by_family[key] += 2 * topo.link_bandwidth_per_direction_Bps(lk, achievable)
+                by_family[key] += both
         sid = system_of.get(gpu)
         if by_family["network"] == 0.0 and sid in share:
             by_family["network"] = share[sid]

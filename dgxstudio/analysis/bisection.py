@@ -20,7 +20,7 @@ import numpy as np
 
 from ..cancel import check_cancelled
 from ..model.topology import Topology
-from .fabric import system_map
+from .fabric import Fabric, system_map
 
 EXACT_SPLIT_LIMIT = 1000
 # A dense eigen-solve is cubic: above this many coarse nodes (1,024 DGX H100 and their 640 switches
@@ -83,6 +83,22 @@ def _graph_edges(topo: Topology) -> list[tuple[str, str, float]]:
                 out.append((n, m, caps[(n, m)] if (n, m) in caps else caps[(m, n)]))
         seen.add(n)
     return out
+
+
+def _fabric_edges(topo: Topology, fab: Fabric | None) -> list[tuple[str, str, float]] | None:
+    """``_graph_edges(topo)`` read from a ``Fabric`` of the topology (every family, rated figures)
+    that the caller already built, or None when it cannot stand for it. Its bundles are the same
+    device pairs in the same order (``_merged_edges`` walks the links as ``_graph_edges`` does), each
+    first end the one earlier in the document, and each capacity is twice its per-direction sum
+    over the same links in the same order, which is the sum of the doubled figures bit for bit
+    (doubling is exact). A fabric that left a pair out (no bandwidth) does not stand for it."""
+    if fab is None or fab.topo is not topo or fab.families is not None or fab.achievable or fab.dropped:
+        return None
+    check_cancelled()
+    pos = {d: i for i, d in enumerate(topo.devices)}
+    check_cancelled()
+    return [(u, v, 2 * b.total_bw) if pos[u] < pos[v] else (v, u, 2 * b.total_bw)
+            for (u, v), b in fab.bundles.items()]
 
 
 class _Cutter:
@@ -404,28 +420,56 @@ def _spectral_order(c: nx.Graph, names: list[str], limit: int = SPECTRAL_LIMIT) 
 
 def _affinity(c: nx.Graph, names: list[str]) -> nx.Graph:
     """Units joined by the bandwidth between them, and units that share a neighbour by that
-    neighbour's bandwidth (the graph Kernighan-Lin splits). Summed in a dict keyed by each pair as
-    first joined, then added in that order: the nodes, neighbour order and weights of adding the
-    edges one by one, which Kernighan-Lin's result depends on."""
+    neighbour's bandwidth (the graph Kernighan-Lin splits). Summed per pair as first joined, then
+    added in that order: the nodes, neighbour order and weights of adding the edges one by one,
+    which Kernighan-Lin's result depends on.
+
+    The pairs of every hub are listed in the order the hubs and their combinations come, and each
+    pair's weights summed in that order (``np.bincount`` adds in array order, from 0.0, the sums a
+    dict filled hub by hub makes); each pair keeps the orientation and the place of its first
+    appearance."""
     index = {n: i for i, n in enumerate(names)}
-    weight: dict[tuple[int, int], float] = {}
     adj = c.adj
+    firsts: list[np.ndarray] = []
+    seconds: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    pairs_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for k, hub in enumerate(c.nodes):
         if not k & 1023:
             check_cancelled()
         attached = [(index[n], data["capacity"]) for n, data in adj[hub].items() if n in index]
-        if hub in index:
-            h = index[hub]
-            for n, cap in attached:
-                key = (h, n) if (n, h) not in weight else (n, h)
-                weight[key] = weight.get(key, 0) + cap
+        if not attached:
             continue
-        for (i, ci), (j, cj) in itertools.combinations(attached[:64], 2):
-            key = (i, j) if (j, i) not in weight else (j, i)
-            weight[key] = min(ci, cj) + weight.get(key, 0)
+        if hub in index:
+            firsts.append(np.full(len(attached), index[hub], dtype=np.int64))
+            seconds.append(np.fromiter((n for n, _ in attached), dtype=np.int64, count=len(attached)))
+            values.append(np.fromiter((cap for _, cap in attached), dtype=float, count=len(attached)))
+            continue
+        attached = attached[:64]
+        m = len(attached)
+        if m < 2:
+            continue
+        if m not in pairs_of:
+            pairs_of[m] = np.triu_indices(m, 1)  # itertools.combinations' order
+        x, y = pairs_of[m]
+        ids = np.fromiter((n for n, _ in attached), dtype=np.int64, count=m)
+        caps = np.fromiter((cap for _, cap in attached), dtype=float, count=m)
+        firsts.append(ids[x])
+        seconds.append(ids[y])
+        values.append(np.where(caps[y] < caps[x], caps[y], caps[x]))  # min(ci, cj): ci on a tie
     affinity = nx.Graph()
     affinity.add_nodes_from(range(len(names)))
-    affinity.add_edges_from((i, j, {"weight": w}) for (i, j), w in weight.items())
+    if not firsts:
+        return affinity
+    i_all, j_all, v_all = np.concatenate(firsts), np.concatenate(seconds), np.concatenate(values)
+    n = max(len(names), 1)
+    codes = np.minimum(i_all, j_all) * n + np.maximum(i_all, j_all)
+    _, first_at, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=v_all, minlength=len(first_at))
+    order = np.argsort(first_at, kind="stable")
+    at = first_at[order]
+    affinity.add_edges_from((i, j, {"weight": w}) for i, j, w in
+                            zip(i_all[at].tolist(), j_all[at].tolist(), sums[order].tolist()))
     return affinity
 
 
@@ -507,7 +551,9 @@ def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[s
     return Bisection(value, exact, "max-flow over partitioned units", half_a, half_b)
 
 
-def bisection_bandwidth(topo: Topology, gpus: list[str]) -> Bisection:
+def bisection_bandwidth(topo: Topology, gpus: list[str], fabric: Fabric | None = None) -> Bisection:
+    """``fabric``: a ``Fabric(topo)`` the caller already has (rated figures, every family), whose
+    bundles give the capacity graph without walking the links again."""
     if len(gpus) < 2:
         return Bisection(0.0, True, "trivial", list(gpus), [])
     n = len(gpus)
@@ -518,4 +564,5 @@ def bisection_bandwidth(topo: Topology, gpus: list[str]) -> Bisection:
             g.nodes[node]["gpu"] = topo.devices[node].kind == "gpu" and node in members
         # Only GPUs of the set and the devices between them matter; others still carry flow.
         return _exact(g, gpus)
-    return _heuristic(topo, _graph_edges(topo), gpus)
+    edges = _fabric_edges(topo, fabric)
+    return _heuristic(topo, edges if edges is not None else _graph_edges(topo), gpus)

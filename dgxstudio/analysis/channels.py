@@ -108,19 +108,20 @@ def _nearest_gpus(fabric, nic: str, wanted: set[str]) -> list[str]:
     """The selected GPUs at the fewest hops from a NIC over non-network links, in document order."""
     seen = {nic}
     frontier = [nic]
+    adj, bundles, kind = fabric.adj, fabric.bundles, fabric.kind
     while frontier:
         found, nxt = [], []
         for u in frontier:
-            for v in fabric.adj[u]:
-                if v in seen or fabric.bundle(u, v).family in ("infiniband", "ethernet"):
+            for v in adj[u]:
+                if v in seen or bundles[(u, v) if u <= v else (v, u)].family in ("infiniband", "ethernet"):
                     continue
                 seen.add(v)
                 if v in wanted:
                     found.append(v)
-                elif fabric.kind.get(v) != "gpu":
+                elif kind.get(v) != "gpu":
                     nxt.append(v)
         if found:
-            return sorted(found, key=_natural)
+            return sorted(found, key=_natural) if len(found) > 1 else found
         frontier = nxt
     return []
 
@@ -184,17 +185,17 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
         return ChannelPlan(systems, rings, hops, channel_count(topo, gpus, 0), 0)
     direct: dict[str, set[str]] = {}
     switched_sys = []
+    adj, bundles, kind = fabric.adj, fabric.bundles, fabric.kind
     for members in systems:
         check_cancelled()
         sw = False
         for g in members:
-            for v in fabric.adj.get(g, []):
-                b = fabric.bundle(g, v)
-                if b.family != "nvlink":
+            for v in adj.get(g, ()):
+                if bundles[(g, v) if g <= v else (v, g)].family != "nvlink":
                     continue
-                if fabric.kind.get(v) == "gpu":
+                if kind.get(v) == "gpu":
                     direct.setdefault(g, set()).add(v)
-                elif fabric.kind.get(v) == "nvswitch":
+                elif kind.get(v) == "nvswitch":
                     sw = True
         switched_sys.append(sw)
     nic_gpus = []
@@ -311,39 +312,22 @@ def hop_loads(router, order: list[str], hops, via, k: int) -> tuple[np.ndarray, 
 
 def ring_loads(plan: ChannelPlan, router, fast: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Every ring direction's hops' channels and weights, one after the other (hop order). ``fast``:
-    a ring's run of hops through one system at once where the router can (``Router.run_loads``), the
-    other hops without device paths where it can (``hop_loads``); else every hop's route."""
+    runs of hops through one system and GPU-NIC-NIC-GPU hops read from templates kept once per class
+    of systems wired alike (``ring_segments``), the other hops without device paths where the router
+    can (``hop_loads``); else every hop's route. Both give the same arrays, element by element."""
+    if fast:
+        from .ring_segments import ring_loads_by_template
+
+        return ring_loads_by_template(plan, router)
     chans, weights = [], []
-    system = router._system
     for order, hops, via in ring_directions(plan):
         check_cancelled()
-        n = len(order)
-        k = 0
-        while k < n:
+        for k in range(len(order)):
             if k % 64 == 63:
                 check_cancelled()
-            if not fast:
-                r = hop_route(router, order, hops, via, k)
-                chans.append(r.channels)
-                weights.append(r.weights)
-                k += 1
-                continue
-            # the hops that stay inside one system from here on: routed by the router, not pinned
-            end = k
-            sid = system.get(order[k])
-            while (end < n and hops is None and (via is None or via[end] is None) and sid is not None
-                   and system.get(order[(end + 1) % n]) == sid):
-                end += 1
-            run = router.run_loads([(order[i], order[(i + 1) % n]) for i in range(k, end)]) if end - k > 1 else None
-            if run is not None:
-                chans.append(run[0])
-                weights.append(run[1])
-                k = end
-                continue
-            c, w = hop_loads(router, order, hops, via, k)
-            chans.append(c)
-            weights.append(w)
-            k += 1
+            r = hop_route(router, order, hops, via, k)
+            chans.append(r.channels)
+            weights.append(r.weights)
     if not chans:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     return np.concatenate(chans).astype(np.int64), np.concatenate(weights)

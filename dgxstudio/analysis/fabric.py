@@ -25,6 +25,9 @@ class Bundle:
     latency_s: float
     family: str | None
     links: list[str] = field(default_factory=list)
+    # The links' per-direction figures summed in link order (``units x unit_bw`` may differ from it in
+    # the last bit): what the bisection's capacity graph adds up, read from here instead of again.
+    total_bw: float = 0.0
 
     @property
     def bandwidth(self) -> float:
@@ -132,13 +135,15 @@ class Fabric:
         self.bundles: dict[tuple[str, str], Bundle] = {}
         self.adj: dict[str, list[str]] = {d: [] for d in topo.devices}
         bundles, adj = self.bundles, self.adj
+        self.dropped = 0  # device pairs left out for a bandwidth of zero (or less)
         for k, (u, v, (bw, count, links, latency, family)) in enumerate(_merged_edges(topo, achievable, families)):
             if not k & 16383:
                 check_cancelled()
             if bw <= 0:
+                self.dropped += 1
                 continue
             key = (u, v) if u <= v else (v, u)
-            bundles[key] = Bundle(key[0], key[1], count, bw / count, latency, family, links)
+            bundles[key] = Bundle(key[0], key[1], count, bw / count, latency, family, links, bw)
             adj[u].append(v)
             adj[v].append(u)
 

@@ -42,8 +42,10 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
         heapq.heappush(heap, (fab.hop_latency[s], s, None))
     remaining = set(targets) if targets else None
     popped = 0
+    adj, bundles, kind, hop = fab.adj, fab.bundles, fab.kind, fab.hop_latency
+    push, pop = heapq.heappush, heapq.heappop
     while heap:
-        d, u, p = heapq.heappop(heap)
+        d, u, p = pop(heap)
         popped += 1
         if not popped & 4095:
             check_cancelled()
@@ -55,13 +57,13 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
             remaining.discard(u)
             if not remaining:
                 break
-        if fab.is_gpu(u) and p is not None:
+        if p is not None and kind.get(u) == "gpu":
             continue
-        for v in fab.adj[u]:
+        for v in adj[u]:
             if v in dist or (allowed is not None and v not in allowed):
                 continue
-            b = fab.bundle(u, v)
-            heapq.heappush(heap, (d + b.latency_s + fab.hop_latency[v], v, u))
+            b = bundles[(u, v) if u <= v else (v, u)]  # fab.bundle(u, v), inlined
+            push(heap, (d + b.latency_s + hop[v], v, u))
     return dist, prev
 
 
@@ -184,7 +186,8 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     # The network once, without the dead-end NICs: each class's search then visits switches only
     # (the figures of _dijkstra over network_nodes - (ends - sources), with the same sums in the same order).
     passable = network_nodes - ends
-    net_adj = {u: [(v, fab.bundle(u, v).latency_s, fab.hop_latency[v]) for v in fab.adj[u] if v in passable]
+    bundles, hop = fab.bundles, fab.hop_latency
+    net_adj = {u: [(v, bundles[(u, v) if u <= v else (v, u)].latency_s, hop[v]) for v in fab.adj[u] if v in passable]
                for u in network_nodes}
     net_gpus = {n for n in network_nodes if fab.is_gpu(n)}
     step_switches = sorted({step[2] for step in end_steps})

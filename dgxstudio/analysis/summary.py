@@ -46,7 +46,7 @@ def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], N
     fab = Fabric(topo)
     rings = find_rings(topo, gpus, fabric=fab)
     step(2)
-    bis = bisection_bandwidth(topo, gpus)
+    bis = bisection_bandwidth(topo, gpus, fabric=fab)
     step(3)
     sys_lat = system_to_system_latency(topo, fab=fab)
     gpu_pair = None

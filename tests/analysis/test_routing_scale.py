@@ -13,7 +13,7 @@ def reference_paths(router, src, dst):
     """All least-cost paths through non-GPU devices of the two end systems or of no system."""
     ends = {router._system[src], router._system[dst]}
     g = nx.Graph()
-    for u, nbrs in router._adj_cost.items():
+    for u, nbrs in router._adj_cost.complete().items():
         for v, cost in nbrs:
             g.add_edge(u, v, weight=round(cost, 6))
     keep = [n for n in g if (router._system[n] is None or router._system[n] in ends)

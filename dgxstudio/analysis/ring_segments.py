@@ -1,0 +1,258 @@
+"""Ring loads assembled from templates: ``channels.ring_loads`` on clusters of thousands of systems.
+
+A rail ring crosses every system the same way: a run of hops through the system (entry GPU to exit
+GPU over NVLink), then a hop through the exit GPU's NIC to the next system's. Systems wired alike
+(``Router``'s channel offset) give the same run and the same GPU-to-NIC legs, their channel numbers
+shifted by the system's offset. So each run and each leg is worked out once per class of systems
+and kept as a template; a hop of another system of the class is that template and an offset. The
+whole array is assembled at the end by one gather: the template's channels plus the segment's
+offset, the template's weights.
+
+Every segment is the array ``ring_loads`` builds for it hop by hop, element by element, under the
+same conditions (the checks of ``Router.run_loads`` and ``Router.via_loads``' single-path case, made
+here without building the arrays); anything else (a system wired differently, a route already
+cached, a hop spread over spines) is asked of the router as before and kept as it comes. The loads
+``ring_rates`` adds up are therefore the same numbers in the same order, bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cancel import check_cancelled
+
+
+class _Segments:
+    """Templates (channels, weights) and the segments that use them: (template, offset), plus the
+    two channels through a leaf of each hop between systems, kept in one list of their own."""
+
+    def __init__(self):
+        self.chans: list[np.ndarray] = []
+        self.weights: list[np.ndarray] = []
+        self.index: dict[int, int] = {}     # id of a template array -> its number
+        self.keep: list[np.ndarray] = []     # the template arrays, alive while their ids are keys
+        self.lists: dict[int, list[int]] = {}  # a template's channels as a list
+        self.seg_t: list[int] = []
+        self.seg_o: list[int] = []           # offset added to the channels, or (pairs) where they start
+        self.pairs: list[int] = []           # two channels (weight 1.0 each) per pair segment
+        self.singles: dict[int, tuple] = {}   # see single
+
+    def template(self, chans: np.ndarray, weights: np.ndarray) -> int:
+        t = self.index.get(id(chans))
+        if t is None or self.weights[t] is not weights:
+            t = len(self.chans)
+            self.chans.append(chans)
+            self.weights.append(weights)
+            self.index[id(chans)] = t
+            self.keep.append(chans)
+            self.lists[t] = chans.tolist()
+        return t
+
+    def single(self, route, router) -> int | None:
+        """The template of a one-path route whose weights are all 1.0 (each channel crossed once,
+        ``Router._single_path_via``'s condition on a leg), else None; remembered per route."""
+        key = id(route.channels)
+        known = self.singles.get(key)
+        if known is None or known[0] is not route:
+            ok = len(route.paths) == 1 and router._unit_weights(route.weights)
+            known = self.singles[key] = (route, self.template(route.channels, route.weights) if ok else None)
+        return known[1]
+
+    def add(self, t: int, offset: int) -> None:
+        self.seg_t.append(t)
+        self.seg_o.append(offset)
+
+    def pair(self, a: int, b: int) -> None:
+        self.seg_t.append(-1)
+        self.seg_o.append(len(self.pairs))
+        self.pairs.append(a)
+        self.pairs.append(b)
+
+    def literal(self, chans: np.ndarray, weights: np.ndarray) -> None:
+        self.chans.append(np.asarray(chans))
+        self.weights.append(np.asarray(weights))
+        self.add(len(self.chans) - 1, 0)
+
+    def assemble(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.seg_t:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        # the pairs are one more template, read two at a time from where each starts
+        self.chans.append(np.asarray(self.pairs, dtype=np.int64))
+        self.weights.append(np.ones(len(self.pairs)))
+        flat_c = np.concatenate(self.chans).astype(np.int64)
+        flat_w = np.concatenate(self.weights).astype(float)
+        tlen = np.fromiter((len(c) for c in self.chans), dtype=np.int64, count=len(self.chans))
+        tstart = np.cumsum(tlen) - tlen
+        seg_t = np.asarray(self.seg_t, dtype=np.int64)
+        seg_o = np.asarray(self.seg_o, dtype=np.int64)
+        is_pair = seg_t < 0
+        seg_t[is_pair] = len(self.chans) - 1
+        lens = np.where(is_pair, 2, tlen[seg_t])
+        first = tstart[seg_t] + np.where(is_pair, seg_o, 0)
+        offset = np.where(is_pair, 0, seg_o)
+        total = int(lens.sum())
+        out_start = np.cumsum(lens) - lens
+        # element j of segment s reads template element first[s] + (j - out_start[s])
+        positions = np.arange(total, dtype=np.int64) + np.repeat(first - out_start, lens)
+        chans = flat_c[positions] + np.repeat(offset, lens)
+        return chans, flat_w[positions]
+
+
+class _Loads:
+    """The router's shapes read as templates, with the checks its own methods make."""
+
+    def __init__(self, router):
+        self.router = router
+        self.system = router._system
+        self.cache = router._cache
+        self.offsets = router._offsets
+        self.index = router.channel_index
+        self.even = router.spread == "even"
+
+    def offset(self, sid: str) -> int | None:
+        offsets = self.offsets
+        return offsets[sid] if sid in offsets else self.router._offset_from_reference(sid)
+
+    def signature(self, sid: str, a: str, b: str) -> tuple:
+        sig = self.router._signatures.get(sid)
+        if sig is None:
+            self.router._shape_key(a, b)  # works the system's signature out once
+            sig = self.router._signatures[sid]
+        return sig
+
+    def leg(self, a: str, b: str):
+        """``Router.channel_loads(a, b)`` as (the template route, its offset), or None where it
+        returns None."""
+        if a == b or (a, b) in self.cache or not self.even:
+            return None
+        system = self.system
+        sid = system.get(a)
+        if sid is None or sid != system.get(b):
+            return None
+        sig = self.router._signatures.get(sid)
+        if sig is None:
+            sig = self.signature(sid, a, b)
+        if not sig:
+            return None
+        prefix = sig[2]
+        if not (a.startswith(prefix) and b.startswith(prefix)):
+            return None
+        n = len(prefix)
+        template = self.router._shapes.get(((sig[0], sig[1]), a[n:], b[n:]))
+        if template is None:
+            return None
+        first, first_sid = template[2], template[3]
+        if first_sid == sid:
+            return first, 0
+        offsets = self.offsets
+        x = offsets[first_sid] if first_sid in offsets else self.offset(first_sid)
+        y = offsets[sid] if sid in offsets else self.offset(sid)
+        if x is None or y is None:
+            return None
+        return first, y - x
+
+    def run(self, order: list[str], k: int, end: int, sid: str) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """``Router.run_loads`` of hops k..end-1 (all inside system ``sid``) as (template channels,
+        weights, offset), or None where it returns None or has no template yet."""
+        if not self.even:
+            return None
+        router = self.router
+        sig = self.signature(sid, order[k], order[k + 1])
+        if not sig:
+            return None
+        prefix = sig[2]
+        m = len(prefix)
+        n = len(order)
+        cache = self.cache
+        a = order[k]
+        if not a.startswith(prefix):
+            return None
+        rel = []
+        for i in range(k, end):
+            b = order[(i + 1) % n]
+            if a == b or (a, b) in cache or not b.startswith(prefix):
+                return None
+            rel.append((a[m:], b[m:]))
+            a = b
+        offset = self.offset(sid)
+        if offset is None:
+            return None
+        key = (sig[0], sig[1], tuple(rel))
+        hit = router._runs.get(key)
+        if hit is None:
+            if router.run_loads([(order[i], order[(i + 1) % n]) for i in range(k, end)]) is None:
+                return None
+            hit = router._runs[key]
+        return hit[0], hit[1], offset
+
+    def single_via(self, way: list[str], seg: _Segments) -> bool:
+        """``Router.via_loads(way)`` of a GPU, its NIC, the next system's NIC and its GPU when the
+        router would answer it with ``_single_path_via`` and its legs are templates: added to
+        ``seg`` (True), else nothing added (False)."""
+        if len(way) != 4 or ("via", *way) in self.cache:
+            return False
+        g0, n0, n1, g1 = way
+        first, last = self.leg(g0, n0), self.leg(n1, g1)
+        if first is None or last is None:
+            return False
+        t0, t1 = seg.single(first[0], self.router), seg.single(last[0], self.router)
+        if t0 is None or t1 is None:  # (a leg of several paths, or not crossing each channel once)
+            return False
+        system = self.system
+        s0, s1 = system.get(n0), system.get(n1)
+        if s0 is None or s1 is None or s0 == s1 or (n0, n1) in self.cache:
+            return False  # (a middle leg ``channel_loads`` answers, or none: left to the router)
+        uplinks, uplink = self.router._uplinks, self.router._uplink
+        up = uplinks[n0] if n0 in uplinks else uplink(n0)
+        if up is None or up != (uplinks[n1] if n1 in uplinks else uplink(n1)):
+            return False
+        out, into = self.index[(n0, up)], self.index[(up, n1)]
+        o0, o1 = first[1], last[1]
+        every = [c + o0 for c in seg.lists[t0]] + [out, into] + [c + o1 for c in seg.lists[t1]]
+        if len(set(every)) != len(every):
+            return False
+        seg.add(t0, o0)
+        seg.pair(out, into)
+        seg.add(t1, o1)
+        return True
+
+
+def ring_loads_by_template(plan, router) -> tuple[np.ndarray, np.ndarray]:
+    """``channels.ring_loads(plan, router)`` (its fast path): the same arrays, element by element."""
+    from .channels import hop_loads, ring_directions
+
+    seg = _Segments()
+    loads = _Loads(router)
+    system = router._system
+    if router.spread == "even":  # every system's channel offset, checked together
+        router.offsets_in_bulk([sid for members in plan.systems if (sid := system.get(members[0])) is not None])
+    for order, hops, via in ring_directions(plan):
+        check_cancelled()
+        n = len(order)
+        sids = [system.get(g) for g in order]
+        k = 0
+        while k < n:
+            if k % 64 == 63:
+                check_cancelled()
+            end = k
+            sid = sids[k]
+            # the hops that stay inside one system from here on: routed by the router, not pinned
+            while (end < n and hops is None and (via is None or via[end] is None) and sid is not None
+                   and sids[(end + 1) % n] == sid):
+                end += 1
+            if end - k > 1:
+                run = loads.run(order, k, end, sid)
+                if run is None:
+                    whole = router.run_loads([(order[i], order[(i + 1) % n]) for i in range(k, end)])
+                    if whole is not None:
+                        seg.literal(*whole)
+                else:
+                    seg.add(seg.template(run[0], run[1]), run[2])
+                if run is not None or whole is not None:
+                    k = end
+                    continue
+            way = via[k] if via is not None and hops is None else None
+            if way is None or not loads.single_via(way, seg):
+                seg.literal(*hop_loads(router, order, hops, via, k))
+            k += 1
+    return seg.assemble()

@@ -1,0 +1,447 @@
+"""Routes' channel loads without their device paths: what ``Router`` gives for ring hops inside
+systems wired alike (one search's shape moved by a channel offset) and for hops forced through NICs.
+Part of ``Router`` (``routing.py``); every function returns the arrays its full route would have."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cancel import check_cancelled
+
+
+class TemplateLoads:
+    """Loads of ``Router``: mixed into it, using its tables and caches."""
+
+    def channel_loads(self, src: str, dst: str) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """The channels and weights of ``routes(src, dst)`` and its number of paths, without building
+        its device paths, when that route is a shape another system's search already found, moved to
+        this system's channels (what ``routes`` returns for it, minus the renamed paths); None when
+        ``routes`` would do anything else (then call it)."""
+        if src == dst or (src, dst) in self._cache or self.spread != "even":
+            return None
+        system = self._system
+        sid = system.get(src)
+        if sid is None or sid != system.get(dst):
+            return None
+        sig = self._signatures.get(sid)
+        if sig is None:
+            self._shape_key(src, dst)  # works the system's signature out once
+            sig = self._signatures[sid]
+        if not sig:
+            return None
+        prefix = sig[2]
+        if not (src.startswith(prefix) and dst.startswith(prefix)):
+            return None
+        n = len(prefix)
+        template = self._shapes.get(((sig[0], sig[1]), src[n:], dst[n:]))  # the key _shape_key gives
+        if template is None:
+            return None
+        first, first_sid = template[2], template[3]
+        if first_sid == sid:
+            delta = 0
+        else:  # _channel_offset, with its look-ups inlined (it runs once per ring hop)
+            offsets = self._offsets
+            a = offsets[first_sid] if first_sid in offsets else self._offset_from_reference(first_sid)
+            b = offsets[sid] if sid in offsets else self._offset_from_reference(sid)
+            if a is None or b is None:
+                return None
+            delta = b - a
+        return first.channels + delta, first.weights, len(first.paths)
+
+    def run_loads(self, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``channel_loads`` of consecutive transfers inside one system (a ring's hops through it),
+        concatenated, or None (then ask pair by pair). Systems wired alike share the concatenation:
+        kept once with the system's channel offset taken out (exact integers), it is each hop's
+        template moved to this system, the arrays ``channel_loads`` gives hop by hop."""
+        if self.spread != "even" or not pairs:
+            return None
+        system, cache = self._system, self._cache
+        sid = system.get(pairs[0][0])
+        if sid is None:
+            return None
+        sig = self._signatures.get(sid)
+        if sig is None:
+            self._shape_key(*pairs[0])
+            sig = self._signatures.get(sid)
+        if not sig:
+            return None
+        prefix = sig[2]
+        n = len(prefix)
+        rel = []
+        for a, b in pairs:
+            if (a == b or system.get(a) != sid or system.get(b) != sid or (a, b) in cache
+                    or not a.startswith(prefix) or not b.startswith(prefix)):
+                return None
+            rel.append((a[n:], b[n:]))
+        offset = self._offsets[sid] if sid in self._offsets else self._offset_from_reference(sid)
+        if offset is None:
+            return None
+        key = (sig[0], sig[1], tuple(rel))
+        hit = self._runs.get(key)
+        if hit is not None:
+            return hit[0] + offset, hit[1]
+        parts = [self.channel_loads(a, b) for a, b in pairs]
+        if any(part is None for part in parts):
+            return None
+        chans = np.concatenate([part[0] for part in parts])
+        weights = np.concatenate([part[1] for part in parts])
+        self._runs[key] = (chans - offset, weights)
+        return chans, weights
+
+    def _single_path_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``via_loads`` when every leg is one path (a GPU to its NIC, one leaf between two NICs,
+        the NIC to its GPU): the legs' channels one after the other, each carrying the whole
+        transfer (a share of 1.0 added once), provided no channel comes twice; else None."""
+        legs = []
+        index = self.channel_index
+        for a, b in zip(waypoints, waypoints[1:]):
+            fast = self.channel_loads(a, b)
+            if fast is not None:
+                if fast[2] != 1 or not self._unit_weights(fast[1]):
+                    return None
+                legs.append(fast[0])
+                continue
+            if ((a, b) in self._cache or a == b or self._system.get(a) == self._system.get(b)):
+                return None
+            up = self._uplink(a)
+            if up is None or up != self._uplink(b):
+                return None
+            legs.append(np.array([index[(a, up)], index[(up, b)]], dtype=np.int64))  # _edge_route's one path
+        chans = np.concatenate(legs)
+        if len(set(chans.tolist())) != len(chans):
+            return None
+        return chans, np.ones(len(chans))
+
+    def _spread_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``via_loads`` of a GPU, its NIC, another leaf's NIC and its GPU, when the two GPU legs are
+        one path each: the N paths share the legs and the NICs' links, so the loads the even split adds
+        up are known per leaf pair. In first-seen order: the first leg, the first NIC link, the first
+        path's middle, the last NIC link, the last leg, then the other paths' new middle channels;
+        a channel on m of the N paths carries 1/N added m times, the sums ``via_loads`` makes."""
+        if len(waypoints) != 4:
+            return None
+        g0, n0, n1, g1 = waypoints
+        legs = []
+        for a, b in ((g0, n0), (n1, g1)):
+            fast = self.channel_loads(a, b)
+            if fast is None or fast[2] != 1 or not self._unit_weights(fast[1]):
+                return None
+            legs.append(fast[0])
+        if (n0, n1) in self._cache or self._system.get(n0) == self._system.get(n1):
+            return None
+        a, b = self._uplink(n0), self._uplink(n1)
+        if a is None or b is None or a == b:
+            return None
+        spread = self._spreads.get((a, b))
+        if spread is None:
+            spread = self._twin_spread(a, b)
+            if spread is not None:
+                self._spreads[(a, b)] = spread
+        if spread is None:
+            middle = self._middle.get((a, b))
+            if middle is None:
+                middle = self._middle[(a, b)] = [self._path_channels(p) for p in self.routes(a, b).paths]
+            n = len(middle)
+            sums = [0.0]
+            for _ in range(n):
+                sums.append(sums[-1] + 1.0 / n)
+            count: dict[int, int] = {}
+            for m in middle:
+                for c in m:
+                    count[c] = count.get(c, 0) + 1
+            first = list(middle[0])
+            seen_first = set(first)
+            later = [c for c in count if c not in seen_first]  # dict order: first seen, path by path
+            spread = self._spreads[(a, b)] = (
+                sums[n], np.asarray(first, dtype=np.int64), np.asarray([sums[count[c]] for c in first]),
+                np.asarray(later, dtype=np.int64), np.asarray([sums[count[c]] for c in later]), set(count))
+            if (a, b) in self._route_inner and self.spread == "even" and self._uniform_outside():
+                # the first leaf pair of its twin classes worked out: the others read from it
+                self._spread_reps.setdefault((self._twin_class(a), self._twin_class(b)), (a, b))
+        whole, first, first_w, later, later_w, inner = spread
+        index = self.channel_index
+        out_link, in_link = index[(n0, a)], index[(b, n1)]
+        ends = legs[0].tolist() + [out_link, in_link] + legs[1].tolist()
+        if len(set(ends)) != len(ends) or not inner.isdisjoint(ends):
+            return None
+        chans = np.concatenate([legs[0], [out_link], first, [in_link], legs[1], later])
+        k0, k1 = len(legs[0]) + 1, len(legs[1]) + 1
+        weights = np.concatenate([np.full(k0, whole), first_w, np.full(k1, whole), later_w])
+        return chans, weights
+
+    def _twin_spread(self, a: str, b: str) -> tuple | None:
+        """The spread of leaves ``a`` to ``b`` read from that of a pair of their twins already worked
+        out from every least-cost path (``_twin_paths``: the same paths with the two ends renamed,
+        when none passes through ``a`` or ``b``), or None. Sorting and thinning keep the paths' order (every path
+        starts and ends alike), so each path's channels are the twins' with the first channel
+        leaving ``a`` instead of its twin and the last entering ``b``: the same arrays as working
+        the route out, channel for channel."""
+        if self.spread != "even" or self._system.get(a) is not None or self._system.get(b) is not None:
+            return None
+        if not self._uniform_outside():
+            return None
+        rep = self._spread_reps.get((self._twin_class(a), self._twin_class(b)))
+        if rep is None:
+            return None
+        s0, d0 = rep
+        base = self._spreads[(s0, d0)]
+        if (s0, d0) == (a, b) or s0 == b or d0 == a:
+            return None
+        inner = self._route_inner[(s0, d0)]
+        if a in inner or b in inner:
+            return None
+        ends, index = self.channel_ends, self.channel_index
+
+        def rename(c: int) -> int:
+            u, v = ends[c]
+            return index[(a, v)] if u == s0 else index[(u, b)] if v == d0 else c
+
+        whole, first, first_w, later, later_w, channels = base
+        return (whole, np.asarray([rename(c) for c in first.tolist()], dtype=np.int64), first_w,
+                np.asarray([rename(c) for c in later.tolist()], dtype=np.int64), later_w,
+                {rename(c) for c in channels})
+
+    def _unit_weights(self, weights: np.ndarray) -> bool:
+        """Every weight 1.0 (one path, each channel crossed once); remembered per template array."""
+        key = id(weights)
+        known = self._unit.get(key)
+        if known is None or known[0] is not weights:
+            known = self._unit[key] = (weights, bool((weights == 1.0).all()))
+        return known[1]
+
+    def _leg_channels(self, src: str, dst: str) -> list[list[int]]:
+        """The channels of each path of ``routes(src, dst)``, in its path order, reading them from a
+        shape already found (one path) or from the switches' route between two NICs where it can."""
+        fast = self.channel_loads(src, dst)
+        if fast is not None and fast[2] == 1 and (fast[1] == 1.0).all():
+            return [fast[0].tolist()]  # one path crossing each channel once: its channels in order
+        if (src, dst) not in self._cache and src != dst and self._system.get(src) != self._system.get(dst):
+            a, b = self._uplink(src), self._uplink(dst)
+            if a is not None and b is not None:  # what _edge_route builds, channel by channel
+                index = self.channel_index
+                if a == b:
+                    return [[index[(src, a)], index[(a, dst)]]]
+                middle = self._middle.get((a, b))
+                if middle is None:
+                    middle = self._middle[(a, b)] = [self._path_channels(p) for p in self.routes(a, b).paths]
+                first, last = index[(src, a)], index[(b, dst)]
+                return [[first, *m, last] for m in middle]
+        return [self._path_channels(p) for p in self.routes(src, dst).paths]
+
+    def via_loads(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``via(waypoints).channels`` and ``.weights`` without building its device paths: the same
+        legs joined path by path, the same thinning past ``max_paths`` and the same even split,
+        added up channel by channel in the same order."""
+        hit = self._cache.get(("via", *waypoints))
+        if hit is not None:
+            return hit.channels, hit.weights
+        single = self._single_path_via(waypoints)
+        if single is not None:
+            return single
+        spread = self._spread_via(waypoints)
+        if spread is not None:
+            return spread
+        paths: list[list[int]] = [[]]
+        for a, b in zip(waypoints, waypoints[1:]):
+            leg = self._leg_channels(a, b)
+            paths = [p + q for p in paths for q in leg]
+            if len(paths) > self.max_paths:
+                step = len(paths) / self.max_paths
+                paths = [paths[int(i * step)] for i in range(self.max_paths)]
+        share = 1.0 / len(paths)
+        load: dict[int, float] = {}
+        for p in paths:
+            for c in p:
+                load[c] = load.get(c, 0.0) + share
+        return (np.fromiter(load, dtype=np.int64, count=len(load)),
+                np.fromiter(load.values(), dtype=float, count=len(load)))
+
+    def _channel_offset(self, first: str, sid: str) -> int | None:
+        """How far system ``sid``'s channel numbers sit from system ``first``'s when the two are wired
+        alike (see ``_offset_from_reference``), or None (routes are then built path by path)."""
+        if first == sid:
+            return 0
+        a, b = self._offset_from_reference(first), self._offset_from_reference(sid)
+        return None if a is None or b is None else b - a
+
+    def _offset_from_reference(self, sid: str) -> int | None:
+        """Every channel inside the first system of ``sid``'s builder signature has its counterpart (same
+        ids after the prefix) inside ``sid`` at one fixed distance, with the same capacity and latency,
+        between devices of the same hop latency: that distance, else None. One check per system."""
+        if sid in self._offsets:
+            return self._offsets[sid]
+        self._internal_channels()
+        sig = self._signatures[sid]
+        ref = self._reference.setdefault(sig[:2], sid)
+        mine, theirs = self._internal.get(ref, []), self._internal.get(sid, [])
+        delta = None
+        if len(mine) == len(theirs):
+            pf, ps = self._signatures[ref][2], sig[2]
+            n = len(pf)
+            ends = self.channel_ends
+            delta = theirs[0] - mine[0] if mine else 0
+            if mine:
+                # Channel c + delta joins the devices that c joins, renamed (so it is the channel the
+                # index gives for them), with the same capacity and latency and devices of the same
+                # hop latency: checked for all of them at once.
+                c = np.asarray(mine, dtype=np.int64)
+                d = c + delta
+                if d[0] < 0 or d[-1] >= len(ends):
+                    delta = None
+                else:
+                    figures = self._channel_figures()
+                    if not (figures[d] == figures[c]).all() or not self._renamed_ends(ref, n, d.tolist(), ps):
+                        delta = None
+        self._offsets[sid] = delta
+        return delta
+
+    def _bundle_ends(self):
+        """(devices in the Fabric's order, device -> its number, each bundle's two ends' numbers as
+        rows of an array, each device's system number (-1 outside systems), the systems)."""
+        if self._ends is None:
+            devices = list(self.fabric.adj)
+            at = {d: i for i, d in enumerate(devices)}
+            check_cancelled()
+            ends = np.fromiter((at[x] for key in self.fabric.bundles for x in key), dtype=np.int64,
+                               count=2 * len(self.fabric.bundles)).reshape(-1, 2)
+            check_cancelled()
+            number: dict[str, int] = {}
+            system = self._system
+            owner = np.fromiter((-1 if (sid := system.get(d)) is None else number.setdefault(sid, len(number))
+                                 for d in devices), dtype=np.int64, count=len(devices))
+            self._ends = devices, at, ends, owner, list(number)
+        return self._ends
+
+    def _internal_channels(self) -> dict[str, list[int]]:
+        """Each system's inside channels, ascending: bundle i gives 2i, 2i + 1 (systems in the order
+        of their first inside bundle)."""
+        if self._internal is None:
+            _, _, ends, owner, names = self._bundle_ends()
+            su, sv = owner[ends[:, 0]], owner[ends[:, 1]]
+            inside = np.flatnonzero((su >= 0) & (su == sv))
+            who = su[inside]
+            by_system = np.argsort(who, kind="stable")  # each system's bundles, still ascending
+            sorted_who = who[by_system]
+            starts = np.flatnonzero(np.r_[True, sorted_who[1:] != sorted_who[:-1]]) if len(who) else np.zeros(0, int)
+            stops = np.r_[starts[1:], len(who)]
+            firsts = inside[by_system][starts]  # each system's first inside bundle
+            self._internal = {}
+            for k in np.argsort(firsts, kind="stable").tolist():
+                bundles = inside[by_system[starts[k]:stops[k]]]
+                channels = np.empty(2 * len(bundles), dtype=np.int64)
+                channels[0::2], channels[1::2] = 2 * bundles, 2 * bundles + 1
+                self._internal[names[int(sorted_who[starts[k]])]] = channels.tolist()
+        return self._internal
+
+    def offsets_in_bulk(self, sids: list[str]) -> None:
+        """``_offset_from_reference`` of many systems at once, in this order (the first of each builder
+        signature becomes its reference, as asking one by one in this order makes it). The check runs
+        for all the systems of a reference together, on numbers instead of names: each device is
+        written as (its system's prefix, the rest of its id), so channel c + delta joins the devices
+        channel c joins, renamed, exactly when those pairs agree. A system that fails it is checked
+        again one by one, so every offset is what ``_offset_from_reference`` gives."""
+        sigs = [(sid, self._system_signature(sid)) for sid in sids if sid not in self._offsets]
+        sigs = [(sid, sig) for sid, sig in sigs if sig]
+        if len(sigs) < 8:
+            return
+        internal = self._internal_channels()
+        by_ref: dict[str, list[str]] = {}
+        for sid, sig in sigs:
+            ref = self._reference.setdefault(sig[:2], sid)
+            if sid != ref:
+                by_ref.setdefault(ref, []).append(sid)
+            elif sid not in self._offsets:
+                self._offset_from_reference(sid)
+        if not by_ref:
+            return
+        check_cancelled()
+        tail_dev, head_dev, pfx, rel = self._renaming_tables()
+        figures = self._channel_figures()
+        n_channels = len(self.channel_ends)
+        for ref, members in by_ref.items():
+            check_cancelled()
+            mine = internal.get(ref, [])
+            pf = self._prefix_ids.get(self._signatures[ref][2], -1)
+            c = np.asarray(mine, dtype=np.int64)
+            same = [sid for sid in members if len(internal.get(sid, [])) == len(mine)]
+            if not mine or not same or pf < 0 or (pfx[tail_dev[c]] != pf).any() or (pfx[head_dev[c]] != pf).any():
+                continue  # left to the check one by one
+            delta = np.asarray([internal[sid][0] for sid in same], dtype=np.int64) - c[0]
+            want = np.asarray([self._prefix_ids.get(self._signatures[sid][2], -2) for sid in same], dtype=np.int64)
+            ok = (delta + c[0] >= 0) & (delta + c[-1] < n_channels)
+            d = np.clip(c[None, :] + delta[:, None], 0, n_channels - 1)
+            fc = figures[c]
+            for col in range(fc.shape[1]):
+                ok &= (figures[d, col] == fc[None, :, col]).all(axis=1)
+            for dev in (tail_dev, head_dev):
+                ends = dev[d]
+                ok &= (pfx[ends] == want[:, None]).all(axis=1) & (rel[ends] == rel[dev[c]][None, :]).all(axis=1)
+            for sid, good, dt in zip(same, ok.tolist(), delta.tolist()):
+                if good:
+                    self._offsets[sid] = dt
+        for sid, _ in sigs:
+            if sid not in self._offsets:
+                self._offset_from_reference(sid)
+
+    def _renaming_tables(self):
+        """Per channel, its tail and head device numbers; per device, the number of its system's prefix
+        when its id starts with it (else -1) and the number of the rest of its id (else -1)."""
+        if self._renaming is None:
+            self._renaming = self._make_renaming_tables()
+        return self._renaming
+
+    def _make_renaming_tables(self):
+        devices, _, ends, _, _ = self._bundle_ends()
+        tail_dev = np.empty(2 * len(ends), dtype=np.int64)
+        head_dev = np.empty(2 * len(ends), dtype=np.int64)
+        tail_dev[0::2], head_dev[0::2] = ends[:, 0], ends[:, 1]   # channel 2i runs the key's way
+        tail_dev[1::2], head_dev[1::2] = ends[:, 1], ends[:, 0]   # channel 2i + 1 the other way
+        check_cancelled()
+        prefix_ids: dict[str, int] = {}
+        rest_ids: dict[str, int] = {}
+        pfx = np.full(len(devices), -1, dtype=np.int64)
+        rel = np.full(len(devices), -1, dtype=np.int64)
+        system = self._system
+        prefix_of: dict[str, tuple[str, int] | None] = {}  # system -> (prefix, its number)
+        for i, d in enumerate(devices):
+            sid = system.get(d)
+            if sid is None:
+                continue
+            known = prefix_of.get(sid, False)
+            if known is False:
+                sig = self._system_signature(sid)
+                known = prefix_of[sid] = (sig[2], prefix_ids.setdefault(sig[2], len(prefix_ids))) if sig else None
+            if known is not None and d.startswith(known[0]):
+                pfx[i] = known[1]
+                rel[i] = rest_ids.setdefault(d[len(known[0]):], len(rest_ids))
+        self._prefix_ids = prefix_ids
+        return tail_dev, head_dev, pfx, rel
+
+    def _renamed_ends(self, ref: str, n: int, theirs: list[int], prefix: str) -> bool:
+        """Channels ``theirs`` join, in order, the devices the reference system's inside channels join
+        with its ``n``-character prefix replaced by ``prefix``."""
+        rel = self._relative_ends.get(ref)
+        if rel is None:
+            rel = self._relative_ends[ref] = [(u[n:], v[n:]) for u, v in
+                                              (self.channel_ends[c] for c in self._internal[ref])]
+        m = len(prefix)
+        ends = [self.channel_ends[j] for j in theirs]
+        return (all(u.startswith(prefix) and v.startswith(prefix) for u, v in ends)
+                and [(u[m:], v[m:]) for u, v in ends] == rel)
+
+    def _channel_figures(self) -> np.ndarray:
+        """Per channel: capacity, latency and its two devices' hop latencies (one row each)."""
+        if self._figures is None:
+            hop = self.fabric.hop_latency
+            check_cancelled()  # (between the steps: each a fraction of a second on a large fabric)
+            # bundle i's two ends' hop latencies, once each: channel 2i runs from the first to the
+            # second, channel 2i + 1 back
+            devices, _, numbers, _, _ = self._bundle_ends()
+            ends = np.fromiter((hop[d] for d in devices), dtype=float, count=len(devices))[numbers]
+            check_cancelled()
+            tails = ends.reshape(-1)
+            heads = ends[:, ::-1].reshape(-1)
+            check_cancelled()
+            self._figures = np.column_stack([
+                self.capacity, np.asarray(self._channel_latency, dtype=float), tails, heads])
+        return self._figures
