@@ -99,7 +99,7 @@ class Shortcut:
             # 1 kB flow differ by 4e-3 B beside 4 MB pieces (4e-6 of it), and the skip copied that
             # flow's late finish into every period it filled in (6e-7 off; test_engine_periods_adversarial)
             scale = np.maximum(self.bytes_each[a_group[o2]], 1.0)
-            if not (np.abs(snap["a_rem"][o1] - a_rem[o2]) <= _Periods.REL * (scale + np.abs(a_rem[o2]))).all():
+            if not (np.abs(snap["a_rem"][o1] - a_rem[o2]) <= _Periods.REL_BYTES * (scale + np.abs(a_rem[o2]))).all():
                 return False
         hm = per.step(np.fromiter((g for _, g in snap["heap"]), dtype=np.int64, count=len(snap["heap"])), span[0])
         h1 = sorted((int(g), w - snap["t"]) for (w, _), g in zip(snap["heap"], hm.tolist()))

@@ -230,11 +230,8 @@ def crawl_case(disturbance: float, crowd: int = 999):
     return t, sched
 
 
-@pytest.mark.xfail(strict=True, reason="remaining bytes match to 1e-9 of a flow's size, but a difference of d bytes "
-                   "moves the flow's end by d over its rate at the end: a flow that ends at 1/1000 of its link's "
-                   "rate turns 9e-7 B (1e-9 of 1000.5 B) into 0.9 ns, copied into every skipped period (9.5e-8 "
-                   "relative). Comparing at 1e-12 fixes it (2.8e-14) but the 8-system NVLS tree then skips less "
-                   "(1,186 -> 1,276 events), since its accepted matches differ by 1.4e-10 to 3.9e-10 of a piece")
 def test_a_flow_that_crawls_at_its_end_turns_a_tolerated_difference_into_a_late_end(monkeypatch):
+    # remaining bytes are compared to 1e-12 of a flow's size (_Periods.REL_BYTES): at 1e-9 a flow ending
+    # at 1/1000 of its link's rate turned 9e-7 B into 0.9 ns, copied into every skipped period (9.5e-8 relative)
     fast, _ = exact(monkeypatch, *crawl_case(0.9e-6))
     assert fast.periods_skipped > 0
