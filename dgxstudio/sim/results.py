@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from . import tuning as T
 from .schedule import Schedule, SimResult
 
+
+class SimulationError(ValueError):
+    """A run that cannot be made as asked; the message says why and names what is at fault."""
+
 DEFAULT_CHUNK = 4 * 1024 * 1024
 
 

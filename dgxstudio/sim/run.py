@@ -20,7 +20,6 @@ The lecture's and the textbook's algorithms stay, without NCCL's protocols:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from functools import partial
 
@@ -35,9 +34,10 @@ from ..heap import paused_gc
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
 from ..analysis.channels import ChannelPlan, group_by_system, nvlinks_per_gpu, plan as plan_channels, ring_rates
-from .engine import Engine, Group, Pattern, Progress, Schedule, SimResult
+from .engine import Engine, Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
-                      CompactSchedule, CompactSim, SimOptions, busbw_factor, compact)
+                      CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
+from .nccl_schedules import NcclSchedules
 from ..analysis.routing import Router, RoutingError
 
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "single-ring", "parameter-server", "decentralized",
@@ -57,11 +57,7 @@ SUPPORTED = {
 PROTOCOL_CHOICES = ("auto", *T.PROTOCOLS)
 
 
-class SimulationError(ValueError):
-    """A run that cannot be made as asked; the message says why and names what is at fault."""
-
-
-class Simulator:
+class Simulator(NcclSchedules):
     """Holds what is costly to derive (routes, rings, bounds) for repeated runs on one topology."""
 
     def __init__(self, topo: Topology, gpus: list[str], options: SimOptions | None = None,
@@ -386,131 +382,6 @@ class Simulator:
         chains = self._system_chains()
         return C.hierarchical(chains, [C.RingSpec(c) for c in chains], size, self.options.chunk,
                               self.options.reduce_s_per_byte)
-
-    # ---- NCCL's schedules -------------------------------------------------------------------------
-    def nccl_schedule(self, collective: str, algorithm: str, proto: str, size: float) -> tuple[Schedule, float, int]:
-        """The schedule of one NCCL call, the engine's capacity scale, and the channels it uses."""
-        o = self.options
-        red = o.reduce_s_per_byte
-        root = o.root or self.gpus[0]
-        plan = self.channel_plan()
-        shape = self.call_shape(collective)
-        nch = T.channels_for(size, algorithm, proto, plan.channels, len(self.gpus))
-        multi = plan.nodes > 1
-        # NCCL pipelines in its own slices: a flow standing for k channels moves k slices a piece
-        slice_ = T.slice_bytes(proto, collective)
-        if algorithm == "ring":
-            specs = self._nccl_ring_specs(proto, nch)
-            chunk = slice_ * max(nch / len(specs), 1.0)
-            steps = T.nsteps(collective, len(self.gpus)) if collective != "all-reduce" else 2 * (len(self.gpus) - 1)
-            for s in specs:
-                lat = [self._ring_hop_latency(s.order[k], s.order[(k + 1) % len(s.order)], proto, multi)
-                       for k in range(len(s.order))]
-                s.latency_s = C.window_latency(lat, steps)
-            if collective in ("broadcast", "reduce"):
-                sched = C.ring_rooted(collective, specs[::2], root, size, chunk, True, red)
-            else:
-                sched = C.ring_collective(collective, specs, size, chunk, False, red)
-            scale = T.protocol_efficiency(proto)
-        elif algorithm == "tree":
-            chains = plan.tree_chains if multi else self._system_chains()
-            rails = len(chains) if multi else 1
-            cap = T.per_channel_cap("tree", proto, shape.generation, plan.nodes, nch) * nch / (2 * rails)
-
-            def level_latency(pairs) -> float:
-                return max(T.hop_latency(self._hop_class(a, b), "tree", proto) for a, b in pairs)
-            depth = T.tree_depth(len(self.gpus), plan.nodes)
-            chunk = T.tree_chunk_bytes(proto, size, nch, depth) * max(nch / (2 * rails), 1.0)
-            sched = C.tree_collective(collective, chains, size, chunk, root, red, level_latency, cap)
-            scale = T.tree_efficiency(proto, plan.nodes)
-        elif algorithm == "nvls":
-            shares = self._nvls_switch_shares()
-            sched = C.nvls_allreduce(self.gpus, shares, size, o.chunk, T.hop_latency("nvlink", "nvls", "simple") / 2)
-            scale = T.tuning_data()["generations"][shape.generation]["nvls_efficiency"] or 1.0
-        elif algorithm == "nvls-tree":
-            gen = T.tuning_data()["generations"][shape.generation]
-            systems = [list(m) for m in plan.systems]
-            cap = gen["nvls_tree_per_channel_Bps"][min(plan.nodes - 1, 2)] * nch / (2 * len(systems[0]))
-            sched = C.nvls_tree_allreduce(systems, self._nvls_shares(), size, slice_ * nch / 2,
-                                          T.hop_latency("nvlink", "nvls-tree", "simple"),
-                                          T.hop_latency("net", "nvls-tree", "simple"), cap if cap > 0 else math.inf,
-                                          slots=T.slots_per_connection("all-reduce"))
-            scale = gen["nvls_efficiency"] or 1.0
-        elif algorithm == "collnet":
-            sched = self._collnet(size, proto)
-            scale = 1.0
-        else:
-            raise SimulationError(f"{algorithm} is not one of NCCL's algorithms")
-        C.with_launch(sched, T.base_latency(algorithm, proto) + T.serial_launch(self.gpus_per_thread()))
-        return sched, scale, nch
-
-    def _ring_hop_latency(self, a: str, b: str, proto: str, multi: bool) -> float:
-        cls = self._hop_class(a, b)
-        key = ("ring hop", cls, proto, multi)  # worked out once per class (131,072 hops at 16,384 GPUs)
-        lat = self._facts.get(key)
-        if lat is None:
-            if cls == "net":
-                lat = T.hop_latency("net", "ring", proto)
-            else:
-                lat = T.hop_latency(cls, "ring", proto)
-                if multi:
-                    lat = max(lat, T.net_overhead(self._cpu_vendor(), proto))
-            self._facts[key] = lat
-        return lat
-
-    def _collnet(self, size: float, proto: str) -> Schedule:
-        """CollNet chain: a chain reduce inside each system to its rail's head GPU, the heads' NICs
-        reduce in the SHARP switches (up to the switch all heads share and back), a chain broadcast."""
-        plan = self.channel_plan()
-        o = self.options
-        sched = Schedule([], size, f"CollNet all-reduce over {plan.nodes} systems, {len(plan.tree_chains)} rail(s)")
-        lat_intra = T.hop_latency(self._intra_class(), "collnet", "simple")
-        net_lat = T.hop_latency("net", "collnet", "simple")
-        share = size / len(plan.tree_chains)
-        n, piece = C.pieces(share, T.slice_bytes("simple", "all-reduce"))
-        for r, rail in enumerate(plan.tree_chains):
-            heads = [chain[0] for chain in rail]
-            parent: dict[str, str | None] = {}
-            for chain in rail:
-                parent[chain[0]] = None
-                for k in range(1, len(chain)):
-                    parent[chain[k]] = chain[k - 1]
-            chains = C._tree(parent)
-            label = f"collnet rail {r}"
-            up = C._tree_phase(sched, chains, share, piece, True, o.reduce_s_per_byte, label,
-                               latency_of=lambda pairs: lat_intra)
-            # in the network: each head sends to the switch where all heads' routes meet, which reduces
-            root_sw = self._collnet_root(heads)
-            upp = Pattern([(h, root_sw) for h in heads], latency_s=net_lat / 2)
-            downp = Pattern([(root_sw, h) for h in heads], latency_s=net_lat / 2)
-            prev_u = prev_d = None
-            after = {}
-            for j in range(n):
-                u = sched.add(Group(f"{label} SHARP reduce piece {j}", upp, piece, (up[j],),
-                                    (prev_u,) if prev_u is not None else (), meta={"phase": "sharp-reduce", "piece": j}))
-                d = sched.add(Group(f"{label} SHARP broadcast piece {j}", downp, piece, (u,),
-                                    (prev_d,) if prev_d is not None else (), meta={"phase": "sharp-broadcast", "piece": j}))
-                prev_u, prev_d = u, d
-                after[j] = d
-            C._tree_phase(sched, chains, share, piece, False, 0.0, label, after=after, latency_of=lambda pairs: lat_intra)
-        return sched
-
-    def _collnet_root(self, heads: list[str]) -> str:
-        """The network switch every head's route passes through, nearest to the heads."""
-        common = None
-        for h in heads:
-            seen = set()
-            for other in heads:
-                if other == h:
-                    continue
-                for path in self.router.routes(h, other).paths:
-                    seen.update(d for d in path if self.topo.devices[d].kind in ("ib_switch", "eth_switch"))
-            common = seen if common is None else common & seen
-        if not common:
-            raise SimulationError("collnet: the systems' routes share no switch to reduce in")
-        fab = self.router.fabric
-        return min(common, key=lambda s: (len(fab.adj[s]) == 0, -sum(1 for v in fab.adj[s]
-                                                                      if fab.kind.get(v) == "nic"), s))
 
     # ---- running ---------------------------------------------------------------------------------
     def run(self, collective: str, algorithm: str, size: float,

@@ -56,7 +56,7 @@ class Shortcut:
     def take_snapshot(self, gs: np.ndarray, r: "_Now") -> None:
         per, span = self.per, self.span
         a_group, a_pos, a_rem, heap, t = r.a_group, r.a_pos, r.a_rem, r.heap, r.t
-        frontier, deps_left, arrival, partial = self.frontier, self.deps_left, self.arrival, self.partial
+        frontier, arrival, partial = self.frontier, self.arrival, self.partial
         mapped = per.step(gs, span[0]) if len(gs) else gs
         if not len(gs) or (mapped < 0).any():
             self.snap, self.logs = None, None
