@@ -123,33 +123,7 @@ class _Loads:
     def leg(self, a: str, b: str):
         """``Router.channel_loads(a, b)`` as (the template route, its offset), or None where it
         returns None."""
-        if a == b or (a, b) in self.cache or not self.even:
-            return None
-        system = self.system
-        sid = system.get(a)
-        if sid is None or sid != system.get(b):
-            return None
-        sig = self.router._signatures.get(sid)
-        if sig is None:
-            sig = self.signature(sid, a, b)
-        if not sig:
-            return None
-        prefix = sig[2]
-        if not (a.startswith(prefix) and b.startswith(prefix)):
-            return None
-        n = len(prefix)
-        template = self.router._shapes.get(((sig[0], sig[1]), a[n:], b[n:]))
-        if template is None:
-            return None
-        first, first_sid = template[2], template[3]
-        if first_sid == sid:
-            return first, 0
-        offsets = self.offsets
-        x = offsets[first_sid] if first_sid in offsets else self.offset(first_sid)
-        y = offsets[sid] if sid in offsets else self.offset(sid)
-        if x is None or y is None:
-            return None
-        return first, y - x
+        return self.router.template_leg(a, b)
 
     def run(self, order: list[str], k: int, end: int, sid: str) -> tuple[np.ndarray, np.ndarray, int] | None:
         """``Router.run_loads`` of hops k..end-1 (all inside system ``sid``) as (template channels,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,10 +47,6 @@ class Route:
     weights: np.ndarray
     latency_s: float
     cap_Bps: float = math.inf
-
-    def capped(self, cap_Bps: float) -> "Route":
-        """The same route with its rate limited to ``cap_Bps`` (a protocol's per-channel ceiling)."""
-        return self if cap_Bps >= self.cap_Bps else replace(self, cap_Bps=cap_Bps)
 
     @property
     def devices(self) -> tuple[str, ...]:

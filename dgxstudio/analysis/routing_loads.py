@@ -17,6 +17,15 @@ class TemplateLoads:
         its device paths, when that route is a shape another system's search already found, moved to
         this system's channels (what ``routes`` returns for it, minus the renamed paths); None when
         ``routes`` would do anything else (then call it)."""
+        leg = self.template_leg(src, dst)
+        if leg is None:
+            return None
+        first, delta = leg
+        return first.channels + delta, first.weights, len(first.paths)
+
+    def template_leg(self, src: str, dst: str):
+        """``routes(src, dst)`` as (the route another system's search found, the channel offset that
+        moves it to this system), or None when ``routes`` would do anything else."""
         if src == dst or (src, dst) in self._cache or self.spread != "even":
             return None
         system = self._system
@@ -38,15 +47,14 @@ class TemplateLoads:
             return None
         first, first_sid = template[2], template[3]
         if first_sid == sid:
-            delta = 0
-        else:  # _channel_offset, with its look-ups inlined (it runs once per ring hop)
-            offsets = self._offsets
-            a = offsets[first_sid] if first_sid in offsets else self._offset_from_reference(first_sid)
-            b = offsets[sid] if sid in offsets else self._offset_from_reference(sid)
-            if a is None or b is None:
-                return None
-            delta = b - a
-        return first.channels + delta, first.weights, len(first.paths)
+            return first, 0
+        # _channel_offset, with its look-ups inlined (it runs once per ring hop)
+        offsets = self._offsets
+        a = offsets[first_sid] if first_sid in offsets else self._offset_from_reference(first_sid)
+        b = offsets[sid] if sid in offsets else self._offset_from_reference(sid)
+        if a is None or b is None:
+            return None
+        return first, b - a
 
     def run_loads(self, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray] | None:
         """``channel_loads`` of consecutive transfers inside one system (a ring's hops through it),

@@ -337,7 +337,7 @@ class Engine:
         # (not with compute groups that take time and have groups waiting on their send: those
         # put a second kind of event in the queue that the state comparison does not follow)
         timed_sends = any(g.pattern is None and g.duration_s > 0 and on_sent.any_of(i) for i, g in enumerate(groups))
-        per = _Periods(groups, templates, on_done, on_sent, deps_left.copy()) \
+        per = _Periods(groups, templates, on_done, on_sent) \
             if periods and n and not timed_sends else None
         if per is not None and not per.enabled:
             per = None

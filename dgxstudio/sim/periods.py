@@ -28,13 +28,12 @@ class _Periods:
     # the skip copies that end into every period it fills in (test_engine_periods_adversarial)
     REL_BYTES = 1e-12
 
-    def __init__(self, groups, templates, on_done, on_sent, deps_total):
+    def __init__(self, groups, templates, on_done, on_sent):
         n = len(groups)
         self.groups = groups
         self.templates = templates
         self.on_done = on_done
         self.on_sent = on_sent
-        self.deps_total = deps_total
         # a group's lane predecessor is its first send dependency (a connection's previous piece; a
         # second one is a buffer it waits for), when no other group names the same one first
         first = np.fromiter((g.deps_sent[0] if g.deps_sent else -1 for g in groups), dtype=np.int64, count=n)
@@ -44,9 +43,7 @@ class _Periods:
         succ[first[has]] = has
         succ[claims != 1] = -1
         self.succ = succ
-        self.alike = np.zeros(n, dtype=np.int8)  # 1 alike, -1 not (decided in _prepare)
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
-        self.snap = None
         self.jumps = 0
         self.skipped_periods = 0
         self.enabled = bool((succ >= 0).any())
@@ -98,10 +95,11 @@ class _Periods:
                 if np.array_equal(x["route"], y["route"]) and np.array_equal(x["latency"], y["latency"]):
                     same.append(key)
             ok[np.flatnonzero(other)[np.isin(keys, same)]] = True
-        self.alike[g] = np.where(ok, 1, -1)
+        alike = np.zeros(n, dtype=bool)  # the link from each group to its successor
+        alike[g] = ok
         # reach[g] = alike links in a row from g: list ranking by pointer jumping
-        val = (self.alike > 0).astype(np.int64)
-        nxt = np.where(self.alike > 0, succ, -1)
+        val = alike.astype(np.int64)
+        nxt = np.where(alike, succ, -1)
         while (nxt >= 0).any():
             has = nxt >= 0
             val[has] += val[nxt[has]]

@@ -119,17 +119,10 @@ def test_offsets_checked_together_equal_those_checked_one_by_one(alter, monkeypa
 
 @pytest.mark.parametrize("alter", ALTERATIONS)
 def test_ring_loads_from_templates_equal_hop_by_hop_with_an_odd_system(alter):
-    from dgxstudio.analysis.channels import plan, ring_loads, ring_rates
-    from dgxstudio.analysis.routing import Router
+    from .test_routing_fast import assert_ring_loads_equal_hop_by_hop
 
     topo, _ = _odd_system_cluster(alter)
-    gpus = [d.id for d in topo.gpus()]
-    fast, plain = Router(topo), Router(topo)
-    p = plan(topo, gpus, fast.fabric, None)
-    fc, fw = ring_loads(p, fast)
-    pc, pw = ring_loads(p, plain, fast=False)
-    assert fc.tolist() == pc.tolist() and fw.tolist() == pw.tolist()
-    assert ring_rates(p, Router(topo)) == ring_rates(p, plain)
+    assert_ring_loads_equal_hop_by_hop(topo)
 
 
 def _general_only(monkeypatch):
