@@ -276,6 +276,8 @@ def maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity:
             load[k] = load.get(k, 0.0) + r * x
     # every channel of a class carries its class's load
     used = tuple(sorted(load))
+    if not used:  # only routes without channels
+        return np.array(rate), np.zeros(0, np.int64), np.zeros(0)
     layout = cc.layouts.get(used)
     if layout is None:
         if len(cc.layouts) > 4096:
