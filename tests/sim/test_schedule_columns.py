@@ -212,3 +212,17 @@ def test_a_row_of_columns_reads_as_a_group():
     with pytest.raises(IndexError):
         sched.groups[5]
     assert math.isclose(sum(x.bytes_each for x in sched.groups), 10.0)
+
+
+def test_bulk_reads_equal_row_by_row_reads(monkeypatch):
+    """Iterating a schedule (and a replay's pattern/meta pass) gives what indexing each row gives."""
+    sched = nvls_tree(monkeypatch, True, 2, size=32 * 2**20)
+    C.with_launch(sched, 1e-6)
+    merged = Schedule([Group("first")])
+    merged.extend(sched)
+    merged.extend(C.hierarchical([["a", "b"], ["c", "d"]], [C.RingSpec(["a", "b"]), C.RingSpec(["c", "d"])],
+                                 8_000.0, 1_000.0))
+    rows = [merged.groups[i] for i in range(len(merged.groups))]
+    assert [fields(g) for g in merged.groups] == [fields(g) for g in rows]
+    assert [(id(p), m) for p, m in merged.groups.patterns_and_metas()] == \
+        [(id(g.pattern) if g.pattern is not None else id(None), g.meta) for g in rows]
