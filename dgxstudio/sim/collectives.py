@@ -234,7 +234,7 @@ def _levels(tree: dict) -> dict[int, list[str]]:
 def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool, reduce_s_per_byte: float,
                 label: str, after: dict[int, int] | None = None, latency_of=None,
                 cap_Bps: float = math.inf, patterns: dict | None = None, lanes: dict | None = None,
-                held: dict | None = None, slots: int = 0) -> dict[int, int]:
+                held: dict | None = None, slots: int = 0, key: str | None = None) -> dict[int, int]:
     """Up (reduce towards the root) or down (broadcast from it), level by level, pipelined by piece.
 
     Returns, per piece, the group that completes the phase for that piece. ``patterns``: a dict kept
@@ -245,6 +245,7 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
     the caller per tree, both directions) and ``slots``: each connection has that many buffers at its
     receiver, freed when the receiver has forwarded the piece (up: to its parent, the root down to its
     children; down: to its children), so a level runs at most ``slots`` pieces ahead of the next.
+    ``key``: the tree's name in the groups' meta (default ``label``), which the replay colours by.
     """
     n, piece = pieces(size, chunk)
     if not patterns:  # the first call on this tree and direction (or the only one)
@@ -276,7 +277,8 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
             gid = sched.add(Group(f"{label} {'up' if up else 'down'} level {d} piece {j}", patterns[d], piece, deps_done,
                                   sent_deps,
                                   post_delay_s=piece * reduce_s_per_byte if up else 0.0,
-                                  meta={"tree": label, "level": d, "piece": j, "phase": "up" if up else "down"}))
+                                  meta={"tree": label if key is None else key, "level": d, "piece": j,
+                                        "phase": "up" if up else "down"}))
             cur[j] = gid
             last = gid
             if held is not None and slots > 0:
@@ -570,14 +572,16 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
                 label = f"rail {i} tree {k} piece {j}"
                 lanes = fifo.setdefault((i, k, True), {})
                 hold = held.setdefault((i, k), {})
+                # one colour key per rail and tree, not per piece (the replay's legend lists keys)
                 upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
-                                  patterns=shared.setdefault((i, k, True), {}), lanes=lanes, held=hold, slots=slots)
+                                  patterns=shared.setdefault((i, k, True), {}), lanes=lanes, held=hold, slots=slots,
+                                  key=f"rail {i} tree {k}")
                 first_ids.append(lanes[max(lanes)])  # the deepest level goes first on the way up
                 down = _tree_phase(sched, tree, slice_bytes, slice_bytes, False, 0.0, label, after=upd,
                                    latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
                                    patterns=shared.setdefault((i, k, False), {}), lanes=fifo.setdefault((i, k, False), {}),
-                                   held=hold, slots=slots)
+                                   held=hold, slots=slots, key=f"rail {i} tree {k}")
                 net_ids.append(down[0])
         if slots > 0:
             gone = sched.add(Group(f"trees took piece {j}", deps_done=tuple(first_ids),
