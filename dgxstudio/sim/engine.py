@@ -205,9 +205,7 @@ class Engine:
                 else:
                     frontier[d] = None
 
-        for i in range(n):
-            if deps_left[i] == 0:
-                ready.append(i)
+        ready.extend(np.flatnonzero(deps_left == 0).tolist())
 
         # Fair rates are solved per *component*: channels tied together by the routes this schedule
         # uses (each system's NVLink domain is usually one, each rail of the network another).

@@ -148,10 +148,11 @@ class Shortcut:
         for arr, mask, vals in zip((start, sent, done), masks, times):
             arr[img[:, mask]] = vals[None, :] + steps
         deps_left[released] = left
-        frontier.update(dict.fromkeys(released[left > 0].tolist()))
-        if frontier:
-            for g in frontier.keys() & set(released[left == 0].tolist()):
+        if frontier:  # those released in full leave it (it holds a few groups: look them up)
+            waiting = np.fromiter(frontier, dtype=np.int64, count=len(frontier))
+            for g in waiting[np.isin(waiting, released[left == 0])].tolist():
                 del frontier[g]
+        frontier.update(dict.fromkeys(released[left > 0].tolist()))
         have = [i for i in range(len(e)) if masks[1][i] and int(e[i]) in flow_ends]
         if have:
             cols = np.asarray(have, dtype=np.int64)
@@ -225,12 +226,14 @@ class Shortcut:
         deps = np.concatenate([dep_s, dep_d])
         rel_t = np.concatenate([when[1][src_s], when[2][src_d]])
         rel_row = np.concatenate([row[1][src_s], row[2][src_d]])
-        u, inv = np.unique(deps, return_inverse=True)
-        left = self.deps_left[u] - np.bincount(inv, minlength=len(u))
-        last = np.full(len(u), -np.inf)
-        np.maximum.at(last, inv, rel_t)
-        first = np.full(len(u), k + 1, dtype=np.int64)
-        np.minimum.at(first, inv, rel_row)
+        # per released group: how often, its last release's time and its first release's period
+        order = np.argsort(deps, kind="stable")
+        ds = deps[order]
+        cut = np.flatnonzero(np.concatenate([[True], ds[1:] != ds[:-1]])) if len(ds) else np.zeros(0, np.int64)
+        u = ds[cut]
+        left = self.deps_left[u] - np.diff(np.append(cut, len(ds)))
+        last = np.maximum.reduceat(rel_t[order], cut) if len(ds) else np.zeros(0)
+        first = np.minimum.reduceat(rel_row[order], cut) if len(ds) else np.zeros(0, np.int64)
         s_g, s_t, s_row = img[:, masks[0]].ravel(), when[0], row[0]
         pos = np.searchsorted(u, s_g)
         found = pos < len(u)
