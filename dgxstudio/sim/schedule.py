@@ -92,8 +92,8 @@ class Lanes:
         self.bytes_each = np.broadcast_to(np.asarray(bytes_each, dtype=float), (n,))
         self.duration_s = np.broadcast_to(np.asarray(duration_s, dtype=float), (n,))
         self.post_delay_s = np.broadcast_to(np.asarray(post_delay_s, dtype=float), (n,))
-        self.deps_done = np.asarray(deps_done, dtype=np.int64).reshape(n, -1)
-        self.deps_sent = np.asarray(deps_sent, dtype=np.int64).reshape(n, -1)
+        self.deps_done = np.asarray(deps_done, dtype=np.int64).reshape(n, -1) if n else np.zeros((0, 1), np.int64)
+        self.deps_sent = np.asarray(deps_sent, dtype=np.int64).reshape(n, -1) if n else np.zeros((0, 1), np.int64)
         self.meta = meta or {}
         self.overrides: dict[int, dict] = {}  # rows changed after they were added (a launch latency)
 
