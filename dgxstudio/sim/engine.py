@@ -289,16 +289,15 @@ class Engine:
             a small numpy call costing more than the arithmetic it does.)"""
             changed = comp_dirty.nonzero()[0]
             comp_dirty[changed] = False
-            k1, k2, kn = comp_k1[changed], comp_k2[changed], comp_n[changed]
-            moved = (k1 != seen_k1[changed]) | (k2 != seen_k2[changed]) | (kn != seen_n[changed])
-            if not moved.all():
-                changed, k1, k2, kn = changed[moved], k1[moved], k2[moved], kn[moved]
-            seen_k1[changed] = k1
-            seen_k2[changed] = k2
-            seen_n[changed] = kn
             misses: dict[tuple[int, int, int, int], list[int]] = {}
             comp_class = shape.comp_class
-            for c, a, b, nn in zip(changed.tolist(), k1.tolist(), k2.tolist(), kn.tolist()):
+            for c, a, b, nn in zip(changed.tolist(), comp_k1[changed].tolist(), comp_k2[changed].tolist(),
+                                   comp_n[changed].tolist()):
+                if a == seen_k1[c] and b == seen_k2[c] and nn == seen_n[c]:
+                    continue  # back to the key it had when last brought up to date
+                seen_k1[c] = a
+                seen_k2[c] = b
+                seen_n[c] = nn
                 if nn == 0:
                     set_pattern(c, -1)
                     continue
@@ -498,28 +497,37 @@ class Engine:
     @staticmethod
     def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends, templates,
                 sent, post_delay, schedule_done, release, on_sent) -> list[int]:
-        """Account for flows whose last byte left at time t, group by group (vectorized)."""
-        fg = a_group[finished]
-        if fg[0] == fg[-1]:
-            # A group's flows sit together in the active arrays (added together, removed in order),
-            # so when the first and last finished flows are of one group, they all are: the common
-            # case (a piece's flows end together), done on scalars.
-            g = int(fg[0])
-            k = len(fg)
-            end = t + a_lat[finished].max()
-            if end > arrival[g]:
-                arrival[g] = end
-            left = int(outstanding[g])
-            if k < left or partial[g]:
-                if g not in open_ends:
-                    open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
-                open_ends[g][a_pos[finished]] = t
-                partial[g] = True
-            outstanding[g] = left - k
-            completed = [g] if k == left else []
-        else:
-            completed = Engine._finish_groups(fg, finished, a_pos, a_lat, t, outstanding, arrival, partial, open_ends,
+        """Account for flows whose last byte left at time t, group by group. A group's flows sit
+        together in the active arrays (added together, removed in order), so the finished ones of each
+        group form one run. Usually a few flows end at a time (a tree's pieces end one connection at a
+        time): those are done on Python scalars, a small numpy call costing more than its arithmetic."""
+        idx = finished.nonzero()[0]
+        if len(idx) > 32:
+            completed = Engine._finish_groups(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, open_ends,
                                               templates)
+        else:
+            fg = a_group[idx].tolist()
+            lat = a_lat[idx].tolist()
+            completed = []
+            i, n_f = 0, len(fg)
+            while i < n_f:
+                g = fg[i]
+                j = i + 1
+                while j < n_f and fg[j] == g:
+                    j += 1
+                end = t + max(lat[i:j])
+                if end > arrival[g]:
+                    arrival[g] = end
+                left = int(outstanding[g])
+                if j - i < left or partial[g]:
+                    if g not in open_ends:
+                        open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
+                    open_ends[g][a_pos[idx[i:j]]] = t
+                    partial[g] = True
+                outstanding[g] = left - (j - i)
+                if j - i == left:
+                    completed.append(g)
+                i = j
         for g in completed:
             sent[g] = t
             if partial[g] and g in open_ends:
@@ -531,14 +539,14 @@ class Engine:
         return completed
 
     @staticmethod
-    def _finish_groups(fg, finished, a_pos, a_lat, t, outstanding, arrival, partial, open_ends, templates) -> list[int]:
-        """``_finish`` when the flows of several groups ended at once: the groups it completes."""
-        fpos = a_pos[finished]
-        # the finished flows of each group form one run
+    def _finish_groups(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, open_ends, templates) -> list[int]:
+        """``_finish`` on arrays, when many flows ended at once (``idx``): the groups it completes."""
+        fg = a_group[idx]
+        fpos = a_pos[idx]
         starts = np.concatenate(([0], (fg[1:] != fg[:-1]).nonzero()[0] + 1))
         ends = np.append(starts[1:], len(fg))
         ug = fg[starts]
-        arrival[ug] = np.maximum(arrival[ug], t + np.maximum.reduceat(a_lat[finished], starts))
+        arrival[ug] = np.maximum(arrival[ug], t + np.maximum.reduceat(a_lat[idx], starts))
         counts = ends - starts
         uneven = (counts < outstanding[ug]) | partial[ug]
         for j in np.flatnonzero(uneven).tolist():

@@ -127,6 +127,7 @@ class _ChannelClasses:
         self._ch, self._w = ch, w
         self._offsets = np.asarray(table.offsets, dtype=np.int64).tolist()
         self._lens = lens.tolist()
+        self.no_empty_route = bool((lens > 0).all())
         route_of = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
         order = np.lexsort((route_of, ch))  # by channel, then route (then the route's own order)
         ch_s, r_s, bits = ch[order], route_of[order], w[order].view(np.int64)
@@ -257,7 +258,7 @@ def maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity:
     else:
         caps = None
     ccap = cc.cls_cap
-    if all(row[1] for row in rows):
+    if cc.no_empty_route or all(row[1] for row in rows):
         # the reference's filter: classes whose routes, each at its bound alone, cannot fill them
         # never freeze a route and are left out of the filling
         ub = [u if c is None or u <= c else c for (u, _), c in zip(rows, caps or [None] * n)]
