@@ -38,21 +38,44 @@ def static_text(text: str) -> QStaticText:
     return got
 
 
-def device_metrics(painter: QPainter) -> tuple[QFontMetricsF, float]:
-    """The painter's font's metrics on the device it draws on, and its line height there: what
-    drawText centres with. They can differ from the screen's (``metrics``): a grab draws into a
-    96 dpi picture whatever the screen's resolution (measured with the screen's, a zoomed count
-    drew a pixel off its place)."""
-    fm = QFontMetricsF(painter.font())   # (the painter's font is the one resolved for its device)
-    return fm, fm.height()
+class DeviceText:
+    """A font as drawn on one kind of device: its line height there and each text's width (measured
+    once: a measure shapes the text anew, 20 us). drawText centres with these, and they can differ
+    from the screen's (``metrics``): offscreen the screen is not 96 dpi, the widgets are."""
+
+    def __init__(self, font: QFont, device):
+        self.font = font
+        self.fm = QFontMetricsF(font, device)
+        self.line_h = self.fm.height()
+        self.widths: dict[str, float] = {}
+
+    def width(self, text: str) -> float:
+        w = self.widths.get(text)
+        if w is None:
+            if len(self.widths) >= STATIC_KEPT:
+                self.widths.clear()
+            w = self.widths[text] = self.fm.horizontalAdvance(text)
+        return w
 
 
-def draw_centred(painter: QPainter, box: QRectF, text: str, fm: QFontMetricsF, line_h: float) -> None:
+_DEVICE: dict[tuple[int, int, int], DeviceText] = {}
+
+
+def device_text(painter: QPainter, font: QFont) -> DeviceText:
+    """``font`` (one of the labels' constant fonts, just set on ``painter``) on the painter's device."""
+    device = painter.device()
+    key = (id(font), device.logicalDpiX(), device.logicalDpiY())
+    got = _DEVICE.get(key)
+    if got is None or got.font is not font:
+        got = _DEVICE[key] = DeviceText(font, device)
+    return got
+
+
+def draw_centred(painter: QPainter, box: QRectF, text: str, dt: DeviceText) -> None:
     """One line of ``text`` centred in ``box`` (screen coordinates) at the pixels of
-    ``drawText(box, AlignCenter, text)``, drawn from its kept layout; ``fm`` and ``line_h`` are the
-    painter's font's ``device_metrics``."""
-    painter.drawStaticText(QPointF(box.x() + (box.width() - fm.horizontalAdvance(text)) / 2,
-                                   box.y() + (box.height() - line_h) / 2), static_text(text))
+    ``drawText(box, AlignCenter, text)``, drawn from its kept layout in the font ``dt`` describes."""
+    painter.drawStaticText(QPointF(box.x() + (box.width() - dt.width(text)) / 2,
+                                   box.y() + (box.height() - dt.line_h) / 2), static_text(text))
 
 
 def metrics(font: QFont) -> tuple[QFontMetricsF, float]:
@@ -136,8 +159,8 @@ class ScreenText:
             if f is not font:
                 painter.setFont(f)
                 font = f
-                fm, line_h = device_metrics(painter)
-            draw_centred(painter, QRectF(box.left(), y, box.width(), h), text, fm, line_h)
+                dt = device_text(painter, f)
+            draw_centred(painter, QRectF(box.left(), y, box.width(), h), text, dt)
             y += h
         painter.restore()
 
@@ -194,9 +217,9 @@ def draw_placed(painter: QPainter, exposed: QRectF, placed: list, font: QFont = 
         painter.setPen(QPen(color, 1))
         painter.drawRects(boxes)
     painter.setPen(INK)
-    fm, line_h = device_metrics(painter)
+    dt = device_text(painter, font)
     for _item, box, text in shown:
-        draw_centred(painter, box, text, fm, line_h)
+        draw_centred(painter, box, text, dt)
     painter.restore()
 
 
