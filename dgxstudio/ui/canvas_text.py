@@ -237,10 +237,11 @@ class LinkLabels:
 
     # Up to this many counts, they are placed over the whole scene once per zoom step and a pan only
     # shifts them (a pan placed every count in view anew, and a count could jump when a device it had
-    # been placed over scrolled into view): the DGX systems' 1-49. Beyond, only the counts in view are
-    # placed, at every view change: placing GB200 NVL72's 162 over the whole rack made its zoom frames
-    # 5 ms longer than it saved its pans.
-    WHOLE_SCENE_MAX = 100
+    # been placed over scrolled into view): the DGX systems' 1-49 and GB200 NVL72's 162 (placing the
+    # whole rack costs a zoom frame about what placing the counts in view did, 2-3 ms since the spots
+    # are tested with numpy, and its pans then place nothing). Beyond, only the counts in view are
+    # placed, at every view change.
+    WHOLE_SCENE_MAX = 200
 
     def __init__(self):
         self._key = None

@@ -26,7 +26,7 @@ def test_link_counts_placed_at_once_equal_one_by_one(make_window):
     w = make_window("gb200-nvl72")
     scene = w.scene
     counted = [i for i in scene.link_items if i.count > 1 or i.bundle]
-    assert len(counted) > LinkLabels.WHOLE_SCENE_MAX   # the rack is placed in view at every change
+    assert len(counted) > 150
     shown = 0
     for t in views():
         for viewport in (QRectF(0, 0, 1000, 700), None):
