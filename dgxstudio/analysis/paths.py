@@ -67,6 +67,50 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
     return dist, prev
 
 
+def _least_pushes_dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None
+                           ) -> tuple[dict[str, float], dict[str, str | None]]:
+    """``_dijkstra`` (no ``allowed``) pushing a node only when it beats the least (distance,
+    predecessor) already pushed for it: the heap pops (d, v, u) in order, so a push that is not below it
+    can never be the first popped for v. The same distances and predecessors, with a fraction of the
+    heap traffic (a large fabric offers most nodes from many neighbours)."""
+    dist: dict[str, float] = {}
+    prev: dict[str, str | None] = {}
+    pending: dict[str, tuple[float, str]] = {}
+    far = (math.inf, "")
+    heap = []
+    hop = fab.hop_latency
+    for s in sources:
+        heapq.heappush(heap, (hop[s], s, None))
+        pending[s] = min(pending.get(s, far), (hop[s], ""))
+    remaining = set(targets) if targets else None
+    popped = 0
+    adj, bundles, kind = fab.adj, fab.bundles, fab.kind
+    push, pop, waiting = heapq.heappush, heapq.heappop, pending.get
+    while heap:
+        d, u, p = pop(heap)
+        popped += 1
+        if not popped & 4095:
+            check_cancelled()
+        if u in dist:
+            continue
+        dist[u] = d
+        prev[u] = p
+        if remaining is not None:
+            remaining.discard(u)
+            if not remaining:
+                break
+        if p is not None and kind.get(u) == "gpu":
+            continue
+        for v in adj[u]:
+            if v in dist:
+                continue
+            nd = d + bundles[(u, v) if u <= v else (v, u)].latency_s + hop[v]
+            if (nd, u) < waiting(v, far):
+                pending[v] = (nd, u)
+                push(heap, (nd, v, u))
+    return dist, prev
+
+
 def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], extra: dict[str, list],
                       gpus: set[str] | None = None) -> tuple[dict[str, float], dict[str, str | None]]:
     """``_dijkstra`` on a prepared adjacency: ``adj[u]`` and ``extra[u]`` list (v, link latency, v's hop
@@ -119,7 +163,7 @@ def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None
     the same order whatever it stops at, so each destination's distance and path are those of a
     search stopping at it."""
     fab = fab or Fabric(topo)
-    dist, prev = _dijkstra(fab, [src], set(dsts))
+    dist, prev = _least_pushes_dijkstra(fab, [src], set(dsts))
     out: list[PathInfo | None] = []
     for dst in dsts:
         if dst not in dist:

@@ -88,3 +88,14 @@ def test_dead_end_nics_behind_one_switch_with_other_figures(monkeypatch):
     batched = paths.system_to_system_latency(topo, fab=fab)
     monkeypatch.setattr(paths, "BATCH_CLASSES", 10 ** 9)
     assert batched == paths.system_to_system_latency(topo, fab=fab)
+
+
+@pytest.mark.parametrize("make", CASES[:2] + CASES[-2:])
+def test_least_pushes_search_equals_the_plain_search(make):
+    """path_latencies' search pushes a node only when it improves on what was pushed for it: every
+    distance and predecessor equals the plain search's, whole and stopped at targets."""
+    topo = make()
+    fab = Fabric(topo)
+    gpus = [d.id for d in topo.gpus()]
+    for src, targets in ((gpus[0], None), (gpus[-1], {gpus[1], gpus[len(gpus) // 2]}), (gpus[3], {gpus[4]})):
+        assert paths._least_pushes_dijkstra(fab, [src], targets) == paths._dijkstra(fab, [src], targets)
