@@ -16,7 +16,7 @@ from ..cancel import check_cancelled
 from ..model.topology import Topology
 
 
-@dataclass
+@dataclass(slots=True)
 class Bundle:
     a: str
     b: str
@@ -134,18 +134,64 @@ class Fabric:
         check_cancelled()
         self.bundles: dict[tuple[str, str], Bundle] = {}
         self.adj: dict[str, list[str]] = {d: [] for d in topo.devices}
-        bundles, adj = self.bundles, self.adj
         self.dropped = 0  # device pairs left out for a bandwidth of zero (or less)
-        for k, (u, v, (bw, count, links, latency, family)) in enumerate(_merged_edges(topo, achievable, families)):
+        self._build(families)
+
+    def _build(self, families: set[str] | None) -> None:
+        """The bundles and adjacency of ``_merged_edges`` in its order (pairs by their first device in
+        document order, then by their first link), built in one pass over the links and one over the
+        pairs, without its intermediate lists."""
+        topo, achievable = self.topo, self.achievable
+        devices = topo.devices
+        merged: dict[tuple[str, str], Bundle] = {}
+        nbrs: dict[str, list[tuple[str, Bundle]]] = {d: [] for d in devices}  # (neighbour, bundle), first link first
+        figures: dict[tuple, tuple] = {}  # per distinct (type, width, count, overrides), as _merged_edges
+        for k, lk in enumerate(topo.links.values()):
             if not k & 16383:
                 check_cancelled()
-            if bw <= 0:
-                self.dropped += 1
+            a, b = lk.a, lk.b
+            if a not in devices or b not in devices or a == b:
                 continue
-            key = (u, v) if u <= v else (v, u)
-            bundles[key] = Bundle(key[0], key[1], count, bw / count, latency, family, links, bw)
-            adj[u].append(v)
-            adj[v].append(u)
+            spec = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps, lk.latency_s)
+            fig = figures.get(spec)
+            if fig is None:
+                lt = topo.link_type_of(lk)
+                fig = figures[spec] = (lt.family if lt else None, topo.link_bandwidth_per_direction_Bps(lk, achievable),
+                                       topo.link_latency_s(lk))
+            family, bw, lat = fig
+            if families is not None and family not in families:
+                continue
+            key = (a, b) if a <= b else (b, a)
+            e = merged.get(key)
+            if e is None:
+                # (unit_bw is set below, once the pair's sum is known)
+                merged[key] = e = Bundle(key[0], key[1], lk.count, 0.0, lat, family, [lk.id], bw)
+                nbrs[a].append((b, e))
+                nbrs[b].append((a, e))
+            else:
+                e.total_bw += bw
+                e.units += lk.count
+                e.links.append(lk.id)
+                if lat < e.latency_s:
+                    e.latency_s = lat
+        bundles, adj = self.bundles, self.adj
+        check_cancelled()
+        seen: set[str] = set()
+        dropped = 0
+        for n in devices:
+            for m, bnd in nbrs[n]:
+                if m in seen:
+                    continue
+                bw = bnd.total_bw
+                if bw <= 0:
+                    dropped += 1
+                    continue
+                bnd.unit_bw = bw / bnd.units
+                bundles[(bnd.a, bnd.b)] = bnd
+                adj[n].append(m)
+                adj[m].append(n)
+            seen.add(n)
+        self.dropped = dropped
 
     def is_gpu(self, node: str) -> bool:
         return self.kind.get(node) == "gpu"
