@@ -216,3 +216,22 @@ def test_file_roundtrip_of_odd_but_legal_entries_takes_the_same_path():
         assert _outcome(doc) == _general_outcome(doc, mp)
     finally:
         mp.undo()
+
+
+@pytest.mark.parametrize("reuse, where", [
+    (lambda d: d["devices"].append(dict(d["devices"][5])), ("devices", 5)),        # a device id twice
+    (lambda d: d["links"].append(dict(d["links"][7])), ("links", 7)),              # a link id twice
+    (lambda d: d["links"][9].update(id=d["devices"][2]["id"]), ("devices", 2)),     # a link named as a device
+    (lambda d: d["groups"][0].update(id=d["links"][4]["id"]), ("links", 4)),        # a group named as a link
+    (lambda d: d["groups"].append(dict(d["groups"][0], devices=[])), ("groups", 0)),  # a group id twice
+])
+def test_a_reused_id_names_its_first_use(reuse, where, monkeypatch):
+    """Ids are claimed through the tables they are filed in (no table of first uses kept for every
+    item): a reused id still names the entry that used it first, both ways."""
+    doc = copy.deepcopy(VALID)
+    reuse(doc)
+    section, index = where
+    item_id = doc[section][index]["id"]
+    kind, message = _outcome(doc)
+    assert kind == "error" and f"duplicate id {item_id!r} (first used at {section}[{index}].id)" in message
+    assert _outcome(doc) == _general_outcome(doc, monkeypatch)
