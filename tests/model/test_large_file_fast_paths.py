@@ -235,3 +235,33 @@ def test_a_reused_id_names_its_first_use(reuse, where, monkeypatch):
     kind, message = _outcome(doc)
     assert kind == "error" and f"duplicate id {item_id!r} (first used at {section}[{index}].id)" in message
     assert _outcome(doc) == _general_outcome(doc, monkeypatch)
+
+
+def _crowded(name):
+    """A preset with some ports over budget: links copied onto a few devices, in and out of port order."""
+    topo = build_preset(name)
+    links = list(topo.links.values())
+    for lk in links[::max(1, len(links) // 5)]:
+        for k in range(40):
+            new_id = f"{lk.id}.again{k}"
+            topo.links[new_id] = Link(new_id, lk.a, lk.b, lk.type, lk.count, lk.a_port, lk.b_port, lk.width)
+    topo._invalidate()
+    return topo
+
+
+@pytest.mark.parametrize("name", ["dgx-h100", "dgx1-v100", "gb200-nvl72", "dgx-a100"])
+def test_ports_read_from_the_pairs_in_use_equal_device_by_device(name):
+    """_check_ports looks only at the (device, port) pairs in use and sorts what is over budget; the
+    same findings in the same order as walking every device's port groups, and a device filed under
+    another id still goes device by device."""
+    from collections import Counter
+    topo = _crowded(name)
+    ends = Counter()
+    for lk in topo.links.values():
+        ends[(lk.a, lk.a_port or "?")] += lk.count
+        ends[(lk.b, lk.b_port or "?")] += lk.count
+    fast = validation._check_ports(topo)
+    assert len(fast) >= 2 and fast == validation._ports_device_by_device(topo, ends)
+    first = next(iter(topo.devices))
+    topo.devices["filed-elsewhere"] = topo.devices.pop(first)
+    assert validation._check_ports(topo) == validation._ports_device_by_device(topo, ends)
