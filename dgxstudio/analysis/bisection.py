@@ -88,7 +88,7 @@ def _graph_edges(topo: Topology) -> list[tuple[str, str, float]]:
 def _fabric_edges(topo: Topology, fab: Fabric | None) -> list[tuple[str, str, float]] | None:
     """``_graph_edges(topo)`` read from a ``Fabric`` of the topology (every family, rated figures)
     that the caller already built, or None when it cannot stand for it. Its bundles are the same
-    device pairs in the same order (``_merged_edges`` walks the links as ``_graph_edges`` does), each
+    device pairs in the same order (``Fabric._build`` walks the links as ``_graph_edges`` does), each
     first end the one earlier in the document, and each capacity is twice its per-direction sum
     over the same links in the same order, which is the sum of the doubled figures bit for bit
     (doubling is exact). A fabric that left a pair out (no bandwidth) does not stand for it."""

@@ -126,8 +126,11 @@ def _nearest_gpus(fabric, nic: str, wanted: set[str]) -> list[str]:
     return []
 
 
+_DIGIT_RUNS = re.compile(r"(\d+)")
+
+
 def _natural(name: str):
-    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)]
+    return [int(x) if x.isdigit() else x for x in _DIGIT_RUNS.split(name)]
 
 
 def _hamiltonian_path(members: list[str], start: str, end: str, adj: dict[str, set[str]]) -> list[str] | None:

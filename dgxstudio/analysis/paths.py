@@ -67,6 +67,50 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
     return dist, prev
 
 
+def _least_pushes_dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None
+                           ) -> tuple[dict[str, float], dict[str, str | None]]:
+    """``_dijkstra`` (no ``allowed``) pushing a node only when it beats the least (distance,
+    predecessor) already pushed for it: the heap pops (d, v, u) in order, so a push that is not below it
+    can never be the first popped for v. The same distances and predecessors, with a fraction of the
+    heap traffic (a large fabric offers most nodes from many neighbours)."""
+    dist: dict[str, float] = {}
+    prev: dict[str, str | None] = {}
+    pending: dict[str, tuple[float, str]] = {}
+    far = (math.inf, "")
+    heap = []
+    hop = fab.hop_latency
+    for s in sources:
+        heapq.heappush(heap, (hop[s], s, None))
+        pending[s] = min(pending.get(s, far), (hop[s], ""))
+    remaining = set(targets) if targets else None
+    popped = 0
+    adj, bundles, kind = fab.adj, fab.bundles, fab.kind
+    push, pop, waiting = heapq.heappush, heapq.heappop, pending.get
+    while heap:
+        d, u, p = pop(heap)
+        popped += 1
+        if not popped & 4095:
+            check_cancelled()
+        if u in dist:
+            continue
+        dist[u] = d
+        prev[u] = p
+        if remaining is not None:
+            remaining.discard(u)
+            if not remaining:
+                break
+        if p is not None and kind.get(u) == "gpu":
+            continue
+        for v in adj[u]:
+            if v in dist:
+                continue
+            nd = d + bundles[(u, v) if u <= v else (v, u)].latency_s + hop[v]
+            if (nd, u) < waiting(v, far):
+                pending[v] = (nd, u)
+                push(heap, (nd, v, u))
+    return dist, prev
+
+
 def _network_dijkstra(fab: Fabric, sources: list[str], adj: dict[str, list], extra: dict[str, list],
                       gpus: set[str] | None = None) -> tuple[dict[str, float], dict[str, str | None]]:
     """``_dijkstra`` on a prepared adjacency: ``adj[u]`` and ``extra[u]`` list (v, link latency, v's hop
@@ -119,7 +163,7 @@ def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None
     the same order whatever it stops at, so each destination's distance and path are those of a
     search stopping at it."""
     fab = fab or Fabric(topo)
-    dist, prev = _dijkstra(fab, [src], set(dsts))
+    dist, prev = _least_pushes_dijkstra(fab, [src], set(dsts))
     out: list[PathInfo | None] = []
     for dst in dsts:
         if dst not in dist:
@@ -286,19 +330,23 @@ def _batched_nearest(fab: Fabric, reps: list[str], nics_of: dict[str, list[str]]
     or (inf, -inf, None) when s reaches none.
 
     The distances are those of ``_network_dijkstra`` from s's NICs, bit for bit: every class is relaxed
-    at once (Bellman-Ford in numpy, rows = classes), each step adding ``(d + link) + hop`` as the search
-    does. Rounding never lowers a sum, so both give each node the least such sum over its routes. A
-    dead-end NIC has only its step out (as a source of its own system) and is reached from its switch
-    afterwards, as in ``system_to_system_latency``.
+    at once (Bellman-Ford in numpy, one column per class, one row per node so that a step gathers whole
+    rows), each step adding ``(d + link) + hop`` as the search does. Rounding never lowers a sum, so both
+    give each node the least such sum over its routes. Dead-end NICs are no nodes here: a class's own
+    dead-end NICs start it at their switches with ``(hop + link) + switch hop`` (the search's first step
+    from them), and another system's dead-end NIC is reached from its switch afterwards, as in
+    ``system_to_system_latency``. Dead-end NICs of one system behind the same switch with the same
+    figures have the same distance in every class, so only the least id among them is kept.
     """
-    nodes = sorted(network_nodes)
+    nodes = sorted(network_nodes - ends)
     at = {n: i for i, n in enumerate(nodes)}
     tails, heads, lats, hops = [], [], [], []
     for u in nodes:
         if u in net_gpus:  # a route never passes through a GPU (and no GPU is a source)
             continue
+        iu = at[u]
         for v, lat, hop in net_adj.get(u, ()):
-            tails.append(at[u])
+            tails.append(iu)
             heads.append(at[v])
             lats.append(lat)
             hops.append(hop)
@@ -306,80 +354,94 @@ def _batched_nearest(fab: Fabric, reps: list[str], nics_of: dict[str, list[str]]
     head = np.asarray(heads, dtype=np.int64)
     by_head = np.argsort(head, kind="stable")
     tail, head = tail[by_head], head[by_head]
-    lat = np.asarray(lats, dtype=float)[by_head]
-    hop = np.asarray(hops, dtype=float)[by_head]
+    lat = np.asarray(lats, dtype=float)[by_head][:, None]
+    hop = np.asarray(hops, dtype=float)[by_head][:, None]
     n_nodes = len(nodes)
     # Candidates for "nearest NIC of another system": passable owned NICs (their own distance) and
-    # dead-end NICs (their switch's distance plus the step), grouped by owner.
+    # dead-end NICs (their switch's distance plus the step), grouped by owner, ranked by id.
     systems = sorted({owner[n] for n in owner})
     sys_index = {sid: i for i, sid in enumerate(systems)}
-    cand_node, cand_lat, cand_hop, cand_owner, cand_id = [], [], [], [], []
+    cand_ids = [n for n in nodes if n in owner] + [step[0] for step in end_steps]
+    id_rank = {n: r for r, n in enumerate(sorted(cand_ids))}
+    best: dict[tuple, tuple] = {}  # (owner, node, link, hop) -> the least rank among identical candidates
     for n in nodes:
-        if n in owner and n not in ends:
-            cand_node.append(at[n]); cand_lat.append(None); cand_hop.append(None)
-            cand_owner.append(sys_index[owner[n]]); cand_id.append(n)
-    passable_count = len(cand_node)
+        if n in owner:
+            best[(sys_index[owner[n]], at[n], 0.0, 0.0, n)] = (id_rank[n],)
     for t, sid, sw, link, t_hop in end_steps:
-        cand_node.append(at[sw]); cand_lat.append(link); cand_hop.append(t_hop)
-        cand_owner.append(sys_index[sid]); cand_id.append(t)
-    c_node = np.asarray(cand_node, dtype=np.int64)
-    c_owner = np.asarray(cand_owner, dtype=np.int64)
-    rank = np.empty(len(cand_id), dtype=np.int64)
-    rank[np.argsort(np.asarray(cand_id, dtype=object), kind="stable")] = np.arange(len(cand_id))
-    c_lat = np.asarray([x or 0.0 for x in cand_lat[passable_count:]], dtype=float)
-    c_hop = np.asarray([x or 0.0 for x in cand_hop[passable_count:]], dtype=float)
-    by_owner = np.argsort(c_owner, kind="stable")
-    owners_sorted = c_owner[by_owner]
-    starts = np.flatnonzero(np.r_[True, owners_sorted[1:] != owners_sorted[:-1]]) if len(by_owner) else by_owner
-    group_owner = owners_sorted[starts] if len(by_owner) else owners_sorted
+        key = (sys_index[sid], at[sw], link, t_hop, None)
+        r = id_rank[t]
+        if key not in best or r < best[key][0]:
+            best[key] = (r,)
+    keys = sorted(best, key=lambda k: (k[0], best[k][0]))  # by owner
+    c_owner = np.asarray([k[0] for k in keys], dtype=np.int64)
+    c_node = np.asarray([k[1] for k in keys], dtype=np.int64)
+    # x + 0.0 + 0.0 is x: a passable NIC's own distance goes through the same sums unchanged
+    c_lat = np.asarray([k[2] for k in keys], dtype=float)[:, None]
+    c_hop = np.asarray([k[3] for k in keys], dtype=float)[:, None]
+    c_rank = np.asarray([best[k][0] for k in keys], dtype=np.int64)[:, None]
+    starts = np.flatnonzero(np.r_[True, c_owner[1:] != c_owner[:-1]]) if len(keys) else c_owner
+    counts = np.diff(np.r_[starts, len(keys)])
+    group_owner = c_owner[starts]
+    never = np.iinfo(np.int64).max
 
     out: list[tuple[float, float, str | None]] = []
-    chunk = max(1, min(64, 4_000_000 // max(1, len(tail), len(c_node))))
+    if not len(keys):
+        return [(np.inf, -np.inf, None) for _ in reps]
+    chunk = max(1, min(256, 8_000_000 // max(1, len(tail), len(keys))))
     for lo in range(0, len(reps), chunk):
         batch = reps[lo:lo + chunk]
-        dist = np.full((len(batch), n_nodes), np.inf)
+        cols = len(batch)
+        dist = np.full((n_nodes, cols), np.inf)
         changed = np.zeros(n_nodes, dtype=bool)
         for r, s in enumerate(batch):
             for t in nics_of[s]:
-                dist[r, at[t]] = fab.hop_latency[t]
-                changed[at[t]] = True
-        while changed.any():
+                h = fab.hop_latency[t]
+                if t in ends:  # the search's first step from a dead-end source NIC
+                    for v, link, v_hop in net_adj.get(t, ()):
+                        i = at[v]
+                        d = (h + link) + v_hop
+                        if d < dist[i, r]:
+                            dist[i, r] = d
+                        changed[i] = True
+                else:
+                    i = at[t]
+                    if h < dist[i, r]:
+                        dist[i, r] = h
+                    changed[i] = True
+        while True:
             check_cancelled()
             sel = np.flatnonzero(changed[tail])
             if not len(sel):
                 break
             h = head[sel]
-            cand = (dist[:, tail[sel]] + lat[sel]) + hop[sel]
+            cand = dist[tail[sel]]
+            cand += lat[sel]
+            cand += hop[sel]
             first = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
-            low = np.minimum.reduceat(cand, first, axis=1)
+            low = np.minimum.reduceat(cand, first, axis=0)
             targets = h[first]
-            current = dist[:, targets]
-            better = low < current
-            dist[:, targets] = np.where(better, low, current)
+            current = dist[targets]
+            moved = (low < current).any(axis=1)
+            targets = targets[moved]
+            dist[targets] = np.minimum(low[moved], current[moved])
             changed = np.zeros(n_nodes, dtype=bool)
-            changed[targets[better.any(axis=0)]] = True
-        # candidate distances, per class row
-        vals = dist[:, c_node].copy()
-        vals[:, passable_count:] = (vals[:, passable_count:] + c_lat) + c_hop
-        for r, s in enumerate(batch):
-            mine = sys_index.get(s, -1)
-            row = vals[r]
-            row[c_owner == mine] = np.inf
-            row_sorted = row[by_owner]
-            if not len(row_sorted):
+            changed[targets] = True
+        # candidate distances (one column per class), this class's own system left out
+        vals = (dist[c_node] + c_lat) + c_hop
+        mine = np.asarray([sys_index.get(s, -1) for s in batch], dtype=np.int64)
+        vals[c_owner[:, None] == mine[None, :]] = np.inf
+        least = np.minimum.reduceat(vals, starts, axis=0)
+        reached = np.isfinite(least)
+        # each owner's nearest NIC: the least id among its candidates at its least distance
+        at_least = vals == np.repeat(least, counts, axis=0)
+        nearest_rank = np.minimum.reduceat(np.where(at_least, c_rank, never), starts, axis=0)
+        high = np.where(reached, least, -np.inf).max(axis=0)
+        low_all = np.where(reached, least, np.inf).min(axis=0)
+        far = np.where(reached & (least == high[None, :]), nearest_rank, never).argmin(axis=0)
+        any_reached = reached.any(axis=0)
+        for r in range(cols):
+            if not any_reached[r]:
                 out.append((np.inf, -np.inf, None))
-                continue
-            least = np.minimum.reduceat(row_sorted, starts)
-            reached = np.isfinite(least)
-            if not reached.any():
-                out.append((np.inf, -np.inf, None))
-                continue
-            # each owner's nearest NIC: the least id among its candidates at its least distance
-            at_least = row_sorted == np.repeat(least, np.diff(np.r_[starts, len(row_sorted)]))
-            ranks = np.where(at_least, rank[by_owner], np.iinfo(np.int64).max)
-            nearest_rank = np.minimum.reduceat(ranks, starts)
-            high = least[reached].max()
-            far_groups = np.flatnonzero(reached & (least == high))
-            far = far_groups[np.argmin(nearest_rank[far_groups])]
-            out.append((float(least[reached].min()), float(high), systems[int(group_owner[far])]))
+            else:
+                out.append((float(low_all[r]), float(high[r]), systems[int(group_owner[far[r]])]))
     return out

@@ -20,14 +20,23 @@ def topology_info(topo: Topology) -> dict:
         link_types[lk.type] += lk.count
     gpus = topo.gpus()
     nvlink_of = dict.fromkeys((g.id for g in gpus), 0.0)  # one pass over the links, not one look-up per GPU
+    nvlink_bw: dict[tuple, float | None] = {}  # per distinct (type, width, count, override): a handful
     for lk in topo.links.values():
-        if lk.a not in nvlink_of and lk.b not in nvlink_of:
+        a, b = lk.a, lk.b
+        if a not in nvlink_of and b not in nvlink_of:
             continue
-        lt = topo.link_type_of(lk)
-        if lt is not None and lt.family == "nvlink":
-            bw = topo.link_bandwidth_per_direction_Bps(lk)
-            for end in {lk.a, lk.b} & nvlink_of.keys():
-                nvlink_of[end] += bw
+        spec = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps)
+        if spec in nvlink_bw:
+            bw = nvlink_bw[spec]
+        else:
+            lt = topo.link_type_of(lk)
+            bw = nvlink_bw[spec] = (topo.link_bandwidth_per_direction_Bps(lk)
+                                    if lt is not None and lt.family == "nvlink" else None)
+        if bw is not None:
+            if a in nvlink_of:
+                nvlink_of[a] += bw
+            if b in nvlink_of and b != a:
+                nvlink_of[b] += bw
     nvlink_per_gpu = [2 * v for v in nvlink_of.values()]
     return {
         "name": topo.name,

@@ -374,20 +374,18 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
     topo = Topology(R.name(doc.get("name", "Untitled"), "name"), catalog)
     topo.description = R.text(doc.get("description", ""), "description")
 
-    first_seen: dict[str, object] = {}   # id -> its JSON path, or (section, index) formatted on demand
+    devices, links, groups = topo.devices, topo.links, topo.groups
+    sections = {"devices": doc.get("devices", []), "links": doc.get("links", []), "groups": doc.get("groups", [])}
 
     def claim(new_id: str, path: str) -> None:
-        if new_id in first_seen:
-            where = first_seen[new_id]
-            where = f"{where[0]}[{where[1]}].id" if isinstance(where, tuple) else where
-            raise TopologyFileError(f"duplicate id {new_id!r} (first used at {where})", path)
-        first_seen[new_id] = path
+        """An id is taken once it is filed (devices, then links, then groups, each in file order),
+        so the tables say whether it is taken; where it was first used is looked up only to name it."""
+        if new_id in devices or new_id in links or new_id in groups:
+            raise TopologyFileError(f"duplicate id {new_id!r} (first used at {_first_use(sections, new_id)})", path)
 
-    devices = topo.devices
-    for i, raw in enumerate(R.lst(doc.get("devices", []), "devices")):
+    for i, raw in enumerate(R.lst(sections["devices"], "devices")):
         dev = _fast_device(raw)
-        if dev is not None and dev.id not in first_seen:
-            first_seen[dev.id] = ("devices", i)
+        if dev is not None and dev.id not in devices:
             devices[dev.id] = dev
             continue
         p = f"devices[{i}]"  # the general path, which names what is wrong
@@ -403,11 +401,10 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
                                    dict(R.props(raw.get("properties", {}), f"{p}.properties")))
 
     plain: set = set()  # (type, a_port, b_port) triples already checked
-    for i, raw in enumerate(R.lst(doc.get("links", []), "links")):
+    for i, raw in enumerate(R.lst(sections["links"], "links")):
         link = _fast_link(raw, devices, plain)
-        if link is not None and link.id not in first_seen:
-            first_seen[link.id] = ("links", i)
-            topo.links[link.id] = link
+        if link is not None and link.id not in links and link.id not in devices:
+            links[link.id] = link
             continue
         p = f"links[{i}]"  # the general path, which names what is wrong
         R.obj(raw, p)
@@ -435,7 +432,7 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
         topo.links[lid] = link
 
     member_of: dict[str, str] = {}
-    for i, raw in enumerate(R.lst(doc.get("groups", []), "groups")):
+    for i, raw in enumerate(R.lst(sections["groups"], "groups")):
         p = f"groups[{i}]"
         R.obj(raw, p)
         _unknown_keys(raw, {"id", "name", "kind", "parent", "devices", "properties"}, p)
@@ -485,6 +482,16 @@ def topology_from_dict(doc, catalog: Catalog | None = None) -> Topology:
             raise TopologyFileError(f"no group {gid!r}", f"layout.collapsed[{j}]")
         topo.layout.collapsed.add(gid)
     return topo
+
+
+def _first_use(sections: dict[str, list], item_id: str) -> str:
+    """The JSON path of the first entry filed under ``item_id`` (devices, links, groups, in file order):
+    every entry before the one that reuses it was read and filed, so the first with that id is it."""
+    for section, entries in sections.items():
+        for i, raw in enumerate(entries):
+            if type(raw) is dict and raw.get("id") == item_id:
+                return f"{section}[{i}].id"
+    return "?"
 
 
 def _fast_members(raw: dict, devices: dict, member_of: dict) -> list[str] | None:

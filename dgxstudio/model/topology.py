@@ -114,10 +114,20 @@ class Topology:
     def links_of(self, device_id: str) -> list[Link]:
         if self._links_by_device is None:
             index: dict[str, list[str]] = {}
-            for lk in self.links.values():
-                index.setdefault(lk.a, []).append(lk.id)
-                if lk.b != lk.a:
-                    index.setdefault(lk.b, []).append(lk.id)
+            get = index.get
+            for lk in self.links.values():  # (no empty list made per call as setdefault would)
+                a, b, lid = lk.a, lk.b, lk.id
+                mine = get(a)
+                if mine is None:
+                    index[a] = [lid]
+                else:
+                    mine.append(lid)
+                if b != a:
+                    mine = get(b)
+                    if mine is None:
+                        index[b] = [lid]
+                    else:
+                        mine.append(lid)
             self._links_by_device = index
         return [self.links[i] for i in self._links_by_device.get(device_id, ())]
 

@@ -138,16 +138,45 @@ def _check_links(topo: Topology) -> list[Finding]:
 
 def _check_ports(topo: Topology) -> list[Finding]:
     """Ports in use per device and port group, counted in one pass over the links (what
-    ``topo.used_ports`` gives device by device)."""
-    out = []
-    ends: Counter = Counter()
-    single = [lk for lk in topo.links.values() if lk.count == 1]
-    ends.update((lk.a, lk.a_port or "?") for lk in single)
-    ends.update((lk.b, lk.b_port or "?") for lk in single)
-    for lk in topo.links.values():
+    ``topo.used_ports`` gives device by device). Only the (device, port) pairs in use are looked at,
+    each against its part's groups of that name; what is over budget is reported in device order,
+    then in the part's port order, as checking device by device does."""
+    links = topo.links.values()
+    single = [lk for lk in links if lk.count == 1]
+    ends: Counter = Counter(zip([lk.a for lk in single], [lk.a_port or "?" for lk in single]))
+    ends.update(zip([lk.b for lk in single], [lk.b_port or "?" for lk in single]))
+    for lk in links:
         if lk.count != 1:
             ends[(lk.a, lk.a_port or "?")] += lk.count
             ends[(lk.b, lk.b_port or "?")] += lk.count
+    devices, catalog = topo.devices, topo.catalog
+    if not all(key == dev.id for key, dev in devices.items()):
+        return _ports_device_by_device(topo, ends)  # (a device filed under another id: _check_ids names it)
+    named: dict[str, dict[str, list]] = {}  # part id -> port group name -> [(its place, the group)]
+    over = []
+    for (dev_id, port), n in ends.items():
+        dev = devices.get(dev_id)
+        if dev is None:
+            continue
+        groups = named.get(dev.part)
+        if groups is None:
+            groups = named[dev.part] = {}
+            part = catalog.part(dev.part)
+            for i, group in enumerate(part.ports if part is not None else ()):
+                groups.setdefault(group.name, []).append((i, group))
+        for i, group in groups.get(port, ()):
+            if n > group.count:
+                over.append((dev_id, i, group, n))
+    if not over:
+        return []
+    place = {d: k for k, d in enumerate(devices)}
+    over.sort(key=lambda item: (place[item[0]], item[1]))
+    return [_over_budget(topo, devices[dev_id], group, n) for dev_id, _, group, n in over]
+
+
+def _ports_device_by_device(topo: Topology, ends: Counter) -> list[Finding]:
+    """``_check_ports`` device by device, by each device's own id (the general case)."""
+    out = []
     used: dict[str, dict[str, int]] = {}
     for (dev_id, port), n in ends.items():
         used.setdefault(dev_id, {})[port] = n
@@ -159,12 +188,17 @@ def _check_ports(topo: Topology) -> list[Finding]:
         for group in part.ports:
             n = mine.get(group.name, 0)
             if n > group.count:
-                links = tuple(lk.id for lk in topo.links_of(dev.id)
-                              if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
-                out.append(Finding(ERROR, "ports-over-budget",
-                                   f"{dev.name} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
-                                   (dev.id,), links))
+                out.append(_over_budget(topo, dev, group, n))
     return out
+
+
+def _over_budget(topo: Topology, dev, group, n: int) -> Finding:
+    part = topo.catalog.part(dev.part)
+    links = tuple(lk.id for lk in topo.links_of(dev.id)
+                  if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
+    return Finding(ERROR, "ports-over-budget",
+                   f"{dev.name} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
+                   (dev.id,), links)
 
 
 def _check_groups(topo: Topology) -> list[Finding]:

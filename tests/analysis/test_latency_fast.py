@@ -70,3 +70,32 @@ def test_one_search_to_several_gpus_equals_one_search_each(make):
             route.append(prev[route[-1]])
         assert (info.latency_s, info.path, info.hops) == (dist[dst], route[::-1], len(route) - 1)
     assert got[4] is None and got[0].hops > 2
+
+
+def test_dead_end_nics_behind_one_switch_with_other_figures(monkeypatch):
+    """The batched search keeps one dead-end NIC per (system, switch, link, hop) - the least id: NICs of
+    one system on one leaf with other link latencies or hop latencies, and ties at equal distance, must
+    still give the one-by-one figures and pair."""
+    topo = build_fat_tree(24, "dgx-h100", per_leaf=4)
+    fab = Fabric(topo)
+    nic_links = sorted((lk for lk in topo.links.values() if lk.type.startswith("IB")
+                        and "nic" in (topo.devices[lk.a].kind, topo.devices[lk.b].kind)), key=lambda lk: lk.id)
+    for k, lk in enumerate(nic_links[::5]):
+        fab.bundle(lk.a, lk.b).latency_s *= (0.5, 2.0, 0.0)[k % 3]
+    for lk in nic_links[1::9]:
+        nic = lk.a if topo.devices[lk.a].kind == "nic" else lk.b
+        fab.hop_latency[nic] *= 0.25
+    batched = paths.system_to_system_latency(topo, fab=fab)
+    monkeypatch.setattr(paths, "BATCH_CLASSES", 10 ** 9)
+    assert batched == paths.system_to_system_latency(topo, fab=fab)
+
+
+@pytest.mark.parametrize("make", CASES[:2] + CASES[-2:])
+def test_least_pushes_search_equals_the_plain_search(make):
+    """path_latencies' search pushes a node only when it improves on what was pushed for it: every
+    distance and predecessor equals the plain search's, whole and stopped at targets."""
+    topo = make()
+    fab = Fabric(topo)
+    gpus = [d.id for d in topo.gpus()]
+    for src, targets in ((gpus[0], None), (gpus[-1], {gpus[1], gpus[len(gpus) // 2]}), (gpus[3], {gpus[4]})):
+        assert paths._least_pushes_dijkstra(fab, [src], targets) == paths._dijkstra(fab, [src], targets)

@@ -216,3 +216,52 @@ def test_file_roundtrip_of_odd_but_legal_entries_takes_the_same_path():
         assert _outcome(doc) == _general_outcome(doc, mp)
     finally:
         mp.undo()
+
+
+@pytest.mark.parametrize("reuse, where", [
+    (lambda d: d["devices"].append(dict(d["devices"][5])), ("devices", 5)),        # a device id twice
+    (lambda d: d["links"].append(dict(d["links"][7])), ("links", 7)),              # a link id twice
+    (lambda d: d["links"][9].update(id=d["devices"][2]["id"]), ("devices", 2)),     # a link named as a device
+    (lambda d: d["groups"][0].update(id=d["links"][4]["id"]), ("links", 4)),        # a group named as a link
+    (lambda d: d["groups"].append(dict(d["groups"][0], devices=[])), ("groups", 0)),  # a group id twice
+])
+def test_a_reused_id_names_its_first_use(reuse, where, monkeypatch):
+    """Ids are claimed through the tables they are filed in (no table of first uses kept for every
+    item): a reused id still names the entry that used it first, both ways."""
+    doc = copy.deepcopy(VALID)
+    reuse(doc)
+    section, index = where
+    item_id = doc[section][index]["id"]
+    kind, message = _outcome(doc)
+    assert kind == "error" and f"duplicate id {item_id!r} (first used at {section}[{index}].id)" in message
+    assert _outcome(doc) == _general_outcome(doc, monkeypatch)
+
+
+def _crowded(name):
+    """A preset with some ports over budget: links copied onto a few devices, in and out of port order."""
+    topo = build_preset(name)
+    links = list(topo.links.values())
+    for lk in links[::max(1, len(links) // 5)]:
+        for k in range(40):
+            new_id = f"{lk.id}.again{k}"
+            topo.links[new_id] = Link(new_id, lk.a, lk.b, lk.type, lk.count, lk.a_port, lk.b_port, lk.width)
+    topo._invalidate()
+    return topo
+
+
+@pytest.mark.parametrize("name", ["dgx-h100", "dgx1-v100", "gb200-nvl72", "dgx-a100"])
+def test_ports_read_from_the_pairs_in_use_equal_device_by_device(name):
+    """_check_ports looks only at the (device, port) pairs in use and sorts what is over budget; the
+    same findings in the same order as walking every device's port groups, and a device filed under
+    another id still goes device by device."""
+    from collections import Counter
+    topo = _crowded(name)
+    ends = Counter()
+    for lk in topo.links.values():
+        ends[(lk.a, lk.a_port or "?")] += lk.count
+        ends[(lk.b, lk.b_port or "?")] += lk.count
+    fast = validation._check_ports(topo)
+    assert len(fast) >= 2 and fast == validation._ports_device_by_device(topo, ends)
+    first = next(iter(topo.devices))
+    topo.devices["filed-elsewhere"] = topo.devices.pop(first)
+    assert validation._check_ports(topo) == validation._ports_device_by_device(topo, ends)
