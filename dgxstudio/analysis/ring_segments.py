@@ -154,7 +154,8 @@ class _Loads:
         """``Router.via_loads(way)`` of a GPU, its NIC, the next system's NIC and its GPU when the
         router would answer it with ``_single_path_via`` and its two legs are templates: (the first
         leg's template route, its offset, the channel out of the NIC to the leaf, the one into the
-        next NIC, the last leg's template route, its offset); else None."""
+        next NIC, the last leg's template route, its offset, the route's channels in order as a
+        list); else None."""
         if len(way) != 4 or ("via", *way) in self.cache:
             return None
         g0, n0, n1, g1 = way
@@ -177,7 +178,7 @@ class _Loads:
         every = [c + o0 for c in l0] + [out, into] + [c + o1 for c in l1]
         if len(set(every)) != len(every):
             return None
-        return first[0], o0, out, into, last[0], o1
+        return first[0], o0, out, into, last[0], o1, every
 
     def unit_list(self, route) -> list[int] | None:
         """A one-path route's channels as a list when its weights are all 1.0 (each channel crossed
@@ -194,7 +195,7 @@ class _Loads:
         legs = self.via_legs(way)
         if legs is None:
             return False
-        first, o0, out, into, last, o1 = legs
+        first, o0, out, into, last, o1, _ = legs
         seg.add(seg.template(first.channels, first.weights), o0)
         seg.pair(out, into)
         seg.add(seg.template(last.channels, last.weights), o1)
@@ -287,10 +288,9 @@ class HopRoutes:
             # router its latency if asked
             chans, weights = router.via_loads(way)
             return LazyRoute(chans, weights, None, (way[0], way[-1]), partial(router.via, way))
-        first, o0, out, into, last, o1 = legs
-        chans = np.concatenate([first.channels + o0, np.array([out, into], dtype=np.int64), last.channels + o1])
-        return LazyRoute(chans, np.ones(len(chans)), self._via_latency(first, out, into, last), (way[0], way[-1]),
-                         partial(router.via, way))
+        first, _, out, into, last, _, every = legs
+        return LazyRoute(np.array(every, dtype=np.int64), np.ones(len(every)), self._via_latency(first, out, into, last),
+                         (way[0], way[-1]), partial(router.via, way))
 
     def _via_latency(self, first, out: int, into: int, last) -> float:
         """``Router._route``'s latency of the one path: its devices' hop latencies, then its channels'

@@ -27,7 +27,8 @@ from ..analysis.routing import Route, Router
 from .periods import Dependents, FlowEnds, _Periods
 from .steady import Shortcut, _Now
 from .schedule import Group, Pattern, Progress, Schedule, SimResult  # noqa: F401 (re-exported: the engine's API)
-from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes, shapes_of  # noqa: F401 (re-exported)
+from .rates import (RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes,  # noqa: F401 (re-exported)
+                    shapes_of)
 
 
 _MASK64 = (1 << 64) - 1

@@ -123,7 +123,8 @@ class Simulator(NcclSchedules):
                          for g in self.gpus)
             # time >= S(p-1)/p / inject and >= p S / (2 bisection)
             algbw = min(inject * p / (p - 1), 2 * bis / p) if p > 1 else 0.0
-            systems = group_by_system(self.topo, self.gpus, self.router.system_of)  # not the channel plan: seconds at 16,384 GPUs
+            # not the channel plan: seconds at 16,384 GPUs
+            systems = group_by_system(self.topo, self.gpus, self.router.system_of)
             if len(systems) > 1:
                 # and every system sends its L GPUs' S (p-L)/p each out through its own NICs, which on
                 # more than two systems is tighter than the bisection (all but 1/N of it leaves)

@@ -69,7 +69,8 @@ def test_a_lazy_route_and_the_routers_route_of_the_same_hop_share_an_id():
     sim.plan_bound()  # the templates exist
     plan = sim.channel_plan()
     order, via = plan.rings[0], plan.via[0]
-    k = next(i for i in range(1, len(order)) if via[i] is not None and topo.system_of(order[i]) != topo.system_of(plan.systems[0][0]))
+    first_system = topo.system_of(plan.systems[0][0])  # (its hops were searched, not read from a template)
+    k = next(i for i in range(1, len(order)) if via[i] is not None and topo.system_of(order[i]) != first_system)
     way = via[k]
     engine = Engine(sim.router)
     lazy_pattern = Pattern([(order[k], order[(k + 1) % len(order)])], via=[way])
