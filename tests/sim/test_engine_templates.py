@@ -38,9 +38,10 @@ def _summary(result):
             sim.transfers(0), sim.transfers(len(result.schedule.groups) // 2))
 
 
-def _run(topo, algorithm, size, protocol="auto"):
+def _run(topo, algorithm, size, protocol="auto", **options):
     gpus = [d.id for d in topo.gpus()]
-    return Simulator(topo, gpus, SimOptions(achievable=True, protocol=protocol)).run("all-reduce", algorithm, size)
+    return Simulator(topo, gpus, SimOptions(achievable=True, protocol=protocol, **options)).run("all-reduce", algorithm,
+                                                                                                size)
 
 
 @pytest.mark.parametrize("alter", ALTERATIONS)
@@ -61,6 +62,17 @@ def test_ring_hops_from_templates_equal_the_router_hop_by_hop(alter, algorithm, 
     plain = _run(topo, algorithm, size, protocol)
     assert not any(isinstance(r, LazyRoute) for r in plain.sim.routes)
     assert _summary(plain) == summary
+
+
+@pytest.mark.parametrize("options", [{"spread": "hash"}, {"pxn": True}], ids=["hash", "pxn"])
+def test_ring_hops_with_hashed_routes_or_pxn_equal_the_router_hop_by_hop(options, monkeypatch):
+    topo = build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8)  # hops between leaves, over spines
+    fast = _run(topo, "ring", 2**24, **options)
+    assert any(isinstance(r, LazyRoute) for r in fast.sim.routes)
+    summary = _summary(fast)
+    _general_hops(monkeypatch)
+    assert _summary(_run(build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8), "ring", 2**24,
+                         **options)) == summary
 
 
 def test_a_lazy_route_and_the_routers_route_of_the_same_hop_share_an_id():
