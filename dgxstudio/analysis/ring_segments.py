@@ -13,6 +13,11 @@ same conditions (the checks of ``Router.run_loads`` and ``Router.via_loads``' si
 here without building the arrays); anything else (a system wired differently, a route already
 cached, a hop spread over spines) is asked of the router as before and kept as it comes. The loads
 ``ring_rates`` adds up are therefore the same numbers in the same order, bit for bit.
+
+The simulator needs each hop's route, not only the loads: ``HopRoutes`` reads them from the same
+templates (a hop inside a system, a GPU-NIC-NIC-GPU hop) as ``LazyRoute`` objects with the route's
+channels, weights and latency, whose device paths are asked of the router only if read. The ring
+bound and the engine's ring over the same hops share them (one object per hop for the router's life).
 """
 
 from __future__ import annotations
