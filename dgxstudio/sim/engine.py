@@ -96,14 +96,13 @@ class Engine:
             if is_cancelled is not None and k % 64 == 63 and is_cancelled():
                 raise SimulationCancelled()
             r = hops.route(src, dst, pattern.via[k] if pattern.via is not None else None) if hops is not None else None
-            if r is not None:
-                pass
-            elif pattern.paths is not None and pattern.paths[k] is not None:
-                r = self.router.direct(pattern.paths[k])
-            elif pattern.via is not None and pattern.via[k] is not None:
-                r = self.router.via(pattern.via[k])
-            else:
-                r = self.router.routes(src, dst)
+            if r is None:
+                if pattern.paths is not None and pattern.paths[k] is not None:
+                    r = self.router.direct(pattern.paths[k])
+                elif pattern.via is not None and pattern.via[k] is not None:
+                    r = self.router.via(pattern.via[k])
+                else:
+                    r = self.router.routes(src, dst)
             hit = by_object.get((id(r), cap_Bps))
             if hit is None:
                 hit = by_object[(id(r), cap_Bps)] = (self._route_id(r, cap_Bps, getattr(r, "ends", None)), r)
