@@ -19,6 +19,7 @@ import numpy as np
 
 from ..analysis.channels import reverse_ring
 from .engine import Group, Pattern, Schedule
+from .schedule import Lanes
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce", "all-to-all")
 MAX_ALL_TO_ALL_PAIRS = 20_000
@@ -58,25 +59,46 @@ def pieces(nbytes: float, chunk: float) -> tuple[int, float]:
     return n, nbytes / n
 
 
+def _pipelined(sched: Schedule, patterns: list[Pattern], n: int, piece: float, post_delay_s, name, meta: dict,
+               after: tuple[int, ...] = (), one_lane: bool = False) -> int:
+    """Steps of pipelined pieces as columns (row r = step r // n, piece r % n): a piece moves on to
+    the next step once it has arrived there, the first step's pieces wait for ``after``. The pieces
+    of a step leave its connections in order; with ``one_lane`` a step's first piece also follows
+    the previous step's last (a ring's steps share its connections). ``patterns``: one per step;
+    ``post_delay_s``: a value or one per step. Returns the first row's group id."""
+    steps = len(patterns)
+    rows = steps * n
+    base = len(sched.groups)
+    r = np.arange(rows, dtype=np.int64)
+    step, j = np.divmod(r, n)
+    deps_done = np.full((rows, max(1, len(after))), -1, dtype=np.int64)
+    deps_done[n:, 0] = base + r[n:] - n  # the piece's previous step
+    deps_done[:n, :len(after)] = np.asarray(after, dtype=np.int64)
+    deps_sent = np.where((r > 0) if one_lane else (j > 0), base + r - 1, -1)  # the connection's previous piece
+    post = np.asarray(post_delay_s, dtype=float)
+    unique: list[Pattern] = []
+    index: dict[int, int] = {}
+    for pat in patterns:
+        index.setdefault(id(pat), len(unique))
+        if len(unique) < len(index):
+            unique.append(pat)
+    which = np.asarray([index[id(pat)] for pat in patterns], dtype=np.int64)
+    return sched.add_lanes(Lanes(rows, name, unique, which[step], piece, deps_done, deps_sent,
+                                 post_delay_s=post[step] if post.ndim else post,
+                                 meta={key: (v(step, j) if callable(v) else v) for key, v in meta.items()}))
+
+
 def _ring_pass(sched: Schedule, ring: RingSpec, steps: int, segment: float, chunk: float, reduce_steps: int,
                reduce_s_per_byte: float, label: str, after: tuple[int, ...] = ()) -> list[int]:
     """K steps of a ring; returns the ids of the last step's groups. ``reduce_steps`` first steps reduce."""
-    pattern = ring.pattern()
     n, piece = pieces(segment, chunk)
-    prev_step: list[int] = []
-    last_sent: int | None = None
-    for k in range(steps):
-        this_step = []
-        for j in range(n):
-            deps_done = (prev_step[j],) if prev_step else tuple(after)
-            deps_sent = (last_sent,) if last_sent is not None else ()
-            post = piece * reduce_s_per_byte if k < reduce_steps else 0.0
-            gid = sched.add(Group(f"{label} step {k} piece {j}", pattern, piece, deps_done, deps_sent,
-                                  post_delay_s=post, meta={"ring": label, "step": k, "piece": j}))
-            this_step.append(gid)
-            last_sent = gid
-        prev_step = this_step
-    return prev_step
+    if steps * n == 0:
+        return []
+    post = [piece * reduce_s_per_byte if k < reduce_steps else 0.0 for k in range(steps)]
+    first = _pipelined(sched, [ring.pattern()] * steps, n, piece, post,
+                       lambda x: f"{label} step {x // n} piece {x % n}",
+                       {"ring": label, "step": lambda k, j: k, "piece": lambda k, j: j}, after, one_lane=True)
+    return list(range(first + (steps - 1) * n, first + steps * n))
 
 
 def ring_directions(rings: list[RingSpec], both: bool) -> list[tuple[str, RingSpec]]:
@@ -128,10 +150,11 @@ def with_launch(sched: Schedule, latency_s: float, label: str = "launch") -> Sch
     """Start every root group after a per-call latency (NCCL's base latency of the call)."""
     if latency_s <= 0:
         return sched
-    roots = [i for i, g in enumerate(sched.groups) if not g.deps_done and not g.deps_sent]
+    cols = sched.columns()
+    roots = np.flatnonzero((np.diff(cols.done_ptr) == 0) & (np.diff(cols.sent_ptr) == 0)).tolist()
     launch = sched.add(Group(label, duration_s=latency_s, meta={"phase": "launch"}))
     for i in roots:
-        sched.groups[i].deps_done = (launch,)
+        sched.set_deps_done(i, (launch,))
     sched.meta["launch_group"] = launch
     return sched
 
@@ -140,19 +163,13 @@ def _chain(sched: Schedule, hops: list[tuple[str, str, list[str] | None]], size:
            reduce_s_per_byte: float, label: str, after: tuple[int, ...] = ()) -> list[int]:
     """A pipelined chain: every piece crosses the hops in order. Returns the last hop's groups."""
     n, piece = pieces(size, chunk)
-    prev: list[int] = []
-    for h, (src, dst, path) in enumerate(hops):
-        pattern = Pattern([(src, dst)], [path] if path is not None else None)
-        cur, last = [], None
-        for j in range(n):
-            deps_done = (prev[j],) if prev else tuple(after)
-            gid = sched.add(Group(f"{label} hop {h} piece {j}", pattern, piece, deps_done,
-                                  (last,) if last is not None else (), post_delay_s=piece * reduce_s_per_byte,
-                                  meta={"ring": label, "step": h, "piece": j}))
-            cur.append(gid)
-            last = gid
-        prev = cur
-    return prev
+    if not hops:
+        return []
+    patterns = [Pattern([(src, dst)], [path] if path is not None else None) for src, dst, path in hops]
+    first = _pipelined(sched, patterns, n, piece, piece * reduce_s_per_byte,
+                       lambda x: f"{label} hop {x // n} piece {x % n}",
+                       {"ring": label, "step": lambda k, j: k, "piece": lambda k, j: j}, tuple(after))
+    return list(range(first + (len(hops) - 1) * n, first + len(hops) * n))
 
 
 def _ring_hops(ring: RingSpec, start: int, count: int) -> list[tuple[str, str, list[str] | None]]:
@@ -217,7 +234,7 @@ def _levels(tree: dict) -> dict[int, list[str]]:
 def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool, reduce_s_per_byte: float,
                 label: str, after: dict[int, int] | None = None, latency_of=None,
                 cap_Bps: float = math.inf, patterns: dict | None = None, lanes: dict | None = None,
-                held: dict | None = None, slots: int = 0) -> dict[int, int]:
+                held: dict | None = None, slots: int = 0, key: str | None = None) -> dict[int, int]:
     """Up (reduce towards the root) or down (broadcast from it), level by level, pipelined by piece.
 
     Returns, per piece, the group that completes the phase for that piece. ``patterns``: a dict kept
@@ -228,6 +245,7 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
     the caller per tree, both directions) and ``slots``: each connection has that many buffers at its
     receiver, freed when the receiver has forwarded the piece (up: to its parent, the root down to its
     children; down: to its children), so a level runs at most ``slots`` pieces ahead of the next.
+    ``key``: the tree's name in the groups' meta (default ``label``), which the replay colours by.
     """
     n, piece = pieces(size, chunk)
     if not patterns:  # the first call on this tree and direction (or the only one)
@@ -259,7 +277,8 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
             gid = sched.add(Group(f"{label} {'up' if up else 'down'} level {d} piece {j}", patterns[d], piece, deps_done,
                                   sent_deps,
                                   post_delay_s=piece * reduce_s_per_byte if up else 0.0,
-                                  meta={"tree": label, "level": d, "piece": j, "phase": "up" if up else "down"}))
+                                  meta={"tree": label if key is None else key, "level": d, "piece": j,
+                                        "phase": "up" if up else "down"}))
             cur[j] = gid
             last = gid
             if held is not None and slots > 0:
@@ -363,7 +382,7 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
     leaders = [r.order[0] for r in local_rings]
 
     def local_stage(reduce: bool, after: tuple[int, ...]) -> list[int]:
-        prev: list[int] = []
+        patterns = []
         for h in range(depth):
             pairs = []
             for ring in local_rings:
@@ -374,18 +393,15 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
                     pairs.append((ring.order[m - 1 - h], ring.order[m - 2 - h]))
                 else:
                     pairs.append((ring.order[h], ring.order[h + 1]))
-            pattern = Pattern(pairs)
-            cur, last = [], None
-            for j in range(n):
-                deps = (prev[j],) if prev else after
-                gid = sched.add(Group(f"{'reduce' if reduce else 'broadcast'} in systems hop {h} piece {j}", pattern,
-                                      piece, deps, (last,) if last is not None else (),
-                                      post_delay_s=piece * reduce_s_per_byte if reduce else 0.0,
-                                      meta={"phase": "intra-reduce" if reduce else "intra-broadcast", "step": h, "piece": j}))
-                cur.append(gid)
-                last = gid
-            prev = cur
-        return prev
+            patterns.append(Pattern(pairs))
+        if not patterns:
+            return []
+        word = "reduce" if reduce else "broadcast"
+        first = _pipelined(sched, patterns, n, piece, piece * reduce_s_per_byte if reduce else 0.0,
+                           lambda x: f"{word} in systems hop {x // n} piece {x % n}",
+                           {"phase": "intra-reduce" if reduce else "intra-broadcast", "step": lambda k, j: k,
+                            "piece": lambda k, j: j}, tuple(after))
+        return list(range(first + (depth - 1) * n, first + depth * n))
 
     def join(ids: list[int], label: str) -> tuple[int, ...]:
         # a stage waits for every piece of the one before: one zero-time join that all its first
@@ -435,10 +451,7 @@ def all_to_all(gpus: list[str], size: float, chunk: float, router=None) -> Sched
 def _piece_chain(sched: Schedule, pattern: Pattern, nbytes: float, chunk: float) -> Schedule:
     """An all-to-all's pieces, each pair sending ``nbytes`` in chunks, one piece after another."""
     n, piece = pieces(nbytes, chunk)
-    last = None
-    for j in range(n):
-        last = sched.add(Group(f"all-to-all piece {j}", pattern, piece, (), (last,) if last is not None else (),
-                               meta={"piece": j}))
+    _pipelined(sched, [pattern], n, piece, 0.0, lambda x: f"all-to-all piece {x}", {"piece": lambda k, j: j})
     return sched
 
 
@@ -482,7 +495,11 @@ def nvls_allreduce(gpus: list[str], switch_shares: dict[str, float], size: float
     last_down: dict[str, int] = {}
     ups = {sw: Pattern([(g, sw) for g in gpus], latency_s=latency_s) for sw in switch_shares}
     downs = {sw: Pattern([(sw, g) for g in gpus], latency_s=latency_s) for sw in switch_shares}
+    starts = []
     for j in range(n):
+        starts.append(len(sched.groups))
+        if 2 <= j <= 4 and sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1):
+            break  # the pieces from here on are the last one's images (columns, not objects)
         for sw, share in switch_shares.items():
             u = sched.add(Group(f"NVLS reduce {sw} piece {j}", ups[sw], piece * share, (),
                                 (last_up[sw],) if sw in last_up else (),
@@ -526,7 +543,14 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
     last_up: dict = {}
     last_down: dict = {}
     slice_bytes = piece / p / 2
+    starts = []
     for j in range(n):
+        starts.append(len(sched.groups))
+        # once the buffers are in their steady use, the pieces from here on are the last one's
+        # images: added as columns rather than built one by one (a 16 GiB run has 4,096 pieces)
+        j0 = max(2, slots + 2)
+        if j0 <= j <= j0 + 2 and sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1):
+            break
         up_ids = []
         for (s, sw), pattern in ups.items():
             # each GPU sends its piece, and receives its reduced 1/P slice back: (1 + 1/P) each way
@@ -548,14 +572,16 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
                 label = f"rail {i} tree {k} piece {j}"
                 lanes = fifo.setdefault((i, k, True), {})
                 hold = held.setdefault((i, k), {})
+                # one colour key per rail and tree, not per piece (the replay's legend lists keys)
                 upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
-                                  patterns=shared.setdefault((i, k, True), {}), lanes=lanes, held=hold, slots=slots)
+                                  patterns=shared.setdefault((i, k, True), {}), lanes=lanes, held=hold, slots=slots,
+                                  key=f"rail {i} tree {k}")
                 first_ids.append(lanes[max(lanes)])  # the deepest level goes first on the way up
                 down = _tree_phase(sched, tree, slice_bytes, slice_bytes, False, 0.0, label, after=upd,
                                    latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
                                    patterns=shared.setdefault((i, k, False), {}), lanes=fifo.setdefault((i, k, False), {}),
-                                   held=hold, slots=slots)
+                                   held=hold, slots=slots, key=f"rail {i} tree {k}")
                 net_ids.append(down[0])
         if slots > 0:
             gone = sched.add(Group(f"trees took piece {j}", deps_done=tuple(first_ids),

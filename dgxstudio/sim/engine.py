@@ -38,6 +38,19 @@ _MASK64 = (1 << 64) - 1
 SimulationCancelled = Cancelled
 
 
+class _PerGroup:
+    """``templates[g]``: group g's template (None for a compute group), read from one per pattern."""
+
+    __slots__ = ("tpl_id", "tpls")
+
+    def __init__(self, tpl_id: np.ndarray, tpls: list[dict]):
+        self.tpl_id = tpl_id.tolist()
+        self.tpls = tpls + [None]  # index -1: none
+
+    def __getitem__(self, g: int):
+        return self.tpls[self.tpl_id[g]]
+
+
 class Engine:
     """Runs schedules over a router's channels. ``capacity_scale`` is the share of each channel's
     bytes that are data (a protocol's efficiency: LL moves 8 data bytes in 16)."""
@@ -118,21 +131,29 @@ class Engine:
         piece, the reference that shortcut is tested against)."""
         wall0 = time.perf_counter()
         groups = schedule.groups
-        n = len(groups)
+        cols = schedule.columns()
+        n = cols.n
         is_cancelled = as_check(cancel)
-        templates = []
-        last_pattern, last_template = None, None  # a lane's pieces share their pattern: looked up once
-        for g in groups:
-            pattern = g.pattern
-            if pattern is not last_pattern or pattern is None:
-                if is_cancelled is not None and pattern is not None and pattern._template is None and is_cancelled():
+        # one template per pattern (every piece of a lane shares its pattern): -1 for compute groups
+        tpls: list[dict] = []
+        tpl_of_pattern = np.full(len(cols.patterns) + 1, -1, dtype=np.int64)
+        for k, pattern in enumerate(cols.patterns):
+            if pattern.pairs:
+                if is_cancelled is not None and pattern._template is None and is_cancelled():
                     raise SimulationCancelled()
-                last_pattern = pattern
-                last_template = self.template(pattern, is_cancelled) if pattern is not None and pattern.pairs else None
-            templates.append(last_template)
+                tpl_of_pattern[k] = len(tpls)
+                tpls.append(self.template(pattern, is_cancelled))
+        tpl_id = tpl_of_pattern[cols.pattern]
+        templates = _PerGroup(tpl_id, tpls)
+        bytes_each = cols.bytes_each.tolist()
+        duration = cols.duration_s.tolist()
+        post_delay = cols.post_delay_s.tolist()
 
-        on_done = Dependents(groups, "deps_done")
-        on_sent = Dependents(groups, "deps_sent")
+        def name_of(g: int) -> str:
+            return groups[g].name
+
+        on_done = Dependents(cols.done_ptr, cols.done_flat, name_of)
+        on_sent = Dependents(cols.sent_ptr, cols.sent_flat, name_of)
         deps_left = on_done.waits + on_sent.waits
 
         start = np.full(n, np.nan)
@@ -152,10 +173,8 @@ class Engine:
         a_rem, a_lat = a_flt
         pend_route, pend_rem, pend_group, pend_lat, pend_pos = [], [], [], [], []
 
-        total_bytes = 0.0
-        for i, g in enumerate(groups):
-            if templates[i] is not None:
-                total_bytes += g.bytes_each * len(templates[i]["route"])
+        flows_of = np.asarray([len(t["route"]) for t in tpls] + [0], dtype=float)
+        total_bytes = float((cols.bytes_each * flows_of[tpl_id]).sum())
         delivered_bytes = 0.0
 
         def schedule_done(g: int, when: float) -> None:
@@ -174,20 +193,20 @@ class Engine:
                 if tpl is None:
                     logs[1].append(g)
             if tpl is None:
-                sent[g] = t + groups[g].duration_s
-                schedule_done(g, t + groups[g].duration_s + groups[g].post_delay_s)
+                sent[g] = t + duration[g]
+                schedule_done(g, t + duration[g] + post_delay[g])
                 if on_sent.any_of(g):
                     # a compute group "sends" when its work ends: at once, or by an event then
-                    if groups[g].duration_s == 0:
+                    if duration[g] == 0:
                         release(on_sent[g])
                     else:
-                        schedule_done(-g - 1, t + groups[g].duration_s)
+                        schedule_done(-g - 1, t + duration[g])
                 return
             k = len(tpl["route"])
             outstanding[g] = k
             arrival[g] = t
             pend_route.append(tpl["route"])
-            pend_rem.append(np.full(k, float(groups[g].bytes_each)))
+            pend_rem.append(np.full(k, bytes_each[g]))
             pend_group.append(np.full(k, g, dtype=np.int64))
             pend_lat.append(tpl["latency"])
             pend_pos.append(np.arange(k, dtype=np.int64))
@@ -204,9 +223,7 @@ class Engine:
                 else:
                     frontier[d] = None
 
-        for i in range(n):
-            if deps_left[i] == 0:
-                ready.append(i)
+        ready.extend(np.flatnonzero(deps_left == 0).tolist())
 
         # Fair rates are solved per *component*: channels tied together by the routes this schedule
         # uses (each system's NVLink domain is usually one, each rail of the network another).
@@ -222,8 +239,7 @@ class Engine:
         route_cap = np.asarray(self.route_cap, dtype=float)
         if np.isinf(route_cap).all():
             route_cap = None
-        distinct = {id(tpl): tpl["route"] for tpl in templates if tpl is not None}  # groups share patterns
-        used = np.unique(np.concatenate(list(distinct.values()))) if distinct else np.zeros(0, np.int64)
+        used = np.unique(np.concatenate([tpl["route"] for tpl in tpls])) if tpls else np.zeros(0, np.int64)
         shape = shapes_of(self.router, table, used, self.capacity, route_cap, self.router.n_channels, self.decompose)
         n_comp = shape.n_comp
         route_comp, by_comp, comp_bounds = shape.route_comp, shape.by_comp, shape.bounds
@@ -354,12 +370,12 @@ class Engine:
         # ---- steady states (sim/steady.py): find a repeat of the whole state under the successor map, skip the repeats
         # (not with compute groups that take time and have groups waiting on their send: those
         # put a second kind of event in the queue that the state comparison does not follow)
-        timed_sends = any(g.pattern is None and g.duration_s > 0 and on_sent.any_of(i) for i, g in enumerate(groups))
-        per = _Periods(groups, templates, on_done, on_sent) \
+        timed_sends = bool(((tpl_id < 0) & (cols.duration_s > 0) & (np.diff(on_sent.ptr) > 0)).any())
+        per = _Periods(cols, tpl_id, tpls, on_done, on_sent) \
             if periods and n and not timed_sends else None
         if per is not None and not per.enabled:
             per = None
-        steady = Shortcut(per, groups, deps_left, frontier, start, sent, done, arrival, partial, outstanding,
+        steady = Shortcut(per, cols.bytes_each, deps_left, frontier, start, sent, done, arrival, partial, outstanding,
                           open_ends, flow_ends, segments, delivered, pattern_time) if per is not None else None
         state = _Now(a_group, a_pos, a_rem, heap, t, delivered_bytes)
 
@@ -434,7 +450,7 @@ class Engine:
             if tx_event and n_active:
                 finished = ttf <= dt_tx * (1 + 1e-9) + 1e-15
                 completed = self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial,
-                                         flow_ends, open_ends, templates, sent, groups, schedule_done, release,
+                                         flow_ends, open_ends, templates, sent, post_delay, schedule_done, release,
                                          on_sent)
                 if steady is not None and steady.logs is not None:
                     steady.logs[1].extend(completed)
@@ -464,7 +480,7 @@ class Engine:
                                             current_pid if len(a_route) else -1))
 
         if np.isnan(done).any():
-            stuck = [groups[i].name for i in np.nonzero(np.isnan(done))[0][:5]]
+            stuck = [name_of(int(i)) for i in np.nonzero(np.isnan(done))[0][:5]]
             raise ValueError(f"the schedule never runs some groups (a dependency cycle?): {', '.join(stuck)}")
         channel_bytes = np.zeros(self.router.n_channels)
         if global_parts:
@@ -488,7 +504,7 @@ class Engine:
 
     @staticmethod
     def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends, templates,
-                sent, groups, schedule_done, release, on_sent) -> None:
+                sent, post_delay, schedule_done, release, on_sent) -> None:
         """Account for flows whose last byte left at time t, group by group (vectorized)."""
         fg = a_group[finished]
         fpos = a_pos[finished]
@@ -514,7 +530,7 @@ class Engine:
                 recorded = open_ends.pop(g)
                 recorded[np.isnan(recorded)] = t
                 flow_ends.store(g, recorded)
-            schedule_done(g, arrival[g] + groups[g].post_delay_s)
+            schedule_done(g, arrival[g] + post_delay[g])
             release(on_sent[g])
         return completed
 

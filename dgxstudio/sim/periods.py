@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 
@@ -28,15 +26,18 @@ class _Periods:
     # the skip copies that end into every period it fills in (test_engine_periods_adversarial)
     REL_BYTES = 1e-12
 
-    def __init__(self, groups, templates, on_done, on_sent):
-        n = len(groups)
-        self.groups = groups
-        self.templates = templates
+    def __init__(self, cols, tpl_id: np.ndarray, tpls: list, on_done, on_sent):
+        n = cols.n
+        self.cols = cols
+        self.tpl_id = tpl_id  # each group's template (index into tpls), -1 for none
+        self.tpls = tpls
         self.on_done = on_done
         self.on_sent = on_sent
         # a group's lane predecessor is its first send dependency (a connection's previous piece; a
         # second one is a buffer it waits for), when no other group names the same one first
-        first = np.fromiter((g.deps_sent[0] if g.deps_sent else -1 for g in groups), dtype=np.int64, count=n)
+        has_sent = np.diff(cols.sent_ptr) > 0
+        first = np.full(n, -1, dtype=np.int64)
+        first[has_sent] = cols.sent_flat[cols.sent_ptr[:-1][has_sent]]
         has = np.flatnonzero(first >= 0)
         claims = np.bincount(first[has], minlength=n)
         succ = np.full(n, -1, dtype=np.int64)
@@ -71,61 +72,26 @@ class _Periods:
         """Decide every successor link at once (vectorized: same bytes, delays and template; equal
         templates of different patterns compared once per pair of patterns), then count the alike
         links that follow each group by pointer jumping."""
-        groups, templates, succ = self.groups, self.templates, self.succ
-        n = len(groups)
-        by_id: dict[int, int] = {}
-        tpl = np.fromiter((-1 if t is None else by_id.setdefault(id(t), len(by_id)) for t in templates),
-                          dtype=np.int64, count=n)
-        bdp = np.array([(x.bytes_each, x.duration_s, x.post_delay_s) for x in groups], dtype=float).reshape(n, 3)
+        cols, tpl, succ = self.cols, self.tpl_id, self.succ
+        n = cols.n
+        bdp = np.stack([cols.bytes_each, cols.duration_s, cols.post_delay_s], axis=1)
         g = np.flatnonzero(succ >= 0)
         s_ = succ[g]
         ok = (bdp[g] == bdp[s_]).all(axis=1)
         other = ok & (tpl[g] != tpl[s_]) & (tpl[g] >= 0) & (tpl[s_] >= 0)
         ok &= tpl[g] == tpl[s_]
         if other.any():  # two patterns with the same routes and latencies
-            objs = {}
-            for t in templates:
-                if t is not None:
-                    objs.setdefault(by_id[id(t)], t)
-            m = len(by_id)
+            m = len(self.tpls)
             keys = tpl[g][other] * m + tpl[s_][other]
             same = []
             for key in np.unique(keys).tolist():
-                x, y = objs[key // m], objs[key % m]
+                x, y = self.tpls[key // m], self.tpls[key % m]
                 if np.array_equal(x["route"], y["route"]) and np.array_equal(x["latency"], y["latency"]):
                     same.append(key)
             ok[np.flatnonzero(other)[np.isin(keys, same)]] = True
         alike = np.zeros(n, dtype=bool)  # the link from each group to its successor
         alike[g] = ok
-        # reach[g] = alike links in a row from g: list ranking by pointer jumping
-        val = alike.astype(np.int64)
-        nxt = np.where(alike, succ, -1)
-        while (nxt >= 0).any():
-            has = nxt >= 0
-            val[has] += val[nxt[has]]
-            nxt = np.where(has, nxt[np.maximum(nxt, 0)], -1)
-        self._reach = val
-        # each group's place in its lane, so that the j-th successor is a look-up: order[idx[g] + j]
-        has_pred = np.zeros(n, dtype=bool)
-        pred = np.full(n, -1, dtype=np.int64)
-        src = np.flatnonzero(succ >= 0)
-        pred[succ[src]] = src
-        has_pred[succ[src]] = True
-        pos = has_pred.astype(np.int64)
-        head = np.where(has_pred, pred, np.arange(n))
-        nxt = pred.copy()
-        while (nxt >= 0).any():
-            has = nxt >= 0
-            pos[has] += pos[nxt[has]]
-            nxt = np.where(has, nxt[np.maximum(nxt, 0)], -1)
-        while True:
-            up = head[head]
-            if np.array_equal(up, head):
-                break
-            head = up
-        self._order = np.lexsort((pos, head))
-        self._idx = np.empty(n, dtype=np.int64)
-        self._idx[self._order] = np.arange(n)
+        self._order, self._idx, self._reach = lane_order(succ, alike)
 
     def dependents(self, gs: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
         """What the sends (or the finishes) of ``gs`` release: the dependents, each with the index
@@ -151,21 +117,65 @@ class _Periods:
         return np.unique(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
 
 
+def lane_order(succ: np.ndarray, alike: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Groups in lane order (``order``: lanes one after the other, each from its head), each group's
+    place in it (``idx``), and the alike links in a row from each group (``reach``).
+
+    Builders add a lane's pieces one after the other, so most successor links join consecutive ids:
+    such runs are ranked as one, by pointer jumping over the runs only."""
+    n = len(succ)
+    ids = np.arange(n, dtype=np.int64)
+    first = np.ones(n, dtype=bool)
+    first[1:] = succ[:-1] != ids[1:]  # a run starts where g - 1 does not lead to g
+    starts = np.flatnonzero(first)
+    run_of = np.cumsum(first) - 1
+    lens = np.diff(np.append(starts, n))
+    # the run after each run in its lane: a lane's next group starts a run (it has one predecessor)
+    after = succ[starts + lens - 1]
+    R = len(starts)
+    pred = np.full(R, -1, dtype=np.int64)
+    has = after >= 0
+    pred[run_of[after[has]]] = np.flatnonzero(has)
+    # each run's offset in its lane (the lengths of the runs before it) and its lane's first run,
+    # by pointer jumping
+    off = np.where(pred >= 0, lens[np.maximum(pred, 0)], 0)
+    ptr = pred.copy()
+    while (ptr >= 0).any():
+        has = ptr >= 0
+        off = np.where(has, off + off[np.maximum(ptr, 0)], off)
+        ptr = np.where(has, ptr[np.maximum(ptr, 0)], -1)
+    head = np.where(pred >= 0, pred, np.arange(R))
+    while True:
+        up = head[head]
+        if np.array_equal(up, head):
+            break
+        head = up
+    pos = off[run_of] + (ids - starts[run_of])
+    order = np.lexsort((pos, starts[head][run_of]))
+    idx = np.empty(n, dtype=np.int64)
+    idx[order] = ids
+    # along the order, the alike links in a row from each group (an alike link joins a lane's next group)
+    stop = np.where(alike[order], n, np.arange(n))
+    stop = np.minimum.accumulate(stop[::-1])[::-1]
+    reach = np.empty(n, dtype=np.int64)
+    reach[order] = stop - np.arange(n)
+    return order, idx, reach
+
+
 class Dependents:
     """Who waits for each group (for its finish, or for its send), as flat arrays built with numpy
     rather than a Python list per group: ``[g]`` lists group g's dependents in group order, and
     ``waits`` counts what each group waits for this way."""
 
-    def __init__(self, groups, attr: str):
-        n = len(groups)
-        self.waits = np.fromiter((len(getattr(g, attr)) for g in groups), dtype=np.int64, count=n)
-        src = np.fromiter(itertools.chain.from_iterable(getattr(g, attr) for g in groups), dtype=np.int64,
-                          count=int(self.waits.sum()))
+    def __init__(self, ptr: np.ndarray, flat: np.ndarray, name_of=lambda g: str(g)):
+        n = len(ptr) - 1
+        self.waits = np.diff(ptr)
+        src = flat
         dep = np.repeat(np.arange(n, dtype=np.int64), self.waits)
         bad = (src < 0) | (src >= n) | (src == dep)
         if bad.any():
             i = int(np.argmax(bad))
-            raise ValueError(f"group {dep[i]} ({groups[dep[i]].name}) depends on unknown group {src[i]}")
+            raise ValueError(f"group {dep[i]} ({name_of(int(dep[i]))}) depends on unknown group {src[i]}")
         self.flat = dep[np.argsort(src, kind="stable")]
         self.ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(src, minlength=n), out=self.ptr[1:])
@@ -211,6 +221,16 @@ class FlowEnds:
             of, base = self._alias[of]
             shift += base
         self._alias[g] = (of, shift)
+
+    def repeat_many(self, gs: np.ndarray, of: np.ndarray, shifts: np.ndarray) -> None:
+        """``repeat`` for many groups at once."""
+        of_l, sh_l = of.tolist(), shifts.tolist()
+        if self._alias.keys() & set(of_l):
+            for i, o in enumerate(of_l):
+                if o in self._alias:
+                    base_of, base = self._alias[o]
+                    of_l[i], sh_l[i] = base_of, sh_l[i] + base
+        self._alias.update(zip(gs.tolist(), zip(of_l, sh_l)))
 
     def __contains__(self, g: int) -> bool:
         return g in self._own or g in self._alias

@@ -280,7 +280,7 @@ def build_pipeline(spec: PipelineSpec) -> tuple[Schedule, dict[int, Task]]:
                 src = Task(*placement(spec, k + 1), task.micro, "B")
                 deps[i].append(transfer(src, task.stage, "gradient"))
     for i, d in deps.items():
-        sched.groups[i].deps_done = tuple(d)
+        sched.set_deps_done(i, tuple(d))
     return sched, tasks
 
 
@@ -304,11 +304,7 @@ def run_pipeline(topo: Topology, spec: PipelineSpec, achievable: bool = False,
     sched, tasks = build_pipeline(spec)
     for lane in lanes[1:]:
         other, _ = build_pipeline(replace(spec, stage_gpus=list(lane)))
-        offset = len(sched.groups)
-        for g in other.groups:
-            g.deps_done = tuple(d + offset for d in g.deps_done)
-            g.deps_sent = tuple(d + offset for d in g.deps_sent)
-            sched.groups.append(g)
+        sched.extend(other)
     try:
         sim = Engine(router).run(sched, progress, cancel)
     except RoutingError as exc:

@@ -3,6 +3,10 @@ schedules, progress reports and results (``sim/engine.py`` runs them)."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,22 +50,367 @@ class Group:
     meta: dict = field(default_factory=dict)
 
 
+def _next_piece(text: str, piece: int, by: int = 1) -> str:
+    """``text`` with "piece <piece>" made "piece <piece + by>"."""
+    return re.sub(rf"\bpiece {piece}\b", f"piece {piece + by}", text)
+
+
+def _next_meta(meta: dict, piece: int, by: int = 1) -> dict:
+    return {k: (v + by if k == "piece" and v == piece and type(v) is int else
+                _next_piece(v, piece, by) if isinstance(v, str) else v) for k, v in meta.items()}
+
+
+class _Renumber:
+    """A text with "piece <j>" in it, cut once, so that the text for another piece is one join."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, text: str, piece: int):
+        self.parts = re.split(rf"\bpiece {piece}\b", text)
+
+    def __call__(self, piece: int) -> str:
+        return f"piece {piece}".join(self.parts)
+
+
+class Lanes:
+    """Many groups added at once, kept as columns rather than one Python object each (a 16 GiB ring
+    is 15,000 pieces): row r is group ``first + r``. ``deps_done`` and ``deps_sent`` are (rows, width)
+    arrays of group ids, -1 where a row has fewer (the first send dependency is a lane's predecessor);
+    ``pattern`` is the row's index into ``patterns`` (-1 none); ``bytes_each``, ``duration_s`` and
+    ``post_delay_s`` are a value or one per row; ``meta`` values likewise (a row's group gets a dict
+    in that key order), or ``meta(r)`` gives row r's dict; ``name(r)`` gives row r's name."""
+
+    __slots__ = ("n", "patterns", "pattern", "bytes_each", "duration_s", "post_delay_s", "deps_done",
+                 "deps_sent", "meta", "name", "overrides")
+
+    def __init__(self, n: int, name, patterns: list[Pattern | None], pattern, bytes_each, deps_done: np.ndarray,
+                 deps_sent: np.ndarray, duration_s=0.0, post_delay_s=0.0, meta: dict | None = None):
+        self.n = n
+        self.name = name
+        self.patterns = patterns
+        self.pattern = np.broadcast_to(np.asarray(pattern, dtype=np.int64), (n,))
+        self.bytes_each = np.broadcast_to(np.asarray(bytes_each, dtype=float), (n,))
+        self.duration_s = np.broadcast_to(np.asarray(duration_s, dtype=float), (n,))
+        self.post_delay_s = np.broadcast_to(np.asarray(post_delay_s, dtype=float), (n,))
+        self.deps_done = np.asarray(deps_done, dtype=np.int64).reshape(n, -1) if n else np.zeros((0, 1), np.int64)
+        self.deps_sent = np.asarray(deps_sent, dtype=np.int64).reshape(n, -1) if n else np.zeros((0, 1), np.int64)
+        self.meta = meta or {}
+        self.overrides: dict[int, dict] = {}  # rows changed after they were added (a launch latency)
+
+    def group(self, r: int) -> Group:
+        """Row r as a Group (a new object: change a row through ``Schedule.set_deps_done``)."""
+        ov = self.overrides.get(r, {})
+        k = int(self.pattern[r])
+        deps_done = ov.get("deps_done")
+        if deps_done is None:
+            row = self.deps_done[r]
+            deps_done = tuple(row[row >= 0].tolist())
+        row = self.deps_sent[r]
+        if callable(self.meta):
+            meta = self.meta(r)
+        else:
+            meta = {key: (v[r].item() if isinstance(v, np.ndarray) else v) for key, v in self.meta.items()}
+        return Group(self.name(r), self.patterns[k] if k >= 0 else None, float(self.bytes_each[r]), deps_done,
+                     tuple(row[row >= 0].tolist()), float(self.duration_s[r]), float(self.post_delay_s[r]), meta)
+
+    def groups(self):
+        """Every row as a Group, read column by column (far cheaper than ``group`` row by row)."""
+        pats = self.pattern_list()
+        nb, dur, post = self.bytes_each.tolist(), self.duration_s.tolist(), self.post_delay_s.tolist()
+        deps = []
+        for arr in (self.deps_done, self.deps_sent):
+            if arr.shape[1] == 1:
+                deps.append([(d,) if d >= 0 else () for d in arr[:, 0].tolist()])
+            else:  # a row's -1 come last
+                deps.append([tuple(row[:c]) for row, c in zip(arr.tolist(), (arr >= 0).sum(axis=1).tolist())])
+        for r, meta in enumerate(self.metas()):
+            ov = self.overrides.get(r)
+            yield Group(self.name(r), pats[r], nb[r], ov["deps_done"] if ov else deps[0][r], deps[1][r], dur[r],
+                        post[r], meta)
+
+    def metas(self):
+        """Every row's meta dict, in order."""
+        if callable(self.meta):
+            return map(self.meta, range(self.n))
+        keys = list(self.meta)
+        if not keys:
+            return ({} for _ in range(self.n))
+        cols = [v.tolist() if isinstance(v, np.ndarray) else itertools.repeat(v, self.n) for v in self.meta.values()]
+        return (dict(zip(keys, vals)) for vals in zip(*cols))
+
+    def pattern_list(self) -> list:
+        return [self.patterns[k] if k >= 0 else None for k in self.pattern.tolist()]
+
+    def shifted(self, offset: int) -> "Lanes":
+        out = Lanes.__new__(Lanes)
+        for key in Lanes.__slots__:
+            setattr(out, key, getattr(self, key))
+        out.deps_done = np.where(self.deps_done >= 0, self.deps_done + offset, -1)
+        out.deps_sent = np.where(self.deps_sent >= 0, self.deps_sent + offset, -1)
+        out.overrides = {r: {"deps_done": tuple(d + offset for d in ov["deps_done"])}
+                         for r, ov in self.overrides.items()}
+        return out
+
+
 @dataclass
+class Columns:
+    """A schedule as the engine reads it: one entry per group, dependencies as CSR (``*_ptr[g]`` to
+    ``*_ptr[g + 1]`` in ``*_flat``, in the order the group lists them)."""
+    n: int
+    patterns: list[Pattern]
+    pattern: np.ndarray          # index into patterns, -1 for a compute group
+    bytes_each: np.ndarray
+    duration_s: np.ndarray
+    post_delay_s: np.ndarray
+    done_ptr: np.ndarray
+    done_flat: np.ndarray
+    sent_ptr: np.ndarray
+    sent_flat: np.ndarray
+
+
+class GroupTable(Sequence):
+    """A schedule's groups: a sequence of :class:`Group`, kept as runs of Group objects and of
+    :class:`Lanes` (columns). ``table[i]`` is the stored object for the former and a new one built
+    from its row for the latter."""
+
+    def __init__(self, schedule: "Schedule"):
+        self._sched = schedule
+        self._chunks: list[list[Group] | Lanes] = []
+        self._starts: list[int] = []
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _locate(self, i: int) -> tuple[list[Group] | Lanes, int]:
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("group index out of range")
+        c = bisect.bisect_right(self._starts, i) - 1
+        return self._chunks[c], i - self._starts[c]
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        chunk, r = self._locate(int(i))
+        return chunk.group(r) if isinstance(chunk, Lanes) else chunk[r]
+
+    def __iter__(self):
+        for chunk in self._chunks:
+            if isinstance(chunk, Lanes):
+                yield from chunk.groups()
+            else:
+                yield from chunk
+
+    def append(self, group: Group) -> None:
+        self._sched.add(group)
+
+    def patterns_and_metas(self):
+        """(pattern, meta) of every group, in order: what a replay reads, without building Groups."""
+        for chunk in self._chunks:
+            if isinstance(chunk, Lanes):
+                yield from zip(chunk.pattern_list(), chunk.metas())
+            else:
+                for g in chunk:
+                    yield g.pattern, g.meta
+
+    def _push(self, item: Group | Lanes) -> int:
+        first = self._n
+        if isinstance(item, Lanes):
+            self._chunks.append(item)
+            self._starts.append(first)
+            self._n += item.n
+        else:
+            if not self._chunks or isinstance(self._chunks[-1], Lanes):
+                self._chunks.append([])
+                self._starts.append(first)
+            self._chunks[-1].append(item)
+            self._n += 1
+        return first
+
+
 class Schedule:
-    groups: list[Group]
-    payload_bytes: float = 0.0
-    description: str = ""
-    meta: dict = field(default_factory=dict)
+    """What the engine runs: groups and their dependencies (``groups``), the payload the collective
+    moves, a description for messages, and builder facts in ``meta``."""
+
+    def __init__(self, groups: list[Group] | None = None, payload_bytes: float = 0.0, description: str = "",
+                 meta: dict | None = None):
+        self.groups = GroupTable(self)
+        self.payload_bytes = payload_bytes
+        self.description = description
+        self.meta = {} if meta is None else meta
+        for g in groups or ():
+            self.add(g)
+
+    def _check_size(self, before: int) -> None:
+        n = len(self.groups)
+        if n // 4096 != before // 4096:
+            check_cancelled()
+            if n > limits.MAX_SCHEDULED_GROUPS:
+                raise limits.TooLarge(f"{self.description or 'this schedule'} takes more than "
+                                      f"{limits.MAX_SCHEDULED_GROUPS:,} flow groups to simulate (about a kilobyte of "
+                                      f"memory each); use a larger --chunk, a smaller size or fewer GPUs")
 
     def add(self, group: Group) -> int:
-        self.groups.append(group)
-        if len(self.groups) % 4096 == 0:
-            check_cancelled()
-            if len(self.groups) > limits.MAX_SCHEDULED_GROUPS:
-                raise limits.TooLarge(f"{self.description or 'this schedule'} takes more than "
-                                 f"{limits.MAX_SCHEDULED_GROUPS:,} flow groups to simulate (about a kilobyte of "
-                                 f"memory each); use a larger --chunk, a smaller size or fewer GPUs")
-        return len(self.groups) - 1
+        gid = self.groups._push(group)
+        self._check_size(gid)
+        return gid
+
+    def add_lanes(self, lanes: Lanes) -> int:
+        """Add many groups at once (see :class:`Lanes`); the id of the first."""
+        first = self.groups._push(lanes)
+        self._check_size(first)
+        return first
+
+    def set_deps_done(self, g: int, deps: tuple[int, ...]) -> None:
+        chunk, r = self.groups._locate(g)
+        if isinstance(chunk, Lanes):
+            chunk.overrides[r] = {"deps_done": tuple(deps)}
+        else:
+            chunk[r].deps_done = tuple(deps)
+
+    def extend(self, other: "Schedule") -> int:
+        """Append another schedule's groups (their dependencies shifted along); their first id."""
+        offset = len(self.groups)
+        for chunk in other.groups._chunks:
+            if isinstance(chunk, Lanes):
+                self.add_lanes(chunk.shifted(offset))
+            else:
+                for g in chunk:
+                    g.deps_done = tuple(d + offset for d in g.deps_done)
+                    g.deps_sent = tuple(d + offset for d in g.deps_sent)
+                    self.add(g)
+        return offset
+
+    def repeat_piece(self, prev_first: int, first: int, copies: int, piece: int) -> bool:
+        """Append ``copies`` more pieces of a piece-by-piece builder as columns, when the last two
+        pieces show its pattern: the groups from ``first`` on are piece ``piece``'s, those from
+        ``prev_first`` to ``first`` the piece before's, and each is the other's image shifted by
+        their count m (same pattern, bytes and delays; every dependency the same group, outside
+        both pieces, or the one m on; name and meta the same with "piece <j>" one on). Copy c is
+        then piece ``piece`` + c, its dependencies shifted by c m where the piece's are. Returns
+        False (and adds nothing) when the two pieces do not show that."""
+        m = len(self.groups) - first
+        if copies <= 0 or m <= 0 or first - prev_first != m:
+            return False
+        a_groups, b_groups = self.groups[prev_first:first], self.groups[first:]
+        width = max(1, max(len(g.deps_done) for g in b_groups))
+        width_s = max(1, max(len(g.deps_sent) for g in b_groups))
+        base_d = np.full((m, width), -1, dtype=np.int64)
+        base_s = np.full((m, width_s), -1, dtype=np.int64)
+        rel_d = np.zeros((m, width), dtype=bool)
+        rel_s = np.zeros((m, width_s), dtype=bool)
+        for i, (a, b) in enumerate(zip(a_groups, b_groups)):
+            if (a.pattern is not b.pattern or a.bytes_each != b.bytes_each or a.duration_s != b.duration_s
+                    or a.post_delay_s != b.post_delay_s or _next_piece(a.name, piece - 1) != b.name
+                    or _next_meta(a.meta, piece - 1) != b.meta):
+                return False
+            for da, db, base, rel in ((a.deps_done, b.deps_done, base_d, rel_d), (a.deps_sent, b.deps_sent, base_s, rel_s)):
+                if len(da) != len(db):
+                    return False
+                for k, (x, y) in enumerate(zip(da, db)):
+                    if y == x + m:
+                        rel[i, k] = True
+                    elif not (y == x and x < prev_first):
+                        return False
+                    base[i, k] = y
+        patterns: list[Pattern] = []
+        index: dict[int, int] = {}
+        which = []
+        for b in b_groups:
+            if b.pattern is None:
+                which.append(-1)
+                continue
+            if id(b.pattern) not in index:
+                index[id(b.pattern)] = len(patterns)
+                patterns.append(b.pattern)
+            which.append(index[id(b.pattern)])
+        shift = (np.arange(1, copies + 1, dtype=np.int64) * m)[:, None, None]
+        deps_done = np.where(rel_d[None], base_d[None] + shift, base_d[None]).reshape(copies * m, width)
+        deps_sent = np.where(rel_s[None], base_s[None] + shift, base_s[None]).reshape(copies * m, width_s)
+        # each name and meta string cut once where its piece number goes (a copy joins the parts)
+        names = [_Renumber(b.name, piece) for b in b_groups]
+        metas = [{k: (_Renumber(v, piece) if isinstance(v, str) else v) for k, v in b.meta.items()} for b in b_groups]
+
+        def name(r: int) -> str:
+            c, i = divmod(r, m)
+            return names[i](piece + c + 1)
+
+        def meta(r: int) -> dict:
+            c, i = divmod(r, m)
+            j = piece + c + 1
+            return {k: (v(j) if type(v) is _Renumber else j if k == "piece" and v == piece and type(v) is int else v)
+                    for k, v in metas[i].items()}
+
+        col = lambda attr: np.tile(np.asarray([getattr(b, attr) for b in b_groups], dtype=float), copies)  # noqa: E731
+        self.add_lanes(Lanes(copies * m, name, patterns, np.tile(np.asarray(which, dtype=np.int64), copies),
+                             col("bytes_each"), deps_done, deps_sent, col("duration_s"), col("post_delay_s"), meta))
+        return True
+
+    def columns(self) -> Columns:
+        """The groups as columns (built anew on every call: Group objects may have been changed)."""
+        patterns: list[Pattern] = []
+        index: dict[int, int] = {}
+
+        def pid(p) -> int:
+            if p is None:
+                return -1
+            k = index.get(id(p))
+            if k is None:
+                k = index[id(p)] = len(patterns)
+                patterns.append(p)
+            return k
+
+        parts = {key: [] for key in ("pattern", "bytes", "dur", "post", "done_n", "done", "sent_n", "sent")}
+        for chunk in self.groups._chunks:
+            if isinstance(chunk, Lanes):
+                local = np.asarray([pid(p) for p in chunk.patterns] + [-1], dtype=np.int64)
+                parts["pattern"].append(local[chunk.pattern])
+                parts["bytes"].append(chunk.bytes_each)
+                parts["dur"].append(chunk.duration_s)
+                parts["post"].append(chunk.post_delay_s)
+                for key, arr in (("done", chunk.deps_done), ("sent", chunk.deps_sent)):
+                    ok = arr >= 0
+                    counts = ok.sum(axis=1)
+                    flat = arr[ok]
+                    if key == "done" and chunk.overrides:
+                        # the few rows changed since: cut them out of the flat list and put theirs in
+                        ends = np.cumsum(counts)
+                        cut, at = [], 0
+                        for r in sorted(chunk.overrides):
+                            cut.append(flat[at:ends[r] - counts[r]])
+                            cut.append(np.asarray(chunk.overrides[r]["deps_done"], dtype=np.int64))
+                            at = ends[r]
+                        cut.append(flat[at:])
+                        for r, ov in chunk.overrides.items():
+                            counts[r] = len(ov["deps_done"])
+                        flat = np.concatenate(cut)
+                    parts[key + "_n"].append(counts)
+                    parts[key].append(flat)
+            else:
+                m = len(chunk)
+                parts["pattern"].append(np.fromiter((pid(g.pattern) for g in chunk), dtype=np.int64, count=m))
+                parts["bytes"].append(np.fromiter((g.bytes_each for g in chunk), dtype=float, count=m))
+                parts["dur"].append(np.fromiter((g.duration_s for g in chunk), dtype=float, count=m))
+                parts["post"].append(np.fromiter((g.post_delay_s for g in chunk), dtype=float, count=m))
+                for key in ("done", "sent"):
+                    attr = "deps_" + key
+                    counts = np.fromiter((len(getattr(g, attr)) for g in chunk), dtype=np.int64, count=m)
+                    parts[key + "_n"].append(counts)
+                    parts[key].append(np.fromiter(itertools.chain.from_iterable(getattr(g, attr) for g in chunk),
+                                                  dtype=np.int64, count=int(counts.sum())))
+
+        def cat(key, dtype):
+            return np.concatenate(parts[key]).astype(dtype, copy=False) if parts[key] else np.zeros(0, dtype)
+
+        def ptr(key):
+            out = np.zeros(len(self.groups) + 1, dtype=np.int64)
+            np.cumsum(cat(key + "_n", np.int64), out=out[1:])
+            return out
+
+        return Columns(len(self.groups), patterns, cat("pattern", np.int64), cat("bytes", float), cat("dur", float),
+                       cat("post", float), ptr("done"), cat("done", np.int64), ptr("sent"), cat("sent", np.int64))
 
 
 @dataclass
@@ -77,7 +426,7 @@ class SimResult:
     group_start: np.ndarray
     group_sent: np.ndarray
     group_done: np.ndarray
-    groups: list[Group]
+    groups: "GroupTable"
     flow_ends: FlowEnds  # per-flow end times of groups whose flows did not all end at once
     channel_bytes: np.ndarray
     capacity: np.ndarray

@@ -38,10 +38,10 @@ class Shortcut:
     own, changed in place; ``logs`` (groups started, sent and done since the snapshot) is filled by
     the engine while a snapshot is held."""
 
-    def __init__(self, per: _Periods, groups, deps_left, frontier, start, sent, done, arrival, partial,
+    def __init__(self, per: _Periods, bytes_each: np.ndarray, deps_left, frontier, start, sent, done, arrival, partial,
                  outstanding, open_ends, flow_ends, segments, delivered, pattern_time):
         self.per = per
-        self.bytes_each = np.fromiter((g.bytes_each for g in groups), dtype=float, count=len(groups))
+        self.bytes_each = bytes_each
         self.deps_left, self.frontier = deps_left, frontier
         self.start, self.sent, self.done = start, sent, done
         self.arrival, self.partial, self.outstanding, self.open_ends = arrival, partial, outstanding, open_ends
@@ -148,14 +148,16 @@ class Shortcut:
         for arr, mask, vals in zip((start, sent, done), masks, times):
             arr[img[:, mask]] = vals[None, :] + steps
         deps_left[released] = left
-        for g, n_left in zip(released.tolist(), left.tolist()):
-            if n_left:
-                frontier[g] = None
-            else:
-                frontier.pop(g, None)
-        for i in [int(np.searchsorted(e, g)) for g in np.unique(sent_l).tolist() if g in flow_ends]:
-            for j in range(1, k + 1):
-                flow_ends.repeat(int(img[j - 1, i]), int(e[i]), j * T)
+        if frontier:  # those released in full leave it (it holds a few groups: look them up)
+            waiting = np.fromiter(frontier, dtype=np.int64, count=len(frontier))
+            for g in waiting[np.isin(waiting, released[left == 0])].tolist():
+                del frontier[g]
+        frontier.update(dict.fromkeys(released[left > 0].tolist()))
+        have = [i for i in range(len(e)) if masks[1][i] and int(e[i]) in flow_ends]
+        if have:
+            cols = np.asarray(have, dtype=np.int64)
+            flow_ends.repeat_many(img[:, cols].ravel(), np.tile(e[cols], k),
+                                  np.repeat(np.arange(1, k + 1, dtype=float) * T, len(cols)))
         shift = k * T
         # the state now, k periods on
         if len(a_group):
@@ -182,15 +184,21 @@ class Shortcut:
                 period.append((a, b, pid))
                 pattern_time[pid] += k * (b - a)
         if k * len(period) <= 20_000:
-            for j in range(1, k + 1):
-                segments.extend((a + j * T, b + j * T, pid) for a, b, pid in period)
+            if period:
+                shifts = (np.arange(1, k + 1, dtype=float) * T)[:, None]
+                pa, pb, pp = (list(x) for x in zip(*period))
+                segments.extend(zip((np.asarray(pa)[None, :] + shifts).ravel().tolist(),
+                                    (np.asarray(pb)[None, :] + shifts).ravel().tolist(), pp * k))
         elif period:
             segments.append((t, t + shift, max(period, key=lambda x: x[1] - x[0])[2]))
         moved = delivered_bytes - snap["delivered"]
         pts = delivered[snap["n_delivered"]:]
         if k * len(pts) <= 20_000:
-            for j in range(1, k + 1):
-                delivered.extend((x + j * T, y + j * moved) for x, y in pts)
+            if pts:
+                px, py = (np.asarray(x, dtype=float) for x in zip(*pts))
+                rows = np.arange(1, k + 1, dtype=float)[:, None]
+                delivered.extend(zip((px[None, :] + rows * T).ravel().tolist(),
+                                     (py[None, :] + rows * moved).ravel().tolist()))
         else:
             delivered.append((t + shift, delivered_bytes + k * moved))
         r.delivered_bytes = delivered_bytes + k * moved
@@ -218,12 +226,14 @@ class Shortcut:
         deps = np.concatenate([dep_s, dep_d])
         rel_t = np.concatenate([when[1][src_s], when[2][src_d]])
         rel_row = np.concatenate([row[1][src_s], row[2][src_d]])
-        u, inv = np.unique(deps, return_inverse=True)
-        left = self.deps_left[u] - np.bincount(inv, minlength=len(u))
-        last = np.full(len(u), -np.inf)
-        np.maximum.at(last, inv, rel_t)
-        first = np.full(len(u), k + 1, dtype=np.int64)
-        np.minimum.at(first, inv, rel_row)
+        # per released group: how often, its last release's time and its first release's period
+        order = np.argsort(deps, kind="stable")
+        ds = deps[order]
+        cut = np.flatnonzero(np.concatenate([[True], ds[1:] != ds[:-1]])) if len(ds) else np.zeros(0, np.int64)
+        u = ds[cut]
+        left = self.deps_left[u] - np.diff(np.append(cut, len(ds)))
+        last = np.maximum.reduceat(rel_t[order], cut) if len(ds) else np.zeros(0)
+        first = np.minimum.reduceat(rel_row[order], cut) if len(ds) else np.zeros(0, np.int64)
         s_g, s_t, s_row = img[:, masks[0]].ravel(), when[0], row[0]
         pos = np.searchsorted(u, s_g)
         found = pos < len(u)

@@ -153,11 +153,7 @@ def merge(schedules: list[Schedule]) -> Schedule:
     """Run several schedules at once: one schedule whose groups keep their own dependencies."""
     merged = Schedule([], sum(s.payload_bytes for s in schedules), f"{len(schedules)} collectives at once")
     for s in schedules:
-        offset = len(merged.groups)
-        for g in s.groups:
-            g.deps_done = tuple(d + offset for d in g.deps_done)
-            g.deps_sent = tuple(d + offset for d in g.deps_sent)
-            merged.groups.append(g)
+        merged.extend(s)
     return merged
 
 

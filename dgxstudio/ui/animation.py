@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPathItem, QGraphics
 
 from ..sim.engine import SimResult
 from .canvas import DeviceItem, GroupItem, TopologyScene
-from .replay_structure import Structure, series_key
+from .replay_structure import Structure, _patterns_and_metas, series_key
 from .style import IDLE_LINK, RING_COLORS, utilization_color
 
 STATE_COLORS = {"sending": QColor("#d5f0b0"), "reducing": QColor("#ffe0a0"), "computing": QColor("#bcd7f5"),
@@ -57,10 +57,10 @@ class Replayer(QObject):
         self.events = np.unique(np.concatenate([sim.group_start, sim.group_sent, sim.group_done, [0.0, sim.time_s]]))
         labels: dict[str, int] = {}
         self.color_of = np.zeros(len(sim.groups), dtype=np.int64)
-        for i, g in enumerate(sim.groups):
-            if g.pattern is None:
+        for i, (pattern, meta) in enumerate(_patterns_and_metas(sim.groups)):
+            if pattern is None:
                 continue
-            self.color_of[i] = labels.setdefault(series_key(g.meta), len(labels))
+            self.color_of[i] = labels.setdefault(series_key(meta), len(labels))
         self.labels = labels  # colour key (ring, tree or phase) -> index into RING_COLORS
         self._index_scene()
         self.set_time(0.0)

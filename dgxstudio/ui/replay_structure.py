@@ -29,6 +29,14 @@ def series_key(meta: dict) -> str:
     return str(meta.get("ring", meta.get("tree", meta.get("phase", ""))))
 
 
+def _patterns_and_metas(groups):
+    """(pattern, meta) of each group: read from a schedule's columns without building every Group
+    (a compacted or hand-made result may hold a plain list)."""
+    if hasattr(groups, "patterns_and_metas"):
+        return groups.patterns_and_metas()
+    return ((g.pattern, g.meta) for g in groups)
+
+
 def structures(sim, rings: list[list[str]] | None = None, flows: int | None = None) -> list[Structure]:
     """The rings, trees and fans of a run, in the order their colour keys first appear. ``flows``: the
     transfers a run simulated by symmetry class stands for (its schedule's ``classes.flows``), counted
@@ -36,20 +44,20 @@ def structures(sim, rings: list[list[str]] | None = None, flows: int | None = No
     found: dict[str, Structure] = {}
     seen: dict[str, dict] = {}      # per structure, its edges in order (a dict: constant-time look-ups)
     patterns: set[tuple] = set()    # a pattern shared by many groups (pieces, steps) is read once
-    for g in sim.groups:
-        if g.pattern is None:
+    for pattern, meta in _patterns_and_metas(sim.groups):
+        if pattern is None:
             continue
-        key = series_key(g.meta)
-        kind = "tree" if "tree" in g.meta else "ring" if "ring" in g.meta else "fan"
+        key = series_key(meta)
+        kind = "tree" if "tree" in meta else "ring" if "ring" in meta else "fan"
         s = found.setdefault(key, Structure(kind, key or "transfers"))
         edges = seen.setdefault(key, {})
-        if "switch" in g.meta and g.meta["switch"] not in s.hubs:  # an in-switch reduction (NVLS)
-            s.hubs.append(g.meta["switch"])
-        flip = kind == "tree" and g.meta.get("phase", "up") != "up"  # tree edges as (child, parent)
-        if (id(g.pattern), flip, key) in patterns:
+        if "switch" in meta and meta["switch"] not in s.hubs:  # an in-switch reduction (NVLS)
+            s.hubs.append(meta["switch"])
+        flip = kind == "tree" and meta.get("phase", "up") != "up"  # tree edges as (child, parent)
+        if (id(pattern), flip, key) in patterns:
             continue
-        patterns.add((id(g.pattern), flip, key))
-        for a, b in g.pattern.pairs:
+        patterns.add((id(pattern), flip, key))
+        for a, b in pattern.pairs:
             if kind == "fan" and len(edges) >= 4096:
                 s.more = True
                 break

@@ -242,8 +242,8 @@ def test_nvls_tree_pieces_leave_each_network_connection_in_order():
     r = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-reduce", "nvls-tree", 2**29).sim
     lanes: dict[tuple, list[int]] = {}
     for i, g in enumerate(r.groups):
-        if g.meta.get("tree") and " piece " in g.meta["tree"]:
-            lane = (g.meta["tree"].rsplit(" piece ", 1)[0], g.meta["phase"], g.meta["level"])
+        if g.meta.get("tree", "").startswith("rail "):  # one key per rail and tree, every piece under it
+            lane = (g.meta["tree"], g.meta["phase"], g.meta["level"])
             lanes.setdefault(lane, []).append(i)
     assert lanes
     for ids in lanes.values():
