@@ -279,37 +279,47 @@ class Engine:
             np.add.at(route_count, routes, sign)
             comp_dirty[rc] = True
 
-        def set_pattern(c: int, new: int) -> None:
+        def set_pattern(c: int, new: int, routes: np.ndarray | None = None) -> None:
+            """Put component c in class pattern ``new`` (-1: idle). ``routes``: its active routes, when
+            the caller has them at hand (else they are found from the pattern's local routes)."""
             old = int(comp_pid[c])
             if old == new:
                 return
             m = comp_mul[c]
             if old >= 0:
-                g_key[0] -= cp_hash[old][0] * m
-                g_key[1] -= cp_hash[old][1] * m
+                h = cp_hash[old]
+                g_key[0] -= h[0] * m
+                g_key[1] -= h[1] * m
                 g_key[2] -= 1
             if new >= 0:
-                g_key[0] += cp_hash[new][0] * m
-                g_key[1] += cp_hash[new][1] * m
+                h = cp_hash[new]
+                g_key[0] += h[0] * m
+                g_key[1] += h[1] * m
                 g_key[2] += 1
-                route_rate[by_comp[comp_bounds[c] + cp_lroutes[new]]] = cp_rates[new]
+                if routes is None:
+                    routes = by_comp[comp_bounds[c] + cp_lroutes[new]]
+                route_rate[routes] = cp_rates[new]
             comp_pid[c] = new
 
         def resolve() -> int:
-            """Bring every changed component to the pattern of its active routes; the global pattern id."""
-            changed = np.flatnonzero(comp_dirty)
+            """Bring every changed component to the pattern of its active routes; the global pattern id.
+            (Called on every event that adds or ends flows: it works on Python scalars where it can,
+            a small numpy call costing more than the arithmetic it does.)"""
+            changed = comp_dirty.nonzero()[0]
             comp_dirty[changed] = False
-            changed = changed[(comp_k1[changed] != seen_k1[changed]) | (comp_k2[changed] != seen_k2[changed])
-                              | (comp_n[changed] != seen_n[changed])]
-            seen_k1[changed] = comp_k1[changed]
-            seen_k2[changed] = comp_k2[changed]
-            seen_n[changed] = comp_n[changed]
             misses: dict[tuple[int, int, int, int], list[int]] = {}
-            for c in changed.tolist():
-                if comp_n[c] == 0:
+            comp_class = shape.comp_class
+            for c, a, b, nn in zip(changed.tolist(), comp_k1[changed].tolist(), comp_k2[changed].tolist(),
+                                   comp_n[changed].tolist()):
+                if a == seen_k1[c] and b == seen_k2[c] and nn == seen_n[c]:
+                    continue  # back to the key it had when last brought up to date
+                seen_k1[c] = a
+                seen_k2[c] = b
+                seen_n[c] = nn
+                if nn == 0:
                     set_pattern(c, -1)
                     continue
-                key = (int(shape.comp_class[c]), int(comp_k1[c]), int(comp_k2[c]), int(comp_n[c]))
+                key = (int(comp_class[c]), a, b, nn)
                 hit = comp_cache.get(key)
                 if hit is None:
                     misses.setdefault(key, []).append(c)
@@ -322,37 +332,37 @@ class Engine:
                 for c, _ in reps:
                     r = by_comp[comp_bounds[c]:comp_bounds[c + 1]]
                     parts.append(r[route_count[r] > 0])
-                uniq = np.concatenate(parts)
+                uniq = np.concatenate(parts) if len(parts) > 1 else parts[0]
                 rates_u, uch, load = _maxmin(uniq, route_count[uniq], table, self.capacity, route_cap)
-                if not (rates_u > 0).all():
+                if not rates_u.min() > 0:
                     raise RuntimeError("the schedule is stuck: flows with no capacity on their route")
                 if len(reps) == 1:
-                    ch_split, load_split, rate_split = [uch], [load], [rates_u]
+                    split = [(parts[0], rates_u, uch, load)]
                 else:
+                    # each component's channels (ascending, as solved) and its routes' rates
                     chc = shape.ch_comp[uch]
-                    order = np.argsort(chc, kind="stable")
-                    bounds = np.searchsorted(chc[order], [c for c, _ in reps] + [np.iinfo(np.int64).max])
-                    ch_sorted, load_sorted = uch[order], load[order]
-                    ch_split = [ch_sorted[bounds[j]:bounds[j + 1]] for j in range(len(reps))]
-                    load_split = [load_sorted[bounds[j]:bounds[j + 1]] for j in range(len(reps))]
-                    rate_split = np.split(rates_u, np.cumsum([len(r) for r in parts[:-1]]))
-                for j, (c, key) in enumerate(reps):
+                    split, at = [], 0
+                    for (c, _), r in zip(reps, parts):
+                        mine = chc == c
+                        split.append((r, rates_u[at:at + len(r)], uch[mine], load[mine]))
+                        at += len(r)
+                for (c, key), (r, rates_c, ch_c, load_c) in zip(reps, split):
                     cpid = len(cp_lroutes)
-                    cp_lroutes.append(shape.route_local[parts[j]])
-                    cp_rates.append(rate_split[j])
-                    cp_lch.append(shape.ch_local[ch_split[j]])
-                    cp_load.append(load_split[j])
-                    held[0] += cp_lroutes[-1].nbytes + cp_rates[-1].nbytes + cp_lch[-1].nbytes + cp_load[-1].nbytes
+                    cp_lroutes.append(shape.route_local[r])
+                    cp_rates.append(rates_c)
+                    cp_lch.append(shape.ch_local[ch_c])
+                    cp_load.append(load_c)
+                    held[0] += cp_lroutes[-1].nbytes + rates_c.nbytes + cp_lch[-1].nbytes + load_c.nbytes
                     cp_hash.append((hasher.getrandbits(62), hasher.getrandbits(62)))
                     comp_cache[key] = cpid
                     for member in misses[key]:
-                        set_pattern(member, cpid)
+                        set_pattern(member, cpid, r if member == c else None)
             gkey = (g_key[0] & _MASK64, g_key[1] & _MASK64, g_key[2])
             gpid = global_cache.get(gkey)
             if gpid is None:
                 gpid = len(global_parts)
-                busy = np.flatnonzero(comp_pid >= 0)
-                global_parts.append(np.stack([busy, comp_pid[busy]]))
+                busy = (comp_pid >= 0).nonzero()[0]
+                global_parts.append(np.array([busy, comp_pid[busy]]))
                 pattern_time.append(0.0)
                 global_cache[gkey] = gpid
             return gpid
@@ -504,26 +514,38 @@ class Engine:
 
     @staticmethod
     def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends, templates,
-                sent, post_delay, schedule_done, release, on_sent) -> None:
-        """Account for flows whose last byte left at time t, group by group (vectorized)."""
-        fg = a_group[finished]
-        fpos = a_pos[finished]
-        # A group's flows sit together in the active arrays (added together, removed in order),
-        # so the finished ones of each group form one run.
-        starts = np.flatnonzero(np.diff(fg, prepend=-1))
-        ends = np.append(starts[1:], len(fg))
-        ug = fg[starts]
-        arrival[ug] = np.maximum(arrival[ug], t + np.maximum.reduceat(a_lat[finished], starts))
-        counts = ends - starts
-        uneven = (counts < outstanding[ug]) | partial[ug]
-        for j in np.flatnonzero(uneven).tolist():
-            g = int(ug[j])
-            if g not in open_ends:
-                open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
-            open_ends[g][fpos[starts[j]:ends[j]]] = t
-            partial[g] = True
-        outstanding[ug] -= counts
-        completed = ug[outstanding[ug] == 0].tolist()
+                sent, post_delay, schedule_done, release, on_sent) -> list[int]:
+        """Account for flows whose last byte left at time t, group by group. A group's flows sit
+        together in the active arrays (added together, removed in order), so the finished ones of each
+        group form one run. Usually a few flows end at a time (a tree's pieces end one connection at a
+        time): those are done on Python scalars, a small numpy call costing more than its arithmetic."""
+        idx = finished.nonzero()[0]
+        if len(idx) > 32:
+            completed = Engine._finish_groups(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, open_ends,
+                                              templates)
+        else:
+            fg = a_group[idx].tolist()
+            lat = a_lat[idx].tolist()
+            completed = []
+            i, n_f = 0, len(fg)
+            while i < n_f:
+                g = fg[i]
+                j = i + 1
+                while j < n_f and fg[j] == g:
+                    j += 1
+                end = t + max(lat[i:j])
+                if end > arrival[g]:
+                    arrival[g] = end
+                left = int(outstanding[g])
+                if j - i < left or partial[g]:
+                    if g not in open_ends:
+                        open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
+                    open_ends[g][a_pos[idx[i:j]]] = t
+                    partial[g] = True
+                outstanding[g] = left - (j - i)
+                if j - i == left:
+                    completed.append(g)
+                i = j
         for g in completed:
             sent[g] = t
             if partial[g] and g in open_ends:
@@ -533,6 +555,26 @@ class Engine:
             schedule_done(g, arrival[g] + post_delay[g])
             release(on_sent[g])
         return completed
+
+    @staticmethod
+    def _finish_groups(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, open_ends, templates) -> list[int]:
+        """``_finish`` on arrays, when many flows ended at once (``idx``): the groups it completes."""
+        fg = a_group[idx]
+        fpos = a_pos[idx]
+        starts = np.concatenate(([0], (fg[1:] != fg[:-1]).nonzero()[0] + 1))
+        ends = np.append(starts[1:], len(fg))
+        ug = fg[starts]
+        arrival[ug] = np.maximum(arrival[ug], t + np.maximum.reduceat(a_lat[idx], starts))
+        counts = ends - starts
+        uneven = (counts < outstanding[ug]) | partial[ug]
+        for j in np.flatnonzero(uneven).tolist():
+            g = int(ug[j])
+            if g not in open_ends:
+                open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
+            open_ends[g][fpos[starts[j]:ends[j]]] = t
+            partial[g] = True
+        outstanding[ug] -= counts
+        return ug[outstanding[ug] == 0].tolist()
 
     def _progress(self, delivered: float, total: float, t: float, patterns: list[RatePattern], pid: int) -> Progress:
         util = []

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .maxmin import maxmin
+
 
 @dataclass
 class RatePattern:
@@ -43,70 +45,13 @@ def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity
 
     A route loads each of its channels with a weight (1 on a single path, 1/k per path of k tied
     paths), so a channel fills when the weighted rates on it reach its capacity. A route with a cap
-    (a protocol's per-channel ceiling) freezes when the filling level reaches it.
+    (a protocol's per-channel ceiling) freezes when the filling level reaches it. Returns the rates,
+    the channels the routes load (ascending) and their loads.
+
+    The filling itself is sim/maxmin.py's: ``maxmin_reference`` on arrays, and for small problems
+    the same operations over channel classes in plain Python (bit for bit the same answer).
     """
-    if not len(route_ids):
-        return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
-    lens, ch, w = table.gather(route_ids)
-    ridx = np.repeat(np.arange(len(route_ids)), lens)
-    w = w * mult[ridx]
-    # compact the channels in use (ids are small integers: a scatter, not a sort)
-    seen = np.zeros(len(capacity), dtype=bool)
-    seen[ch] = True
-    uch = np.flatnonzero(seen)
-    local = np.empty(len(capacity), dtype=np.int64)
-    local[uch] = np.arange(len(uch))
-    ch_local = local[ch]
-    cap = capacity[uch].astype(float)
-    nloc = len(uch)
-    caps = route_cap[route_ids] if route_cap is not None else None
-    full = (ch_local, ridx, w)
-    if len(lens) and (lens > 0).all():
-        # Channels that cannot fill whatever the rates leave the filling: a route's flows get at most
-        # what its tightest channel (or its cap) gives them alone, and a channel whose routes' bounds
-        # add up to less than its capacity never freezes a route (spine links of a non-blocking fabric,
-        # as a rule). Leaving them out changes no rate; their load is still reported below.
-        ub = np.minimum.reduceat(cap[ch_local] / w, np.cumsum(lens) - lens)
-        if caps is not None:
-            ub = np.minimum(ub, caps)
-        bound = np.bincount(ch_local, weights=w * ub[ridx], minlength=nloc)
-        binding = (bound > cap * (1 - 1e-9))[ch_local]
-        if not binding.all():
-            ch_local, ridx, w = ch_local[binding], ridx[binding], w[binding]
-    cnt = np.bincount(ch_local, weights=w, minlength=nloc)
-    rate = np.zeros(len(route_ids))
-    frozen = np.zeros(len(route_ids), dtype=bool)
-    eps = 1e-12
-    # ``share`` is the level every open route could reach on a channel (all open routes share one level).
-    while not frozen.all():
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(cnt > eps, cap / np.where(cnt > eps, cnt, 1.0), np.inf)
-        m = share.min()
-        newly = np.zeros(len(route_ids), dtype=bool)
-        if caps is not None:
-            open_caps = np.where(frozen, np.inf, caps)
-            mc = open_caps.min()
-            if mc <= m * (1 + 1e-12):
-                m = mc
-                newly |= open_caps <= m * (1 + 1e-12)
-        if not np.isfinite(m):
-            break
-        bott = share <= m * (1 + 1e-12)
-        newly[ridx[bott[ch_local]]] = True
-        rate[newly] = m
-        frozen |= newly
-        sel = newly[ridx]
-        used = np.bincount(ch_local[sel], weights=w[sel], minlength=nloc)
-        cap = np.maximum(cap - m * used, 0.0)
-        cnt = cnt - used
-        cnt[cnt < eps * np.maximum(1.0, cnt.max(initial=0.0))] = 0.0
-        cap[bott & (cnt <= 0.0)] = 0.0
-        # the entries of frozen routes are done with: the next round looks only at open ones
-        keep = ~sel
-        ch_local, ridx, w = ch_local[keep], ridx[keep], w[keep]
-    ch_local, ridx, w = full
-    load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
-    return rate, uch, load
+    return maxmin(route_ids, mult, table, capacity, route_cap)
 
 
 def _components(table: RouteTable, used: np.ndarray, n_channels: int) -> tuple[np.ndarray, np.ndarray, int]:

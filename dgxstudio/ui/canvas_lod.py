@@ -19,12 +19,12 @@ import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, QTimer
-from PySide6.QtGui import QPainter, QPainterPath, QPen
+from PySide6.QtGui import QPainter, QPainterPath, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 from shiboken6 import isValid
 
 from .canvas_items import DeviceItem, GroupItem
-from .canvas_lod_items import BlockItem, BundleItem, SystemBoxItem, TierLabel, _forms  # noqa: F401  (importable from here)
+from .canvas_lod_items import BlockItem, BundleItem, SystemBoxItem, TierLabel, _forms, place_bundle_labels  # noqa: F401  (importable from here)
 from .canvas_text import LABEL_BOLD, LABEL_FONT, Taken, draw_placed, metrics
 from .cluster_overview import BLOCK_W, GAP_X, TIER_GAP, Bundle, Overview, grid
 from .style import FAMILY_COLORS
@@ -124,6 +124,13 @@ class LevelOfDetail:
     def _place_labels(self, t) -> list:
         seen = next(iter(self.scene.views()), None)
         area = t.inverted()[0].mapRect(QRectF(seen.viewport().rect())) if seen is not None else self.scene.sceneRect()
+        if t.type().value <= QTransform.TransformationType.TxScale.value and t.m11() > 0 and t.m22() > 0:
+            return place_bundle_labels(t, area, self.block_items.values(), self.bundle_items)
+        return self.place_labels_each(t, area)
+
+    def place_labels_each(self, t, area: QRectF) -> list:
+        """Bundle labels placed one at a time, for any transform (``place_bundle_labels`` gives the
+        same for the canvas's views, all at once)."""
         taken = Taken()
         screen = t.mapRect(area)
         for b in self.block_items.values():   # closed blocks; an open one is a frame around its members

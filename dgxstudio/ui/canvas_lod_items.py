@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
@@ -59,6 +61,8 @@ class BlockItem(QGraphicsItem):
         self._title: ScreenText | None = None
         self._tier_fill = QBrush(TIER_FILL.get(block.tier, QColor("#f2f2f2")))
         self.scene_rect = self.rect.translated(self.pos())   # blocks never move
+        r = self.scene_rect
+        self.scene_box = (r.x(), r.y(), r.width(), r.height())   # (read by place_bundle_labels)
         self.setToolTip(f"{block.label}\n{block.summary}\nZoom in or double-click to open")
 
     def boundingRect(self) -> QRectF:
@@ -175,6 +179,7 @@ class BundleItem(LinkItem):
         self.texts = [(text, fm.horizontalAdvance(text) + 8)
                       for text in (f"x{bundle.count:,}  {per_dir}", f"x{bundle.count:,}  {_bw_text(bundle.bandwidth_Bps)}/dir",
                                    f"x{bundle.count:,}")]
+        self.widths = [w for _text, w in self.texts]
 
     def update_path(self) -> None:
         ra, rb = self.a.sceneBoundingRect(), self.b.sceneBoundingRect()
@@ -185,6 +190,9 @@ class BundleItem(LinkItem):
             pa, pb = QPointF(up.center().x(), up.bottom() - 2), QPointF(down.center().x(), down.top() + 2)
         self.line = QLineF(pa, pb)
         self.line_rect = QRectF(pa, pb).normalized().adjusted(-1, -1, 1, 1)
+        r = self.line_rect
+        self.line_box = (r.x(), r.y(), r.width(), r.height())   # (the numbers place_bundle_labels reads)
+        self.ends = (pa.x(), pa.y(), pb.x(), pb.y())
         path = QPainterPath(pa)
         path.lineTo(pb)
         self.setPath(path)
@@ -215,6 +223,68 @@ class BundleItem(LinkItem):
 
     def boundingRect(self) -> QRectF:
         return QGraphicsPathItem.boundingRect(self).adjusted(-60, -12, 60, 12)
+
+
+def _meets(r, left: float, top: float, right: float, bottom: float):
+    """Which rectangles (rows of x, y, width, height; none empty or flipped) overlap the given box,
+    as QRectF.intersects decides: touching is not overlapping."""
+    return (r[:, 0] < right) & (left < r[:, 0] + r[:, 2]) & (r[:, 1] < bottom) & (top < r[:, 1] + r[:, 3])
+
+
+def place_bundle_labels(t, area: QRectF, blocks, bundles) -> list:
+    """Every bundle's label placed as ``BundleItem.place_label`` places them one by one, for a view
+    that only scales and shifts (``t``, positive scales): each closed block in ``area`` covers its
+    part of the screen, then each bundle in turn takes the first of its texts (longest first) that
+    fits along its line and covers no block and no label placed before. The spots and which blocks
+    cover them are worked out for all bundles at once, with the same arithmetic (a 1,000-system
+    tree's zoom frame placed 117 labels past 100 blocks one check at a time: about 5 ms).
+    Returns (bundle item, box on screen, text)."""
+    sx, sy, dx, dy = t.m11(), t.m22(), t.dx(), t.dy()
+    screen = t.mapRect(area)
+    s_l, s_t = screen.left(), screen.top()
+    s_r, s_b = s_l + screen.width(), s_t + screen.height()
+    a_l, a_t = area.x(), area.y()
+    a_r, a_b = a_l + area.width(), a_t + area.height()
+    r = np.array([b.scene_box for b in blocks if not b.open], dtype=float).reshape(-1, 4)
+    r = r[_meets(r, a_l, a_t, a_r, a_b)]   # as QRectF.intersects decides
+    # each block's screen rectangle clipped to the screen, as QRectF.intersected computes it
+    x, y, w, h = sx * r[:, 0] + dx, sy * r[:, 1] + dy, sx * r[:, 2], sy * r[:, 3]
+    bl, bt = np.maximum(x, s_l), np.maximum(y, s_t)
+    br, bb = bl + (np.minimum(x + w, s_r) - bl), bt + (np.minimum(y + h, s_b) - bt)
+    keep = (w != 0) & (h != 0) & (x < s_r) & (s_l < x + w) & (y < s_b) & (s_t < y + h) & (bl < br) & (bt < bb)
+    bl, bt, br, bb = bl[keep], bt[keep], br[keep], bb[keep]
+    items = [b for b in bundles if b.count]
+    if not items:
+        return []
+    near = _meets(np.array([b.line_box for b in items], dtype=float), a_l, a_t, a_r, a_b).tolist()
+    items = [b for b, n in zip(items, near) if n]
+    if not items:
+        return []
+    ends = np.array([b.ends for b in items], dtype=float)
+    ax, ay, bx, by = ends[:, 0], ends[:, 1], ends[:, 2], ends[:, 3]
+    sax, say, sbx, sby = sx * ax + dx, sy * ay + dy, sx * bx + dx, sy * by + dy
+    length = np.power((sax - sbx) ** 2 + (say - sby) ** 2, 0.5)
+    f = np.where(ay < by, 0.7, 0.3)
+    mx, my = sx * (ax + (bx - ax) * f) + dx, sy * (ay + (by - ay) * f) + dy
+    widths = np.array([b.widths for b in items], dtype=float)
+    line_h = np.array([b._line_h for b in items], dtype=float)
+    left = mx[:, None] - widths / 2
+    top = (my - line_h / 2 - 1)[:, None]
+    height = (line_h + 2)[:, None]
+    right, bottom = left + widths, top + height
+    usable = (length >= 40)[:, None] & ~(widths > (length * 0.9)[:, None])
+    covered = ((left[..., None] < br) & (bl < right[..., None]) & (top[..., None] < bb) & (bt < bottom[..., None])).any(axis=2)
+    free = (usable & ~covered).tolist()
+    left, right, top, bottom, widths = left.tolist(), right.tolist(), top[:, 0].tolist(), bottom[:, 0].tolist(), widths.tolist()
+    heights = height[:, 0].tolist()
+    claim = Taken().claim_box
+    out = []
+    for i, item in enumerate(items):
+        for k, ok in enumerate(free[i]):
+            if ok and claim(left[i][k], top[i], right[i][k], bottom[i]):
+                out.append((item, QRectF(left[i][k], top[i], widths[i][k], heights[i]), item.texts[k][0]))
+                break
+    return out
 
 
 class SystemBoxItem(GroupItem):

@@ -7,8 +7,10 @@ box size are kept until the box changes size.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QTransform
+import numpy as np
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText, QTransform
 
 LABEL_FONT = QFont("Sans Serif", 8)
 LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
@@ -17,6 +19,63 @@ INK = QColor("#1b1b1b")
 WHITE = QColor(255, 255, 255, 235)
 
 _METRICS: dict[int, tuple[QFont, QFontMetricsF, float]] = {}
+
+
+_STATIC: dict[str, QStaticText] = {}
+STATIC_KEPT = 4000   # texts kept laid out (an elided name takes a new form at each width it is drawn at)
+
+
+def static_text(text: str) -> QStaticText:
+    """The text laid out once and drawn with the painter's font (QPainter.drawStaticText): a
+    fixed-size label drawn at every frame costs a third of drawText into a rectangle, which lays the
+    text out again each time (the cluster overview's block names: 18% of a zoom frame)."""
+    got = _STATIC.get(text)
+    if got is None:
+        if len(_STATIC) >= STATIC_KEPT:
+            _STATIC.clear()
+        got = _STATIC[text] = QStaticText(text)
+        got.setTextFormat(Qt.TextFormat.PlainText)
+    return got
+
+
+class DeviceText:
+    """A font as drawn on one kind of device: its line height there and each text's width (measured
+    once: a measure shapes the text anew, 20 us). drawText centres with these, and they can differ
+    from the screen's (``metrics``): offscreen the screen is not 96 dpi, the widgets are."""
+
+    def __init__(self, font: QFont, device):
+        self.font = font
+        self.fm = QFontMetricsF(font, device)
+        self.line_h = self.fm.height()
+        self.widths: dict[str, float] = {}
+
+    def width(self, text: str) -> float:
+        w = self.widths.get(text)
+        if w is None:
+            if len(self.widths) >= STATIC_KEPT:
+                self.widths.clear()
+            w = self.widths[text] = self.fm.horizontalAdvance(text)
+        return w
+
+
+_DEVICE: dict[tuple[int, int, int], DeviceText] = {}
+
+
+def device_text(painter: QPainter, font: QFont) -> DeviceText:
+    """``font`` (one of the labels' constant fonts, just set on ``painter``) on the painter's device."""
+    device = painter.device()
+    key = (id(font), device.logicalDpiX(), device.logicalDpiY())
+    got = _DEVICE.get(key)
+    if got is None or got.font is not font:
+        got = _DEVICE[key] = DeviceText(font, device)
+    return got
+
+
+def draw_centred(painter: QPainter, box: QRectF, text: str, dt: DeviceText) -> None:
+    """One line of ``text`` centred in ``box`` (screen coordinates) at the pixels of
+    ``drawText(box, AlignCenter, text)``, drawn from its kept layout in the font ``dt`` describes."""
+    painter.drawStaticText(QPointF(box.x() + (box.width() - dt.width(text)) / 2,
+                                   box.y() + (box.height() - dt.line_h) / 2), static_text(text))
 
 
 def metrics(font: QFont) -> tuple[QFontMetricsF, float]:
@@ -100,7 +159,8 @@ class ScreenText:
             if f is not font:
                 painter.setFont(f)
                 font = f
-            painter.drawText(QRectF(box.left(), y, box.width(), h), Qt.AlignmentFlag.AlignCenter, text)
+                dt = device_text(painter, f)
+            draw_centred(painter, QRectF(box.left(), y, box.width(), h), text, dt)
             y += h
         painter.restore()
 
@@ -157,9 +217,9 @@ def draw_placed(painter: QPainter, exposed: QRectF, placed: list, font: QFont = 
         painter.setPen(QPen(color, 1))
         painter.drawRects(boxes)
     painter.setPen(INK)
-    centre = Qt.AlignmentFlag.AlignCenter
+    dt = device_text(painter, font)
     for _item, box, text in shown:
-        painter.drawText(box, centre, text)
+        draw_centred(painter, box, text, dt)
     painter.restore()
 
 
@@ -177,10 +237,11 @@ class LinkLabels:
 
     # Up to this many counts, they are placed over the whole scene once per zoom step and a pan only
     # shifts them (a pan placed every count in view anew, and a count could jump when a device it had
-    # been placed over scrolled into view): the DGX systems' 1-49. Beyond, only the counts in view are
-    # placed, at every view change: placing GB200 NVL72's 162 over the whole rack made its zoom frames
-    # 5 ms longer than it saved its pans.
-    WHOLE_SCENE_MAX = 100
+    # been placed over scrolled into view): the DGX systems' 1-49 and GB200 NVL72's 162 (placing the
+    # whole rack costs a zoom frame about what placing the counts in view did, 2-3 ms since the spots
+    # are tested with numpy, and its pans then place nothing). Beyond, only the counts in view are
+    # placed, at every view change.
+    WHOLE_SCENE_MAX = 200
 
     def __init__(self):
         self._key = None
@@ -200,7 +261,7 @@ class LinkLabels:
             if key != self._key:
                 self._font = self.FONTS[min(max(round(9 * t.m11()), 8), 12)]
                 self._key, self._shift = key, None
-                self._at_scale = self._place(QTransform.fromScale(t.m11(), t.m22()), None, links, devices)
+                self._at_scale = self._place(QTransform.fromScale(t.m11(), t.m22()), None, links, devices, version)
             shift = (t.dx(), t.dy())
             if shift != self._shift:
                 self._shift = shift
@@ -209,7 +270,7 @@ class LinkLabels:
             key = (t.m11(), t.m22(), t.dx(), t.dy(), version)
             if key != self._key:
                 self._font = self.FONTS[min(max(round(9 * t.m11()), 8), 12)]
-                self._key, self._placed = key, self._place(t, painter.viewport(), links, devices)
+                self._key, self._placed = key, self._place(t, painter.viewport(), links, devices, version)
         draw_placed(painter, exposed, self._placed, self._font)
 
     def _counted(self, links, version: int) -> int:
@@ -228,7 +289,7 @@ class LinkLabels:
             w = self._widths[key] = fm.horizontalAdvance(text) + 8
         return text, w
 
-    def _place(self, t, viewport, links, devices) -> list:
+    def _place(self, t, viewport, links, devices, version: int) -> list:
         """Counts placed on screen through ``t``: those in ``viewport``, or all of them (None)."""
         if viewport is None:
             area = QRectF(-1e12, -1e12, 2e12, 2e12)
@@ -245,29 +306,68 @@ class LinkLabels:
             return self._place_any(t, area, links, devices, taken, out, font, fm, h)
         # scale and shift only: mapped with plain numbers, as QTransform maps them
         sx, sy, dx, dy = t.m11(), t.m22(), t.dx(), t.dy()
-        claim = taken.claim_box
+        boxes = []
         for d in devices:
             r = d.sceneBoundingRect()
             left, top = sx * r.x() + dx, sy * r.y() + dy
             right, bottom = left + sx * r.width(), top + sy * r.height()
-            if left < ar and al < right and top < ab and at < bottom:
-                claim(left, top, right, bottom, True)
-        for item in links:
-            if not (item.count > 1 or item.bundle) or not item.isVisible():
-                continue
-            pa, pb = item.a.scenePos(), item.b.scenePos()
-            ax, ay = pa.x() * sx + dx, pa.y() * sy + dy
-            bx, by = pb.x() * sx + dx, pb.y() * sy + dy
-            if not (min(ax, bx) - 20 < ar and al < max(ax, bx) + 20 and min(ay, by) - 20 < ab and at < max(ay, by) + 20):
-                continue
-            text, w = self._label(item, font, fm)
-            for f in self.ALONG:
-                x, y = ax + (bx - ax) * f, ay + (by - ay) * f
-                left, top = x - w / 2, y - h / 2
-                if claim(left, top, left + w, top + h):
-                    out.append((item, QRectF(left, top, w, h), text))
+            if left < ar and al < right and top < ab and at < bottom and left < right and top < bottom:
+                boxes.append((left, top, right, bottom))
+        items, texts, ends, widths = self._counts(links, version, font, fm)
+        if not items:
+            return out
+        ax, ay = ends[:, 0:1] * sx + dx, ends[:, 1:2] * sy + dy
+        bx, by = ends[:, 2:3] * sx + dx, ends[:, 3:4] * sy + dy
+        near = ((np.minimum(ax, bx) - 20 < ar) & (al < np.maximum(ax, bx) + 20)
+                & (np.minimum(ay, by) - 20 < ab) & (at < np.maximum(ay, by) + 20))[:, 0]
+        if not near.any():
+            return out
+        ax, ay, bx, by, w = ax[near], ay[near], bx[near], by[near], widths[near]
+        # every spot along every line at once (as placing them one by one computes it, operation for
+        # operation), and which of them a device covers; then, in link order, the first spot that no
+        # count placed before covers (a GB200 NVL72 zoom frame checked 720 spots one by one: 8 ms)
+        f = np.array(self.ALONG)
+        left = ax + (bx - ax) * f - w / 2
+        top = ay + (by - ay) * f - h / 2
+        right, bottom = left + w, top + h
+        if boxes:
+            d = np.array(boxes)
+            covered = ((left[..., None] < d[:, 2]) & (d[:, 0] < right[..., None])
+                       & (top[..., None] < d[:, 3]) & (d[:, 1] < bottom[..., None])).any(axis=2)
+        else:
+            covered = np.zeros(left.shape, dtype=bool)
+        claim = taken.claim_box
+        free = (~covered).tolist()
+        left, top, right, bottom = left.tolist(), top.tolist(), right.tolist(), bottom.tolist()
+        for i, (n, wi) in enumerate(zip(np.flatnonzero(near).tolist(), w[:, 0].tolist())):
+            for k, ok in enumerate(free[i]):
+                if ok and claim(left[i][k], top[i][k], right[i][k], bottom[i][k]):
+                    out.append((items[n], QRectF(left[i][k], top[i][k], wi, h), texts[n]))
                     break
         return out
+
+    def _counts(self, links, version: int, font, fm):
+        """The links that carry a count, their texts, their ends in the scene (an array of ax, ay, bx, by)
+        and their label widths (a column) in ``font``: read from the items once per design state."""
+        key = (version, id(links), len(links))
+        if getattr(self, "_counts_key", None) != key:
+            self._counts_key = key
+            items, ends = [], []
+            for item in links:
+                if not (item.count > 1 or item.bundle) or not item.isVisible():
+                    continue
+                pa, pb = item.a.scenePos(), item.b.scenePos()
+                items.append(item)
+                ends.append((pa.x(), pa.y(), pb.x(), pb.y()))
+            self._count_items = items
+            self._count_texts = [f"x{item.count}" for item in items]
+            self._count_ends = np.array(ends, dtype=float).reshape(-1, 4)
+            self._count_widths = {}
+        widths = self._count_widths.get(font.pointSize())
+        if widths is None:
+            widths = self._count_widths[font.pointSize()] = np.array(
+                [self._label(item, font, fm)[1] for item in self._count_items], dtype=float).reshape(-1, 1)
+        return self._count_items, self._count_texts, self._count_ends, widths
 
     def _place_any(self, t, area, links, devices, taken, out, font, fm, h) -> list:
         for d in devices:
