@@ -48,12 +48,34 @@ class ChannelPlan:
         return 2 * len(self.rings)
 
 
-def group_by_system(topo: Topology, gpus: list[str]) -> list[list[str]]:
+def group_by_system(topo: Topology, gpus: list[str], system_of: dict[str, str | None] | None = None) -> list[list[str]]:
+    """The GPUs of each system, in order. ``system_of``: ``system_map(topo)`` already worked out (a
+    router's), used where that map is (more than 64 GPUs)."""
     systems: dict[str, list[str]] = {}
-    system_of = system_map(topo) if len(gpus) > 64 else {g: topo.system_of(g) for g in gpus}
+    if len(gpus) > 64:
+        system_of = system_of if system_of is not None else system_map(topo)
+    else:
+        system_of = {g: topo.system_of(g) for g in gpus}
     for g in gpus:
         systems.setdefault(system_of.get(g) or g, []).append(g)
     return list(systems.values())
+
+
+def nvlink_counts(topo: Topology) -> dict[str, int]:
+    """``nvlinks_per_gpu`` of every device that has an NVLink, in one pass over the links (a link type
+    looked up once): the same sums, without a walk per device."""
+    counts: dict[str, int] = {}
+    family: dict[str, str | None] = {}
+    for lk in topo.links.values():
+        fam = family.get(lk.type, "")
+        if fam == "":
+            lt = topo.link_type_of(lk)
+            fam = family[lk.type] = lt.family if lt is not None else None
+        if fam == "nvlink":
+            counts[lk.a] = counts.get(lk.a, 0) + lk.count
+            if lk.b != lk.a:
+                counts[lk.b] = counts.get(lk.b, 0) + lk.count
+    return counts
 
 
 def nvlinks_per_gpu(topo: Topology, gpu: str) -> int:
@@ -178,9 +200,10 @@ def _chain(members: list[str], start: str, end: str | None, direct: dict[str, se
     return [start] + [g for g in members if g not in (start, end)] + [end]
 
 
-def plan(topo: Topology, gpus: list[str], fabric, local_rings) -> ChannelPlan:
-    """NCCL's channels for ``gpus``. ``local_rings`` gives one system's NVLink rings (a RingResult)."""
-    systems = group_by_system(topo, gpus)
+def plan(topo: Topology, gpus: list[str], fabric, local_rings, system_of: dict | None = None) -> ChannelPlan:
+    """NCCL's channels for ``gpus``. ``local_rings`` gives one system's NVLink rings (a RingResult);
+    ``system_of``: ``system_map(topo)`` if already worked out."""
+    systems = group_by_system(topo, gpus, system_of)
     if len(systems) == 1:
         rings = [list(r.gpus) for r in local_rings.rings]
         hops = [list(r.hops) if any(fabric.kind.get(d) == "gpu" for h in r.hops for d in h[1:-1]) else None
@@ -313,22 +336,37 @@ def hop_loads(router, order: list[str], hops, via, k: int) -> tuple[np.ndarray, 
     return r.channels, r.weights
 
 
-def ring_loads(plan: ChannelPlan, router, fast: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def ring_loads(plan: ChannelPlan, router, fast: bool = True, by_hop: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Every ring direction's hops' channels and weights, one after the other (hop order). ``fast``:
     runs of hops through one system and GPU-NIC-NIC-GPU hops read from templates kept once per class
     of systems wired alike (``ring_segments``), the other hops without device paths where the router
-    can (``hop_loads``); else every hop's route. Both give the same arrays, element by element."""
-    if fast:
+    can (``hop_loads``); else every hop's route. ``by_hop``: every hop's route, read from those
+    templates where it can (``ring_segments.HopRoutes``, which keeps them for the engine's rings over
+    the same hops). All give the same arrays, element by element."""
+    if fast and not by_hop:
         from .ring_segments import ring_loads_by_template
 
         return ring_loads_by_template(plan, router)
+    hops_of = None
+    if by_hop:
+        from .ring_segments import HopRoutes
+
+        hops_of = HopRoutes.of(router)
+        system = router.system_of
+        if router.spread == "even":  # every system's channel offset, checked together
+            router.offsets_in_bulk([sid for members in plan.systems if (sid := system.get(members[0])) is not None])
     chans, weights = [], []
     for order, hops, via in ring_directions(plan):
         check_cancelled()
-        for k in range(len(order)):
+        n = len(order)
+        for k in range(n):
             if k % 64 == 63:
                 check_cancelled()
-            r = hop_route(router, order, hops, via, k)
+            r = None
+            if hops_of is not None and (hops is None or hops[k] is None):
+                r = hops_of.route(order[k], order[(k + 1) % n], via[k] if via is not None else None)
+            if r is None:
+                r = hop_route(router, order, hops, via, k)
             chans.append(r.channels)
             weights.append(r.weights)
     if not chans:
@@ -336,11 +374,13 @@ def ring_loads(plan: ChannelPlan, router, fast: bool = True) -> tuple[np.ndarray
     return np.concatenate(chans).astype(np.int64), np.concatenate(weights)
 
 
-def ring_rates(plan: ChannelPlan, router) -> list[float]:
+def ring_rates(plan: ChannelPlan, router, by_hop: bool = False) -> list[float]:
     """Per-direction rate of every ring direction when all run at once at one rate: each link's
-    capacity shared by the ring directions its routes put on it (the routes the engine uses)."""
+    capacity shared by the ring directions its routes put on it (the routes the engine uses).
+    ``by_hop``: the loads read hop by hop from routes kept for the engine's rings (a simulation's),
+    else by runs of hops (the same arrays)."""
     dirs = ring_directions(plan)
-    chans, weights = ring_loads(plan, router)
+    chans, weights = ring_loads(plan, router, by_hop=by_hop)
     cap = np.asarray(router.capacity, dtype=float)
     if not len(chans):
         return [0.0] * len(dirs)

@@ -13,13 +13,21 @@ same conditions (the checks of ``Router.run_loads`` and ``Router.via_loads``' si
 here without building the arrays); anything else (a system wired differently, a route already
 cached, a hop spread over spines) is asked of the router as before and kept as it comes. The loads
 ``ring_rates`` adds up are therefore the same numbers in the same order, bit for bit.
+
+The simulator needs each hop's route, not only the loads: ``HopRoutes`` reads them from the same
+templates (a hop inside a system, a GPU-NIC-NIC-GPU hop) as ``LazyRoute`` objects with the route's
+channels, weights and latency, whose device paths are asked of the router only if read. The ring
+bound and the engine's ring over the same hops share them (one object per hop for the router's life).
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..cancel import check_cancelled
+from .routing import LazyRoute
 
 
 class _Segments:
@@ -31,11 +39,9 @@ class _Segments:
         self.weights: list[np.ndarray] = []
         self.index: dict[int, int] = {}     # id of a template array -> its number
         self.keep: list[np.ndarray] = []     # the template arrays, alive while their ids are keys
-        self.lists: dict[int, list[int]] = {}  # a template's channels as a list
         self.seg_t: list[int] = []
         self.seg_o: list[int] = []           # offset added to the channels, or (pairs) where they start
         self.pairs: list[int] = []           # two channels (weight 1.0 each) per pair segment
-        self.singles: dict[int, tuple] = {}   # see single
 
     def template(self, chans: np.ndarray, weights: np.ndarray) -> int:
         t = self.index.get(id(chans))
@@ -45,18 +51,7 @@ class _Segments:
             self.weights.append(weights)
             self.index[id(chans)] = t
             self.keep.append(chans)
-            self.lists[t] = chans.tolist()
         return t
-
-    def single(self, route, router) -> int | None:
-        """The template of a one-path route whose weights are all 1.0 (each channel crossed once,
-        ``Router._single_path_via``'s condition on a leg), else None; remembered per route."""
-        key = id(route.channels)
-        known = self.singles.get(key)
-        if known is None or known[0] is not route:
-            ok = len(route.paths) == 1 and router._unit_weights(route.weights)
-            known = self.singles[key] = (route, self.template(route.channels, route.weights) if ok else None)
-        return known[1]
 
     def add(self, t: int, offset: int) -> None:
         self.seg_t.append(t)
@@ -108,6 +103,7 @@ class _Loads:
         self.offsets = router._offsets
         self.index = router.channel_index
         self.even = router.spread == "even"
+        self.units: dict[int, tuple] = {}  # see unit_list
 
     def offset(self, sid: str) -> int | None:
         offsets = self.offsets
@@ -159,35 +155,55 @@ class _Loads:
             hit = router._runs[key]
         return hit[0], hit[1], offset
 
-    def single_via(self, way: list[str], seg: _Segments) -> bool:
+    def via_legs(self, way: list[str]):
         """``Router.via_loads(way)`` of a GPU, its NIC, the next system's NIC and its GPU when the
-        router would answer it with ``_single_path_via`` and its legs are templates: added to
-        ``seg`` (True), else nothing added (False)."""
+        router would answer it with ``_single_path_via`` and its two legs are templates: (the first
+        leg's template route, its offset, the channel out of the NIC to the leaf, the one into the
+        next NIC, the last leg's template route, its offset, the route's channels in order as a
+        list); else None."""
         if len(way) != 4 or ("via", *way) in self.cache:
-            return False
+            return None
         g0, n0, n1, g1 = way
         first, last = self.leg(g0, n0), self.leg(n1, g1)
         if first is None or last is None:
-            return False
-        t0, t1 = seg.single(first[0], self.router), seg.single(last[0], self.router)
-        if t0 is None or t1 is None:  # (a leg of several paths, or not crossing each channel once)
-            return False
+            return None
+        l0, l1 = self.unit_list(first[0]), self.unit_list(last[0])
+        if l0 is None or l1 is None:  # (a leg of several paths, or not crossing each channel once)
+            return None
         system = self.system
         s0, s1 = system.get(n0), system.get(n1)
         if s0 is None or s1 is None or s0 == s1 or (n0, n1) in self.cache:
-            return False  # (a middle leg ``channel_loads`` answers, or none: left to the router)
+            return None  # (a middle leg ``channel_loads`` answers, or none: left to the router)
         uplinks, uplink = self.router._uplinks, self.router._uplink
         up = uplinks[n0] if n0 in uplinks else uplink(n0)
         if up is None or up != (uplinks[n1] if n1 in uplinks else uplink(n1)):
-            return False
+            return None
         out, into = self.index[(n0, up)], self.index[(up, n1)]
         o0, o1 = first[1], last[1]
-        every = [c + o0 for c in seg.lists[t0]] + [out, into] + [c + o1 for c in seg.lists[t1]]
+        every = [c + o0 for c in l0] + [out, into] + [c + o1 for c in l1]
         if len(set(every)) != len(every):
+            return None
+        return first[0], o0, out, into, last[0], o1, every
+
+    def unit_list(self, route) -> list[int] | None:
+        """A one-path route's channels as a list when its weights are all 1.0 (each channel crossed
+        once, ``Router._single_path_via``'s condition on a leg), else None; remembered per route."""
+        key = id(route.channels)
+        known = self.units.get(key)
+        if known is None or known[0] is not route:
+            ok = len(route.paths) == 1 and self.router._unit_weights(route.weights)
+            known = self.units[key] = (route, route.channels.tolist() if ok else None)
+        return known[1]
+
+    def single_via(self, way: list[str], seg: _Segments) -> bool:
+        """``via_legs`` added to ``seg`` (True), else nothing added (False)."""
+        legs = self.via_legs(way)
+        if legs is None:
             return False
-        seg.add(t0, o0)
+        first, o0, out, into, last, o1, _ = legs
+        seg.add(seg.template(first.channels, first.weights), o0)
         seg.pair(out, into)
-        seg.add(t1, o1)
+        seg.add(seg.template(last.channels, last.weights), o1)
         return True
 
 
@@ -230,3 +246,70 @@ def ring_loads_by_template(plan, router) -> tuple[np.ndarray, np.ndarray]:
                 seg.literal(*hop_loads(router, order, hops, via, k))
             k += 1
     return seg.assemble()
+
+
+class HopRoutes:
+    """The routes of ring hops for the engine, read from the same templates as the ring loads: a hop
+    inside a system wired like another is that system's template route moved by the channel offset
+    (what ``Router.routes`` returns for it), a GPU-NIC-NIC-GPU hop with one path per leg is its two
+    legs' templates and the two channels through the leaf (what ``Router.via`` returns). Each comes
+    as a ``LazyRoute`` with the same channels, weights and latency, whose device paths are asked of
+    the router if someone reads them; None where the router must be asked (then ask it)."""
+
+    def __init__(self, router):
+        self.router = router
+        self.loads = _Loads(router)
+        self._latency: dict[tuple, float] = {}
+        self._known: dict[tuple, object] = {}  # request -> its LazyRoute, or None (ask the router)
+
+    @staticmethod
+    def of(router) -> "HopRoutes":
+        """The router's one instance (its caches serve every run on that router)."""
+        hops = getattr(router, "_hop_routes", None)
+        if hops is None:
+            hops = router._hop_routes = HopRoutes(router)
+        return hops
+
+    def route(self, src: str, dst: str, way: list[str] | None):
+        """The hop's ``LazyRoute`` (one object per request, for the router's life), or None."""
+        key = (src, dst) if way is None else ("via", *way)
+        known = self._known.get(key, self)
+        if known is self:
+            known = self._known[key] = self._route(src, dst, way)
+        return known
+
+    def _route(self, src: str, dst: str, way: list[str] | None):
+        router = self.router
+        if way is None:
+            leg = self.loads.leg(src, dst)
+            if leg is None:
+                return None
+            first, delta = leg
+            return LazyRoute(first.channels + delta, first.weights, first.latency_s, (src, dst),
+                             partial(router.routes, src, dst))
+        legs = self.loads.via_legs(way)
+        if legs is None:
+            # spread over the spines (or anything else): ``via_loads`` gives its arrays, the
+            # router its latency if asked
+            chans, weights = router.via_loads(way)
+            return LazyRoute(chans, weights, None, (way[0], way[-1]), partial(router.via, way))
+        first, _, out, into, last, _, every = legs
+        return LazyRoute(np.array(every, dtype=np.int64), np.ones(len(every)), self._via_latency(first, out, into, last),
+                         (way[0], way[-1]), partial(router.via, way))
+
+    def _via_latency(self, first, out: int, into: int, last) -> float:
+        """``Router._route``'s latency of the one path: its devices' hop latencies, then its channels'
+        latencies, each added in path order. The legs' devices and channels are their template's
+        (the offset check found the same hop and channel latencies), the leaf's its own. Kept per
+        pair of templates (by identity: the router keeps them for its life) and leaf figures."""
+        router = self.router
+        hop, lat = router.fabric.hop_latency, router._channel_latency
+        up = router.channel_ends[out][1]
+        key = (id(first), id(last), hop[up], lat[out], lat[into])
+        value = self._latency.get(key)
+        if value is None:
+            devices = [*first.paths[0], up, *last.paths[0]]
+            channels = [*first.channels.tolist(), out, into, *last.channels.tolist()]
+            value = self._latency[key] = sum(hop[d] for d in devices) + sum(lat[c] for c in channels)
+        return value
+

@@ -53,6 +53,33 @@ class Route:
         return self.paths[0]
 
 
+class LazyRoute(Route):
+    """A ``Route`` whose channels and weights are known (read from a template of a system wired alike)
+    and whose device paths are asked of the router only when someone reads them: ``ask()`` returns the
+    route the router gives for the same request (``routes(a, b)`` or ``via(waypoints)``), so the paths
+    are those, and ``ends`` are their first and last devices. The latency is given, or (None) that
+    route's too. A ring over 16,384 GPUs has 75,000 hops whose paths nobody reads (the engine needs
+    channels; a report asks for a few transfers)."""
+
+    def __init__(self, channels: np.ndarray, weights: np.ndarray, latency_s: float | None, ends: tuple[str, str],
+                 ask):
+        # (a frozen dataclass: its fields are written past its __setattr__)
+        self.__dict__.update(channels=channels, weights=weights, _latency=latency_s, cap_Bps=math.inf, ends=ends,
+                             _ask=ask, _paths=None)
+
+    @property
+    def paths(self) -> tuple[tuple[str, ...], ...]:
+        if self._paths is None:
+            self.__dict__["_paths"] = self._ask().paths
+        return self._paths
+
+    @property
+    def latency_s(self) -> float:
+        if self._latency is None:
+            self.__dict__["_latency"] = self._ask().latency_s
+        return self._latency
+
+
 class _CostAdjacency(dict):
     """``{device: [(neighbour, 1e9 / bundle bandwidth), ...]}`` in the Fabric's adjacency order,
     each device's list made when first read (a search reaches a small part of a large fabric)."""

@@ -22,11 +22,13 @@ import numpy as np
 
 from ..cancel import Cancelled, as_check
 from . import limits
+from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
 from .periods import Dependents, FlowEnds, _Periods
 from .steady import Shortcut, _Now
 from .schedule import Group, Pattern, Progress, Schedule, SimResult  # noqa: F401 (re-exported: the engine's API)
-from .rates import RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes  # noqa: F401 (re-exported)
+from .rates import (RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes,  # noqa: F401 (re-exported)
+                    shapes_of)
 
 
 _MASK64 = (1 << 64) - 1
@@ -53,7 +55,7 @@ class Engine:
     """Runs schedules over a router's channels. ``capacity_scale`` is the share of each channel's
     bytes that are data (a protocol's efficiency: LL moves 8 data bytes in 16)."""
 
-    def __init__(self, router: Router, capacity_scale: float = 1.0, decompose: bool = True):
+    def __init__(self, router: Router, capacity_scale: float = 1.0, decompose: bool = True, templates: bool = True):
         if not 0 < capacity_scale <= 1:
             raise ValueError("capacity_scale must be in (0, 1]")
         self.router = router
@@ -61,26 +63,37 @@ class Engine:
         # network as one, the reference the component-wise solve is tested against).
         self.decompose = decompose
         self.capacity = router.capacity * capacity_scale
-        self._route_ids: dict[tuple, int] = {}
+        self._route_ids: dict[tuple, list[int]] = {}
         self._by_object: dict[tuple[int, float], tuple[int, Route]] = {}  # (id(route), cap) -> id, and the route kept alive
+        # ring hops read from templates of systems wired alike (False: every hop asked of the router,
+        # the reference the templates are tested against); never past a router that answers some
+        # pairs its own way (symmetry's class router)
+        self.templates = templates and isinstance(router, Router)
         self.routes: list[Route] = []
         self.route_ch: list[np.ndarray] = []
         self.route_w: list[np.ndarray] = []
         self.route_cap: list[float] = []
 
-    def _route_id(self, route: Route, cap_Bps: float) -> int:
+    def _route_id(self, route: Route, cap_Bps: float, ends: tuple[str, str] | None = None) -> int:
         """The id of ``route`` limited to ``cap_Bps`` (its cap is kept beside it: no capped copy of
-        the route is made, 75,000 of them on a 16,384-GPU ring)."""
+        the route is made, 75,000 of them on a 16,384-GPU ring). Routes with the same paths and cap
+        share an id; they are looked for among those with the same two ends (``ends``, given for a
+        ``LazyRoute`` whose paths are not built unless another route has its ends)."""
         cap = min(cap_Bps, route.cap_Bps)
-        key = (route.paths, cap)
-        rid = self._route_ids.get(key)
-        if rid is None:
-            rid = len(self.routes)
-            self._route_ids[key] = rid
-            self.routes.append(route)
-            self.route_ch.append(route.channels)
-            self.route_w.append(route.weights)
-            self.route_cap.append(cap)
+        if ends is None:
+            ends = (route.paths[0][0], route.paths[0][-1])
+        key = (ends, cap)
+        alike = self._route_ids.get(key)
+        if alike is not None:
+            for rid in alike:
+                if self.routes[rid] is route or self.routes[rid].paths == route.paths:
+                    return rid
+        rid = len(self.routes)
+        self._route_ids.setdefault(key, []).append(rid)
+        self.routes.append(route)
+        self.route_ch.append(route.channels)
+        self.route_w.append(route.weights)
+        self.route_cap.append(cap)
         return rid
 
     def template(self, pattern: Pattern, is_cancelled=None) -> dict:
@@ -89,18 +102,23 @@ class Engine:
             return pattern._template
         route, latency = [], []
         by_object = self._by_object  # the router hands out one Route object per pair: its id is found once
+        # hops read from templates of systems wired alike (LazyRoute), one object per request
+        hops = HopRoutes.of(self.router) if self.templates and pattern.paths is None else None
+        cap_Bps = pattern.cap_Bps
         for k, (src, dst) in enumerate(pattern.pairs):
             if is_cancelled is not None and k % 64 == 63 and is_cancelled():
                 raise SimulationCancelled()
-            if pattern.paths is not None and pattern.paths[k] is not None:
-                r = self.router.direct(pattern.paths[k])
-            elif pattern.via is not None and pattern.via[k] is not None:
-                r = self.router.via(pattern.via[k])
-            else:
-                r = self.router.routes(src, dst)
-            hit = by_object.get((id(r), pattern.cap_Bps))
+            r = hops.route(src, dst, pattern.via[k] if pattern.via is not None else None) if hops is not None else None
+            if r is None:
+                if pattern.paths is not None and pattern.paths[k] is not None:
+                    r = self.router.direct(pattern.paths[k])
+                elif pattern.via is not None and pattern.via[k] is not None:
+                    r = self.router.via(pattern.via[k])
+                else:
+                    r = self.router.routes(src, dst)
+            hit = by_object.get((id(r), cap_Bps))
             if hit is None:
-                hit = by_object[(id(r), pattern.cap_Bps)] = (self._route_id(r, pattern.cap_Bps), r)
+                hit = by_object[(id(r), cap_Bps)] = (self._route_id(r, cap_Bps, getattr(r, "ends", None)), r)
             route.append(hit[0])
             latency.append(r.latency_s if pattern.latency_s is None else pattern.latency_s)
         pattern._template = {"engine": self, "route": np.asarray(route, dtype=np.int64),
@@ -222,7 +240,7 @@ class Engine:
         if np.isinf(route_cap).all():
             route_cap = None
         used = np.unique(np.concatenate([tpl["route"] for tpl in tpls])) if tpls else np.zeros(0, np.int64)
-        shape = _Shapes(table, used, self.capacity, route_cap, self.router.n_channels, self.decompose)
+        shape = shapes_of(self.router, table, used, self.capacity, route_cap, self.router.n_channels, self.decompose)
         n_comp = shape.n_comp
         route_comp, by_comp, comp_bounds = shape.route_comp, shape.by_comp, shape.bounds
         h1, h2 = shape.h1, shape.h2

@@ -125,28 +125,39 @@ class _Shapes:
         self.route_local = np.zeros(n_routes, dtype=np.int64)
         self.route_local[self.by_comp] = np.arange(len(self.by_comp)) - np.repeat(self.bounds[:-1], np.diff(self.bounds))
         self.ch_local = np.zeros(n_channels, dtype=np.int64)
-        self.comp_ch: list[np.ndarray] = []
         self.comp_class = np.zeros(n_comp, dtype=np.int64)
+        # Every component at once: its routes' entries lie together (by_comp), and a channel belongs to
+        # one component, so ranking channels by their first use over all entries ranks them by first
+        # use within each component (components in ascending order); a component's description is
+        # its slices of a few flat arrays.
+        lens, ch, w = table.gather(self.by_comp)
+        r_bounds = self.bounds
+        e_ends = np.cumsum(lens)
+        e_bounds = np.concatenate([[0], e_ends])[r_bounds]
+        uniq, first = np.unique(ch, return_index=True)
+        order = np.argsort(first, kind="stable")
+        chans_all = uniq[order]
+        comp_of_chan = np.searchsorted(e_bounds, first[order], side="right") - 1
+        c_bounds = np.searchsorted(comp_of_chan, np.arange(n_comp + 1))
+        self.ch_local[chans_all] = np.arange(len(chans_all)) - np.repeat(c_bounds[:-1], np.diff(c_bounds))
+        local = self.ch_local[ch]
+        self.comp_ch: list[np.ndarray] = np.split(chans_all, c_bounds[1:-1]) if n_comp else []
+        b_lens = lens.astype(np.int64).tobytes()
+        b_local = local.astype(np.int64).tobytes()
+        b_w = np.asarray(w, float).tobytes()
+        b_cap = np.asarray(capacity[chans_all], float).tobytes()
+        b_rcap = np.asarray(route_cap[self.by_comp], float).tobytes() if route_cap is not None else None
         classes: dict[bytes, int] = {}
+        rb, eb, cb = (r_bounds * 8).tolist(), (e_bounds * 8).tolist(), (c_bounds * 8).tolist()
         for c in range(n_comp):
-            r = self.by_comp[self.bounds[c]:self.bounds[c + 1]]
-            if not len(r):
-                self.comp_ch.append(np.zeros(0, np.int64))
+            r0, r1 = rb[c], rb[c + 1]
+            if r0 == r1:
                 self.comp_class[c] = classes.setdefault(b"empty", len(classes))
                 continue
-            lens, ch, w = table.gather(r)
-            uniq, first, inv = np.unique(ch, return_index=True, return_inverse=True)
-            rank = np.empty(len(uniq), dtype=np.int64)
-            rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
-            local = rank[inv]
-            chans = np.empty(len(uniq), dtype=np.int64)
-            chans[rank] = uniq
-            self.comp_ch.append(chans)
-            self.ch_local[chans] = np.arange(len(chans))
-            desc = [lens.astype(np.int64).tobytes(), local.astype(np.int64).tobytes(), np.asarray(w, float).tobytes(),
-                    np.asarray(capacity[chans], float).tobytes()]
-            if route_cap is not None:
-                desc.append(np.asarray(route_cap[r], float).tobytes())
+            e0, e1 = eb[c], eb[c + 1]
+            desc = [b_lens[r0:r1], b_local[e0:e1], b_w[e0:e1], b_cap[cb[c]:cb[c + 1]]]
+            if b_rcap is not None:
+                desc.append(b_rcap[r0:r1])
             self.comp_class[c] = classes.setdefault(b"|".join(desc), len(classes))
         self.n_classes = len(classes)
         rng = np.random.default_rng(0x5eed)
@@ -155,6 +166,28 @@ class _Shapes:
         H2 = rng.integers(0, 2**62, size=max(size, 1), dtype=np.int64)
         self.h1 = H1[np.minimum(self.route_local, len(H1) - 1)]
         self.h2 = H2[np.minimum(self.route_local, len(H2) - 1)]
+
+
+def shapes_of(owner, table: RouteTable, used: np.ndarray, capacity: np.ndarray, route_cap: np.ndarray | None,
+              n_channels: int, decompose: bool = True) -> _Shapes:
+    """``_Shapes(...)``, kept on ``owner`` (the router a Simulator's runs share) for the next run
+    whose used routes are the same, element for element (a sweep of sizes with one protocol): what it
+    is built from is the key, compared exactly, not a hash of it. The last two are kept."""
+    lens, ch, w = table.gather(used)
+    parts = [np.asarray([len(table.lens), n_channels, int(decompose), route_cap is not None, len(used), len(ch),
+                         len(capacity)], dtype=np.int64),
+             used, lens, ch, w, capacity]
+    if route_cap is not None:
+        parts.append(route_cap[used])
+    key = b"|".join(np.ascontiguousarray(p).tobytes() for p in parts)
+    kept = owner.__dict__.setdefault("_shapes_kept", {})
+    shape = kept.get(key)
+    if shape is None:
+        shape = _Shapes(table, used, capacity, route_cap, n_channels, decompose)
+        while len(kept) >= 2:
+            kept.pop(next(iter(kept)))
+        kept[key] = shape
+    return shape
 
 
 class _ComponentPatterns:

@@ -33,7 +33,7 @@ from . import symmetry
 from ..heap import paused_gc
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
-from ..analysis.channels import ChannelPlan, group_by_system, nvlinks_per_gpu, plan as plan_channels, ring_rates
+from ..analysis.channels import ChannelPlan, group_by_system, nvlink_counts, plan as plan_channels, ring_rates
 from .engine import Engine, Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
                       CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
@@ -123,7 +123,8 @@ class Simulator(NcclSchedules):
                          for g in self.gpus)
             # time >= S(p-1)/p / inject and >= p S / (2 bisection)
             algbw = min(inject * p / (p - 1), 2 * bis / p) if p > 1 else 0.0
-            systems = group_by_system(self.topo, self.gpus)  # not the channel plan: seconds at 16,384 GPUs
+            # not the channel plan: seconds at 16,384 GPUs
+            systems = group_by_system(self.topo, self.gpus, self.router.system_of)
             if len(systems) > 1:
                 # and every system sends its L GPUs' S (p-L)/p each out through its own NICs, which on
                 # more than two systems is tighter than the bisection (all but 1/N of it leaves)
@@ -167,15 +168,16 @@ class Simulator(NcclSchedules):
     # ---- NCCL's channels, protocols and choice ---------------------------------------------------
     def channel_plan(self) -> ChannelPlan:
         if self._plan is None:
-            systems = group_by_system(self.topo, self.gpus)
+            systems = group_by_system(self.topo, self.gpus, self.router.system_of)
             local = self.rings() if len(systems) == 1 else None
-            self._plan = plan_channels(self.topo, self.gpus, self.router.fabric, local)
+            self._plan = plan_channels(self.topo, self.gpus, self.router.fabric, local, self.router.system_of)
         return self._plan
 
     def plan_bound(self) -> float:
         """Bus bandwidth of NCCL's rings on this topology (every ring direction at once)."""
         if "_plan_bound" not in self._bounds:
-            self._bounds["_plan_bound"] = float(sum(ring_rates(self.channel_plan(), self.router)))
+            # hop by hop: the engine's ring runs on the very routes kept here
+            self._bounds["_plan_bound"] = float(sum(ring_rates(self.channel_plan(), self.router, by_hop=True)))
         return self._bounds["_plan_bound"]
 
     def _nccl_ring_specs(self, proto: str | None, channels: int | None = None) -> list[C.RingSpec]:
@@ -219,7 +221,8 @@ class Simulator(NcclSchedules):
     def _intra_class(self) -> str:
         """'nvlink' when every GPU has NVLink (NCCL's intra-node hardware class), else 'pci'."""
         if "intra" not in self._facts:
-            self._facts["intra"] = "nvlink" if all(nvlinks_per_gpu(self.topo, g) for g in self.gpus) else "pci"
+            counts = nvlink_counts(self.topo)  # (one pass over the links, not one walk per GPU)
+            self._facts["intra"] = "nvlink" if all(counts.get(g, 0) for g in self.gpus) else "pci"
         return self._facts["intra"]
 
     def _cpu_vendor(self) -> str:
@@ -250,14 +253,20 @@ class Simulator(NcclSchedules):
         a GPU's NVLinks; None where a switch cannot reduce or the GPUs see different switches."""
         shares: dict[str, float] | None = None
         fab = self.router.fabric
+        kind, adj, bundles, devices = fab.kind, fab.adj, fab.bundles, self.topo.devices
+        reduces = self._facts.setdefault("reduces", {})  # part id -> does it reduce (a catalog look-up each)
         for g in members:
             links: dict[str, float] = {}
-            for v in fab.adj.get(g, []):
-                if fab.kind.get(v) != "nvswitch":
+            for v in adj.get(g, []):
+                if kind.get(v) != "nvswitch":
                     continue
-                if not _does_reduction(self.topo.part_of(v)):
+                part = devices[v].part
+                ok = reduces.get(part)
+                if ok is None:
+                    ok = reduces[part] = _does_reduction(self.topo.part_of(v))
+                if not ok:
                     return None
-                links[v] = fab.bundle(g, v).bandwidth
+                links[v] = bundles[(g, v) if g <= v else (v, g)].bandwidth
             if not links:
                 return None
             total = sum(links.values())

@@ -122,6 +122,8 @@ def assert_ring_loads_equal_hop_by_hop(topo):
     fc, fw = ring_loads(p, fast_router)
     pc, pw = ring_loads(p, plain_router, fast=False)
     assert fc.tolist() == pc.tolist() and fw.tolist() == pw.tolist()
+    hc, hw = ring_loads(p, Router(topo), by_hop=True)  # each hop's route as the simulator keeps it
+    assert hc.tolist() == pc.tolist() and hw.tolist() == pw.tolist()
     assert ring_rates(p, Router(topo)) == ring_rates(p, plain_router)
 
 
