@@ -1,0 +1,130 @@
+"""NVLink SHARP (NVLS) all-reduce schedules: inside one system (the NVSwitches reduce and multicast)
+and NCCL's NVLS tree across systems (the switches reduce, each GPU's slice crosses a double binary
+tree through its own NIC, the switches multicast the result)."""
+
+from __future__ import annotations
+
+import math
+
+from .collectives import _tree_phase, double_trees, pieces
+from .schedule import Group, Pattern, Schedule
+
+
+def nvls_allreduce(gpus: list[str], switch_shares: dict[str, float], size: float, chunk: float,
+                   latency_s: float | None = None) -> Schedule:
+    """NVLink SHARP all-reduce inside one system: every GPU pushes its data into the NVSwitches, which
+    reduce it (multimem.ld_reduce) and multicast the result back (multimem.st). Each GPU sends and
+    receives its S bytes plus its own 1/P slice once more, spread over the switches in proportion to
+    its NVLinks to each (``switch_shares``, summing to 1)."""
+    p = len(gpus)
+    sched = Schedule([], size, f"NVLS all-reduce over {p} GPUs through {len(switch_shares)} NVSwitch(es)")
+    n, piece = pieces(size * (1 + 1 / p), chunk)
+    last_up: dict[str, int] = {}
+    last_down: dict[str, int] = {}
+    ups = {sw: Pattern([(g, sw) for g in gpus], latency_s=latency_s) for sw in switch_shares}
+    downs = {sw: Pattern([(sw, g) for g in gpus], latency_s=latency_s) for sw in switch_shares}
+    starts = []
+    for j in range(n):
+        starts.append(len(sched.groups))
+        if 2 <= j <= 4 and sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1):
+            break  # the pieces from here on are the last one's images (columns, not objects)
+        for sw, share in switch_shares.items():
+            u = sched.add(Group(f"NVLS reduce {sw} piece {j}", ups[sw], piece * share, (),
+                                (last_up[sw],) if sw in last_up else (),
+                                meta={"phase": "nvls-reduce", "switch": sw, "piece": j}))
+            d = sched.add(Group(f"NVLS multicast {sw} piece {j}", downs[sw], piece * share, (u,),
+                                (last_down[sw],) if sw in last_down else (),
+                                meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
+            last_up[sw], last_down[sw] = u, d
+    return sched
+
+
+def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]], size: float, chunk: float,
+                        intra_latency_s: float, inter_latency_s: float, cap_Bps: float = math.inf,
+                        slots: int = 0) -> Schedule:
+    """NCCL's NVLS tree: in every system the NVSwitches reduce (NVLink SHARP), each GPU then
+    all-reduces its 1/P slice with the GPUs of the same rank in the other systems over a double
+    binary tree through its own NIC, and the switches multicast the result back. ``shares`` gives,
+    per system, each switch's share of a GPU's NVLinks.
+
+    Every connection is a FIFO (a piece leaves it after the previous one), and with ``slots`` > 0 a
+    buffer of that many pieces sits between the switches' reduce and the network: the reduce of piece
+    j waits until the trees have taken piece j - slots (NCCL_STEPS step buffers per connection, a
+    piece being one slice), so the NVLink side cannot run ahead of the network without bound; and
+    likewise every tree connection's receiver: a level runs at most ``slots`` pieces ahead of the
+    level its receiver forwards to."""
+    p = len(systems[0])
+    sched = Schedule([], size, f"NVLS tree all-reduce over {len(systems)} systems of {p} GPUs")
+    n, piece = pieces(size, chunk)
+    ups, downs = {}, {}
+    for s, (members, sh) in enumerate(zip(systems, shares)):
+        for sw in sh:
+            ups[(s, sw)] = Pattern([(g, sw) for g in members], latency_s=intra_latency_s / 2)
+            downs[(s, sw)] = Pattern([(sw, g) for g in members], latency_s=intra_latency_s / 2)
+    rails = [double_trees([[members[i]] for members in systems]) for i in range(p)]
+    # one pattern per (rail, tree, direction, level), shared by every piece's groups
+    shared: dict[tuple[int, int, bool], dict] = {}
+    fifo: dict[tuple[int, int, bool], dict] = {}  # each connection's last group: pieces leave it in order
+    held: dict[tuple[int, int], dict] = {}  # per tree, each level's groups: a receiver's buffers (see _tree_phase)
+    last_join: list[int | None] = [None, None, None]
+    taken: list[int] = []  # per piece: the join of its first network hops (its buffer slot is free again)
+    last_up: dict = {}
+    last_down: dict = {}
+    slice_bytes = piece / p / 2
+    starts = []
+    for j in range(n):
+        starts.append(len(sched.groups))
+        # once the buffers are in their steady use, the pieces from here on are the last one's
+        # images: added as columns rather than built one by one (a 16 GiB run has 4,096 pieces)
+        j0 = max(2, slots + 2)
+        if j0 <= j <= j0 + 2 and sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1):
+            break
+        up_ids = []
+        for (s, sw), pattern in ups.items():
+            # each GPU sends its piece, and receives its reduced 1/P slice back: (1 + 1/P) each way
+            free = (taken[j - slots],) if slots > 0 and j >= slots else ()
+            gid = sched.add(Group(f"NVLS reduce s{s} {sw} piece {j}", pattern, piece * (1 + 1 / p) * shares[s][sw], free,
+                                  (last_up[(s, sw)],) if (s, sw) in last_up else (),
+                                  meta={"phase": "nvls-reduce", "switch": sw, "piece": j}))
+            last_up[(s, sw)] = gid
+            up_ids.append(gid)
+        # the joins are chained too (a zero-time join "sends" at once), so that every group has its
+        # predecessor in a lane and a steady state can be recognised and skipped (see _Periods)
+        joined = sched.add(Group(f"NVLS reduced piece {j}", deps_done=tuple(up_ids),
+                                 deps_sent=(last_join[0],) if last_join[0] is not None else (),
+                                 meta={"phase": "join", "piece": j}))
+        last_join[0] = joined
+        net_ids, first_ids = [], []
+        for i, trees in enumerate(rails):
+            for k, tree in enumerate(trees):
+                label = f"rail {i} tree {k} piece {j}"
+                lanes = fifo.setdefault((i, k, True), {})
+                hold = held.setdefault((i, k), {})
+                # one colour key per rail and tree, not per piece (the replay's legend lists keys)
+                upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
+                                  latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
+                                  patterns=shared.setdefault((i, k, True), {}), lanes=lanes, held=hold, slots=slots,
+                                  key=f"rail {i} tree {k}")
+                first_ids.append(lanes[max(lanes)])  # the deepest level goes first on the way up
+                down = _tree_phase(sched, tree, slice_bytes, slice_bytes, False, 0.0, label, after=upd,
+                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
+                                   patterns=shared.setdefault((i, k, False), {}), lanes=fifo.setdefault((i, k, False), {}),
+                                   held=hold, slots=slots, key=f"rail {i} tree {k}")
+                net_ids.append(down[0])
+        if slots > 0:
+            gone = sched.add(Group(f"trees took piece {j}", deps_done=tuple(first_ids),
+                                   deps_sent=(last_join[2],) if last_join[2] is not None else (),
+                                   meta={"phase": "join", "piece": j}))
+            last_join[2] = gone
+            taken.append(gone)
+        crossed = sched.add(Group(f"trees done piece {j}", deps_done=tuple(net_ids),
+                                  deps_sent=(last_join[1],) if last_join[1] is not None else (),
+                                  meta={"phase": "join", "piece": j}))
+        last_join[1] = crossed
+        for (s, sw), pattern in downs.items():
+            gid = sched.add(Group(f"NVLS multicast s{s} {sw} piece {j}", pattern, piece * (1 + 1 / p) * shares[s][sw],
+                                  (crossed,),
+                                  (last_down[(s, sw)],) if (s, sw) in last_down else (),
+                                  meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
+            last_down[(s, sw)] = gid
+    return sched
