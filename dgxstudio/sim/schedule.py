@@ -50,16 +50,6 @@ class Group:
     meta: dict = field(default_factory=dict)
 
 
-def _next_piece(text: str, piece: int, by: int = 1) -> str:
-    """``text`` with "piece <piece>" made "piece <piece + by>"."""
-    return re.sub(rf"\bpiece {piece}\b", f"piece {piece + by}", text)
-
-
-def _next_meta(meta: dict, piece: int, by: int = 1) -> dict:
-    return {k: (v + by if k == "piece" and v == piece and type(v) is int else
-                _next_piece(v, piece, by) if isinstance(v, str) else v) for k, v in meta.items()}
-
-
 class _Renumber:
     """A text with "piece <j>" in it, cut once, so that the text for another piece is one join."""
 
@@ -70,6 +60,16 @@ class _Renumber:
 
     def __call__(self, piece: int) -> str:
         return f"piece {piece}".join(self.parts)
+
+
+def _next_piece(text: str, piece: int) -> str:
+    """``text`` with "piece <piece>" made "piece <piece + 1>"."""
+    return _Renumber(text, piece)(piece + 1)
+
+
+def _next_meta(meta: dict, piece: int) -> dict:
+    return {k: (v + 1 if k == "piece" and v == piece and type(v) is int else
+                _next_piece(v, piece) if isinstance(v, str) else v) for k, v in meta.items()}
 
 
 class Lanes:
