@@ -34,45 +34,13 @@ class PathInfo:
 
 
 def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
-              allowed: set[str] | None = None) -> tuple[dict[str, float], dict[str, str | None]]:
-    dist: dict[str, float] = {}
-    prev: dict[str, str | None] = {}
-    heap = []
-    for s in sources:
-        heapq.heappush(heap, (fab.hop_latency[s], s, None))
-    remaining = set(targets) if targets else None
-    popped = 0
-    adj, bundles, kind, hop = fab.adj, fab.bundles, fab.kind, fab.hop_latency
-    push, pop = heapq.heappush, heapq.heappop
-    while heap:
-        d, u, p = pop(heap)
-        popped += 1
-        if not popped & 4095:
-            check_cancelled()
-        if u in dist:
-            continue
-        dist[u] = d
-        prev[u] = p
-        if remaining is not None:
-            remaining.discard(u)
-            if not remaining:
-                break
-        if p is not None and kind.get(u) == "gpu":
-            continue
-        for v in adj[u]:
-            if v in dist or (allowed is not None and v not in allowed):
-                continue
-            b = bundles[(u, v) if u <= v else (v, u)]  # fab.bundle(u, v), inlined
-            push(heap, (d + b.latency_s + hop[v], v, u))
-    return dist, prev
-
-
-def _least_pushes_dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None
-                           ) -> tuple[dict[str, float], dict[str, str | None]]:
-    """``_dijkstra`` (no ``allowed``) pushing a node only when it beats the least (distance,
-    predecessor) already pushed for it: the heap pops (d, v, u) in order, so a push that is not below it
-    can never be the first popped for v. The same distances and predecessors, with a fraction of the
-    heap traffic (a large fabric offers most nodes from many neighbours)."""
+              allowed: set[str] | None = None, least_pushes: bool = False
+              ) -> tuple[dict[str, float], dict[str, str | None]]:
+    """Least-latency search from ``sources`` (stopping once every target is reached), entering only
+    ``allowed`` nodes when given. With ``least_pushes`` a node is pushed only when it beats the least
+    (distance, predecessor) already pushed for it: the heap pops (d, v, u) in order, so a push that is
+    not below it can never be the first popped for v. The same distances and predecessors, with a
+    fraction of the heap traffic (a large fabric offers most nodes from many neighbours)."""
     dist: dict[str, float] = {}
     prev: dict[str, str | None] = {}
     pending: dict[str, tuple[float, str]] = {}
@@ -102,12 +70,14 @@ def _least_pushes_dijkstra(fab: Fabric, sources: list[str], targets: set[str] | 
         if p is not None and kind.get(u) == "gpu":
             continue
         for v in adj[u]:
-            if v in dist:
+            if v in dist or (allowed is not None and v not in allowed):
                 continue
-            nd = d + bundles[(u, v) if u <= v else (v, u)].latency_s + hop[v]
-            if (nd, u) < waiting(v, far):
+            nd = d + bundles[(u, v) if u <= v else (v, u)].latency_s + hop[v]  # fab.bundle(u, v), inlined
+            if least_pushes:
+                if not (nd, u) < waiting(v, far):
+                    continue
                 pending[v] = (nd, u)
-                push(heap, (nd, v, u))
+            push(heap, (nd, v, u))
     return dist, prev
 
 
@@ -163,7 +133,7 @@ def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None
     the same order whatever it stops at, so each destination's distance and path are those of a
     search stopping at it."""
     fab = fab or Fabric(topo)
-    dist, prev = _least_pushes_dijkstra(fab, [src], set(dsts))
+    dist, prev = _dijkstra(fab, [src], set(dsts), least_pushes=True)
     out: list[PathInfo | None] = []
     for dst in dsts:
         if dst not in dist:

@@ -98,4 +98,4 @@ def test_least_pushes_search_equals_the_plain_search(make):
     fab = Fabric(topo)
     gpus = [d.id for d in topo.gpus()]
     for src, targets in ((gpus[0], None), (gpus[-1], {gpus[1], gpus[len(gpus) // 2]}), (gpus[3], {gpus[4]})):
-        assert paths._least_pushes_dijkstra(fab, [src], targets) == paths._dijkstra(fab, [src], targets)
+        assert paths._dijkstra(fab, [src], targets, least_pushes=True) == paths._dijkstra(fab, [src], targets)
