@@ -270,6 +270,19 @@ class Schedule:
         else:
             chunk[r].deps_done = tuple(deps)
 
+    def roots(self) -> list[int]:
+        """The groups that wait for nothing, in id order (read from the columns of Lanes as they are)."""
+        out: list[int] = []
+        for chunk, first in zip(self.groups._chunks, self.groups._starts):
+            if isinstance(chunk, Lanes):
+                free = ~(chunk.deps_done >= 0).any(axis=1) & ~(chunk.deps_sent >= 0).any(axis=1)
+                for r, ov in chunk.overrides.items():
+                    free[r] = not ov["deps_done"] and not (chunk.deps_sent[r] >= 0).any()
+                out.extend((np.flatnonzero(free) + first).tolist())
+            else:
+                out.extend(first + i for i, g in enumerate(chunk) if not g.deps_done and not g.deps_sent)
+        return out
+
     def extend(self, other: "Schedule") -> int:
         """Append another schedule's groups (their dependencies shifted along); their first id."""
         offset = len(self.groups)
