@@ -294,9 +294,9 @@ def _blocking_flow(s: int, t: int, out, heads, caps, level, pos, bound: int) -> 
         total += f
 
 
-def _whole_numbers(edges: list[tuple[str, str, float]]) -> tuple[dict[float, int], int]:
-    """Each capacity of ``edges`` as a whole number of 1/scale bytes/s (``_scale``), and the scale."""
-    distinct = {cap for *_, cap in edges}
+def _whole_numbers(capacities) -> tuple[dict[float, int], int]:
+    """Each capacity as a whole number of 1/scale bytes/s (``_scale``), and the scale."""
+    distinct = set(capacities)
     scale = _scale(distinct)
     return {cap: _scaled(cap, scale) for cap in distinct}, scale
 
@@ -304,7 +304,7 @@ def _whole_numbers(edges: list[tuple[str, str, float]]) -> tuple[dict[float, int
 def _exact(edges: list[tuple[str, str, float]], gpus: list[str]) -> Bisection:
     n = len(gpus)
     half = n // 2
-    whole, scale = _whole_numbers(edges)
+    whole, scale = _whole_numbers(cap for *_, cap in edges)
     cut = _ExactCuts([(u, v, whole[cap]) for u, v, cap in edges], gpus)
     best = None
     first, rest = gpus[0], gpus[1:]
@@ -369,27 +369,39 @@ def _coarse_graph(topo: Topology, units: list[list[str]], edges: list[tuple[str,
         members = by_system.get(sid, []) if sid and selected[sid] == len(unit) else unit
         for d in members:
             mapping[d] = name
-    get = mapping.get
-    whole_of, scale = _whole_numbers(edges)
-    coarse: dict[tuple[str, str], float] = {}
-    exact: dict[tuple[str, str], int] = {}
-    for k, (u, v, cap) in enumerate(edges):
-        if not k & 16383:
-            check_cancelled()
-        a, b = get(u, u), get(v, v)
-        if a == b:
-            continue
-        key = (a, b) if (b, a) not in coarse else (b, a)
-        if key in coarse:
-            coarse[key] += cap
-            exact[key] += whole_of[cap]
-        else:
-            coarse[key] = cap
-            exact[key] = whole_of[cap]
+    devices = list(topo.devices)
+    mapped = list(map(mapping.get, devices, devices))  # each device's node: its unit's, or its own
+    nodes = list(dict.fromkeys(mapped))
+    at = {n: i for i, n in enumerate(nodes)}
+    node_of = dict(zip(devices, map(at.__getitem__, mapped)))
+    check_cancelled()
+    firsts, seconds, caps = zip(*edges) if edges else ((), (), ())
+    m = len(caps)
+    first_end = np.fromiter(map(node_of.__getitem__, firsts), dtype=np.int64, count=m)
+    second_end = np.fromiter(map(node_of.__getitem__, seconds), dtype=np.int64, count=m)
+    kept = np.flatnonzero(first_end != second_end)  # an edge inside a unit is no edge of the coarse graph
+    check_cancelled()
+    # Each pair of nodes once, oriented and placed as it first appears; its capacities summed in edge
+    # order (np.bincount adds in array order from 0.0, and 0.0 + c is c: the sums one by one).
+    lo = np.minimum(first_end[kept], second_end[kept])
+    hi = np.maximum(first_end[kept], second_end[kept])
+    _, first_at, inverse = np.unique(lo * max(len(nodes), 1) + hi, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    kept_caps = np.asarray(caps, dtype=float)[kept]
+    sums = np.bincount(inverse, weights=kept_caps, minlength=len(first_at)).tolist()
+    whole_of, scale = _whole_numbers(caps)
+    exact = [0] * len(first_at)
+    for k, cap in zip(inverse.tolist(), kept_caps.tolist()):
+        exact[k] += whole_of[cap]
+    order = np.argsort(first_at, kind="stable")
+    first_edge = kept[first_at[order]]
+    order = order.tolist()
+    pairs = list(zip(map(nodes.__getitem__, first_end[first_edge].tolist()),
+                     map(nodes.__getitem__, second_end[first_edge].tolist())))
     c = nx.Graph()
-    c.add_nodes_from(dict.fromkeys(get(n, n) for n in topo.devices))
-    c.add_edges_from((a, b, {"capacity": cap}) for (a, b), cap in coarse.items())
-    return c, names, [(a, b, cap) for (a, b), cap in exact.items()], scale
+    c.add_nodes_from(nodes)
+    c.add_edges_from((a, b, {"capacity": sums[k]}) for (a, b), k in zip(pairs, order))
+    return c, names, [(a, b, exact[k]) for (a, b), k in zip(pairs, order)], scale
 
 
 def _balanced_split(order: list[int], weights: list[int]) -> tuple[list[int], list[int]]:

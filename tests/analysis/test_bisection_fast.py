@@ -163,7 +163,7 @@ def test_units_wired_to_each_other_directly_are_cut_once():
     edges = [(units[0], units[1], 7.0), (units[1], units[2], 3.0 + 2 ** -20)]
     edges += [(x, y, 5.0) for x, y in zip([units[3], *chain], [*chain, units[4]])]
     edges += [(chain[10], units[5], 2.0 ** 60), (chain[200], units[0], 11.0 / 3), (chain[300], units[2], 2.0 ** 60 + 2 ** 8)]
-    whole_of, scale = B._whole_numbers(edges)
+    whole_of, scale = B._whole_numbers(cap for *_, cap in edges)
     assert scale == (11.0 / 3).as_integer_ratio()[1] == 2 ** 51  # the finest of the capacities
     assert all(whole_of[cap] == Fraction(cap) * scale for *_, cap in edges)
     whole = [(u, v, whole_of[cap]) for u, v, cap in edges]
@@ -174,7 +174,7 @@ def test_units_wired_to_each_other_directly_are_cut_once():
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0])
 def test_a_capacity_that_cannot_be_cut_is_named(bad):
     with pytest.raises(ValueError, match="cannot be cut"):
-        B._whole_numbers([("a", "b", 1.0), ("b", "c", bad)])
+        B._whole_numbers([1.0, bad])
 
 
 class _ReferenceCuts(B._ExactCuts):
