@@ -34,13 +34,18 @@ class PathInfo:
 
 
 def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
-              allowed: set[str] | None = None, least_pushes: bool = False
+              allowed: set[str] | None = None, least_pushes: bool = False, targets_only_gpus: bool = False
               ) -> tuple[dict[str, float], dict[str, str | None]]:
     """Least-latency search from ``sources`` (stopping once every target is reached), entering only
     ``allowed`` nodes when given. With ``least_pushes`` a node is pushed only when it beats the least
     (distance, predecessor) already pushed for it: the heap pops (d, v, u) in order, so a push that is
     not below it can never be the first popped for v. The same distances and predecessors, with a
-    fraction of the heap traffic (a large fabric offers most nodes from many neighbours)."""
+    fraction of the heap traffic (a large fabric offers most nodes from many neighbours).
+
+    With ``targets_only_gpus`` a GPU that is not a target is never pushed: a route ends at a GPU and
+    never passes through one, so such a GPU only ends the search there, and leaving it out of the heap
+    changes no other entry's order. Every other node's distance and predecessor are the same; those
+    GPUs are left out (every GPU of a large cluster, when the caller reads only the targets')."""
     dist: dict[str, float] = {}
     prev: dict[str, str | None] = {}
     pending: dict[str, tuple[float, str]] = {}
@@ -51,6 +56,8 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
         heapq.heappush(heap, (hop[s], s, None))
         pending[s] = min(pending.get(s, far), (hop[s], ""))
     remaining = set(targets) if targets else None
+    if targets_only_gpus and remaining is None:
+        raise ValueError("targets_only_gpus needs the targets")
     popped = 0
     adj, bundles, kind = fab.adj, fab.bundles, fab.kind
     push, pop, waiting = heapq.heappush, heapq.heappop, pending.get
@@ -71,6 +78,8 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
             continue
         for v in adj[u]:
             if v in dist or (allowed is not None and v not in allowed):
+                continue
+            if targets_only_gpus and v not in remaining and kind.get(v) == "gpu":
                 continue
             nd = d + bundles[(u, v) if u <= v else (v, u)].latency_s + hop[v]  # fab.bundle(u, v), inlined
             if least_pushes:
@@ -133,7 +142,7 @@ def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None
     the same order whatever it stops at, so each destination's distance and path are those of a
     search stopping at it."""
     fab = fab or Fabric(topo)
-    dist, prev = _dijkstra(fab, [src], set(dsts), least_pushes=True)
+    dist, prev = _dijkstra(fab, [src], set(dsts), least_pushes=True, targets_only_gpus=True)
     out: list[PathInfo | None] = []
     for dst in dsts:
         if dst not in dist:

@@ -99,3 +99,21 @@ def test_least_pushes_search_equals_the_plain_search(make):
     gpus = [d.id for d in topo.gpus()]
     for src, targets in ((gpus[0], None), (gpus[-1], {gpus[1], gpus[len(gpus) // 2]}), (gpus[3], {gpus[4]})):
         assert paths._dijkstra(fab, [src], targets, least_pushes=True) == paths._dijkstra(fab, [src], targets)
+
+
+@pytest.mark.parametrize("make", CASES[:2] + CASES[-2:])
+def test_a_search_that_skips_gpus_other_than_its_targets_keeps_every_other_figure(make):
+    """path_latencies' search never pushes a GPU it does not look for (a route only ends at one): every
+    other node's distance and predecessor are the plain search's, and no other GPU is reached."""
+    topo = make()
+    fab = Fabric(topo)
+    gpus = [d.id for d in topo.gpus()]
+    for src, targets in ((gpus[0], {gpus[len(gpus) // 2], gpus[-1]}), (gpus[-1], {gpus[1]}),
+                         (gpus[3], {gpus[4], gpus[3]})):
+        dist, prev = paths._dijkstra(fab, [src], targets, least_pushes=True, targets_only_gpus=True)
+        plain_dist, plain_prev = paths._dijkstra(fab, [src], targets)
+        kept = {n for n in plain_dist if not fab.is_gpu(n) or n in targets or n == src}
+        assert set(dist) == kept
+        assert dist == {n: plain_dist[n] for n in kept} and prev == {n: plain_prev[n] for n in kept}
+    with pytest.raises(ValueError):
+        paths._dijkstra(fab, [gpus[0]], None, targets_only_gpus=True)
