@@ -210,8 +210,12 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     # (the figures of _dijkstra over network_nodes - (ends - sources), with the same sums in the same order).
     passable = network_nodes - ends
     bundles, hop = fab.bundles, fab.hop_latency
+    reps = list(classes.values())
+    # the nodes a search enters, and the classes' own dead-end NICs, which start their searches
+    # (no other dead-end NIC is ever expanded)
+    expanded = itertools.chain(passable, (t for s in reps for t in nics_of[s] if t in ends))
     net_adj = {u: [(v, bundles[(u, v) if u <= v else (v, u)].latency_s, hop[v]) for v in fab.adj[u] if v in passable]
-               for u in network_nodes}
+               for u in expanded}
     net_gpus = {n for n in network_nodes if fab.is_gpu(n)}
     step_switches = sorted({step[2] for step in end_steps})
     switch_index = {sw: i for i, sw in enumerate(step_switches)}
@@ -270,7 +274,6 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
             cur = prev[cur]
         return hops
 
-    reps = list(classes.values())
     if len(reps) < BATCH_CLASSES:  # a search or two: the figures straight from them
         worst = (-1.0, None, 0)
         best_any = float("inf")
