@@ -142,7 +142,13 @@ def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None
     the same order whatever it stops at, so each destination's distance and path are those of a
     search stopping at it."""
     fab = fab or Fabric(topo)
-    dist, prev = _dijkstra(fab, [src], set(dsts), least_pushes=True, targets_only_gpus=True)
+    system_of = system_map(topo)
+    # Systems hanging off the rest of the fabric by one device (all their NICs on one leaf) hold no
+    # route to anything outside them: a route in would leave by the same device, already settled.
+    # Unless they hold an end, the search need not enter them.
+    ends = {system_of.get(n) for n in (src, *dsts)}
+    dist, prev = _dijkstra(fab, [src], set(dsts), allowed=_outside_hanging_systems(fab, system_of, ends),
+                           least_pushes=True, targets_only_gpus=True)
     out: list[PathInfo | None] = []
     for dst in dsts:
         if dst not in dist:
@@ -154,6 +160,37 @@ def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None
         path.reverse()
         out.append(PathInfo(src, dst, dist[dst], len(path) - 1, path))
     return out
+
+
+class _Outside:
+    """The nodes a search may enter: all but the devices of ``hanging`` systems (``in`` only)."""
+
+    def __init__(self, system_of: dict[str, str | None], hanging: set[str]):
+        self.system_of, self.hanging = system_of, hanging
+
+    def __contains__(self, node: str) -> bool:
+        return self.system_of.get(node) not in self.hanging
+
+
+def _outside_hanging_systems(fab: Fabric, system_of: dict[str, str | None], keep: set) -> _Outside | None:
+    """The nodes outside every system (other than those in ``keep``) whose devices reach the rest of
+    the fabric through one device alone, or None when there is no such system."""
+    reach: dict[str, set[str] | None] = {}  # system -> the devices outside it that its devices touch
+    adj = fab.adj
+    for k, (d, sid) in enumerate(system_of.items()):
+        if not k & 16383:
+            check_cancelled()
+        if sid is None or sid in keep:
+            continue
+        out = reach.get(sid, set())
+        if out is None:
+            continue
+        for nb in adj.get(d, ()):
+            if system_of.get(nb) != sid:
+                out.add(nb)
+        reach[sid] = out if len(out) <= 1 else None
+    hanging = {sid for sid, out in reach.items() if out is not None and len(out) == 1}
+    return _Outside(system_of, hanging) if hanging else None
 
 
 @dataclass
