@@ -222,38 +222,38 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     if len(order) < 2:
         return None
     owner = {n: s for s, ns in nics_of.items() for n in ns}
+    kind, adj, bundles, hop = fab.kind, fab.adj, fab.bundles, fab.hop_latency
+    # each network NIC's network neighbours, in adjacency order
+    net_nbrs = {n: [nb for nb in adj[n] if nb in network_nodes] for n in network_nodes if kind.get(n) == "nic"}
     # Systems wired the same way to the same switches see the same network: one search per class.
     classes: dict[tuple, str] = {}
     for k, s in enumerate(order):
         if not k & 255:
             check_cancelled()
-        sig = tuple(sorted((nb, round(fab.hop_latency[n] + fab.bundle(n, nb).latency_s, 15))
-                           for n in nics_of[s] for nb in fab.adj[n] if nb in network_nodes and fab.kind.get(nb) != "nic"))
+        sig = tuple(sorted((nb, round(hop[n] + bundles[(n, nb) if n <= nb else (nb, n)].latency_s, 15))
+                           for n in nics_of[s] for nb in net_nbrs[n] if kind.get(nb) != "nic"))
         classes.setdefault(sig, s)
     # A NIC with one network link is a dead end: search the switches (and any NIC that can carry
     # traffic through, with two or more network links) only, then step to each end NIC from its switch.
     # The figures are those of a search over every network node: links here add a latency and every
     # device a positive hop latency, so ties pop in (distance, id) order either way.
-    net_degree = {n: sum(1 for nb in fab.adj[n] if nb in network_nodes) for n in network_nodes
-                  if fab.kind.get(n) == "nic"}
-    ends = {n for n, k in net_degree.items() if k == 1}
+    ends = {n for n, nbs in net_nbrs.items() if len(nbs) == 1}
     end_steps = []  # (NIC, its system, its switch, link latency, NIC hop latency), in a fixed order
     for t in sorted(ends):
         if owner.get(t) is None:
             continue
-        sw = next(nb for nb in fab.adj[t] if nb in network_nodes)
-        end_steps.append((t, owner[t], sw, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
+        sw = net_nbrs[t][0]
+        end_steps.append((t, owner[t], sw, bundles[(sw, t) if sw <= t else (t, sw)].latency_s, hop[t]))
     # The network once, without the dead-end NICs: each class's search then visits switches only
     # (the figures of _dijkstra over network_nodes - (ends - sources), with the same sums in the same order).
     passable = network_nodes - ends
-    bundles, hop = fab.bundles, fab.hop_latency
     reps = list(classes.values())
     # the nodes a search enters, and the classes' own dead-end NICs, which start their searches
     # (no other dead-end NIC is ever expanded)
     expanded = itertools.chain(passable, (t for s in reps for t in nics_of[s] if t in ends))
-    net_adj = {u: [(v, bundles[(u, v) if u <= v else (v, u)].latency_s, hop[v]) for v in fab.adj[u] if v in passable]
+    net_adj = {u: [(v, bundles[(u, v) if u <= v else (v, u)].latency_s, hop[v]) for v in adj[u] if v in passable]
                for u in expanded}
-    net_gpus = {n for n in network_nodes if fab.is_gpu(n)}
+    net_gpus = {n for n in network_nodes if kind.get(n) == "gpu"}
     step_switches = sorted({step[2] for step in end_steps})
     switch_index = {sw: i for i, sw in enumerate(step_switches)}
     systems_seen = sorted({step[1] for step in end_steps})
