@@ -16,8 +16,9 @@ whole cluster.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import compress, count
 
+from ..heap import paused_gc
 from .events import ModelEvent
 from .topology import Device, Group, Link, ModelError, Topology
 
@@ -49,10 +50,12 @@ class Removal:
 
 
 def _where(table: dict, keys: set) -> list[tuple[int, str]]:
-    """(index, key) of the keys, in the table's order (one pass over the table)."""
+    """(index, key) of the keys, in the table's order: one pass over the table, in C (map and compress),
+    a few milliseconds for the links of a 2,048-system cluster."""
     if not keys:
         return []
-    return [(i, k) for i, k in enumerate(table) if k in keys]
+    hits = list(map(keys.__contains__, table))
+    return list(zip(compress(count(), hits), compress(table, hits)))
 
 
 def _take(items: list, keys: set) -> list[tuple[int, str]]:
@@ -65,19 +68,21 @@ def _take(items: list, keys: set) -> list[tuple[int, str]]:
 
 def _insert(table: dict, entries: list[tuple[int, str, object]]) -> None:
     """Insert (index, key, value) entries, ascending by index, so each ends at its index; the table is
-    changed in place (others may hold it). Entries past the end are simply appended."""
+    changed in place (others may hold it). Entries past the end are simply appended. Keys and values
+    are listed apart: a list of 150,000 new (key, value) pairs would start full collections of a large
+    heap."""
     if not entries:
         return
-    first = entries[0][0]
-    if first < len(table):
-        tail = list(islice(table.items(), first, None))
-        for k, _v in tail:
-            del table[k]
-    else:
-        tail = []
-    for i, k, v in entries:   # positions in the final order, counted from ``first``
-        tail.insert(i - first, (k, v))
-    table.update(tail)
+    if entries[0][0] >= len(table):
+        table.update((k, v) for _i, k, v in entries)
+        return
+    keys, values = list(table), list(table.values())
+    for i, k, v in entries:
+        keys.insert(i, k)
+        values.insert(i, v)
+    with paused_gc():
+        table.clear()
+        table.update(zip(keys, values))
 
 
 def remove(topo: Topology, ids) -> Removal:
