@@ -108,6 +108,14 @@ def edits(label: str, topo, gpu: str, other_gpu: str, block_select, link_pair) -
     out: dict = {}
     checks = []
 
+    def shot(name):
+        folder = os.environ.get("DGXSTUDIO_SCREENSHOTS")
+        if folder:
+            for _ in range(20):   # what opens on the next turns (the system drawn again) included
+                app.processEvents()
+                time.sleep(0.01)
+            window.grab().save(os.path.join(folder, f"edit_{label}_{name}.png"))
+
     def state():
         return fileio.dumps(topo) if hasattr(fileio, "dumps") else None
 
@@ -115,9 +123,12 @@ def edits(label: str, topo, gpu: str, other_gpu: str, block_select, link_pair) -
     grab_device(window, app, gpu)
     before = state()
     window.scene.select_ids([gpu])
+    shot("0-before")
     timed(app, "delete device", lambda: key(window, Qt.Key.Key_Delete), out)
+    shot("1-deleted")
     after = state()
     timed(app, "undo delete device", lambda: undo(window), out)
+    shot("2-undone")
     checks.append(("undo delete device", state() == before))
     timed(app, "redo delete device", lambda: redo(window), out)
     checks.append(("redo delete device", state() == after))
@@ -156,9 +167,6 @@ def edits(label: str, topo, gpu: str, other_gpu: str, block_select, link_pair) -
     timed(app, "redo add link", lambda: redo(window), out)
     checks.append(("redo add link", state() == after))
     out["checks"] = checks
-    shots = os.environ.get("DGXSTUDIO_SCREENSHOTS")
-    if shots:
-        window.grab().save(os.path.join(shots, f"edit_{label}.png"))
     dispose(window, app)
     return out
 
