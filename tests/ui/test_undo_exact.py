@@ -113,3 +113,55 @@ def test_a_gb200_tray_deleted_with_its_devices_undoes_exactly(make_window, qtbot
     box = w.scene.group_items[tray.id]
     start = w.view.mapFromScene(box.sceneBoundingRect().center() + QPointF(0, 5))
     check_undo_redo(w, qtbot, lambda: drag(w.view, start, start + QPoint(50, 30)))
+
+
+def drawn(scene) -> tuple:
+    """What the canvas shows: device boxes and where, group boxes (collapsed or not), links by what they stand for."""
+    return ({d: (round(i.pos().x(), 3), round(i.pos().y(), 3)) for d, i in scene.device_items.items()},
+            {g: (i.collapsed, round(i.pos().x(), 3), round(i.pos().y(), 3)) for g, i in scene.group_items.items()},
+            sorted(i.key for i in scene.link_items), sorted(scene.items_by_link))
+
+
+def test_group_edits_change_only_their_items_and_draw_what_a_rebuild_draws(make_window, qtbot):
+    w = make_window("gb200-nvl72")
+    topo, scene = w.document.topology, w.scene
+    rebuilt = []
+    scene.rebuilt.connect(lambda: rebuilt.append(1))
+    tray = next(g for g in topo.groups.values() if g.kind == "tray" and g.id in topo.layout.collapsed)
+    others = {g: i for g, i in scene.group_items.items() if g not in (tray.id, tray.parent)}
+
+    def same_as_rebuild():
+        shown = drawn(scene)
+        scene.rebuild()
+        assert drawn(scene) == shown
+        rebuilt.clear()
+
+    def toggle(gid):
+        box = scene.group_items[gid]
+        at = w.view.mapFromScene(box.mapToScene(box.toggle_rect().center()))
+        qtbot.mouseClick(w.view.viewport(), Qt.MouseButton.LeftButton, pos=at)
+        qtbot.wait(10)
+
+    w.view.centerOn(scene.group_items[tray.id])
+    qtbot.wait(10)
+    toggle(tray.id)   # expand: its devices drawn, its bundles replaced by links
+    assert tray.id not in topo.layout.collapsed and all(d in scene.device_items for d in tray.devices)
+    assert not rebuilt and all(scene.group_items[g] is i for g, i in others.items())
+    same_as_rebuild()
+    others = {g: i for g, i in scene.group_items.items() if g not in (tray.id, tray.parent)}
+    scene.clearSelection()
+    scene.group_items[tray.id].setSelected(True)
+    qtbot.keyClick(w.view, Qt.Key.Key_Delete)   # the tray with its devices
+    qtbot.wait(10)
+    assert tray.id not in scene.group_items and not any(d in scene.device_items for d in tray.devices)
+    assert not rebuilt and all(scene.group_items[g] is i for g, i in others.items())
+    same_as_rebuild()
+    others = dict(scene.group_items)
+    undo(w, qtbot)
+    assert tray.id in scene.group_items and not rebuilt
+    assert all(scene.group_items[g] is i for g, i in others.items() if g != tray.parent)
+    same_as_rebuild()
+    undo(w, qtbot)   # collapsed again
+    assert scene.group_items[tray.id].collapsed and not any(d in scene.device_items for d in tray.devices)
+    assert not rebuilt
+    same_as_rebuild()
