@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from dgxstudio.model import dumps
+from dgxstudio.model import dumps, removal
 from dgxstudio.model.commands import AddItems, Macro, RemoveItems
 from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.model.presets import load_preset
@@ -46,8 +46,17 @@ def roundtrip(topo, command):
     assert dumps(topo) == before
 
 
+@pytest.fixture(params=["kept tables", "re-inserted"])
+def tables(request, monkeypatch):
+    """Undo both ways: from the copies of the tables kept for the last removals, and by re-inserting
+    entries at their places (older removals, whose copies were dropped)."""
+    if request.param == "re-inserted":
+        monkeypatch.setattr(removal, "KEEP_TABLES", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("seed", range(12))
-def test_random_deletes_in_a_cluster_undo_exactly(seed):
+def test_random_deletes_in_a_cluster_undo_exactly(seed, tables):
     topo = build_fat_tree(16, "dgx-h100", rail_optimized=True)
     rng = random.Random(seed)
     ids = (rng.sample(list(topo.devices), rng.randint(1, 40)) + rng.sample(list(topo.links), rng.randint(0, 30))
@@ -56,13 +65,13 @@ def test_random_deletes_in_a_cluster_undo_exactly(seed):
     roundtrip(topo, RemoveItems(ids))
 
 
-def test_a_whole_system_with_its_group_undoes_exactly():
+def test_a_whole_system_with_its_group_undoes_exactly(tables):
     topo = build_fat_tree(16, "dgx-h100", rail_optimized=True)
     system = next(g for g in topo.groups.values() if g.kind == "system")
     roundtrip(topo, RemoveItems([system.id, *topo.devices_in_group(system.id)]))
 
 
-def test_nested_groups_and_their_positions_undo_exactly():
+def test_nested_groups_and_their_positions_undo_exactly(tables):
     topo = load_preset("gb200-nvl72")
     trays = [g.id for g in topo.groups.values() if g.parent is not None][:3]
     parent = topo.groups[trays[0]].parent
@@ -88,7 +97,7 @@ def test_a_failed_add_leaves_nothing_behind():
     assert dumps(topo) == before
 
 
-def test_delete_then_add_in_one_step_undoes_exactly():
+def test_delete_then_add_in_one_step_undoes_exactly(tables):
     topo = load_preset("dgx-a100")
     gpu = next(d.id for d in topo.devices.values() if d.kind == "gpu")
     roundtrip(topo, Macro([RemoveItems([gpu]), AddItems([Device(gpu, "gpu", topo.devices[gpu].part, "again")])], "two"))
@@ -104,3 +113,16 @@ def test_removal_names_what_it_removed():
     (batch,) = seen
     named = {(e.kind, e.ids[0]) for e in batch.detail["events"]}
     assert named == {("device_removed", gpu), *(("link_removed", lid) for lid in links)}
+
+
+def test_only_the_last_removals_keep_copies_of_the_tables():
+    topo = load_preset("dgx-a100")
+    commands = [RemoveItems([lid]) for lid in list(topo.links)[:removal.KEEP_TABLES + 3]]
+    before = dumps(topo)
+    for c in commands:
+        c.do(topo)
+    kept = [c._removed.tables is not None for c in commands]
+    assert kept == [False] * 3 + [True] * removal.KEEP_TABLES
+    for c in reversed(commands):
+        c.undo(topo)
+    assert dumps(topo) == before
