@@ -137,9 +137,12 @@ def edits(label: str, topo, gpu: str, other_gpu: str, block_select, link_pair) -
     # delete a block
     ids = block_select(window)
     before = state()
+    shot("3-block-selected")
     timed(app, "delete block", lambda: key(window, Qt.Key.Key_Delete), out)
+    shot("4-block-deleted")
     after = state()
     timed(app, "undo delete block", lambda: undo(window), out)
+    shot("5-block-undone")
     checks.append(("undo delete block", state() == before))
     timed(app, "redo delete block", lambda: redo(window), out)
     checks.append(("redo delete block", state() == after))
