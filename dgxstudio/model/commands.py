@@ -84,7 +84,7 @@ class AddItems(Command):
             new_groups = [g for g in added if g in topo.groups]
             for gid in new_groups:
                 topo.layout.positions.pop(gid, None)   # (a new group's place goes with it)
-            remove(topo, [i for i in added if i not in topo.groups] + new_groups[::-1])
+            remove(topo, [i for i in added if i not in topo.groups] + new_groups[::-1], keep_tables=False)
             for gid, xy in positions.items():
                 if xy is None:
                     topo.layout.positions.pop(gid, None)

@@ -105,10 +105,11 @@ def _insert(table: dict, entries: list[tuple[int, str, object]]) -> None:
         table.update(zip(keys, values))
 
 
-def remove(topo: Topology, ids) -> Removal:
+def remove(topo: Topology, ids, keep_tables: bool = True) -> Removal:
     """Delete links, devices (with their links) and groups (their members and child groups move up to
     the parent), as ``Topology.remove_link``, ``remove_device`` and ``remove_group`` would; returns
-    the record to put them back. Unknown ids are skipped."""
+    the record to put them back. Unknown ids are skipped. ``keep_tables=False``: no copies of the
+    tables for a quick ``put_back`` (for a removal that will not be put back)."""
     ids = list(dict.fromkeys(ids))
     rec = Removal()
     emit = topo.events.emit
@@ -118,7 +119,7 @@ def remove(topo: Topology, ids) -> Removal:
         link_ids.update(lk.id for lk in topo.links_of(d))
     placed = any(g in topo.layout.positions for g in ids if g in topo.groups)
     names = [n for n, used in (("links", link_ids), ("devices", dead), ("positions", dead or placed)) if used]
-    if names:
+    if names and keep_tables:
         _keep_tables(topo, rec, names)
     with topo.events.batch():
         if link_ids:
