@@ -395,23 +395,6 @@ class Topology:
         self.events.emit(ModelEvent("collapsed", (group_id,), {"collapsed": collapsed}))
         return was
 
-    def snapshot(self) -> dict:
-        """Enough to put the document back exactly as it is (order included), sharing unchanged objects."""
-        return {"devices": dict(self.devices), "links": dict(self.links),
-                "groups": {k: copy.deepcopy(g) for k, g in self.groups.items()},
-                "positions": dict(self.layout.positions), "collapsed": set(self.layout.collapsed),
-                "name": self.name, "description": self.description}
-
-    def restore(self, snap: dict) -> None:
-        self.devices = dict(snap["devices"])
-        self.links = dict(snap["links"])
-        self.groups = {k: copy.deepcopy(g) for k, g in snap["groups"].items()}
-        self.layout.positions = dict(snap["positions"])
-        self.layout.collapsed = set(snap["collapsed"])
-        self.name, self.description = snap["name"], snap["description"]
-        self._invalidate()
-        self.events.emit(ModelEvent("reset"))
-
     def state_key(self) -> tuple:
         """Moves with every edit (each emits an event), a rename or a new description included."""
         return (self.events.revision, self.name, self.description, len(self.devices), len(self.links), len(self.groups))
