@@ -389,6 +389,12 @@ class Simulator(NcclSchedules):
 
     def _hierarchical(self, size: float) -> Schedule:
         chains = self._system_chains()
+        router = self.router
+        if router.spread == "even":
+            # every system's channel offset checked together, in the order the engine reaches them
+            # (as the ring bound does for its rings), not one system at a time as hops ask
+            system = router.system_of
+            router.offsets_in_bulk([sid for c in chains if (sid := system.get(c[0])) is not None])
         return C.hierarchical(chains, [C.RingSpec(c) for c in chains], size, self.options.chunk,
                               self.options.reduce_s_per_byte)
 

@@ -4,6 +4,8 @@
   give the engine the same route ids, channels, weights, latencies and paths as asking the router
   hop by hop, hence the same simulated time, busbw and bottlenecks (compared with ``==``), also on a
   cluster with one system changed by hand, where that system's hops are not read from a template.
+- Hierarchical's ring across systems, asked without waypoints, is read as the via hop through each
+  GPU's own NIC, with even or hashed spreading and with PXN (asked of the router) alike.
 - A ``LazyRoute`` and a route the router builds for the same hop share one route id.
 - The components' shapes worked out all at once equal those worked out component by component, and a
   second run of one Simulator with the same routes reuses them.
@@ -64,14 +66,20 @@ def test_ring_hops_from_templates_equal_the_router_hop_by_hop(alter, algorithm, 
     assert _summary(plain) == summary
 
 
-@pytest.mark.parametrize("options", [{"spread": "hash"}, {"pxn": True}], ids=["hash", "pxn"])
-def test_ring_hops_with_hashed_routes_or_pxn_equal_the_router_hop_by_hop(options, monkeypatch):
+@pytest.mark.parametrize("algorithm", ["ring", "hierarchical"])
+@pytest.mark.parametrize("options", [{"spread": "hash"}, {"pxn": True}, {}], ids=["hash", "pxn", "even"])
+def test_ring_hops_with_hashed_routes_or_pxn_equal_the_router_hop_by_hop(options, algorithm, monkeypatch):
     topo = build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8)  # hops between leaves, over spines
-    fast = _run(topo, "ring", 2**24, **options)
-    assert any(isinstance(r, LazyRoute) for r in fast.sim.routes)
+    fast = _run(topo, algorithm, 2**24, **options)
+    lazy = [r for r in fast.sim.routes if isinstance(r, LazyRoute)]
+    assert lazy
+    if algorithm == "hierarchical" and not options.get("pxn"):
+        # its ring across systems, asked without waypoints, read as the via hops of the GPUs' own NICs
+        across = [r for r in lazy if topo.system_of(r.ends[0]) != topo.system_of(r.ends[1])]
+        assert len(across) == 40
     summary = _summary(fast)
     _general_hops(monkeypatch)
-    assert _summary(_run(build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8), "ring", 2**24,
+    assert _summary(_run(build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8), algorithm, 2**24,
                          **options)) == summary
 
 
