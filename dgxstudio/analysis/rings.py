@@ -401,7 +401,7 @@ def _rail_rings(topo: Topology, gpus: list[str], achievable: bool, fabric: Fabri
     from .routing import Router, RoutingError
 
     router = Router(topo, achievable=achievable, fabric=fabric)
-    p = plan(topo, gpus, router.fabric, None)
+    p = plan(topo, gpus, router.fabric, None, router=router)
     if not p.rings:
         return None
     try:

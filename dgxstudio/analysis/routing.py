@@ -144,6 +144,8 @@ class Router(SwitchRoutes, TemplateLoads):
         self._route_inner: dict[tuple[str, str], set[str]] = {}  # switch pairs: every least-cost path's inner devices
         self._spread_reps: dict[tuple, tuple[str, str]] = {}      # see _twin_spread
         self._spread_patches: dict[tuple[str, str], tuple] = {}   # see _spread_patch
+        self._local: tuple | None = None                          # see _local_tables
+        self._local_lists: dict[str, tuple] = {}                  # see _local_list
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths

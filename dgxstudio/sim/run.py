@@ -170,7 +170,8 @@ class Simulator(NcclSchedules):
         if self._plan is None:
             systems = group_by_system(self.topo, self.gpus, self.router.system_of)
             local = self.rings() if len(systems) == 1 else None
-            self._plan = plan_channels(self.topo, self.gpus, self.router.fabric, local, self.router.system_of)
+            self._plan = plan_channels(self.topo, self.gpus, self.router.fabric, local, self.router.system_of,
+                                       self.router)
         return self._plan
 
     def plan_bound(self) -> float:

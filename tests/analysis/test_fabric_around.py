@@ -68,3 +68,61 @@ def test_nvlink_between_two_systems_brings_both_in():
     _same_as_whole(part, whole)
     assert Fabric.around(topo, {"nvlink"}, systems[first], limit=len(part.adj) - 1) is None
     assert _rings(system_rings(topo, systems)) == _rings(system_rings(topo, systems, nv=whole))
+
+
+# ---- the GPUs nearest each NIC, once per class of systems wired alike ---------------------------
+
+NIC_ALTERATIONS = ["none", "missing-link", "moved-gpu", "nic-role", "unplugged-nic", "leak", "subset"]
+
+
+def _nic_cluster(alter):
+    """12 DGX H100 (rail-optimized) with one system changed where the NICs' nearest GPUs are found."""
+    topo, odd = _odd_system_cluster(alter if alter in ALTERATIONS else "none")
+    p = odd.removesuffix("system")
+    links = {(lk.a, lk.b): lk for lk in topo.links.values()}
+    gpus = [d.id for d in topo.gpus()]
+    if alter == "moved-gpu":  # gpu0 under the second PCIe switch: ib0's nearest GPU is gpu1 alone
+        links[(p + "gpu0", p + "pcie0")].b = p + "pcie1"
+    elif alter == "nic-role":
+        topo.devices[p + "ib2"].properties["role"] = "storage"
+    elif alter == "unplugged-nic":
+        del topo.links[next(lk.id for (a, _), lk in links.items() if a == p + "ib3" and "leaf" in lk.b)]
+    elif alter == "leak":  # a PCIe link out of the system: its NICs' searches may leave it
+        sids = sorted({topo.system_of(g) for g in gpus})
+        other = sids[sids.index(odd) + 1].removesuffix("system")
+        topo.links["odd-leak"] = Link("odd-leak", p + "pcie0", other + "pcie0", "PCIe5")
+    elif alter == "subset":
+        gpus = [g for g in gpus if g != p + "gpu1"]
+    topo._links_by_device = None
+    return topo, odd, gpus
+
+
+def _plan_fields(p):
+    return (p.systems, p.rings, p.hops, p.channels, p.rails, p.via, p.tree_chains, p.notes)
+
+
+@pytest.mark.parametrize("alter", NIC_ALTERATIONS)
+def test_nic_gpus_per_class_equal_those_searched_system_by_system(alter):
+    from dgxstudio.analysis.channels import _nic_gpus, group_by_system, nic_gpus_per_system, plan
+    from dgxstudio.analysis.routing import Router
+
+    topo, odd, gpus = _nic_cluster(alter)
+    router = Router(topo)
+    systems = group_by_system(topo, gpus, router.system_of)
+    searched = [_nic_gpus(topo, router.fabric, m) for m in systems]
+    assert nic_gpus_per_system(topo, router.fabric, systems, router) == searched
+    assert nic_gpus_per_system(topo, router.fabric, systems) == searched
+    twins = [router.local_twin(router.system_of[m[0]], topo) for m in systems]
+    assert sum(t is not None for t in twins) >= 10  # the shortcut answers the systems wired alike
+    if alter != "none":
+        at = [router.system_of[m[0]] for m in systems].index(odd)
+        first = router.system_of[systems[0][0]]
+        renamed = [(a.replace(first.removesuffix("system"), odd.removesuffix("system")),
+                    b.replace(first.removesuffix("system"), odd.removesuffix("system"))) for a, b in searched[0]]
+        if alter not in ("missing-link", "leak"):  # (these two change nothing the NICs see, but are not read)
+            assert searched[at] != renamed  # the odd system's answer is its own
+        assert twins[at] is None or alter == "subset"
+        if alter == "leak":
+            assert twins[at + 1] is None
+    whole = plan(topo, gpus, Router(topo).fabric, None)
+    assert _plan_fields(plan(topo, gpus, router.fabric, None, router=router)) == _plan_fields(whole)
