@@ -126,3 +126,15 @@ def test_nic_gpus_per_class_equal_those_searched_system_by_system(alter):
             assert twins[at + 1] is None
     whole = plan(topo, gpus, Router(topo).fabric, None)
     assert _plan_fields(plan(topo, gpus, router.fabric, None, router=router)) == _plan_fields(whole)
+
+
+@pytest.mark.parametrize("alter", NIC_ALTERATIONS)
+def test_each_gpus_own_nic_per_class_equals_system_by_system(alter, monkeypatch):
+    from dgxstudio.analysis import channels
+    from dgxstudio.analysis.routing import Router
+
+    topo, _, _ = _nic_cluster(alter)
+    fast = Router(topo)._rails()
+    original = channels.nic_gpus_per_system
+    monkeypatch.setattr(channels, "nic_gpus_per_system", lambda t, f, systems, router=None: original(t, f, systems))
+    assert Router(topo)._rails() == fast and len(fast) >= 90
