@@ -176,3 +176,18 @@ def test_nvlink_counts_in_one_pass_equal_per_device(alter):
     topo, _ = _odd_system_cluster(alter)
     counts = nvlink_counts(topo)
     assert {d: counts.get(d, 0) for d in topo.devices} == {d: nvlinks_per_gpu(topo, d) for d in topo.devices}
+
+
+@pytest.mark.parametrize("alter", ["none", "missing-link"])
+def test_the_bound_without_a_ring_next_equals_the_ring_hop_by_hop(alter):
+    """A run that is not a ring (hierarchical, tree) and a result's bound read the ring loads from
+    templates all at once; a ring run hop by hop from the routes its engine then uses: one number."""
+    topo, _ = _odd_system_cluster(alter)
+    gpus = [d.id for d in topo.gpus()]
+    hier = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-reduce", "hierarchical", 2**22)
+    tree = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-reduce", "tree", 2**22)
+    ring = Simulator(topo, gpus, SimOptions(achievable=True))
+    hops = ring.plan_bound(for_ring=True)
+    assert len(ring_segments.HopRoutes.of(ring.router)._known) >= 12 * 8 * 2  # read hop by hop
+    assert hier.bound_busbw_Bps == tree.bound_busbw_Bps == ring.bound_busbw("all-reduce")
+    assert hops == Simulator(topo, gpus, SimOptions(achievable=True)).plan_bound(for_ring=False)
