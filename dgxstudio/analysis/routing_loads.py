@@ -202,39 +202,41 @@ class TemplateLoads:
         patch = self._spread_patches.get(rep)
         if patch is None:
             patch = self._spread_patches[rep] = self._spread_patch(s0, d0, base)
-        whole, first, first_w, later, later_w, channels = base
+        whole, first, first_w, later, later_w, _ = base
+        at_first, at_later, ways, in_first, in_later, in_set, stay = patch
         # each channel leaving s0 now leaves a, each entering d0 enters b; the others stay
-        renamed = [index[(a, other)] if leaves else index[(other, b)] for leaves, other in patch[2]]
+        renamed = np.fromiter((index[(a, other)] if leaves else index[(other, b)] for leaves, other in ways),
+                              dtype=np.int64, count=len(ways))
         new_first, new_later = first.copy(), later.copy()
-        new_first[patch[0]] = renamed[:len(patch[0])]
-        new_later[patch[1]] = renamed[len(patch[0]):len(patch[0]) + len(patch[1])]
-        renamed_set = patch[3].copy()
-        renamed_set.update(renamed[len(patch[0]) + len(patch[1]):])
+        new_first[at_first] = renamed[in_first]
+        new_later[at_later] = renamed[in_later]
+        renamed_set = stay.copy()
+        renamed_set.update(renamed[in_set].tolist())
         return whole, new_first, first_w, new_later, later_w, renamed_set
 
     def _spread_patch(self, s0: str, d0: str, base: tuple) -> tuple:
         """Where ``_twin_spread`` renames the spread of ``s0`` to ``d0``: the positions in its first
-        and later channels, and in its set, of the channels that leave ``s0`` or enter ``d0``, each
-        as (leaves s0, its other end), in that order; and the set of the channels that stay."""
+        and later channels of those that leave ``s0`` or enter ``d0``; each such channel once, as
+        (leaves s0, its other end); which of them each position and each member of its set is; and
+        the set of the channels that stay."""
         ends = self.channel_ends
         _, first, _, later, _, channels = base
+        ways: dict[tuple[bool, str], int] = {}
 
-        def moved(cs) -> tuple[list[int], list[tuple[bool, str]]]:
-            at, how = [], []
+        def moved(cs) -> tuple[np.ndarray, np.ndarray]:
+            at, which = [], []
             for i, c in enumerate(cs):
                 u, v = ends[c]
                 if u == s0 or v == d0:
                     at.append(i)
-                    how.append((True, v) if u == s0 else (False, u))
-            return at, how
+                    which.append(ways.setdefault((True, v) if u == s0 else (False, u), len(ways)))
+            return np.asarray(at, dtype=np.int64), np.asarray(which, dtype=np.int64)
 
-        at_first, how_first = moved(first.tolist())
-        at_later, how_later = moved(later.tolist())
-        in_set = list(channels)
-        _, how_set = moved(in_set)
-        stay = {c for c in in_set if ends[c][0] != s0 and ends[c][1] != d0}
-        return (np.asarray(at_first, dtype=np.int64), np.asarray(at_later, dtype=np.int64),
-                how_first + how_later + how_set, stay)
+        at_first, in_first = moved(first.tolist())
+        at_later, in_later = moved(later.tolist())
+        _, in_set = moved(list(channels))
+        stay = {c for c in channels if ends[c][0] != s0 and ends[c][1] != d0}
+        return at_first, at_later, list(ways), in_first, in_later, in_set, stay
 
     def _unit_weights(self, weights: np.ndarray) -> bool:
         """Every weight 1.0 (one path, each channel crossed once); remembered per template array."""

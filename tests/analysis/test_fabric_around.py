@@ -138,3 +138,17 @@ def test_each_gpus_own_nic_per_class_equals_system_by_system(alter, monkeypatch)
     original = channels.nic_gpus_per_system
     monkeypatch.setattr(channels, "nic_gpus_per_system", lambda t, f, systems, router=None: original(t, f, systems))
     assert Router(topo)._rails() == fast and len(fast) >= 90
+
+
+@pytest.mark.parametrize("make", [lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
+                                  lambda: build_fat_tree(12, "dgx-h100", rail_optimized=True),
+                                  lambda: build_fat_tree(8, "dgx-h100", rail_optimized=True, oversubscription=2)])
+def test_uniform_costs_outside_systems_read_from_numbered_ends_equal_the_walk(make):
+    from dgxstudio.analysis.routing import Router
+
+    topo = make()
+    walked, numbered = Router(topo), Router(topo)
+    numbered._bundle_ends()
+    assert numbered._ends is not None and walked._ends is None
+    assert walked._uniform_outside() == numbered._uniform_outside()
+    assert (walked._lcm, walked._cheapest) == (numbered._lcm, numbered._cheapest) and walked._lcm > 0
