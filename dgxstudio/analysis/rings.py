@@ -362,8 +362,9 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
             local[sid] = RingResult(mapped, res.fabric, res.method, res.exact, True)
         else:
             # the searches below go from these GPUs over NVLink only: the NVLink fabric around them
-            # serves as the whole cluster's would (a system's, not 2,048 systems'), else the whole
-            fab = nv or Fabric.around(topo, {"nvlink"}, members)
+            # serves as the whole cluster's would (a system's, not 2,048 systems'), else the whole;
+            # past a few classes (each cut costs a pass over the links) the whole, built once
+            fab = nv or (Fabric.around(topo, {"nvlink"}, members) if len(cache) < 4 else None)
             if fab is None:
                 fab = nv = Fabric(topo, {"nvlink"})
             if len(members) > 1 and not _connected(fab, members):

@@ -152,3 +152,21 @@ def test_uniform_costs_outside_systems_read_from_numbered_ends_equal_the_walk(ma
     assert numbered._ends is not None and walked._ends is None
     assert walked._uniform_outside() == numbered._uniform_outside()
     assert (walked._lcm, walked._cheapest) == (numbered._lcm, numbered._cheapest) and walked._lcm > 0
+
+
+def test_systems_of_many_kinds_share_one_whole_fabric_past_a_few(monkeypatch):
+    """Each cut of the fabric reads every link once: past four classes of systems the whole NVLink
+    fabric is built once and serves the rest (the same rings)."""
+    topo = build_fat_tree(8, "dgx-h100", rail_optimized=True)
+    systems = _systems(topo)
+    for k, sid in enumerate(list(systems)[:6]):  # six systems each wired its own way
+        inside = sorted((lk for lk in topo.links.values() if lk.type == "NVLink4" and topo.system_of(lk.a) == sid),
+                        key=lambda lk: lk.id)
+        inside[k].count += 1
+    built = []
+    original = Fabric.__init__
+    monkeypatch.setattr(Fabric, "__init__", lambda self, *a, **kw: built.append(kw.get("_part") is None) or
+                        original(self, *a, **kw))
+    found = system_rings(topo, systems)
+    assert built.count(False) == 4 and built.count(True) == 1
+    assert _rings(found) == _rings(system_rings(topo, systems, nv=Fabric(topo, {"nvlink"})))
