@@ -62,20 +62,35 @@ class Shortcut:
             self.snap, self.logs = None, None
             return
         heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
-        fk = np.sort(np.fromiter(frontier, dtype=np.int64, count=len(frontier)))
-        # what may become active before the image is due: these groups, their successors, and the
-        # partly released groups (a lane idle now, waiting for its data) and theirs
-        allowed = np.union1d(gs, fk)
-        for _ in range(span[0]):
-            nxt = per.step(allowed, 1)
-            allowed = np.union1d(allowed, nxt[nxt >= 0])
-        self.snap = {"t": t, "mapped": np.sort(mapped), "allowed": allowed,
+        # what may become active before the image is due: these groups, the partly released ones (a
+        # lane idle now, waiting for its data; thousands behind a stage barrier), and their successors
+        # up to the span (``allowed``: kept as the two sets, not their union, which cost a sort of
+        # the frontier at every snapshot)
+        self.snap = {"t": t, "mapped": np.sort(mapped), "base": (set(gs.tolist()), frontier.copy()),
+                     "span": span[0],
                      "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
-                     "heap": [(w, g) for w, _, g in heap], "fk": fk,
+                     "heap": [(w, g) for w, _, g in heap],
                      "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
                      "seg": len(self.segments), "delivered": r.delivered_bytes, "n_delivered": len(self.delivered)}
         self.logs = ([], [], [])
         self.waited = 0
+
+    def allowed(self, gs: np.ndarray) -> bool:
+        """Is every group of ``gs`` one the snapshot allows: one of its groups or partly released
+        groups, or a successor of one within the span? (A lane's successor links join one group to
+        one group, so the way back is unique.)"""
+        own, waiting = self.snap["base"]
+        pred, span = self.per.pred, self.snap["span"]
+        for g in gs.tolist():
+            for _ in range(span + 1):
+                if g in own or g in waiting:
+                    break
+                g = int(pred[g])
+                if g < 0:
+                    return False
+            else:
+                return False
+        return True
 
     def states_match(self, T: float, r: "_Now") -> bool:
         """Is the state now the successor-image of the snapshot's, T later?
@@ -156,8 +171,7 @@ class Shortcut:
         have = [i for i in range(len(e)) if masks[1][i] and int(e[i]) in flow_ends]
         if have:
             cols = np.asarray(have, dtype=np.int64)
-            flow_ends.repeat_many(img[:, cols].ravel(), np.tile(e[cols], k),
-                                  np.repeat(np.arange(1, k + 1, dtype=float) * T, len(cols)))
+            flow_ends.repeat_block(img[:, cols], e[cols], np.arange(1, k + 1, dtype=float) * T)
         shift = k * T
         # the state now, k periods on
         if len(a_group):
@@ -226,27 +240,28 @@ class Shortcut:
         deps = np.concatenate([dep_s, dep_d])
         rel_t = np.concatenate([when[1][src_s], when[2][src_d]])
         rel_row = np.concatenate([row[1][src_s], row[2][src_d]])
-        # per released group: how often, its last release's time and its first release's period
-        order = np.argsort(deps, kind="stable")
-        ds = deps[order]
-        cut = np.flatnonzero(np.concatenate([[True], ds[1:] != ds[:-1]])) if len(ds) else np.zeros(0, np.int64)
-        u = ds[cut]
-        left = self.deps_left[u] - np.diff(np.append(cut, len(ds)))
-        last = np.maximum.reduceat(rel_t[order], cut) if len(ds) else np.zeros(0)
-        first = np.minimum.reduceat(rel_row[order], cut) if len(ds) else np.zeros(0, np.int64)
         s_g, s_t, s_row = img[:, masks[0]].ravel(), when[0], row[0]
-        pos = np.searchsorted(u, s_g)
-        found = pos < len(u)
-        found[found] = u[pos[found]] == s_g[found]
-        pos = np.minimum(pos, len(u) - 1) if len(u) else pos
+        # per released group: how often, its last release's time and its first release's period, in
+        # tables over the ids in play (no sort: a skip of many periods releases tens of thousands)
+        ids = np.concatenate([deps, s_g])
+        lo, hi = (int(ids.min()), int(ids.max()) + 1) if len(ids) else (0, 0)
+        cnt = np.bincount(deps - lo, minlength=hi - lo)
+        last = np.full(hi - lo, -np.inf)
+        np.maximum.at(last, deps - lo, rel_t)
+        first = np.full(hi - lo, k + 1, dtype=np.int64)
+        np.minimum.at(first, deps - lo, rel_row)
+        u = np.flatnonzero(cnt) + lo
+        left = self.deps_left[u] - cnt[u - lo]
         tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
-        ok_start = found & np.isnan(self.start[s_g])
-        if len(u):
-            ok_start &= (left[pos] == 0) & (np.abs(last[pos] - s_t) <= tol)
+        at = s_g - lo
+        ok_start = ((cnt[at] > 0) & np.isnan(self.start[s_g]) & (self.deps_left[s_g] - cnt[at] == 0)
+                    & (np.abs(last[at] - s_t) <= tol))
         bad = [s_row[~ok_start]]
         # ready in the window but not started by the jump, or released more often than it waits
-        extra = (left < 0) | ((left == 0) & ~np.isin(u, s_g))
-        bad.append(first[extra])
+        started = np.zeros(hi - lo, dtype=bool)
+        started[at] = True
+        extra = (left < 0) | ((left == 0) & ~started[u - lo])
+        bad.append(first[u[extra] - lo])
         bad = np.concatenate(bad)
         if len(bad):
             return int(bad.min()) - 1
@@ -288,7 +303,7 @@ class Shortcut:
                 # look compares with the state two steps on, and the one after with one step
                 span[0] = 3 - span[0]
             self.take_snapshot(gs, r)
-        elif not np.isin(gs, snap["allowed"]).all() or self.waited > 4 * len(gs) + 16:
+        elif not self.allowed(gs) or self.waited > 4 * len(gs) + 16:
             # the state moved on without coming back (or lanes advance at different paces and the
             # image never comes): after a few such looks in a row, look less often (a schedule
             # without a steady state, a tree's few pieces, pays little for it)
