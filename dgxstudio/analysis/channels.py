@@ -97,6 +97,42 @@ def channel_count(topo: Topology, gpus: list[str], rails: int) -> int:
     return max(1, min(int(c["max_channels"]), n))
 
 
+def nic_gpus_per_system(topo: Topology, fabric, systems: list[list[str]], router=None) -> list[list[tuple[str, str]]]:
+    """``_nic_gpus`` of each system's members. With ``router`` (over this ``fabric``, spreading
+    evenly), a system the router finds wired like the first of its class (``Router.local_twin``),
+    with the same GPUs selected, takes that one's answer with the prefix swapped: its searches from
+    its NICs see the same graph, renamed, so they find the same GPUs. Any other is worked out."""
+    if router is None or router.fabric is not fabric or router.spread != "even" or len(systems) < 8:
+        out = []
+        for m in systems:
+            check_cancelled()
+            out.append(_nic_gpus(topo, fabric, m))
+        return out
+    system = router.system_of
+    sids = [system.get(m[0]) if m else None for m in systems]
+    router.offsets_in_bulk([sid for sid in sids if sid is not None])  # (as the ring loads then do)
+    answers: dict[str, tuple[list[str], list[tuple[str, str]]]] = {}  # first of a class -> (its GPUs, answer), relative
+    out = []
+    for members, sid in zip(systems, sids):
+        check_cancelled()
+        twin = router.local_twin(sid, topo) if sid is not None else None
+        if twin is None:
+            out.append(_nic_gpus(topo, fabric, members))
+            continue
+        prefix = router._signatures[sid][2]
+        n = len(prefix)
+        rel = [g[n:] for g in members] if all(g.startswith(prefix) for g in members) else None
+        known = answers.get(twin)
+        if rel is not None and known is not None and known[0] == rel:
+            out.append([(prefix + a, prefix + b) for a, b in known[1]])
+            continue
+        found = _nic_gpus(topo, fabric, members)
+        out.append(found)
+        if twin == sid and rel is not None and known is None:
+            answers[sid] = (rel, [(a[n:], b[n:]) for a, b in found])
+    return out
+
+
 def _nic_gpus(topo: Topology, fabric, members: list[str]) -> list[tuple[str, str]]:
     """(NIC, its GPU) for each compute NIC of the members' system, in rail (document) order.
 
@@ -200,9 +236,11 @@ def _chain(members: list[str], start: str, end: str | None, direct: dict[str, se
     return [start] + [g for g in members if g not in (start, end)] + [end]
 
 
-def plan(topo: Topology, gpus: list[str], fabric, local_rings, system_of: dict | None = None) -> ChannelPlan:
+def plan(topo: Topology, gpus: list[str], fabric, local_rings, system_of: dict | None = None,
+         router=None) -> ChannelPlan:
     """NCCL's channels for ``gpus``. ``local_rings`` gives one system's NVLink rings (a RingResult);
-    ``system_of``: ``system_map(topo)`` if already worked out."""
+    ``system_of``: ``system_map(topo)`` if already worked out; ``router``: a ``Router`` over
+    ``fabric``, whose classes of systems wired alike serve the NICs' GPUs (``nic_gpus_per_system``)."""
     systems = group_by_system(topo, gpus, system_of)
     if len(systems) == 1:
         rings = [list(r.gpus) for r in local_rings.rings]
@@ -224,10 +262,7 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings, system_of: dict |
                 elif kind.get(v) == "nvswitch":
                     sw = True
         switched_sys.append(sw)
-    nic_gpus = []
-    for m in systems:
-        check_cancelled()
-        nic_gpus.append(_nic_gpus(topo, fabric, m))
+    nic_gpus = nic_gpus_per_system(topo, fabric, systems, router)
     rails = min(len(x) for x in nic_gpus)
     notes = []
     if rails == 0:

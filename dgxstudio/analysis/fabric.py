@@ -79,23 +79,60 @@ def _system_map(topo: Topology) -> dict[str, str | None]:
 
 
 class Fabric:
-    def __init__(self, topo: Topology, families: set[str] | None = None, achievable: bool = False):
+    def __init__(self, topo: Topology, families: set[str] | None = None, achievable: bool = False,
+                 _part: tuple[list[str], list] | None = None):
+        """``_part`` (see ``around``): (device ids, links), both in document order, instead of all."""
         self.topo = topo
-        self.kind = {d.id: d.kind for d in topo.devices.values()}
+        devices = topo.devices.values() if _part is None else [topo.devices[d] for d in _part[0]]
+        self.kind = {d.id: d.kind for d in devices}
         self.families = None if families is None else frozenset(families)
         self.achievable = achievable
         part_latency: dict[str, float] = {}  # one catalog look-up per part, not per device
-        for d in topo.devices.values():
+        for d in devices:
             if d.part not in part_latency:
                 part_latency[d.part] = topo.device_hop_latency_s(d.id)
-        self.hop_latency = {d.id: part_latency[d.part] for d in topo.devices.values()}
+        self.hop_latency = {d.id: part_latency[d.part] for d in devices}
         check_cancelled()
         self.bundles: dict[tuple[str, str], Bundle] = {}
-        self.adj: dict[str, list[str]] = {d: [] for d in topo.devices}
+        self.adj: dict[str, list[str]] = {d: [] for d in self.kind}
         self.dropped = 0  # device pairs left out for a bandwidth of zero (or less)
-        self._build(families)
+        self._build(families, topo.links.values() if _part is None else _part[1])
 
-    def _build(self, families: set[str] | None) -> None:
+    @classmethod
+    def around(cls, topo: Topology, families: set[str], starts: list[str], achievable: bool = False,
+               limit: int = 4096) -> "Fabric | None":
+        """``Fabric(topo, families)`` cut down to the devices a chain of links of those families joins
+        to ``starts`` (through any device), or None past ``limit`` of them. Every such device has
+        every link of those families it has in this part, so each of them has the neighbours, bundles
+        (figures added up in the same order) and adjacency order the whole fabric gives it: a search
+        from ``starts`` over it goes as over the whole (a system's NVLink, not a cluster's)."""
+        family: dict[str, str | None] = {}
+        wanted: dict[str, object] = {}  # link id -> link
+        seen = set(starts)
+        stack = list(starts)
+        links = topo.links
+        while stack:
+            u = stack.pop()
+            for lk in topo.links_of(u):
+                fam = family.get(lk.type, "")
+                if fam == "":
+                    lt = topo.link_type_of(lk)
+                    fam = family[lk.type] = lt.family if lt else None
+                if fam not in families or lk.id in wanted:
+                    continue
+                wanted[lk.id] = links[lk.id]
+                for v in (lk.a, lk.b):
+                    if v not in seen and v in topo.devices:
+                        seen.add(v)
+                        stack.append(v)
+                if len(seen) > limit:
+                    return None
+        at = {lid: i for i, lid in enumerate(links)} if wanted else {}
+        position = {d: i for i, d in enumerate(topo.devices)} if len(seen) > 1 else {}
+        ordered = sorted(wanted.values(), key=lambda lk: at[lk.id])
+        return cls(topo, families, achievable, _part=(sorted(seen, key=position.get) if position else list(seen), ordered))
+
+    def _build(self, families: set[str] | None, links) -> None:
         """Parallel links merged per device pair, in exactly the order ``to_graph(...).edges()`` yields
         them (pairs by their first device in document order, then by their first link), without
         building a networkx graph: one pass over the links, one over the pairs. The order keeps routes
@@ -103,11 +140,11 @@ class Fabric:
         topo, achievable = self.topo, self.achievable
         devices = topo.devices
         merged: dict[tuple[str, str], Bundle] = {}
-        nbrs: dict[str, list[tuple[str, Bundle]]] = {d: [] for d in devices}  # (neighbour, bundle), first link first
+        nbrs: dict[str, list[tuple[str, Bundle]]] = {d: [] for d in self.kind}  # (neighbour, bundle), first link first
         # A link's figures depend only on its type, width, count and overrides: looked up once per
         # distinct combination (a cluster has a handful among 300,000 links), not once per link.
         figures: dict[tuple, tuple] = {}
-        for k, lk in enumerate(topo.links.values()):
+        for k, lk in enumerate(links):
             if not k & 16383:
                 check_cancelled()
             a, b = lk.a, lk.b
@@ -139,7 +176,7 @@ class Fabric:
         check_cancelled()
         seen: set[str] = set()
         dropped = 0
-        for n in devices:
+        for n in nbrs:
             for m, bnd in nbrs[n]:
                 if m in seen:
                     continue

@@ -18,6 +18,8 @@ The simulator needs each hop's route, not only the loads: ``HopRoutes`` reads th
 templates (a hop inside a system, a GPU-NIC-NIC-GPU hop) as ``LazyRoute`` objects with the route's
 channels, weights and latency, whose device paths are asked of the router only if read. The ring
 bound and the engine's ring over the same hops share them (one object per hop for the router's life).
+A transfer between GPUs of two systems asked without waypoints (hierarchical's ring across systems)
+is the via hop through the two GPUs' own NICs, which is what the router answers it with.
 """
 
 from __future__ import annotations
@@ -283,7 +285,7 @@ class HopRoutes:
         if way is None:
             leg = self.loads.leg(src, dst)
             if leg is None:
-                return None
+                return self._between_systems(src, dst)
             first, delta = leg
             return LazyRoute(first.channels + delta, first.weights, first.latency_s, (src, dst),
                              partial(router.routes, src, dst))
@@ -296,6 +298,23 @@ class HopRoutes:
         first, _, out, into, last, _, every = legs
         return LazyRoute(np.array(every, dtype=np.int64), np.ones(len(every)), self._via_latency(first, out, into, last),
                          (way[0], way[-1]), partial(router.via, way))
+
+    def _between_systems(self, src: str, dst: str):
+        """GPUs of two systems asked for without waypoints (hierarchical's ring across systems):
+        ``Router.routes`` answers them with ``via`` through each GPU's own NIC (``_rail_waypoints``),
+        so they are that via hop's ``LazyRoute``, the same object a ring hop through those NICs
+        gets. None where the router would do anything else: a route it already keeps for the pair
+        (``routes`` returns that one), a NIC-to-NIC route (``_edge_route``), PXN's five waypoints."""
+        router = self.router
+        if router.pxn or (src, dst) in router._cache or src == dst:
+            return None
+        gpus = router._gpus
+        if src not in gpus or dst not in gpus:  # (_edge_route answers NICs; a GPU has no uplink)
+            return None
+        way = router._rail_waypoints(src, dst)
+        if way is None or len(way) != 4:
+            return None
+        return self.route(src, dst, way)
 
     def _via_latency(self, first, out: int, into: int, last) -> float:
         """``Router._route``'s latency of the one path: its devices' hop latencies, then its channels'

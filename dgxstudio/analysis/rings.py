@@ -348,7 +348,6 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
     """Each system's own NVLink rings; systems wired alike share one search. None if a system's GPUs
     are not joined by NVLink. ``nv``: a ``Fabric(topo, {"nvlink"})`` the caller already has."""
     deadline = deadline if deadline is not None else time.perf_counter() + 3.0
-    nv = nv or Fabric(topo, {"nvlink"})
     local: dict[str, RingResult] = {}
     cache: dict[tuple, tuple[RingResult, str]] = {}
     for sid, members in systems.items():
@@ -362,9 +361,15 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
                       for r in res.rings]
             local[sid] = RingResult(mapped, res.fabric, res.method, res.exact, True)
         else:
-            if len(members) > 1 and not _connected(nv, members):
+            # the searches below go from these GPUs over NVLink only: the NVLink fabric around them
+            # serves as the whole cluster's would (a system's, not 2,048 systems'), else the whole;
+            # past a few classes (each cut costs a pass over the links) the whole, built once
+            fab = nv or (Fabric.around(topo, {"nvlink"}, members) if len(cache) < 4 else None)
+            if fab is None:
+                fab = nv = Fabric(topo, {"nvlink"})
+            if len(members) > 1 and not _connected(fab, members):
                 return None
-            local[sid] = _single_fabric(topo, nv, "nvlink", members, exact_limit, deadline)
+            local[sid] = _single_fabric(topo, fab, "nvlink", members, exact_limit, deadline)
             cache[sig] = (local[sid], prefix)
     return local
 
@@ -397,7 +402,7 @@ def _rail_rings(topo: Topology, gpus: list[str], achievable: bool, fabric: Fabri
     from .routing import Router, RoutingError
 
     router = Router(topo, achievable=achievable, fabric=fabric)
-    p = plan(topo, gpus, router.fabric, None)
+    p = plan(topo, gpus, router.fabric, None, router=router)
     if not p.rings:
         return None
     try:

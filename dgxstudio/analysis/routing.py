@@ -143,6 +143,9 @@ class Router(SwitchRoutes, TemplateLoads):
         self._twin_routes: dict[tuple, tuple[str, str, list[list[str]]]] = {}  # see _twin_paths
         self._route_inner: dict[tuple[str, str], set[str]] = {}  # switch pairs: every least-cost path's inner devices
         self._spread_reps: dict[tuple, tuple[str, str]] = {}      # see _twin_spread
+        self._spread_patches: dict[tuple[str, str], tuple] = {}   # see _spread_patch
+        self._local: tuple | None = None                          # see _local_tables
+        self._local_lists: dict[str, tuple] = {}                  # see _local_list
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
@@ -417,15 +420,15 @@ class Router(SwitchRoutes, TemplateLoads):
     def _rails(self) -> dict[str, tuple[str, frozenset]]:
         """Each GPU's own NIC (the compute NIC nearest to it) and the switches that NIC plugs into."""
         if self._rail is None:
-            from .channels import _nic_gpus
+            from .channels import nic_gpus_per_system
 
             self._rail = {}
             topo = self.topo
-            for gid, group in topo.groups.items():
-                if group.kind != "system":
-                    continue
-                members = [d for d in group.devices if d in self._gpus]
-                for nic, gpu in _nic_gpus(topo, self.fabric, members):
+            systems = [[d for d in group.devices if d in self._gpus] for group in topo.groups.values()
+                       if group.kind == "system"]
+            # (once per class of systems wired alike: the router's own tables say which)
+            for pairs in nic_gpus_per_system(topo, self.fabric, systems, self):
+                for nic, gpu in pairs:
                     leaves = frozenset(v for v in self.fabric.adj[nic]
                                        if self.fabric.bundle(nic, v).family in ("infiniband", "ethernet"))
                     self._rail.setdefault(gpu, (nic, leaves))

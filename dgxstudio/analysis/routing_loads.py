@@ -198,16 +198,45 @@ class TemplateLoads:
         inner = self._route_inner[(s0, d0)]
         if a in inner or b in inner:
             return None
-        ends, index = self.channel_ends, self.channel_index
+        index = self.channel_index
+        patch = self._spread_patches.get(rep)
+        if patch is None:
+            patch = self._spread_patches[rep] = self._spread_patch(s0, d0, base)
+        whole, first, first_w, later, later_w, _ = base
+        at_first, at_later, ways, in_first, in_later, in_set, stay = patch
+        # each channel leaving s0 now leaves a, each entering d0 enters b; the others stay
+        renamed = np.fromiter((index[(a, other)] if leaves else index[(other, b)] for leaves, other in ways),
+                              dtype=np.int64, count=len(ways))
+        new_first, new_later = first.copy(), later.copy()
+        new_first[at_first] = renamed[in_first]
+        new_later[at_later] = renamed[in_later]
+        renamed_set = stay.copy()
+        renamed_set.update(renamed[in_set].tolist())
+        return whole, new_first, first_w, new_later, later_w, renamed_set
 
-        def rename(c: int) -> int:
-            u, v = ends[c]
-            return index[(a, v)] if u == s0 else index[(u, b)] if v == d0 else c
+    def _spread_patch(self, s0: str, d0: str, base: tuple) -> tuple:
+        """Where ``_twin_spread`` renames the spread of ``s0`` to ``d0``: the positions in its first
+        and later channels of those that leave ``s0`` or enter ``d0``; each such channel once, as
+        (leaves s0, its other end); which of them each position and each member of its set is; and
+        the set of the channels that stay."""
+        ends = self.channel_ends
+        _, first, _, later, _, channels = base
+        ways: dict[tuple[bool, str], int] = {}
 
-        whole, first, first_w, later, later_w, channels = base
-        return (whole, np.asarray([rename(c) for c in first.tolist()], dtype=np.int64), first_w,
-                np.asarray([rename(c) for c in later.tolist()], dtype=np.int64), later_w,
-                {rename(c) for c in channels})
+        def moved(cs) -> tuple[np.ndarray, np.ndarray]:
+            at, which = [], []
+            for i, c in enumerate(cs):
+                u, v = ends[c]
+                if u == s0 or v == d0:
+                    at.append(i)
+                    which.append(ways.setdefault((True, v) if u == s0 else (False, u), len(ways)))
+            return np.asarray(at, dtype=np.int64), np.asarray(which, dtype=np.int64)
+
+        at_first, in_first = moved(first.tolist())
+        at_later, in_later = moved(later.tolist())
+        _, in_set = moved(list(channels))
+        stay = {c for c in channels if ends[c][0] != s0 and ends[c][1] != d0}
+        return at_first, at_later, list(ways), in_first, in_later, in_set, stay
 
     def _unit_weights(self, weights: np.ndarray) -> bool:
         """Every weight 1.0 (one path, each channel crossed once); remembered per template array."""
@@ -390,6 +419,87 @@ class TemplateLoads:
         for sid, _ in sigs:
             if sid not in self._offsets:
                 self._offset_from_reference(sid)
+
+    def local_twin(self, sid: str, topo) -> str | None:
+        """The system whose NICs' nearest GPUs (``channels._nic_gpus``) are ``sid``'s renamed, or None.
+
+        That is the first system of ``sid``'s builder signature (``_reference``, worked out by
+        ``offsets_in_bulk`` beforehand) when, with each id's prefix swapped for the other's:
+        - every inside bundle of one is an inside bundle of the other (``_offset_from_reference``),
+          of the same network family or not, between devices of the same kinds;
+        - neither has a link that is not network leading out of it (a search from a NIC over such
+          links stays inside its system);
+        - its group lists the same devices in the same order, with the same kinds and NIC roles,
+          and each NIC has network links or not alike;
+        - both prefixes end in a character that is not a digit (natural order of ids is then that
+          of the ids without their prefix).
+        A breadth-first search from a NIC then sees the same graph, renamed. ``sid`` itself when it
+        is its class's first (then its answer may be kept for the others)."""
+        sig = self._signatures.get(sid)
+        if not sig or sid not in self._offsets or self._offsets[sid] is None or not sig[2] or sig[2][-1].isdigit():
+            return None
+        ref = self._reference.get(sig[:2])
+        if ref is None or self._offsets.get(ref) is None:
+            return None
+        self._internal_channels()
+        leaky, net_count, kinds, is_net = self._local_tables(topo)
+        if sid in leaky or ref in leaky:
+            return None
+        mine = self._local_list(ref, topo)
+        if mine is None:
+            return None
+        if sid == ref:
+            return ref
+        theirs = self._local_list(sid, topo)
+        if (theirs is None or theirs[0] != mine[0] or (kinds[theirs[1]] != kinds[mine[1]]).any()
+                or ((net_count[theirs[1]] > 0) != (net_count[mine[1]] > 0)).any()):
+            return None
+        c = self._local_lists.get(("inside", ref))
+        if c is None:
+            c = self._local_lists[("inside", ref)] = np.asarray(self._internal.get(ref, []), dtype=np.int64)
+        if len(c):
+            d = c + (self._offsets[sid] - self._offsets[ref])
+            tail_dev, head_dev, _, _ = self._renaming_tables()
+            if ((is_net[c // 2] != is_net[d // 2]).any() or (kinds[tail_dev[c]] != kinds[tail_dev[d]]).any()
+                    or (kinds[head_dev[c]] != kinds[head_dev[d]]).any()):
+                return None
+        return ref
+
+    def _local_list(self, sid: str, topo):
+        """(the system's group's devices without its prefix, their numbers in ``_bundle_ends``), kept."""
+        known = self._local_lists.get(sid)
+        if known is None:
+            group = topo.groups.get(sid)
+            if group is None:
+                return None
+            n = len(self._signatures[sid][2])
+            at = self._bundle_ends()[1]
+            if not all(d in at for d in group.devices):
+                return None
+            known = self._local_lists[sid] = ([d[n:] for d in group.devices],
+                                              np.fromiter((at[d] for d in group.devices), dtype=np.int64,
+                                                          count=len(group.devices)))
+        return known
+
+    def _local_tables(self, topo):
+        """(systems with a link that is not network leading out, each device's count of network
+        bundles, each device's kind (with its role, for a NIC) as a number, each bundle: network or
+        not), worked out once."""
+        if self._local is None:
+            devices, _, ends, owner, names = self._bundle_ends()
+            is_net = np.fromiter((b.family in ("infiniband", "ethernet") for b in self.fabric.bundles.values()),
+                                 dtype=bool, count=len(ends))
+            ou, ov = owner[ends[:, 0]], owner[ends[:, 1]]
+            out = (ou != ov) & ~is_net
+            leaky = {names[i] for i in np.unique(np.concatenate([ou[out], ov[out]])).tolist() if i >= 0}
+            net_count = np.bincount(ends[is_net].reshape(-1), minlength=len(devices))
+            codes: dict[tuple, int] = {}
+            kind, everything = self.fabric.kind, topo.devices
+            kinds = np.fromiter((codes.setdefault((k, everything[d].properties.get("role", "compute") if k == "nic"
+                                                   else None), len(codes))
+                                 for d in devices for k in (kind.get(d),)), dtype=np.int64, count=len(devices))
+            self._local = (leaky, net_count, kinds, is_net)
+        return self._local
 
     def _renaming_tables(self):
         """Per channel, its tail and head device numbers; per device, the number of its system's prefix

@@ -156,10 +156,18 @@ class SwitchRoutes:
         if self._uniform is None:
             system = self._system
             adj, bundles = self.fabric.adj, self.fabric.bundles
-            # the bundles between devices outside systems, read from those devices' neighbours
-            outside_devices = [d for d in adj if system.get(d) is None]
-            bandwidths = {bundles[(u, v) if u <= v else (v, u)].bandwidth
-                          for u in outside_devices for v in adj[u] if system.get(v) is None}
+            if self._ends is not None:
+                # the same, read from the bundles' ends already numbered (a ring's loads did): a
+                # bundle's two channels carry its bandwidth
+                _, _, ends, owner, _ = self._ends
+                outside = (owner[ends[:, 0]] < 0) & (owner[ends[:, 1]] < 0)
+                bandwidths = set(self.capacity[0::2][outside].tolist())
+                outside_devices = range(int((owner < 0).sum()))
+            else:
+                # the bundles between devices outside systems, read from those devices' neighbours
+                outside_devices = [d for d in adj if system.get(d) is None]
+                bandwidths = {bundles[(u, v) if u <= v else (v, u)].bandwidth
+                              for u in outside_devices for v in adj[u] if system.get(v) is None}
             ok = all(bw == bw // 1 and 0 < bw < 2.0 ** 53 for bw in bandwidths)
             if ok and bandwidths:
                 lcm = self._lcm = math.lcm(*(int(bw) for bw in bandwidths))

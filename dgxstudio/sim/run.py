@@ -135,7 +135,7 @@ class Simulator(NcclSchedules):
                         algbw = min(algbw, out * p / (local * (p - local)))
             value = algbw * busbw_factor(collective, p)
         else:
-            value = self.plan_bound()
+            value = self.plan_bound(for_ring=False)
             if collective == "all-reduce" and self._nvls_switch_shares() is not None:
                 # NVLink SHARP: each GPU sends and receives S (1 + 1/P) through its NVLinks
                 p = len(self.gpus)
@@ -170,14 +170,18 @@ class Simulator(NcclSchedules):
         if self._plan is None:
             systems = group_by_system(self.topo, self.gpus, self.router.system_of)
             local = self.rings() if len(systems) == 1 else None
-            self._plan = plan_channels(self.topo, self.gpus, self.router.fabric, local, self.router.system_of)
+            self._plan = plan_channels(self.topo, self.gpus, self.router.fabric, local, self.router.system_of,
+                                       self.router)
         return self._plan
 
-    def plan_bound(self) -> float:
-        """Bus bandwidth of NCCL's rings on this topology (every ring direction at once)."""
+    def plan_bound(self, for_ring: bool = True) -> float:
+        """Bus bandwidth of NCCL's rings on this topology (every ring direction at once). ``for_ring``:
+        a ring runs next, so its loads are read hop by hop from the routes the engine's ring then
+        runs on (kept for it); else all at once from templates of systems wired alike, the same
+        arrays element by element (a tree, NVLS or hierarchical run, or a result's bound, needs
+        the number, not 75,000 ring hops' routes at 16,384 GPUs)."""
         if "_plan_bound" not in self._bounds:
-            # hop by hop: the engine's ring runs on the very routes kept here
-            self._bounds["_plan_bound"] = float(sum(ring_rates(self.channel_plan(), self.router, by_hop=True)))
+            self._bounds["_plan_bound"] = float(sum(ring_rates(self.channel_plan(), self.router, by_hop=for_ring)))
         return self._bounds["_plan_bound"]
 
     def _nccl_ring_specs(self, proto: str | None, channels: int | None = None) -> list[C.RingSpec]:
@@ -295,9 +299,10 @@ class Simulator(NcclSchedules):
         switches = [d for d in self.topo.devices.values() if d.kind == "ib_switch"]
         return bool(switches) and all(_does_reduction(self.topo.part_of(d.id)) for d in switches)
 
-    def call_shape(self, collective: str) -> T.CallShape:
+    def call_shape(self, collective: str, for_ring: bool = True) -> T.CallShape:
+        """NCCL's view of the call; ``for_ring``: see ``plan_bound``."""
         plan = self.channel_plan()
-        ring_bus = self.plan_bound()
+        ring_bus = self.plan_bound(for_ring)
         nvls = 0.0
         if self._nvls_shares() is not None:
             g = self.gpus[0]
@@ -389,6 +394,12 @@ class Simulator(NcclSchedules):
 
     def _hierarchical(self, size: float) -> Schedule:
         chains = self._system_chains()
+        router = self.router
+        if router.spread == "even":
+            # every system's channel offset checked together, in the order the engine reaches them
+            # (as the ring bound does for its rings), not one system at a time as hops ask
+            system = router.system_of
+            router.offsets_in_bulk([sid for c in chains if (sid := system.get(c[0])) is not None])
         return C.hierarchical(chains, [C.RingSpec(c) for c in chains], size, self.options.chunk,
                               self.options.reduce_s_per_byte)
 
@@ -438,7 +449,7 @@ class Simulator(NcclSchedules):
             raise SimulationError(why)
         with cancellable(cancel):
             check_cancelled()
-            shape = self.call_shape(collective)
+            shape = self.call_shape(collective, for_ring=algorithm == "ring")
             estimates = {}
             if protocol == "auto":
                 best, est = T.choose(shape, size, (algorithm,), T.PROTOCOLS)

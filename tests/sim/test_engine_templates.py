@@ -4,6 +4,8 @@
   give the engine the same route ids, channels, weights, latencies and paths as asking the router
   hop by hop, hence the same simulated time, busbw and bottlenecks (compared with ``==``), also on a
   cluster with one system changed by hand, where that system's hops are not read from a template.
+- Hierarchical's ring across systems, asked without waypoints, is read as the via hop through each
+  GPU's own NIC, with even or hashed spreading and with PXN (asked of the router) alike.
 - A ``LazyRoute`` and a route the router builds for the same hop share one route id.
 - The components' shapes worked out all at once equal those worked out component by component, and a
   second run of one Simulator with the same routes reuses them.
@@ -64,14 +66,20 @@ def test_ring_hops_from_templates_equal_the_router_hop_by_hop(alter, algorithm, 
     assert _summary(plain) == summary
 
 
-@pytest.mark.parametrize("options", [{"spread": "hash"}, {"pxn": True}], ids=["hash", "pxn"])
-def test_ring_hops_with_hashed_routes_or_pxn_equal_the_router_hop_by_hop(options, monkeypatch):
+@pytest.mark.parametrize("algorithm", ["ring", "hierarchical"])
+@pytest.mark.parametrize("options", [{"spread": "hash"}, {"pxn": True}, {}], ids=["hash", "pxn", "even"])
+def test_ring_hops_with_hashed_routes_or_pxn_equal_the_router_hop_by_hop(options, algorithm, monkeypatch):
     topo = build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8)  # hops between leaves, over spines
-    fast = _run(topo, "ring", 2**24, **options)
-    assert any(isinstance(r, LazyRoute) for r in fast.sim.routes)
+    fast = _run(topo, algorithm, 2**24, **options)
+    lazy = [r for r in fast.sim.routes if isinstance(r, LazyRoute)]
+    assert lazy
+    if algorithm == "hierarchical" and not options.get("pxn"):
+        # its ring across systems, asked without waypoints, read as the via hops of the GPUs' own NICs
+        across = [r for r in lazy if topo.system_of(r.ends[0]) != topo.system_of(r.ends[1])]
+        assert len(across) == 40
     summary = _summary(fast)
     _general_hops(monkeypatch)
-    assert _summary(_run(build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8), "ring", 2**24,
+    assert _summary(_run(build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8), algorithm, 2**24,
                          **options)) == summary
 
 
@@ -168,3 +176,18 @@ def test_nvlink_counts_in_one_pass_equal_per_device(alter):
     topo, _ = _odd_system_cluster(alter)
     counts = nvlink_counts(topo)
     assert {d: counts.get(d, 0) for d in topo.devices} == {d: nvlinks_per_gpu(topo, d) for d in topo.devices}
+
+
+@pytest.mark.parametrize("alter", ["none", "missing-link"])
+def test_the_bound_without_a_ring_next_equals_the_ring_hop_by_hop(alter):
+    """A run that is not a ring (hierarchical, tree) and a result's bound read the ring loads from
+    templates all at once; a ring run hop by hop from the routes its engine then uses: one number."""
+    topo, _ = _odd_system_cluster(alter)
+    gpus = [d.id for d in topo.gpus()]
+    hier = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-reduce", "hierarchical", 2**22)
+    tree = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-reduce", "tree", 2**22)
+    ring = Simulator(topo, gpus, SimOptions(achievable=True))
+    hops = ring.plan_bound(for_ring=True)
+    assert len(ring_segments.HopRoutes.of(ring.router)._known) >= 12 * 8 * 2  # read hop by hop
+    assert hier.bound_busbw_Bps == tree.bound_busbw_Bps == ring.bound_busbw("all-reduce")
+    assert hops == Simulator(topo, gpus, SimOptions(achievable=True)).plan_bound(for_ring=False)
