@@ -498,8 +498,16 @@ class Engine:
             pairs = np.concatenate(global_parts, axis=1)
             times = np.repeat(np.asarray(pattern_time), [p.shape[1] for p in global_parts])
             keys = pairs[0] * max(1, len(cp_lroutes)) + pairs[1]
-            uk, inv = np.unique(keys, return_inverse=True)
-            spent = np.bincount(inv, weights=times)
+            n_keys = n_comp * max(1, len(cp_lroutes))
+            if n_keys <= 4 * len(keys) + 1_000_000:
+                # a bin per possible pair (no sort of 22 million pairs on a 992-GPU tree; the same
+                # sums, each taken in the pairs' order, as by unique's inverse)
+                spent_all = np.bincount(keys, weights=times, minlength=n_keys)
+                uk = np.flatnonzero(spent_all)
+                spent = spent_all[uk]
+            else:
+                uk, inv = np.unique(keys, return_inverse=True)
+                spent = np.bincount(inv, weights=times)
             for key, dt in zip(uk.tolist(), spent.tolist()):
                 if dt > 0:
                     c, q = divmod(key, max(1, len(cp_lroutes)))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.sim import engine as engine_module
-from dgxstudio.sim.maxmin import _channel_classes, maxmin, maxmin_reference
+from dgxstudio.sim.maxmin import _channel_classes, _maxmin_large, maxmin, maxmin_reference
 from dgxstudio.sim.rates import RouteTable
 from dgxstudio.sim.run import SimOptions, Simulator
 
@@ -70,6 +70,22 @@ def test_class_solver_equals_the_reference_bit_for_bit(case):
         if not table.lens[ids].any():
             continue  # no channel at all: the reference has no filling to do (and fails); the engine never asks
         assert_same_bits(maxmin(ids, mult, table, capacity, route_cap),
+                         maxmin_reference(ids, mult, table, capacity, route_cap))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(route_tables())
+def test_array_filling_over_classes_equals_the_reference_bit_for_bit(case):
+    """Large problems (above SMALL_ENTRIES) fill on arrays over channel classes: forced here on the
+    same random tables, the same bits as the filling over channels."""
+    table, capacity, route_cap, calls = case
+    for ids, mult in calls:
+        if not table.lens[ids].any():
+            continue
+        cc = _channel_classes(table, capacity)
+        if not cc.usable:
+            continue
+        assert_same_bits(_maxmin_large(ids, mult, cc, route_cap),
                          maxmin_reference(ids, mult, table, capacity, route_cap))
 
 
