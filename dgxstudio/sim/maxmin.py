@@ -178,7 +178,9 @@ class _ChannelClasses:
             self.sizes = np.diff(self.member_bounds)
             self.cls_cap = capacity[self.members[self.member_bounds[:-1]]].tolist()
             self._merged = (self.sizes > 1).tolist()
+            self.merges = bool((self.sizes > 1).any())
         else:
+            self.merges = False
             self.members = np.zeros(0, np.int64)
             self.member_bounds = np.zeros(1, np.int64)
             self.sizes = np.zeros(0, np.int64)
@@ -349,6 +351,8 @@ def _maxmin_large(route_ids: np.ndarray, mult: np.ndarray, cc: _ChannelClasses, 
     """A large problem: ``maxmin_reference``'s filling on arrays, over channel classes (a route over
     a fat tree's 16 spine planes has 8 class entries instead of 38 channel entries), then every
     member channel takes its class's load."""
+    if not cc.merges:  # no parallel channels to count once: the class table would be the table itself
+        return maxmin_reference(route_ids, mult, cc._table, cc.capacity, route_cap)
     ct, ccap = cc.class_table()
     if not ct.lens[route_ids].all():
         # a route without channels: the reference's filter and filling then take another branch
