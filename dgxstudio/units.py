@@ -20,14 +20,14 @@ _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
 def parse_size(text: str) -> int:
     """'256MiB' -> 268435456; '1e6' -> 1000000. Raises ValueError with the reason."""
-    m = re.fullmatch(_NUMBER + r"\s*([A-Za-z]*)", text.strip())
+    m = re.fullmatch(r"([-+]?)" + _NUMBER + r"\s*([A-Za-z]*)", text.strip())
     if not m:
         raise ValueError(f"cannot read size {text!r} (examples: 4096, 64KiB, 256MiB, 1GB)")
-    unit = m.group(2).lower()
+    unit = m.group(3).lower()
     if unit not in _SIZE_UNITS:
-        raise ValueError(f"unknown size unit {m.group(2)!r} in {text!r} (B, KB, MB, GB, KiB, MiB, GiB)")
-    value = float(m.group(1)) * _SIZE_UNITS[unit]
-    if not math.isfinite(value) or value < 1 or value > 2**50:
+        raise ValueError(f"unknown size unit {m.group(3)!r} in {text!r} (B, KB, MB, GB, KiB, MiB, GiB)")
+    value = float(m.group(2)) * _SIZE_UNITS[unit]
+    if m.group(1) == "-" or not math.isfinite(value) or value < 1 or value > 2**50:
         raise ValueError(f"size {text!r} is out of range (1 B .. 1 PiB)")
     return int(round(value))
 

@@ -150,8 +150,7 @@ def with_launch(sched: Schedule, latency_s: float, label: str = "launch") -> Sch
     """Start every root group after a per-call latency (NCCL's base latency of the call)."""
     if latency_s <= 0:
         return sched
-    cols = sched.columns()
-    roots = np.flatnonzero((np.diff(cols.done_ptr) == 0) & (np.diff(cols.sent_ptr) == 0)).tolist()
+    roots = sched.roots()
     launch = sched.add(Group(label, duration_s=latency_s, meta={"phase": "launch"}))
     for i in roots:
         sched.set_deps_done(i, (launch,))

@@ -48,11 +48,11 @@ class _PerGroup:
     __slots__ = ("tpl_id", "tpls")
 
     def __init__(self, tpl_id: np.ndarray, tpls: list[dict]):
-        self.tpl_id = tpl_id.tolist()
+        self.tpl_id = tpl_id  # read a group at a time: most of a long run's groups are skipped
         self.tpls = tpls + [None]  # index -1: none
 
     def __getitem__(self, g: int):
-        return self.tpls[self.tpl_id[g]]
+        return self.tpls[int(self.tpl_id[g])]
 
 
 class Engine:
@@ -149,9 +149,8 @@ class Engine:
                 tpls.append(self.template(pattern, is_cancelled))
         tpl_id = tpl_of_pattern[cols.pattern]
         templates = _PerGroup(tpl_id, tpls)
-        bytes_each = cols.bytes_each.tolist()
-        duration = cols.duration_s.tolist()
-        post_delay = cols.post_delay_s.tolist()
+        # read a group at a time as it starts (most of a long run's groups are skipped, never read)
+        bytes_each, duration, post_delay = cols.bytes_each, cols.duration_s, cols.post_delay_s
 
         def name_of(g: int) -> str:
             return groups[g].name
@@ -197,20 +196,21 @@ class Engine:
                 if tpl is None:
                     logs[1].append(g)
             if tpl is None:
-                sent[g] = t + duration[g]
-                schedule_done(g, t + duration[g] + post_delay[g])
+                dur = float(duration[g])
+                sent[g] = t + dur
+                schedule_done(g, t + dur + float(post_delay[g]))
                 if on_sent.any_of(g):
                     # a compute group "sends" when its work ends: at once, or by an event then
-                    if duration[g] == 0:
+                    if dur == 0:
                         release(on_sent[g])
                     else:
-                        schedule_done(-g - 1, t + duration[g])
+                        schedule_done(-g - 1, t + dur)
                 return
             k = len(tpl["route"])
             outstanding[g] = k
             arrival[g] = t
             pend_route.append(tpl["route"])
-            pend_rem.append(np.full(k, bytes_each[g]))
+            pend_rem.append(np.full(k, float(bytes_each[g])))
             pend_group.append(np.full(k, g, dtype=np.int64))
             pend_lat.append(tpl["latency"])
             pend_pos.append(np.arange(k, dtype=np.int64))

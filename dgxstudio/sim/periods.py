@@ -74,10 +74,11 @@ class _Periods:
         links that follow each group by pointer jumping."""
         cols, tpl, succ = self.cols, self.tpl_id, self.succ
         n = cols.n
-        bdp = np.stack([cols.bytes_each, cols.duration_s, cols.post_delay_s], axis=1)
         g = np.flatnonzero(succ >= 0)
         s_ = succ[g]
-        ok = (bdp[g] == bdp[s_]).all(axis=1)
+        ok = np.ones(len(g), dtype=bool)
+        for col in (cols.bytes_each, cols.duration_s, cols.post_delay_s):  # a column at a time: an
+            ok &= col[g] == col[s_]  # (n, 3) table's .all(axis=1) costs ten times as much
         other = ok & (tpl[g] != tpl[s_]) & (tpl[g] >= 0) & (tpl[s_] >= 0)
         ok &= tpl[g] == tpl[s_]
         if other.any():  # two patterns with the same routes and latencies
@@ -150,8 +151,11 @@ def lane_order(succ: np.ndarray, alike: np.ndarray) -> tuple[np.ndarray, np.ndar
         if np.array_equal(up, head):
             break
         head = up
-    pos = off[run_of] + (ids - starts[run_of])
-    order = np.lexsort((pos, starts[head][run_of]))
+    # a lane's runs one after the other by their offsets, lanes in the order of their first ids; each
+    # run's groups in id order (sorting the runs, not the groups, gives the same order)
+    ro = np.lexsort((off, starts[head]))
+    lens_o = lens[ro]
+    order = np.repeat(starts[ro] - (np.cumsum(lens_o) - lens_o), lens_o) + ids
     idx = np.empty(n, dtype=np.int64)
     idx[order] = ids
     # along the order, the alike links in a row from each group (an alike link joins a lane's next group)
@@ -201,8 +205,15 @@ class FlowEnds:
 
     def __init__(self):
         self._own: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._alias: dict[int, tuple[int, float]] = {}
         self._maps: dict[tuple[int, bytes], np.ndarray] = {}
+        # groups the skips filled in (a skipped group is in the past and is never stored again), an
+        # array per skip: their ids, which stored group each repeats (index into ``_of``), the shift
+        self._keys: list[np.ndarray] = []
+        self._which: list[np.ndarray] = []
+        self._shift: list[np.ndarray] = []
+        self._of: list[int] = []
+        self._n_blocked = 0
+        self._index: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def store(self, g: int, ends: np.ndarray) -> None:
         if len(ends) <= 256 and not (np.isnan(ends).any() or (ends == 0).any()):
@@ -222,36 +233,52 @@ class FlowEnds:
         if shared is None or not np.array_equal(shared, inv):
             self._maps[key] = shared = inv
         self._own[g] = (u, shared)
-        self._alias.pop(g, None)
 
-    def repeat(self, g: int, of: int, shift: float) -> None:
-        """Group g's flows ended as those of ``of`` did, ``shift`` seconds later."""
-        if of in self._alias:
-            of, base = self._alias[of]
-            shift += base
-        self._alias[g] = (of, shift)
+    def repeat_block(self, gs: np.ndarray, of: np.ndarray, shifts: np.ndarray) -> None:
+        """A skip's groups: ``gs[j, i]``'s flows ended as those of ``of[i]`` did, ``shifts[j]`` seconds
+        later. Kept as arrays, not an entry per group."""
+        gs = np.asarray(gs, dtype=np.int64)
+        if not gs.size:
+            return
+        origins = [self._origin(o) for o in np.asarray(of, dtype=np.int64).tolist()]
+        base = len(self._of)
+        self._of.extend(o for o, _ in origins)
+        self._keys.append(gs.ravel())
+        self._which.append(np.broadcast_to(np.arange(base, base + gs.shape[1]), gs.shape).ravel())
+        self._shift.append((np.asarray(shifts, dtype=float)[:, None]
+                            + np.asarray([b for _, b in origins], dtype=float)[None, :]).ravel())
+        self._n_blocked += gs.size
+        self._index = None
 
-    def repeat_many(self, gs: np.ndarray, of: np.ndarray, shifts: np.ndarray) -> None:
-        """``repeat`` for many groups at once."""
-        of_l, sh_l = of.tolist(), shifts.tolist()
-        if self._alias.keys() & set(of_l):
-            for i, o in enumerate(of_l):
-                if o in self._alias:
-                    base_of, base = self._alias[o]
-                    of_l[i], sh_l[i] = base_of, sh_l[i] + base
-        self._alias.update(zip(gs.tolist(), zip(of_l, sh_l)))
+    def _origin(self, of: int) -> tuple[int, float]:
+        """The stored group that ``of`` repeats, and the shift from it."""
+        found = self._aliased(of)
+        return found if found is not None else (of, 0.0)
+
+    def _aliased(self, g: int) -> tuple[int, float] | None:
+        if not self._n_blocked:
+            return None
+        if self._index is None:  # the skips' groups sorted once, until the next skip
+            keys = np.concatenate(self._keys)
+            order = np.argsort(keys, kind="stable")
+            self._index = (keys[order], np.concatenate(self._which)[order], np.concatenate(self._shift)[order])
+        keys, which, shift = self._index
+        i = int(np.searchsorted(keys, g))
+        if i < len(keys) and keys[i] == g:
+            return self._of[int(which[i])], float(shift[i])
+        return None
 
     def __contains__(self, g: int) -> bool:
-        return g in self._own or g in self._alias
+        return g in self._own or self._aliased(g) is not None
 
     def get(self, g: int, default=None):
-        if g in self._alias:
-            of, shift = self._alias[g]
-            u, inv = self._own[of]
-            return u[inv] + shift
         if g in self._own:
             u, inv = self._own[g]
             return u[inv]
+        found = self._aliased(g)
+        if found is not None:
+            u, inv = self._own[found[0]]
+            return u[inv] + found[1]
         return default
 
     def __getitem__(self, g: int) -> np.ndarray:
@@ -261,4 +288,4 @@ class FlowEnds:
         return out
 
     def __len__(self) -> int:
-        return len(self._own) + len(self._alias)
+        return len(self._own) + self._n_blocked

@@ -156,8 +156,7 @@ class Shortcut:
         have = [i for i in range(len(e)) if masks[1][i] and int(e[i]) in flow_ends]
         if have:
             cols = np.asarray(have, dtype=np.int64)
-            flow_ends.repeat_many(img[:, cols].ravel(), np.tile(e[cols], k),
-                                  np.repeat(np.arange(1, k + 1, dtype=float) * T, len(cols)))
+            flow_ends.repeat_block(img[:, cols], e[cols], np.arange(1, k + 1, dtype=float) * T)
         shift = k * T
         # the state now, k periods on
         if len(a_group):
@@ -226,27 +225,28 @@ class Shortcut:
         deps = np.concatenate([dep_s, dep_d])
         rel_t = np.concatenate([when[1][src_s], when[2][src_d]])
         rel_row = np.concatenate([row[1][src_s], row[2][src_d]])
-        # per released group: how often, its last release's time and its first release's period
-        order = np.argsort(deps, kind="stable")
-        ds = deps[order]
-        cut = np.flatnonzero(np.concatenate([[True], ds[1:] != ds[:-1]])) if len(ds) else np.zeros(0, np.int64)
-        u = ds[cut]
-        left = self.deps_left[u] - np.diff(np.append(cut, len(ds)))
-        last = np.maximum.reduceat(rel_t[order], cut) if len(ds) else np.zeros(0)
-        first = np.minimum.reduceat(rel_row[order], cut) if len(ds) else np.zeros(0, np.int64)
         s_g, s_t, s_row = img[:, masks[0]].ravel(), when[0], row[0]
-        pos = np.searchsorted(u, s_g)
-        found = pos < len(u)
-        found[found] = u[pos[found]] == s_g[found]
-        pos = np.minimum(pos, len(u) - 1) if len(u) else pos
+        # per released group: how often, its last release's time and its first release's period, in
+        # tables over the ids in play (no sort: a skip of many periods releases tens of thousands)
+        ids = np.concatenate([deps, s_g])
+        lo, hi = (int(ids.min()), int(ids.max()) + 1) if len(ids) else (0, 0)
+        cnt = np.bincount(deps - lo, minlength=hi - lo)
+        last = np.full(hi - lo, -np.inf)
+        np.maximum.at(last, deps - lo, rel_t)
+        first = np.full(hi - lo, k + 1, dtype=np.int64)
+        np.minimum.at(first, deps - lo, rel_row)
+        u = np.flatnonzero(cnt) + lo
+        left = self.deps_left[u] - cnt[u - lo]
         tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
-        ok_start = found & np.isnan(self.start[s_g])
-        if len(u):
-            ok_start &= (left[pos] == 0) & (np.abs(last[pos] - s_t) <= tol)
+        at = s_g - lo
+        ok_start = ((cnt[at] > 0) & np.isnan(self.start[s_g]) & (self.deps_left[s_g] - cnt[at] == 0)
+                    & (np.abs(last[at] - s_t) <= tol))
         bad = [s_row[~ok_start]]
         # ready in the window but not started by the jump, or released more often than it waits
-        extra = (left < 0) | ((left == 0) & ~np.isin(u, s_g))
-        bad.append(first[extra])
+        started = np.zeros(hi - lo, dtype=bool)
+        started[at] = True
+        extra = (left < 0) | ((left == 0) & ~started[u - lo])
+        bad.append(first[u[extra] - lo])
         bad = np.concatenate(bad)
         if len(bad):
             return int(bad.min()) - 1

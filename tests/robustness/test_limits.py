@@ -14,6 +14,8 @@ from dgxstudio.cli import main
     ("simulate --preset dgx1-v100 --reduce-bw -1 --algorithm tree", "out of range"),
     ("simulate --preset dgx1-v100 --size 1GiB --chunk 1", "flow groups, more than the limit"),
     ("simulate --preset dgx1-v100 --size 1TiB", "use a chunk of at least"),
+    ("simulate --preset dgx1-v100 --size=-3GiB", "size '-3GiB' is out of range (1 B .. 1 PiB)"),
+    ("simulate --preset dgx1-v100 --size=0.5", "size '0.5' is out of range"),
     ("pipeline --preset dgx1-v100 --stages 4 --microbatches 100000", "tasks, more than the limit"),
     ("pipeline --preset dgx1-v100 --stages 0 --microbatches 4", "at least 1 stage"),
     ("train --preset dgx1-v100 --layers 1000000000", "layers: 1000000000 is out of range"),

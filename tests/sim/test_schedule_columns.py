@@ -226,3 +226,27 @@ def test_bulk_reads_equal_row_by_row_reads(monkeypatch):
     assert [fields(g) for g in merged.groups] == [fields(g) for g in rows]
     assert [(id(p), m) for p, m in merged.groups.patterns_and_metas()] == \
         [(id(g.pattern) if g.pattern is not None else id(None), g.meta) for g in rows]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_roots_read_from_the_columns_as_they_are(data):
+    """``Schedule.roots`` (what a launch latency goes in front of) reads Lanes and Group runs as
+    stored, rows changed after they were added included, and lists what the engine's columns list."""
+    sched = Schedule()
+    for _ in range(data.draw(st.integers(1, 5))):
+        n = len(sched.groups)
+        if data.draw(st.booleans()):
+            m = data.draw(st.integers(1, 6))
+            deps = data.draw(st.lists(st.integers(-1, n + m - 1), min_size=2 * m, max_size=2 * m))
+            done = np.asarray([d if d < n else -1 for d in deps[:m]], dtype=np.int64)
+            sent = np.asarray([d if d < n else -1 for d in deps[m:]], dtype=np.int64)
+            sched.add_lanes(Lanes(m, lambda r: f"row {r}", [None], 0, 0.0, done, sent))
+        else:
+            deps = data.draw(st.lists(st.integers(0, max(n - 1, 0)), max_size=2)) if n else []
+            sched.add(Group(f"g{n}", deps_done=tuple(deps)))
+    for g in data.draw(st.lists(st.integers(0, len(sched.groups) - 1), max_size=3)):
+        sched.set_deps_done(g, tuple(data.draw(st.lists(st.integers(0, len(sched.groups) - 1), max_size=1))))
+    cols = sched.columns()
+    expect = np.flatnonzero((np.diff(cols.done_ptr) == 0) & (np.diff(cols.sent_ptr) == 0)).tolist()
+    assert sched.roots() == expect
