@@ -4,15 +4,18 @@ Capacity counts both directions, as the white papers do (seed 002, Table 1 note 
 the crossing capacity is a minimum s-t cut in which switches, NICs and CPUs may fall on either side.
 Small sets are enumerated exactly. Large sets are coarsened (a system's GPUs stay together, since
 splitting a system costs its internal links) and a few good splits, from document order, a spectral
-ordering and Kernighan-Lin, are each measured by max-flow and then refined by swapping units; the
-least is returned as an upper bound.
+ordering and Kernighan-Lin, are each measured by max-flow and then refined by swapping units, within
+a budget of max-flow work; the least is returned as an upper bound.
+
+Every cut is computed in exact arithmetic (capacities as whole numbers of 1/scale bytes/s, Python
+integers) and rounded once, so the answer is the same bytes on every run: it depends neither on
+PYTHONHASHSEED (which orders sets) nor on the machine's speed or load.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import time
 from dataclasses import dataclass
 
 import networkx as nx
@@ -29,12 +32,23 @@ SPECTRAL_LIMIT = 1200
 
 
 @dataclass
+class Refinement:
+    """What the heuristic's refinement did: cuts measured, max-flow work spent and allowed, and
+    whether the budget ended it before every swap it meant to try was measured."""
+    cuts: int
+    work: int
+    budget: int
+    ended_by_budget: bool
+
+
+@dataclass
 class Bisection:
     bidir_Bps: float
     exact: bool
     method: str
     half_a: list[str]
     half_b: list[str]
+    refinement: Refinement | None = None  # the heuristic's; None for an enumeration
 
 
 def _link_capacities(topo: Topology) -> dict[tuple[str, str], float]:
@@ -57,17 +71,9 @@ def _link_capacities(topo: Topology) -> dict[tuple[str, str], float]:
     return caps
 
 
-def _capacity_graph(topo: Topology) -> nx.Graph:
-    """Undirected graph with ``capacity`` = both directions of every link between a pair."""
-    g = nx.Graph()
-    g.add_nodes_from(topo.devices)
-    g.add_edges_from((a, b, {"capacity": c}) for (a, b), c in _link_capacities(topo).items())
-    return g
-
-
 def _graph_edges(topo: Topology) -> list[tuple[str, str, float]]:
-    """``_capacity_graph(topo).edges(data="capacity")`` in the same order, without building the graph:
-    devices in document order, each one's neighbours in the order their first link appears."""
+    """The capacity graph's edges (both directions of every link between a pair) in the order an
+    undirected networkx graph of them lists its edges, without building the graph: devices in document order, each one's neighbours in the order their first link appears."""
     caps = _link_capacities(topo)
     nbrs: dict[str, list[str]] = {d: [] for d in topo.devices}
     for a, b in caps:
@@ -101,64 +107,43 @@ def _fabric_edges(topo: Topology, fab: Fabric | None) -> list[tuple[str, str, fl
             for (u, v), b in fab.bundles.items()]
 
 
-class _Cutter:
-    """Min s-t cuts on one graph for many splits, reusing the graph (only terminal edges change)."""
-
-    def __init__(self, g: nx.Graph):
-        self.h = g.copy()
-        self.big = sum(c for _, _, c in g.edges(data="capacity")) + 1.0
-        self.h.add_node("__s")
-        self.h.add_node("__t")
-
-    def __call__(self, side_a: list[str], side_b: list[str]) -> float:
-        h = self.h
-        h.remove_edges_from(list(h.edges("__s")) + list(h.edges("__t")))
-        h.add_edges_from((("__s", n) for n in side_a), capacity=self.big)
-        h.add_edges_from(((n, "__t") for n in side_b), capacity=self.big)
-        return nx.maximum_flow_value(h, "__s", "__t", capacity="capacity")
-
-
-# Whole numbers below this are exact in a float, and so are their sums while they stay below it.
-_EXACT_INTEGER = 2.0 ** 53
-
-
-def _integral(capacities, limit: float = _EXACT_INTEGER) -> bool:
-    """True when every capacity is a whole number and their total stays below ``limit``."""
-    total = 0.0
+def _scale(capacities: set[float]) -> int:
+    """The least power of two D that makes every capacity (a float, finite and not negative) a whole
+    multiple of 1/D: every float is an integer over a power of two, so D times each one is an exact
+    integer, and sums and max-flows of those integers (Python's, unbounded) are exact."""
+    d = 1
     for cap in capacities:
-        if cap != cap or cap < 0 or cap != math.floor(cap):
-            return False
-        total += cap
-    return total < limit
+        if not (0.0 <= cap < math.inf):
+            raise ValueError(f"a link capacity of {cap!r} bytes/s cannot be cut")
+        d = max(d, cap.as_integer_ratio()[1])
+    return d
 
 
-def _whole_cuts(c: nx.Graph, names: list[str]) -> bool:
-    """Every capacity a whole number, and those of the links at the units (which bound every flow
-    between the two halves, hence every cut and every flow on a link) summing below 2**53: then any
-    max-flow, in floats or in integers, adds and subtracts whole numbers that floats hold exactly, and
-    gives each split the same cut bit for bit."""
-    units = set(names)
-    if not _integral((cap for *_, cap in c.edges(data="capacity")), math.inf):
-        return False
-    return _integral(cap for u, v, cap in c.edges(data="capacity") if u in units or v in units)
+def _scaled(cap: float, scale: int) -> int:
+    num, den = cap.as_integer_ratio()
+    return num * (scale // den)
 
 
-class _ContractedCutter:
-    """The same min cuts as ``_Cutter`` on a graph whose every split fixes all its units: the units of
-    each side are merged into the source or the sink, so max-flow (Dinic's, on whole numbers) runs
-    over the free nodes (the switches) alone, not over every unit. Used only when the capacities are
-    whole numbers whose flows floats hold exactly (``_whole_cuts``): the cut value is then the same
-    number bit for bit as any max-flow computes in floats."""
+class _ExactCuts:
+    """Min cuts of splits of a graph's units, in exact arithmetic, so that no cut depends on the order
+    in which a max-flow happens to add (a set's order changes with PYTHONHASHSEED).
 
-    def __init__(self, c: nx.Graph, units: list[str]):
+    ``edges``: (u, v, capacity as a whole number of 1/scale bytes/s). Every split fixes all the units:
+    the units of each side are merged into the source or the sink, so max-flow (Dinic's, on Python
+    integers) runs over the free nodes (switches, NICs, CPUs, GPUs outside the set) alone. A cut is
+    the exact sum of the capacities crossing a least partition; ``value`` rounds it once, to the float
+    nearest it (what ``math.fsum`` of the crossing capacities gives). ``work`` counts what the max-flows
+    did (arcs times phases), a measure of effort that does not depend on the machine."""
+
+    def __init__(self, edges, units: list[str]):
         self.units = set(units)
+        self.work = 0
         self.index: dict[str, int] = {"__s": 0, "__t": 1}
         self.touch: dict[str, list[tuple[str, int]]] = {u: [] for u in units}  # unit -> (node, capacity)
         heads: list[int] = []
         caps: list[int] = []
-        for u, v, cap in c.edges(data="capacity"):
+        for u, v, cap in edges:
             ut, vt = u in self.units, v in self.units
-            cap = int(cap)
             if ut or vt:
                 if ut:
                     self.touch[u].append((v, cap))
@@ -173,7 +158,7 @@ class _ContractedCutter:
             caps += [cap, cap]
         self.heads, self.caps = heads, caps
 
-    def __call__(self, side_a: list[str], side_b: list[str]) -> float:
+    def __call__(self, side_a: list[str], side_b: list[str]) -> int:
         on_a = set(side_a)
         index = self.index
         across = 0
@@ -197,17 +182,23 @@ class _ContractedCutter:
         for i, cap in terminal[1].items():
             heads += [1, i]
             caps += [cap, cap]
-        return float(across + _dinic(len(index), heads, caps, 0, 1))
+        flow, phases = _dinic(len(index), heads, caps, 0, 1)
+        self.work += phases * len(heads)
+        return across + flow
 
 
-def _dinic(n: int, heads: list[int], caps: list[int], s: int, t: int) -> int:
-    """Max-flow value by Dinic's algorithm. Arc e runs from heads[e ^ 1] to heads[e] with residual
-    capacity caps[e] (modified in place); arcs e and e ^ 1 are each other's reverse."""
+def _dinic(n: int, heads: list[int], caps: list[int], s: int, t: int) -> tuple[int, int]:
+    """Max-flow value by Dinic's algorithm, and the number of phases it took. Arc e runs from
+    heads[e ^ 1] to heads[e] with residual capacity caps[e] (whole numbers, modified in place); arcs e
+    and e ^ 1 are each other's reverse."""
     out: list[list[int]] = [[] for _ in range(n)]
     for e in range(len(heads)):
         out[heads[e ^ 1]].append(e)
     total = 0
+    phases = 0
+    bound = sum(caps[e] for e in out[s]) + 1  # more than can ever leave the source
     while True:
+        phases += 1
         check_cancelled()  # each phase, and every few thousand paths or pushes within one (see below)
         level = [-1] * n
         level[s] = 0
@@ -223,10 +214,10 @@ def _dinic(n: int, heads: list[int], caps: list[int], s: int, t: int) -> int:
                         nxt.append(v)
             frontier = nxt
         if level[t] < 0:
-            return total
+            return total, phases
         pos = [0] * n
         if level[t] < 400:  # the level graph is shallow: push along every branch at once
-            total += _blocking_flow(s, t, out, heads, caps, level, pos)
+            total += _blocking_flow(s, t, out, heads, caps, level, pos, bound)
             continue
         paths = 0
         while True:  # a deep level graph: one path at a time, with an explicit stack
@@ -263,9 +254,10 @@ def _dinic(n: int, heads: list[int], caps: list[int], s: int, t: int) -> int:
             total += push
 
 
-def _blocking_flow(s: int, t: int, out, heads, caps, level, pos) -> int:
+def _blocking_flow(s: int, t: int, out, heads, caps, level, pos, bound: int) -> int:
     """One Dinic phase: as much flow as the level graph takes, each node passing on what it receives
-    along all its arcs (recursion as deep as the level graph, which the caller bounds)."""
+    along all its arcs (recursion as deep as the level graph, which the caller bounds). ``bound``:
+    more than the source can send."""
 
     calls = [0]
 
@@ -296,21 +288,24 @@ def _blocking_flow(s: int, t: int, out, heads, caps, level, pos) -> int:
 
     total = 0
     while True:
-        f = push(s, 1 << 62)
+        f = push(s, bound)
         if not f:
             return total
         total += f
 
 
-def _direct_cut(g: nx.Graph, side_a: set[str]) -> float:
-    return sum(c for u, v, c in g.edges(data="capacity") if (u in side_a) != (v in side_a))
+def _whole_numbers(capacities) -> tuple[dict[float, int], int]:
+    """Each capacity as a whole number of 1/scale bytes/s (``_scale``), and the scale."""
+    distinct = set(capacities)
+    scale = _scale(distinct)
+    return {cap: _scaled(cap, scale) for cap in distinct}, scale
 
 
-def _exact(g: nx.Graph, gpus: list[str]) -> Bisection:
+def _exact(edges: list[tuple[str, str, float]], gpus: list[str]) -> Bisection:
     n = len(gpus)
     half = n // 2
-    only_gpus = all(g.nodes[x].get("gpu") for x in g.nodes)
-    cut = None if only_gpus else _Cutter(g)
+    whole, scale = _whole_numbers(cap for *_, cap in edges)
+    cut = _ExactCuts([(u, v, whole[cap]) for u, v, cap in edges], gpus)
     best = None
     first, rest = gpus[0], gpus[1:]
     # Fixing the first GPU on side A visits each split once.
@@ -318,7 +313,7 @@ def _exact(g: nx.Graph, gpus: list[str]) -> Bisection:
         a = [first, *combo]
         aset = set(a)
         b = [x for x in gpus if x not in aset]
-        value = _direct_cut(g, aset) if only_gpus else cut(a, b)
+        value = cut(a, b)
         if best is None or value < best[0]:
             best = (value, a, b)
     if n % 2 == 1:
@@ -327,10 +322,10 @@ def _exact(g: nx.Graph, gpus: list[str]) -> Bisection:
             a = [first, *combo]
             aset = set(a)
             b = [x for x in gpus if x not in aset]
-            value = _direct_cut(g, aset) if only_gpus else cut(a, b)
+            value = cut(a, b)
             if value < best[0]:
                 best = (value, a, b)
-    return Bisection(best[0], True, "enumeration", best[1], best[2])
+    return Bisection(best[0] / scale, True, "enumeration", best[1], best[2])
 
 
 def _units(topo: Topology, gpus: list[str]) -> list[list[str]]:
@@ -346,11 +341,13 @@ def _units(topo: Topology, gpus: list[str]) -> list[list[str]]:
     return [part for unit in units.values() for part in ([unit] if len(unit) <= half else [[g] for g in unit])]
 
 
-def _coarse_graph(topo: Topology, units: list[list[str]],
-                  edges: list[tuple[str, str, float]]) -> tuple[nx.Graph, list[str]]:
+def _coarse_graph(topo: Topology, units: list[list[str]], edges: list[tuple[str, str, float]]
+                  ) -> tuple[nx.Graph, list[str], list[tuple[str, str, int]], int]:
     """Contract each multi-GPU unit's system (all its devices) into one node. ``edges``: the device
     graph's edges in its order (``_graph_edges``); nodes, neighbours and summed capacities come out
-    in the order contracting that graph edge by edge gives."""
+    in the order contracting that graph edge by edge gives. Also the same edges with their
+    capacities summed exactly, as whole numbers of 1/scale bytes/s (``_whole_numbers``), and the scale:
+    what the cuts are measured on."""
     mapping = {}
     names = []
     by_system: dict[str, list[str]] = {}
@@ -372,20 +369,39 @@ def _coarse_graph(topo: Topology, units: list[list[str]],
         members = by_system.get(sid, []) if sid and selected[sid] == len(unit) else unit
         for d in members:
             mapping[d] = name
-    get = mapping.get
-    coarse: dict[tuple[str, str], float] = {}
-    for k, (u, v, cap) in enumerate(edges):
-        if not k & 16383:
-            check_cancelled()
-        a, b = get(u, u), get(v, v)
-        if a == b:
-            continue
-        key = (a, b) if (b, a) not in coarse else (b, a)
-        coarse[key] = coarse[key] + cap if key in coarse else cap
+    devices = list(topo.devices)
+    mapped = list(map(mapping.get, devices, devices))  # each device's node: its unit's, or its own
+    nodes = list(dict.fromkeys(mapped))
+    at = {n: i for i, n in enumerate(nodes)}
+    node_of = dict(zip(devices, map(at.__getitem__, mapped)))
+    check_cancelled()
+    firsts, seconds, caps = zip(*edges) if edges else ((), (), ())
+    m = len(caps)
+    first_end = np.fromiter(map(node_of.__getitem__, firsts), dtype=np.int64, count=m)
+    second_end = np.fromiter(map(node_of.__getitem__, seconds), dtype=np.int64, count=m)
+    kept = np.flatnonzero(first_end != second_end)  # an edge inside a unit is no edge of the coarse graph
+    check_cancelled()
+    # Each pair of nodes once, oriented and placed as it first appears; its capacities summed in edge
+    # order (np.bincount adds in array order from 0.0, and 0.0 + c is c: the sums one by one).
+    lo = np.minimum(first_end[kept], second_end[kept])
+    hi = np.maximum(first_end[kept], second_end[kept])
+    _, first_at, inverse = np.unique(lo * max(len(nodes), 1) + hi, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    kept_caps = np.asarray(caps, dtype=float)[kept]
+    sums = np.bincount(inverse, weights=kept_caps, minlength=len(first_at)).tolist()
+    whole_of, scale = _whole_numbers(caps)
+    exact = [0] * len(first_at)
+    for k, cap in zip(inverse.tolist(), kept_caps.tolist()):
+        exact[k] += whole_of[cap]
+    order = np.argsort(first_at, kind="stable")
+    first_edge = kept[first_at[order]]
+    order = order.tolist()
+    pairs = list(zip(map(nodes.__getitem__, first_end[first_edge].tolist()),
+                     map(nodes.__getitem__, second_end[first_edge].tolist())))
     c = nx.Graph()
-    c.add_nodes_from(dict.fromkeys(get(n, n) for n in topo.devices))
-    c.add_edges_from((a, b, {"capacity": cap}) for (a, b), cap in coarse.items())
-    return c, names
+    c.add_nodes_from(nodes)
+    c.add_edges_from((a, b, {"capacity": sums[k]}) for (a, b), k in zip(pairs, order))
+    return c, names, [(a, b, exact[k]) for (a, b), k in zip(pairs, order)], scale
 
 
 def _balanced_split(order: list[int], weights: list[int]) -> tuple[list[int], list[int]]:
@@ -486,30 +502,34 @@ def _candidate_orders(c: nx.Graph, names: list[str]) -> list[list[int]]:
     return orders
 
 
-def _twins(c: nx.Graph, names: list[str]) -> list[int]:
+def _twins(cut: _ExactCuts, names: list[str]) -> list[int]:
     """A class per unit; units of one class are twins: no unit among their neighbours, and the same
     neighbours over the same capacities. Exchanging two twins maps the graph onto itself, so a split
     and the split with twins exchanged have the same min cut (the same whole number)."""
-    units = set(names)
     classes: dict[tuple, int] = {}
     out = []
     for i, name in enumerate(names):
-        nbrs = c.adj[name]
-        if any(n in units for n in nbrs):
+        nbrs = cut.touch[name]
+        if any(n in cut.units for n, _ in nbrs):
             out.append(len(names) + i)  # its own class
             continue
-        key = tuple(sorted((n, data["capacity"]) for n, data in nbrs.items()))
-        out.append(classes.setdefault(key, len(classes)))
+        out.append(classes.setdefault(tuple(sorted(nbrs)), len(classes)))
     return out
 
 
+# The refinement's budget, in max-flow work (``_ExactCuts.work``: arcs times phases), so that the
+# answer does not depend on the machine or its load. It lets every preset and generated cluster up to
+# 1,024 systems finish its refinement; larger fabrics stop after a few cuts (``Bisection.refinement``).
+REFINE_WORK = 4_000_000
+
+
 def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[str], refine_rounds: int = 2,
-               refine_budget_s: float = 2.0) -> Bisection:
+               refine_work: int | None = None) -> Bisection:
+    budget = REFINE_WORK if refine_work is None else refine_work
     units = _units(topo, gpus)
     weights = [len(u) for u in units]
-    c, names = _coarse_graph(topo, units, edges)
-    whole = _whole_cuts(c, names)
-    cut = _ContractedCutter(c, names) if whole else _Cutter(c)
+    c, names, whole, scale = _coarse_graph(topo, units, edges)
+    cut = _ExactCuts(whole, names)
     best = None
     for order in _candidate_orders(c, names):
         check_cancelled()
@@ -519,26 +539,28 @@ def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[s
             best = (value, a, b)
     value, a, b = best
     # Refinement: swap equal-weight units near the boundary of the split while that lowers the cut,
-    # within a time budget so very large fabrics still answer promptly.
-    # With whole-number capacities (exact cuts), swaps of twin units give the same cut: measured once.
-    twin = _twins(c, names) if whole else list(range(len(names)))
-    deadline = time.perf_counter() + refine_budget_s
+    # within a budget of max-flow work so very large fabrics still answer promptly. Cuts are exact, so
+    # swaps of twin units give the same cut: measured once.
+    twin = _twins(cut, names)
+    start, cuts, ended = cut.work, 0, False
     for _ in range(refine_rounds):
         improved = False
-        seen: dict[tuple[int, int], float] = {}
+        seen: dict[tuple[int, int], int] = {}
         for i in list(a)[-6:]:
             for j in list(b)[:6]:
                 if weights[i] != weights[j]:
                     continue
                 check_cancelled()
                 v = seen.get((twin[i], twin[j]))
-                if v is None and time.perf_counter() > deadline:
+                if v is None and cut.work - start >= budget:
+                    ended = True
                     continue
                 na = [x for x in a if x != i] + [j]
                 nb = [x for x in b if x != j] + [i]
                 if v is None:
                     v = seen[(twin[i], twin[j])] = cut([names[x] for x in na], [names[x] for x in nb])
-                if v < value - 1e-6:
+                    cuts += 1
+                if v < value:
                     value, a, b, improved = v, na, nb, True
                     break
             if improved:
@@ -548,7 +570,8 @@ def _heuristic(topo: Topology, edges: list[tuple[str, str, float]], gpus: list[s
     half_a = [gpu for i in a for gpu in units[i]]
     half_b = [gpu for i in b for gpu in units[i]]
     exact = len(units) <= 2 and all(len(u) == 1 for u in units)
-    return Bisection(value, exact, "max-flow over partitioned units", half_a, half_b)
+    return Bisection(value / scale, exact, "max-flow over partitioned units", half_a, half_b,
+                     Refinement(cuts, cut.work - start, budget, ended))
 
 
 def bisection_bandwidth(topo: Topology, gpus: list[str], fabric: Fabric | None = None) -> Bisection:
@@ -557,12 +580,10 @@ def bisection_bandwidth(topo: Topology, gpus: list[str], fabric: Fabric | None =
     if len(gpus) < 2:
         return Bisection(0.0, True, "trivial", list(gpus), [])
     n = len(gpus)
-    if math.comb(n - 1, n // 2 - 1) <= EXACT_SPLIT_LIMIT:
-        g = _capacity_graph(topo)
-        members = set(gpus)
-        for node in g.nodes:
-            g.nodes[node]["gpu"] = topo.devices[node].kind == "gpu" and node in members
-        # Only GPUs of the set and the devices between them matter; others still carry flow.
-        return _exact(g, gpus)
     edges = _fabric_edges(topo, fabric)
-    return _heuristic(topo, edges if edges is not None else _graph_edges(topo), gpus)
+    if edges is None:
+        edges = _graph_edges(topo)
+    if math.comb(n - 1, n // 2 - 1) <= EXACT_SPLIT_LIMIT:
+        # Only GPUs of the set and the devices between them matter; others still carry flow.
+        return _exact(edges, gpus)
+    return _heuristic(topo, edges, gpus)

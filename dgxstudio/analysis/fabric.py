@@ -67,11 +67,15 @@ def _system_map(topo: Topology) -> dict[str, str | None]:
     system_of_group: dict[str, str | None] = {}
     for gid in topo.groups:
         system_of_group[gid] = next((g.id for g in topo.group_chain(gid) if g.kind == "system"), None)
-    first: dict[str, str] = {}
-    for g in topo.groups.values():
-        for d in g.devices:
-            first.setdefault(d, g.id)
-    return {d: system_of_group[first[d]] if d in first else None for d in topo.devices}
+    # Groups from last to first, each writing its devices' system: the first group to list a device
+    # writes last. Writing to keys already there keeps the devices' order.
+    out: dict[str, str | None] = dict.fromkeys(topo.devices)
+    for g in reversed(topo.groups.values()):
+        out.update(dict.fromkeys(g.devices, system_of_group[g.id]))
+    if len(out) != len(topo.devices):  # a group lists a device the topology no longer has
+        devices = topo.devices
+        out = {d: sid for d, sid in out.items() if d in devices}
+    return out
 
 
 class Fabric:

@@ -34,13 +34,18 @@ class PathInfo:
 
 
 def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
-              allowed: set[str] | None = None, least_pushes: bool = False
+              allowed: set[str] | None = None, least_pushes: bool = False, targets_only_gpus: bool = False
               ) -> tuple[dict[str, float], dict[str, str | None]]:
     """Least-latency search from ``sources`` (stopping once every target is reached), entering only
     ``allowed`` nodes when given. With ``least_pushes`` a node is pushed only when it beats the least
     (distance, predecessor) already pushed for it: the heap pops (d, v, u) in order, so a push that is
     not below it can never be the first popped for v. The same distances and predecessors, with a
-    fraction of the heap traffic (a large fabric offers most nodes from many neighbours)."""
+    fraction of the heap traffic (a large fabric offers most nodes from many neighbours).
+
+    With ``targets_only_gpus`` a GPU that is not a target is never pushed: a route ends at a GPU and
+    never passes through one, so such a GPU only ends the search there, and leaving it out of the heap
+    changes no other entry's order. Every other node's distance and predecessor are the same; those
+    GPUs are left out (every GPU of a large cluster, when the caller reads only the targets')."""
     dist: dict[str, float] = {}
     prev: dict[str, str | None] = {}
     pending: dict[str, tuple[float, str]] = {}
@@ -51,6 +56,8 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
         heapq.heappush(heap, (hop[s], s, None))
         pending[s] = min(pending.get(s, far), (hop[s], ""))
     remaining = set(targets) if targets else None
+    if targets_only_gpus and remaining is None:
+        raise ValueError("targets_only_gpus needs the targets")
     popped = 0
     adj, bundles, kind = fab.adj, fab.bundles, fab.kind
     push, pop, waiting = heapq.heappush, heapq.heappop, pending.get
@@ -71,6 +78,8 @@ def _dijkstra(fab: Fabric, sources: list[str], targets: set[str] | None = None,
             continue
         for v in adj[u]:
             if v in dist or (allowed is not None and v not in allowed):
+                continue
+            if targets_only_gpus and v not in remaining and kind.get(v) == "gpu":
                 continue
             nd = d + bundles[(u, v) if u <= v else (v, u)].latency_s + hop[v]  # fab.bundle(u, v), inlined
             if least_pushes:
@@ -133,7 +142,13 @@ def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None
     the same order whatever it stops at, so each destination's distance and path are those of a
     search stopping at it."""
     fab = fab or Fabric(topo)
-    dist, prev = _dijkstra(fab, [src], set(dsts), least_pushes=True)
+    system_of = system_map(topo)
+    # Systems hanging off the rest of the fabric by one device (all their NICs on one leaf) hold no
+    # route to anything outside them: a route in would leave by the same device, already settled.
+    # Unless they hold an end, the search need not enter them.
+    ends = {system_of.get(n) for n in (src, *dsts)}
+    dist, prev = _dijkstra(fab, [src], set(dsts), allowed=_outside_hanging_systems(fab, system_of, ends),
+                           least_pushes=True, targets_only_gpus=True)
     out: list[PathInfo | None] = []
     for dst in dsts:
         if dst not in dist:
@@ -145,6 +160,37 @@ def path_latencies(topo: Topology, src: str, dsts: list[str], fab: Fabric | None
         path.reverse()
         out.append(PathInfo(src, dst, dist[dst], len(path) - 1, path))
     return out
+
+
+class _Outside:
+    """The nodes a search may enter: all but the devices of ``hanging`` systems (``in`` only)."""
+
+    def __init__(self, system_of: dict[str, str | None], hanging: set[str]):
+        self.system_of, self.hanging = system_of, hanging
+
+    def __contains__(self, node: str) -> bool:
+        return self.system_of.get(node) not in self.hanging
+
+
+def _outside_hanging_systems(fab: Fabric, system_of: dict[str, str | None], keep: set) -> _Outside | None:
+    """The nodes outside every system (other than those in ``keep``) whose devices reach the rest of
+    the fabric through one device alone, or None when there is no such system."""
+    reach: dict[str, set[str] | None] = {}  # system -> the devices outside it that its devices touch
+    adj = fab.adj
+    for k, (d, sid) in enumerate(system_of.items()):
+        if not k & 16383:
+            check_cancelled()
+        if sid is None or sid in keep:
+            continue
+        out = reach.get(sid, set())
+        if out is None:
+            continue
+        for nb in adj.get(d, ()):
+            if system_of.get(nb) != sid:
+                out.add(nb)
+        reach[sid] = out if len(out) <= 1 else None
+    hanging = {sid for sid, out in reach.items() if out is not None and len(out) == 1}
+    return _Outside(system_of, hanging) if hanging else None
 
 
 @dataclass
@@ -176,34 +222,38 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     if len(order) < 2:
         return None
     owner = {n: s for s, ns in nics_of.items() for n in ns}
+    kind, adj, bundles, hop = fab.kind, fab.adj, fab.bundles, fab.hop_latency
+    # each network NIC's network neighbours, in adjacency order
+    net_nbrs = {n: [nb for nb in adj[n] if nb in network_nodes] for n in network_nodes if kind.get(n) == "nic"}
     # Systems wired the same way to the same switches see the same network: one search per class.
     classes: dict[tuple, str] = {}
     for k, s in enumerate(order):
         if not k & 255:
             check_cancelled()
-        sig = tuple(sorted((nb, round(fab.hop_latency[n] + fab.bundle(n, nb).latency_s, 15))
-                           for n in nics_of[s] for nb in fab.adj[n] if nb in network_nodes and fab.kind.get(nb) != "nic"))
+        sig = tuple(sorted((nb, round(hop[n] + bundles[(n, nb) if n <= nb else (nb, n)].latency_s, 15))
+                           for n in nics_of[s] for nb in net_nbrs[n] if kind.get(nb) != "nic"))
         classes.setdefault(sig, s)
     # A NIC with one network link is a dead end: search the switches (and any NIC that can carry
     # traffic through, with two or more network links) only, then step to each end NIC from its switch.
     # The figures are those of a search over every network node: links here add a latency and every
     # device a positive hop latency, so ties pop in (distance, id) order either way.
-    net_degree = {n: sum(1 for nb in fab.adj[n] if nb in network_nodes) for n in network_nodes
-                  if fab.kind.get(n) == "nic"}
-    ends = {n for n, k in net_degree.items() if k == 1}
+    ends = {n for n, nbs in net_nbrs.items() if len(nbs) == 1}
     end_steps = []  # (NIC, its system, its switch, link latency, NIC hop latency), in a fixed order
     for t in sorted(ends):
         if owner.get(t) is None:
             continue
-        sw = next(nb for nb in fab.adj[t] if nb in network_nodes)
-        end_steps.append((t, owner[t], sw, fab.bundle(sw, t).latency_s, fab.hop_latency[t]))
+        sw = net_nbrs[t][0]
+        end_steps.append((t, owner[t], sw, bundles[(sw, t) if sw <= t else (t, sw)].latency_s, hop[t]))
     # The network once, without the dead-end NICs: each class's search then visits switches only
     # (the figures of _dijkstra over network_nodes - (ends - sources), with the same sums in the same order).
     passable = network_nodes - ends
-    bundles, hop = fab.bundles, fab.hop_latency
-    net_adj = {u: [(v, bundles[(u, v) if u <= v else (v, u)].latency_s, hop[v]) for v in fab.adj[u] if v in passable]
-               for u in network_nodes}
-    net_gpus = {n for n in network_nodes if fab.is_gpu(n)}
+    reps = list(classes.values())
+    # the nodes a search enters, and the classes' own dead-end NICs, which start their searches
+    # (no other dead-end NIC is ever expanded)
+    expanded = itertools.chain(passable, (t for s in reps for t in nics_of[s] if t in ends))
+    net_adj = {u: [(v, bundles[(u, v) if u <= v else (v, u)].latency_s, hop[v]) for v in adj[u] if v in passable]
+               for u in expanded}
+    net_gpus = {n for n in network_nodes if kind.get(n) == "gpu"}
     step_switches = sorted({step[2] for step in end_steps})
     switch_index = {sw: i for i, sw in enumerate(step_switches)}
     systems_seen = sorted({step[1] for step in end_steps})
@@ -261,7 +311,6 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
             cur = prev[cur]
         return hops
 
-    reps = list(classes.values())
     if len(reps) < BATCH_CLASSES:  # a search or two: the figures straight from them
         worst = (-1.0, None, 0)
         best_any = float("inf")

@@ -71,6 +71,14 @@ def _analyze(topo: Topology, gpus: list[str], progress: Callable[[float, str], N
             "method": bis.method,
             "half_a": bis.half_a,
             "half_b": bis.half_b,
+            # the heuristic's refinement: cuts measured and max-flow work (arcs x phases) spent within
+            # its budget, and whether the budget ended it (the search, not the machine, decides)
+            "refinement": None if bis.refinement is None else {
+                "cuts": bis.refinement.cuts,
+                "work": bis.refinement.work,
+                "work_budget": bis.refinement.budget,
+                "ended_by_budget": bis.refinement.ended_by_budget,
+            },
         },
         "rings": {
             "count": rings.count,

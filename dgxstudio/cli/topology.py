@@ -146,8 +146,10 @@ def cmd_analyze(args) -> int:
     gb = 1e9
     print(f"{topo.name}: {result['gpus']} GPUs")
     b = result["bisection"]
+    stopped = b["refinement"] is not None and b["refinement"]["ended_by_budget"]
     print(f"  bisection bandwidth: {b['bidir_Bps'] / gb:,.1f} GB/s bidirectional"
-          f" ({'exact' if b['exact'] else 'upper bound'}, {b['method']})")
+          f" ({'exact' if b['exact'] else 'upper bound'}, {b['method']}"
+          f"{'; its refinement stopped at its work budget' if stopped else ''})")
     r = result["rings"]
     print(f"  rings: {r['count']} over {r['fabric']} ({r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'});"
           f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s")

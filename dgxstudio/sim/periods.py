@@ -44,6 +44,9 @@ class _Periods:
         succ[first[has]] = has
         succ[claims != 1] = -1
         self.succ = succ
+        pred = np.full(n, -1, dtype=np.int64)  # one predecessor at most: a successor has one claim
+        pred[succ[succ >= 0]] = np.flatnonzero(succ >= 0)
+        self.pred = pred
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
         self.jumps = 0
         self.skipped_periods = 0

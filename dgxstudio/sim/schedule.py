@@ -317,26 +317,19 @@ class Schedule:
         if copies <= 0 or m <= 0 or first - prev_first != m:
             return False
         a_groups, b_groups = self.groups[prev_first:first], self.groups[first:]
-        width = max(1, max(len(g.deps_done) for g in b_groups))
-        width_s = max(1, max(len(g.deps_sent) for g in b_groups))
-        base_d = np.full((m, width), -1, dtype=np.int64)
-        base_s = np.full((m, width_s), -1, dtype=np.int64)
-        rel_d = np.zeros((m, width), dtype=bool)
-        rel_s = np.zeros((m, width_s), dtype=bool)
-        for i, (a, b) in enumerate(zip(a_groups, b_groups)):
+        rows = {"done": [], "sent": []}  # per row: its dependencies, and which of them move with the piece
+        for a, b in zip(a_groups, b_groups):
             if (a.pattern is not b.pattern or a.bytes_each != b.bytes_each or a.duration_s != b.duration_s
                     or a.post_delay_s != b.post_delay_s or _next_piece(a.name, piece - 1) != b.name
                     or _next_meta(a.meta, piece - 1) != b.meta):
                 return False
-            for da, db, base, rel in ((a.deps_done, b.deps_done, base_d, rel_d), (a.deps_sent, b.deps_sent, base_s, rel_s)):
+            for key, da, db in (("done", a.deps_done, b.deps_done), ("sent", a.deps_sent, b.deps_sent)):
                 if len(da) != len(db):
                     return False
-                for k, (x, y) in enumerate(zip(da, db)):
-                    if y == x + m:
-                        rel[i, k] = True
-                    elif not (y == x and x < prev_first):
+                for x, y in zip(da, db):
+                    if y != x + m and not (y == x and x < prev_first):
                         return False
-                    base[i, k] = y
+                rows[key].append((db, tuple(y == x + m for x, y in zip(da, db))))
         patterns: list[Pattern] = []
         index: dict[int, int] = {}
         which = []
@@ -348,9 +341,7 @@ class Schedule:
                 index[id(b.pattern)] = len(patterns)
                 patterns.append(b.pattern)
             which.append(index[id(b.pattern)])
-        shift = (np.arange(1, copies + 1, dtype=np.int64) * m)[:, None, None]
-        deps_done = np.where(rel_d[None], base_d[None] + shift, base_d[None]).reshape(copies * m, width)
-        deps_sent = np.where(rel_s[None], base_s[None] + shift, base_s[None]).reshape(copies * m, width_s)
+        which = np.asarray(which, dtype=np.int64)
         # each name and meta string cut once where its piece number goes (a copy joins the parts)
         names = [_Renumber(b.name, piece) for b in b_groups]
         metas = [{k: (_Renumber(v, piece) if isinstance(v, str) else v) for k, v in b.meta.items()} for b in b_groups]
@@ -365,9 +356,44 @@ class Schedule:
             return {k: (v(j) if type(v) is _Renumber else j if k == "piece" and v == piece and type(v) is int else v)
                     for k, v in metas[i].items()}
 
-        col = lambda attr: np.tile(np.asarray([getattr(b, attr) for b in b_groups], dtype=float), copies)  # noqa: E731
-        self.add_lanes(Lanes(copies * m, name, patterns, np.tile(np.asarray(which, dtype=np.int64), copies),
-                             col("bytes_each"), deps_done, deps_sent, col("duration_s"), col("post_delay_s"), meta))
+        columns = {attr: np.asarray([getattr(b, attr) for b in b_groups], dtype=float)
+                   for attr in ("bytes_each", "duration_s", "post_delay_s")}
+
+        def table(key: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+            """Rows lo..hi's dependencies as a dense table (-1 where a row has fewer) and which move."""
+            width = max(1, max(len(d) for d, _ in rows[key][lo:hi]))
+            base = np.full((hi - lo, width), -1, dtype=np.int64)
+            rel = np.zeros((hi - lo, width), dtype=bool)
+            for i, (deps, moves) in enumerate(rows[key][lo:hi]):
+                base[i, :len(deps)] = deps
+                rel[i, :len(deps)] = moves
+            return base, rel
+
+        def copied(base: np.ndarray, rel: np.ndarray, shift: np.ndarray) -> np.ndarray:
+            return np.where(rel[None], base[None] + shift, base[None]).reshape(-1, base.shape[1])
+
+        widths = [max(len(d), len(s)) for (d, _), (s, _) in zip(rows["done"], rows["sent"])]
+        if m * max(widths) <= 8 * (sum(widths) + m):
+            # one table for every copy: copy c is rows c m .. (c + 1) m
+            shift = (np.arange(1, copies + 1, dtype=np.int64) * m)[:, None, None]
+            col = lambda attr: np.tile(columns[attr], copies)  # noqa: E731
+            self.add_lanes(Lanes(copies * m, name, patterns, np.tile(which, copies), col("bytes_each"),
+                                 copied(*table("done", 0, m), shift), copied(*table("sent", 0, m), shift),
+                                 col("duration_s"), col("post_delay_s"), meta))
+            return True
+        # a few rows wait for thousands (a join over every system's switches on 2,048 systems): one
+        # table would be rows x their widest, so such rows go in their own, copy by copy
+        wide = [w > 64 for w in widths]
+        cuts = [0] + [i for i in range(1, m) if wide[i] or wide[i - 1]] + [m]
+        parts = [(lo, hi, table("done", lo, hi), table("sent", lo, hi)) for lo, hi in zip(cuts, cuts[1:])]
+        for c in range(copies):
+            shift = np.asarray((c + 1) * m, dtype=np.int64)
+            for lo, hi, done, sent in parts:
+                at = c * m + lo
+                self.add_lanes(Lanes(hi - lo, lambda r, at=at: name(at + r), patterns, which[lo:hi],
+                                     columns["bytes_each"][lo:hi], copied(*done, shift), copied(*sent, shift),
+                                     columns["duration_s"][lo:hi], columns["post_delay_s"][lo:hi],
+                                     lambda r, at=at: meta(at + r)))
         return True
 
     def columns(self) -> Columns:

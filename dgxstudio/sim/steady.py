@@ -62,20 +62,35 @@ class Shortcut:
             self.snap, self.logs = None, None
             return
         heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
-        fk = np.sort(np.fromiter(frontier, dtype=np.int64, count=len(frontier)))
-        # what may become active before the image is due: these groups, their successors, and the
-        # partly released groups (a lane idle now, waiting for its data) and theirs
-        allowed = np.union1d(gs, fk)
-        for _ in range(span[0]):
-            nxt = per.step(allowed, 1)
-            allowed = np.union1d(allowed, nxt[nxt >= 0])
-        self.snap = {"t": t, "mapped": np.sort(mapped), "allowed": allowed,
+        # what may become active before the image is due: these groups, the partly released ones (a
+        # lane idle now, waiting for its data; thousands behind a stage barrier), and their successors
+        # up to the span (``allowed``: kept as the two sets, not their union, which cost a sort of
+        # the frontier at every snapshot)
+        self.snap = {"t": t, "mapped": np.sort(mapped), "base": (set(gs.tolist()), frontier.copy()),
+                     "span": span[0],
                      "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
-                     "heap": [(w, g) for w, _, g in heap], "fk": fk,
+                     "heap": [(w, g) for w, _, g in heap],
                      "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
                      "seg": len(self.segments), "delivered": r.delivered_bytes, "n_delivered": len(self.delivered)}
         self.logs = ([], [], [])
         self.waited = 0
+
+    def allowed(self, gs: np.ndarray) -> bool:
+        """Is every group of ``gs`` one the snapshot allows: one of its groups or partly released
+        groups, or a successor of one within the span? (A lane's successor links join one group to
+        one group, so the way back is unique.)"""
+        own, waiting = self.snap["base"]
+        pred, span = self.per.pred, self.snap["span"]
+        for g in gs.tolist():
+            for _ in range(span + 1):
+                if g in own or g in waiting:
+                    break
+                g = int(pred[g])
+                if g < 0:
+                    return False
+            else:
+                return False
+        return True
 
     def states_match(self, T: float, r: "_Now") -> bool:
         """Is the state now the successor-image of the snapshot's, T later?
@@ -288,7 +303,7 @@ class Shortcut:
                 # look compares with the state two steps on, and the one after with one step
                 span[0] = 3 - span[0]
             self.take_snapshot(gs, r)
-        elif not np.isin(gs, snap["allowed"]).all() or self.waited > 4 * len(gs) + 16:
+        elif not self.allowed(gs) or self.waited > 4 * len(gs) + 16:
             # the state moved on without coming back (or lanes advance at different paces and the
             # image never comes): after a few such looks in a row, look less often (a schedule
             # without a steady state, a tree's few pieces, pays little for it)

@@ -105,7 +105,8 @@ class LivePlots(QWidget):
         self.util_plot.setLabel("bottom", "simulated time", units="s")
         self.util_plot.setLabel("left", "busy fraction")
         self.util_plot.setYRange(0, 1.05)
-        self.util_plot.addLegend(offset=(-10, 10))
+        # five rows in one column do not fit the dock: three columns, on a light backing over the curves
+        self.util_plot.addLegend(offset=(-10, 10), colCount=3, brush=pg.mkBrush(255, 255, 255, 210))
         self.util_curves: list[pg.PlotDataItem] = []  # the curves of the run shown
         self._util_pool: list[pg.PlotDataItem] = []   # made once and reused: building a pyqtgraph curve
         # and its legend row costs ~15 ms of GUI thread each, 5 of them per run shown
@@ -185,19 +186,25 @@ class LivePlots(QWidget):
             if chan is None:
                 continue
             # each rate pattern's load on this channel, looked up once per pattern, not per segment
+            # (a pattern lists its channels component by component, not in order: no binary search)
             load = np.zeros(int(pids.max()) + 1)
             for pid in used.tolist():
                 rp = sim.rate_patterns[pid]
-                k = int(np.searchsorted(rp.channels, chan))
-                if k < len(rp.channels) and rp.channels[k] == chan:
-                    load[pid] = rp.load_Bps[k]
+                load[pid] = rp.load_Bps[rp.channels == chan].sum()
             u = load[pids] / sim.capacity[chan]
             # one step per change of utilization (or gap in time), not one per segment
             keep = np.flatnonzero(np.r_[True, (np.diff(u) != 0) | (seg[1:, 0] != seg[:-1, 1])])
             t0 = seg[keep, 0]
             t1 = seg[np.r_[keep[1:] - 1, len(seg) - 1], 1]
+            uk = u[keep]
+            # between segments nothing moves (a launch, a hop's latency): the link is idle there
+            gap = np.flatnonzero(t0[1:] > t1[:-1])
+            if len(gap):
+                order = np.argsort(np.r_[t0, t1[gap]], kind="stable")
+                t0, t1, uk = (np.r_[t0, t1[gap]][order], np.r_[t1, t0[gap + 1]][order],
+                              np.r_[uk, np.zeros(len(gap))][order])
             xs = np.column_stack([t0, t1]).ravel()
-            ys = np.repeat(u[keep], 2)
+            ys = np.repeat(uk, 2)
             curve = self._util_curve(len(self.util_curves), f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
             curve.setData(xs, ys)
             curve.link_ids = bneck["links"]

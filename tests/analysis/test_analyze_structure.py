@@ -264,3 +264,18 @@ def test_switch_searches_over_the_switches_alone_equal_those_over_every_neighbou
     for a, b in pairs:
         assert lean._dag(a, b) == full._dag(a, b)
     assert any(len(lean._outside_cost[s]) < len(lean._adj_cost[s]) for s in switches)  # leaves lose their NICs
+
+
+def test_system_map_keeps_the_first_group_of_a_device_and_the_devices_order():
+    """A device listed by two groups takes the first one's system (as system_of does), a group that
+    lists a device no longer in the topology adds nothing, and the map follows the devices' order."""
+    from dgxstudio.analysis.fabric import _system_map
+    from dgxstudio.model.topology import Group
+    topo = build_fat_tree(3, "dgx-h100", rail_optimized=True)
+    first_system = next(g for g in topo.groups.values() if g.kind == "system")
+    gpu = first_system.devices[0]
+    topo.groups["late"] = Group("late", "late", "system", None, [gpu, "gone-device"])
+    topo._group_by_device = None
+    got = _system_map(topo)
+    assert list(got.items()) == [(d, topo.system_of(d)) for d in topo.devices]
+    assert got[gpu] == first_system.id and "gone-device" not in got

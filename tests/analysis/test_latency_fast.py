@@ -99,3 +99,61 @@ def test_least_pushes_search_equals_the_plain_search(make):
     gpus = [d.id for d in topo.gpus()]
     for src, targets in ((gpus[0], None), (gpus[-1], {gpus[1], gpus[len(gpus) // 2]}), (gpus[3], {gpus[4]})):
         assert paths._dijkstra(fab, [src], targets, least_pushes=True) == paths._dijkstra(fab, [src], targets)
+
+
+@pytest.mark.parametrize("make", CASES[:2] + CASES[-2:])
+def test_a_search_that_skips_gpus_other_than_its_targets_keeps_every_other_figure(make):
+    """path_latencies' search never pushes a GPU it does not look for (a route only ends at one): every
+    other node's distance and predecessor are the plain search's, and no other GPU is reached."""
+    topo = make()
+    fab = Fabric(topo)
+    gpus = [d.id for d in topo.gpus()]
+    for src, targets in ((gpus[0], {gpus[len(gpus) // 2], gpus[-1]}), (gpus[-1], {gpus[1]}),
+                         (gpus[3], {gpus[4], gpus[3]})):
+        dist, prev = paths._dijkstra(fab, [src], targets, least_pushes=True, targets_only_gpus=True)
+        plain_dist, plain_prev = paths._dijkstra(fab, [src], targets)
+        kept = {n for n in plain_dist if not fab.is_gpu(n) or n in targets or n == src}
+        assert set(dist) == kept
+        assert dist == {n: plain_dist[n] for n in kept} and prev == {n: plain_prev[n] for n in kept}
+    with pytest.raises(ValueError):
+        paths._dijkstra(fab, [gpus[0]], None, targets_only_gpus=True)
+
+
+def _hanging_but_one():
+    """Systems whose NICs all reach one leaf (each hangs off the fabric by that leaf), zero-latency
+    links among them, and one system given a link to a second leaf: it no longer hangs, and a route
+    between two leaves may now pass through it."""
+    topo = build_fat_tree(16, "dgx-h100", per_leaf=4)
+    ib = sorted((lk for lk in topo.links.values() if lk.type.startswith("IB")), key=lambda lk: lk.id)
+    for lk in ib[::5]:
+        lk.latency_s = 0.0
+    nic = next(e for lk in ib for e in (lk.a, lk.b) if topo.devices[e].kind == "nic" and e.startswith("s05."))
+    leaves = sorted(d for d in topo.devices if d.startswith("leaf"))
+    topo.links["extra-nic-link"] = Link("extra-nic-link", nic, leaves[-1], ib[0].type, latency_s=0.0)
+    topo._links_by_device = None
+    return topo
+
+
+@pytest.mark.parametrize("make", [_hanging_but_one, lambda: build_fat_tree(12, "dgx-h100", rail_optimized=True),
+                                  _zero_latency_corner])
+def test_a_search_that_leaves_out_hanging_systems_gives_each_destination_its_route(make):
+    """path_latencies does not enter a system that hangs off the fabric by one device (unless it holds
+    an end): every destination, inside such a system or past it, gets the plain search's latency and
+    route."""
+    from dgxstudio.analysis.fabric import system_map
+    topo = make()
+    fab = Fabric(topo)
+    gpus = [d.id for d in topo.gpus()]
+    hanging = paths._outside_hanging_systems(fab, system_map(topo), {None})
+    if make is _hanging_but_one:
+        assert hanging is not None and len(hanging.hanging) == 15 and "s05.system" not in hanging.hanging
+    else:
+        assert hanging is None  # rail-optimized: every system reaches several leaves
+    for src in (gpus[0], gpus[-1], gpus[40]):
+        dsts = [gpus[len(gpus) // 2], gpus[-1], gpus[9], gpus[41], gpus[0]]
+        for dst, info in zip(dsts, paths.path_latencies(topo, src, dsts, fab)):
+            dist, prev = paths._dijkstra(fab, [src], {dst})
+            route = [dst]
+            while prev[route[-1]] is not None:
+                route.append(prev[route[-1]])
+            assert (info.latency_s, info.path, info.hops) == (dist[dst], route[::-1], len(route) - 1)

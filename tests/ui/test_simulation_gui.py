@@ -1,6 +1,7 @@
 import os
 import time
 
+import numpy as np
 import pytest
 from shiboken6 import isValid
 from PySide6.QtCore import Qt, QTimer
@@ -302,3 +303,27 @@ def test_training_summary_gives_the_verdict_on_each_basis(make_window, qtbot):
         p.run()
     text = w.results.summary.text()
     assert "rated: infiniband limits" in text and "achievable: nvlink limits" in text and "why: NCCL reaches" in text
+
+
+def test_busiest_links_plot_shows_each_links_busy_time(qtbot):
+    """Each curve of "Busiest links" averages, over the run, to the utilization the results list for
+    that link (a rate pattern lists its channels component by component, out of order: the plot once
+    looked them up by binary search and drew 0 for links 90% busy), and drops to 0 between
+    segments, where nothing moves."""
+    from dgxstudio.model.fabrics import build_fat_tree
+    from dgxstudio.sim.run import Simulator
+    from dgxstudio.ui.plots import LivePlots
+
+    topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
+    result = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True)).run(
+        "all-reduce", "ring", 256 * 2**20)
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.show_result(result.sim)
+    busiest = result.sim.bottlenecks(5)
+    assert len(plots.util_curves) == len(busiest) == 5
+    for curve, link in zip(plots.util_curves, busiest):
+        xs, ys = curve.getData()
+        busy = float(np.sum((xs[1::2] - xs[::2]) * ys[::2]))
+        assert busy / result.sim.time_s == pytest.approx(link["utilization"], rel=1e-9)
+        assert ys.max() == pytest.approx(1.0) and ys.min() == 0.0
