@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 
+from .removal import Removal, put_back, remove
 from .topology import Device, Group, Link, ModelError, Topology
 
 
@@ -22,35 +23,15 @@ class Command:
         raise NotImplementedError
 
 
-class SnapshotCommand(Command):
-    """A command whose undo restores the document as it was before ``do``.
+class AddItems(Command):
+    """Add devices (with positions and group memberships), links and groups: a drop, a paste, a new link.
 
-    The snapshot shares device and link objects, so ``apply`` may add and remove them but must not
-    change one in place (commands that do, like SetAttribute, record the old value instead).
-    """
-
-    def __init__(self) -> None:
-        self._before: dict | None = None
-
-    def do(self, topo: Topology) -> None:
-        self._before = topo.snapshot()
-        with topo.events.batch():
-            self.apply(topo)
-
-    def undo(self, topo: Topology) -> None:
-        topo.restore(self._before)
-
-    def apply(self, topo: Topology) -> None:
-        raise NotImplementedError
-
-
-class AddItems(SnapshotCommand):
-    """Add devices (with positions and group memberships), links and groups: a drop, a paste, a new link."""
+    Undo removes what was added (the last entries of every table, so the order before comes back) and
+    puts back the positions and collapsed flags it changed on groups that were already there."""
 
     def __init__(self, devices: list[Device] = (), links: list[Link] = (), groups: list[Group] = (),
                  positions: dict[str, tuple[float, float]] | None = None, memberships: dict[str, str] | None = None,
                  collapsed: set[str] | None = None, text: str = "add"):
-        super().__init__()
         self.devices = [copy.deepcopy(d) for d in devices]
         self.links = [copy.deepcopy(lk) for lk in links]
         self.groups = [copy.deepcopy(g) for g in groups]
@@ -58,8 +39,21 @@ class AddItems(SnapshotCommand):
         self.memberships = dict(memberships or {})
         self.collapsed = set(collapsed or ())
         self.text = text
+        self._was: tuple[dict, dict] | None = None   # existing groups: their positions and collapsed flags before
 
-    def apply(self, topo: Topology) -> None:
+    def do(self, topo: Topology) -> None:
+        added: list[str] = []
+        existing = [g for g in dict.fromkeys([*self.positions, *self.collapsed]) if g in topo.groups]
+        self._was = ({g: topo.layout.positions.get(g) for g in existing if g in self.positions},
+                     {g: g in topo.layout.collapsed for g in existing if g in self.collapsed})
+        try:
+            with topo.events.batch():
+                self._apply(topo, added)
+        except Exception:
+            self._take_back(topo, added)
+            raise
+
+    def _apply(self, topo: Topology, added: list[str]) -> None:
         pending = list(self.groups)
         while pending:
             ready = [g for g in pending if g.parent is None or g.parent in topo.groups]
@@ -67,37 +61,57 @@ class AddItems(SnapshotCommand):
                 raise ModelError(f"group {pending[0].id}: no parent group {pending[0].parent!r}")
             for g in ready:
                 topo.add_group(copy.deepcopy(Group(g.id, g.name, g.kind, g.parent, [], g.properties)))
+                added.append(g.id)
                 pending.remove(g)
         for d in self.devices:
             topo.add_device(copy.deepcopy(d), self.positions.get(d.id), self.memberships.get(d.id))
+            added.append(d.id)
         for lk in self.links:
             topo.add_link(copy.deepcopy(lk))
+            added.append(lk.id)
         for gid, xy in self.positions.items():
             if gid in topo.groups:
                 topo.layout.positions[gid] = xy
         for gid in self.collapsed:
             topo.set_collapsed(gid, True)
 
+    def undo(self, topo: Topology) -> None:
+        self._take_back(topo, [*(g.id for g in self.groups), *(d.id for d in self.devices), *(lk.id for lk in self.links)])
 
-class RemoveItems(SnapshotCommand):
-    """Delete devices (with their links), links and groups (their members move to the parent)."""
+    def _take_back(self, topo: Topology, added: list[str]) -> None:
+        positions, collapsed = self._was or ({}, {})
+        with topo.events.batch():
+            new_groups = [g for g in added if g in topo.groups]
+            for gid in new_groups:
+                topo.layout.positions.pop(gid, None)   # (a new group's place goes with it)
+            remove(topo, [i for i in added if i not in topo.groups] + new_groups[::-1], keep_tables=False)
+            for gid, xy in positions.items():
+                if xy is None:
+                    topo.layout.positions.pop(gid, None)
+                else:
+                    topo.layout.positions[gid] = xy
+            for gid, was in collapsed.items():
+                topo.set_collapsed(gid, was)
+
+
+class RemoveItems(Command):
+    """Delete devices (with their links), links and groups (their members move to the parent).
+
+    Keeps only what it removed and where each thing stood (``removal.Removal``), not a copy of the
+    document: undo puts them back in place."""
 
     def __init__(self, ids: list[str], text: str = "delete"):
-        super().__init__()
         self.ids = list(ids)
         self.text = text
+        self._removed: Removal | None = None
 
-    def apply(self, topo: Topology) -> None:
-        for i in self.ids:
-            if i in topo.links:
-                topo.remove_link(i)
-        for i in self.ids:
-            if i in topo.devices:
-                topo.remove_device(i)
-        for i in self.ids:
-            if i in topo.groups:
-                topo.remove_group(i)
-                topo.layout.positions.pop(i, None)
+    def do(self, topo: Topology) -> None:
+        self._removed = remove(topo, self.ids)
+
+    def undo(self, topo: Topology) -> None:
+        if self._removed is not None:
+            put_back(topo, self._removed)
+            self._removed = None
 
 
 class SetAttribute(Command):

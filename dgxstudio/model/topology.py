@@ -232,6 +232,23 @@ class Topology:
         self._links_by_device = None
         self._group_by_device = None
 
+    def _index_link(self, link: Link, add: bool) -> None:
+        """Keep the links-by-device index (when built) in step with one link added or removed, rather
+        than dropping it: rebuilding it costs a pass over every link of a large cluster. Each device's
+        list stays in the order of ``links``, since an added link is the last of both."""
+        index = self._links_by_device
+        if index is None:
+            return
+        for end in {link.a, link.b}:
+            mine = index.get(end)
+            if add:
+                if mine is None:
+                    index[end] = [link.id]
+                else:
+                    mine.append(link.id)
+            elif mine is not None and link.id in mine:
+                mine.remove(link.id)
+
     def _check_new_id(self, new_id: str) -> None:
         if not isinstance(new_id, str) or not new_id:
             raise ModelError("an id must be a non-empty string")
@@ -272,7 +289,10 @@ class Topology:
             grp.devices.remove(device_id)
         del self.devices[device_id]
         self.layout.positions.pop(device_id, None)
-        self._invalidate()
+        if self._links_by_device is not None:
+            self._links_by_device.pop(device_id, None)
+        if self._group_by_device is not None:
+            self._group_by_device.pop(device_id, None)
         self.events.emit(ModelEvent("device_removed", (device_id,)))
         return dev, removed_links, grp.id if grp else None
 
@@ -290,7 +310,7 @@ class Topology:
             pg = pb.port_group_for(link.type) if pb else None
             link.b_port = pg.name if pg else None
         self.links[link.id] = link
-        self._invalidate()
+        self._index_link(link, True)
         self.events.emit(ModelEvent("link_added", (link.id,)))
         return link
 
@@ -298,7 +318,7 @@ class Topology:
         link = self.links.pop(link_id, None)
         if link is None:
             raise ModelError(f"no link {link_id!r}")
-        self._invalidate()
+        self._index_link(link, False)
         self.events.emit(ModelEvent("link_removed", (link_id,)))
         return link
 
@@ -310,7 +330,7 @@ class Topology:
             if d not in self.devices:
                 raise ModelError(f"group {group.id}: no device {d!r}")
         self.groups[group.id] = group
-        self._invalidate()
+        self._group_by_device = None
         self.events.emit(ModelEvent("group_added", (group.id,)))
         return group
 
@@ -326,7 +346,14 @@ class Topology:
             if g.parent == group_id:
                 g.parent = grp.parent
         self.layout.collapsed.discard(group_id)
-        self._invalidate()
+        index = self._group_by_device   # its members now belong to the parent (the links do not change)
+        if index is not None:
+            for d in grp.devices:
+                if index.get(d) == group_id:
+                    if parent is not None:
+                        index[d] = parent.id
+                    else:
+                        index.pop(d, None)
         self.events.emit(ModelEvent("group_removed", (group_id,)))
         return grp
 
@@ -367,23 +394,6 @@ class Topology:
             self.layout.collapsed.discard(group_id)
         self.events.emit(ModelEvent("collapsed", (group_id,), {"collapsed": collapsed}))
         return was
-
-    def snapshot(self) -> dict:
-        """Enough to put the document back exactly as it is (order included), sharing unchanged objects."""
-        return {"devices": dict(self.devices), "links": dict(self.links),
-                "groups": {k: copy.deepcopy(g) for k, g in self.groups.items()},
-                "positions": dict(self.layout.positions), "collapsed": set(self.layout.collapsed),
-                "name": self.name, "description": self.description}
-
-    def restore(self, snap: dict) -> None:
-        self.devices = dict(snap["devices"])
-        self.links = dict(snap["links"])
-        self.groups = {k: copy.deepcopy(g) for k, g in snap["groups"].items()}
-        self.layout.positions = dict(snap["positions"])
-        self.layout.collapsed = set(snap["collapsed"])
-        self.name, self.description = snap["name"], snap["description"]
-        self._invalidate()
-        self.events.emit(ModelEvent("reset"))
 
     def state_key(self) -> tuple:
         """Moves with every edit (each emits an event), a rename or a new description included."""

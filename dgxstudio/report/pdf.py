@@ -108,8 +108,10 @@ class _Pages:
             return min(self.text_height(block.text, "small" if block.small else "body", self.w), 3 * self._line("body"))
         if isinstance(block, Table):
             widths = self._columns(block)
-            rows = [block.header] + block.rows[:3]
-            return sum(self._row_height(r, widths, "th" if i == 0 else "td") for i, r in enumerate(rows))
+            heights = [self._row_height(r, widths, "th" if i == 0 else "td")
+                       for i, r in enumerate([block.header, *block.rows])]
+            # a short table is not split (``table``): all of it, or the heading would stay behind alone
+            return sum(heights) if sum(heights) <= self.h * 0.6 else sum(heights[:4])
         if isinstance(block, Picture):
             return self._picture_size(block)[1]
         if isinstance(block, Heading):

@@ -234,34 +234,35 @@ class Shortcut:
         rows = np.arange(1, k + 1)
         n_ev = [int(m.sum()) for m in masks]
         when = [(vals[None, :] + rows[:, None] * T).ravel() for vals in times]
-        row = [np.repeat(rows, c) for c in n_ev]
         dep_s, src_s = per.dependents(img[:, masks[1]].ravel(), sent=True)
         dep_d, src_d = per.dependents(img[:, masks[2]].ravel(), sent=False)
         deps = np.concatenate([dep_s, dep_d])
         rel_t = np.concatenate([when[1][src_s], when[2][src_d]])
-        rel_row = np.concatenate([row[1][src_s], row[2][src_d]])
-        s_g, s_t, s_row = img[:, masks[0]].ravel(), when[0], row[0]
-        # per released group: how often, its last release's time and its first release's period, in
-        # tables over the ids in play (no sort: a skip of many periods releases tens of thousands)
+        s_g, s_t = img[:, masks[0]].ravel(), when[0]
+        # per released group: how often and its last release's time (its first release's period only
+        # if something is wrong), in tables over the ids in play (no sort: a skip of many periods
+        # releases tens of thousands)
         ids = np.concatenate([deps, s_g])
         lo, hi = (int(ids.min()), int(ids.max()) + 1) if len(ids) else (0, 0)
         cnt = np.bincount(deps - lo, minlength=hi - lo)
         last = np.full(hi - lo, -np.inf)
         np.maximum.at(last, deps - lo, rel_t)
-        first = np.full(hi - lo, k + 1, dtype=np.int64)
-        np.minimum.at(first, deps - lo, rel_row)
         u = np.flatnonzero(cnt) + lo
         left = self.deps_left[u] - cnt[u - lo]
         tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
         at = s_g - lo
         ok_start = ((cnt[at] > 0) & np.isnan(self.start[s_g]) & (self.deps_left[s_g] - cnt[at] == 0)
                     & (np.abs(last[at] - s_t) <= tol))
-        bad = [s_row[~ok_start]]
+        bad = [np.repeat(rows, n_ev[0])[~ok_start]]
         # ready in the window but not started by the jump, or released more often than it waits
         started = np.zeros(hi - lo, dtype=bool)
         started[at] = True
         extra = (left < 0) | ((left == 0) & ~started[u - lo])
-        bad.append(first[u[extra] - lo])
+        if extra.any():  # the period of each one's first release (only then: a skip that holds needs none)
+            first = np.full(hi - lo, k + 1, dtype=np.int64)
+            np.minimum.at(first, deps - lo, np.concatenate([np.repeat(rows, n_ev[1])[src_s],
+                                                             np.repeat(rows, n_ev[2])[src_d]]))
+            bad.append(first[u[extra] - lo])
         bad = np.concatenate(bad)
         if len(bad):
             return int(bad.min()) - 1

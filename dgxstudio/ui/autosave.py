@@ -222,10 +222,12 @@ class Autosaver(QObject):
     def remove(self) -> None:
         """No unsaved work any more: the recovery copy goes."""
         self._retry.stop()
-        if self._writer is not None and not self._decided.is_set():
-            self._copied_at = None
-            self._decided.set()  # a copy being encoded is not written
-        self.wait()
+        writer = self._writer
+        if writer is not None and not self._decided.is_set():
+            self._write_it = False
+            self._decided.set()  # a copy being encoded is not written: no need to wait for its text
+        elif writer is not None:
+            writer.join(10.0)    # being written: it lands first, then goes (a large encoding takes seconds)
         self._copied_at = None
         for p in (self.file, self.file.with_suffix(".json")):
             try:

@@ -24,7 +24,7 @@ from ..model.topology import Device, Topology
 from .canvas_lod import LevelOfDetail
 from .canvas_lod_sync import sync as lod_sync
 from .canvas_text import LinkLabels
-from .canvas_sync import drawn_key, group_signature, members, sync
+from .canvas_sync import drawn_key, group_signature, members, sync, visible_groups
 from .cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
@@ -104,13 +104,6 @@ class TopologyScene(QGraphicsScene):
                 self.view_changed(view)
             return
         hidden = self._hidden = hidden_by_collapsed(topo)
-        visible_groups = set()
-        for gid in topo.groups:
-            # a group is drawn unless a collapsed ancestor hides it
-            ancestors = [g.id for g in topo.group_chain(gid)[1:]]
-            if any(a in topo.layout.collapsed for a in ancestors):
-                continue
-            visible_groups.add(gid)
         for i, dev in enumerate(topo.devices.values()):
             if dev.id in hidden:
                 continue
@@ -118,8 +111,7 @@ class TopologyScene(QGraphicsScene):
             item.setPos(*topo.layout.positions.get(dev.id, default_position(i)))
             self.addItem(item)
             self.device_items[dev.id] = item
-        for gid in visible_groups:
-            collapsed = gid in topo.layout.collapsed
+        for gid, collapsed in visible_groups(topo).items():   # a group is drawn unless a collapsed ancestor hides it
             item = GroupItem(self, gid, collapsed)
             if collapsed:
                 item.setPos(*group_position(topo, gid))
@@ -266,8 +258,8 @@ class TopologyScene(QGraphicsScene):
             for i in event.ids:
                 self.device_items[i].refresh()
             return
-        if self.lod is None and event.kind not in ("collapsed", "moved") and self._groups == group_signature(self):
-            sync(self, event)   # the groups are as they were: only the items the edit touched change
+        if self.lod is None:
+            sync(self, event)   # only the items the edit touched change, group boxes included
             self.labels_moved()
             self.updated.emit()
             return

@@ -2,15 +2,16 @@
 brought in line with the document by touching only what differs, so selection, the view and every
 other item stay as they are and the cost follows the edit, not the design.
 
-Groups are the exception: a change to a group, its members or what is collapsed changes what hides
-what, and the scene is rebuilt (see TopologyScene.rebuild).
+Groups too: a group added, removed, collapsed or expanded changes what hides what; the group boxes
+that differ are replaced (with the links drawn to them), the devices they now hide or show come or go,
+and the links are compared as always. Nothing else is touched.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model.layout import default_position, drawn_links, hidden_by_collapsed
+from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 
 if TYPE_CHECKING:
     from .canvas import TopologyScene
@@ -44,12 +45,64 @@ def touched_ids(event) -> set[str]:
     return set(event.ids)
 
 
+def visible_groups(topo) -> dict[str, bool]:
+    """Groups drawn (those no collapsed ancestor hides), each with whether it is drawn collapsed."""
+    out = {}
+    for gid in topo.groups:
+        if not any(a.id in topo.layout.collapsed for a in topo.group_chain(gid)[1:]):
+            out[gid] = gid in topo.layout.collapsed
+    return out
+
+
+def _drop_link_item(scene: "TopologyScene", item, refresh: set) -> None:
+    scene.link_items.remove(item)
+    for lid in item.link_ids:
+        if scene.items_by_link.get(lid) is item:
+            del scene.items_by_link[lid]
+    for end in (item.a, item.b):
+        at = scene._links_at.get(end)
+        if at is not None and item in at:
+            at.remove(item)
+        refresh.add(getattr(end, "device_id", None))
+    scene.removeItem(item)
+
+
+def _sync_groups(scene: "TopologyScene", touched: set[str], refresh: set) -> None:
+    """Group boxes in line with the document: those gone, newly hidden or collapsed the other way are
+    removed (with the links drawn to them), new ones made; a renamed one refreshed."""
+    from .canvas_items import GroupItem
+
+    topo = scene.topology
+    scene._hidden = hidden_by_collapsed(topo)
+    wanted = visible_groups(topo)
+    for gid, item in list(scene.group_items.items()):
+        if wanted.get(gid) is None or wanted[gid] != item.collapsed:
+            del scene.group_items[gid]
+            for link in list(scene._links_at.pop(item, ())):
+                if link in scene.link_items:
+                    _drop_link_item(scene, link, refresh)
+            scene.removeItem(item)
+        elif gid in touched:
+            item.refresh()
+    for gid, collapsed in wanted.items():
+        if gid not in scene.group_items:
+            item = GroupItem(scene, gid, collapsed)
+            if collapsed:
+                item.setPos(*group_position(topo, gid))
+            scene.addItem(item)
+            scene.group_items[gid] = item
+
+
 def sync(scene: "TopologyScene", event) -> None:
     """Add, remove and refresh only the items that differ from the document."""
     topo = scene.topology
-    hidden = scene._hidden
     touched = touched_ids(event)
     refresh: set[str] = set()
+    signature = group_signature(scene)
+    if signature != scene._groups:
+        _sync_groups(scene, touched, refresh)
+        scene._groups = signature
+    hidden = scene._hidden
     # devices that went or came
     for did in [d for d in scene.device_items if d not in topo.devices or d in hidden]:
         item = scene.device_items.pop(did)
@@ -74,16 +127,7 @@ def sync(scene: "TopologyScene", event) -> None:
     # links: drawn ones compared by what they stand for
     wanted = {drawn_key(a, b, links, bundle): (a, b, links, bundle) for a, b, links, bundle in drawn_links(topo, hidden)}
     for item in [i for i in scene.link_items if getattr(i, "key", None) not in wanted]:
-        scene.link_items.remove(item)
-        for lid in item.link_ids:
-            if scene.items_by_link.get(lid) is item:
-                del scene.items_by_link[lid]
-        for end in (item.a, item.b):
-            at = scene._links_at.get(end)
-            if at is not None and item in at:
-                at.remove(item)
-            refresh.add(getattr(end, "device_id", None))
-        scene.removeItem(item)
+        _drop_link_item(scene, item, refresh)
     have = {getattr(i, "key", None) for i in scene.link_items}
     for key, (a, b, links, bundle) in wanted.items():
         if key not in have:

@@ -3,6 +3,7 @@ the pipeline Gantt chart. Every plot exports to PNG and SVG."""
 
 from __future__ import annotations
 
+import math
 import os
 
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
@@ -213,12 +214,31 @@ class LivePlots(QWidget):
 
 
 class SizeAxis(pg.AxisItem):
-    """A log axis of message sizes labelled 1 KiB, 64 KiB, 1 MiB ... (not SI-scaled bytes)."""
+    """A log axis of message sizes with ticks at powers of two, labelled 1 KiB, 32 KiB, 1 MiB ...
+    (not decades of bytes, and no "x1e+09" scale: the labels carry their unit)."""
+
+    LOG2 = math.log10(2)
+    LABEL_PX = 80  # room a label needs along the axis
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.enableAutoSIPrefix(False)
+
+    def tickValues(self, minVal, maxVal, size):
+        lo, hi = math.ceil(minVal / self.LOG2 - 1e-9), math.floor(maxVal / self.LOG2 + 1e-9)
+        if hi < lo:
+            return super().tickValues(minVal, maxVal, size)
+        fit = max(3, int(size // self.LABEL_PX))
+        step = next((s for s in (1, 2, 5, 10, 20) if hi // s - -(-lo // s) + 1 <= fit), 30)
+        majors = [k * self.LOG2 for k in range(lo, hi + 1) if k % step == 0]
+        minors = [k * self.LOG2 for k in range(lo, hi + 1) if k % step] if step <= 10 else []
+        return [(step * self.LOG2, majors), (self.LOG2, minors)]
 
     def tickStrings(self, values, scale, spacing):
         out = []
         for v in values:
-            size = 10 ** v
+            k = round(v / self.LOG2)
+            size = 2.0 ** k if abs(v - k * self.LOG2) < 1e-6 else 10 ** v
             for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
                 if size >= f:
                     out.append(f"{size / f:.3g} {unit}")
@@ -238,8 +258,8 @@ class SweepPlot(QWidget):
         self.plot = self.widget.getPlotItem()
         self.plot.setLogMode(x=True, y=False)
         self.plot.setLabel("bottom", "message size")
-        self.plot.setLabel("left", "bus bandwidth", units="B/s")
-        self.plot.addLegend(offset=(10, 10))
+        self.plot.setLabel("left", "busbw", units="B/s")  # "bus bandwidth" did not fit the dock's height
+        self.plot.addLegend(offset=(-10, -10))  # bottom right, under the curves, clear of the bound labels
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.curves: dict[str, pg.PlotDataItem] = {}
 
@@ -251,7 +271,7 @@ class SweepPlot(QWidget):
                                             symbolBrush=color, name=label)
         if bound:
             line = pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(color, style=pg.QtCore.Qt.PenStyle.DashLine),
-                                   label=f"{label} bound {bound / 1e9:.1f} GB/s", labelOpts={"position": 0.1, "color": color})
+                                   label=f"{label} bound {bound / 1e9:.1f} GB/s", labelOpts={"position": 0.3, "color": color})
             self.plot.addItem(line)
 
     def clear(self) -> None:

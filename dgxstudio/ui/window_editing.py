@@ -18,6 +18,26 @@ from .window_habits import cursor_scene_pos
 MIME_CLIP = "application/x-dgxstudio-clip"
 
 
+def with_insides(topo, ids: list[str]) -> list[str]:
+    """The ids, and for each group among them every group and device inside it (at any depth)."""
+    groups = {i for i in ids if i in topo.groups}
+    if not groups:
+        return list(ids)
+    children: dict[str, list[str]] = {}
+    for g in topo.groups.values():
+        if g.parent is not None:
+            children.setdefault(g.parent, []).append(g.id)
+    inside, todo = set(), list(groups)
+    while todo:
+        gid = todo.pop()
+        for c in children.get(gid, ()):
+            if c not in inside and c not in groups:
+                inside.add(c)
+                todo.append(c)
+    devices = [d for gid in (*groups, *inside) for d in topo.groups[gid].devices]
+    return list(dict.fromkeys([*ids, *devices, *(g for g in topo.groups if g in inside)]))
+
+
 class EditActions:
     """Mixed into MainWindow: edits of the selection and finding devices."""
 
@@ -86,15 +106,18 @@ class EditActions:
         self._paste_clip(copy_selection(self.document.topology, ids), "duplicate")
 
     def delete(self) -> None:
+        """Delete the selection; a selected group goes with its devices and the groups inside it (as its
+        context menu says), so a system box deleted in a cluster's overview takes its system away."""
         ids = self.scene.selected_ids()
         if not ids:
             return
-        self.document.push(RemoveItems(ids, f"delete {len(ids)} item{'s' if len(ids) > 1 else ''}"))
+        self.document.push(RemoveItems(with_insides(self.document.topology, ids),
+                                       f"delete {len(ids)} item{'s' if len(ids) > 1 else ''}"))
 
     def cut(self) -> None:
         if self.copy() is not None:
-            ids = self.scene.selected_ids()
-            self.document.push(RemoveItems(ids, f"cut {len(ids)} items"))
+            ids = self.scene.selected_ids()   # what was copied goes: a group's devices with it
+            self.document.push(RemoveItems(with_insides(self.document.topology, ids), f"cut {len(ids)} items"))
 
     def auto_layout(self) -> None:
         topo = self.document.topology

@@ -55,6 +55,14 @@ def test_long_tables_repeat_their_header_and_headings_stay_with_what_follows():
     pages.y = 760
     pages.flow([Heading(2, "Late heading"), Para("intro"), Table(["a"], [[1], [2], [3]])])
     assert pages.headings == [(2, "Late heading", 1)], "a heading at the foot of a page moves with its content"
+    # a short table that would not be split: the heading moves with all of it, not with its first rows
+    # (a simulation's parameter table went to the next page and left its heading behind)
+    pages = _Pages(600, 800, fonts, lambda k: QFontMetricsF(fonts[k]))
+    pages.put_text("filler", "body", 0)
+    pages.y = 640
+    pages.flow([Heading(2, "Simulation 1"), Table(["parameter", "value"], [[f"p{i}", i] for i in range(12)])])
+    assert pages.headings == [(2, "Simulation 1", 1)]
+    assert [op.text for op in pages.pages[1] if op.kind == "text"][:3] == ["Simulation 1", "parameter", "value"]
 
 
 def test_pdf_has_title_page_contents_and_page_numbers(tmp_path):

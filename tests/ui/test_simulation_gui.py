@@ -1,3 +1,4 @@
+import math
 import os
 import time
 
@@ -327,3 +328,24 @@ def test_busiest_links_plot_shows_each_links_busy_time(qtbot):
         busy = float(np.sum((xs[1::2] - xs[::2]) * ys[::2]))
         assert busy / result.sim.time_s == pytest.approx(link["utilization"], rel=1e-9)
         assert ys.max() == pytest.approx(1.0) and ys.min() == 0.0
+
+
+@pytest.mark.parametrize("width_px", [200, 600, 1400])
+def test_sweep_axis_ticks_at_powers_of_two_with_their_unit(qtbot, width_px):
+    """The sweep's size axis: ticks at powers of two labelled "1 KiB", "32 KiB", "1 MiB" (not decades
+    of bytes like "9.77 KiB"), as many as fit, and no "x1e+09" scale beside "message size"."""
+    from dgxstudio.ui.plots import SweepPlot
+
+    plot = SweepPlot()
+    qtbot.addWidget(plot)
+    plot.add_curve("ring", [2.0**k for k in range(10, 31)], [1e9 * k for k in range(10, 31)], bound=3e10)
+    axis = plot.plot.getAxis("bottom")
+    lo, hi = math.log10(2**10), math.log10(2**30)
+    levels = axis.tickValues(lo, hi, width_px)
+    majors = levels[0][1]
+    labels = axis.tickStrings(majors, 1.0, levels[0][0])
+    assert 2 <= len(labels) <= max(3, width_px // 80)
+    assert all(abs(v / math.log10(2) - round(v / math.log10(2))) < 1e-9 for v in majors)
+    assert all(lab.split()[1] in ("B", "KiB", "MiB", "GiB") and "e" not in lab.split()[0] for lab in labels)
+    assert ("1 KiB" in labels or "1 MiB" in labels) and "1 GiB" in labels
+    assert "x1e" not in axis.labelString()
