@@ -33,6 +33,10 @@ from .rates import (RatePattern, RouteTable, _ComponentPatterns, _components, _m
 
 _MASK64 = (1 << 64) - 1
 
+# The run's channel bytes sum each (component, class pattern) pair's time in a bin per possible pair
+# while there are at most this many bins per pair seen plus this many (else by sorting the pairs).
+_PAIR_BINS = (4, 1_000_000)
+
 
 # Raised when a run is cancelled (kept under this name for callers of the engine).
 SimulationCancelled = Cancelled
@@ -251,10 +255,14 @@ class Engine:
         comp_dirty = np.zeros(n_comp, dtype=bool)
         # each component's key when it was last brought up to date: most components an event touches
         # (a ring step ending and the next one starting on the same routes) come back to it
-        seen_k1 = np.zeros(n_comp, dtype=np.int64)
-        seen_k2 = np.zeros(n_comp, dtype=np.int64)
-        seen_n = np.zeros(n_comp, dtype=np.int64)
+        # (Python lists where an event reads or writes one component at a time: a numpy scalar access
+        # costs several times a list's, and an event of a tree over 124 systems touches 30 components)
+        seen: list[tuple[int, int, int]] = [(0, 0, 0)] * n_comp
         comp_pid = np.full(n_comp, -1, dtype=np.int64)
+        pid_of: list[int] = [-1] * n_comp  # comp_pid, read one at a time
+        class_of: list[int] = shape.comp_class.tolist()
+        bounds_of: list[int] = comp_bounds.tolist()
+        cp_single: list[tuple[int, float] | None] = []  # a class pattern of one route: its local index and rate
         comp_cache: dict[tuple[int, int, int, int], int] = {}
         cp_lroutes: list[np.ndarray] = []  # a class pattern: active local routes, their rates,
         cp_rates: list[np.ndarray] = []    # the local channels they load and the loads
@@ -282,7 +290,7 @@ class Engine:
         def set_pattern(c: int, new: int, routes: np.ndarray | None = None) -> None:
             """Put component c in class pattern ``new`` (-1: idle). ``routes``: its active routes, when
             the caller has them at hand (else they are found from the pattern's local routes)."""
-            old = int(comp_pid[c])
+            old = pid_of[c]
             if old == new:
                 return
             m = comp_mul[c]
@@ -296,10 +304,15 @@ class Engine:
                 g_key[0] += h[0] * m
                 g_key[1] += h[1] * m
                 g_key[2] += 1
-                if routes is None:
-                    routes = by_comp[comp_bounds[c] + cp_lroutes[new]]
-                route_rate[routes] = cp_rates[new]
+                one = cp_single[new]
+                if routes is None and one is not None:
+                    route_rate[by_comp[bounds_of[c] + one[0]]] = one[1]
+                else:
+                    if routes is None:
+                        routes = by_comp[bounds_of[c] + cp_lroutes[new]]
+                    route_rate[routes] = cp_rates[new]
             comp_pid[c] = new
+            pid_of[c] = new
 
         def resolve() -> int:
             """Bring every changed component to the pattern of its active routes; the global pattern id.
@@ -308,18 +321,16 @@ class Engine:
             changed = comp_dirty.nonzero()[0]
             comp_dirty[changed] = False
             misses: dict[tuple[int, int, int, int], list[int]] = {}
-            comp_class = shape.comp_class
             for c, a, b, nn in zip(changed.tolist(), comp_k1[changed].tolist(), comp_k2[changed].tolist(),
                                    comp_n[changed].tolist()):
-                if a == seen_k1[c] and b == seen_k2[c] and nn == seen_n[c]:
+                now = (a, b, nn)
+                if seen[c] == now:
                     continue  # back to the key it had when last brought up to date
-                seen_k1[c] = a
-                seen_k2[c] = b
-                seen_n[c] = nn
+                seen[c] = now
                 if nn == 0:
                     set_pattern(c, -1)
                     continue
-                key = (int(comp_class[c]), a, b, nn)
+                key = (class_of[c], a, b, nn)
                 hit = comp_cache.get(key)
                 if hit is None:
                     misses.setdefault(key, []).append(c)
@@ -330,7 +341,7 @@ class Engine:
                 reps = sorted((cs[0], key) for key, cs in misses.items())
                 parts = []
                 for c, _ in reps:
-                    r = by_comp[comp_bounds[c]:comp_bounds[c + 1]]
+                    r = by_comp[bounds_of[c]:bounds_of[c + 1]]
                     parts.append(r[route_count[r] > 0])
                 uniq = np.concatenate(parts) if len(parts) > 1 else parts[0]
                 rates_u, uch, load = _maxmin(uniq, route_count[uniq], table, self.capacity, route_cap)
@@ -350,6 +361,7 @@ class Engine:
                     cpid = len(cp_lroutes)
                     cp_lroutes.append(shape.route_local[r])
                     cp_rates.append(rates_c)
+                    cp_single.append((int(cp_lroutes[-1][0]), float(rates_c[0])) if len(rates_c) == 1 else None)
                     cp_lch.append(shape.ch_local[ch_c])
                     cp_load.append(load_c)
                     held[0] += cp_lroutes[-1].nbytes + rates_c.nbytes + cp_lch[-1].nbytes + load_c.nbytes
@@ -498,8 +510,16 @@ class Engine:
             pairs = np.concatenate(global_parts, axis=1)
             times = np.repeat(np.asarray(pattern_time), [p.shape[1] for p in global_parts])
             keys = pairs[0] * max(1, len(cp_lroutes)) + pairs[1]
-            uk, inv = np.unique(keys, return_inverse=True)
-            spent = np.bincount(inv, weights=times)
+            n_keys = n_comp * max(1, len(cp_lroutes))
+            if n_keys <= _PAIR_BINS[0] * len(keys) + _PAIR_BINS[1]:
+                # a bin per possible pair (no sort of 22 million pairs on a 992-GPU tree; the same
+                # sums, each taken in the pairs' order, as by unique's inverse)
+                spent_all = np.bincount(keys, weights=times, minlength=n_keys)
+                uk = np.flatnonzero(spent_all)
+                spent = spent_all[uk]
+            else:
+                uk, inv = np.unique(keys, return_inverse=True)
+                spent = np.bincount(inv, weights=times)
             for key, dt in zip(uk.tolist(), spent.tolist()):
                 if dt > 0:
                     c, q = divmod(key, max(1, len(cp_lroutes)))

@@ -178,17 +178,66 @@ class _ChannelClasses:
             self.sizes = np.diff(self.member_bounds)
             self.cls_cap = capacity[self.members[self.member_bounds[:-1]]].tolist()
             self._merged = (self.sizes > 1).tolist()
+            self.merges = bool((self.sizes > 1).any())
         else:
+            self.merges = False
             self.members = np.zeros(0, np.int64)
             self.member_bounds = np.zeros(1, np.int64)
             self.sizes = np.zeros(0, np.int64)
             self.cls_cap, self._merged = [], []
         self.cls_of = cls_of
+        self._table = table
+        self._class_table = None
         self._entries: dict[int, tuple] = {}
         self.rows: dict[tuple, tuple] = {}        # (route, flows) -> (bound alone, ((class, weight x flows), ...))
         self.layouts: dict[tuple, tuple] = {}     # classes in use -> their channels, ascending, and each one's class
         self.route_cap: np.ndarray | None = None  # the last route caps seen, as a list
         self.route_cap_list: list[float] = []
+
+    def class_table(self) -> tuple[RouteTable, np.ndarray]:
+        """The route table in class terms (what ``entry`` gives every route, as flat arrays) and each
+        class's capacity: the array filling over it is ``maxmin_reference``'s over channels, bit for
+        bit (see the module's note), with a fat tree's spine planes (16 parallel channels a route
+        spreads over) counted once."""
+        if self._class_table is None:
+            from .rates import RouteTable  # (rates imports this module)
+
+            lens = np.asarray(self._lens, dtype=np.int64)
+            route_of = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
+            cls = self.cls_of[self._ch]
+            keep = np.ones(len(cls), dtype=bool)
+            merged = np.flatnonzero(np.asarray(self._merged, dtype=bool)[cls]) if len(cls) else np.zeros(0, np.int64)
+            if len(merged):
+                # a merged class: only the route's first entry on it (the route loads every member once)
+                key = route_of[merged] * max(1, len(self.cls_cap)) + cls[merged]
+                _, first = np.unique(key, return_index=True)
+                keep[merged] = False
+                keep[merged[first]] = True
+            t = RouteTable.__new__(RouteTable)
+            t.lens = np.bincount(route_of[keep], minlength=len(lens)).astype(np.int64)
+            t.offsets = np.concatenate([[0], np.cumsum(t.lens)[:-1]]).astype(np.int64) if len(lens) else \
+                np.zeros(0, np.int64)
+            t.ch = cls[keep]
+            t.w = self._w[keep]
+            self._class_table = (t, np.asarray(self.cls_cap, dtype=float))
+        return self._class_table
+
+    def expand(self, classes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-class ``values`` given to every member channel: (channels ascending, their values).
+        The layout of a set of classes is kept (a run comes back to the same classes in use)."""
+        key = classes.tobytes()
+        layout = self.layouts.get(key)
+        if layout is None:
+            if len(self.layouts) > 4096 or len(classes) > 256 and len(self.layouts) > 256:
+                self.layouts.clear()  # (a few hundred large layouts at most: a few MB each at 16,384 GPUs)
+            sizes = self.sizes[classes]
+            total = int(sizes.sum())
+            within = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            chans = self.members[np.repeat(self.member_bounds[classes], sizes) + within]
+            order = np.argsort(chans, kind="stable")
+            layout = self.layouts[key] = (chans[order], np.repeat(np.arange(len(classes)), sizes)[order])
+        uch, which = layout
+        return uch, values[which]
 
     def entry(self, r: int) -> tuple:
         got = self._entries.get(r)
@@ -244,18 +293,18 @@ def maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity:
     n = len(route_ids)
     if not n:
         return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
-    if n > SMALL_ENTRIES:
-        return maxmin_reference(route_ids, mult, table, capacity, route_cap)
     cc = _channel_classes(table, capacity)
     if not cc.usable:
         return maxmin_reference(route_ids, mult, table, capacity, route_cap)
+    if n > SMALL_ENTRIES:
+        return _maxmin_large(route_ids, mult, cc, route_cap)
     ids = route_ids.tolist()
     try:
         rows, n_e = _rows(cc, ids, mult.tolist())
     except ZeroDivisionError:  # a route with no flows: the reference's arrays give it an infinite bound
         return maxmin_reference(route_ids, mult, table, capacity, route_cap)
     if n_e > SMALL_ENTRIES:
-        return maxmin_reference(route_ids, mult, table, capacity, route_cap)
+        return _maxmin_large(route_ids, mult, cc, route_cap)
     if route_cap is not None:
         if cc.route_cap is not route_cap:
             cc.route_cap, cc.route_cap_list = route_cap, route_cap.tolist()
@@ -296,6 +345,21 @@ def maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity:
         layout = cc.layouts[used] = (chans[order], which[order])
     uch, which = layout
     return np.array(rate), uch, np.array([load[k] for k in used])[which]
+
+
+def _maxmin_large(route_ids: np.ndarray, mult: np.ndarray, cc: _ChannelClasses, route_cap: np.ndarray | None):
+    """A large problem: ``maxmin_reference``'s filling on arrays, over channel classes (a route over
+    a fat tree's 16 spine planes has 8 class entries instead of 38 channel entries), then every
+    member channel takes its class's load."""
+    if not cc.merges:  # no parallel channels to count once: the class table would be the table itself
+        return maxmin_reference(route_ids, mult, cc._table, cc.capacity, route_cap)
+    ct, ccap = cc.class_table()
+    if not ct.lens[route_ids].all():
+        # a route without channels: the reference's filter and filling then take another branch
+        return maxmin_reference(route_ids, mult, cc._table, cc.capacity, route_cap)
+    rate, ucls, load = maxmin_reference(route_ids, mult, ct, ccap, route_cap)
+    uch, ch_load = cc.expand(ucls, load)
+    return rate, uch, ch_load
 
 
 def _fill(rows: list[tuple], binding: set, ccap: list[float], n: int, caps: list[float] | None) -> list[float]:

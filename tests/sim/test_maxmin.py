@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.sim import engine as engine_module
-from dgxstudio.sim.maxmin import _channel_classes, maxmin, maxmin_reference
+from dgxstudio.sim import maxmin as maxmin_module
+from dgxstudio.sim.maxmin import _channel_classes, _maxmin_large, maxmin, maxmin_reference
 from dgxstudio.sim.rates import RouteTable
 from dgxstudio.sim.run import SimOptions, Simulator
 
@@ -73,6 +74,22 @@ def test_class_solver_equals_the_reference_bit_for_bit(case):
                          maxmin_reference(ids, mult, table, capacity, route_cap))
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(route_tables())
+def test_array_filling_over_classes_equals_the_reference_bit_for_bit(case):
+    """Large problems (above SMALL_ENTRIES) fill on arrays over channel classes: forced here on the
+    same random tables, the same bits as the filling over channels."""
+    table, capacity, route_cap, calls = case
+    for ids, mult in calls:
+        if not table.lens[ids].any():
+            continue
+        cc = _channel_classes(table, capacity)
+        if not cc.usable:
+            continue
+        assert_same_bits(_maxmin_large(ids, mult, cc, route_cap),
+                         maxmin_reference(ids, mult, table, capacity, route_cap))
+
+
 def test_parallel_channels_share_a_class_and_a_twice_loaded_one_stays_alone():
     # route 0 spreads over channels 0-2 (one plane each) then 3; route 1 the same planes; route 2
     # loads channel 4 twice; channel 5 is as wide as 0-2 but route 1 alone loads it
@@ -105,3 +122,48 @@ def test_a_tree_all_reduce_gives_the_same_bits_with_either_solver(system, size, 
     for a, b in ((fast.sim.group_done, ref.sim.group_done), (fast.sim.group_sent, ref.sim.group_sent),
                  (fast.sim.channel_bytes, ref.sim.channel_bytes)):
         assert a.tobytes() == b.tobytes()
+
+
+def _same_run(a, b):
+    assert a.sim.events == b.sim.events
+    assert a.time_s == b.time_s and a.busbw_Bps == b.busbw_Bps
+    for x, y in ((a.sim.group_done, b.sim.group_done), (a.sim.group_sent, b.sim.group_sent),
+                 (a.sim.group_start, b.sim.group_start), (a.sim.channel_bytes, b.sim.channel_bytes)):
+        assert x.tobytes() == y.tobytes()
+
+
+@pytest.mark.parametrize("oversubscription", [1.0, 4.0])
+def test_fat_tree_runs_with_every_solve_on_class_arrays_give_the_reference_bits(oversubscription, monkeypatch):
+    """The array filling over channel classes (large problems: a fat tree's network) inside whole
+    runs: NCCL's tree and ring on 6 DGX A100 over a fat tree with parallel spine links, non-blocking
+    and 4:1 oversubscribed (the spines then bind: contention), every solve forced onto it, against
+    the reference filling over channels."""
+    topo = build_fat_tree(6, "dgx-a100", per_leaf=2, oversubscription=oversubscription)
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    monkeypatch.setattr(maxmin_module, "SMALL_ENTRIES", -1)
+    widest = []  # the largest class of parallel channels each forced solve saw
+    large = maxmin_module._maxmin_large
+
+    def spy(route_ids, mult, cc, route_cap):
+        widest.append(int(cc.sizes.max()))
+        return large(route_ids, mult, cc, route_cap)
+    monkeypatch.setattr(maxmin_module, "_maxmin_large", spy)
+    fast = [sim.run("all-reduce", alg, 2 * 2**20) for alg in ("tree", "ring")]
+    assert len(widest) > 20 and max(widest) > 1  # solved over classes, some of several channels
+    monkeypatch.setattr(engine_module, "_maxmin", maxmin_reference)
+    ref = [sim.run("all-reduce", alg, 2 * 2**20) for alg in ("tree", "ring")]
+    assert fast[0].sim.events > 100  # the tree: an event per piece end
+    for a, b in zip(fast, ref):
+        _same_run(a, b)
+
+
+def test_channel_bytes_summed_in_bins_equal_the_sorted_sum(monkeypatch):
+    """The run's channel bytes: a bin per (component, pattern) pair, or (forced here) a sort of the
+    pairs; the same sums in the same order."""
+    topo = build_fat_tree(4, "dgx-a100", per_leaf=2, oversubscription=2.0)
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    binned = sim.run("all-reduce", "tree", 2**20)
+    monkeypatch.setattr(engine_module, "_PAIR_BINS", (-1, -1))
+    sorted_ = sim.run("all-reduce", "tree", 2**20)
+    _same_run(binned, sorted_)
+    assert binned.sim.channel_bytes.sum() > 0
