@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..cancel import Cancelled, as_check
-from . import limits
+from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
 from .periods import Dependents, FlowEnds, _Periods
@@ -32,11 +32,6 @@ from .rates import (RatePattern, RouteTable, _ComponentPatterns, _components, _m
 
 
 _MASK64 = (1 << 64) - 1
-
-# The run's channel bytes sum each (component, class pattern) pair's time in a bin per possible pair
-# while there are at most this many bins per pair seen plus this many (else by sorting the pairs).
-_PAIR_BINS = (4, 1_000_000)
-
 
 # Raised when a run is cancelled (kept under this name for callers of the engine).
 SimulationCancelled = Cancelled
@@ -471,9 +466,9 @@ class Engine:
 
             if tx_event and n_active:
                 finished = ttf <= dt_tx * (1 + 1e-9) + 1e-15
-                completed = self._finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial,
-                                         flow_ends, open_ends, templates, sent, post_delay, schedule_done, release,
-                                         on_sent)
+                completed = accounting.finish_flows(finished, a_group, a_pos, a_lat, t, outstanding, arrival,
+                                                    partial, flow_ends, open_ends, templates, sent, post_delay,
+                                                    schedule_done, release, on_sent)
                 if steady is not None and steady.logs is not None:
                     steady.logs[1].extend(completed)
                 add_flows(a_route[finished], -1)
@@ -504,26 +499,8 @@ class Engine:
         if np.isnan(done).any():
             stuck = [name_of(int(i)) for i in np.nonzero(np.isnan(done))[0][:5]]
             raise ValueError(f"the schedule never runs some groups (a dependency cycle?): {', '.join(stuck)}")
-        channel_bytes = np.zeros(self.router.n_channels)
-        if global_parts:
-            # time spent by each (component, class pattern) pair, then its loads on its channels
-            pairs = np.concatenate(global_parts, axis=1)
-            times = np.repeat(np.asarray(pattern_time), [p.shape[1] for p in global_parts])
-            keys = pairs[0] * max(1, len(cp_lroutes)) + pairs[1]
-            n_keys = n_comp * max(1, len(cp_lroutes))
-            if n_keys <= _PAIR_BINS[0] * len(keys) + _PAIR_BINS[1]:
-                # a bin per possible pair (no sort of 22 million pairs on a 992-GPU tree; the same
-                # sums, each taken in the pairs' order, as by unique's inverse)
-                spent_all = np.bincount(keys, weights=times, minlength=n_keys)
-                uk = np.flatnonzero(spent_all)
-                spent = spent_all[uk]
-            else:
-                uk, inv = np.unique(keys, return_inverse=True)
-                spent = np.bincount(inv, weights=times)
-            for key, dt in zip(uk.tolist(), spent.tolist()):
-                if dt > 0:
-                    c, q = divmod(key, max(1, len(cp_lroutes)))
-                    channel_bytes[shape.comp_ch[c][cp_lch[q]]] += cp_load[q] * dt
+        channel_bytes = accounting.channel_bytes(self.router.n_channels, global_parts, pattern_time, n_comp,
+                                                 shape.comp_ch, cp_lch, cp_load)
         makespan = float(done.max()) if n else 0.0
         if progress is not None:
             progress(Progress(1.0, makespan, []))
@@ -531,70 +508,6 @@ class Engine:
                          self.router.channel_ends, self.router.channel_links, segments, rate_patterns, delivered,
                          self.routes, events, time.perf_counter() - wall0,
                          per.skipped_periods if per is not None else 0, flow_events, held[0])
-
-    @staticmethod
-    def _finish(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends, templates,
-                sent, post_delay, schedule_done, release, on_sent) -> list[int]:
-        """Account for flows whose last byte left at time t, group by group. A group's flows sit
-        together in the active arrays (added together, removed in order), so the finished ones of each
-        group form one run. Usually a few flows end at a time (a tree's pieces end one connection at a
-        time): those are done on Python scalars, a small numpy call costing more than its arithmetic."""
-        idx = finished.nonzero()[0]
-        if len(idx) > 32:
-            completed = Engine._finish_groups(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, open_ends,
-                                              templates)
-        else:
-            fg = a_group[idx].tolist()
-            lat = a_lat[idx].tolist()
-            completed = []
-            i, n_f = 0, len(fg)
-            while i < n_f:
-                g = fg[i]
-                j = i + 1
-                while j < n_f and fg[j] == g:
-                    j += 1
-                end = t + max(lat[i:j])
-                if end > arrival[g]:
-                    arrival[g] = end
-                left = int(outstanding[g])
-                if j - i < left or partial[g]:
-                    if g not in open_ends:
-                        open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
-                    open_ends[g][a_pos[idx[i:j]]] = t
-                    partial[g] = True
-                outstanding[g] = left - (j - i)
-                if j - i == left:
-                    completed.append(g)
-                i = j
-        for g in completed:
-            sent[g] = t
-            if partial[g] and g in open_ends:
-                recorded = open_ends.pop(g)
-                recorded[np.isnan(recorded)] = t
-                flow_ends.store(g, recorded)
-            schedule_done(g, arrival[g] + post_delay[g])
-            release(on_sent[g])
-        return completed
-
-    @staticmethod
-    def _finish_groups(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, open_ends, templates) -> list[int]:
-        """``_finish`` on arrays, when many flows ended at once (``idx``): the groups it completes."""
-        fg = a_group[idx]
-        fpos = a_pos[idx]
-        starts = np.concatenate(([0], (fg[1:] != fg[:-1]).nonzero()[0] + 1))
-        ends = np.append(starts[1:], len(fg))
-        ug = fg[starts]
-        arrival[ug] = np.maximum(arrival[ug], t + np.maximum.reduceat(a_lat[idx], starts))
-        counts = ends - starts
-        uneven = (counts < outstanding[ug]) | partial[ug]
-        for j in np.flatnonzero(uneven).tolist():
-            g = int(ug[j])
-            if g not in open_ends:
-                open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
-            open_ends[g][fpos[starts[j]:ends[j]]] = t
-            partial[g] = True
-        outstanding[ug] -= counts
-        return ug[outstanding[ug] == 0].tolist()
 
     def _progress(self, delivered: float, total: float, t: float, patterns: list[RatePattern], pid: int) -> Progress:
         util = []

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.sim import accounting
 from dgxstudio.sim import engine as engine_module
 from dgxstudio.sim import maxmin as maxmin_module
 from dgxstudio.sim.maxmin import _channel_classes, _maxmin_large, maxmin, maxmin_reference
@@ -163,7 +164,7 @@ def test_channel_bytes_summed_in_bins_equal_the_sorted_sum(monkeypatch):
     topo = build_fat_tree(4, "dgx-a100", per_leaf=2, oversubscription=2.0)
     sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
     binned = sim.run("all-reduce", "tree", 2**20)
-    monkeypatch.setattr(engine_module, "_PAIR_BINS", (-1, -1))
+    monkeypatch.setattr(accounting, "PAIR_BINS", (-1, -1))
     sorted_ = sim.run("all-reduce", "tree", 2**20)
     _same_run(binned, sorted_)
     assert binned.sim.channel_bytes.sum() > 0
