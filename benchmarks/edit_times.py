@@ -119,35 +119,34 @@ def edits(label: str, topo, gpu: str, other_gpu: str, block_select, link_pair) -
             window.grab().save(os.path.join(folder, f"edit_{label}_{name}.png"))
 
     def state():
-        return fileio.dumps(topo) if hasattr(fileio, "dumps") else None
+        return fileio.dumps(topo)
+
+    def round_trip(name, edit, shots=(None, None)):
+        """Time an edit, its undo and its redo; check that undo gives back the saved text from before
+        and redo the text from after."""
+        before = state()
+        timed(app, name, edit, out)
+        if shots[0]:
+            shot(shots[0])
+        after = state()
+        timed(app, f"undo {name}", lambda: undo(window), out)
+        if shots[1]:
+            shot(shots[1])
+        checks.append((f"undo {name}", state() == before))
+        timed(app, f"redo {name}", lambda: redo(window), out)
+        checks.append((f"redo {name}", state() == after))
 
     # delete a device
     grab_device(window, app, gpu)
-    before = state()
     window.scene.select_ids([gpu])
     shot("0-before")
-    timed(app, "delete device", lambda: key(window, Qt.Key.Key_Delete), out)
-    shot("1-deleted")
-    after = state()
-    timed(app, "undo delete device", lambda: undo(window), out)
-    shot("2-undone")
-    checks.append(("undo delete device", state() == before))
-    timed(app, "redo delete device", lambda: redo(window), out)
-    checks.append(("redo delete device", state() == after))
+    round_trip("delete device", lambda: key(window, Qt.Key.Key_Delete), ("1-deleted", "2-undone"))
     undo(window)
     idle(app)
     # delete a block
     ids = block_select(window)
-    before = state()
     shot("3-block-selected")
-    timed(app, "delete block", lambda: key(window, Qt.Key.Key_Delete), out)
-    shot("4-block-deleted")
-    after = state()
-    timed(app, "undo delete block", lambda: undo(window), out)
-    shot("5-block-undone")
-    checks.append(("undo delete block", state() == before))
-    timed(app, "redo delete block", lambda: redo(window), out)
-    checks.append(("redo delete block", state() == after))
+    round_trip("delete block", lambda: key(window, Qt.Key.Key_Delete), ("4-block-deleted", "5-block-undone"))
     undo(window)
     idle(app)
     out["block"] = ids
@@ -164,13 +163,7 @@ def edits(label: str, topo, gpu: str, other_gpu: str, block_select, link_pair) -
     # add a link (what releasing a link drag over another device pushes)
     a, b = link_pair
     proposal = link_options(topo, a, b)[0]
-    before = state()
-    timed(app, "add link", lambda: window.view._connect(proposal), out)
-    after = state()
-    timed(app, "undo add link", lambda: undo(window), out)
-    checks.append(("undo add link", state() == before))
-    timed(app, "redo add link", lambda: redo(window), out)
-    checks.append(("redo add link", state() == after))
+    round_trip("add link", lambda: window.view._connect(proposal))
     out["checks"] = checks
     dispose(window, app)
     return out

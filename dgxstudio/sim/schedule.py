@@ -131,7 +131,7 @@ class Lanes:
             if arr.shape[1] == 1:
                 deps.append([(d,) if d >= 0 else () for d in arr[:, 0].tolist()])
             else:  # a row's -1 come last
-                deps.append([tuple(row[:c]) for row, c in zip(arr.tolist(), (arr >= 0).sum(axis=1).tolist())])
+                deps.append([tuple(row[:c]) for row, c in zip(arr.tolist(), _per_row(arr >= 0).tolist())])
         for r, meta in enumerate(self.metas()):
             ov = self.overrides.get(r)
             yield Group(self.name(r), pats[r], nb[r], ov["deps_done"] if ov else deps[0][r], deps[1][r], dur[r],
