@@ -4,8 +4,8 @@ One step is the forward and backward compute of the per-GPU batch, the gradient 
 buckets, overlapped with the backward pass when the framework does it, as PyTorch DDP does), the
 input pipeline's host-to-device copies (every GPU's batch from its own socket's memory at once, over
 the PCIe tree and the CPU root ports they share; prefetched during the compute or on the step's
-critical path, as the framework does it) and a per-iteration overhead (the optimizer update). Compute does not scale linearly with the batch:
-small per-GPU batches run below the GPU's best throughput, on a saturating curve fitted through
+critical path, as the framework does it) and a per-iteration overhead (the optimizer update).
+Compute does not scale linearly with the batch: small per-GPU batches run below the GPU's best throughput, on a saturating curve fitted through
 measured throughputs (``throughput(b) = peak * b / (b + b_half)``).
 The model's constants and the published cases live in ``resources/training.json`` with sources.
 """
@@ -230,7 +230,9 @@ def scaling(topo: Topology, gpus: list[str], model: StepModel, batch_per_gpu: in
             if not model.input_prefetch:
                 exposed_in = copy  # the step starts when its batch has landed
             elif copy <= comp or n == 1 or model.overlap or len(results) != 1:
-                exposed_in = max(copy - comp, 0.0)  # hidden under the compute (or what outlasts it)
+                # hidden under the compute; what outlasts it is added (beside overlapped buckets the
+                # copies' contention with them is not simulated)
+                exposed_in = max(copy - comp, 0.0)
             else:  # the copy outlasts the compute and meets the gradient all-reduce on the links
                 left = in_bytes * (copy - comp) / copy
                 both = allreduce_with_copies(topo, router, next(iter(results.values())), gpus[:n], left)
