@@ -5,8 +5,8 @@ buckets, overlapped with the backward pass when the framework does it, as PyTorc
 input pipeline's host-to-device copies (every GPU's batch from its own socket's memory at once, over
 the PCIe tree and the CPU root ports they share; prefetched during the compute or on the step's
 critical path, as the framework does it) and a per-iteration overhead (the optimizer update).
-Compute does not scale linearly with the batch: small per-GPU batches run below the GPU's best throughput, on a saturating curve fitted through
-measured throughputs (``throughput(b) = peak * b / (b + b_half)``).
+Compute does not scale linearly with the batch: small per-GPU batches run below the GPU's best
+throughput, on a saturating curve fitted through measured throughputs (``throughput(b) = peak * b / (b + b_half)``).
 The model's constants and the published cases live in ``resources/training.json`` with sources.
 """
 
