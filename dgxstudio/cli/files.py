@@ -16,6 +16,9 @@ def cmd_export(args) -> int:
     from ..report.exports import write_export
     from ..report.formats import ExportError
 
+    if args.system is not None and args.format != "nccl-xml":
+        # only NCCL XML describes one system; any other format would silently write the whole topology
+        raise CliError(f"--system applies to --format nccl-xml only; {args.format} writes the whole topology")
     topo = open_topology(args.file, args.preset)
     try:
         write_export(topo, args.format, args.output, args.system)
@@ -120,7 +123,7 @@ def register(sub) -> None:
     p = sub.add_parser("export", help="write the topology in another tool's format")
     add_source(p)
     p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
-    p.add_argument("--system", help="the system to export (NCCL XML describes one system)")
+    p.add_argument("--system", help="the system to export, by group id or name (nccl-xml only: NCCL XML describes one system)")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_export)
 

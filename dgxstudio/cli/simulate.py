@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..sim.collectives import COLLECTIVES
 from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_topology, parse_size_arg, print_json, select,
                      sim_errors)
@@ -12,10 +14,21 @@ def sim_options(args):
 
     reduce_cost = 0.0
     if args.reduce_bw:
+        # refused in the unit the user typed, not as the engine's seconds per byte
         try:
-            reduce_cost = 1.0 / (float(args.reduce_bw) * 1e9)
-        except (ValueError, ZeroDivisionError):
-            raise CliError(f"--reduce-bw: expected GB/s, got {args.reduce_bw!r}") from None
+            gbps = float(args.reduce_bw)
+        except ValueError:
+            raise CliError(f"--reduce-bw: expected a number of GB/s, got {args.reduce_bw!r}") from None
+        if not math.isfinite(gbps):
+            raise CliError(f"--reduce-bw: {args.reduce_bw!r} is not a finite number of GB/s")
+        if gbps <= 0:
+            raise CliError(f"--reduce-bw: {args.reduce_bw} GB/s is out of range (a reduction speed above 0 GB/s)")
+        from ..sim.limits import MAX_REDUCE_S_PER_BYTE
+
+        if 1.0 / (gbps * 1e9) > MAX_REDUCE_S_PER_BYTE:
+            raise CliError(f"--reduce-bw: {args.reduce_bw} GB/s is below the least the engine takes,"
+                           f" {1.0 / MAX_REDUCE_S_PER_BYTE / 1e9:g} GB/s")
+        reduce_cost = 1.0 / (gbps * 1e9)
     return SimOptions(chunk=parse_size_arg(args.chunk, "--chunk"), achievable=args.figures == "achievable",
                       spread=args.spread, reduce_s_per_byte=reduce_cost, root=args.root, server=args.server,
                       protocol=args.protocol, pxn=args.pxn,

@@ -61,7 +61,10 @@ def cmd_info(args) -> int:
         return EXIT_OK
     print(f"{info['name']}")
     print(f"  devices: {info['devices']}  (" + ", ".join(f"{n} {KIND_LABELS[k]}" for k, n in info["devices_by_kind"].items()) + ")")
-    print(f"  links:   {info['links']}  (" + ", ".join(f"{n} x {t}" for t, n in info["physical_links_by_type"].items()) + ")")
+    physical = info["physical_links_by_type"]
+    # a link entry may stand for several cables (count): say both, so the breakdown adds up
+    print(f"  links:   {info['links']} connections, {sum(physical.values())} physical  ("
+          + ", ".join(f"{n} x {t}" for t, n in physical.items()) + ")")
     print(f"  GPUs:    {info['gpus']}")
     print(f"  NVLink bandwidth per GPU: {info['nvlink_bw_per_gpu_bidir_Bps'] / 1e9:.0f} GB/s bidirectional")
     print(f"  groups:  {info['groups']}  (" + ", ".join(f"{n} {k}" for k, n in info["groups_by_kind"].items()) + ")")
@@ -155,7 +158,9 @@ def cmd_analyze(args) -> int:
           f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s")
     for i, ring in enumerate(r["rings"][:8]):
         shown = " -> ".join(ring) if len(ring) <= 16 else " -> ".join(ring[:6]) + f" ... ({len(ring)} GPUs)"
-        print(f"    ring {i}: {shown}  [{r['ring_bidir_Bps'][i] / gb:.1f} GB/s both directions]")
+        print(f"    ring {i}: {shown}  [{r['ring_bidir_Bps'][i] / gb:.1f} GB/s bidirectional]")
+    if len(r["rings"]) > 8:
+        print(f"    ... {len(r['rings']) - 8} more ring(s) (--json lists all {len(r['rings'])})")
     print(f"  NVLink per GPU: {result['nvlink_bw_per_gpu_bidir_Bps'] / gb:,.0f} GB/s bidirectional;"
           f" all GPUs: {result['aggregate_nvlink_bw_bidir_Bps'] / 1e12:,.2f} TB/s")
     print(f"  PCIe per GPU: {result['pcie_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional;"

@@ -1,0 +1,75 @@
+"""What a reviewer using the CLI as a new architect found: numbers whose labels did not add up,
+options silently ignored, messages in the engine's units instead of the user's."""
+
+import pytest
+
+from dgxstudio.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_info_links_line_adds_up(capsys):
+    """`links: 55 (144 x NVLink4, 22 x PCIe5, 4 x UPI)` did not add up: say connections and cables."""
+    code, out, _ = run(capsys, "info", "--preset", "dgx-h100")
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.strip().startswith("links:"))
+    assert "55 connections, 170 physical" in line
+    assert "144 x NVLink4" in line
+
+
+def test_analyze_says_how_many_rings_it_did_not_list(capsys):
+    """DGX H100 has 9 rings; the text listed 8 and said nothing of the ninth."""
+    code, out, _ = run(capsys, "analyze", "--preset", "dgx-h100")
+    assert code == 0
+    assert "rings: 9 over nvlink" in out
+    assert sum(x.strip().startswith("ring ") for x in out.splitlines()) == 8
+    assert "1 more ring(s) (--json lists all 9)" in out
+    assert "GB/s bidirectional]" in out and "both directions]" not in out
+
+
+@pytest.mark.parametrize("value, says", [("-3", "-3 GB/s is out of range"), ("0", "0 GB/s is out of range"),
+                                         ("nan", "not a finite number of GB/s"),
+                                         ("inf", "not a finite number of GB/s"),
+                                         ("abc", "expected a number of GB/s")])
+def test_reduce_bw_refused_in_the_users_unit(capsys, value, says):
+    """`--reduce-bw -3` said `reduction cost (s per byte): -3.33333e-10 is out of range`."""
+    code, _, err = run(capsys, "simulate", "--preset", "dgx-a100", "--size", "1MiB", f"--reduce-bw={value}")
+    assert code == 2
+    assert "--reduce-bw: " in err and says in err
+    assert "s per byte" not in err
+
+
+def test_reduce_bw_too_slow_named_in_gb_per_s(capsys):
+    code, _, err = run(capsys, "simulate", "--preset", "dgx-a100", "--size", "1MiB", "--reduce-bw=1e-30")
+    assert code == 2
+    assert "--reduce-bw: 1e-30 GB/s is below" in err and "s per byte" not in err
+
+
+def test_reduce_bw_accepted(capsys):
+    code, _, _ = run(capsys, "simulate", "--preset", "dgx-a100", "--size", "1MiB", "--reduce-bw", "50", "--json")
+    assert code == 0
+
+
+def test_export_system_refused_for_formats_that_ignore_it(capsys, tmp_path):
+    """`export --format svg --system nosuch` wrote the whole topology and exited 0."""
+    out = tmp_path / "x.svg"
+    code, _, err = run(capsys, "export", "--preset", "dgx1-v100", "--format", "svg", "--system", "nosuch",
+                       "-o", str(out))
+    assert code == 2
+    assert "--system applies to --format nccl-xml only" in err
+    assert not out.exists()
+
+
+def test_export_system_still_works_for_nccl_xml(capsys, tmp_path):
+    out = tmp_path / "x.xml"
+    code, _, err = run(capsys, "export", "--preset", "dgx1-v100", "--format", "nccl-xml", "--system", "nosuch",
+                       "-o", str(out))
+    assert code == 2 and "no system 'nosuch'" in err
+    topo = tmp_path / "h.dgxs"
+    assert run(capsys, "generate", "fat-tree", "--system", "dgx-a100", "--systems", "2", "-o", str(topo))[0] == 0
+    code, _, _ = run(capsys, "export", str(topo), "--format", "nccl-xml", "--system", "s1.system", "-o", str(out))
+    assert code == 0 and out.read_text().startswith("<")
