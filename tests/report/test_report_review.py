@@ -1,0 +1,65 @@
+"""The report as an engineer who runs nccl-tests reads it: the protocol and channels of every size,
+and a summary that does not seem to contradict itself."""
+
+import csv
+import io
+
+from dgxstudio.analysis.summary import analyze
+from dgxstudio.model.presets import load_preset
+from dgxstudio.report.content import ReportData, Table, build_blocks, summary
+from dgxstudio.report.html import results_csv
+from dgxstudio.report.provenance import stamp
+from dgxstudio.sim.run import Simulator, SimOptions, simulate, sweep_sizes
+
+
+def _h100(sweep=True):
+    topo = load_preset("dgx-h100")
+    gpus = [g.id for g in topo.gpus()]
+    data = ReportData(topo, analyze(topo, gpus))
+    data.runs.append(stamp(simulate(topo, "all-reduce", "auto", 256 * 2**20), data.document))
+    if sweep:
+        sim = Simulator(topo, gpus, SimOptions())
+        rows = [stamp(sim.run("all-reduce", "auto", n), data.document) for n in sweep_sizes(2**10, 2**24)]
+        data.sweeps.append(rows)
+    return data
+
+
+def test_sweep_table_names_protocol_and_channels_per_size():
+    """The CLI sweep shows NCCL's protocol and channels per size; the report's table showed neither."""
+    data = _h100()
+    tables = [b for b in build_blocks(data) if isinstance(b, Table) and b.header[0] == "size (bytes)"]
+    assert len(tables) == 1
+    header, rows = tables[0].header, tables[0].rows
+    assert header[:4] == ["size (bytes)", "algorithm", "protocol", "channels"]
+    first, last = rows[0], rows[-1]
+    assert first[2] == "LL" and first[3] == "1"            # 1 KiB: LL on one channel
+    assert last[2] == "Simple" and int(last[3]) > 1
+
+
+def test_csv_carries_protocol_and_channels_after_the_old_columns():
+    data = _h100()
+    table = list(csv.reader(io.StringIO(results_csv(data))))
+    head = table[0]
+    assert head[:11] == ["kind", "collective", "algorithm", "gpus", "size_bytes", "time_s", "algbw_Bps", "busbw_Bps",
+                         "bound_busbw_Bps", "topology", "document_sha256"]
+    assert head[11:] == ["protocol", "channels"]
+    run = table[1]
+    assert run[0] == "run" and run[11] in ("LL", "LL128", "Simple") and int(run[12]) >= 1
+    assert all(len(row) == len(head) for row in table)
+
+
+def test_summary_explains_a_run_above_the_ring_bound():
+    """'ring all-reduce can reach at most 450 GB/s ... The best run reached 470 GB/s' read as a contradiction
+    (the best run was NVLS, which reduces in the switches and is not held to the ring bound)."""
+    data = _h100(sweep=False)
+    best = data.runs[0]
+    assert best.algorithm == "nvls" and best.busbw_Bps > data.analysis["rings"]["allreduce_busbw_bound_Bps"]
+    text = summary(data)
+    assert "above the ring bound: nvls is not a ring" in text
+
+
+def test_summary_of_a_ring_run_says_nothing_of_it():
+    topo = load_preset("dgx1-v100")
+    data = ReportData(topo, analyze(topo, [g.id for g in topo.gpus()]))
+    data.runs.append(stamp(simulate(topo, "all-reduce", "ring", 64 * 2**20), data.document))
+    assert "above the ring bound" not in summary(data)
