@@ -63,3 +63,39 @@ def test_summary_of_a_ring_run_says_nothing_of_it():
     data = ReportData(topo, analyze(topo, [g.id for g in topo.gpus()]))
     data.runs.append(stamp(simulate(topo, "all-reduce", "ring", 64 * 2**20), data.document))
     assert "above the ring bound" not in summary(data)
+
+
+def test_topology_picture_background_covers_the_whole_picture():
+    """`<rect width="100%">` is 100 px in Qt's SVG Tiny renderer: the PDF and PNG showed a grey square in the
+    top-left corner and the rest of the picture on white."""
+    from dgxstudio.report.pdf import svg_to_image
+    from dgxstudio.report.svg import topology_svg
+
+    image = svg_to_image(topology_svg(load_preset("dgx-h100")))
+    corner = image.pixelColor(3, 3).name()
+    far = image.pixelColor(image.width() - 3, image.height() - 3).name()
+    assert corner == far == "#fbfbfb"
+
+
+def test_charts_background_covers_the_whole_chart():
+    from dgxstudio.report.pdf import svg_to_image
+    from dgxstudio.report.svg import gantt_chart, line_chart
+
+    for svg in (line_chart([("a", [1, 2], [1, 2])], "t", "x", "y"),
+                gantt_chart([{"device": "gpu0", "start_s": 0.0, "end_s": 1.0, "kind": "F", "microbatch": 0}], "g")):
+        assert 'width="100%"' not in svg
+        image = svg_to_image(svg)
+        assert image.pixelColor(image.width() - 2, 2).name() == "#ffffff"
+
+
+def test_gantt_draws_the_weight_gradient_apart_from_the_backward():
+    """A zero-bubble schedule's W was drawn in B's colour in the report (the GUI draws it green)."""
+    from dgxstudio.report.svg import GANTT_COLORS, gantt_chart
+
+    timeline = [{"device": "gpu0", "kind": k, "microbatch": 0, "start_s": i * 1e-3, "end_s": (i + 1) * 1e-3}
+                for i, k in enumerate("FBW")]
+    svg = gantt_chart(timeline, "zb-h1 schedule")
+    assert len(set(GANTT_COLORS.values())) == 3
+    for k, label in (("F", "forward"), ("B", "backward (input gradient)"), ("W", "weight gradient")):
+        assert f'fill="{GANTT_COLORS[k]}" stroke="#fff"' in svg
+        assert f"{k}: {label}" in svg
