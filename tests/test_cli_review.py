@@ -73,3 +73,27 @@ def test_export_system_still_works_for_nccl_xml(capsys, tmp_path):
     assert run(capsys, "generate", "fat-tree", "--system", "dgx-a100", "--systems", "2", "-o", str(topo))[0] == 0
     code, _, _ = run(capsys, "export", str(topo), "--format", "nccl-xml", "--system", "s1.system", "-o", str(out))
     assert code == 0 and out.read_text().startswith("<")
+
+
+def test_a_topology_without_gpus_is_named_not_the_option(capsys, tmp_path):
+    """`analyze empty.dgxs` said `--gpus: the topology has no GPUs` though no --gpus was given."""
+    path = tmp_path / "empty.dgxs"
+    assert run(capsys, "new", "-o", str(path))[0] == 0
+    for argv in (("analyze", str(path)), ("simulate", str(path)), ("train", str(path), "--tp", "1")):
+        code, _, err = run(capsys, *argv)
+        assert code == 2
+        assert "Untitled: the topology has no GPUs" in err and "--gpus" not in err
+    code, _, err = run(capsys, "simulate", str(path), "--gpus", "gpu0")
+    assert code == 2 and err.startswith("dgxstudio: error: --gpus:")
+
+
+def test_simulate_names_the_ring_ceiling_when_the_bound_is_another_algorithms(capsys):
+    """DGX H100: 'topology bound 575 GB/s' is NVLS's; a ring run at 368 GB/s read as 64% used although
+    it sits at NCCL's ring ceiling. The header now gives both."""
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--algorithm", "ring", "--size", "1GiB")
+    assert code == 0
+    line = next(x for x in out.splitlines() if "topology bound" in x)
+    assert "575.40 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s)" in line
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-a100", "--size", "1GiB")
+    line = next(x for x in out.splitlines() if "topology bound" in x)
+    assert line.strip() == "topology bound (bus bandwidth): 240.00 GB/s"  # rings are the bound: nothing to add

@@ -82,6 +82,9 @@ def select(topo: Topology, spec: str | None) -> list[str]:
     try:
         return select_gpus(topo, spec)
     except GpuSetError as exc:
+        if (not spec or spec.strip().lower() == "all") and not topo.gpus():
+            # nothing was asked of --gpus: the fault is the topology's, not the option's
+            raise CliError(f"{topo.name}: the topology has no GPUs") from None
         raise CliError(f"--gpus: {exc}") from None
 
 
