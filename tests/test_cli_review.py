@@ -97,3 +97,14 @@ def test_simulate_names_the_ring_ceiling_when_the_bound_is_another_algorithms(ca
     code, out, _ = run(capsys, "simulate", "--preset", "dgx-a100", "--size", "1GiB")
     line = next(x for x in out.splitlines() if "topology bound" in x)
     assert line.strip() == "topology bound (bus bandwidth): 240.00 GB/s"  # rings are the bound: nothing to add
+
+
+def test_connectx7_on_an_edr_switch_links_at_edr_with_a_finding(capsys, tmp_path):
+    """ConnectX-7 interoperates with EDR switches (its user manual); generate refused it with
+    'no common speed'."""
+    out = tmp_path / "mix.dgxs"
+    code, _, err = run(capsys, "generate", "fat-tree", "--system", "dgx-a100", "--systems", "2", "--nic",
+                       "connectx-7-ndr", "--switch", "ib-switch-edr-36", "-o", str(out))
+    assert code == 0, err
+    code, text, _ = run(capsys, "validate", str(out))
+    assert code == 0 and "links at InfiniBand EDR (100 Gb/s)" in text and "below its 400 Gb/s" in text
