@@ -108,3 +108,16 @@ def test_connectx7_on_an_edr_switch_links_at_edr_with_a_finding(capsys, tmp_path
     assert code == 0, err
     code, text, _ = run(capsys, "validate", str(out))
     assert code == 0 and "links at InfiniBand EDR (100 Gb/s)" in text and "below its 400 Gb/s" in text
+
+
+def test_scaling_compare_names_what_it_could_not_find(capsys):
+    """`--compare nosuch` (the help says PRESET) answered `nosuch: no such file`."""
+    code, _, err = run(capsys, "scaling", "--preset", "dgx-a100", "--sample-time", "5ms", "--compare", "nosuch")
+    assert code == 2 and "--compare nosuch: neither a preset" in err
+
+
+def test_scaling_names_the_time_option_at_fault(capsys):
+    code, _, err = run(capsys, "scaling", "--preset", "dgx-a100", "--sample-time", "5ms", "--overhead=abc")
+    assert code == 2 and err.startswith("dgxstudio: error: --overhead: ") and "--sample-time" not in err
+    code, _, err = run(capsys, "scaling", "--preset", "dgx-a100", "--sample-time", "5parsecs")
+    assert code == 2 and err.startswith("dgxstudio: error: --sample-time: ") and "--overhead" not in err

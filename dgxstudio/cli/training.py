@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from .common import (sim_errors, EXIT_OK, CliError, add_source, open_topology, parse_size_arg, preset_names, print_json,
                      select)
@@ -134,11 +135,13 @@ def _scaling_model(args, topo, gpus, ref_topo):
     from ..sim.training import peak_flops
     from ..units import parse_time
 
-    try:
-        sample = parse_time(args.sample_time)
-        overhead = parse_time(args.overhead) if args.overhead else 0.0
-    except ValueError as exc:
-        raise CliError(f"--sample-time/--overhead: {exc}") from None
+    def time_arg(text: str, what: str) -> float:
+        try:
+            return parse_time(text)
+        except ValueError as exc:
+            raise CliError(f"{what}: {exc}") from None
+    sample = time_arg(args.sample_time, "--sample-time")
+    overhead = time_arg(args.overhead, "--overhead") if args.overhead else 0.0
     curve = BatchCurve.fit(parse_curve(args.batch_curve)) if args.batch_curve else BatchCurve()
     bucket = (None if args.bucket_size in ("0", "none") else
               parse_size_arg(args.bucket_size, "--bucket-size") if args.bucket_size else ddp_bucket_bytes())
@@ -182,6 +185,8 @@ def cmd_scaling(args) -> int:
         raise CliError("give --sample-time (compute per sample on one GPU) or --case NAME")
     topos = [open_topology(args.file, args.preset)]
     for other in args.compare or []:
+        if other not in preset_names() and not os.path.exists(other):
+            raise CliError(f"--compare {other}: neither a preset (`dgxstudio presets` lists them) nor a file")
         topos.append(open_topology(None, other) if other in preset_names() else open_topology(other))
     table = []
     try:
