@@ -99,3 +99,16 @@ def test_gantt_draws_the_weight_gradient_apart_from_the_backward():
     for k, label in (("F", "forward"), ("B", "backward (input gradient)"), ("W", "weight gradient")):
         assert f'fill="{GANTT_COLORS[k]}" stroke="#fff"' in svg
         assert f"{k}: {label}" in svg
+
+
+def test_graphml_import_of_an_nccl_xml_says_what_the_file_is():
+    """An NCCL XML imported as GraphML said `replace() argument 1 must be str, not bytes`."""
+    import pytest
+
+    from dgxstudio.report.formats import GraphmlError, from_graphml
+    from dgxstudio.report.nccl_xml import to_nccl_xml
+
+    with pytest.raises(GraphmlError, match=r"root element is <system>, not <graphml> \(an NCCL topology"):
+        from_graphml(to_nccl_xml(load_preset("dgx1-v100")))
+    with pytest.raises(GraphmlError, match="root element is <html>"):
+        from_graphml('<?xml version="1.0"?><!-- a comment --><html><body/></html>')
