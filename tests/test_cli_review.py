@@ -121,3 +121,36 @@ def test_scaling_names_the_time_option_at_fault(capsys):
     assert code == 2 and err.startswith("dgxstudio: error: --overhead: ") and "--sample-time" not in err
     code, _, err = run(capsys, "scaling", "--preset", "dgx-a100", "--sample-time", "5parsecs")
     assert code == 2 and err.startswith("dgxstudio: error: --sample-time: ") and "--overhead" not in err
+
+
+def _over_budget(tmp_path):
+    """A DGX-1 V100 whose gpu0-gpu1 link is 9 NVLinks: GPU0 and GPU1 use 14 of their 6 ports."""
+    import json
+
+    path = tmp_path / "bad.dgxs"
+    assert main(["new", "--preset", "dgx1-v100", "-o", str(path)]) == 0
+    doc = json.loads(path.read_text())
+    doc["links"][0]["count"] = 9
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.parametrize("argv", [("simulate", "--size", "1MiB"), ("train", "--tp", "8"),
+                                  ("pipeline", "--stages", "2", "--microbatches", "2"),
+                                  ("scaling", "--sample-time", "5ms"), ("report", "-o", "REPORT")])
+def test_every_run_refuses_a_topology_with_errors_with_exit_1(capsys, tmp_path, argv):
+    """train and pipeline ran on it (exit 0); simulate, scaling and report refused with exit 2; the
+    README reserves 1 for validation findings."""
+    path = _over_budget(tmp_path)
+    capsys.readouterr()
+    argv = [str(tmp_path / "r.html") if a == "REPORT" else a for a in argv]
+    code, out, err = run(capsys, argv[0], path, *argv[1:])
+    assert code == 1
+    assert "the topology has 2 error(s); fix them first" in err and "14 nvlink ports" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_scaling_compare_with_errors_is_refused_too(capsys, tmp_path):
+    path = _over_budget(tmp_path)
+    code, _, err = run(capsys, "scaling", "--preset", "dgx-a100", "--sample-time", "5ms", "--compare", path)
+    assert code == 1 and "fix them first" in err

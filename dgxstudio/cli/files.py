@@ -8,8 +8,8 @@ import sys
 from ..model import fileio
 from ..sim.collectives import COLLECTIVES
 from .simulate import sim_options
-from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_topology, parse_size_arg, select,
-                     write_topology)
+from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, open_topology,
+                     parse_size_arg, select, write_topology)
 
 
 def cmd_export(args) -> int:
@@ -86,7 +86,7 @@ def cmd_report(args) -> int:
     from ..sim.run import SimulationError, Simulator, sweep_sizes
 
     args.output = report_path(args.output, getattr(args, "format", None))
-    topo = open_topology(args.file, args.preset)
+    topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     data = ReportData(topo, analyze(topo, gpus))
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from ..sim.collectives import COLLECTIVES
-from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_topology, parse_size_arg, print_json, select,
-                     sim_errors)
+from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, parse_size_arg, print_json,
+                     select, sim_errors)
 
 
 def sim_options(args):
@@ -57,7 +57,7 @@ def cmd_simulate(args) -> int:
     from ..sim.run import Simulator, sweep_sizes
     from ..units import format_size, format_time
 
-    topo = open_topology(args.file, args.preset)
+    topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
         sim = Simulator(topo, gpus, sim_options(args))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import (sim_errors, EXIT_OK, CliError, add_source, open_topology, parse_size_arg, preset_names, print_json,
-                     select)
+from .common import (sim_errors, EXIT_OK, CliError, add_source, open_runnable_topology, parse_size_arg, preset_names,
+                     print_json, select)
 
 
 def _times(text: str | None, stages: int, what: str) -> list[float] | None:
@@ -57,7 +57,7 @@ def cmd_pipeline(args) -> int:
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
     from ..sim.training import TrainingError, stage_times
 
-    topo = open_topology(args.file, args.preset)
+    topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     if args.stages > len(gpus):
         raise CliError(f"--stages {args.stages}: only {len(gpus)} GPUs are selected")
@@ -96,7 +96,7 @@ def cmd_pipeline(args) -> int:
 def cmd_train(args) -> int:
     from ..sim.training import TrainingError, train_iteration
 
-    topo = open_topology(args.file, args.preset)
+    topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
         bucket = None if args.bucket_size is None else parse_size_arg(args.bucket_size, "--bucket-size")
@@ -183,11 +183,11 @@ def cmd_scaling(args) -> int:
         return EXIT_OK
     if not args.sample_time:
         raise CliError("give --sample-time (compute per sample on one GPU) or --case NAME")
-    topos = [open_topology(args.file, args.preset)]
+    topos = [open_runnable_topology(args.file, args.preset)]
     for other in args.compare or []:
         if other not in preset_names() and not os.path.exists(other):
             raise CliError(f"--compare {other}: neither a preset (`dgxstudio presets` lists them) nor a file")
-        topos.append(open_topology(None, other) if other in preset_names() else open_topology(other))
+        topos.append(open_runnable_topology(None, other) if other in preset_names() else open_runnable_topology(other))
     table = []
     try:
         for topo in topos:
