@@ -154,3 +154,20 @@ def test_scaling_compare_with_errors_is_refused_too(capsys, tmp_path):
     path = _over_budget(tmp_path)
     code, _, err = run(capsys, "scaling", "--preset", "dgx-a100", "--sample-time", "5ms", "--compare", path)
     assert code == 1 and "fix them first" in err
+
+
+@pytest.mark.parametrize("argv", [("simulate", "--collective", "broadcast", "--root", "gpu9"),
+                                  ("simulate", "--collective", "reduce", "--gpus", "gpu0-gpu3", "--root", "gpu5"),
+                                  ("report", "--collective", "broadcast", "--root", "gpu9", "-o", "REPORT")])
+def test_a_root_outside_the_gpu_set_is_refused_not_an_internal_error(capsys, tmp_path, argv):
+    """`--root gpu9` was `internal error: ValueError: 'gpu9' is not in list`, exit 3."""
+    argv = [str(tmp_path / "r.html") if a == "REPORT" else a for a in argv]
+    code, _, err = run(capsys, argv[0], "--preset", "dgx-a100", *argv[1:])
+    assert code == 2
+    assert "--root gpu" in err and "not one of the" in err and "internal error" not in err
+
+
+def test_a_root_inside_the_set_still_runs(capsys):
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-a100", "--collective", "broadcast", "--root", "gpu5",
+                       "--size", "1MiB", "--json")
+    assert code == 0

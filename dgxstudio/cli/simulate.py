@@ -9,7 +9,16 @@ from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnab
                      select, sim_errors)
 
 
-def sim_options(args):
+def sim_options(args, gpus: list[str] | None = None):
+    """The engine's options from the command line; ``gpus``, the selected set, checks ``--root``
+    against it (the engine took a root outside the set for an internal error)."""
+    if gpus is not None and args.root is not None and args.root not in gpus:
+        raise CliError(f"--root {args.root}: not one of the {len(gpus)} selected GPUs"
+                       f" ({', '.join(gpus[:4])}{' ...' if len(gpus) > 4 else ''})")
+    return _sim_options(args)
+
+
+def _sim_options(args):
     from ..sim.run import SimOptions
 
     reduce_cost = 0.0
@@ -60,7 +69,7 @@ def cmd_simulate(args) -> int:
     topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
-        sim = Simulator(topo, gpus, sim_options(args))
+        sim = Simulator(topo, gpus, sim_options(args, gpus))
         if args.sweep:
             lo, _, hi = args.sweep.partition(":")
             if not hi:
