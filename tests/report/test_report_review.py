@@ -4,6 +4,8 @@ and a summary that does not seem to contradict itself."""
 import csv
 import io
 
+import pytest
+
 from dgxstudio.analysis.summary import analyze
 from dgxstudio.model.presets import load_preset
 from dgxstudio.report.content import ReportData, Table, build_blocks, summary
@@ -103,8 +105,6 @@ def test_gantt_draws_the_weight_gradient_apart_from_the_backward():
 
 def test_graphml_import_of_an_nccl_xml_says_what_the_file_is():
     """An NCCL XML imported as GraphML said `replace() argument 1 must be str, not bytes`."""
-    import pytest
-
     from dgxstudio.report.formats import GraphmlError, from_graphml
     from dgxstudio.report.nccl_xml import to_nccl_xml
 
@@ -112,3 +112,42 @@ def test_graphml_import_of_an_nccl_xml_says_what_the_file_is():
         from_graphml(to_nccl_xml(load_preset("dgx1-v100")))
     with pytest.raises(GraphmlError, match="root element is <html>"):
         from_graphml('<?xml version="1.0"?><!-- a comment --><html><body/></html>')
+
+
+@pytest.mark.parametrize("name", ["dgx-h100", "dgx-b200", "hgx-h800", "dgx-a100", "dgx1-v100"])
+def test_nccl_xml_round_trip_keeps_links_parts_and_bandwidth(name):
+    """DGX H100 came back with PCIe3/4, QPI and its 400G NICs as '100 GbE (warning)'; DGX B200 with
+    NVLink4 and half its NVLink bandwidth (SM 100 unknown), its Xeon 8570 as an E5-2698 v4."""
+    from collections import Counter
+
+    from dgxstudio.cli.topology import topology_info
+    from dgxstudio.report.nccl_xml import from_nccl_xml, to_nccl_xml
+
+    topo = load_preset(name)
+    back, warnings = from_nccl_xml(to_nccl_xml(topo))
+    assert warnings == []
+    a, b = topology_info(topo), topology_info(back)
+    for key in ("physical_links_by_type", "devices_by_kind", "nvlink_bw_per_gpu_bidir_Bps"):
+        assert a[key] == b[key], key
+    parts = lambda t, kind: Counter(d.part for d in t.devices.values() if d.kind == kind)  # noqa: E731
+    for kind in ("cpu", "nvswitch", "pcie_switch"):
+        assert parts(back, kind) == parts(topo, kind), kind
+    # a GPU is known by its SM version: an H800 returns as the H100 (its NVLinks, 8 not 18, stay)
+    sms = lambda t: Counter(t.catalog.part(g.part).extra["nccl_sm"] for g in t.gpus())  # noqa: E731
+    assert sms(back) == sms(topo)
+    # NCCL XML gives a NIC's speed and ports, not its model: a BlueField-3 at 200 Gb/s returns as a
+    # ConnectX at 200 Gb/s; speed and port count survive
+    def nics(t):
+        cat = t.catalog
+        return Counter((cat.part(d.part).extra["nccl_speed_mbps"],
+                        sum(g.count for g in cat.part(d.part).ports if g.name != "pcie"))
+                       for d in t.devices.values() if d.kind == "nic")
+    assert nics(back) == nics(topo)
+
+
+def test_nccl_xml_names_an_infiniband_vpi_nic_mlx5():
+    """ConnectX-7 takes NDR and 400 GbE; on a DGX H100 its nets were written 'eth0', as Ethernet."""
+    from dgxstudio.report.nccl_xml import to_nccl_xml
+
+    xml = to_nccl_xml(load_preset("dgx-h100"))
+    assert 'name="mlx5_0"' in xml and 'name="eth0"' not in xml
