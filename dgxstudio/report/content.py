@@ -134,7 +134,7 @@ def summary(data: ReportData) -> str:
     r = a["rings"]
     parts.append(f"Its bisection bandwidth is {gbs(a['bisection']['bidir_Bps'])} GB/s bidirectional"
                  f"{'' if a['bisection']['exact'] else ' (upper bound)'}, and ring all-reduce can reach at most "
-                 f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s bus bandwidth over {r['count']} {r['fabric']} rings "
+                 f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s bus bandwidth over {r['count']} {_rings_over(r['fabric'])} "
                  f"at the catalog's peak link figures.")
     best = max(data.runs, key=lambda run: run.busbw_Bps, default=None)
     if best is not None:
@@ -154,6 +154,11 @@ def summary(data: ReportData) -> str:
     else:
         parts.append("No collective was simulated for this report, so the bottleneck shown is the topology's bound.")
     return " ".join(parts)
+
+
+def _rings_over(fabric: str) -> str:
+    """'3 NVLink rings', '4 rings across systems' (the analysis calls the fabric 'nvlink', 'all', ...)."""
+    return {"nvlink": "NVLink rings", "all": "rings across systems"}.get(fabric, f"rings over {fabric}")
 
 
 def protocol_label(result) -> str:
@@ -236,7 +241,7 @@ def build_blocks(data: ReportData) -> list:
          else "one system"],
     ])]
     if r["rings"]:
-        out.append(Table(["ring", "GPU order", "GB/s (both directions)"],
+        out.append(Table(["ring", "GPU order", "GB/s (bidirectional)"],
                          [[i, _gpu_order(topo, ring), gbs(r["ring_bidir_Bps"][i])] for i, ring in enumerate(r["rings"][:12])],
                          {2}))
 

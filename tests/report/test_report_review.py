@@ -151,3 +151,23 @@ def test_nccl_xml_names_an_infiniband_vpi_nic_mlx5():
 
     xml = to_nccl_xml(load_preset("dgx-h100"))
     assert 'name="mlx5_0"' in xml and 'name="eth0"' not in xml
+
+
+def test_summary_names_ring_fabrics_in_words():
+    """'over 4 all rings' (a cluster) and 'over 3 nvlink rings' read as typos."""
+    topo = load_preset("dgx1-v100")
+    data = ReportData(topo, analyze(topo, [g.id for g in topo.gpus()]))
+    assert "over 3 NVLink rings" in summary(data)
+
+
+def test_summary_of_a_cluster_says_rings_across_systems(tmp_path):
+    from dgxstudio.cli import main
+    from dgxstudio.model import fileio
+
+    path = tmp_path / "c.dgxs"
+    assert main(["generate", "fat-tree", "--system", "dgx-a100", "--systems", "2", "-o", str(path)]) == 0
+    topo = fileio.load(str(path))
+    data = ReportData(topo, analyze(topo, [g.id for g in topo.gpus()]))
+    assert data.analysis["rings"]["fabric"] == "all"
+    text = summary(data)
+    assert "rings across systems" in text and " all rings" not in text
