@@ -112,7 +112,6 @@ def main() -> None:
         edit = time.thread_time() - c0
         refresh_cpu.clear()
         frames = frames_while(app, window, lambda: bool(refresh_cpu) and findings._checking is None, least_s=0.5)
-        print("-- edit done", flush=True)
         show("after an edit", frames, f"(edit {edit * 1e3:.0f} ms CPU; findings refresh on the GUI thread"
              f" {sum(refresh_cpu) * 1e3:.1f} ms CPU)")
         QTest.keyClick(window.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
