@@ -145,8 +145,10 @@ def _scaling_model(args, topo, gpus, ref_topo):
     scale = 1.0
     if topo is not ref_topo:  # the sample time is measured on the first topology's GPU
         scale = peak_flops(ref_topo, select(ref_topo, args.gpus)[0], args.precision) / peak_flops(topo, gpus[0], args.precision)
+    in_bytes = parse_size_arg(args.input_bytes, "--input-bytes") if args.input_bytes else 0.0
     return StepModel(parse_size_arg(args.grad_bytes, "--grad-bytes"), sample, args.sample_batch or args.batch_per_gpu,
-                     curve, overhead, bucket, not args.no_overlap, backward_share(), scale)
+                     curve, overhead, bucket, not args.no_overlap, backward_share(), scale, in_bytes,
+                     args.input_copy == "prefetch")
 
 
 def cmd_scaling(args) -> int:
@@ -168,6 +170,13 @@ def cmd_scaling(args) -> int:
                 f"{k} {cmp['simulated'][k]:,.0f} images/s (published {cmp['published'][k]:,}, {100 * cmp['error'][k]:+.1f}%)"
                 for k in cmp["published"]) + f"; NVLink/PCIe {cmp['simulated_ratio']:.2f}x (published "
                 f"{cmp['published_ratio']:.2f}x, {100 * cmp['ratio_error']:+.1f}%)")
+        for label, entry in result["systems"].items():
+            r = next(x for x in entry["rows"] if x["gpus"] == 8)
+            m = entry["model"]
+            print(f"  {label:<6} 8-GPU step: all-reduce {r['allreduce_s'] * 1e3:.2f} ms; input copies of all 8 GPUs at once "
+                  f"{r['weak_input_copy_s'] * 1e3:.2f} ms weak / {r['strong_input_copy_s'] * 1e3:.2f} ms strong, "
+                  f"{'prefetched (exposed' if m['input_prefetch'] else 'on the critical path (exposed'} "
+                  f"{r['weak_exposed_input_s'] * 1e3:.2f} / {r['strong_exposed_input_s'] * 1e3:.2f} ms)")
         return EXIT_OK
     if not args.sample_time:
         raise CliError("give --sample-time (compute per sample on one GPU) or --case NAME")
@@ -187,18 +196,25 @@ def cmd_scaling(args) -> int:
         print_json({"gradient_bytes": model.grad_bytes, "sample_time_s": model.sample_s, "batch_per_gpu": args.batch_per_gpu,
                     "global_batch": args.global_batch, "figures": args.figures, "overhead_s": model.overhead_s,
                     "bucket_bytes": model.bucket_bytes, "overlap": model.overlap, "batch_curve_b_half": model.curve.b_half,
+                    "input_bytes_per_sample": model.input_bytes_per_sample, "input_copy": args.input_copy,
                     "topologies": table})
         return EXIT_OK
     buckets = f"{model.bucket_bytes / 2**20:.0f} MiB buckets" if model.bucket_bytes else "one all-reduce"
     print(f"data-parallel scaling: {model.grad_bytes / 1e6:.1f} MB of gradients ({buckets}, "
           f"{'overlapped with backward' if model.overlap else 'after backward'}), {model.sample_s * 1e3:.3f} ms per sample, "
           f"weak {args.batch_per_gpu}/GPU, strong {args.global_batch} total, {args.figures} link figures")
+    inp = model.input_bytes_per_sample > 0
+    if inp:
+        print(f"input: {model.input_bytes_per_sample:,.0f} bytes per sample copied host to device, "
+              f"{'prefetched during the compute' if model.input_prefetch else 'before each step (on the critical path)'}")
     for entry in table:
         print(f"  {entry['topology']}")
-        print(f"    {'GPUs':>5} {'all-reduce':>12} {'weak samples/s':>15} {'eff':>6} {'strong samples/s':>17} {'eff':>6}")
+        print(f"    {'GPUs':>5} {'all-reduce':>12} {'weak samples/s':>15} {'eff':>6} {'strong samples/s':>17} {'eff':>6}"
+              + (f" {'weak input copy (exposed)':>27}" if inp else ""))
         for r in entry["rows"]:
             print(f"    {r['gpus']:>5} {r['allreduce_s'] * 1e3:>10.3f}ms {r['weak_samples_per_s']:>15,.1f} "
-                  f"{100 * r['weak_efficiency']:>5.1f}% {r['strong_samples_per_s']:>17,.1f} {100 * r['strong_efficiency']:>5.1f}%")
+                  f"{100 * r['weak_efficiency']:>5.1f}% {r['strong_samples_per_s']:>17,.1f} {100 * r['strong_efficiency']:>5.1f}%"
+                  + (f" {r['weak_input_copy_s'] * 1e3:>13.3f}ms ({r['weak_exposed_input_s'] * 1e3:.3f}ms)" if inp else ""))
     return EXIT_OK
 
 
@@ -260,6 +276,10 @@ def register(sub) -> None:
                    help="precision whose catalog peak scales the sample time to other topologies' GPUs (default fp32)")
     p.add_argument("--batch-per-gpu", type=int, default=64, help="weak scaling batch per GPU (default 64)")
     p.add_argument("--global-batch", type=int, default=64, help="strong scaling total batch (default 64)")
+    p.add_argument("--input-bytes", help="bytes per sample each GPU copies from its host per step (e.g. 602112 for a "
+                   "224x224x3 fp32 image; default 0: the input pipeline is not modelled)")
+    p.add_argument("--input-copy", choices=["prefetch", "serial"], default="prefetch",
+                   help="the next batch's copy runs during the compute (prefetch, default) or before each step (serial)")
     p.add_argument("--gpus", default="all")
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link bandwidths: catalog peaks or achievable (measured) figures (default achievable)")
