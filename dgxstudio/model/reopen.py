@@ -59,8 +59,8 @@ def prove_reopens(path: str | os.PathLike, cancel: threading.Event | None = None
     waited = 0.0
     try:
         while True:
-            try:
-                child.wait(POLL_S)
+            try:   # (read as it comes: a long message must not fill the pipe and stop the child)
+                _out, err = child.communicate(timeout=POLL_S)
                 break
             except subprocess.TimeoutExpired:
                 waited += POLL_S
@@ -68,12 +68,11 @@ def prove_reopens(path: str | os.PathLike, cancel: threading.Event | None = None
                     raise ProofCancelled() from None
                 if waited > timeout_s:
                     raise ProofUnavailable(f"no answer in {timeout_s:.0f} s") from None
-        why = child.stderr.read().decode("utf-8", "replace").strip()
+        why = err.decode("utf-8", "replace").strip()
     finally:
         if child.poll() is None:
             child.kill()
-            child.wait()
-        child.stderr.close()
+            child.communicate()
     if child.returncode == DOES_NOT_OPEN:
         try:
             reason = json.loads(why.splitlines()[-1])
