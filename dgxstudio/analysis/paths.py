@@ -341,6 +341,73 @@ def system_to_system_latency(topo: Topology, systems: list[str] | None = None,
     return SystemLatency(worst[0], best_any, worst[1], worst[2])
 
 
+def _twin_groups(n_nodes: int, tails: list[int], heads: list[int], lats: list[float], hops: list[float]) -> list[int]:
+    """Each node's group of twins: nodes with the same edges out (head, link, head's hop) and in (tail,
+    link, own hop). Any permutation of twins maps the edge list onto itself, so relaxing from a start
+    so permuted gives each node the distance its image had, bit for bit (every sum and minimum is
+    taken over the same figures). A leaf's systems hang off it: the leaves of one pod are twins."""
+    out_e: list[list] = [[] for _ in range(n_nodes)]
+    in_e: list[list] = [[] for _ in range(n_nodes)]
+    for t, h, link, hp in zip(tails, heads, lats, hops):
+        out_e[t].append((h, link, hp))
+        in_e[h].append((t, link, hp))
+    ids: dict[tuple, int] = {}
+    return [ids.setdefault((tuple(sorted(o)), tuple(sorted(i))), len(ids)) for o, i in zip(out_e, in_e)]
+
+
+def _relax(starts: list[dict[int, float]], n_nodes: int, tail: np.ndarray, head: np.ndarray, lat: np.ndarray,
+           hop: np.ndarray) -> np.ndarray:
+    """Distances from each start (one column each): Bellman-Ford in numpy, each step adding
+    ``(d + link) + hop`` over the edges (sorted by head) whose tail changed, until nothing does."""
+    dist = np.full((n_nodes, len(starts)), np.inf)
+    changed = np.zeros(n_nodes, dtype=bool)
+    for c, start in enumerate(starts):
+        for i, d in start.items():
+            dist[i, c] = d
+            changed[i] = True
+    while True:
+        check_cancelled()
+        sel = np.flatnonzero(changed[tail])
+        if not len(sel):
+            break
+        h = head[sel]
+        cand = dist[tail[sel]]
+        cand += lat[sel]
+        cand += hop[sel]
+        first = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
+        low = np.minimum.reduceat(cand, first, axis=0)
+        targets = h[first]
+        current = dist[targets]
+        moved = (low < current).any(axis=1)
+        targets = targets[moved]
+        dist[targets] = np.minimum(low[moved], current[moved])
+        changed = np.zeros(n_nodes, dtype=bool)
+        changed[targets] = True
+    return dist
+
+
+def _twin_permutation(start_a: dict[int, float], start_b: dict[int, float], group: list[int],
+                      members: dict[int, list[int]], n_nodes: int) -> np.ndarray:
+    """A permutation of twins taking start ``a`` to start ``b`` (the same figures on twins): node x to
+    perm[x]. Within each group the started nodes are paired by (figure, node), the rest in order."""
+    perm = np.arange(n_nodes)
+    by_group_a: dict[int, list] = {}
+    by_group_b: dict[int, list] = {}
+    for i, d in start_a.items():
+        by_group_a.setdefault(group[i], []).append((d, i))
+    for i, d in start_b.items():
+        by_group_b.setdefault(group[i], []).append((d, i))
+    for g, pairs_a in by_group_a.items():
+        pairs_a.sort()
+        pairs_b = sorted(by_group_b[g])
+        taken_a = {i for _, i in pairs_a}
+        taken_b = {i for _, i in pairs_b}
+        src = [i for _, i in pairs_a] + [x for x in members[g] if x not in taken_a]
+        dst = [i for _, i in pairs_b] + [x for x in members[g] if x not in taken_b]
+        perm[src] = dst
+    return perm
+
+
 def _batched_nearest(fab: Fabric, reps: list[str], nics_of: dict[str, list[str]], owner: dict[str, str],
                      network_nodes: set[str], ends: set[str], net_adj: dict[str, list], net_gpus: set[str],
                      end_steps: list[tuple]) -> list[tuple[float, float, str | None]]:
@@ -406,45 +473,56 @@ def _batched_nearest(fab: Fabric, reps: list[str], nics_of: dict[str, list[str]]
     out: list[tuple[float, float, str | None]] = []
     if not len(keys):
         return [(np.inf, -np.inf, None) for _ in reps]
+    # Each class's start: the least first-step figure per node (as the searches start).
+    class_starts: list[dict[int, float]] = []
+    for s in reps:
+        start: dict[int, float] = {}
+        for t in nics_of[s]:
+            h = fab.hop_latency[t]
+            if t in ends:  # the search's first step from a dead-end source NIC
+                for v, link, v_hop in net_adj.get(t, ()):
+                    i = at[v]
+                    d = (h + link) + v_hop
+                    if d < start.get(i, np.inf):
+                        start[i] = d
+            else:
+                i = at[t]
+                if h < start.get(i, np.inf):
+                    start[i] = h
+        class_starts.append(start)
+    # Classes alike up to twins share one relaxation (see _twin_groups); the others read it permuted.
+    group = _twin_groups(n_nodes, tails, heads, lats, hops)
+    first_of: dict[tuple, int] = {}   # a start's form -> the class whose relaxation serves it
+    served: list[int] = []
+    for r, start in enumerate(class_starts):
+        form = tuple(sorted((group[i], d) for i, d in start.items()))
+        served.append(first_of.setdefault(form, r))
+    last_use: dict[int, int] = {}
+    for r, base in enumerate(served):
+        last_use[base] = r
+    members: dict[int, list[int]] = {}
+    for i, g in enumerate(group):
+        members.setdefault(g, []).append(i)
+    relaxed: dict[int, np.ndarray] = {}  # a serving class -> its distances, kept while a class needs them
     chunk = max(1, min(256, 8_000_000 // max(1, len(tail), len(keys))))
     for lo in range(0, len(reps), chunk):
         batch = reps[lo:lo + chunk]
         cols = len(batch)
-        dist = np.full((n_nodes, cols), np.inf)
-        changed = np.zeros(n_nodes, dtype=bool)
-        for r, s in enumerate(batch):
-            for t in nics_of[s]:
-                h = fab.hop_latency[t]
-                if t in ends:  # the search's first step from a dead-end source NIC
-                    for v, link, v_hop in net_adj.get(t, ()):
-                        i = at[v]
-                        d = (h + link) + v_hop
-                        if d < dist[i, r]:
-                            dist[i, r] = d
-                        changed[i] = True
-                else:
-                    i = at[t]
-                    if h < dist[i, r]:
-                        dist[i, r] = h
-                    changed[i] = True
-        while True:
-            check_cancelled()
-            sel = np.flatnonzero(changed[tail])
-            if not len(sel):
-                break
-            h = head[sel]
-            cand = dist[tail[sel]]
-            cand += lat[sel]
-            cand += hop[sel]
-            first = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
-            low = np.minimum.reduceat(cand, first, axis=0)
-            targets = h[first]
-            current = dist[targets]
-            moved = (low < current).any(axis=1)
-            targets = targets[moved]
-            dist[targets] = np.minimum(low[moved], current[moved])
-            changed = np.zeros(n_nodes, dtype=bool)
-            changed[targets] = True
+        own = [r for r in range(lo, lo + cols) if served[r] == r]
+        if own:
+            found = _relax([class_starts[r] for r in own], n_nodes, tail, head, lat, hop)
+            for k, r in enumerate(own):
+                relaxed[r] = found[:, k]
+        dist = np.empty((n_nodes, cols))
+        for c in range(cols):
+            r = lo + c
+            base = served[r]
+            if base == r:
+                dist[:, c] = relaxed[r]
+            else:
+                dist[_twin_permutation(class_starts[base], class_starts[r], group, members, n_nodes), c] = relaxed[base]
+        for base in [b for b in relaxed if last_use[b] < lo + cols]:
+            del relaxed[base]
         # candidate distances (one column per class), this class's own system left out
         vals = (dist[c_node] + c_lat) + c_hop
         mine = np.asarray([sys_index.get(s, -1) for s in batch], dtype=np.int64)

@@ -157,3 +157,51 @@ def test_a_search_that_leaves_out_hanging_systems_gives_each_destination_its_rou
             while prev[route[-1]] is not None:
                 route.append(prev[route[-1]])
             assert (info.latency_s, info.path, info.hops) == (dist[dst], route[::-1], len(route) - 1)
+
+
+def _leaf_twins_with_an_odd_one():
+    """Systems on leaves of one pod under the same spines (twins); one system's NIC links slower, so its
+    class starts with other figures and cannot share its twins' relaxation."""
+    topo = build_fat_tree(48, "dgx-h100", per_leaf=2)
+    for lk in topo.links.values():
+        if lk.type.startswith("IB") and lk.a.startswith("s07."):
+            lk.latency_s = 7.5e-7
+    return topo
+
+
+@pytest.mark.parametrize("make", CASES + [_leaf_twins_with_an_odd_one])
+def test_classes_alike_up_to_twins_share_one_relaxation(make, monkeypatch):
+    """Relaxing once per class alike up to twin switches and reading the others permuted gives every
+    class the figures of its own relaxation, bit for bit; on fat trees with systems hanging off their
+    leaves, far fewer relaxations are made than there are classes."""
+    topo = make()
+    fab = Fabric(topo)
+    columns = []
+    relax = paths._relax
+
+    def counting(starts, *args):
+        columns.append(len(starts))
+        return relax(starts, *args)
+
+    monkeypatch.setattr(paths, "_relax", counting)
+    found = []
+    batched = paths._batched_nearest
+
+    def keep(*args):
+        found.append(batched(*args))
+        return found[-1]
+
+    monkeypatch.setattr(paths, "_batched_nearest", keep)
+    shared = paths.system_to_system_latency(topo, fab=fab)
+    shared_columns = sum(columns)
+    monkeypatch.setattr(paths, "_twin_groups", lambda n_nodes, *rest: list(range(n_nodes)))
+    columns.clear()
+    alone = paths.system_to_system_latency(topo, fab=fab)
+    assert shared == alone
+    if not found:  # (too few classes to search them together)
+        return
+    assert repr(found[0]) == repr(found[1])  # every class's least, greatest and farthest system
+    classes = len(found[0])
+    assert shared_columns <= sum(columns) <= classes  # (classes with the very same start share one)
+    if make is _leaf_twins_with_an_odd_one:
+        assert shared_columns == 2 and classes == 25  # the 24 leaves' classes, the odd system's
