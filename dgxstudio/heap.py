@@ -134,6 +134,13 @@ def _let_go(obj) -> None:
     _dismantle(values)
 
 
+def free_in_pieces(work: list) -> None:
+    """Let go of what ``work`` holds (the caller keeps no other reference) on this thread, a little at
+    a time, as ``release_later`` does on its own: a worker thread's large temporary tables are freed
+    without one deallocation holding the interpreter lock for a tenth of a second."""
+    _dismantle(work)
+
+
 _SMALL = 64        # containers this small are freed whole
 _YIELD_EVERY = 20_000
 

@@ -97,9 +97,10 @@ def topology_to_dict(topo: Topology) -> dict:
     }
 
 
-def dumps(topo: Topology) -> str:
-    """Canonical text: one device, link or group per line, so diffs of a topology stay readable."""
-    doc = topology_to_dict(topo)
+def dumps(topo: Topology, doc: dict | None = None) -> str:
+    """Canonical text: one device, link or group per line, so diffs of a topology stay readable.
+    ``doc``: ``topology_to_dict(topo)`` if the caller made it (to free it a little at a time after)."""
+    doc = topology_to_dict(topo) if doc is None else doc
 
     def one(x) -> str:
         return json.dumps(x, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
@@ -139,6 +140,20 @@ def checked_text(topo: Topology) -> str:
 
     Raises ``TopologyFileError`` naming the JSON path and the rule (a lone surrogate in a name, a
     number JSON cannot hold, properties nested too deeply, ...)."""
+    text = encoded_text(topo)
+    try:
+        topology_from_dict(_parse_topology_json(text), topo.catalog)
+    except TopologyFileError as exc:
+        raise TopologyFileError(f"cannot be saved: {exc.detail}", exc.path) from None
+    except (ValueError, RecursionError) as exc:
+        raise TopologyFileError(f"cannot be saved: {exc}") from None
+    return text
+
+
+def encoded_text(topo: Topology, doc: dict | None = None) -> str:
+    """The file text of ``topo`` with the checks that come before loading it again (properties, the
+    encoder, the size limit); ``checked_text`` then proves it loads (``reopen`` does that in a
+    process of its own). ``doc`` as for ``dumps``."""
     for where, items in (("devices", topo.devices), ("groups", topo.groups)):
         for i, item in enumerate(items.values()):
             if item.properties:  # before encoding: deep nesting must not reach the JSON encoder
@@ -147,19 +162,13 @@ def checked_text(topo: Topology) -> str:
                 except TopologyFileError as exc:
                     raise TopologyFileError(f"cannot be saved: {exc.detail}", exc.path) from None
     try:
-        text = dumps(topo)
+        text = dumps(topo, doc)
     except (ValueError, TypeError, RecursionError) as exc:
         raise TopologyFileError(f"cannot be saved: {exc}") from None
     size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_FILE_BYTES:
         raise TopologyFileError(f"cannot be saved: the file would be {size:,} bytes, over the limit of "
                                 f"{MAX_FILE_BYTES:,} that opening a file accepts")
-    try:
-        topology_from_dict(_parse_topology_json(text), topo.catalog)
-    except TopologyFileError as exc:
-        raise TopologyFileError(f"cannot be saved: {exc.detail}", exc.path) from None
-    except (ValueError, RecursionError) as exc:
-        raise TopologyFileError(f"cannot be saved: {exc}") from None
     return text
 
 

@@ -444,12 +444,30 @@ class Topology:
         key = self.state_key()
         if self._shallow is not None and self._shallow[0] == key:
             return self._shallow[1]
+        other = self.loose_snapshot()
+        self._shallow = (key, other)
+        return other
+
+    def loose_snapshot(self) -> "Topology":
+        """A shallow snapshot that another thread may take while this one is being edited: not kept.
+
+        The taker reads ``state_key()`` on the editing thread before it starts, and uses what it made
+        only if the key has not moved when it looks again on that thread (every edit moves it, and an
+        edit runs from start to end on the editing thread): then no edit happened meanwhile and the
+        snapshot is this state's. An edit that lands while the tables are read may make this raise
+        (``RuntimeError``: a table changed size) or read a half-made edit; either way the key moved.
+        ``keep_snapshot`` hands a snapshot that proved good back to be shared (see ``shallow_snapshot``)."""
         other = Topology(self.name, self.catalog)
         other.description = self.description
         with paused_gc():  # thousands of new groups would start full collections of a large heap
             self._shallow_tables(other)
-        self._shallow = (key, other)
         return other
+
+    def keep_snapshot(self, key: tuple, snapshot: "Topology") -> None:
+        """On the editing thread: a ``loose_snapshot`` taken at ``key``, which is still the state now,
+        becomes the one ``shallow_snapshot`` shares (a Run pressed next needs no snapshot of its own)."""
+        if key == self.state_key() and (self._shallow is None or self._shallow[0] != key):
+            self._shallow = (key, snapshot)
 
     def _shallow_tables(self, other: "Topology") -> None:
         other.devices = dict(self.devices)

@@ -57,8 +57,15 @@ class Replayer(QObject):
         self.events = np.unique(np.concatenate([sim.group_start, sim.group_sent, sim.group_done, [0.0, sim.time_s]]))
         labels: dict[str, int] = {}
         self.color_of = np.zeros(len(sim.groups), dtype=np.int64)
+        # what a frame reads of each group, kept from this one pass: building a group from the
+        # schedule's columns (sim.groups[g]) for every group in flight cost 3-4 ms of a GB200 frame
+        self._group_pattern: list = []
+        self._task_device: dict[int, str | None] = {}   # compute tasks (no pattern): their device
+        self._post_delay: dict[int, bool] = {}          # group -> reduces after it lands (read once)
         for i, (pattern, meta) in enumerate(_patterns_and_metas(sim.groups)):
+            self._group_pattern.append(pattern)
             if pattern is None:
+                self._task_device[i] = meta.get("device")
                 continue
             self.color_of[i] = labels.setdefault(series_key(meta), len(labels))
         self.labels = labels  # colour key (ring, tree or phase) -> index into RING_COLORS
@@ -193,11 +200,10 @@ class Replayer(QObject):
     def _endpoint(self, device: str):
         return self.scene.item_for(device)
 
-    def _ends(self, g: int) -> list:
-        """The canvas items at both ends of the transfers drawn for group ``g`` (at most about 24 of its
-        pairs), looked up once per transfer pattern (groups share a handful: 18 for 2,557 groups on
-        GB200 NVL72) and scene (see _index_scene) rather than on every frame."""
-        pattern = self.sim.groups[g].pattern
+    def _ends(self, pattern) -> list:
+        """The canvas items at both ends of the transfers drawn for a group's ``pattern`` (at most about
+        24 of its pairs), looked up once per transfer pattern (groups share a handful: 18 for 2,557
+        groups on GB200 NVL72) and scene (see _index_scene) rather than on every frame."""
         ends = self._ends_cache.get(id(pattern))
         if ends is None:
             pairs = pattern.pairs
@@ -219,24 +225,28 @@ class Replayer(QObject):
         seen = self._visible_area()
         if seen is not None:
             sl, st, sr, sb = seen.left(), seen.top(), seen.right(), seen.bottom()
+        group_pattern, post_delay = self._group_pattern, self._post_delay
         for g in np.flatnonzero(sending | landing).tolist():
-            group = sim.groups[g]
-            if group.pattern is None:  # a compute task (pipeline stage)
-                dev = group.meta.get("device")
+            pattern = group_pattern[g]
+            if pattern is None:  # a compute task (pipeline stage)
+                dev = self._task_device.get(g)
                 item = self._endpoint(dev) if dev else None
                 if item is not None:
                     states[item] = "computing"
                 continue
             in_flight = bool(sending[g])
             if not in_flight:
-                if group.post_delay_s > 0:
-                    for _a, b in self._ends(g):
+                reduces = post_delay.get(g)
+                if reduces is None:
+                    reduces = post_delay[g] = sim.groups[g].post_delay_s > 0
+                if reduces:
+                    for _a, b in self._ends(pattern):
                         states[b] = "reducing"
                 continue
             span = max(sim.group_sent[g] - sim.group_start[g], 1e-30)
             frac = min(max((t - sim.group_start[g]) / span, 0.0), 1.0)
             color = RING_COLORS[self.color_of[g] % len(RING_COLORS)]
-            for a, b in self._ends(g):
+            for a, b in self._ends(pattern):
                 states.setdefault(a, "sending")
                 if a is not b and dots < MAX_DOTS:
                     pa, pb = a.scenePos(), b.scenePos()

@@ -1,8 +1,9 @@
 """Autosave and crash recovery.
 
-While the document has unsaved changes, a copy is written to a recovery file every minute: the GUI
-thread takes a shallow snapshot (no deep copy) and a worker thread encodes and writes it, through the
-same atomic writer as every save (see ``Autosaver``). A clean close, a save and a return to the saved state remove it.
+While the document has unsaved changes, a copy is written to a recovery file every minute: a worker
+thread takes a shallow snapshot (no deep copy), encodes it and writes it through the same atomic writer
+as every save, and the copy replaces the last one only once a process of its own has opened it again
+(see ``Autosaver``). A clean close, a save and a return to the saved state remove it.
 A recovery file whose process is gone means DGX Studio did not close cleanly; the next start offers
 to restore it (the restored document keeps its original path and is marked modified).
 
@@ -21,8 +22,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..model import fileio
-from ..model.atomic import atomic_write_text
+from ..heap import free_in_pieces, paused_gc
+from ..model import fileio, reopen
+from ..model.atomic import atomic_output, atomic_write_text
 from ..model.catalog import user_config_dir
 
 AUTOSAVE_INTERVAL_MS = 60_000
@@ -89,12 +91,20 @@ def find_recoverable(folder: Path | None = None) -> list[Recoverable]:
 class Autosaver(QObject):
     """Writes the document to its recovery file while it has unsaved changes.
 
-    No copy of the topology is made on the GUI thread. The tick takes a shallow snapshot (the tables
-    and groups, sharing the device and link objects: pointer copies) and a worker thread encodes it.
-    Since edits change shared objects in place, the encoded text is written only if the document's
-    state key has not moved while it was being encoded (checked on the GUI thread, where every edit
-    happens); else it is dropped and the copy is tried again a little later. When the document already
-    has a frozen copy of its current state (a Run just took one), that private copy is encoded instead.
+    Nothing of the document is copied on the GUI thread: the tick notes the document's state and a
+    worker thread takes a shallow snapshot (the tables and groups, sharing the device and link objects:
+    pointer copies; 40-140 ms on the 2,048-system cluster) and encodes it. Since edits change shared
+    objects in place, the encoded text is written only if the document's state key has not moved since
+    the tick (checked on the GUI thread, where every edit happens from start to end); else it is
+    dropped and the copy is tried again a little later. When the document already has a frozen copy
+    of its current state (a Run just took one), that private copy is encoded instead.
+
+    A recovery copy must open again, like every file DGX Studio writes: the text goes to a temporary
+    file beside the recovery file, a child process opens that file with the loader a restore uses
+    (``model.reopen``), and only then is it renamed over the recovery file. Proving it in this process
+    (``fileio.checked_text``, as Save does) held the interpreter lock for most of a second at a time
+    on a 30 MB design, which the GUI thread waited for (frames of 0.2-0.75 s every minute). Where no
+    child can run (a frozen application) the proof runs on the worker thread, as before.
     """
 
     saved = Signal(str)      # the recovery file written (from the GUI thread, after the write)
@@ -112,9 +122,12 @@ class Autosaver(QObject):
         self._decided = threading.Event()   # the GUI thread has said whether to write it
         self._write_it = False
         self._done = threading.Event()
+        self._cancel = threading.Event()    # the copy being proven is no longer wanted (back to clean)
+        self._landing = threading.Lock()    # held while a proven copy replaces the recovery file
         self._result: tuple[str, str] | None = None
         self._copied_at: tuple | None = None  # (topology identity, state key) of the copy being or last written
         self._shared = False                   # the copy being encoded shares objects with the document
+        self.prove_in_child = reopen.can_prove_in_child()
         self.timer = QTimer(self)
         self.timer.setInterval(interval_ms)
         self.timer.timeout.connect(self.tick)
@@ -150,22 +163,33 @@ class Autosaver(QObject):
         live = self.document.topology
         frozen = live.current_frozen_copy()  # a private copy of this very state, if a Run took one
         self._shared = frozen is None
-        topo = live.shallow_snapshot() if frozen is None else frozen
-        meta = {"path": self.document.path, "saved_at": time.time(), "name": topo.name}
-        for event in (self._encoded, self._decided, self._done):
+        meta = {"path": self.document.path, "saved_at": time.time(), "name": live.name}
+        for event in (self._encoded, self._decided, self._done, self._cancel):
             event.clear()
         self._write_it = False
         self._result = None
-        self._writer = threading.Thread(target=self._write, args=(topo, meta), name="dgxstudio-autosave",
+        self._writer = threading.Thread(target=self._write, args=(live, frozen, meta), name="dgxstudio-autosave",
                                         daemon=True)
         self._writer.start()
         self._poll.start()
         return True
 
-    def _write(self, topo, meta) -> None:
+    def _write(self, live, frozen, meta) -> None:
         try:
             try:
-                text = fileio.checked_text(topo)
+                # the collector paused: encoding makes a million short-lived, acyclic objects, whose
+                # allocations would start full collections (0.1-0.15 s each with the lock held, which
+                # the GUI thread waits for) on this thread or the GUI's
+                with paused_gc():
+                    topo = frozen or live.loose_snapshot()
+                    if self.prove_in_child:
+                        doc = fileio.topology_to_dict(topo)
+                        text = fileio.encoded_text(topo, doc)
+                        work = [doc]
+                        del doc, topo
+                        free_in_pieces(work)   # 200,000 dictionaries on the 2,048-system cluster
+                    else:
+                        text = fileio.checked_text(topo)
             except Exception as exc:  # noqa: BLE001 - an edit meanwhile may make the shared objects read oddly
                 text, error = None, exc
             else:
@@ -177,9 +201,7 @@ class Autosaver(QObject):
             if error is not None:
                 raise error
             self.folder.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self.file, text)
-            atomic_write_text(self.file.with_suffix(".json"), json.dumps(meta))
-            self._result = ("saved", str(self.file))
+            self._result = self._land(text, meta)
         except (OSError, ValueError) as exc:
             self._result = ("failed", f"autosave failed: {exc}")
         except Exception as exc:  # noqa: BLE001 - reported, never raised on a worker thread
@@ -187,6 +209,32 @@ class Autosaver(QObject):
         finally:
             self._encoded.set()
             self._done.set()
+
+    def _land(self, text: str, meta: dict) -> tuple[str, str]:
+        """Write ``text`` beside the recovery file, prove it opens, and rename it over that file, unless
+        the copy stopped being wanted meanwhile (``remove``)."""
+        held = False
+        try:
+            with atomic_output(self.file) as tmp:
+                with open(tmp, "wb") as fh:
+                    fh.write(text.encode("utf-8"))
+                if self.prove_in_child:
+                    try:
+                        reopen.prove_reopens(tmp, self._cancel)
+                    except reopen.ProofUnavailable:   # no child could answer: prove it here instead
+                        reopen.prove_here(text)
+                self._landing.acquire()
+                held = True
+                if self._cancel.is_set():
+                    raise reopen.ProofCancelled()
+            # the copy is in place (atomic_output renamed it); its details follow, before remove() may run
+            atomic_write_text(self.file.with_suffix(".json"), json.dumps(meta))
+            return ("saved", str(self.file))
+        except reopen.ProofCancelled:
+            return ("dropped", "")
+        finally:
+            if held:
+                self._landing.release()
 
     def _decide(self) -> None:
         """On the GUI thread, once the text is encoded: write it only if no edit happened meanwhile."""
@@ -226,14 +274,15 @@ class Autosaver(QObject):
         if writer is not None and not self._decided.is_set():
             self._write_it = False
             self._decided.set()  # a copy being encoded is not written: no need to wait for its text
-        elif writer is not None:
-            writer.join(10.0)    # being written: it lands first, then goes (a large encoding takes seconds)
-        self._copied_at = None
-        for p in (self.file, self.file.with_suffix(".json")):
-            try:
-                p.unlink()
-            except OSError:
-                pass
+        # a copy being proven is dropped (its child stopped); one landing right now lands first, then goes
+        self._cancel.set()
+        with self._landing:
+            self._copied_at = None
+            for p in (self.file, self.file.with_suffix(".json")):
+                try:
+                    p.unlink()
+                except OSError:
+                    pass
 
     def close(self) -> None:
         """A clean close: stop and remove the recovery copy."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from .canvas_text import metrics
@@ -351,9 +351,12 @@ class GroupItem(QGraphicsItem):
 class LinkItem(QGraphicsPathItem):
     """One link between two visible devices, or a bundle of links to or from a collapsed group."""
 
+    OVERLAY_EXTRA = 2.0   # what a replay's line may add to the link's width (see ui.animation)
+
     def __init__(self, a: QGraphicsItem, b: QGraphicsItem, link_ids: list[str], count: int, bandwidth: float,
                  family: str | None, bundle: bool, tooltip: str):
         super().__init__()
+        self._bounds = self._shape = self._draw_pen = self._overlay_key = None
         self.a, self.b = a, b
         self.link_ids = link_ids
         self.count = count
@@ -365,7 +368,7 @@ class LinkItem(QGraphicsPathItem):
         self.base_pen.setCapStyle(Qt.PenCapStyle.FlatCap)
         if bundle:
             self.base_pen.setStyle(Qt.PenStyle.DashLine)
-        self.setPen(self.base_pen)
+        self.use_base_pen()
         self.setZValue(0)
         self.setToolTip(tooltip)
         if not bundle:
@@ -375,31 +378,80 @@ class LinkItem(QGraphicsPathItem):
     def update_path(self) -> None:
         path = QPainterPath(self.a.scenePos())
         path.lineTo(self.b.scenePos())
+        self.set_line(path)
+
+    def set_line(self, path: QPainterPath) -> None:
+        self.prepareGeometryChange()
+        self._shape = self._bounds = None
         self.setPath(path)
 
+    def use_base_pen(self) -> None:
+        """Draw with ``base_pen`` (set or changed): no replay overlay."""
+        self._draw_pen = None
+        self._overlay_key = None
+        self.prepareGeometryChange()
+        self._shape = self._bounds = None
+        self.setPen(self.base_pen)
+
+    def boundingRect(self) -> QRectF:
+        """As QGraphicsPathItem's from the base pen; while a replay draws over the link, from a pen
+        OVERLAY_EXTRA wider, whatever the overlay's width now (see ``set_overlay``)."""
+        bounds = self._bounds
+        if bounds is None:
+            extra = self.OVERLAY_EXTRA if self._overlay_key is not None else 0.0
+            bounds = self._bounds = self._outline(self.base_pen.widthF() + extra).controlPointRect()
+        return bounds
+
+    def shape(self) -> QPainterPath:
+        """The base pen's outline of the line, what a click picks (as QGraphicsPathItem makes it)."""
+        shape = self._shape
+        if shape is None:
+            shape = self._shape = self._outline(self.base_pen.widthF())
+        return shape
+
+    def _outline(self, width: float) -> QPainterPath:
+        pen, path = self.base_pen, self.path()
+        stroker = QPainterPathStroker()
+        stroker.setCapStyle(pen.capStyle())
+        stroker.setWidth(width if width > 0 else 1e-8)
+        stroker.setJoinStyle(pen.joinStyle())
+        stroker.setMiterLimit(pen.miterLimit())
+        outline = stroker.createStroke(path)
+        outline.addPath(path)
+        return outline
+
     def set_overlay(self, color: QColor | None, width: float | None = None) -> None:
+        """A replay's colour (and width, at most OVERLAY_EXTRA wider) over the link. Only what is drawn
+        changes, not the item's pen: a new pen is a new geometry, which moved every recoloured link in
+        the scene's index on each pattern of a replay (500 links on the 124-system tree)."""
         key = (color.rgba(), width) if color is not None else None
-        if key == getattr(self, "_overlay_key", None):
+        if key == self._overlay_key:
             return
+        if (key is None) != (self._overlay_key is None):   # a replay starts or ends: wider bounds or back
+            self.prepareGeometryChange()
+            self._bounds = None
         self._overlay_key = key
-        if color is None:
-            self.setPen(self.base_pen)
-        else:
+        pen = None
+        if color is not None:
             pen = QPen(self.base_pen)
             pen.setColor(color)
             if width:
-                pen.setWidthF(width)
-            self.setPen(pen)
+                pen.setWidthF(min(width, self.base_pen.widthF() + self.OVERLAY_EXTRA))
+        self._draw_pen = pen
+        self.update()
+
+    def drawn_pen(self) -> QPen:
+        """The pen the link is drawn with now: a replay's overlay, else the base pen."""
+        return self.base_pen if self._draw_pen is None else self._draw_pen
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         # the 'x12' count is drawn over the canvas at a readable size, clear of the others (LinkLabels)
+        pen = self.drawn_pen()
         if self.isSelected():
-            pen = QPen(self.pen())
+            pen = QPen(pen)
             pen.setColor(SELECTED)
-            painter.setPen(pen)
-            painter.drawPath(self.path())
-        else:
-            super().paint(painter, option, widget)
+        painter.setPen(pen)
+        painter.drawPath(self.path())
 
     def label_color(self) -> QColor:
-        return SELECTED if self.isSelected() else self.pen().color()
+        return SELECTED if self.isSelected() else self.drawn_pen().color()

@@ -157,7 +157,7 @@ class BundleItem(LinkItem):
         self.base_pen.setStyle(Qt.PenStyle.SolidLine)
         self.base_pen.setCosmetic(True)
         self.base_pen.setWidthF(min(self.base_pen.widthF() / 3, 4.0))
-        self.setPen(self.base_pen)
+        self.use_base_pen()
 
     def recount(self) -> None:
         """The bundle's links changed (an edit): its count, bandwidth and label; hidden while empty."""
@@ -168,8 +168,7 @@ class BundleItem(LinkItem):
             self.a.scene().items_by_link[lid] = self
         self._texts(bundle)
         self.base_pen.setWidthF(min(link_width(bundle.bandwidth_Bps) / 3, 4.0))
-        self._overlay_key = None
-        self.setPen(self.base_pen)
+        self.use_base_pen()
         self.setToolTip(f"bundle: {bundle.label}")
         self.setVisible(bundle.count > 0)
 
@@ -195,10 +194,10 @@ class BundleItem(LinkItem):
         self.ends = (pa.x(), pa.y(), pb.x(), pb.y())
         path = QPainterPath(pa)
         path.lineTo(pb)
-        self.setPath(path)
+        self.set_line(path)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setPen(self.pen())   # the label comes on top, see LevelOfDetail.draw_labels
+        painter.setPen(self.drawn_pen())   # the label comes on top, see LevelOfDetail.draw_labels
         painter.drawLine(self.line)
 
     def place_label(self, t, taken: Taken) -> tuple[QRectF, str] | None:

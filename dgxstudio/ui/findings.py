@@ -8,6 +8,7 @@ import time
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QStyle
 
+from ..heap import paused_gc
 from ..model.validation import ERROR, validate
 from .document import Document
 
@@ -68,9 +69,10 @@ class FindingsList(QListWidget):
     def refresh(self) -> None:
         """Check the design again. A large one (seconds of checks) is checked on a thread of its own, on
         a Run's frozen copy of this state if there is one, else on a shallow snapshot (no deep copy:
-        a million more objects on a 59 MB cluster); the findings are shown only if the document has
-        not moved meanwhile, so a check that read a half-made edit is never shown (the edit starts
-        another check)."""
+        a million more objects on a 59 MB cluster) which that thread takes too (40-140 ms of table
+        copies on the 2,048-system cluster, which the GUI thread would spend between two frames);
+        the findings are shown only if the document has not moved meanwhile, so a check that read a
+        half-made edit is never shown (the edit starts another check)."""
         self._idle.stop()
         self._opened_at = None
         topo = self.document.topology
@@ -80,12 +82,16 @@ class FindingsList(QListWidget):
         key = (id(topo), topo.state_key())
         if self._checking is not None and self._checking[0] == key:
             return
-        view = topo.current_frozen_copy() or topo.shallow_snapshot()
+        frozen = topo.current_frozen_copy()
         done: dict = {}
 
         def check() -> None:
             try:
-                done["findings"] = validate(view)
+                with paused_gc():   # short-lived acyclic tables: no full collections with the lock held
+                    view = frozen or topo.loose_snapshot()
+                    if frozen is None:
+                        done["snapshot"] = view
+                    done["findings"] = validate(view)
             except Exception as exc:  # noqa: BLE001 - shown in the list, never raised on a worker thread
                 done["error"] = exc
 
@@ -106,6 +112,8 @@ class FindingsList(QListWidget):
         topo = self.document.topology
         if (id(topo), topo.state_key()) != key:
             return  # the document moved on: the check its edit started is the one that counts
+        if "snapshot" in done:
+            topo.keep_snapshot(key[1], done["snapshot"])   # a Run pressed next shares it
         if "error" in done:
             self.clear()
             self.addItem(QListWidgetItem(self._icons[True], f"Error: the design could not be checked: {done['error']}"))

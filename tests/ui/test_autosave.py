@@ -82,8 +82,9 @@ def test_no_new_copy_while_nothing_changed(make_window, qtbot):
 
 
 def test_autosave_makes_no_deep_copy_on_the_gui_thread(make_window, qtbot, monkeypatch):
-    """The GUI thread's part of an autosave is a shallow snapshot (pointer copies); everything that
-    walks the objects (encoding, checking) runs on the writer thread."""
+    """The GUI thread's part of an autosave is noting the state: the snapshot (pointer copies) and
+    everything that walks the objects (encoding, checking) run on the writer thread, and loading the
+    copy again runs in a process of its own."""
     import copy
     import threading
 
@@ -92,7 +93,10 @@ def test_autosave_makes_no_deep_copy_on_the_gui_thread(make_window, qtbot, monke
     w = make_window("dgx-h100")
     saver = w.autosaver
     on_gui = []
-    real_deepcopy, real_copy, real_checked = copy.deepcopy, topology_module.Topology.copy, fileio.checked_text
+    real_deepcopy, real_copy = copy.deepcopy, topology_module.Topology.copy
+    real_snapshot, real_encoded = topology_module.Topology.loose_snapshot, fileio.encoded_text
+    loaded = []
+    real_from_dict = fileio.topology_from_dict
 
     def watch(name, real):
         def call(*args, **kwargs):
@@ -102,12 +106,15 @@ def test_autosave_makes_no_deep_copy_on_the_gui_thread(make_window, qtbot, monke
         return call
     monkeypatch.setattr(topology_module.copy, "deepcopy", watch("deepcopy", real_deepcopy))
     monkeypatch.setattr(topology_module.Topology, "copy", watch("Topology.copy", real_copy))
-    monkeypatch.setattr(autosave.fileio, "checked_text", watch("checked_text", real_checked))
+    monkeypatch.setattr(topology_module.Topology, "loose_snapshot", watch("loose_snapshot", real_snapshot))
+    monkeypatch.setattr(autosave.fileio, "encoded_text", watch("encoded_text", real_encoded))
+    monkeypatch.setattr(fileio, "topology_from_dict", lambda *a, **k: loaded.append(1) or real_from_dict(*a, **k))
     _edit(w)
     on_gui.clear()  # (the edit's own undo command may copy what it changes)
     with qtbot.waitSignal(saver.saved, timeout=10000):
         assert saver.tick()
     assert on_gui == []
+    assert loaded == []   # proven by a child process: this one never parsed the copy
     assert fileio.load(saver.file).devices["gpu0"].name == "edited GPU"
     w.document.undo_stack.setClean()
 
@@ -120,13 +127,13 @@ def test_an_edit_while_the_copy_is_encoded_is_not_mixed_in_and_the_copy_is_taken
     saver = w.autosaver
     saver._retry.setInterval(50)
     release, encoding = threading.Event(), threading.Event()
-    real = fileio.checked_text
+    real = fileio.encoded_text
 
-    def slow(topo):
+    def slow(topo, *rest):
         encoding.set()
         release.wait(10)  # the writer is reading the shared objects while the GUI thread edits
-        return real(topo)
-    monkeypatch.setattr(autosave.fileio, "checked_text", slow)
+        return real(topo, *rest)
+    monkeypatch.setattr(autosave.fileio, "encoded_text", slow)
     _edit(w)
     assert saver.tick()
     assert encoding.wait(5)

@@ -124,7 +124,7 @@ def test_animation_steps_and_scrubs(make_window, qtbot):
     w.scrubber.setValue(500)
     assert r.t == pytest.approx(r.duration / 2, rel=1e-9)
     assert any(item.state_color is not None for item in w.scene.device_items.values())
-    assert any(item.pen().color() != item.base_pen.color() for item in w.scene.link_items)
+    assert any(item.drawn_pen().color() != item.base_pen.color() for item in w.scene.link_items)
     dots = [d for d in r._dots if d.isVisible()]
     assert dots
     before = [d.pos() for d in dots]
