@@ -171,3 +171,33 @@ def test_a_root_inside_the_set_still_runs(capsys):
     code, out, _ = run(capsys, "simulate", "--preset", "dgx-a100", "--collective", "broadcast", "--root", "gpu5",
                        "--size", "1MiB", "--json")
     assert code == 0
+
+
+def _makespan(capsys, *argv):
+    import json
+
+    code, out, _ = run(capsys, "pipeline", "--preset", "dgx1-v100", "--stages", "4", "--microbatches", "8",
+                       "--fwd-time", "2ms", "--bwd-time", "4ms", "--activation-bytes", "16MiB", "--json", *argv)
+    assert code == 0
+    return json.loads(out)["makespan_s"]
+
+
+def test_pipeline_defaults_to_achievable_figures_as_simulate_and_train_do(capsys):
+    """pipeline alone defaulted to peak link figures; every other command to achievable."""
+    default, achievable, peak = _makespan(capsys), _makespan(capsys, "--figures", "achievable"), \
+        _makespan(capsys, "--figures", "peak")
+    assert default == achievable and peak < achievable
+
+
+def test_report_pipeline_runs_at_the_reports_link_figures(capsys, tmp_path):
+    """report --pipeline-stages ran the pipeline at peak figures whatever --figures said."""
+    import json
+
+    out = tmp_path / "r.html"
+    assert run(capsys, "report", "--preset", "dgx1-v100", "--size", "", "--pipeline-stages", "4", "-o", str(out))[0] == 0
+    got = json.loads((tmp_path / "r.json").read_text())["pipelines"][0]["makespan_s"]
+    assert got == _makespan(capsys, "--figures", "achievable")
+    assert run(capsys, "report", "--preset", "dgx1-v100", "--size", "", "--pipeline-stages", "4", "--figures", "peak",
+               "-o", str(out))[0] == 0
+    assert json.loads((tmp_path / "r.json").read_text())["pipelines"][0]["makespan_s"] == \
+        _makespan(capsys, "--figures", "peak")

@@ -103,7 +103,8 @@ def cmd_report(args) -> int:
             if p > len(gpus):
                 raise CliError(f"--pipeline-stages {p}: only {len(gpus)} GPUs are selected")
             spec = PipelineSpec(args.schedule, p, args.microbatches, gpus[:p], [2e-3] * p, [4e-3] * p, 16 * 2**20)
-            data.pipelines.append(stamp(run_pipeline(topo, spec), data.document))
+            result = run_pipeline(topo, spec, achievable=args.figures == "achievable")  # as the report's runs
+            data.pipelines.append(stamp(result, data.document))
     except (SimulationError, PipelineError, TooLarge) as exc:
         raise CliError(str(exc)) from None
     try:
