@@ -264,6 +264,10 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
         while per_leaf > 1 and not _whole(per_leaf * per_system_per_leaf / oversubscription):
             per_leaf -= 1
         per_leaf = max(1, per_leaf)
+        # fewer systems than a leaf (or unit) holds: size it to them, so the uplinks keep the asked
+        # down:up ratio (32 DGX H100 at 2:1 had 21 uplinks a leaf for 32 cabled ports, sized for 42)
+        if systems < per_leaf and _whole(systems * per_system_per_leaf / oversubscription):
+            per_leaf = systems
     if per_leaf < 1:
         raise ValueError("systems per leaf must be at least 1")
     down = per_leaf * per_system_per_leaf
