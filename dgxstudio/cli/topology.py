@@ -213,7 +213,7 @@ def register(sub) -> None:
     g.add_argument("--system", default="dgx1-v100", choices=list(SYSTEM_BUILDERS),
                    help="system type (default dgx1-v100)")
     g.add_argument("--per-leaf", type=int, default=None,
-                   help="systems per leaf, or per scalable unit with --rail-optimized (default: fill half the leaf)")
+                   help="systems per leaf, or per scalable unit with --rail-optimized (default: fill the leaf's down ports, half of it at 1:1, or all the systems when fewer)")
     g.add_argument("--spines", type=int, default=None, help="spine switches, one uplink each (default: from the leaf)")
     g.add_argument("--nic", default=None, metavar="PART", help="catalog part of the systems' compute NICs")
     g.add_argument("--nics-per-system", type=int, default=None, metavar="K",
