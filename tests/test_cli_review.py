@@ -25,7 +25,7 @@ def test_analyze_says_how_many_rings_it_did_not_list(capsys):
     """DGX H100 has 9 rings; the text listed 8 and said nothing of the ninth."""
     code, out, _ = run(capsys, "analyze", "--preset", "dgx-h100")
     assert code == 0
-    assert "rings: 9 over nvlink" in out
+    assert "rings: 9 over NVLink: " in out
     assert sum(x.strip().startswith("ring ") for x in out.splitlines()) == 8
     assert "1 more ring(s) (--json lists all 9)" in out
     assert "GB/s bidirectional]" in out and "both directions]" not in out
@@ -201,3 +201,13 @@ def test_report_pipeline_runs_at_the_reports_link_figures(capsys, tmp_path):
                "-o", str(out))[0] == 0
     assert json.loads((tmp_path / "r.json").read_text())["pipelines"][0]["makespan_s"] == \
         _makespan(capsys, "--figures", "peak")
+
+
+def test_analyze_names_cluster_rings_in_words(capsys, tmp_path):
+    """'rings: 4 over all (rail rings (NCCL: ...), sharing links)' read as a typo in nested brackets."""
+    path = tmp_path / "c.dgxs"
+    assert run(capsys, "generate", "fat-tree", "--system", "dgx-a100", "--systems", "2", "-o", str(path))[0] == 0
+    code, out, _ = run(capsys, "analyze", str(path))
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.strip().startswith("rings:"))
+    assert " across systems: " in line and "over all" not in line

@@ -154,7 +154,8 @@ def cmd_analyze(args) -> int:
           f" ({'exact' if b['exact'] else 'upper bound'}, {b['method']}"
           f"{'; its refinement stopped at its work budget' if stopped else ''})")
     r = result["rings"]
-    print(f"  rings: {r['count']} over {r['fabric']} ({r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'});"
+    over = {"nvlink": "over NVLink", "all": "across systems"}.get(r["fabric"], f"over {r['fabric']}")
+    print(f"  rings: {r['count']} {over}: {r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'};"
           f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s")
     for i, ring in enumerate(r["rings"][:8]):
         shown = " -> ".join(ring) if len(ring) <= 16 else " -> ".join(ring[:6]) + f" ... ({len(ring)} GPUs)"
