@@ -332,8 +332,9 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
                          oversubscription=oversubscription, tiers=tiers, switch=switch)
     label = SYSTEM_LABELS[system]
     topo = Topology(name or f"{systems} x {label} {'rail-optimized ' if rail_optimized else ''}fat tree", catalog)
-    topo.description = (f"{plan.levels}-level {plan.link_type} fat tree: {plan.leaves} leaves, "
-                        f"{plan.spines} spines{' per pod' if plan.levels == 3 else ''}, {plan.per_leaf} systems per "
+    topo.description = (f"{plan.levels}-level {plan.link_type} fat tree: {plan.leaves} lea{'f' if plan.leaves == 1 else 'ves'}, "
+                        f"{plan.spines} spine{'' if plan.spines == 1 else 's'}{' per pod' if plan.levels == 3 else ''}, "
+                        f"{plan.per_leaf} system{'' if plan.per_leaf == 1 else 's'} per "
                         f"{'scalable unit' if rail_optimized else 'leaf'}")
     cluster = topo.add_group(Group("cluster", topo.name, "cluster", None, [], {"builder": "fat-tree"}))
     fabric = topo.add_group(Group("fabric", "Fabric", "fabric", cluster.id, []))

@@ -27,3 +27,11 @@ def test_a_small_cluster_does_not_cable_uplinks_for_systems_it_does_not_have():
 def test_a_full_unit_is_unchanged():
     plan = _plan(64, rail_optimized=True)
     assert plan.per_leaf == 32 and plan.uplinks_per_leaf == 32
+
+
+def test_description_counts_agree_in_number():
+    """'8 leaves, 1 spines' and '1 leaves, 16 spines' on a report's title page."""
+    from dgxstudio.model.builders import build_fat_tree
+
+    assert "8 leaves, 1 spine, 4 systems per scalable unit" in build_fat_tree(4, "dgx-h100", rail_optimized=True).description
+    assert ": 1 leaf, 16 spines, 2 systems per leaf" in build_fat_tree(2, "dgx-a100").description
