@@ -48,7 +48,9 @@ def stats(frames: list[tuple[float, float]]) -> str:
     return f"median / 95th / worst {three(costs)} ms (CPU {three(cpu)} ms)"
 
 
-def open_and_move(label: str, topo, shots: str | None = None, notches: int = 40) -> None:
+def open_and_move(label: str, topo, shots: str | None = None, notches: int = 40) -> dict:
+    """Open offscreen to the first frame, zoom in towards a GPU, pan, zoom out, pan at fit; prints the
+    frame times and returns them (seconds; frames as lists of (wall, CPU))."""
     t0 = time.perf_counter()
     app, window = open_window(topo)
     image = QImage(window.view.viewport().size(), QImage.Format.Format_ARGB32_Premultiplied)
@@ -102,6 +104,8 @@ def open_and_move(label: str, topo, shots: str | None = None, notches: int = 40)
     print(f"   pan      {stats(pan)}")
     print(f"   process peak RSS so far {rss_mb():6.0f} MB")
     dispose(window, app)
+    return {"open_s": opened, "items_at_fit": None if lod is None else len(lod.block_items), "most_items": most,
+            "zoom_in": zoom_in, "zoom_out": zoom_out, "pan": pan}
 
 
 def edit_in_overview(label: str, topo) -> None:

@@ -1,8 +1,10 @@
 """Clusters of thousands of systems (issue #17): time and peak memory of each step, with growth.
 
 Rail-optimized DGX H100 clusters and DGX A100 fat trees of growing size; for each: generate, open
-(load the saved file), analyze, all-reduce with ring / tree / nvls-tree / hierarchical at two message
-sizes, and all-to-all. Every measurement runs in its own process with a time limit, so a step that
+(load the saved file), the canvas (the saved file opened in the main window offscreen to its first
+frame drawn, then 20 zoom notches in towards a GPU, pans and zooms out: the 95th percentile and worst
+frame, as benchmarks/canvas_scale.py measures them), analyze, all-reduce with ring / tree / nvls-tree /
+hierarchical at two message sizes, and all-to-all. Every measurement runs in its own process with a time limit, so a step that
 runs away is reported as such instead of stopping the table; peak memory is that process's.
 Growth is the exponent k in time ~ GPUs^k between the smallest and the largest size that finished.
 
@@ -14,6 +16,7 @@ Growth is the exponent k in time ~ GPUs^k between the smallest and the largest s
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -43,6 +46,8 @@ def one(kind: str, systems: int, step: str, workdir: str) -> dict:
     from dgxstudio.model import fileio
 
     path = os.path.join(workdir, f"{kind}-{systems}.dgxs")
+    if step == "canvas":
+        gui_ready()
     t0 = time.perf_counter()
     if step == "generate":
         topo = build(kind, systems)
@@ -50,10 +55,12 @@ def one(kind: str, systems: int, step: str, workdir: str) -> dict:
         out = {"devices": len(topo.devices), "links": len(topo.links)}
     else:
         topo = fileio.load(path) if os.path.exists(path) else build(kind, systems)
-        t0 = time.perf_counter() if step != "open" else t0
+        t0 = time.perf_counter() if step not in ("open", "canvas") else t0
         gpus = [d.id for d in topo.gpus()]
         if step == "open":
             out = {"gpus": len(gpus)}
+        elif step == "canvas":
+            out = canvas(topo, t0)
         elif step == "analyze":
             from dgxstudio.analysis.summary import analyze
 
@@ -66,9 +73,37 @@ def one(kind: str, systems: int, step: str, workdir: str) -> dict:
             collective = "all-to-all" if algorithm == "direct" else "all-reduce"
             r = Simulator(topo, gpus, SimOptions(achievable=True)).run(collective, algorithm, int(size))
             out = {"busbw_GBps": r.busbw_Bps / 1e9, "protocol": r.protocol, "events": r.sim.events}
-    out["wall_s"] = time.perf_counter() - t0
+    # (the canvas's time is to its first frame, what "opens in under 3 s" means; its frames are beside it)
+    out["wall_s"] = out.pop("first_frame_s") if step == "canvas" else time.perf_counter() - t0
     out["peak_MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def gui_ready() -> None:
+    """Qt and the window's modules imported and the application made, as in a running application
+    that opens a file (their start-up is not the file's)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    sys.path.insert(0, str(HERE))
+    importlib.import_module("canvas_scale")
+    from dgxstudio.ui.app import application
+
+    application()
+
+
+def canvas(topo, t0: float) -> dict:
+    """The main window on ``topo`` (loaded since ``t0``) to its first frame, then zoom and pan frames."""
+    from canvas_scale import open_and_move
+
+    loaded = time.perf_counter() - t0
+    res = open_and_move("scale", topo, None, notches=20)
+
+    def pct(frames, q):
+        v = sorted(f[0] for f in frames)
+        return round(v[min(len(v) - 1, int(len(v) * q))] * 1e3, 1)
+    zoom = res["zoom_in"] + res["zoom_out"]
+    return {"first_frame_s": loaded + res["open_s"], "zoom_p95_ms": pct(zoom, 0.95),
+            "zoom_worst_ms": pct(zoom, 1.0), "pan_p95_ms": pct(res["pan"], 0.95), "pan_worst_ms": pct(res["pan"], 1.0),
+            "blocks_at_fit": res["items_at_fit"]}
 
 
 def measure(kind: str, systems: int, step: str, workdir: str, limit: float) -> dict:
@@ -100,7 +135,7 @@ def main(argv=None) -> int:
     if args.quick:
         args.h100, args.a100, args.limit = "16,64", "16,64", 120.0
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    steps = ["generate", "open", "analyze"]
+    steps = ["generate", "open", "canvas", "analyze"]
     for alg in [a for a in args.algorithms.split(",") if a]:  # --algorithms "" times generate, open and analyze only
         if alg == "direct":
             steps.append(f"direct@{16 * MiB}")
