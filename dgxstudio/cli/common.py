@@ -71,6 +71,21 @@ def open_topology(path: str | None, preset: str | None = None) -> Topology:
         raise CliError(str(exc)) from None
 
 
+def open_runnable_topology(path: str | None, preset: str | None = None) -> Topology:
+    """A topology to run something on (simulate, pipeline, train, scaling, report): one with
+    validation errors is refused with exit 1, as `validate` does, whichever command is run."""
+    from ..model.validation import ERROR, validate
+
+    topo = open_topology(path, preset)
+    errors = [f for f in validate(topo) if f.severity == ERROR]
+    if errors:
+        listed = "; ".join(f.message for f in errors[:3])
+        more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+        raise CliError(f"{path or topo.name}: the topology has {len(errors)} error(s); fix them first"
+                       f" (`dgxstudio validate` lists them): {listed}{more}", EXIT_FINDINGS)
+    return topo
+
+
 def add_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", help="topology file (.dgxs)")
     p.add_argument("--preset", help="use a built-in preset instead of a file")
@@ -82,6 +97,9 @@ def select(topo: Topology, spec: str | None) -> list[str]:
     try:
         return select_gpus(topo, spec)
     except GpuSetError as exc:
+        if (not spec or spec.strip().lower() == "all") and not topo.gpus():
+            # nothing was asked of --gpus: the fault is the topology's, not the option's
+            raise CliError(f"{topo.name}: the topology has no GPUs") from None
         raise CliError(f"--gpus: {exc}") from None
 
 

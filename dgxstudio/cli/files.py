@@ -8,14 +8,17 @@ import sys
 from ..model import fileio
 from ..sim.collectives import COLLECTIVES
 from .simulate import sim_options
-from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_topology, parse_size_arg, select,
-                     write_topology)
+from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, open_topology,
+                     parse_size_arg, select, write_topology)
 
 
 def cmd_export(args) -> int:
     from ..report.exports import write_export
     from ..report.formats import ExportError
 
+    if args.system is not None and args.format != "nccl-xml":
+        # only NCCL XML describes one system; any other format would silently write the whole topology
+        raise CliError(f"--system applies to --format nccl-xml only; {args.format} writes the whole topology")
     topo = open_topology(args.file, args.preset)
     try:
         write_export(topo, args.format, args.output, args.system)
@@ -83,11 +86,11 @@ def cmd_report(args) -> int:
     from ..sim.run import SimulationError, Simulator, sweep_sizes
 
     args.output = report_path(args.output, getattr(args, "format", None))
-    topo = open_topology(args.file, args.preset)
+    topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     data = ReportData(topo, analyze(topo, gpus))
     try:
-        sim = Simulator(topo, gpus, sim_options(args))
+        sim = Simulator(topo, gpus, sim_options(args, gpus))
         if args.size:
             data.runs.append(stamp(sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size")),
                                    data.document))
@@ -100,7 +103,8 @@ def cmd_report(args) -> int:
             if p > len(gpus):
                 raise CliError(f"--pipeline-stages {p}: only {len(gpus)} GPUs are selected")
             spec = PipelineSpec(args.schedule, p, args.microbatches, gpus[:p], [2e-3] * p, [4e-3] * p, 16 * 2**20)
-            data.pipelines.append(stamp(run_pipeline(topo, spec), data.document))
+            result = run_pipeline(topo, spec, achievable=args.figures == "achievable")  # as the report's runs
+            data.pipelines.append(stamp(result, data.document))
     except (SimulationError, PipelineError, TooLarge) as exc:
         raise CliError(str(exc)) from None
     try:
@@ -120,7 +124,7 @@ def register(sub) -> None:
     p = sub.add_parser("export", help="write the topology in another tool's format")
     add_source(p)
     p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
-    p.add_argument("--system", help="the system to export (NCCL XML describes one system)")
+    p.add_argument("--system", help="the system to export, by group id or name (nccl-xml only: NCCL XML describes one system)")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_export)
 

@@ -2,20 +2,42 @@
 
 from __future__ import annotations
 
+import math
+
 from ..sim.collectives import COLLECTIVES
-from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_topology, parse_size_arg, print_json, select,
-                     sim_errors)
+from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, parse_size_arg, print_json,
+                     select, sim_errors)
 
 
-def sim_options(args):
+def sim_options(args, gpus: list[str] | None = None):
+    """The engine's options from the command line; ``gpus``, the selected set, checks ``--root``
+    against it (the engine took a root outside the set for an internal error)."""
+    if gpus is not None and args.root is not None and args.root not in gpus:
+        raise CliError(f"--root {args.root}: not one of the {len(gpus)} selected GPUs"
+                       f" ({', '.join(gpus[:4])}{' ...' if len(gpus) > 4 else ''})")
+    return _sim_options(args)
+
+
+def _sim_options(args):
     from ..sim.run import SimOptions
 
     reduce_cost = 0.0
     if args.reduce_bw:
+        # refused in the unit the user typed, not as the engine's seconds per byte
         try:
-            reduce_cost = 1.0 / (float(args.reduce_bw) * 1e9)
-        except (ValueError, ZeroDivisionError):
-            raise CliError(f"--reduce-bw: expected GB/s, got {args.reduce_bw!r}") from None
+            gbps = float(args.reduce_bw)
+        except ValueError:
+            raise CliError(f"--reduce-bw: expected a number of GB/s, got {args.reduce_bw!r}") from None
+        if not math.isfinite(gbps):
+            raise CliError(f"--reduce-bw: {args.reduce_bw!r} is not a finite number of GB/s")
+        if gbps <= 0:
+            raise CliError(f"--reduce-bw: {args.reduce_bw} GB/s is out of range (a reduction speed above 0 GB/s)")
+        from ..sim.limits import MAX_REDUCE_S_PER_BYTE
+
+        if 1.0 / (gbps * 1e9) > MAX_REDUCE_S_PER_BYTE:
+            raise CliError(f"--reduce-bw: {args.reduce_bw} GB/s is below the least the engine takes,"
+                           f" {1.0 / MAX_REDUCE_S_PER_BYTE / 1e9:g} GB/s")
+        reduce_cost = 1.0 / (gbps * 1e9)
     return SimOptions(chunk=parse_size_arg(args.chunk, "--chunk"), achievable=args.figures == "achievable",
                       spread=args.spread, reduce_s_per_byte=reduce_cost, root=args.root, server=args.server,
                       protocol=args.protocol, pxn=args.pxn,
@@ -28,15 +50,26 @@ def _row(result) -> dict:
     return d
 
 
+def _ring_note(sim, result) -> str:
+    """The bound is the best any algorithm allows (NVLS, trees and CollNet can pass the rings); when
+    NCCL's rings allow less, say how much, so a ring at its own ceiling does not read as half-used."""
+    if result.collective == "all-to-all" or result.bound_busbw_Bps <= 0:
+        return ""
+    rings = sim.plan_bound(for_ring=False)  # cached: the bound was read from it
+    if not 0 < rings < result.bound_busbw_Bps * 0.99:
+        return ""
+    return f" (any algorithm; NCCL's rings alone allow {rings / 1e9:.2f} GB/s)"
+
+
 def cmd_simulate(args) -> int:
     from ..sim.engine import SimulationCancelled
     from ..sim.run import Simulator, sweep_sizes
     from ..units import format_size, format_time
 
-    topo = open_topology(args.file, args.preset)
+    topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
-        sim = Simulator(topo, gpus, sim_options(args))
+        sim = Simulator(topo, gpus, sim_options(args, gpus))
         if args.sweep:
             lo, _, hi = args.sweep.partition(":")
             if not hi:
@@ -60,7 +93,7 @@ def cmd_simulate(args) -> int:
     first = results[0]
     print(f"{topo.name}: {first.collective} over {len(gpus)} GPUs, "
           f"{'achievable' if first.options.achievable else 'peak'} link figures")
-    print(f"  topology bound (bus bandwidth): {first.bound_busbw_Bps / 1e9:.2f} GB/s")
+    print(f"  topology bound (bus bandwidth): {first.bound_busbw_Bps / 1e9:.2f} GB/s{_ring_note(sim, first)}")
     g = sim.gpus_per_thread()
     if g > 1:
         from ..sim.tuning import serial_launch

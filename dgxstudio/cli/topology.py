@@ -61,7 +61,10 @@ def cmd_info(args) -> int:
         return EXIT_OK
     print(f"{info['name']}")
     print(f"  devices: {info['devices']}  (" + ", ".join(f"{n} {KIND_LABELS[k]}" for k, n in info["devices_by_kind"].items()) + ")")
-    print(f"  links:   {info['links']}  (" + ", ".join(f"{n} x {t}" for t, n in info["physical_links_by_type"].items()) + ")")
+    physical = info["physical_links_by_type"]
+    # a link entry may stand for several cables (count): say both, so the breakdown adds up
+    print(f"  links:   {info['links']} connections, {sum(physical.values())} physical  ("
+          + ", ".join(f"{n} x {t}" for t, n in physical.items()) + ")")
     print(f"  GPUs:    {info['gpus']}")
     print(f"  NVLink bandwidth per GPU: {info['nvlink_bw_per_gpu_bidir_Bps'] / 1e9:.0f} GB/s bidirectional")
     print(f"  groups:  {info['groups']}  (" + ", ".join(f"{n} {k}" for k, n in info["groups_by_kind"].items()) + ")")
@@ -151,11 +154,14 @@ def cmd_analyze(args) -> int:
           f" ({'exact' if b['exact'] else 'upper bound'}, {b['method']}"
           f"{'; its refinement stopped at its work budget' if stopped else ''})")
     r = result["rings"]
-    print(f"  rings: {r['count']} over {r['fabric']} ({r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'});"
+    over = {"nvlink": "over NVLink", "all": "across systems"}.get(r["fabric"], f"over {r['fabric']}")
+    print(f"  rings: {r['count']} {over}: {r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'};"
           f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s")
     for i, ring in enumerate(r["rings"][:8]):
         shown = " -> ".join(ring) if len(ring) <= 16 else " -> ".join(ring[:6]) + f" ... ({len(ring)} GPUs)"
-        print(f"    ring {i}: {shown}  [{r['ring_bidir_Bps'][i] / gb:.1f} GB/s both directions]")
+        print(f"    ring {i}: {shown}  [{r['ring_bidir_Bps'][i] / gb:.1f} GB/s bidirectional]")
+    if len(r["rings"]) > 8:
+        print(f"    ... {len(r['rings']) - 8} more ring(s) (--json lists all {len(r['rings'])})")
     print(f"  NVLink per GPU: {result['nvlink_bw_per_gpu_bidir_Bps'] / gb:,.0f} GB/s bidirectional;"
           f" all GPUs: {result['aggregate_nvlink_bw_bidir_Bps'] / 1e12:,.2f} TB/s")
     print(f"  PCIe per GPU: {result['pcie_bw_per_gpu_bidir_Bps'] / gb:,.1f} GB/s bidirectional;"
@@ -208,7 +214,7 @@ def register(sub) -> None:
     g.add_argument("--system", default="dgx1-v100", choices=list(SYSTEM_BUILDERS),
                    help="system type (default dgx1-v100)")
     g.add_argument("--per-leaf", type=int, default=None,
-                   help="systems per leaf, or per scalable unit with --rail-optimized (default: fill half the leaf)")
+                   help="systems per leaf, or per scalable unit with --rail-optimized (default: fill the leaf's down ports, half of it at 1:1, or all the systems when fewer)")
     g.add_argument("--spines", type=int, default=None, help="spine switches, one uplink each (default: from the leaf)")
     g.add_argument("--nic", default=None, metavar="PART", help="catalog part of the systems' compute NICs")
     g.add_argument("--nics-per-system", type=int, default=None, metavar="K",

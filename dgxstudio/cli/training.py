@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from .common import (sim_errors, EXIT_OK, CliError, add_source, open_topology, parse_size_arg, preset_names, print_json,
-                     select)
+from .common import (sim_errors, EXIT_OK, CliError, add_source, open_runnable_topology, parse_size_arg, preset_names,
+                     print_json, select)
 
 
 def _times(text: str | None, stages: int, what: str) -> list[float] | None:
@@ -42,10 +43,10 @@ def _number(text: str, what: str) -> float:
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model (defaults: GPT-3 XL, 1.3 B parameters)")
-    g.add_argument("--layers", type=int, default=24)
-    g.add_argument("--hidden", type=int, default=2048)
-    g.add_argument("--seq-len", type=int, default=2048)
-    g.add_argument("--micro-batch-size", type=int, default=1)
+    g.add_argument("--layers", type=int, default=24, help="transformer layers (default 24)")
+    g.add_argument("--hidden", type=int, default=2048, help="hidden size (default 2048)")
+    g.add_argument("--seq-len", type=int, default=2048, help="tokens per sample (default 2048)")
+    g.add_argument("--micro-batch-size", type=int, default=1, help="samples per micro-batch (default 1)")
     g.add_argument("--precision", choices=["fp16", "bf16", "tf32", "fp32"], default="fp16")
     g.add_argument("--efficiency", type=float, default=0.5, help="fraction of the GPU's catalog peak reached (default 0.5)")
     g.add_argument("--params", help="parameter count (default 12 x layers x hidden^2)")
@@ -56,7 +57,7 @@ def cmd_pipeline(args) -> int:
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
     from ..sim.training import TrainingError, stage_times
 
-    topo = open_topology(args.file, args.preset)
+    topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     if args.stages > len(gpus):
         raise CliError(f"--stages {args.stages}: only {len(gpus)} GPUs are selected")
@@ -83,7 +84,8 @@ def cmd_pipeline(args) -> int:
         print_json(result.as_dict())
         return EXIT_OK
     print(f"{topo.name}: {spec.schedule} pipeline, {spec.stages} stages on {', '.join(stage_gpus)}, "
-          f"{spec.microbatches} micro-batches" + (f", {spec.chunks} chunks" if spec.chunks > 1 else ""))
+          f"{spec.microbatches} micro-batches" + (f", {spec.chunks} chunks" if spec.chunks > 1 else "")
+          + f", {args.figures} link figures")
     ideal = result.as_dict(False)["ideal_bubble_fraction"]
     print(f"  makespan {result.makespan_s * 1e3:.3f} ms; bubble {100 * result.bubble_fraction:.1f}% of the makespan, "
           f"{100 * result.stage_bubble_fraction:.1f}% of the worst stage's span "
@@ -95,7 +97,7 @@ def cmd_pipeline(args) -> int:
 def cmd_train(args) -> int:
     from ..sim.training import TrainingError, train_iteration
 
-    topo = open_topology(args.file, args.preset)
+    topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
         bucket = None if args.bucket_size is None else parse_size_arg(args.bucket_size, "--bucket-size")
@@ -134,11 +136,13 @@ def _scaling_model(args, topo, gpus, ref_topo):
     from ..sim.training import peak_flops
     from ..units import parse_time
 
-    try:
-        sample = parse_time(args.sample_time)
-        overhead = parse_time(args.overhead) if args.overhead else 0.0
-    except ValueError as exc:
-        raise CliError(f"--sample-time/--overhead: {exc}") from None
+    def time_arg(text: str, what: str) -> float:
+        try:
+            return parse_time(text)
+        except ValueError as exc:
+            raise CliError(f"{what}: {exc}") from None
+    sample = time_arg(args.sample_time, "--sample-time")
+    overhead = time_arg(args.overhead, "--overhead") if args.overhead else 0.0
     curve = BatchCurve.fit(parse_curve(args.batch_curve)) if args.batch_curve else BatchCurve()
     bucket = (None if args.bucket_size in ("0", "none") else
               parse_size_arg(args.bucket_size, "--bucket-size") if args.bucket_size else ddp_bucket_bytes())
@@ -180,9 +184,11 @@ def cmd_scaling(args) -> int:
         return EXIT_OK
     if not args.sample_time:
         raise CliError("give --sample-time (compute per sample on one GPU) or --case NAME")
-    topos = [open_topology(args.file, args.preset)]
+    topos = [open_runnable_topology(args.file, args.preset)]
     for other in args.compare or []:
-        topos.append(open_topology(None, other) if other in preset_names() else open_topology(other))
+        if other not in preset_names() and not os.path.exists(other):
+            raise CliError(f"--compare {other}: neither a preset (`dgxstudio presets` lists them) nor a file")
+        topos.append(open_runnable_topology(None, other) if other in preset_names() else open_runnable_topology(other))
     table = []
     try:
         for topo in topos:
@@ -224,8 +230,8 @@ def register(sub) -> None:
     p = sub.add_parser("pipeline", help="simulate a pipeline-parallel schedule")
     add_source(p)
     p.add_argument("--schedule", choices=SCHEDULES, default="1f1b")
-    p.add_argument("--stages", type=int, required=True)
-    p.add_argument("--microbatches", type=int, required=True)
+    p.add_argument("--stages", type=int, required=True, help="pipeline stages, one GPU each")
+    p.add_argument("--microbatches", type=int, required=True, help="micro-batches per iteration")
     p.add_argument("--chunks", type=int, default=1, help="model chunks per GPU (interleaved schedule)")
     p.add_argument("--gpus", default="all", help="GPU set; stages take its first GPUs in order")
     p.add_argument("--fwd-time", help="forward time per micro-batch, one or per stage (e.g. 2ms or 2ms,3ms)")
@@ -233,28 +239,30 @@ def register(sub) -> None:
     p.add_argument("--activation-bytes", help="bytes crossing each stage boundary (0: free; default from the model)")
     p.add_argument("--w-share", type=float, help="zero-bubble schedules: the weight gradient's share of the backward time "
                    "(default: the model's, 24h/(48h+8s) by Qi et al.'s FLOP count; 0.5 with --bwd-time)")
-    p.add_argument("--figures", choices=["peak", "achievable"], default="peak")
+    p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
+                   help="link figures of the boundary sends: achievable (default, as simulate and train) or peak")
     add_model_options(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_pipeline)
 
     p = sub.add_parser("train", help="estimate one training iteration on a dp x tp x pp grid")
     add_source(p)
-    p.add_argument("--dp", type=int, default=1)
-    p.add_argument("--tp", type=int, default=1)
-    p.add_argument("--pp", type=int, default=1)
+    p.add_argument("--dp", type=int, default=1, help="data-parallel replicas (default 1)")
+    p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per group (default 1)")
+    p.add_argument("--pp", type=int, default=1, help="pipeline stages (default 1)")
     p.add_argument("--ep", type=int, default=1, help="expert parallelism: replicas per expert group (divides --dp)")
     p.add_argument("--experts", type=int, default=0, help="experts per MoE layer (default 0: a dense model)")
     p.add_argument("--top-k", type=int, default=2, help="experts each token is routed to (default 2)")
-    p.add_argument("--microbatches", type=int, default=8)
+    p.add_argument("--microbatches", type=int, default=8, help="micro-batches per iteration (default 8)")
     p.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "interleaved"], default="1f1b")
     p.add_argument("--no-overlap", action="store_true",
                    help="all-reduce the gradients after the backward pass (default: buckets overlapped with it)")
     p.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--bucket-size", help="data-parallel gradient bucket (default 25MiB, PyTorch DDP's; 0: one all-reduce)")
     p.add_argument("--placement", default="tp,pp,dp", help="rank order, fastest first (default tp,pp,dp: tensor groups inside systems)")
-    p.add_argument("--gpus", default="all")
-    p.add_argument("--figures", choices=["peak", "achievable"], default="achievable")
+    p.add_argument("--gpus", default="all", help="GPU set (see analyze); ranks take its GPUs in order")
+    p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
+                   help="link figures: achievable (default, what NCCL measures) or peak (the lecture's rated figures)")
     add_model_options(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_train)
@@ -280,7 +288,7 @@ def register(sub) -> None:
                    "224x224x3 fp32 image; default 0: the input pipeline is not modelled)")
     p.add_argument("--input-copy", choices=["prefetch", "serial"], default="prefetch",
                    help="the next batch's copy runs during the compute (prefetch, default) or before each step (serial)")
-    p.add_argument("--gpus", default="all")
+    p.add_argument("--gpus", default="all", help="GPU set (see analyze); 1, 2, 4, ... of its GPUs in order")
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link bandwidths: catalog peaks or achievable (measured) figures (default achievable)")
     p.add_argument("--json", action="store_true")

@@ -264,6 +264,10 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
         while per_leaf > 1 and not _whole(per_leaf * per_system_per_leaf / oversubscription):
             per_leaf -= 1
         per_leaf = max(1, per_leaf)
+        # fewer systems than a leaf (or unit) holds: size it to them, so the uplinks keep the asked
+        # down:up ratio (32 DGX H100 at 2:1 had 21 uplinks a leaf for 32 cabled ports, sized for 42)
+        if systems < per_leaf and _whole(systems * per_system_per_leaf / oversubscription):
+            per_leaf = systems
     if per_leaf < 1:
         raise ValueError("systems per leaf must be at least 1")
     down = per_leaf * per_system_per_leaf
@@ -328,8 +332,9 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
                          oversubscription=oversubscription, tiers=tiers, switch=switch)
     label = SYSTEM_LABELS[system]
     topo = Topology(name or f"{systems} x {label} {'rail-optimized ' if rail_optimized else ''}fat tree", catalog)
-    topo.description = (f"{plan.levels}-level {plan.link_type} fat tree: {plan.leaves} leaves, "
-                        f"{plan.spines} spines{' per pod' if plan.levels == 3 else ''}, {plan.per_leaf} systems per "
+    topo.description = (f"{plan.levels}-level {plan.link_type} fat tree: {plan.leaves} lea{'f' if plan.leaves == 1 else 'ves'}, "
+                        f"{plan.spines} spine{'' if plan.spines == 1 else 's'}{' per pod' if plan.levels == 3 else ''}, "
+                        f"{plan.per_leaf} system{'' if plan.per_leaf == 1 else 's'} per "
                         f"{'scalable unit' if rail_optimized else 'leaf'}")
     cluster = topo.add_group(Group("cluster", topo.name, "cluster", None, [], {"builder": "fat-tree"}))
     fabric = topo.add_group(Group("fabric", "Fabric", "fabric", cluster.id, []))

@@ -134,14 +134,19 @@ def summary(data: ReportData) -> str:
     r = a["rings"]
     parts.append(f"Its bisection bandwidth is {gbs(a['bisection']['bidir_Bps'])} GB/s bidirectional"
                  f"{'' if a['bisection']['exact'] else ' (upper bound)'}, and ring all-reduce can reach at most "
-                 f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s bus bandwidth over {r['count']} {r['fabric']} rings "
+                 f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s bus bandwidth over {r['count']} {_rings_over(r['fabric'])} "
                  f"at the catalog's peak link figures.")
     best = max(data.runs, key=lambda run: run.busbw_Bps, default=None)
     if best is not None:
         parts.append(f"The best of {len(data.runs)} simulated run{'s' if len(data.runs) != 1 else ''}, "
                      f"{best.collective} with {best.algorithm} on {len(best.gpus)} GPUs at {size_label(best.size_bytes)}, "
                      f"reached {gbs(best.busbw_Bps)} GB/s bus bandwidth, {100 * best.fraction_of_bound:.0f}% of the "
-                     f"topology bound at the link figures it ran with ({'achievable' if best.options.achievable else 'peak'}).")
+                     f"topology bound at the link figures it ran with ({'achievable' if best.options.achievable else 'peak'})"
+                     + (f", above the ring bound: {best.algorithm} is not a ring and is held only to the topology bound"
+                        f" of {gbs(best.bound_busbw_Bps)} GB/s" if best.busbw_Bps > r["allreduce_busbw_bound_Bps"] * (1 + 1e-9)
+                        and "ring" not in best.algorithm
+                        else "")
+                     + ".")
         top = best.sim.bottlenecks(1)
         if top:
             b = bottleneck_rows(topo, top)[0]
@@ -149,6 +154,22 @@ def summary(data: ReportData) -> str:
     else:
         parts.append("No collective was simulated for this report, so the bottleneck shown is the topology's bound.")
     return " ".join(parts)
+
+
+def _rings_over(fabric: str) -> str:
+    """'3 NVLink rings', '4 rings across systems' (the analysis calls the fabric 'nvlink', 'all', ...)."""
+    return {"nvlink": "NVLink rings", "all": "rings across systems"}.get(fabric, f"rings over {fabric}")
+
+
+def protocol_label(result) -> str:
+    """NCCL's protocol as nccl-tests users name it (LL, LL128, Simple); '-' for algorithms without one."""
+    from ..sim.tuning import PROTOCOL_LABELS
+
+    return PROTOCOL_LABELS.get(result.protocol, result.protocol) if result.protocol else "-"
+
+
+def channels_label(result) -> str:
+    return str(result.channels) if result.channels else "-"
 
 
 def key_figures(data: ReportData, runs: int = 8) -> Table:
@@ -220,7 +241,7 @@ def build_blocks(data: ReportData) -> list:
          else "one system"],
     ])]
     if r["rings"]:
-        out.append(Table(["ring", "GPU order", "GB/s (both directions)"],
+        out.append(Table(["ring", "GPU order", "GB/s (bidirectional)"],
                          [[i, _gpu_order(topo, ring), gbs(r["ring_bidir_Bps"][i])] for i, ring in enumerate(r["rings"][:12])],
                          {2}))
 
@@ -248,9 +269,9 @@ def build_blocks(data: ReportData) -> list:
             "Bus bandwidth vs message size", "message size", "GB/s", log_x=True,
             hline=(f"bound {first.bound_busbw_Bps / 1e9:.1f} GB/s", first.bound_busbw_Bps / 1e9),
             x_format=size_label)))
-        out.append(Table(["size (bytes)", "algorithm", "time (us)", "algbw GB/s", "busbw GB/s"],
-                         [[f"{r.size_bytes:,.0f}", r.algorithm, f"{r.time_s * 1e6:.2f}", gbs(r.algbw_Bps),
-                           gbs(r.busbw_Bps)] for r in rows], {0, 2, 3, 4}))
+        out.append(Table(["size (bytes)", "algorithm", "protocol", "channels", "time (us)", "algbw GB/s", "busbw GB/s"],
+                         [[f"{r.size_bytes:,.0f}", r.algorithm, protocol_label(r), channels_label(r),
+                           f"{r.time_s * 1e6:.2f}", gbs(r.algbw_Bps), gbs(r.busbw_Bps)] for r in rows], {0, 3, 4, 5, 6}))
     for i, p in enumerate(data.pipelines):
         out.append(Heading(2, f"Pipeline {i + 1}: {p.spec.schedule}, {p.spec.stages} stages, "
                               f"{p.spec.microbatches} micro-batches"))

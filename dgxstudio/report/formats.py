@@ -77,11 +77,25 @@ def from_graphml(text: str, catalog=None) -> Topology:
     return fileio.validated(topo)
 
 
+def _check_graphml_root(text: str) -> None:
+    """Say what the file is when it is XML but not GraphML (an NCCL XML picked by mistake): networkx
+    answers that with a TypeError about bytes. Reads only up to the first element."""
+    import xml.etree.ElementTree as ET
+
+    for _event, elem in ET.iterparse(io.StringIO(text), events=("start",)):
+        tag = elem.tag.rsplit("}", 1)[-1]
+        if tag != "graphml":
+            raise GraphmlError(f"the root element is <{tag}>, not <graphml>"
+                               + (" (an NCCL topology: import it with --format nccl-xml)" if tag == "system" else ""))
+        return
+
+
 def _from_graphml(text: str, catalog=None) -> Topology:
     from ..model import fileio
 
     import warnings
 
+    _check_graphml_root(text)
     with warnings.catch_warnings():  # networkx warns on stderr about keys it guesses; errors are ours to say
         warnings.simplefilter("ignore")
         g = nx.read_graphml(io.StringIO(text), force_multigraph=True)

@@ -12,7 +12,7 @@ import json
 from html import escape
 
 from .. import __version__
-from .content import (Heading, Para, Picture, ReportData, Table, build_blocks, byline,  # noqa: F401  (ReportData
+from .content import (Heading, Para, Picture, ReportData, Table, build_blocks, byline, protocol_label,  # noqa: F401  (ReportData
                       left_out_note, summary)                                           # is importable from here)
 from .provenance import ran_on
 
@@ -85,20 +85,23 @@ def results_csv(data: ReportData) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["kind", "collective", "algorithm", "gpus", "size_bytes", "time_s", "algbw_Bps", "busbw_Bps",
-                "bound_busbw_Bps", "topology", "document_sha256"])
+                "bound_busbw_Bps", "topology", "document_sha256", "protocol", "channels"])
 
     def doc(result) -> list[str]:
         ref = ran_on(result) or data.document
         return [ref["name"], ref["sha256"]]
+    def nccl(result) -> list[str]:
+        """NCCL's protocol and channel count (appended last: columns before them keep their places)."""
+        return [protocol_label(result) if result.protocol else "", result.channels or ""]
     for r in data.runs:
         w.writerow(["run", r.collective, r.algorithm, len(r.gpus), r.size_bytes, r.time_s, r.algbw_Bps, r.busbw_Bps,
-                    r.bound_busbw_Bps, *doc(r)])
+                    r.bound_busbw_Bps, *doc(r), *nccl(r)])
     for rows in data.sweeps:
         for r in rows:
             w.writerow(["sweep", r.collective, r.algorithm, len(r.gpus), r.size_bytes, r.time_s, r.algbw_Bps, r.busbw_Bps,
-                        r.bound_busbw_Bps, *doc(r)])
+                        r.bound_busbw_Bps, *doc(r), *nccl(r)])
     for p in data.pipelines:
-        w.writerow(["pipeline", p.spec.schedule, "", p.spec.stages, "", p.makespan_s, "", "", "", *doc(p)])
+        w.writerow(["pipeline", p.spec.schedule, "", p.spec.stages, "", p.makespan_s, "", "", "", *doc(p), "", ""])
     return buf.getvalue()
 
 

@@ -18,12 +18,50 @@ from .formats import ExportError
 
 GPU_CLASS, NVS_CLASS, BRIDGE_CLASS, NIC_CLASS = "0x030200", "0x068000", "0x060400", "0x020700"
 SPEEDS = {"2.5 GT/s": None, "5 GT/s": None, "8 GT/s": "PCIe3", "16 GT/s": "PCIe4", "32 GT/s": "PCIe5"}
-NVLINK_BY_SM = {60: "NVLink1", 70: "NVLink2", 80: "NVLink3", 90: "NVLink4"}
-NVSWITCH_BY_SM = {70: "nvswitch-gen1", 80: "nvswitch-gen2", 90: "nvswitch-gen3"}
+NVLINK_BY_SM = {60: "NVLink1", 70: "NVLink2", 80: "NVLink3", 90: "NVLink4", 100: "NVLink5"}
+NVSWITCH_BY_SM = {70: "nvswitch-gen1", 80: "nvswitch-gen2", 90: "nvswitch-gen3", 100: "nvswitch-gen4"}
 
 
 class NcclXmlError(ValueError):
     """A file that is not an NCCL topology this reader understands; the message names the element."""
+
+
+def _nic_family(topo: Topology, dev_id: str, part) -> str | None:
+    """The fabric a NIC is on: its network link's, else its first network port's first speed's. A VPI
+    NIC (ConnectX-7 takes NDR and 400 GbE) on InfiniBand was written as an Ethernet 'eth' device."""
+    for lk in topo.links_of(dev_id):
+        lt = topo.link_type_of(lk)
+        if lt is not None and lt.family in ("infiniband", "ethernet"):
+            return lt.family
+    for group in (part.ports if part else []):
+        for t in group.accepts:
+            lt = topo.catalog.link_type(t)
+            if lt is not None and lt.family in ("infiniband", "ethernet"):
+                return lt.family
+    return None
+
+
+def _catalog_nic(catalog: Catalog, speed_mbps: int, ethernet: bool, ports: int | None = None) -> str | None:
+    """The first catalog NIC that runs at this NCCL speed on this fabric (the 400 GbE of a ConnectX-7),
+    with ``ports`` network ports if given."""
+    family = "ethernet" if ethernet else "infiniband"
+    for part in catalog.parts_of_kind("nic"):
+        if part.extra.get("nccl_speed_mbps") != speed_mbps:
+            continue
+        network = [g for g in part.ports if any((lt := catalog.link_type(t)) is not None and lt.family == family
+                                                for t in g.accepts)]
+        if network and (ports is None or sum(g.count for g in network) == ports):
+            return part.id
+    return None
+
+
+def _catalog_cpu(catalog: Catalog, vendor: str, modelid: int | None) -> str | None:
+    """The catalog CPU whose NCCL identity (vendor, model id) the file names."""
+    for part in catalog.parts_of_kind("cpu"):
+        ident = part.extra.get("nccl_cpu") or {}
+        if ident.get("vendor") == vendor and modelid is not None and ident.get("modelid") == modelid:
+            return part.id
+    return None
 
 
 def _busids(topo: Topology, devices: list[str]) -> dict[str, str]:
@@ -86,8 +124,7 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
             nic = ET.SubElement(pci, "nic")
             speed = part.extra.get("nccl_speed_mbps", 0) if part else 0
             ports = sum(pg.count for pg in part.ports if pg.name != "pcie") if part else 1
-            ethernet = part is not None and any(
-                topo.catalog.link_type(t).family == "ethernet" for g in part.ports for t in g.accepts)
+            ethernet = _nic_family(topo, dev_id, part) == "ethernet"
             for port in range(ports):
                 ET.SubElement(nic, "net", name=f"{'eth' if ethernet else 'mlx5_'}{nic_rank[dev_id]}", dev=str(nic_rank[dev_id]), speed=str(speed),
                               port=str(port + 1), latency="0", guid=f"0x{0x1000 + nic_rank[dev_id]:x}",
@@ -222,22 +259,24 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
                 ethernet = all(not n.get("name", "mlx5").startswith("mlx5") for n in nets) and nets
                 table = ({10000: "nic-10gbe-dual", 25000: "nic-25gbe-dual", 100000: "nic-100gbe"} if ethernet else
                          {100000: "connectx-4-edr", 200000: "connectx-6-hdr", 400000: "connectx-7-ndr"})
-                part = table.get(speed_mbps)
+                part = table.get(speed_mbps) or _catalog_nic(catalog, speed_mbps, bool(ethernet))
                 if part is None:
                     part = "nic-100gbe" if ethernet else "connectx-6-hdr"
                     warnings.append(f"NIC at {busid} runs at {speed_mbps} Mb/s; using {catalog.part(part).label}")
-                if len(nets) > 1 and part == "connectx-6-hdr":
-                    part = "connectx-6-hdr-dual"
+                if len(nets) > 1:  # a dual-port card (each port is a <net>): the part with that many ports
+                    part = _catalog_nic(catalog, speed_mbps, bool(ethernet), len(nets)) or part
                 did = add("nic", part, "ETH" if ethernet else "IB", busid)
             else:
-                gen = {"PCIe3": "pcie-switch-gen3"}.get(ltype, "pcie-switch-gen4")
+                gen = {"PCIe3": "pcie-switch-gen3", "PCIe5": "pcie-switch-gen5"}.get(ltype, "pcie-switch-gen4")
                 did = add("pcie_switch", gen, "PCIe sw ", busid)
             pending_pcie.append((parent, did, ltype, width))
             walk(pci, did)
 
     for cpu_el in root.findall("cpu"):
         vendor = cpu_el.get("vendor", "")
-        part = "epyc-7742" if vendor == "AuthenticAMD" else "xeon-e5-2698-v4"
+        raw_model = cpu_el.get("modelid", "")
+        modelid = int(raw_model) if raw_model.isdigit() and len(raw_model) < 10 else None  # only to name the part
+        part = _catalog_cpu(catalog, vendor, modelid) or ("epyc-7742" if vendor == "AuthenticAMD" else "xeon-e5-2698-v4")
         if vendor not in ("AuthenticAMD", "GenuineIntel"):
             warnings.append(f"CPU vendor {vendor!r} unknown; using {catalog.part(part).label}")
         cpu = add("cpu", part, "CPU")

@@ -39,7 +39,7 @@ def topology_svg(topo: Topology, width: int = 960) -> str:
         return ((p[0] - x0) * scale, (p[1] - y0) * scale)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
            f'font-family="sans-serif" font-size="{max(7, int(11 * scale))}">',
-           f'<title>{escape(topo.name)}</title><rect width="100%" height="100%" fill="#fbfbfb"/>']
+           f'<title>{escape(topo.name)}</title><rect width="{width}" height="{height}" fill="#fbfbfb"/>']
     for a, b, links, _bundle in drawn_links(topo, hidden):
         if a not in pos or b not in pos:
             continue
@@ -103,7 +103,7 @@ def line_chart(series: list[tuple[str, list[float], list[float]]], title: str, x
     def py(v):
         return height - bottom - (v - ylo) / (yhi - ylo) * (height - top - bottom)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">',
-           '<rect width="100%" height="100%" fill="#ffffff"/>',
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',  # Qt's SVG Tiny reads 100% as 100 px
            f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>',
            f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="#000"/>',
            f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#000"/>',
@@ -133,6 +133,11 @@ def line_chart(series: list[tuple[str, list[float], list[float]]], title: str, x
     return "\n".join(out)
 
 
+# the GUI's Gantt colours (ui/plots.py): W, the weight gradient a zero-bubble schedule splits off, apart from B
+GANTT_COLORS = {"F": "#4a90d9", "B": "#e8a33d", "W": "#5fb36a"}
+GANTT_LABELS = {"F": "forward", "B": "backward", "W": "weight gradient"}
+
+
 def gantt_chart(timeline: list[dict], title: str, width: int = 760) -> str:
     rows = list(dict.fromkeys(e["device"] for e in timeline))
     left, top, row_h = 90, 30, 22
@@ -141,15 +146,16 @@ def gantt_chart(timeline: list[dict], title: str, width: int = 760) -> str:
 
     def px(t):
         return left + t / end * (width - left - 20)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="10">',
-           '<rect width="100%" height="100%" fill="#ffffff"/>',
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 20}" font-family="sans-serif" '
+           'font-size="10">',
+           f'<rect width="{width}" height="{height + 20}" fill="#ffffff"/>',  # Qt's SVG Tiny reads 100% as 100 px
            f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{escape(title)}</text>']
     for i, dev in enumerate(rows):
         out.append(f'<text x="{left - 6}" y="{top + i * row_h + 15}" text-anchor="end">{escape(dev)}</text>')
     row = {d: i for i, d in enumerate(rows)}
     for e in timeline:
         x0, x1 = px(e["start_s"]), px(e["end_s"])
-        color = "#4a90d9" if e["kind"] == "F" else "#e8a33d"
+        color = GANTT_COLORS.get(e["kind"], GANTT_COLORS["B"])
         y = top + row[e["device"]] * row_h
         out.append(f'<rect x="{x0:.1f}" y="{y + 2}" width="{max(x1 - x0, 0.5):.1f}" height="{row_h - 4}" fill="{color}" '
                    f'stroke="#fff" stroke-width="0.5"><title>{e["kind"]}{e["microbatch"]}</title></rect>')
@@ -157,5 +163,11 @@ def gantt_chart(timeline: list[dict], title: str, width: int = 760) -> str:
             out.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{y + 15}" text-anchor="middle" fill="#fff">{e["kind"]}{e["microbatch"]}</text>')
     for v in _ticks(0, end):
         out.append(f'<text x="{px(v):.1f}" y="{height - 12}" text-anchor="middle">{v * 1e3:g} ms</text>')
+    kinds = [k for k in GANTT_COLORS if any(e["kind"] == k for e in timeline)]
+    for j, k in enumerate(kinds):  # the legend, on its own line under the time axis
+        x = left + 190 * j
+        out.append(f'<rect x="{x}" y="{height + 4}" width="10" height="10" fill="{GANTT_COLORS[k]}"/>'
+                   f'<text x="{x + 14}" y="{height + 13}">{k}: {GANTT_LABELS[k]}'
+                   f'{" (input gradient)" if k == "B" and "W" in kinds else ""}</text>')
     out.append("</svg>")
     return "\n".join(out)
