@@ -41,8 +41,16 @@ class NcclSchedules:
                 sched = C.ring_collective(collective, specs, size, chunk, False, red)
             scale = T.protocol_efficiency(proto)
         elif algorithm == "tree":
-            chains = plan.tree_chains if multi else self._system_chains()
-            rails = len(chains) if multi else 1
+            if multi:
+                chains = plan.tree_chains
+            elif plan.rings:
+                # one system: every channel pair's chain runs along its own ring, as NCCL searches the
+                # tree's chains like its rings (one chain for all channels put them all on the same
+                # NVLinks: a DGX-1 V100's tree ran at a fifth of its ring)
+                chains = [[list(order)] for order in plan.rings]
+            else:
+                chains = self._system_chains()
+            rails = len(chains) if multi or plan.rings else 1
             cap = T.per_channel_cap("tree", proto, shape.generation, plan.nodes, nch) * nch / (2 * rails)
 
             def level_latency(pairs) -> float:

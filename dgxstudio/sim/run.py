@@ -7,6 +7,7 @@ Simple: their data efficiency, per-channel ceilings, per-call and per-hop latenc
 - ``ring``: NCCL's ring algorithm: every channel NCCL opens on this topology (NVLink rings in both
   directions inside a system, one ring per pair of NIC rails across systems);
 - ``tree``: NCCL's double binary tree across systems with a chain inside, a pair of trees per rail;
+  on one system a pair of chains per ring, each along its ring (NCCL searches them as it does rings);
 - ``nvls``: NVLink SHARP all-reduce in the NVSwitches (DGX H100/H200/B200, NVL72), one system;
 - ``collnet``: reduction in SHARP-capable InfiniBand switches, across systems.
 The lecture's and the textbook's algorithms stay, without NCCL's protocols:

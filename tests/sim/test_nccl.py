@@ -216,3 +216,18 @@ def test_tree_chunk_follows_ncclS_halving_rule():
     assert T.tree_chunk_bytes("simple", 16 * 2**20, 24, 7) == 65536
     # big messages keep a whole step a chunk, up to the simulator's piece budget
     assert T.tree_chunk_bytes("simple", 2**30, 24, 7) == max(524288, 2**30 / 24 / 16)
+
+
+def test_one_system_tree_runs_each_channel_pair_along_its_own_ring():
+    """On one system NCCL searches the tree's chains as it searches rings, one per channel: a DGX-1's
+    chains then spread over the NVLinks its rings use. One chain for every channel put all of them
+    on the same links (the review found the DGX-1 V100 tree at 32 GB/s against the ring's 144)."""
+    topo = load_preset("dgx1-v100")
+    gpus = [d.id for d in topo.gpus()]
+    sim = Simulator(topo, gpus, SimOptions(achievable=True))
+    plan = sim.channel_plan()
+    tree = sim.run("all-reduce", "tree", 2**28)
+    ring = sim.run("all-reduce", "ring", 2**28)
+    chains = {g.meta["tree"] for g in tree.schedule.groups if "tree" in g.meta}
+    assert len(chains) == 2 * len(plan.rings) > 2
+    assert tree.busbw_Bps > 0.5 * ring.busbw_Bps
