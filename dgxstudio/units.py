@@ -12,7 +12,8 @@ import re
 _SIZE_UNITS = {
     "": 1, "b": 1,
     "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
-    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+    "p": 1000**5, "pb": 1000**5,
+    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4, "pib": 1024**5,
 }
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min": 60.0}
 _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
@@ -25,7 +26,7 @@ def parse_size(text: str) -> int:
         raise ValueError(f"cannot read size {text!r} (examples: 4096, 64KiB, 256MiB, 1GB)")
     unit = m.group(3).lower()
     if unit not in _SIZE_UNITS:
-        raise ValueError(f"unknown size unit {m.group(3)!r} in {text!r} (B, KB, MB, GB, KiB, MiB, GiB)")
+        raise ValueError(f"unknown size unit {m.group(3)!r} in {text!r} (B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)")
     value = float(m.group(2)) * _SIZE_UNITS[unit]
     if m.group(1) == "-" or not math.isfinite(value) or value < 1 or value > 2**50:
         raise ValueError(f"size {text!r} is out of range (1 B .. 1 PiB)")

@@ -211,3 +211,13 @@ def test_analyze_names_cluster_rings_in_words(capsys, tmp_path):
     assert code == 0
     line = next(x for x in out.splitlines() if x.strip().startswith("rings:"))
     assert " across systems: " in line and "over all" not in line
+
+
+@pytest.mark.parametrize("size", ["1PiB", "1PB", "2TB", "3TiB"])
+def test_every_size_unit_the_range_names_is_read(size):
+    """The range message says '1 B .. 1 PiB': PiB (and PB) are units too, and TB/TiB are listed."""
+    from dgxstudio.units import parse_size
+
+    assert parse_size(size) >= 10**12
+    with pytest.raises(ValueError, match="TB, PB, KiB, MiB, GiB, TiB, PiB"):
+        parse_size("3XB")

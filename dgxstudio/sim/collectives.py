@@ -68,6 +68,7 @@ def _pipelined(sched: Schedule, patterns: list[Pattern], n: int, piece: float, p
     ``post_delay_s``: a value or one per step. Returns the first row's group id."""
     steps = len(patterns)
     rows = steps * n
+    sched.reserve(rows)
     base = len(sched.groups)
     r = np.arange(rows, dtype=np.int64)
     step, j = np.divmod(r, n)

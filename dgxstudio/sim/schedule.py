@@ -257,9 +257,21 @@ class Schedule:
         if n // 4096 != before // 4096:
             check_cancelled()
             if n > limits.MAX_SCHEDULED_GROUPS:
-                raise limits.TooLarge(f"{self.description or 'this schedule'} takes more than "
-                                      f"{limits.MAX_SCHEDULED_GROUPS:,} flow groups to simulate (about a kilobyte of "
-                                      f"memory each); use a larger --chunk, a smaller size or fewer GPUs")
+                self._too_large(n)
+
+    def reserve(self, more: int) -> None:
+        """Refuse, before anything is allocated, a block of ``more`` groups that would take the
+        schedule past the limit (a block's columns are built whole: a 1 PiB ring's first block
+        reached 3.3 GB before the count as built could stop it)."""
+        n = len(self.groups) + more
+        if n > limits.MAX_SCHEDULED_GROUPS:
+            self._too_large(n)
+
+    def _too_large(self, n: int) -> None:
+        raise limits.TooLarge(f"{self.description or 'this schedule'} takes {n:,} or more flow groups to simulate, "
+                              f"more than the limit of {limits.MAX_SCHEDULED_GROUPS:,} (about a kilobyte of memory "
+                              f"each); use a smaller size or fewer GPUs (NCCL's algorithms cut the data in NCCL's own "
+                              f"slices; --chunk sets the pieces of the others: a larger one helps those)")
 
     def add(self, group: Group) -> int:
         gid = self.groups._push(group)
@@ -316,6 +328,7 @@ class Schedule:
         m = len(self.groups) - first
         if copies <= 0 or m <= 0 or first - prev_first != m:
             return False
+        self.reserve(copies * m)
         a_groups, b_groups = self.groups[prev_first:first], self.groups[first:]
         rows = {"done": [], "sent": []}  # per row: its dependencies, and which of them move with the piece
         for a, b in zip(a_groups, b_groups):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
@@ -24,6 +23,16 @@ from ..sim.engine import SimulationCancelled
 JOB_SWITCH_INTERVAL_S = 0.0002
 REAP_POLL_MS = 5
 
+
+
+def failure_message(exc: BaseException) -> str:
+    """What a failed job tells the user: a refusal (every request the core refuses raises a
+    ValueError: SimulationError, TooLarge, RoutingError, ...) in its own words, anything else as the
+    internal error it is, with its type (not the module path of either)."""
+    text = str(exc).strip()
+    if isinstance(exc, ValueError) and text:
+        return text
+    return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")
 
 class _Worker(QObject):
     """Runs one job in its own thread; every signal carries the job's id, so a result that arrives
@@ -49,8 +58,7 @@ class _Worker(QObject):
             release_later(exc)  # what the run built is freed on another thread: this one ends at once
             self.cancelled.emit(jid)
         except Exception as exc:  # noqa: BLE001 - every failure must reach the user as a message
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            self.failed.emit(jid, detail)
+            self.failed.emit(jid, failure_message(exc))
         else:
             if self.cancel.is_set():
                 self.cancelled.emit(jid)

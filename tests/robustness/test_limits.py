@@ -86,3 +86,21 @@ def test_version_and_presets_do_not_load_the_simulator():
             "print('HEAVY', heavy)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_schedule_too_large_is_refused_before_its_block_is_built(capsys):
+    """A 1 PiB ring past the --chunk gate (NCCL's ring cuts its own slices) was refused only once its
+    first block of columns had been built: 12 s and 3.3 GB, with advice (--chunk) that does not apply
+    to NCCL's algorithms. The block is now counted before it is allocated."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        code = main("simulate --preset dgx-h100 --algorithm ring --size 1PiB --chunk 1TiB".split())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    _, err = capsys.readouterr()
+    assert code == 2 and "more than the limit of 3,000,000" in err
+    assert "NCCL's algorithms cut the data in NCCL's own slices" in err
+    assert peak < 300e6

@@ -11,7 +11,7 @@ from dgxstudio.sim.run import simulate
 def test_a_schedule_over_the_group_budget_is_refused_by_name(monkeypatch):
     monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", 5000)
     topo = build_fat_tree(2, "dgx-h100")
-    with pytest.raises(ValueError, match=r"NVLS tree all-reduce .* more than 5,000 flow groups.*--chunk"):
+    with pytest.raises(ValueError, match=r"NVLS tree all-reduce .* flow groups to simulate, more than the limit of 5,000.*--chunk"):
         simulate(topo, "all-reduce", "nvls-tree", 2**33)
     # within the budget the same run goes ahead
     assert simulate(topo, "all-reduce", "nvls-tree", 2**24).time_s > 0

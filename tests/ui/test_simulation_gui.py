@@ -105,6 +105,18 @@ def test_worker_errors_arrive_as_messages(make_window, qtbot):
         p.run()
     assert "not an algorithm for all-gather" in blocker.args[0]
     assert p.state.text().startswith("Error:") and "all-gather" in w.status.text()
+    assert "dgxstudio." not in blocker.args[0] and "SimulationError" not in blocker.args[0]
+
+
+def test_a_refused_run_shows_its_reason_not_a_class_path(make_window, qtbot):
+    """A request the engine refuses (too large) reads as the refusal, not 'dgxstudio.sim.results.
+    SimulationError: ...' (found by the review)."""
+    w = make_window("dgx-a100")
+    p = configure(w, size="2TiB")
+    with qtbot.waitSignal(p.runner.failed, timeout=10000) as blocker:
+        qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    assert "dgxstudio." not in blocker.args[0] and "Error:" not in blocker.args[0]
+    assert p.state.text().startswith("Error: ") and "dgxstudio." not in p.state.text()
 
 
 def test_animation_steps_and_scrubs(make_window, qtbot):
