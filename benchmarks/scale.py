@@ -3,9 +3,10 @@
 Rail-optimized DGX H100 clusters and DGX A100 fat trees of growing size; for each: generate, open
 (load the saved file), the canvas (the saved file opened in the main window offscreen to its first
 frame drawn, then 20 zoom notches in towards a GPU, pans and zooms out: the 95th percentile and worst
-frame, as benchmarks/canvas_scale.py measures them), analyze, all-reduce with ring / tree / nvls-tree /
-hierarchical at two message sizes, and all-to-all. Every measurement runs in its own process with a time limit, so a step that
-runs away is reported as such instead of stopping the table; peak memory is that process's.
+frame, as benchmarks/canvas_scale.py measures them), analyze, all-reduce with ring / tree / nvls-tree
+/ hierarchical at two message sizes, and all-to-all. Every measurement runs in its own process with a
+time limit, so a step that runs away is reported as such instead of stopping the table; peak memory
+is that process's.
 Growth is the exponent k in time ~ GPUs^k between the smallest and the largest size that finished.
 
     python benchmarks/scale.py                      # the sizes (long: hours on 2 cores)
@@ -136,7 +137,7 @@ def main(argv=None) -> int:
         args.h100, args.a100, args.limit = "16,64", "16,64", 120.0
     sizes = [int(s) for s in args.sizes.split(",") if s]
     steps = ["generate", "open", "canvas", "analyze"]
-    for alg in [a for a in args.algorithms.split(",") if a]:  # --algorithms "" times generate, open and analyze only
+    for alg in [a for a in args.algorithms.split(",") if a]:  # --algorithms "" times generate, open, the canvas and analyze only
         if alg == "direct":
             steps.append(f"direct@{16 * MiB}")
         else:

@@ -24,7 +24,6 @@ JOB_SWITCH_INTERVAL_S = 0.0002
 REAP_POLL_MS = 5
 
 
-
 def failure_message(exc: BaseException) -> str:
     """What a failed job tells the user: a refusal (every request the core refuses raises a
     ValueError: SimulationError, TooLarge, RoutingError, ...) in its own words, anything else as the
@@ -33,6 +32,7 @@ def failure_message(exc: BaseException) -> str:
     if isinstance(exc, ValueError) and text:
         return text
     return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")
+
 
 class _Worker(QObject):
     """Runs one job in its own thread; every signal carries the job's id, so a result that arrives
