@@ -155,8 +155,8 @@ def _positive_int(text: str) -> int:
 
 def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk", default="4MiB",
-                   help="pipelining chunk of the textbook and lecture algorithms (default 4MiB); "
-                        "NCCL's ring, tree, nvls and collnet pipeline in NCCL's own slices")
+                   help="pipelining chunk of the textbook and lecture algorithms and of nvls (default 4MiB); "
+                        "NCCL's ring, tree, nvls-tree and collnet pipeline in NCCL's own slices")
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link figures: achievable (default: what nccl-tests measure) or peak (the white-paper bound)")
     p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], default="auto",

@@ -56,11 +56,17 @@ def number(value, what: str, error=ValueError, *, lo: float = 0.0, hi: float = m
     return float(value)
 
 
-def collective(size: float, chunk: float, gpus: int, reduce_s_per_byte: float = 0.0, error=ValueError) -> None:
-    """A collective of ``size`` bytes in ``chunk``-byte pieces over ``gpus`` GPUs."""
+def collective(size: float, chunk: float, gpus: int, reduce_s_per_byte: float = 0.0, error=ValueError,
+               count_pieces: bool = True) -> None:
+    """A collective of ``size`` bytes in ``chunk``-byte pieces over ``gpus`` GPUs. ``count_pieces``:
+    the algorithm cuts the data in ``chunk`` pieces, so their count is checked here (NCCL's ring,
+    tree, NVLS tree and CollNet cut it in NCCL's own slices: their schedules are counted block by
+    block before each is built, ``Schedule.reserve``, and their runs by the engine's budget)."""
     number(size, "size", error, lo=0, hi=MAX_SIZE_BYTES, lo_open=True)
     number(chunk, "chunk", error, lo=0, hi=MAX_SIZE_BYTES, lo_open=True)
     number(reduce_s_per_byte, "reduction cost (s per byte)", error, lo=0, hi=MAX_REDUCE_S_PER_BYTE)
+    if not count_pieces:
+        return
     chunks = math.ceil(size / chunk)
     groups = 2 * (chunks + max(gpus, 1))
     if groups > MAX_FLOW_GROUPS:

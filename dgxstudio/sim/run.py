@@ -419,7 +419,11 @@ class Simulator(NcclSchedules):
             raise SimulationError(f"unknown algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
         if not size > 0:
             raise SimulationError("the size must be positive")
-        limits.collective(size, self.options.chunk, len(self.gpus), self.options.reduce_s_per_byte, SimulationError)
+        # the pieces of --chunk are counted for the algorithms that cut the data in them (NVLS among
+        # NCCL's, once auto has chosen: see _run_nccl); NCCL's others cut it in NCCL's own slices, where
+        # "use a chunk of at least ..." changed nothing but the gate (a 1 TiB ring runs in seconds)
+        limits.collective(size, self.options.chunk, len(self.gpus), self.options.reduce_s_per_byte, SimulationError,
+                          count_pieces=algorithm not in NCCL + ("auto",) or collective == "all-to-all")
         if algorithm == "auto":
             return self._auto(collective, size, progress, cancel)
         if algorithm not in SUPPORTED[collective]:
@@ -448,6 +452,8 @@ class Simulator(NcclSchedules):
         why = self.refusal(collective, algorithm)
         if why:
             raise SimulationError(why)
+        if algorithm == "nvls":  # NCCL's one algorithm here that moves --chunk pieces
+            limits.collective(size, self.options.chunk, len(self.gpus), self.options.reduce_s_per_byte, SimulationError)
         with cancellable(cancel):
             check_cancelled()
             shape = self.call_shape(collective, for_ring=algorithm == "ring")

@@ -112,7 +112,7 @@ def test_a_refused_run_shows_its_reason_not_a_class_path(make_window, qtbot):
     """A request the engine refuses (too large) reads as the refusal, not 'dgxstudio.sim.results.
     SimulationError: ...' (found by the review)."""
     w = make_window("dgx-a100")
-    p = configure(w, size="2TiB")
+    p = configure(w, algorithm="single-ring", size="2TiB")
     with qtbot.waitSignal(p.runner.failed, timeout=10000) as blocker:
         qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
     assert "dgxstudio." not in blocker.args[0] and "Error:" not in blocker.args[0]
