@@ -90,7 +90,7 @@ def cmd_report(args) -> int:
     gpus = select(topo, args.gpus)
     data = ReportData(topo, analyze(topo, gpus))
     try:
-        sim = Simulator(topo, gpus, sim_options(args, gpus))
+        sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True)  # open_runnable_topology validated it
         if args.size:
             data.runs.append(stamp(sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size")),
                                    data.document))

@@ -69,7 +69,7 @@ def cmd_simulate(args) -> int:
     topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
-        sim = Simulator(topo, gpus, sim_options(args, gpus))
+        sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True)  # open_runnable_topology validated it
         if args.sweep:
             lo, _, hi = args.sweep.partition(":")
             if not hi:
