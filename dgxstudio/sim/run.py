@@ -84,6 +84,10 @@ class Simulator(NcclSchedules):
         for g in self.gpus:
             if g not in topo.devices or topo.devices[g].kind != "gpu":
                 raise SimulationError(f"{g!r} is not a GPU of this topology")
+        root = self.options.root
+        if root is not None and root not in set(self.gpus):
+            # (a rooted NCCL schedule would fail looking for it in its ring: an internal error)
+            raise SimulationError(f"the root {root!r} is not one of the {len(self.gpus)} GPUs of this run")
         if self.options.chunk <= 0:
             raise SimulationError("the chunk size must be positive")
         if router is not None and (router.topo is not topo or router.spread != self.options.spread
