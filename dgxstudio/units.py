@@ -45,7 +45,7 @@ def parse_time(text: str) -> float:
 
 
 def format_size(n: float) -> str:
-    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+    for unit, factor in (("PiB", 1024**5), ("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= factor:
             v = n / factor
             return f"{v:.0f} {unit}" if v.is_integer() else f"{v:.2f} {unit}"

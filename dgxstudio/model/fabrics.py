@@ -61,6 +61,8 @@ class FatTreePlan:
 
     @property
     def switch_count(self) -> dict[str, int]:
+        if self.levels == 1:
+            return {"leaf": self.leaves}
         if self.levels == 2:
             return {"leaf": self.leaves, "spine": self.spines}
         return {"leaf": self.leaves, "spine": self.pods * self.spines, "core": self.spines * self.cores_per_plane}
@@ -69,6 +71,8 @@ class FatTreePlan:
     def cable_count(self) -> dict[str, int]:
         node_leaf = self.systems * self.nics_per_system
         leaf_up = self.leaves * self.uplinks_per_leaf
+        if self.levels == 1:
+            return {"node-leaf": node_leaf}
         if self.levels == 2:
             return {"node-leaf": node_leaf, "leaf-spine": leaf_up}
         return {"node-leaf": node_leaf, "leaf-spine": leaf_up,
@@ -290,6 +294,11 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
                   nic_part=nic, nics_cabled=len(nics), rail_optimized=rail_optimized, rails=n_rails,
                   oversubscription=float(oversubscription), uplinks_per_leaf=up, switch_link_type=switch_link,
                   warnings=tuple(warnings))
+    if leaves == 1 and tiers is None and spines is None:
+        # One leaf holds every system: a spine tier would carry nothing (every route turns at the
+        # leaf), yet it was built, cabled and counted in the switches and power (16 spines for 2 DGX
+        # H100). Asked for with --tiers 2 or --spines, it is built as asked.
+        return FatTreePlan(spines=0, levels=1, leaves_per_pod=1, pods=1, **dict(common, uplinks_per_leaf=0))
     if (tiers or 2) == 2 and leaves <= radix:
         # Rail-optimized fabrics fill the spines' ports with parallel links, as the SuperPOD tables do
         # (4 SU of 32: 32 leaves, 16 spines); a plain tree keeps one link per leaf-spine pair.
@@ -332,10 +341,14 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
                          oversubscription=oversubscription, tiers=tiers, switch=switch)
     label = SYSTEM_LABELS[system]
     topo = Topology(name or f"{systems} x {label} {'rail-optimized ' if rail_optimized else ''}fat tree", catalog)
-    topo.description = (f"{plan.levels}-level {plan.link_type} fat tree: {plan.leaves} lea{'f' if plan.leaves == 1 else 'ves'}, "
-                        f"{plan.spines} spine{'' if plan.spines == 1 else 's'}{' per pod' if plan.levels == 3 else ''}, "
-                        f"{plan.per_leaf} system{'' if plan.per_leaf == 1 else 's'} per "
-                        f"{'scalable unit' if rail_optimized else 'leaf'}")
+    if plan.levels == 1:
+        topo.description = (f"one {plan.link_type} leaf switch holds the {systems} system{'' if systems == 1 else 's'} "
+                            f"(no spine tier: every route turns at the leaf)")
+    else:
+        topo.description = (f"{plan.levels}-level {plan.link_type} fat tree: {plan.leaves} lea{'f' if plan.leaves == 1 else 'ves'}, "
+                            f"{plan.spines} spine{'' if plan.spines == 1 else 's'}{' per pod' if plan.levels == 3 else ''}, "
+                            f"{plan.per_leaf} system{'' if plan.per_leaf == 1 else 's'} per "
+                            f"{'scalable unit' if rail_optimized else 'leaf'}")
     cluster = topo.add_group(Group("cluster", topo.name, "cluster", None, [], {"builder": "fat-tree"}))
     fabric = topo.add_group(Group("fabric", "Fabric", "fabric", cluster.id, []))
     sys_groups = []
@@ -387,6 +400,8 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
             for did in ports:
                 connect(did, leaves[unit], plan.link_type)
     up_type, m = plan.switch_link_type, plan.leaf_spine_links
+    if plan.levels == 1:
+        return topo
     if plan.levels == 2:
         span = width / plan.spines
         spine_ids = [make_switch(f"spine{j + 1}", f"Spine {j + 1}", (j * span + span / 2 - COLUMN / 2, SPINE_Y))

@@ -46,6 +46,16 @@ ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "single-ri
 # Earlier names, still accepted: "multi-ring" was NCCL's ring before it took the name.
 ALIASES = {"multi-ring": "ring"}
 NCCL = ("ring", "tree", "nvls", "nvls-tree", "collnet")
+
+
+def cuts_in_chunks(algorithm: str) -> bool:
+    """Whether ``algorithm`` cuts the data in ``--chunk`` pieces, whose count ``limits.collective``
+    then checks: each of DGX Studio's own and NVLS of NCCL's. NCCL's others cut it in NCCL's own
+    slices (their schedules are counted block by block before each is built, ``Schedule.reserve``);
+    for them "use a chunk of at least ..." would change nothing but the check (a 1 TiB ring runs)."""
+    return algorithm not in NCCL or algorithm == "nvls"
+
+
 SUPPORTED = {
     "all-reduce": ("ring", "tree", "nvls", "nvls-tree", "collnet", "single-ring", "parameter-server", "decentralized",
                    "hierarchical"),
@@ -84,6 +94,10 @@ class Simulator(NcclSchedules):
         for g in self.gpus:
             if g not in topo.devices or topo.devices[g].kind != "gpu":
                 raise SimulationError(f"{g!r} is not a GPU of this topology")
+        root = self.options.root
+        if root is not None and root not in set(self.gpus):
+            # (a rooted NCCL schedule would fail looking for it in its ring: an internal error)
+            raise SimulationError(f"the root {root!r} is not one of the {len(self.gpus)} GPUs of this run")
         if self.options.chunk <= 0:
             raise SimulationError("the chunk size must be positive")
         if router is not None and (router.topo is not topo or router.spread != self.options.spread
@@ -421,11 +435,9 @@ class Simulator(NcclSchedules):
             raise SimulationError(f"unknown algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
         if not size > 0:
             raise SimulationError("the size must be positive")
-        # the pieces of --chunk are counted for the algorithms that cut the data in them (NVLS among
-        # NCCL's, once auto has chosen: see _run_nccl); NCCL's others cut it in NCCL's own slices, where
-        # "use a chunk of at least ..." changed nothing but the gate (a 1 TiB ring runs in seconds)
+        # (auto's choice is counted once made: _run_nccl, or this again for all-to-all's direct)
         limits.collective(size, self.options.chunk, len(self.gpus), self.options.reduce_s_per_byte, SimulationError,
-                          count_pieces=algorithm not in NCCL + ("auto",) or collective == "all-to-all")
+                          count_pieces=algorithm != "auto" and cuts_in_chunks(algorithm))
         if algorithm == "auto":
             return self._auto(collective, size, progress, cancel)
         if algorithm not in SUPPORTED[collective]:
@@ -454,7 +466,7 @@ class Simulator(NcclSchedules):
         why = self.refusal(collective, algorithm)
         if why:
             raise SimulationError(why)
-        if algorithm == "nvls":  # NCCL's one algorithm here that moves --chunk pieces
+        if cuts_in_chunks(algorithm):
             limits.collective(size, self.options.chunk, len(self.gpus), self.options.reduce_s_per_byte, SimulationError)
         with cancellable(cancel):
             check_cancelled()

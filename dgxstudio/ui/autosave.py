@@ -181,7 +181,7 @@ class Autosaver(QObject):
                 # allocations would start full collections (0.1-0.15 s each with the lock held, which
                 # the GUI thread waits for) on this thread or the GUI's
                 with paused_gc():
-                    topo = frozen or live.loose_snapshot()
+                    topo = frozen if frozen is not None else live.loose_snapshot()
                     if self.prove_in_child:
                         doc = fileio.topology_to_dict(topo)
                         text = fileio.encoded_text(topo, doc)

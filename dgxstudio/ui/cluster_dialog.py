@@ -167,7 +167,7 @@ def summary_html(plan, catalog: Catalog, gpus_per_system: int) -> str:
     if s["power_unknown"]:
         power += f" (no published figure for the {' or '.join(s['power_unknown'])})"
     lines = [
-        f"<b>{plan.systems:,} systems, {plan.systems * gpus_per_system:,} GPUs</b> — {plan.levels} tiers of "
+        f"<b>{plan.systems:,} systems, {plan.systems * gpus_per_system:,} GPUs</b> — {plan.levels} tier{'' if plan.levels == 1 else 's'} of "
         f"{catalog.part(plan.switch_part).label}, {plan.per_leaf} systems per {unit}"
         + (f", {plan.rails} rails" if plan.rail_optimized else ""),
         f"Switches: <b>{s['switches_total']:,}</b> ({sw})",

@@ -88,7 +88,7 @@ class FindingsList(QListWidget):
         def check() -> None:
             try:
                 with paused_gc():   # short-lived acyclic tables: no full collections with the lock held
-                    view = frozen or topo.loose_snapshot()
+                    view = frozen if frozen is not None else topo.loose_snapshot()
                     if frozen is None:
                         done["snapshot"] = view
                     done["findings"] = validate(view)

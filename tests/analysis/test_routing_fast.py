@@ -109,7 +109,7 @@ RING_FABRICS = [lambda: build_fat_tree(6, "dgx-h100", rail_optimized=True),
                 lambda: build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8),
                 lambda: build_fat_tree(24, "dgx-h100", rail_optimized=True, oversubscription=2),
                 lambda: build_fat_tree(60, "dgx-a100", per_leaf=20, rail_optimized=True, tiers=3),
-                lambda: build_fat_tree(5, "dgx-a100", nics_per_system=4),
+                lambda: build_fat_tree(5, "dgx-a100", nics_per_system=4, tiers=2),  # one leaf under spines
                 lambda: build_fat_tree(12),
                 _irregular_rings]
 

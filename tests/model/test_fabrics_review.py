@@ -34,4 +34,25 @@ def test_description_counts_agree_in_number():
     from dgxstudio.model.builders import build_fat_tree
 
     assert "8 leaves, 1 spine, 4 systems per scalable unit" in build_fat_tree(4, "dgx-h100", rail_optimized=True).description
-    assert ": 1 leaf, 16 spines, 2 systems per leaf" in build_fat_tree(2, "dgx-a100").description
+    assert ": 1 leaf, 16 spines, 2 systems per leaf" in build_fat_tree(2, "dgx-a100", tiers=2).description
+
+
+def test_one_leaf_gets_no_spines_unless_asked():
+    """2 DGX H100 fit one 64-port NDR leaf: the default built 16 spines, each cabled to that leaf
+    only, which carried nothing and added 16 switches, 16 cables and 12 kW to the summary."""
+    from dgxstudio.model.builders import build_fat_tree
+    from dgxstudio.model.catalog import default_catalog
+    from dgxstudio.model.fabrics import plan_fat_tree
+    from dgxstudio.model.systems import build_system
+
+    topo = build_fat_tree(2, "dgx-h100")
+    switches = [d for d in topo.devices.values() if d.kind == "ib_switch"]
+    assert [d.id for d in switches] == ["leaf1"]
+    assert "no spine tier" in topo.description
+    plan = plan_fat_tree(build_system("dgx-h100", default_catalog()), "system", 2, None, None, system="dgx-h100")
+    assert (plan.levels, plan.switch_count, plan.cable_count) == (1, {"leaf": 1}, {"node-leaf": 16})
+    # asked for, the spine tier is built as before
+    assert sum(d.kind == "ib_switch" for d in build_fat_tree(2, "dgx-h100", tiers=2).devices.values()) == 17
+    assert sum(d.kind == "ib_switch" for d in build_fat_tree(2, "dgx-h100", spines=2).devices.values()) == 3
+    # rail-optimized, the rails' leaves still meet at spines
+    assert sum(d.kind == "ib_switch" for d in build_fat_tree(2, "dgx-h100", rail_optimized=True).devices.values()) > 8

@@ -112,4 +112,4 @@ def test_nccl_rings_are_not_held_to_the_chunk_gate(capsys):
     advised a larger --chunk, which changed nothing but the gate (the review). Its steady state is
     skipped: it runs."""
     assert main("simulate --preset dgx1-v100 --size 1TiB".split()) == 0
-    assert "1024 GiB             ring" in capsys.readouterr().out
+    assert "1 TiB             ring" in capsys.readouterr().out

@@ -231,3 +231,13 @@ def test_one_system_tree_runs_each_channel_pair_along_its_own_ring():
     chains = {g.meta["tree"] for g in tree.schedule.groups if "tree" in g.meta}
     assert len(chains) == 2 * len(plan.rings) > 2
     assert tree.busbw_Bps > 0.5 * ring.busbw_Bps
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "ring", "single-ring"])
+def test_a_root_outside_the_run_is_refused_by_the_simulator(algorithm):
+    """The CLI refused `--root` outside the selected GPUs, but the GUI and scripts reached NCCL's
+    rooted schedule, which failed looking for the root in its ring (ValueError: not in list)."""
+    topo = load_preset("dgx-a100")
+    gpus = [d.id for d in topo.gpus()]
+    with pytest.raises(SimulationError, match="the root 'gpu6' is not one of the 4 GPUs of this run"):
+        Simulator(topo, gpus[:4], SimOptions(root="gpu6")).run("broadcast", algorithm, 2**20)

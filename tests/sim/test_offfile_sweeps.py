@@ -51,3 +51,17 @@ def test_compare_simulates_each_point_with_the_source_launch_mode():
     assert row["error"] == pytest.approx(row["simulated"] / 230.0 - 1)
     assert row["tolerance"] == 0.15 and row["choice"].startswith("ring/simple")
     assert row["nccl_model"] > 0
+
+
+def test_a_printed_figure_stands_for_every_value_that_rounds_to_it():
+    """nccl-tests prints busbw to 0.01 GB/s: "0.04" at 1 KiB is anything from 0.035 to 0.045, so a
+    simulated 0.0522 is 16% beyond it, not the 30.5% a comparison with 0.04 itself gives."""
+    mod = _script()
+    assert mod.error_beyond_printing(0.04, 0.0522) == pytest.approx(0.0522 / 0.045 - 1)
+    assert mod.error_beyond_printing(0.04, 0.0522) < 0.30 < 0.0522 / 0.04 - 1
+    assert mod.error_beyond_printing(0.04, 0.0441) == 0.0      # rounds to the printed figure
+    assert mod.error_beyond_printing(0.04, 0.03) == pytest.approx(0.03 / 0.035 - 1)
+    assert mod.error_beyond_printing(230.48, 239.76) == pytest.approx(239.76 / 230.485 - 1)
+    # times: two decimals under 100 us, one under 10,000 us, none above
+    assert [mod.printed_half_unit(v, "us") for v in (93.12, 412.5, 20_480.0)] == [0.005, 0.05, 0.5]
+    assert mod.printed_half_unit(0.04, "GB/s") == 0.005
