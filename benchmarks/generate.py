@@ -1,13 +1,16 @@
 """Generates, saves, opens and analyzes a 1,024-system DGX H100 rail-optimized cluster (8,192 GPUs).
 
 Targets (issue 12): generate under 3 s, analyze under 5 s on the 2-core reference machine.
-Prints each stage's time and, with --profile, the functions that dominate generate and analyze.
+Prints each stage's wall time, its CPU time (user+sys of this process) and the 1-minute load average at its end
+(the machine is shared, so wall time alone cannot be compared between runs) and, with --profile, the functions
+that dominate generate and analyze.
 Run: python benchmarks/generate.py [--systems N] [--profile]
 """
 
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import tempfile
 import time
@@ -20,14 +23,14 @@ from dgxstudio.model.builders import build_fat_tree
 
 def stage(label, fn, profile):
     prof = cProfile.Profile() if profile else None
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if prof:
         prof.enable()
     out = fn()
     if prof:
         prof.disable()
-    dt = time.perf_counter() - t0
-    print(f"{label:<10} {dt:7.2f} s")
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"{label:<10} {dt:7.2f} s wall, {cpu:6.2f} s CPU, load {os.getloadavg()[0]:.2f}")
     if prof:
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(14)

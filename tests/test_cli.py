@@ -184,3 +184,9 @@ def test_report_name_without_an_extension_gets_its_format_and_a_wrong_one_is_ref
         code, _, err = run(capsys, "report", "--preset", "dgx1-v100", "-o", str(tmp_path / name), *extra)
         assert code == 2 and said in err
         assert not any(p.name.startswith(name[0] + ".") for p in tmp_path.iterdir())
+
+
+def test_analyze_of_a_system_without_published_power_does_not_say_zero_kw(capsys):
+    code, text, _ = run(capsys, "analyze", "--preset", "hgx-h800")
+    assert code == 0
+    assert "published power: no published figure (HGX H800)" in text and "0.0 kW" not in text

@@ -6,7 +6,7 @@ import argparse
 from collections import Counter
 
 from ..model.catalog import KIND_LABELS
-from ..model.systems import SYSTEM_BUILDERS
+from ..model.systems import SYSTEM_BUILDERS, power_text
 from ..model.topology import Topology
 from ..model.validation import ERROR, validate
 from .common import (EXIT_FINDINGS, EXIT_OK, CliError, StepProgress, add_source, open_topology, print_json,
@@ -171,9 +171,7 @@ def cmd_analyze(args) -> int:
         print("  compute NIC ports of a system: " + ", ".join(
             f"{p['count']} x {p['rate_bps_per_direction'] / 1e9:,.0f} Gb/s ({p['cabled']} cabled)" for p in ports))
     power = result["power"]
-    print(f"  published power: {power['published_W'] / 1e3:,.1f} kW"
-          + (f" (no published figure: {', '.join(power['without_published_figure'])})"
-             if power["without_published_figure"] else ""))
+    print(f"  published power: {power_text(power['published_W'], power['without_published_figure'])}")
     for note in power.get("basis", []):
         print(f"    {note}; systems at their published maximum")
     lat = result["latency"]

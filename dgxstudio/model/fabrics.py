@@ -231,8 +231,8 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
         raise ValueError("the system has no compute NICs to attach to a fabric")
     if nics_per_system is not None:
         if nics_per_system < 1 or nics_per_system > len(nics):
-            raise ValueError(f"--nics-per-system {nics_per_system}: a {SYSTEM_LABELS.get(system, system)} has "
-                             f"{len(nics)} compute NICs")
+            raise ValueError(f"--nics-per-system {nics_per_system}: must be 1 to {len(nics)} (a "
+                             f"{SYSTEM_LABELS.get(system, system)} has {len(nics)} compute NICs)")
         nics = nics[:nics_per_system]
     nic_part = catalog.part(nic) if nic else topo_probe.part_of(nics[0])
     pg = _network_group(nic_part, catalog)

@@ -363,3 +363,11 @@ def power_note(part) -> str | None:
     """'label: W each, basis' for a part whose published power says on what basis (typical or maximum)."""
     w, basis = part.specs.get("power_W"), part.specs.get("power_basis")
     return f"{part.label}: {w:,.0f} W each, {basis}" if w is not None and basis else None
+
+
+def power_text(published_W: float, missing: list[str]) -> str:
+    """The published power as a reader should see it: kW, naming what has no published figure, and never
+    '0.0 kW' when nothing in the design has a figure (an HGX H800 on HDR switches)."""
+    if missing and not published_W:
+        return f"no published figure ({', '.join(missing)})"
+    return f"{published_W / 1e3:,.1f} kW" + (f" (no published figure: {', '.join(missing)})" if missing else "")

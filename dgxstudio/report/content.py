@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 from .. import __version__
 from ..model.catalog import KIND_LABELS, NETWORK_FAMILIES
+from ..model.systems import power_text
 from ..model.topology import Topology
 from .provenance import document_ref, ran_on
 from .svg import gantt_chart, line_chart, topology_svg
@@ -179,7 +180,7 @@ def key_figures(data: ReportData, runs: int = 8) -> Table:
             ["bisection bandwidth (bidirectional)", f"{gbs(a['bisection']['bidir_Bps'])} GB/s"],
             ["ring all-reduce bound (bus bandwidth, peak link figures)", f"{gbs(a['rings']['allreduce_busbw_bound_Bps'])} GB/s"],
             ["network per GPU (bidirectional)", network_per_gpu(topo, a)],
-            ["published power", f"{a['power']['published_W'] / 1e3:,.1f} kW"]]
+            ["published power", power_text(a["power"]["published_W"], a["power"]["without_published_figure"])]]
     for i, run in enumerate(data.runs[:runs]):
         top = run.sim.bottlenecks(1)
         neck = f"; bottleneck {bottleneck_rows(topo, top)[0][0]}" if top else ""
@@ -233,9 +234,7 @@ def build_blocks(data: ReportData) -> list:
         ["NVLink of all GPUs (bidirectional)", f"{gbs(a['aggregate_nvlink_bw_bidir_Bps'])} GB/s"],
         ["PCIe per GPU (bidirectional)", f"{gbs(a['pcie_bw_per_gpu_bidir_Bps'])} GB/s"],
         ["network per GPU (bidirectional)", network_per_gpu(topo, a)],
-        ["published power", f"{a['power']['published_W'] / 1e3:,.1f} kW" + (
-            f" (no published figure: {', '.join(a['power']['without_published_figure'])})"
-            if a["power"]["without_published_figure"] else "") + "".join(
+        ["published power", power_text(a["power"]["published_W"], a["power"]["without_published_figure"]) + "".join(
             f"; {note}" for note in a["power"].get("basis", []))],
         ["worst system-to-system latency", f"{lat['max_system_to_system_s'] * 1e6:.2f} us" if lat["max_system_to_system_s"]
          else "one system"],

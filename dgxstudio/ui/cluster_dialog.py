@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 
 from ..model.catalog import NETWORK_FAMILIES, Catalog, default_catalog
 from ..model.fabrics import MAX_SYSTEMS, _fabric_nics, build_fat_tree, plan_fat_tree
-from ..model.systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system
+from ..model.systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, power_text
 from ..model.topology import Topology
 
 RATIOS = ["1:1 (non-blocking)", "2:1", "3:1", "4:1"]
@@ -163,9 +163,7 @@ def summary_html(plan, catalog: Catalog, gpus_per_system: int) -> str:
     sw = ", ".join(f"{n:,} {tier}" for tier, n in s["switches"].items())
     cab = ", ".join(f"{n:,} {tier}" for tier, n in s["cables"].items())
     unit = "scalable unit" if plan.rail_optimized else "leaf"
-    power = f"{s['power_W'] / 1e3:,.1f} kW"
-    if s["power_unknown"]:
-        power += f" (no published figure for the {' or '.join(s['power_unknown'])})"
+    power = power_text(s["power_W"], s["power_unknown"])
     lines = [
         f"<b>{plan.systems:,} systems, {plan.systems * gpus_per_system:,} GPUs</b> — {plan.levels} tier{'' if plan.levels == 1 else 's'} of "
         f"{catalog.part(plan.switch_part).label}, {plan.per_leaf} systems per {unit}"

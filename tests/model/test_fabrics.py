@@ -98,6 +98,7 @@ def test_ndr_nic_on_hdr_switch_links_at_hdr_with_a_finding():
     ({"nic": "ib-switch-ndr-64"}, "not a NIC"),
     ({"nic": "no-such-part"}, "no such catalog part"),
     ({"nics_per_system": 9}, "has 8 compute NICs"),
+    ({"nics_per_system": 0}, r"must be 1 to 8 \(a DGX H100 has 8 compute NICs\)"),
     ({"rail_optimized": True, "rails": 3}, "does not divide"),
     ({"oversubscription": 3, "per_leaf": 4}, "does not divide"),
     ({"oversubscription": 0.5}, "1 or more"),

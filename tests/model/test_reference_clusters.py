@@ -66,3 +66,29 @@ def test_the_a100_superpod_says_its_counts_are_not_published_here():
     topo = load_preset("dgx-a100-superpod")
     assert len([g for g in topo.groups.values() if g.kind == "system"]) == 140
     assert "not checked" in topo.description
+
+
+def test_the_a100_superpod_preset_has_the_counts_its_note_states():
+    """No published table was found for RA-09950 (four searches), so the preset keeps the builder's rule; the
+    counts the note and hardware.md state for it are pinned here, so neither drifts from what is built."""
+    ref = reference_clusters()["dgx-a100-superpod"]
+    rule = ref["builder_rule_counts"]
+    topo = load_preset("dgx-a100-superpod")
+    switches = {d.id for d in topo.devices.values() if d.kind == "ib_switch"}
+
+    def tier(dev):
+        return "leaf" if dev.startswith("leaf") else "spine" if ".spine" in dev else "core"
+    counts = {t: sum(1 for d in switches if tier(d) == t) for t in ("leaf", "spine", "core")}
+    assert counts == {t: rule[t] for t in ("leaf", "spine", "core")}
+    cables = {"node_leaf_cables": 0, "leaf_spine_cables": 0, "spine_core_cables": 0}
+    for lk in topo.links.values():
+        if lk.type != "IB-HDR":
+            continue
+        ends = sorted(tier(e) for e in (lk.a, lk.b) if e in switches)
+        key = {("leaf",): "node_leaf_cables", ("leaf", "spine"): "leaf_spine_cables",
+               ("core", "spine"): "spine_core_cables"}[tuple(ends)]
+        cables[key] += lk.count
+    assert cables == {k: rule[k] for k in cables}
+    plan = _plan(ref, 140)
+    assert plan.switch_count == counts
+    assert "RA-09950" in ref["note"] and "not checked" in topo.description

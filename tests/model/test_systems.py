@@ -99,6 +99,15 @@ def test_published_power_sums_a_cluster_and_names_what_it_left_out():
     assert watts == 0 and missing == ["HGX H800"]
 
 
+def test_power_reads_no_published_figure_rather_than_zero_kw():
+    """An HGX H800 has no published power: the CLI, the report and New cluster said '0.0 kW' for it."""
+    from dgxstudio.model.systems import power_text, published_power
+    assert power_text(*published_power(build_system("hgx-h800"))) == "no published figure (HGX H800)"
+    assert power_text(*published_power(build_fat_tree(4, "dgx-a100"))) == (
+        "26.0 kW (no published figure: InfiniBand HDR switch (40 ports))")
+    assert power_text(*published_power(build_system("dgx-h100"))) == "10.2 kW"
+
+
 def test_the_32_system_ndr_fabric_power_sum_includes_its_switches():
     """32 DGX H100 on a rail-optimized NDR fabric: 8 leaves + 4 spines of QM9700 at 747 W each."""
     from dgxstudio.model.builders import plan_fat_tree

@@ -21,7 +21,9 @@ def test_live_summary_counts_switches_cables_and_power(qtbot):
     assert "Cables: <b>2,048</b>" in text
     assert "1,341.5 kW" in text and "747 W each" in text and "no published figure" not in text
     _pick(d.system, "dgx-a100")
-    assert "no published figure for the InfiniBand HDR switch" in d.summary.text()
+    assert "no published figure: InfiniBand HDR switch" in d.summary.text()
+    _pick(d.system, "hgx-a800")  # neither the HGX A800 nor the HDR switch has a published figure
+    assert "Power: <b>no published figure (" in d.summary.text() and "0.0 kW" not in d.summary.text()
     d.rail.setChecked(False)
     assert "rails" not in d.summary.text()
 
