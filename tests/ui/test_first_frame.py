@@ -268,3 +268,33 @@ def test_tray_names_follow_the_first_frame_too(qtbot, make_window):
     finally:
         window.view.viewport().removeEventFilter(watcher)
         _close(window)
+
+
+def test_the_live_plots_behind_a_tab_are_first_laid_out_when_their_tab_is_raised(qtbot, make_window):
+    """The Plots dock sits behind the Findings tab: its three live plots' first layout (posted when they
+    were made, and handled in the window's first frame: 8-9% of it) waits until the tab is raised."""
+    from PySide6.QtWidgets import QGraphicsWidget
+
+    after_first_paint = []
+
+    def first(scene):
+        if not after_first_paint:
+            after_first_paint.append(None)
+            QTimer.singleShot(0, lambda: after_first_paint.append(grid.isActivated()))   # right after this paint
+
+    watcher, watch = _paint_watcher(first)
+    window = _reopened(qtbot, make_window, "dgx-h100", before_show=watch)
+    view = window.live_plots.layout_widget
+    grid = QGraphicsWidget.layout(view.ci)
+    try:
+        qtbot.waitUntil(lambda: len(after_first_paint) == 2, timeout=3000)
+        assert after_first_paint[1] is False, "the hidden plots were laid out in the first frame"
+        qtbot.wait(50)
+        assert not grid.isActivated(), "nor in the frames after it"
+        _click_tab(qtbot, window, "Plots")
+        qtbot.waitUntil(grid.isActivated, timeout=3000)
+        plot = window.live_plots.delivered_plot
+        assert plot.vb.width() > 100 and plot.vb.height() > 30, "laid out at the dock's size"
+    finally:
+        window.view.viewport().removeEventFilter(watcher)
+        _close(window)
