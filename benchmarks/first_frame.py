@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-PRESETS = ("dgx1-v100", "dgx-a100", "dgx-h100", "dgx-b200")
+PRESETS = ("dgx1-v100", "dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72")
 
 
 def one(preset: str, old_order: bool) -> dict:

@@ -325,10 +325,10 @@ class TopologyScene(QGraphicsScene):
         painter.drawLines(lines)
 
     def hold_text(self) -> None:
-        """The next frame draws the devices' boxes, icons and links but not their names, ports and link
-        counts, which follow in the frame after: a window's first frame lays out every label for the
-        first time (6-9 ms of a DGX preset's 10-14 ms canvas), on top of every dock's first layout and
-        paint."""
+        """The next frame draws the devices' and collapsed groups' boxes, icons and links but not their
+        names, ports and link counts, which follow in the frame after: a window's first frame lays out
+        every label for the first time (6-9 ms of a DGX preset's 10-14 ms canvas; GB200 NVL72's 27 tray
+        boxes 2 ms), on top of every dock's first layout and paint."""
         self.text_held = True
 
     def release_text(self) -> None:
@@ -339,6 +339,10 @@ class TopologyScene(QGraphicsScene):
         for item in self.device_items.values():
             item.lay_out_text()   # laid out in this turn, drawn in the next: the two share the work
             item.update()   # a cached picture drawn without its name is drawn again
+        for item in self.group_items.values():
+            if item.collapsed:   # a collapsed system's or tray's box: its name and counts likewise
+                item.lay_out_text()
+                item.update()
         self.invalidate(QRectF(), QGraphicsScene.SceneLayer.ForegroundLayer)
         for view in self.views():
             view.viewport().update()   # drawn in the next turn, not after the scene's own queued update

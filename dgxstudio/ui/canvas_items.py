@@ -273,6 +273,10 @@ class GroupItem(QGraphicsItem):
             runs = self._runs = ((self.title, self.summary), (title, summary))
         return runs[1]
 
+    def lay_out_text(self) -> tuple[list, list]:
+        """The collapsed box's name and counts laid out now (see _box_runs), drawn in a later frame."""
+        return self._box_runs()
+
     def _title_fitted(self) -> tuple[QFont, list[str]]:
         if getattr(self, "_title_label", None) is None:
             self._title_label = fit_label(self.title, self.box_w - 58, sizes=self._title_sizes)
@@ -309,6 +313,8 @@ class GroupItem(QGraphicsItem):
             painter.setBrush(_brush(self.fill or _BOX_FILL))
             painter.drawRoundedRect(rect, 6, 6)
             painter.drawPixmap(int(rect.left() + 4), int(rect.top() + 6), icon_pixmap("system", 28))
+            if self.canvas.text_held:   # a window's first frame: the name and counts follow (see TopologyScene)
+                return
             title, summary = self._box_runs()
             painter.setPen(_INK)
             painter.setFont(self.title_font)

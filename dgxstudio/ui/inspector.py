@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineE
 from ..model import fileio
 from ..model.commands import ChangeLinkType, Macro, SetAttribute, SetCollapsed
 from ..model.topology import Topology
+from .choice_box import ChoiceBox
 from .document import Document
 
 
@@ -139,7 +140,7 @@ class Inspector(QWidget):
                 combo._wired = False
             combo.setToolTip("")
             return combo
-        combo = QComboBox()
+        combo = ChoiceBox()
         combo.setParent(self.form_host)
         for label, data in items:
             combo.addItem(label, data)

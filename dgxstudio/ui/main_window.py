@@ -22,6 +22,7 @@ from .palette import Palette
 from .replay_legend import ReplayLegend
 from .first_frame import drop_polish_requests
 from .plots import GanttPlot, LivePlots, SweepPlot
+from .qt_style import install_style
 from .settings import MAX_RECENT, WINDOW_STATE_VERSION, settings  # noqa: F401  (importable from here)
 from .sim_panel import ResultsPanel, SimulationPanel
 from .style import icon
@@ -34,6 +35,7 @@ from .workers import JOB_SWITCH_INTERVAL_S
 
 class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWindow):
     def __init__(self, topology: Topology, path: str | None = None, preset: str | None = None):
+        install_style()   # before the first widget is made (see qt_style)
         super().__init__()
         # Threads work beside the GUI thread at any time (a Run's frozen copy, the checks of a large
         # design, autosave), not only while a job runs: switch often enough that each Python callback

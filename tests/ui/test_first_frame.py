@@ -5,7 +5,7 @@ dock pictures the scene after its first paint, not inside it."""
 
 import os
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QTabBar
 
@@ -26,6 +26,25 @@ def _reopened(qtbot, make_window, preset="dgx-a100", before_show=None):
     w.show()
     qtbot.waitExposed(w)
     return w
+
+
+def _paint_watcher(on_paint):
+    """An event filter calling ``on_paint(scene)`` before each paint of a window's canvas, and the
+    function that installs it on a window (``before_show`` of _reopened)."""
+    class Paints(QObject):
+        scene = None
+
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint:
+                on_paint(self.scene)
+            return False
+
+    watcher = Paints()
+
+    def watch(window):
+        watcher.scene = window.scene
+        window.view.viewport().installEventFilter(watcher)
+    return watcher, watch
 
 
 def _close(w):
@@ -178,21 +197,7 @@ def test_names_and_link_counts_follow_the_first_frame(qtbot, make_window):
     """The window's first frame draws the devices, their icons and the links; the names, port counts
     and link counts ('x5') are laid out and drawn in the frames right after it."""
     held_at_paint = []
-
-    class Paints(QObject):
-        scene = None
-
-        def eventFilter(self, obj, event):
-            if event.type() == QEvent.Type.Paint:
-                held_at_paint.append(self.scene.text_held)
-            return False
-
-    watcher = Paints()
-
-    def watch(window):
-        watcher.scene = window.scene
-        window.view.viewport().installEventFilter(watcher)
-
+    watcher, watch = _paint_watcher(lambda scene: held_at_paint.append(scene.text_held))
     window = _reopened(qtbot, make_window, "dgx-h100", before_show=watch)
     try:
         qtbot.waitUntil(lambda: False in held_at_paint, timeout=3000)
@@ -231,3 +236,65 @@ def test_a_canvas_exported_before_its_window_is_drawn_has_its_names(qtbot, tmp_p
         assert any(c.red() < 90 and c.green() < 90 and c.blue() < 90 for c in ink), "the GPU's name is drawn"
     finally:
         _close(w)
+
+
+def test_tray_names_follow_the_first_frame_too(qtbot, make_window):
+    """GB200 NVL72's collapsed tray boxes hold their names and counts for the frame after the first,
+    like the devices' names (they were laid out and drawn in the first frame: 2 ms of it), and then
+    draw them."""
+    at_first_paint = []
+
+    def first(scene):
+        if not at_first_paint:
+            at_first_paint.append(None)
+            QTimer.singleShot(0, lambda: at_first_paint.append(   # right after this paint
+                [getattr(g, "_runs", None) for g in scene.group_items.values() if g.collapsed]))
+
+    watcher, watch = _paint_watcher(first)
+    window = _reopened(qtbot, make_window, "gb200-nvl72", before_show=watch)
+    try:
+        qtbot.waitUntil(lambda: len(at_first_paint) == 2, timeout=3000)
+        laid_out = at_first_paint[1]
+        assert len(laid_out) >= 18 and all(r is None for r in laid_out), "no tray name laid out in the first frame"
+        qtbot.waitUntil(lambda: not window.scene.text_held, timeout=3000)
+        qtbot.wait(30)
+        view = window.view
+        tray = next(g for g in window.scene.group_items.values() if g.collapsed and g.title.startswith("Compute"))
+        box = view.mapFromScene(tray.sceneBoundingRect()).boundingRect()
+        image = view.viewport().grab().toImage()
+        ink = [QColor(image.pixel(x, y)) for x in range(box.left() + box.width() // 4, box.right() - 24)
+               for y in range(box.top() + 3, box.top() + box.height() // 2)]
+        assert any(c.red() < 90 and c.green() < 90 and c.blue() < 90 for c in ink), "the tray's name is drawn"
+    finally:
+        window.view.viewport().removeEventFilter(watcher)
+        _close(window)
+
+
+def test_the_live_plots_behind_a_tab_are_first_laid_out_when_their_tab_is_raised(qtbot, make_window):
+    """The Plots dock sits behind the Findings tab: its three live plots' first layout (posted when they
+    were made, and handled in the window's first frame: 8-9% of it) waits until the tab is raised."""
+    from PySide6.QtWidgets import QGraphicsWidget
+
+    after_first_paint = []
+
+    def first(scene):
+        if not after_first_paint:
+            after_first_paint.append(None)
+            QTimer.singleShot(0, lambda: after_first_paint.append(grid.isActivated()))   # right after this paint
+
+    watcher, watch = _paint_watcher(first)
+    window = _reopened(qtbot, make_window, "dgx-h100", before_show=watch)
+    view = window.live_plots.layout_widget
+    grid = QGraphicsWidget.layout(view.ci)
+    try:
+        qtbot.waitUntil(lambda: len(after_first_paint) == 2, timeout=3000)
+        assert after_first_paint[1] is False, "the hidden plots were laid out in the first frame"
+        qtbot.wait(50)
+        assert not grid.isActivated(), "nor in the frames after it"
+        _click_tab(qtbot, window, "Plots")
+        qtbot.waitUntil(grid.isActivated, timeout=3000)
+        plot = window.live_plots.delivered_plot
+        assert plot.vb.width() > 100 and plot.vb.height() > 30, "laid out at the dock's size"
+    finally:
+        window.view.viewport().removeEventFilter(watcher)
+        _close(window)

@@ -1,0 +1,49 @@
+"""A click on the canvas never widens the docks: the inspector's choice lists ask for a dozen letters,
+not for their longest entry (an NVSwitch's part list widened the right docks from 280 to 309 px on the
+first click, shrinking the canvas under the mouse and relaying the whole window in that frame)."""
+
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QApplication, QToolTip
+
+
+def _click(w, qtbot, device_id: str) -> None:
+    item = w.scene.device_items[device_id]
+    qtbot.mouseClick(w.view.viewport(), Qt.MouseButton.LeftButton, pos=w.view.mapFromScene(item.scenePos()))
+    for _ in range(3):
+        QApplication.processEvents()
+
+
+def test_the_first_click_on_an_nvswitch_leaves_the_docks_and_canvas_as_they_are(make_window, qtbot):
+    w = make_window("dgx-a100")
+    qtbot.wait(50)
+    dock, canvas = w.inspector_dock.width(), w.view.viewport().size()
+    for device in ("nvswitch0", "ib0", "gpu0", "pcie0", "cpu0"):
+        _click(w, qtbot, device)
+        assert w.inspector.fields["name"].text() == w.document.topology.devices[device].name
+        assert w.inspector_dock.width() == dock, f"selecting {device} widened the inspector's dock"
+        assert w.view.viewport().size() == canvas, f"selecting {device} resized the canvas"
+
+
+def test_a_long_part_name_is_elided_in_the_box_and_whole_in_its_list_and_tooltip(make_window, qtbot):
+    w = make_window("dgx-a100")
+    _click(w, qtbot, "nvswitch0")
+    combo = w.inspector.fields["part"]
+    labels = [combo.itemText(i) for i in range(combo.count())]
+    longest = max(labels, key=combo.fontMetrics().horizontalAdvance)
+    assert combo.fontMetrics().horizontalAdvance(longest) > combo.width() - 30, "the longest part does not fit"
+    combo.setCurrentIndex(labels.index(longest))   # a user's choice: a new part, one undo step
+    assert w.document.topology.devices["nvswitch0"].part == combo.currentData()
+    assert w.inspector_dock.width() == w.inspector.width(), "the dock kept its width"
+    combo = w.inspector.fields["part"]
+    assert combo.currentText() == longest
+    combo.showPopup()
+    qtbot.waitUntil(lambda: combo.view().isVisible(), timeout=2000)
+    view = combo.view()
+    assert view.visualRect(view.model().index(labels.index(longest), 0)).width() >= \
+        combo.fontMetrics().horizontalAdvance(longest), "the open list shows the entry whole"
+    combo.hidePopup()
+    at = QPoint(10, combo.height() // 2)
+    QApplication.sendEvent(combo, QHelpEvent(QEvent.Type.ToolTip, at, combo.mapToGlobal(at)))
+    assert QToolTip.isVisible() and QToolTip.text().startswith(longest)
+    QToolTip.hideText()
