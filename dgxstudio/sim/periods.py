@@ -65,11 +65,12 @@ class _Periods:
             self._prepare()
         return self._order[self._idx[gs] + k]
 
-    def images(self, gs: np.ndarray, k: int) -> np.ndarray:
-        """Row j-1: the j-th successors of ``gs``, for j = 1..k."""
+    def images(self, gs: np.ndarray, k: int, every: int = 1) -> np.ndarray:
+        """Row j-1: the (j ``every``)-th successors of ``gs``, for j = 1..k (a period of two lane
+        steps reads every second row only)."""
         if self._reach is None:
             self._prepare()
-        return self._order[self._idx[gs][None, :] + np.arange(1, k + 1)[:, None]]
+        return self._order[self._idx[gs][None, :] + np.arange(every, k * every + 1, every)[:, None]]
 
     def _prepare(self) -> None:
         """Decide every successor link at once (vectorized: same bytes, delays and template; equal
@@ -98,15 +99,16 @@ class _Periods:
         self._order, self._idx, self._reach = lane_order(succ, alike)
 
     def dependents(self, gs: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
-        """What the sends (or the finishes) of ``gs`` release: the dependents, each with the index
-        in ``gs`` of the group that releases it."""
+        """What the sends (or the finishes) of ``gs`` release: the dependents, those of ``gs[0]`` first,
+        and how many each group of ``gs`` releases (``np.repeat(x, counts)`` spreads a value per
+        group over its dependents: cheaper than an index per dependent)."""
         deps = self.on_sent if sent else self.on_done
         gs = np.asarray(gs, dtype=np.int64)
         a = deps.ptr[gs]
         cnt = deps.ptr[gs + 1] - a
-        src = np.repeat(np.arange(len(gs)), cnt)
-        offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        return deps.flat[a[src] + offs], src
+        # each dependent's place in the flat list: its group's first, plus its rank among them
+        at = np.repeat(a - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+        return deps.flat[at], cnt
 
     def reach_all(self, gs) -> int:
         """The fewest alike links that follow any of ``gs``."""
