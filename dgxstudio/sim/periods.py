@@ -184,6 +184,12 @@ def _runs(succ: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     own, as every group did before runs were found."""
     n = len(succ)
     ids = np.arange(n, dtype=np.int64)
+    first = np.ones(n, dtype=bool)
+    first[1:] = succ[:-1] != ids[1:]  # a run of step 1 starts where g - 1 does not lead to g
+    starts = np.flatnonzero(first)
+    if len(starts) * 64 <= n:  # few: a ring's or a hierarchical all-reduce's lanes (no table needed)
+        run_of = np.cumsum(first) - 1
+        return starts, run_of, ids - starts[run_of], np.diff(np.append(starts, n)), np.ones(len(starts), np.int64)
     has = succ >= 0
     pred = np.full(n, -1, dtype=np.int64)
     pred[succ[has]] = ids[has]

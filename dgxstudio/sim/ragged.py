@@ -34,8 +34,8 @@ class Ragged:
         counts = np.asarray(counts, dtype=np.int64)
         flat = np.asarray(flat, dtype=np.int64)
         moves = np.asarray(moves, dtype=bool)
-        shift = np.repeat(np.arange(1, copies + 1, dtype=np.int64) * step, len(flat))
-        return cls(np.tile(counts, copies), np.tile(flat, copies) + shift * np.tile(moves, copies))
+        shift = (np.arange(1, copies + 1, dtype=np.int64) * step)[:, None]  # copy c's row of the (copies, ids) table
+        return cls(np.tile(counts, copies), (flat[None, :] + shift * moves[None, :]).ravel())
 
     def __len__(self) -> int:
         return len(self.counts)

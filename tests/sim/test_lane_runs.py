@@ -107,3 +107,19 @@ def test_an_nvls_tree_like_layout_is_few_runs():
     alike = succ >= 0
     alike[pos(1, 1000)] = False
     check(succ, alike)
+
+
+def test_lanes_of_consecutive_ids_are_runs_of_step_one():
+    """A ring's lanes: long blocks of consecutive ids, a lane going on in another block (few runs:
+    the runs of step 1 are taken as they are, without a table)."""
+    n = 4000
+    succ = np.full(n, -1, dtype=np.int64)
+    for a, b in ((0, 999), (2000, 2999), (1000, 1999), (3000, 3999)):
+        succ[a:b] = np.arange(a + 1, b + 1)
+    succ[999] = 2000  # lane one: 0..999 then 2000..2999
+    succ[1999] = 3000  # lane two: 1000..1999 then 3000..3999
+    starts, run_of, k, lens, step = _runs(succ)
+    assert starts.tolist() == [0, 1000, 2000, 3000] and (step == 1).all()
+    alike = succ >= 0
+    alike[2500] = False
+    check(succ, alike)
