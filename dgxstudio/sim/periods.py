@@ -141,9 +141,7 @@ def lane_order(succ: np.ndarray, alike: np.ndarray) -> tuple[np.ndarray, np.ndar
     has = after >= 0
     pred[run_of[after[has]]] = np.flatnonzero(has)
     # each run's offset in its lane (the lengths of the runs before it) and its lane's first run, by
-    # pointer jumping over the runs still jumping only: a run k places from its lane's head stops
-    # after about log2(k) jumps, so the work is about twice the runs, not the runs times log2 of
-    # the longest lane (an NVLS tree's 4,096 pieces are runs of one, its lanes 4,096 long)
+    # pointer jumping over the runs (those still jumping: a run stops once it reaches its head)
     off = np.where(pred >= 0, lens[np.maximum(pred, 0)], 0)
     ptr = pred.copy()
     head = np.arange(R)
@@ -178,10 +176,11 @@ def _runs(succ: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 
     A group continues its predecessor's run when it follows it by the step its predecessor followed
     its own by. A run's groups are then g0, g0 + d, g0 + 2d ...: for each step d that many groups
-    take, a table of d rows (ids modulo d) read along its rows gives every group its run's first
-    group (the last run start at or before it in its row) without following the links. Groups that
-    follow by other steps (few: a lane's first pieces, a tree's irregular levels) start runs of their
-    own, as every group did before runs were found."""
+    take, the ids laid out in rows of d (one column per residue modulo d, so a run lies down one
+    column) give every group its run's first group, the last run start above it in its column,
+    without following the links. Groups that follow by other steps (few: a lane's first pieces, a
+    tree's irregular levels) start runs of their own. When the runs of consecutive ids are already
+    few (rings, hierarchical), they are taken as they are."""
     n = len(succ)
     ids = np.arange(n, dtype=np.int64)
     first = np.ones(n, dtype=bool)
