@@ -65,11 +65,12 @@ class _Periods:
             self._prepare()
         return self._order[self._idx[gs] + k]
 
-    def images(self, gs: np.ndarray, k: int) -> np.ndarray:
-        """Row j-1: the j-th successors of ``gs``, for j = 1..k."""
+    def images(self, gs: np.ndarray, k: int, every: int = 1) -> np.ndarray:
+        """Row j-1: the (j ``every``)-th successors of ``gs``, for j = 1..k (a period of two lane
+        steps reads every second row only)."""
         if self._reach is None:
             self._prepare()
-        return self._order[self._idx[gs][None, :] + np.arange(1, k + 1)[:, None]]
+        return self._order[self._idx[gs][None, :] + np.arange(every, k * every + 1, every)[:, None]]
 
     def _prepare(self) -> None:
         """Decide every successor link at once (vectorized: same bytes, delays and template; equal
@@ -98,15 +99,16 @@ class _Periods:
         self._order, self._idx, self._reach = lane_order(succ, alike)
 
     def dependents(self, gs: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
-        """What the sends (or the finishes) of ``gs`` release: the dependents, each with the index
-        in ``gs`` of the group that releases it."""
+        """What the sends (or the finishes) of ``gs`` release: the dependents, those of ``gs[0]`` first,
+        and how many each group of ``gs`` releases (``np.repeat(x, counts)`` spreads a value per
+        group over its dependents: cheaper than an index per dependent)."""
         deps = self.on_sent if sent else self.on_done
         gs = np.asarray(gs, dtype=np.int64)
         a = deps.ptr[gs]
         cnt = deps.ptr[gs + 1] - a
-        src = np.repeat(np.arange(len(gs)), cnt)
-        offs = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        return deps.flat[a[src] + offs], src
+        # each dependent's place in the flat list: its group's first, plus its rank among them
+        at = np.repeat(a - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+        return deps.flat[at], cnt
 
     def reach_all(self, gs) -> int:
         """The fewest alike links that follow any of ``gs``."""
@@ -125,48 +127,96 @@ def lane_order(succ: np.ndarray, alike: np.ndarray) -> tuple[np.ndarray, np.ndar
     """Groups in lane order (``order``: lanes one after the other, each from its head), each group's
     place in it (``idx``), and the alike links in a row from each group (``reach``).
 
-    Builders add a lane's pieces one after the other, so most successor links join consecutive ids:
-    such runs are ranked as one, by pointer jumping over the runs only."""
+    Builders add a lane's pieces at ids a constant step apart: one after the other (a ring's pieces,
+    step 1), or a piece's worth apart (an NVLS tree's lanes, one group in each of its pieces). Such
+    runs are found without following the links (:func:`_runs`) and ranked as one, by pointer
+    jumping over the runs only."""
     n = len(succ)
     ids = np.arange(n, dtype=np.int64)
-    first = np.ones(n, dtype=bool)
-    first[1:] = succ[:-1] != ids[1:]  # a run starts where g - 1 does not lead to g
-    starts = np.flatnonzero(first)
-    run_of = np.cumsum(first) - 1
-    lens = np.diff(np.append(starts, n))
+    starts, run_of, k, lens, step = _runs(succ)
     # the run after each run in its lane: a lane's next group starts a run (it has one predecessor)
-    after = succ[starts + lens - 1]
+    after = succ[starts + step * (lens - 1)]
     R = len(starts)
     pred = np.full(R, -1, dtype=np.int64)
     has = after >= 0
     pred[run_of[after[has]]] = np.flatnonzero(has)
-    # each run's offset in its lane (the lengths of the runs before it) and its lane's first run,
-    # by pointer jumping
+    # each run's offset in its lane (the lengths of the runs before it) and its lane's first run, by
+    # pointer jumping over the runs (those still jumping: a run stops once it reaches its head)
     off = np.where(pred >= 0, lens[np.maximum(pred, 0)], 0)
     ptr = pred.copy()
-    while (ptr >= 0).any():
-        has = ptr >= 0
-        off = np.where(has, off + off[np.maximum(ptr, 0)], off)
-        ptr = np.where(has, ptr[np.maximum(ptr, 0)], -1)
-    head = np.where(pred >= 0, pred, np.arange(R))
-    while True:
-        up = head[head]
-        if np.array_equal(up, head):
-            break
-        head = up
-    # a lane's runs one after the other by their offsets, lanes in the order of their first ids; each
-    # run's groups in id order (sorting the runs, not the groups, gives the same order)
-    ro = np.lexsort((off, starts[head]))
-    lens_o = lens[ro]
-    order = np.repeat(starts[ro] - (np.cumsum(lens_o) - lens_o), lens_o) + ids
-    idx = np.empty(n, dtype=np.int64)
-    idx[order] = ids
+    head = np.arange(R)
+    act = np.flatnonzero(ptr >= 0)
+    while len(act):
+        p = ptr[act]
+        q = ptr[p]
+        off[act] += off[p]  # read before written: p may jump in this round too
+        end = q < 0
+        head[act[end]] = head[p[end]]  # p stopped in an earlier round: its head is known
+        ptr[act] = q
+        act = act[~end]
+    # a lane's runs one after the other by their offsets, lanes in the order of their first ids (a
+    # lane's head run is its first: runs are numbered in id order); each run's groups in id order
+    lane_len = np.bincount(head, weights=lens, minlength=R).astype(np.int64)  # whole numbers below 2**53: exact
+    base = np.cumsum(lane_len) - lane_len  # where each head's lane begins
+    at = base[head] + off  # each run's first place
+    idx = at[run_of] + k
+    order = np.empty(n, dtype=np.int64)
+    order[idx] = ids
     # along the order, the alike links in a row from each group (an alike link joins a lane's next group)
     stop = np.where(alike[order], n, np.arange(n))
     stop = np.minimum.accumulate(stop[::-1])[::-1]
     reach = np.empty(n, dtype=np.int64)
     reach[order] = stop - np.arange(n)
     return order, idx, reach
+
+
+def _runs(succ: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The lanes cut in runs of groups a constant step apart: each run's first group (``starts``, in
+    id order), each group's run (``run_of``) and place in it (``k``), each run's length and step.
+
+    A group continues its predecessor's run when it follows it by the step its predecessor followed
+    its own by. A run's groups are then g0, g0 + d, g0 + 2d ...: for each step d that many groups
+    take, the ids laid out in rows of d (one column per residue modulo d, so a run lies down one
+    column) give every group its run's first group, the last run start above it in its column,
+    without following the links. Groups that follow by other steps (few: a lane's first pieces, a
+    tree's irregular levels) start runs of their own. When the runs of consecutive ids are already
+    few (rings, hierarchical), they are taken as they are."""
+    n = len(succ)
+    ids = np.arange(n, dtype=np.int64)
+    first = np.ones(n, dtype=bool)
+    first[1:] = succ[:-1] != ids[1:]  # a run of step 1 starts where g - 1 does not lead to g
+    starts = np.flatnonzero(first)
+    if len(starts) * 64 <= n:  # few: a ring's or a hierarchical all-reduce's lanes (no table needed)
+        run_of = np.cumsum(first) - 1
+        return starts, run_of, ids - starts[run_of], np.diff(np.append(starts, n)), np.ones(len(starts), np.int64)
+    has = succ >= 0
+    pred = np.full(n, -1, dtype=np.int64)
+    pred[succ[has]] = ids[has]
+    d = np.where(pred >= 0, ids - pred, 0)  # the step from the predecessor (0: a lane's head)
+    # the steps worth a table: forward, and taken by at least 1/64 of the groups (or every group)
+    dd = np.where((pred >= 0) & (d > 0) & (d == d[np.maximum(pred, 0)]), d, 0)
+    good = np.bincount(dd, minlength=1) * 64 >= max(n, 64)
+    good[0] = False
+    cont = good[dd]
+    first = ~cont
+    start_of = ids
+    for step in np.flatnonzero(good).tolist():
+        # ids laid out q rows of ``step``: group g sits at row g // step, column g % step, so a column
+        # is one residue's groups in id order, and a run of this step lies down one column
+        q = n // step + 1
+        table = np.full(q * step, -1, dtype=np.int64)
+        mine = np.flatnonzero(first & (d == step))  # run starts reached by this step (their runs go on by it)
+        table[mine] = mine
+        table = np.maximum.accumulate(table.reshape(q, step), axis=0).ravel()
+        start_of = np.where(cont & (d == step), table[:n], start_of)
+    rank = np.cumsum(first) - 1
+    run_of = rank[start_of]
+    starts = np.flatnonzero(first)
+    lens = np.bincount(run_of, minlength=len(starts))
+    step = np.where(lens > 1, d[starts], 1)
+    # the place in the run: a whole number below 2**53, so the float quotient is exact
+    k = ((ids - start_of) / step[run_of]).astype(np.int64)
+    return starts, run_of, k, lens, step
 
 
 class Dependents:

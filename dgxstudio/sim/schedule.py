@@ -13,8 +13,9 @@ import numpy as np
 
 from ..analysis.routing import Route
 from ..cancel import check_cancelled
-from . import limits
+from . import limits, ragged
 from .periods import FlowEnds
+from .ragged import Ragged
 from .rates import RatePattern
 
 
@@ -72,22 +73,15 @@ def _next_meta(meta: dict, piece: int) -> dict:
                 _next_piece(v, piece) if isinstance(v, str) else v) for k, v in meta.items()}
 
 
-def _per_row(ok: np.ndarray) -> np.ndarray:
-    """How many of each row of a tall, narrow table are true (a column at a time: numpy's
-    ``sum(axis=1)`` over a few columns costs several times as much)."""
-    out = np.zeros(len(ok), dtype=np.int64)
-    for j in range(ok.shape[1]):
-        out += ok[:, j]
-    return out
-
-
 class Lanes:
     """Many groups added at once, kept as columns rather than one Python object each (a 16 GiB ring
     is 15,000 pieces): row r is group ``first + r``. ``deps_done`` and ``deps_sent`` are (rows, width)
     arrays of group ids, -1 where a row has fewer (the first send dependency is a lane's predecessor);
     ``pattern`` is the row's index into ``patterns`` (-1 none); ``bytes_each``, ``duration_s`` and
     ``post_delay_s`` are a value or one per row; ``meta`` values likewise (a row's group gets a dict
-    in that key order), or ``meta(r)`` gives row r's dict; ``name(r)`` gives row r's name."""
+    in that key order), or ``meta(r)`` gives row r's dict; ``name(r)`` gives row r's name. Either
+    dependency table may instead be a :class:`~.ragged.Ragged` (each row's ids, one row after the
+    other): for blocks where a few rows wait for many groups and most for one."""
 
     __slots__ = ("n", "patterns", "pattern", "bytes_each", "duration_s", "post_delay_s", "deps_done",
                  "deps_sent", "meta", "name", "overrides")
@@ -101,10 +95,18 @@ class Lanes:
         self.bytes_each = np.broadcast_to(np.asarray(bytes_each, dtype=float), (n,))
         self.duration_s = np.broadcast_to(np.asarray(duration_s, dtype=float), (n,))
         self.post_delay_s = np.broadcast_to(np.asarray(post_delay_s, dtype=float), (n,))
-        self.deps_done = np.asarray(deps_done, dtype=np.int64).reshape(n, -1) if n else np.zeros((0, 1), np.int64)
-        self.deps_sent = np.asarray(deps_sent, dtype=np.int64).reshape(n, -1) if n else np.zeros((0, 1), np.int64)
+        self.deps_done = self._table(deps_done, n)
+        self.deps_sent = self._table(deps_sent, n)
         self.meta = meta or {}
         self.overrides: dict[int, dict] = {}  # rows changed after they were added (a launch latency)
+
+    @staticmethod
+    def _table(deps, n: int):
+        if isinstance(deps, Ragged):
+            if len(deps) != n:
+                raise ValueError(f"{len(deps)} rows of dependencies for {n} groups")
+            return deps
+        return np.asarray(deps, dtype=np.int64).reshape(n, -1) if n else np.zeros((0, 1), np.int64)
 
     def group(self, r: int) -> Group:
         """Row r as a Group (a new object: change a row through ``Schedule.set_deps_done``)."""
@@ -112,26 +114,19 @@ class Lanes:
         k = int(self.pattern[r])
         deps_done = ov.get("deps_done")
         if deps_done is None:
-            row = self.deps_done[r]
-            deps_done = tuple(row[row >= 0].tolist())
-        row = self.deps_sent[r]
+            deps_done = ragged.row(self.deps_done, r)
         if callable(self.meta):
             meta = self.meta(r)
         else:
             meta = {key: (v[r].item() if isinstance(v, np.ndarray) else v) for key, v in self.meta.items()}
         return Group(self.name(r), self.patterns[k] if k >= 0 else None, float(self.bytes_each[r]), deps_done,
-                     tuple(row[row >= 0].tolist()), float(self.duration_s[r]), float(self.post_delay_s[r]), meta)
+                     ragged.row(self.deps_sent, r), float(self.duration_s[r]), float(self.post_delay_s[r]), meta)
 
     def groups(self):
         """Every row as a Group, read column by column (far cheaper than ``group`` row by row)."""
         pats = self.pattern_list()
         nb, dur, post = self.bytes_each.tolist(), self.duration_s.tolist(), self.post_delay_s.tolist()
-        deps = []
-        for arr in (self.deps_done, self.deps_sent):
-            if arr.shape[1] == 1:
-                deps.append([(d,) if d >= 0 else () for d in arr[:, 0].tolist()])
-            else:  # a row's -1 come last
-                deps.append([tuple(row[:c]) for row, c in zip(arr.tolist(), _per_row(arr >= 0).tolist())])
+        deps = [ragged.rows(self.deps_done), ragged.rows(self.deps_sent)]
         for r, meta in enumerate(self.metas()):
             ov = self.overrides.get(r)
             yield Group(self.name(r), pats[r], nb[r], ov["deps_done"] if ov else deps[0][r], deps[1][r], dur[r],
@@ -154,8 +149,8 @@ class Lanes:
         out = Lanes.__new__(Lanes)
         for key in Lanes.__slots__:
             setattr(out, key, getattr(self, key))
-        out.deps_done = np.where(self.deps_done >= 0, self.deps_done + offset, -1)
-        out.deps_sent = np.where(self.deps_sent >= 0, self.deps_sent + offset, -1)
+        out.deps_done = ragged.shifted(self.deps_done, offset)
+        out.deps_sent = ragged.shifted(self.deps_sent, offset)
         out.overrides = {r: {"deps_done": tuple(d + offset for d in ov["deps_done"])}
                          for r, ov in self.overrides.items()}
         return out
@@ -296,9 +291,10 @@ class Schedule:
         out: list[int] = []
         for chunk, first in zip(self.groups._chunks, self.groups._starts):
             if isinstance(chunk, Lanes):
-                free = (_per_row(chunk.deps_done >= 0) == 0) & (_per_row(chunk.deps_sent >= 0) == 0)
+                n_sent = ragged.counts_and_flat(chunk.deps_sent)[0]
+                free = (ragged.counts_and_flat(chunk.deps_done)[0] == 0) & (n_sent == 0)
                 for r, ov in chunk.overrides.items():
-                    free[r] = not ov["deps_done"] and not (chunk.deps_sent[r] >= 0).any()
+                    free[r] = not ov["deps_done"] and not n_sent[r]
                 out.extend((np.flatnonzero(free) + first).tolist())
             else:
                 out.extend(first + i for i, g in enumerate(chunk) if not g.deps_done and not g.deps_sent)
@@ -372,41 +368,16 @@ class Schedule:
         columns = {attr: np.asarray([getattr(b, attr) for b in b_groups], dtype=float)
                    for attr in ("bytes_each", "duration_s", "post_delay_s")}
 
-        def table(key: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-            """Rows lo..hi's dependencies as a dense table (-1 where a row has fewer) and which move."""
-            width = max(1, max(len(d) for d, _ in rows[key][lo:hi]))
-            base = np.full((hi - lo, width), -1, dtype=np.int64)
-            rel = np.zeros((hi - lo, width), dtype=bool)
-            for i, (deps, moves) in enumerate(rows[key][lo:hi]):
-                base[i, :len(deps)] = deps
-                rel[i, :len(deps)] = moves
-            return base, rel
-
-        def copied(base: np.ndarray, rel: np.ndarray, shift: np.ndarray) -> np.ndarray:
-            return np.where(rel[None], base[None] + shift, base[None]).reshape(-1, base.shape[1])
-
-        widths = [max(len(d), len(s)) for (d, _), (s, _) in zip(rows["done"], rows["sent"])]
-        if m * max(widths) <= 8 * (sum(widths) + m):
-            # one table for every copy: copy c is rows c m .. (c + 1) m
-            shift = (np.arange(1, copies + 1, dtype=np.int64) * m)[:, None, None]
-            col = lambda attr: np.tile(columns[attr], copies)  # noqa: E731
-            self.add_lanes(Lanes(copies * m, name, patterns, np.tile(which, copies), col("bytes_each"),
-                                 copied(*table("done", 0, m), shift), copied(*table("sent", 0, m), shift),
-                                 col("duration_s"), col("post_delay_s"), meta))
-            return True
-        # a few rows wait for thousands (a join over every system's switches on 2,048 systems): one
-        # table would be rows x their widest, so such rows go in their own, copy by copy
-        wide = [w > 64 for w in widths]
-        cuts = [0] + [i for i in range(1, m) if wide[i] or wide[i - 1]] + [m]
-        parts = [(lo, hi, table("done", lo, hi), table("sent", lo, hi)) for lo, hi in zip(cuts, cuts[1:])]
-        for c in range(copies):
-            shift = np.asarray((c + 1) * m, dtype=np.int64)
-            for lo, hi, done, sent in parts:
-                at = c * m + lo
-                self.add_lanes(Lanes(hi - lo, lambda r, at=at: name(at + r), patterns, which[lo:hi],
-                                     columns["bytes_each"][lo:hi], copied(*done, shift), copied(*sent, shift),
-                                     columns["duration_s"][lo:hi], columns["post_delay_s"][lo:hi],
-                                     lambda r, at=at: meta(at + r)))
+        # each copy's dependencies: the piece's, those that move with it shifted by the copy's offset
+        # (kept flat: a join over every rail's trees would make a dense table as wide as it for every row)
+        deps = {}
+        for key in ("done", "sent"):
+            flat = [x for d, _ in rows[key] for x in d]
+            moves = [x for _, mv in rows[key] for x in mv]
+            deps[key] = Ragged.repeated([len(d) for d, _ in rows[key]], flat, moves, copies, m)
+        col = lambda attr: np.tile(columns[attr], copies)  # noqa: E731
+        self.add_lanes(Lanes(copies * m, name, patterns, np.tile(which, copies), col("bytes_each"), deps["done"],
+                             deps["sent"], col("duration_s"), col("post_delay_s"), meta))
         return True
 
     def columns(self) -> Columns:
@@ -432,9 +403,7 @@ class Schedule:
                 parts["dur"].append(chunk.duration_s)
                 parts["post"].append(chunk.post_delay_s)
                 for key, arr in (("done", chunk.deps_done), ("sent", chunk.deps_sent)):
-                    ok = arr >= 0
-                    counts = _per_row(ok)
-                    flat = arr[ok]
+                    counts, flat = ragged.counts_and_flat(arr)
                     if key == "done" and chunk.overrides:
                         # the few rows changed since: cut them out of the flat list and put theirs in
                         ends = np.cumsum(counts)

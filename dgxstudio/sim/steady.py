@@ -151,7 +151,7 @@ class Shortcut:
         masks = [np.isin(e, lg) for lg in (started, sent_l, done_l)]
         times = [arr[e[m]] for arr, m in zip((start, sent, done), masks)]
         while True:
-            img = per.images(e, k * ms)[ms - 1::ms]  # row j-1: the groups playing e's parts j periods on
+            img = per.images(e, k, ms)  # row j-1: the groups playing e's parts j periods on
             checked = self._releases(img, masks, times, T, k)
             if isinstance(checked, tuple):
                 break
@@ -163,10 +163,15 @@ class Shortcut:
         for arr, mask, vals in zip((start, sent, done), masks, times):
             arr[img[:, mask]] = vals[None, :] + steps
         deps_left[released] = left
-        if frontier:  # those released in full leave it (it holds a few groups: look them up)
+        if frontier:  # those released in full leave it
             waiting = np.fromiter(frontier, dtype=np.int64, count=len(frontier))
-            for g in waiting[np.isin(waiting, released[left == 0])].tolist():
-                del frontier[g]
+            gone = np.isin(waiting, released[left == 0])
+            if 4 * gone.sum() > len(waiting):  # most of it (a stage barrier's thousands): keep the rest, in order
+                frontier.clear()
+                frontier.update(dict.fromkeys(waiting[~gone].tolist()))
+            else:
+                for g in waiting[gone].tolist():
+                    del frontier[g]
         frontier.update(dict.fromkeys(released[left > 0].tolist()))
         have = [i for i in range(len(e)) if masks[1][i] and int(e[i]) in flow_ends]
         if have:
@@ -234,19 +239,20 @@ class Shortcut:
         rows = np.arange(1, k + 1)
         n_ev = [int(m.sum()) for m in masks]
         when = [(vals[None, :] + rows[:, None] * T).ravel() for vals in times]
-        dep_s, src_s = per.dependents(img[:, masks[1]].ravel(), sent=True)
-        dep_d, src_d = per.dependents(img[:, masks[2]].ravel(), sent=False)
+        dep_s, cnt_s = per.dependents(img[:, masks[1]].ravel(), sent=True)
+        dep_d, cnt_d = per.dependents(img[:, masks[2]].ravel(), sent=False)
         deps = np.concatenate([dep_s, dep_d])
-        rel_t = np.concatenate([when[1][src_s], when[2][src_d]])
+        rel_t = np.concatenate([np.repeat(when[1], cnt_s), np.repeat(when[2], cnt_d)])
         s_g, s_t = img[:, masks[0]].ravel(), when[0]
         # per released group: how often and its last release's time (its first release's period only
         # if something is wrong), in tables over the ids in play (no sort: a skip of many periods
         # releases tens of thousands)
-        ids = np.concatenate([deps, s_g])
-        lo, hi = (int(ids.min()), int(ids.max()) + 1) if len(ids) else (0, 0)
-        cnt = np.bincount(deps - lo, minlength=hi - lo)
+        ends = [x for x in (deps, s_g) if len(x)]
+        lo, hi = (min(int(x.min()) for x in ends), max(int(x.max()) for x in ends) + 1) if ends else (0, 0)
+        rel = deps - lo
+        cnt = np.bincount(rel, minlength=hi - lo)
         last = np.full(hi - lo, -np.inf)
-        np.maximum.at(last, deps - lo, rel_t)
+        np.maximum.at(last, rel, rel_t)
         u = np.flatnonzero(cnt) + lo
         left = self.deps_left[u] - cnt[u - lo]
         tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
@@ -260,8 +266,8 @@ class Shortcut:
         extra = (left < 0) | ((left == 0) & ~started[u - lo])
         if extra.any():  # the period of each one's first release (only then: a skip that holds needs none)
             first = np.full(hi - lo, k + 1, dtype=np.int64)
-            np.minimum.at(first, deps - lo, np.concatenate([np.repeat(rows, n_ev[1])[src_s],
-                                                             np.repeat(rows, n_ev[2])[src_d]]))
+            np.minimum.at(first, rel, np.concatenate([np.repeat(np.repeat(rows, n_ev[1]), cnt_s),
+                                                      np.repeat(np.repeat(rows, n_ev[2]), cnt_d)]))
             bad.append(first[u[extra] - lo])
         bad = np.concatenate(bad)
         if len(bad):

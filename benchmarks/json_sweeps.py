@@ -1,0 +1,139 @@
+"""``simulate --json`` over many cases, to check that an engine change leaves every answer as it was.
+
+    python benchmarks/json_sweeps.py dump DIR             # on the old code (e.g. PYTHONPATH=<copy of it>)
+    python benchmarks/json_sweeps.py dump DIR2            # on the new code
+    python benchmarks/json_sweeps.py compare DIR DIR2
+
+The cases: the dgx1-v100, dgx-a100 and dgx-h100 presets, and fat trees of 2, 4 and 5 DGX A100 and
+(rail-optimized) DGX H100 systems made with ``dgxstudio generate fat-tree``; the algorithms ring,
+tree, hierarchical, nvls, nvls-tree and auto; every power of two from 1 KiB to 16 GiB (``--sweep``).
+Each (topology, algorithm) is one ``dgxstudio simulate --json --sweep`` run through the ``dgxstudio``
+of the Python that runs this script; its stdout, stderr and exit status are kept. ``compare`` reads
+numbers to 1e-9 relative (``wall_s``, the run's own CPU clock, is left out) and text exactly, and
+says how many files are also identical byte for byte apart from ``wall_s``.
+``--only SUBSTRING`` narrows the dump to the cases whose name has it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+PRESETS = ("dgx1-v100", "dgx-a100", "dgx-h100")
+CLUSTERS = [(system, n) for system in ("dgx-a100", "dgx-h100") for n in (2, 4, 5)]
+ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "nvls-tree", "auto")
+SWEEP = "1KiB:16GiB"
+REL = 1e-9
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    code = "import sys; from dgxstudio.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+
+
+def dump(out_dir: str, only: str | None) -> None:
+    os.makedirs(out_dir, exist_ok=True)
+    sources = [(p, ["--preset", p]) for p in PRESETS]
+    for system, n in CLUSTERS:
+        path = os.path.join(out_dir, f"{system}_{n}.dgxs")
+        if not os.path.exists(path):
+            extra = ["--rail-optimized"] if system == "dgx-h100" else []
+            done = _cli("generate", "fat-tree", "--systems", str(n), "--system", system, *extra, "-o", path)
+            if done.returncode:
+                raise SystemExit(f"generate {system} x {n} failed: {done.stderr}")
+        sources.append((f"{n}x{system}", [path]))
+    for name, source in sources:
+        for algorithm in ALGORITHMS:
+            case = f"{name}_{algorithm}"
+            if only and only not in case:
+                continue
+            t0 = time.perf_counter()
+            done = _cli("simulate", *source, "--algorithm", algorithm, "--sweep", SWEEP, "--json")
+            with open(os.path.join(out_dir, case + ".out"), "w") as f:
+                json.dump({"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}, f)
+            print(f"{case:<32} rc {done.returncode}  {time.perf_counter() - t0:7.1f} s", file=sys.stderr, flush=True)
+
+
+def _strip_wall(x):
+    if isinstance(x, dict):
+        return {k: _strip_wall(v) for k, v in x.items() if k != "wall_s"}
+    if isinstance(x, list):
+        return [_strip_wall(v) for v in x]
+    return x
+
+
+def _diff(a, b, where: str, out: list[str]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        if list(a) != list(b):
+            out.append(f"{where}: keys {list(a)} != {list(b)}")
+            return
+        for k in a:
+            _diff(a[k], b[k], f"{where}.{k}", out)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(f"{where}: {len(a)} != {len(b)} items")
+            return
+        for i, (x, y) in enumerate(zip(a, b)):
+            _diff(x, y, f"{where}[{i}]", out)
+    elif isinstance(a, float) or isinstance(b, float):
+        if not (isinstance(a, (int, float)) and isinstance(b, (int, float))) or \
+                abs(a - b) > REL * max(abs(a), abs(b)) and not (math.isnan(a) and math.isnan(b)):
+            out.append(f"{where}: {a!r} != {b!r}")
+    elif a != b:
+        out.append(f"{where}: {a!r} != {b!r}")
+
+
+def compare(a_dir: str, b_dir: str) -> int:
+    names = sorted(f for f in os.listdir(a_dir) if f.endswith(".out"))
+    problems, rows, identical = [], 0, 0
+    for name in names:
+        other = os.path.join(b_dir, name)
+        if not os.path.exists(other):
+            problems.append(f"{name}: missing in {b_dir}")
+            continue
+        with open(os.path.join(a_dir, name)) as f:
+            a = json.load(f)
+        with open(other) as f:
+            b = json.load(f)
+        if a["rc"] != b["rc"] or a["stderr"] != b["stderr"]:
+            problems.append(f"{name}: exit {a['rc']} / {b['rc']}, stderr {a['stderr'][-200:]!r} / {b['stderr'][-200:]!r}")
+            continue
+        if a["rc"]:
+            identical += a["stdout"] == b["stdout"]
+            continue
+        ja, jb = _strip_wall(json.loads(a["stdout"])), _strip_wall(json.loads(b["stdout"]))
+        rows += len(ja.get("rows", [ja]))
+        identical += json.dumps(ja) == json.dumps(jb)
+        out: list[str] = []
+        _diff(ja, jb, name, out)
+        problems.extend(out)
+    print(f"{len(names)} sweeps ({rows} sizes that ran); {identical} identical byte for byte (wall_s aside); "
+          f"{len(problems)} differences beyond {REL:g} relative")
+    for p in problems[:40]:
+        print("  " + p)
+    return 1 if problems else 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="what", required=True)
+    d = sub.add_parser("dump")
+    d.add_argument("dir")
+    d.add_argument("--only")
+    c = sub.add_parser("compare")
+    c.add_argument("before")
+    c.add_argument("after")
+    args = p.parse_args()
+    if args.what == "dump":
+        dump(args.dir, args.only)
+        return 0
+    return compare(args.before, args.after)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
