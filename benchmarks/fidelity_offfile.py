@@ -49,6 +49,15 @@ def printed_half_unit(value: float, unit: str) -> float:
     return PRINTED_HALF_UNIT
 
 
+def agrees_with_its_time(size: float, busbw: float, time_us: float, ranks: int = 8) -> bool:
+    """Whether a printed all-reduce point keeps nccl-tests' arithmetic, busbw = size / time x 2(n-1)/n, within the
+    rounding of both printed figures: a point copied with a wrong digit does not."""
+    factor = 2 * (ranks - 1) / ranks
+    h = printed_half_unit(time_us, "us")
+    lo, hi = size * factor / ((time_us + h) * 1e3), size * factor / ((time_us - h) * 1e3)
+    return lo - PRINTED_HALF_UNIT <= busbw <= hi + PRINTED_HALF_UNIT
+
+
 def tolerance(size: float) -> float:
     """Issue #13's tolerance for a bandwidth point."""
     return 0.15 if size >= 64 * MiB else 0.30

@@ -65,3 +65,27 @@ def test_a_printed_figure_stands_for_every_value_that_rounds_to_it():
     # times: two decimals under 100 us, one under 10,000 us, none above
     assert [mod.printed_half_unit(v, "us") for v in (93.12, 412.5, 20_480.0)] == [0.005, 0.05, 0.5]
     assert mod.printed_half_unit(0.04, "GB/s") == 0.005
+
+
+
+def test_every_copied_point_agrees_with_its_own_time():
+    """Points are copied as printed, so each keeps nccl-tests' own arithmetic (busbw = size / time x 1.75 on 8
+    GPUs) within the rounding of both figures; a mistyped digit in either breaks it."""
+    mod = _script()
+    checked = 0
+    for s in mod.load_sources(mod.DEFAULT_DATA):
+        for size, busbw, time_us in s["points"]:
+            if time_us is not None:
+                assert mod.agrees_with_its_time(size, busbw, time_us), (s["key"], size, busbw, time_us)
+                checked += 1
+    assert checked >= 31
+    assert "galvatron-dgx-a100" in {s["key"] for s in mod.load_sources(mod.DEFAULT_DATA)}
+
+
+def test_a_mistyped_point_disagrees_with_its_time():
+    mod = _script()
+    assert mod.agrees_with_its_time(16777216, 99.99, 293.6)        # galvatron-dgx-a100 at 16 MiB, as printed
+    assert not mod.agrees_with_its_time(16777216, 99.99, 239.6)    # two digits of the time swapped
+    assert not mod.agrees_with_its_time(16777216, 99.09, 293.6)    # one digit of the busbw wrong
+    assert not mod.agrees_with_its_time(16777216, 100.03, 293.6)   # just past what 293.6 us rounds from (99.98-100.02)
+    assert mod.agrees_with_its_time(1073741824, 229.04, 8203.9)    # stas00 at 1 GiB
