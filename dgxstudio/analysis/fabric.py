@@ -135,12 +135,15 @@ class Fabric:
     def _build(self, families: set[str] | None, links) -> None:
         """Parallel links merged per device pair, in exactly the order ``to_graph(...).edges()`` yields
         them (pairs by their first device in document order, then by their first link), without
-        building a networkx graph: one pass over the links, one over the pairs. The order keeps routes
-        identical; a pair of no bandwidth is left out (``dropped``)."""
+        building a networkx graph: one pass over the links, one over the pairs (each kept under its
+        end first in document order, where that order meets it). The order keeps routes identical; a
+        pair of no bandwidth is left out (``dropped``)."""
         topo, achievable = self.topo, self.achievable
-        devices = topo.devices
+        at = {d: i for i, d in enumerate(self.kind)}  # document order (None: not a device here)
+        names = list(self.kind)
         merged: dict[tuple[str, str], Bundle] = {}
-        nbrs: dict[str, list[tuple[str, Bundle]]] = {d: [] for d in self.kind}  # (neighbour, bundle), first link first
+        # Each pair under its device first in document order, first link first: (other end, bundle, key).
+        owned: list[list[tuple[str, Bundle, tuple[str, str]]]] = [[] for _ in names]
         # A link's figures depend only on its type, width, count and overrides: looked up once per
         # distinct combination (a cluster has a handful among 300,000 links), not once per link.
         figures: dict[tuple, tuple] = {}
@@ -148,7 +151,8 @@ class Fabric:
             if not k & 16383:
                 check_cancelled()
             a, b = lk.a, lk.b
-            if a not in devices or b not in devices or a == b:
+            ia, ib = at.get(a), at.get(b)
+            if ia is None or ib is None or a == b:
                 continue
             spec = (lk.type, lk.width, lk.count, lk.bandwidth_per_direction_Bps, lk.latency_s)
             fig = figures.get(spec)
@@ -164,8 +168,10 @@ class Fabric:
             if e is None:
                 # (unit_bw is set below, once the pair's sum is known)
                 merged[key] = e = Bundle(key[0], key[1], lk.count, 0.0, lat, family, [lk.id], bw)
-                nbrs[a].append((b, e))
-                nbrs[b].append((a, e))
+                if ia < ib:
+                    owned[ia].append((b, e, key))
+                else:
+                    owned[ib].append((a, e, key))
             else:
                 e.total_bw += bw
                 e.units += lk.count
@@ -174,21 +180,17 @@ class Fabric:
                     e.latency_s = lat
         bundles, adj = self.bundles, self.adj
         check_cancelled()
-        seen: set[str] = set()
         dropped = 0
-        for n in nbrs:
-            for m, bnd in nbrs[n]:
-                if m in seen:
-                    continue
+        for n, mine in zip(names, owned):
+            for m, bnd, key in mine:
                 bw = bnd.total_bw
                 if bw <= 0:
                     dropped += 1
                     continue
                 bnd.unit_bw = bw / bnd.units
-                bundles[(bnd.a, bnd.b)] = bnd
+                bundles[key] = bnd
                 adj[n].append(m)
                 adj[m].append(n)
-            seen.add(n)
         self.dropped = dropped
 
     def is_gpu(self, node: str) -> bool:

@@ -13,7 +13,7 @@ _ENUMERATION_LIMIT = 4096
 class SwitchRoutes:
     """Searches of ``Router``: mixed into it, using its tables (``_adj_cost``, ``_system``, ``_gpus``)."""
 
-    def _dag(self, src: str, dst: str) -> dict[str, list[str]] | None:
+    def _dag(self, src: str, dst: str, prune: bool = True) -> dict[str, list[str]] | None:
         """Least-cost paths from src to dst as a predecessor map, or None if unreachable.
 
         A bidirectional Dijkstra keeping ties: one search from each end, so a route across a fat tree
@@ -21,6 +21,14 @@ class SwitchRoutes:
         least-cost path is kept: each one crosses a *meeting edge* (its last node settled from src,
         the next settled from dst), and the paths are the forward ties to the edge joined to the
         backward ties from it. Paths through a GPU or a third system's insides are never formed.
+
+        With ``prune`` (the same map, ``prune=False`` the plain search), once a path is known a
+        neighbour is not queued when reaching it costs more than that path less the other side's
+        least open distance (what any path through it still needs), with a margin above the tie
+        tolerance: such an entry could never be settled before the search stops (its stop test
+        would hold first), and only settled nodes' distances and predecessors are read, so the
+        nodes settled, in their order, and the map are the plain search's. It spares a cross-pod
+        search its cores' pushes to every other pod's spines.
         """
         gpus = self._gpus
         system = self._system
@@ -33,7 +41,7 @@ class SwitchRoutes:
         heaps = ([(0.0, src)], [(0.0, dst)])
         done: tuple[set, set] = (set(), set())
         origin = (src, dst)
-        best = float("inf")
+        inf = best = float("inf")
         tol = 1e-9
 
         def top(side: int) -> float:
@@ -47,6 +55,8 @@ class SwitchRoutes:
             if tf + tb > best * (1 + tol) + 1e-12 or (tf == float("inf") and tb == float("inf")):
                 break
             side = 0 if tf <= tb else 1
+            # (the stop test's bound, raised by a margin far above its tolerance and the ties')
+            past = (best * (1 + tol) + 1e-12) * (1 + 1e-6) + 1e-6 - (tb if side == 0 else tf) if prune else inf
             d, u = heapq.heappop(heaps[side])
             done[side].add(u)
             if u in gpus and u != origin[side]:
@@ -54,16 +64,19 @@ class SwitchRoutes:
             other = 1 - side
             du = dist[side]
             pu = preds[side]
+            settled, met = done[side], done[other]
             for v, cost in adj[u]:
+                nd = d + cost
+                if nd > past and v not in met:  # (neither a meeting nor a push, as below)
+                    continue
                 sv = system[v]
                 if sv is not None and sv not in ends:
                     continue
-                nd = d + cost
-                if v in done[other] and (v == origin[other] or v not in gpus):
+                if v in met and (v == origin[other] or v not in gpus):
                     total = nd + dist[other][v]
                     if total < best:
                         best = total
-                if v in done[side]:
+                if v in settled or nd > past:
                     continue
                 old = du.get(v)
                 if old is None or nd < old * (1 - 1e-12) - 1e-12:
