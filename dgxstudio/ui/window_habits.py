@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QAction, QCursor, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QTableWidget, QTableWidgetItem, QVBoxLayout
 
@@ -63,7 +63,16 @@ class HabitActions:
                 action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # only with the canvas focused
                 action.triggered.connect(lambda _c=False, x=dx * step, y=dy * step: self.nudge(x, y))
                 self.view.addAction(action)
+        deselect = QAction("Select none", self.view)
+        deselect.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        deselect.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # Escape in a field stays the field's
+        deselect.triggered.connect(lambda: self.scene.select_ids([]))
+        self.view.addAction(deselect)
+        self.ungroup_action = self._action(e, "&Ungroup", self.ungroup, "Ctrl+Shift+G",
+                                           "dissolve the selected groups; their devices stay, in the group around")
         view_menu.addSeparator()
+        self._action(view_menu, "Zoom to &selection", self.zoom_to_selection, "Shift+F",
+                     "fit the selected items in the view")
         self.snap_action = self._action(view_menu, "&Snap to grid", self._toggle_snap, "Ctrl+G",
                                         f"show a {GRID:g}-unit grid and snap moved items to it")
         self.snap_action.setCheckable(True)
@@ -76,6 +85,33 @@ class HabitActions:
     def _zoom_reset(self) -> None:
         self.view.resetTransform()
         self.view.zoomChanged.emit(1.0)
+
+    def zoom_to_selection(self) -> None:
+        """Fit the selected items in the view, as *Fit to view* fits everything; one small device is
+        not blown up past actual size (its neighbours stay in sight)."""
+        rect = QRectF()
+        for item in self.scene.selectedItems():
+            rect = rect.united(item.sceneBoundingRect())
+        if rect.isNull():
+            self.show_status("Nothing selected to zoom to")
+            return
+        self.view.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.view.transform().m11() > 1.0:
+            self.view.resetTransform()
+            self.view.centerOn(rect.center())
+        self.view.zoomChanged.emit(self.view.transform().m11())
+
+    def ungroup(self) -> None:
+        """Dissolve the selected groups (one undo step): their devices and inner groups move to the group
+        around them, links and positions untouched. *Delete* takes a group's devices with it."""
+        topo = self.document.topology
+        groups = [i for i in self.scene.selected_ids() if i in topo.groups]
+        if not groups:
+            self.show_status("Select a group (a system's frame or box) to ungroup it")
+            return
+        names = ", ".join(topo.groups[g].name for g in groups)
+        self.document.push(RemoveItems(groups, f"ungroup {names}"))
+        self.show_status(f"Ungrouped {names}")
 
     def _toggle_snap(self, on: bool) -> None:
         self.scene.set_grid(GRID if on else 0.0)
@@ -197,6 +233,7 @@ class HabitActions:
             menu.addAction("Expand" if item.collapsed else "Collapse", lambda g=item.group_id: self.scene.toggle_group(g))
             menu.addAction("Copy", self.copy)
             menu.addAction("Duplicate", self.duplicate)
+            menu.addAction("Ungroup (keep its devices)", self.ungroup)
             menu.addSeparator()
             menu.addAction("Delete group and its devices", self.delete)
         else:
@@ -235,9 +272,13 @@ class HabitActions:
                     if a.menu() is not None:
                         stack.append((f"{where} › {a.text().replace('&', '')}", a.menu()))
                     elif a.shortcuts():
+                        text = a.text().replace("&", "")
+                        if text.startswith(("Undo ", "Redo ")):   # the undo stack's actions name the next step
+                            text = text[:4]
                         rows.append((", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts()),
-                                     f"{where} › {a.text().replace('&', '')}"))
+                                     f"{where} › {text}"))
         rows += [("Arrow keys (Shift: 1 unit)", "Nudge the selection on the canvas"),
+                 ("Escape", "Select nothing on the canvas"),
                  ("Wheel", "Zoom the canvas"), ("Middle drag, or Space + drag", "Pan the canvas"),
                  ("Drag from a device's round handle", "Link it to another device"),
                  ("Double-click a system", "Expand or collapse it"), ("Right click", "What you can do with the item")]
