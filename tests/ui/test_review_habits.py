@@ -80,3 +80,59 @@ def test_shortcut_list_names_undo_not_the_step_it_would_undo(make_window, qtbot)
     dialog.close()
     QApplication.processEvents()
     assert isinstance(dialog, QDialog)
+
+
+def test_pipeline_and_training_runs_use_the_link_figures_the_panel_shows(make_window, qtbot):
+    """The pipeline tab ran at peak link figures while the panel (and `dgxstudio pipeline`) said
+    achievable, and the training tab ignored the choice: the same pipeline gave two makespans."""
+    import pytest
+
+    from dgxstudio.sim.pipeline import PipelineSpec, run_pipeline
+
+    w = make_window("dgx-a100")
+    p = w.sim_panel
+    assert p.figures.isVisibleTo(p) and p.figures.currentText() == "achievable"
+    p.tabs.setCurrentIndex(1)
+    assert p.figures.isVisibleTo(p)   # not on the collective tab only: it applies to every tab
+    p.stages.setValue(4)
+    p.microbatches.setValue(8)
+    p.schedule.setCurrentText("1f1b")
+    p.fwd.setText("2ms")
+    p.bwd.setText("4ms")
+    p.activation.setText("256MiB")
+    gpus = sorted(d.id for d in w.document.topology.gpus())[:4]
+    runs = {}
+    for figures in ("achievable", "peak"):
+        p.figures.setCurrentText(figures)
+        with qtbot.waitSignal(p.resultReady, timeout=20000) as blocker:
+            p.run()
+        request, result = blocker.args
+        assert result.spec.stage_gpus == gpus
+        expected = run_pipeline(w.document.topology, PipelineSpec("1f1b", 4, 8, gpus, [2e-3] * 4, [4e-3] * 4,
+                                                                  256 * 2**20), achievable=figures == "achievable")
+        assert result.makespan_s == pytest.approx(expected.makespan_s, rel=1e-12)
+        assert f"{figures} figures" in request.label
+        runs[figures] = result.makespan_s
+    assert runs["achievable"] > runs["peak"]
+    p.tabs.setCurrentIndex(0)
+    p.size.setText("64MiB")
+    p.sweep.setChecked(False)
+    with qtbot.waitSignal(p.resultReady, timeout=20000):
+        p.run()
+    assert "at peak link figures" in w.results.summary.text()
+    row = w.results.table.rowCount() - 1
+    assert w.results.table.item(row, 0).text().endswith("→ ring")   # what auto ran
+    from dgxstudio.sim.training import ModelSpec, train_iteration
+
+    p.tabs.setCurrentIndex(2)
+    p.dp.setValue(1)
+    p.tp.setValue(8)
+    p.pp.setValue(1)
+    p.train_micro.setValue(2)
+    with qtbot.waitSignal(p.resultReady, timeout=60000) as blocker:
+        p.run()
+    gpus = sorted(d.id for d in w.document.topology.gpus())
+    expected = train_iteration(w.document.topology, gpus, 1, 8, 1, ModelSpec(), 2, overlap=p.overlap.isChecked(),
+                               achievable=False)
+    assert blocker.args[1].iteration_s == pytest.approx(expected.iteration_s, rel=1e-12)
+
