@@ -136,3 +136,30 @@ def test_pipeline_and_training_runs_use_the_link_figures_the_panel_shows(make_wi
                                achievable=False)
     assert blocker.args[1].iteration_s == pytest.approx(expected.iteration_s, rel=1e-12)
 
+
+def test_a_refused_inspector_entry_is_said_in_the_status_bar_naming_the_link_and_field(make_window, qtbot):
+    """A bad bandwidth turned the field red with the reason in a tooltip only: nothing on screen said
+    why the value had not been taken unless one hovered it."""
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    before, steps = dumps(topo), w.document.undo_stack.count()
+    w.select_and_center(["l0"])
+    field = w.inspector.fields["bandwidth"]
+    field.setFocus()
+    qtbot.keyClicks(field, "abc")
+    qtbot.keyClick(field, Qt.Key.Key_Return)
+    text = w.status.text()
+    assert text.startswith("Link l0 (GPU0 — GPU1): ") and "bandwidth per direction (GB/s) 'abc' not accepted" in text
+    assert "nothing changed" in text
+    assert dumps(topo) == before and w.document.undo_stack.count() == steps
+    w.select_and_center(["gpu0"])
+    name = w.inspector.fields["name"]
+    name.setFocus()
+    name.selectAll()
+    qtbot.keyClick(name, Qt.Key.Key_Delete)
+    qtbot.keyClick(name, Qt.Key.Key_Return)
+    assert w.status.text().startswith("Device gpu0 (GPU0): name '' not accepted: a name cannot be blank")
+    assert dumps(topo) == before
+    name.setText("x" * 10001)
+    name.editingFinished.emit()
+    assert "is longer than the limit" in w.status.text() and dumps(topo) == before
