@@ -163,3 +163,18 @@ def test_a_refused_inspector_entry_is_said_in_the_status_bar_naming_the_link_and
     name.setText("x" * 10001)
     name.editingFinished.emit()
     assert "is longer than the limit" in w.status.text() and dumps(topo) == before
+
+
+def test_unsaved_changes_question_names_the_document_as_the_title_bar_does(make_window, qtbot):
+    from PySide6.QtWidgets import QMessageBox
+
+    from .conftest import answer_next_dialog
+
+    w = make_window("dgx1-v100")
+    w.scene.select_ids(["gpu0"])
+    w.nudge(10, 0)
+    seen = []
+    answer_next_dialog(QMessageBox.StandardButton.Cancel, seen)
+    w.open_preset("dgx-a100")
+    assert seen == ["The dgx1-v100 preset (DGX-1 (V100)) has unsaved changes. Save them?"]
+    assert w.document.topology.name == "DGX-1 (V100)" and w.document.dirty
