@@ -12,6 +12,8 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QTableWidget, QT
 
 from ..model.clipboard import copy_selection, paste_command
 from ..model.commands import Move, RemoveItems
+from ..model.grouping import GroupItems, grouping_plan
+from ..model.topology import ModelError
 from .canvas_items import DeviceItem, GroupItem, LinkItem
 
 NUDGE = 10.0        # arrow keys; with Shift one unit
@@ -68,8 +70,10 @@ class HabitActions:
         deselect.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # Escape in a field stays the field's
         deselect.triggered.connect(lambda: self.scene.select_ids([]))
         self.view.addAction(deselect)
-        self.ungroup_action = self._action(e, "&Ungroup", self.ungroup, "Ctrl+Shift+G",
-                                           "dissolve the selected groups; their devices stay, in the group around")
+        self._action(e, "&Group", self.group_selection, "Ctrl+Alt+G",
+                     "put the selected devices (or groups) in a new group: a system when they are in none")
+        self._action(e, "&Ungroup", self.ungroup, "Ctrl+Shift+G",
+                     "dissolve the selected groups; their devices stay, in the group around")
         view_menu.addSeparator()
         self._action(view_menu, "Zoom to &selection", self.zoom_to_selection, "Shift+F",
                      "fit the selected items in the view")
@@ -101,10 +105,35 @@ class HabitActions:
             self.view.centerOn(rect.center())
         self.view.zoomChanged.emit(self.view.transform().m11())
 
+    def group_selection(self) -> str | None:
+        """A new group around the selection (one undo step): kind ``system`` for devices in no system
+        yet (what NCCL XML, ASTRA-sim and the per-system figures look for), else a plain group."""
+        topo = self.document.topology
+        if self.scene.lod is not None:
+            self.show_status("Group works where the design is drawn whole; this cluster is drawn as its structure")
+            return None
+        ids = self.scene.selected_ids()
+        try:
+            _devices, groups, container = grouping_plan(topo, ids)
+        except ModelError as exc:
+            self.show_status(f"Cannot group: {exc}")
+            return None
+        kind = GroupItems._kind(topo, groups, container)
+        gid = topo.new_id("system" if kind == "system" else "group")
+        (name,) = unique_names({g.name for g in topo.groups.values()}, ["System 1" if kind == "system" else "Group 1"])
+        cmd = GroupItems(ids, gid, name)
+        self.document.push(cmd)
+        self.scene.select_ids([gid])
+        self.show_status(f"Grouped {len(ids)} items as {name} ({kind})")
+        return gid
+
     def ungroup(self) -> None:
         """Dissolve the selected groups (one undo step): their devices and inner groups move to the group
         around them, links and positions untouched. *Delete* takes a group's devices with it."""
         topo = self.document.topology
+        if self.scene.lod is not None:
+            self.show_status("Ungroup works where the design is drawn whole; this cluster is drawn as its structure")
+            return
         groups = [i for i in self.scene.selected_ids() if i in topo.groups]
         if not groups:
             self.show_status("Select a group (a system's frame or box) to ungroup it")
@@ -215,6 +244,7 @@ class HabitActions:
             menu.addAction("Duplicate", self.duplicate)
             menu.addAction(f"Select every {dev.kind.replace('_', ' ')}", lambda k=dev.kind: self.scene.select_ids(
                 [d.id for d in self.document.topology.devices.values() if d.kind == k]))
+            menu.addAction("Group the selection", self.group_selection)
             menu.addSeparator()
             menu.addAction("Delete", self.delete)
         elif isinstance(item, LinkItem):
@@ -233,6 +263,7 @@ class HabitActions:
             menu.addAction("Expand" if item.collapsed else "Collapse", lambda g=item.group_id: self.scene.toggle_group(g))
             menu.addAction("Copy", self.copy)
             menu.addAction("Duplicate", self.duplicate)
+            menu.addAction("Group the selection", self.group_selection)
             menu.addAction("Ungroup (keep its devices)", self.ungroup)
             menu.addSeparator()
             menu.addAction("Delete group and its devices", self.delete)

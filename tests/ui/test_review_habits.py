@@ -6,6 +6,8 @@ from PySide6.QtWidgets import QApplication, QDialog, QTableWidget
 
 from dgxstudio.model import dumps
 
+from .conftest import drag
+from .test_editor import view_pos
 from .test_editor_habits import _close_menus, _menu, right_click
 
 
@@ -178,3 +180,67 @@ def test_unsaved_changes_question_names_the_document_as_the_title_bar_does(make_
     w.open_preset("dgx-a100")
     assert seen == ["The dgx1-v100 preset (DGX-1 (V100)) has unsaved changes. Save them?"]
     assert w.document.topology.name == "DGX-1 (V100)" and w.document.dirty
+
+
+def test_group_makes_a_hand_drawn_server_a_system_that_exports_and_undoes(make_window, qtbot, tmp_path):
+    """Nothing in the editor made a group: a server drawn by hand could not become a system, so the
+    ASTRA-sim export refused it ("every GPU must belong to a system group") with no way out."""
+    from PySide6.QtCore import QPointF
+
+    w = make_window(None)
+    topo = w.document.topology
+    a = w.scene.drop("part:h100-sxm5-80gb", QPointF(0, 0))
+    b = w.scene.drop("part:h100-sxm5-80gb", QPointF(300, 0))
+    drag(w.view, view_pos(w, a[0], handle=True), view_pos(w, b[0]))   # an NVLink between them
+    assert len(topo.links) == 1
+    before = dumps(topo)
+    from PySide6.QtWidgets import QMessageBox
+
+    from .conftest import answer_next_dialog
+
+    out, seen = str(tmp_path / "t.yaml"), []
+    answer_next_dialog(QMessageBox.StandardButton.Ok, seen)
+    assert not w.export_topology("astra-yaml", out)
+    assert "must belong to a system group" in seen[0]
+    w.scene.select_ids([*a, *b])
+    right_click(qtbot, w.view.viewport(), w.view.mapFromScene(w.scene.device_items[a[0]].scenePos()))
+    assert "Group the selection" in [x.text() for x in _menu(w).actions()]
+    _close_menus(w)
+    w.scene.select_ids([*a, *b])
+    w.activateWindow()   # (the error box had the focus)
+    qtbot.waitUntil(w.isActiveWindow, timeout=3000)
+    w.view.setFocus()
+    qtbot.keyClick(w.view, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier)
+    (gid,) = topo.groups
+    assert topo.groups[gid].kind == "system" and topo.groups[gid].name == "System 1"
+    assert sorted(topo.groups[gid].devices) == sorted([*a, *b]) and w.scene.selected_ids() == [gid]
+    assert gid in w.scene.group_items
+    assert w.export_topology("astra-yaml", out)
+    w.document.undo_stack.undo()
+    assert dumps(topo) == before and gid not in w.scene.group_items
+    w.document.undo_stack.redo()
+    assert topo.groups[gid].kind == "system"
+
+
+def test_group_and_ungroup_refuse_in_a_clusters_overview_and_change_nothing(make_window, qtbot):
+    w = make_window("dgx-h100-superpod")
+    assert w.scene.lod is not None
+    before = dumps(w.document.topology)
+    w.group_selection()
+    assert "drawn as its structure" in w.status.text()
+    w.ungroup()
+    assert "drawn as its structure" in w.status.text() and dumps(w.document.topology) == before
+
+
+def test_the_user_guides_tour_names_an_algorithm_the_panel_offers(make_window, qtbot):
+    """The guide said "choose all-reduce, *multi-ring*": the panel lists no such algorithm."""
+    import re
+
+    w = make_window("dgx1-v100")
+    w.user_guide().close()
+    text = w.guide_browser.toPlainText()
+    step = text[text.index("Simulate."):]
+    named = re.search(r"choose all-reduce, (\S+), 256MiB", step).group(1)
+    combo = w.sim_panel.algorithm
+    assert named in [combo.itemText(i) for i in range(combo.count())]
+    assert "Ctrl+Alt+G" in text and "Shift+F" in text
