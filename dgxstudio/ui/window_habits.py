@@ -40,6 +40,14 @@ def unique_names(taken: set[str], names: list[str]) -> list[str]:
     return out
 
 
+def name_copies(topo, cmd) -> None:
+    """Pasted or duplicated devices get names of their own (``GPU 3`` -> the next free number), so
+    finds, findings and reports never show two devices of one name."""
+    taken = {d.name for d in topo.devices.values()}
+    for dev, name in zip(cmd.devices, unique_names(taken, [d.name for d in cmd.devices])):
+        dev.name = name
+
+
 class HabitActions:
     """Mixed into MainWindow."""
 
@@ -201,9 +209,7 @@ class HabitActions:
         ys = [p[1] for p in clip.get("layout", {}).get("positions", {}).values()] or [0.0]
         offset = (scene_pos.x() - (min(xs) + max(xs)) / 2, scene_pos.y() - (min(ys) + max(ys)) / 2)
         cmd, mapping = paste_command(self.document.topology, clip, offset, text=what)
-        taken = {d.name for d in self.document.topology.devices.values()}
-        for dev, name in zip(cmd.devices, unique_names(taken, [d.name for d in cmd.devices])):
-            dev.name = name
+        name_copies(self.document.topology, cmd)
         self.document.push(cmd)
         self.scene.select_ids(mapping.values())
         self.show_status(f"Pasted {len(cmd.devices)} devices and {len(cmd.links)} links")

@@ -244,3 +244,19 @@ def test_the_user_guides_tour_names_an_algorithm_the_panel_offers(make_window, q
     combo = w.sim_panel.algorithm
     assert named in [combo.itemText(i) for i in range(combo.count())]
     assert "Ctrl+Alt+G" in text and "Shift+F" in text
+
+
+def test_duplicate_and_menu_paste_give_copies_names_of_their_own(make_window, qtbot):
+    """A paste under the mouse renamed its copies, but Ctrl+D and Edit > Paste (the mouse on the menu,
+    not the canvas) made a second "GPU0", "GPU1": finds and reports could not tell them apart."""
+    from unittest import mock
+
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    w.scene.select_ids(["gpu0", "gpu1"])
+    w.duplicate()
+    w.copy()
+    with mock.patch("dgxstudio.ui.window_editing.cursor_scene_pos", return_value=None):   # mouse off the canvas
+        w.paste()
+    names = [d.name for d in topo.devices.values()]
+    assert len(names) == len(set(names)) == 23
