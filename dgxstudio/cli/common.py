@@ -112,6 +112,18 @@ def parse_size_arg(text: str, what: str) -> int:
         raise CliError(f"{what}: {exc}") from None
 
 
+def sweep_arg(text: str, one_size_ok: bool = False) -> list[int]:
+    """--sweep LOW:HIGH as the powers of two between, or an error naming the option and what was given."""
+    from ..sim.run import SimulationError, sweep_sizes
+
+    lo, sep, hi = text.partition(":")
+    if not sep and not one_size_ok:
+        raise CliError("--sweep: expected LOW:HIGH, e.g. 1KiB:4GiB")
+    try:
+        return sweep_sizes(parse_size_arg(lo, "--sweep"), parse_size_arg(hi or lo, "--sweep"))
+    except SimulationError as exc:
+        raise CliError(f"--sweep {text}: {exc}") from None
+
 
 def write_topology(topo: Topology, out: str) -> None:
     try:

@@ -9,7 +9,7 @@ from ..model import fileio
 from ..sim.collectives import COLLECTIVES
 from .simulate import sim_options
 from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, open_topology,
-                     parse_size_arg, select, write_topology)
+                     parse_size_arg, select, sweep_arg, write_topology)
 
 
 def cmd_export(args) -> int:
@@ -83,7 +83,7 @@ def cmd_report(args) -> int:
     from ..report.provenance import stamp
     from ..sim.limits import TooLarge
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
-    from ..sim.run import SimulationError, Simulator, sweep_sizes
+    from ..sim.run import SimulationError, Simulator
 
     args.output = report_path(args.output, getattr(args, "format", None))
     topo = open_runnable_topology(args.file, args.preset)
@@ -95,8 +95,7 @@ def cmd_report(args) -> int:
             data.runs.append(stamp(sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size")),
                                    data.document))
         if args.sweep:
-            lo, _, hi = args.sweep.partition(":")
-            sizes = sweep_sizes(parse_size_arg(lo, "--sweep"), parse_size_arg(hi or lo, "--sweep"))
+            sizes = sweep_arg(args.sweep, one_size_ok=True)
             data.sweeps.append(stamp([sim.run(args.collective, args.algorithm, s) for s in sizes], data.document))
         if args.pipeline_stages:
             p = args.pipeline_stages

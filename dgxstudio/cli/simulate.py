@@ -6,7 +6,7 @@ import math
 
 from ..sim.collectives import COLLECTIVES
 from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, parse_size_arg, print_json,
-                     select, sim_errors)
+                     select, sim_errors, sweep_arg)
 
 
 def sim_options(args, gpus: list[str] | None = None):
@@ -63,7 +63,7 @@ def _ring_note(sim, result) -> str:
 
 def cmd_simulate(args) -> int:
     from ..sim.engine import SimulationCancelled
-    from ..sim.run import Simulator, sweep_sizes
+    from ..sim.run import Simulator
     from ..units import format_size, format_time
 
     topo = open_runnable_topology(args.file, args.preset)
@@ -71,10 +71,7 @@ def cmd_simulate(args) -> int:
     try:
         sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True)  # open_runnable_topology validated it
         if args.sweep:
-            lo, _, hi = args.sweep.partition(":")
-            if not hi:
-                raise CliError("--sweep: expected LOW:HIGH, e.g. 1KiB:4GiB")
-            sizes = sweep_sizes(parse_size_arg(lo, "--sweep"), parse_size_arg(hi, "--sweep"))
+            sizes = sweep_arg(args.sweep)
             results = [sim.run(args.collective, args.algorithm, s) for s in sizes]
         else:
             results = [sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size"))]

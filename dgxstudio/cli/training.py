@@ -120,7 +120,7 @@ def cmd_train(args) -> int:
         v = verdicts.get(key)
         if v is None:
             continue
-        rates = (f"NVLink {v['nvlink_per_gpu_per_direction_Bps'] / 1e9:.0f} GB/s per GPU vs network "
+        rates = (f"NVLink {v['nvlink_per_gpu_per_direction_Bps'] / 1e9:.0f} GB/s per GPU per direction vs network "
                  f"{v['network_per_system_per_direction_Bps'] / 1e9:.0f} GB/s per system per direction; "
                  if "nvlink_per_gpu_per_direction_Bps" in v else "")
         print(f"    {key + ':':<11} {v['limit']} limits ({rates}NVLink offers {v['offered_ratio']:.2f}x the network, "

@@ -223,7 +223,7 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
     """Every count of the fabric, checked; ValueError with one clear message when the combination cannot be built."""
     catalog = topo_probe.catalog
     if not isinstance(systems, int) or isinstance(systems, bool) or not 1 <= systems <= MAX_SYSTEMS:
-        raise ValueError(f"systems must be a whole number from 1 to {MAX_SYSTEMS}")
+        raise ValueError(f"--systems {systems}: a whole number from 1 to {MAX_SYSTEMS:,} is needed")
     if nic is not None:
         _check_nic_part(catalog, nic)
     nics = _fabric_nics(topo_probe, system_group)
@@ -273,11 +273,11 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
         if systems < per_leaf and _whole(systems * per_system_per_leaf / oversubscription):
             per_leaf = systems
     if per_leaf < 1:
-        raise ValueError("systems per leaf must be at least 1")
+        raise ValueError(f"--per-leaf {per_leaf}: systems per leaf must be at least 1")
     down = per_leaf * per_system_per_leaf
     if spines is not None:
         if spines < 1:
-            raise ValueError("spines must be at least 1")
+            raise ValueError(f"--spines {spines}: a fat tree needs at least 1 spine")
         up = spines
     else:
         if not _whole(down / oversubscription):

@@ -531,8 +531,8 @@ def simulate(topo: Topology, collective: str, algorithm: str, size: float, gpus:
 
 def sweep_sizes(lo: float, hi: float) -> list[int]:
     """Powers of two from lo to hi, as nccl-tests steps them."""
-    if lo <= 0 or hi < lo:
-        raise SimulationError("a sweep needs 0 < low <= high")
+    if lo <= 0 or hi < lo:   # (the sizes as given: a reversed range is the usual slip)
+        raise SimulationError(f"a sweep from {lo:,.0f} to {hi:,.0f} bytes: it needs 0 < low <= high")
     sizes, s = [], 1
     while s < lo:
         s *= 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout,
                                QWidget)
 
@@ -16,6 +16,8 @@ from .document import Document
 
 
 class Inspector(QWidget):
+    refused = Signal(str)   # an edit that was not accepted, in words naming the object and field (status bar)
+
     def __init__(self, document: Document):
         super().__init__()
         self.document = document
@@ -225,9 +227,10 @@ class Inspector(QWidget):
 
         def commit() -> None:
             problem = fileio.field_problem(attribute, edit.text())
+            if not problem and attribute == "name" and not edit.text().strip():
+                problem = "a name cannot be blank (it labels the drawing, finds and reports)"
             if problem:  # the file rules: what an edit accepts, save and reopen accept
-                edit.setStyleSheet("background: #ffd6d6")
-                edit.setToolTip(f"not accepted: {problem}")
+                self._refuse(edit, f"{self._what(obj_id)}: {attribute} {edit.text()!r} not accepted: {problem}")
                 return
             if edit.text() != value:
                 self.document.push(SetAttribute(obj_id, attribute, edit.text(), f"rename {obj_id}"))
@@ -328,11 +331,31 @@ class Inspector(QWidget):
                 if fileio.field_problem(attribute, value):  # NaN, infinite, negative, beyond the file's range
                     raise ValueError
             except ValueError:
-                edit.setStyleSheet("background: #ffd6d6")
-                edit.setToolTip("expected a positive number, or empty for the catalog value")
+                field = {"bandwidth_per_direction_Bps": "bandwidth per direction (GB/s)",
+                         "latency_s": "latency (us)"}.get(attribute, attribute)
+                self._refuse(edit, f"{self._what(lid)}: {field} {text!r} not accepted: expected a positive number, "
+                                   f"or empty for the catalog value")
                 return
         if value != current:
             self.document.push(SetAttribute(lid, attribute, value, f"set {attribute} of {lid}"))
+
+    def _what(self, obj_id: str) -> str:
+        """The object an edit was for, as the inspector's title names it."""
+        topo = self.topo
+        if obj_id in topo.links:
+            lk = topo.links[obj_id]
+            ends = [topo.devices[d].name if d in topo.devices else d for d in (lk.a, lk.b)]
+            return f"link {obj_id} ({ends[0]} — {ends[1]})"
+        if obj_id in topo.devices:
+            return f"device {obj_id} ({topo.devices[obj_id].name})"
+        return f"group {obj_id} ({topo.groups[obj_id].name})" if obj_id in topo.groups else obj_id
+
+    def _refuse(self, edit: QLineEdit, message: str) -> None:
+        """A refused entry: the field turns red with the reason as its tip, the status bar says it
+        (a tip alone is only read by hovering), and nothing changes."""
+        edit.setStyleSheet("background: #ffd6d6")
+        edit.setToolTip(message)
+        self.refused.emit(f"{message[0].upper()}{message[1:]}; nothing changed")
 
     def _group(self, gid: str) -> None:
         g = self.topo.groups[gid]

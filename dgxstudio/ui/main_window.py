@@ -83,6 +83,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.palette_dock = self._dock("Palette", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea, "palette")
         self.inspector = Inspector(self.document)
         self.inspector_dock = self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "inspector")
+        self.inspector.refused.connect(self.show_status)
         self.history = QUndoView(self.document.undo_stack)
         self.history.setEmptyLabel("<opened>")
         self.history_dock = self._dock("History", self.history, Qt.DockWidgetArea.RightDockWidgetArea, "history")

@@ -57,6 +57,18 @@ class SimulationPanel(QWidget):
         self.runner = TaskRunner(self)
         self.request: RunRequest | None = None
         self.tabs = QTabWidget()
+        common = QFormLayout()   # what every tab's run uses: which GPUs, and at which link figures
+        self.gpu_set = QComboBox()
+        self.gpu_set.setToolTip('Which GPUs take part: all, those selected on the canvas, or a group')
+        self.figures = QComboBox()
+        self.figures.addItems(["achievable", "peak"])
+        self.figures.setToolTip("achievable: what nccl-tests measure on real links (default, as on the command line); "
+                                "peak: the white-paper bound. Collectives, pipelines and training iterations alike")
+        for combo in (self.gpu_set, self.figures):   # a long group name must not widen the dock (and shrink the canvas)
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(10)
+        common.addRow("GPUs", self.gpu_set)
+        common.addRow("Link figures", self.figures)
         self.tabs.addTab(self._collective_tab(), "Collective")
         self.tabs.addTab(self._pipeline_tab(), "Pipeline")
         self.tabs.addTab(self._training_tab(), "Training")
@@ -74,10 +86,12 @@ class SimulationPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
+        self.progress.setMinimumWidth(40)   # (its "100%" must not widen the dock)
+        buttons.addWidget(self.progress, 1)   # beside the buttons: the row the common choices took (a 768-px screen)
         layout = QVBoxLayout(self)
+        layout.addLayout(common)
         layout.addWidget(self.tabs)
         layout.addLayout(buttons)
-        layout.addWidget(self.progress)
         layout.addWidget(self.state)
         layout.addStretch(1)
         self.run_button.clicked.connect(self.run)
@@ -105,11 +119,6 @@ class SimulationPanel(QWidget):
         self.size.setToolTip('Bytes per GPU, e.g. 256MiB, 1GB, 4096')
         self.chunk = QLineEdit(format_size(DEFAULT_CHUNK).replace(" ", ""))
         self.chunk.setToolTip('Pipelining chunk: each ring or tree step moves pieces of this size')
-        self.gpu_set = QComboBox()
-        self.gpu_set.setToolTip('Which GPUs take part: all, those selected on the canvas, or a group')
-        self.figures = QComboBox()
-        self.figures.addItems(["achievable", "peak"])
-        self.figures.setToolTip("achievable: what nccl-tests measure on real links (default); peak: the white-paper bound")
         self.protocol = QComboBox()
         self.protocol.addItems(["auto", "ll", "ll128", "simple"])
         self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose")
@@ -120,9 +129,7 @@ class SimulationPanel(QWidget):
         self.show_rings = QCheckBox("show rings")
         self.show_rings.setToolTip("draw the rings used by the run over the canvas, one colour each")
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
-                              ("Protocol", self.protocol), ("Chunk", self.chunk), ("GPUs", self.gpu_set),
-                              ("Link figures", self.figures),
-                              ("", self.sweep), ("Sweep range", self.sweep_range), ("", self.show_rings)):
+                              ("Protocol", self.protocol), ("Chunk", self.chunk), ("", self.sweep), ("Sweep range", self.sweep_range), ("", self.show_rings)):
             f.addRow(label, widget)
         return w
 
@@ -159,7 +166,7 @@ class SimulationPanel(QWidget):
                               ("Model chunks", self.chunks), ("Times", self.from_model), ("Forward", self.fwd),
                               ("Backward", self.bwd), ("Boundary bytes", self.activation)):
             f.addRow(label, widget)
-        f.addRow(_note("Stages go on the first GPUs of the GPU set (Collective tab), in order; "
+        f.addRow(_note("Stages go on the first GPUs of the GPU set (above), in order; "
                        "times are per micro-batch."))
         return w
 
@@ -232,14 +239,16 @@ class SimulationPanel(QWidget):
         ``topo`` (the live document) serves only to check the form and pick the GPUs."""
         tab = self.tabs.currentIndex()
         gpus = self.gpus(topo)
+        achievable = self.figures.currentText() == "achievable"
+        figures = f"{self.figures.currentText()} figures"   # in every run's label: the runs table compares them
         if tab == 0:
-            options = SimOptions(chunk=parse_size(self.chunk.text()), achievable=self.figures.currentText() == "achievable",
+            options = SimOptions(chunk=parse_size(self.chunk.text()), achievable=achievable,
                                  protocol=self.protocol.currentText())
             collective, algorithm = self.collective.currentText(), self.algorithm.currentText()
             if self.sweep.isChecked():
                 lo, _, hi = self.sweep_range.text().partition(":")
                 sizes = sweep_sizes(parse_size(lo), parse_size(hi))
-                label = f"{collective} {algorithm} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}"
+                label = f"{collective} {algorithm} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}, {figures}"
 
                 def sweep_job(topo, progress, cancel):
                     sim = Simulator(topo, gpus, options, cancel=cancel)
@@ -250,7 +259,7 @@ class SimulationPanel(QWidget):
                     return out
                 return sweep_job, RunRequest("sweep", label)
             size = parse_size(self.size.text())
-            label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs"
+            label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs, {figures}"
 
             def collective_job(topo, progress, cancel):
                 return Simulator(topo, gpus, options, cancel=cancel).run(collective, algorithm, size, progress, cancel)
@@ -270,17 +279,17 @@ class SimulationPanel(QWidget):
             spec = PipelineSpec(self.schedule.currentText(), p, self.microbatches.value(), gpus[:p], fwd, bwd, act,
                                 self.chunks.value(), share)
             spec.check()
-            label = f"{spec.schedule} pipeline, {p} stages x {spec.microbatches} micro-batches"
+            label = f"{spec.schedule} pipeline, {p} stages x {spec.microbatches} micro-batches, {figures}"
 
             def pipeline_job(topo, progress, cancel):
-                return run_pipeline(topo, spec, progress=progress, cancel=cancel)
+                return run_pipeline(topo, spec, achievable, progress=progress, cancel=cancel)
             return pipeline_job, RunRequest("pipeline", label)
         dp, tp, pp = self.dp.value(), self.tp.value(), self.pp.value()
-        label = f"training iteration dp={dp} tp={tp} pp={pp}"
+        label = f"training iteration dp={dp} tp={tp} pp={pp}, {figures}"
 
         def train_job(topo, progress, cancel):
             return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(), self.train_micro.value(),
-                                   overlap=self.overlap.isChecked())
+                                   overlap=self.overlap.isChecked(), achievable=achievable)
         return train_job, RunRequest("train", label)
 
     def reset(self) -> None:
@@ -322,6 +331,10 @@ class SimulationPanel(QWidget):
         self.progress.setValue(0)
         self.state.setText("Cancelled")
         self.message.emit("Simulation cancelled")
+
+
+def _figures(result) -> str:
+    return "achievable" if result.options.achievable else "peak"
 
 
 @dataclass
@@ -419,9 +432,10 @@ class ResultsPanel(QWidget):
             f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
-            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s<br><i>{r.reason}</i>")
+            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s, at {_figures(r)} link figures<br><i>{r.reason}</i>")
         self._bottlenecks(r.sim.bottlenecks(10))
-        self._row([request.label, topology_name, str(len(r.gpus)), format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}",
+        chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""   # what auto ran, as the CLI's table
+        self._row([request.label + chosen, topology_name, str(len(r.gpus)), format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}",
                    f"{r.busbw_Bps / 1e9:.2f}", f"{100 * r.fraction_of_bound:.1f}"])
 
     def show_pipeline(self, request: RunRequest, r, topology_name: str) -> None:
@@ -450,9 +464,11 @@ class ResultsPanel(QWidget):
     def show_sweep(self, request: RunRequest, rows, topology_name: str) -> None:
         last = rows[-1]
         self.summary.setText(f"<b>Sweep</b> {request.label}: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
-                             f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound)")
+                             f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound, "
+                             f"at {_figures(last)} link figures)")
         self._bottlenecks(last.sim.bottlenecks(10))
         for r in rows:
-            self._row([f"{request.label} @ {format_size(r.size_bytes)}", topology_name, str(len(r.gpus)),
+            chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""
+            self._row([f"{request.label} @ {format_size(r.size_bytes)}{chosen}", topology_name, str(len(r.gpus)),
                        format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}", f"{r.busbw_Bps / 1e9:.2f}",
                        f"{100 * r.fraction_of_bound:.1f}"])

@@ -13,7 +13,7 @@ from ..model.clipboard import CLIP_FORMAT, copy_selection, paste_command
 from ..model.commands import Macro, Move, RemoveItems, SetCollapsed
 from ..model.layout import auto_layout
 
-from .window_habits import cursor_scene_pos
+from .window_habits import cursor_scene_pos, name_copies
 
 MIME_CLIP = "application/x-dgxstudio-clip"
 
@@ -70,6 +70,7 @@ class EditActions:
         except fileio.TopologyFileError as exc:
             self.show_status(f"Cannot paste: {exc}")
             return
+        name_copies(self.document.topology, cmd)   # as a paste under the mouse does
         self.document.push(cmd)
         self.scene.select_ids(mapping.values())
         self.show_status(f"{what.capitalize()}d {len(clip['devices'])} devices and {len(clip['links'])} links")

@@ -55,8 +55,10 @@ class FileActions:
         """Ask about unsaved changes; False means the user cancelled."""
         if not self.document.dirty:
             return True
+        doc = self.document   # named as the title bar names it: a preset's copy is not "Untitled"
+        where = doc.display_name if doc.path else (f"The {self.preset} preset" if self.preset else "Untitled")
         box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
-                          f"{self.document.display_name} has unsaved changes. Save them?",
+                          f"{where} ({doc.topology.name}) has unsaved changes. Save them?",
                           QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
                           | QMessageBox.StandardButton.Cancel, self)
         box.setObjectName("unsavedBox")

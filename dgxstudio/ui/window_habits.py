@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QAction, QCursor, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QTableWidget, QTableWidgetItem, QVBoxLayout
 
 from ..model.clipboard import copy_selection, paste_command
 from ..model.commands import Move, RemoveItems
+from ..model.grouping import GroupItems, grouping_plan
+from ..model.topology import ModelError
 from .canvas_items import DeviceItem, GroupItem, LinkItem
 
 NUDGE = 10.0        # arrow keys; with Shift one unit
@@ -36,6 +38,14 @@ def unique_names(taken: set[str], names: list[str]) -> list[str]:
         taken.add(candidate)
         out.append(candidate)
     return out
+
+
+def name_copies(topo, cmd) -> None:
+    """Pasted or duplicated devices get names of their own (``GPU 3`` -> the next free number), so
+    finds, findings and reports never show two devices of one name."""
+    taken = {d.name for d in topo.devices.values()}
+    for dev, name in zip(cmd.devices, unique_names(taken, [d.name for d in cmd.devices])):
+        dev.name = name
 
 
 class HabitActions:
@@ -63,7 +73,18 @@ class HabitActions:
                 action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # only with the canvas focused
                 action.triggered.connect(lambda _c=False, x=dx * step, y=dy * step: self.nudge(x, y))
                 self.view.addAction(action)
+        deselect = QAction("Select none", self.view)
+        deselect.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        deselect.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # Escape in a field stays the field's
+        deselect.triggered.connect(lambda: self.scene.select_ids([]))
+        self.view.addAction(deselect)
+        self._action(e, "&Group", self.group_selection, "Ctrl+Alt+G",
+                     "put the selected devices (or groups) in a new group: a system when they are in none")
+        self._action(e, "&Ungroup", self.ungroup, "Ctrl+Shift+G",
+                     "dissolve the selected groups; their devices stay, in the group around")
         view_menu.addSeparator()
+        self._action(view_menu, "Zoom to &selection", self.zoom_to_selection, "Shift+F",
+                     "fit the selected items in the view")
         self.snap_action = self._action(view_menu, "&Snap to grid", self._toggle_snap, "Ctrl+G",
                                         f"show a {GRID:g}-unit grid and snap moved items to it")
         self.snap_action.setCheckable(True)
@@ -76,6 +97,58 @@ class HabitActions:
     def _zoom_reset(self) -> None:
         self.view.resetTransform()
         self.view.zoomChanged.emit(1.0)
+
+    def zoom_to_selection(self) -> None:
+        """Fit the selected items in the view, as *Fit to view* fits everything; one small device is
+        not blown up past actual size (its neighbours stay in sight)."""
+        rect = QRectF()
+        for item in self.scene.selectedItems():
+            rect = rect.united(item.sceneBoundingRect())
+        if rect.isNull():
+            self.show_status("Nothing selected to zoom to")
+            return
+        self.view.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.view.transform().m11() > 1.0:
+            self.view.resetTransform()
+            self.view.centerOn(rect.center())
+        self.view.zoomChanged.emit(self.view.transform().m11())
+
+    def group_selection(self) -> str | None:
+        """A new group around the selection (one undo step): kind ``system`` for devices in no system
+        yet (what NCCL XML, ASTRA-sim and the per-system figures look for), else a plain group."""
+        topo = self.document.topology
+        if self.scene.lod is not None:
+            self.show_status("Group works where the design is drawn whole; this cluster is drawn as its structure")
+            return None
+        ids = self.scene.selected_ids()
+        try:
+            _devices, groups, container = grouping_plan(topo, ids)
+        except ModelError as exc:
+            self.show_status(f"Cannot group: {exc}")
+            return None
+        kind = GroupItems._kind(topo, groups, container)
+        gid = topo.new_id("system" if kind == "system" else "group")
+        (name,) = unique_names({g.name for g in topo.groups.values()}, ["System 1" if kind == "system" else "Group 1"])
+        cmd = GroupItems(ids, gid, name)
+        self.document.push(cmd)
+        self.scene.select_ids([gid])
+        self.show_status(f"Grouped {len(ids)} items as {name} ({kind})")
+        return gid
+
+    def ungroup(self) -> None:
+        """Dissolve the selected groups (one undo step): their devices and inner groups move to the group
+        around them, links and positions untouched. *Delete* takes a group's devices with it."""
+        topo = self.document.topology
+        if self.scene.lod is not None:
+            self.show_status("Ungroup works where the design is drawn whole; this cluster is drawn as its structure")
+            return
+        groups = [i for i in self.scene.selected_ids() if i in topo.groups]
+        if not groups:
+            self.show_status("Select a group (a system's frame or box) to ungroup it")
+            return
+        names = ", ".join(topo.groups[g].name for g in groups)
+        self.document.push(RemoveItems(groups, f"ungroup {names}"))
+        self.show_status(f"Ungrouped {names}")
 
     def _toggle_snap(self, on: bool) -> None:
         self.scene.set_grid(GRID if on else 0.0)
@@ -136,9 +209,7 @@ class HabitActions:
         ys = [p[1] for p in clip.get("layout", {}).get("positions", {}).values()] or [0.0]
         offset = (scene_pos.x() - (min(xs) + max(xs)) / 2, scene_pos.y() - (min(ys) + max(ys)) / 2)
         cmd, mapping = paste_command(self.document.topology, clip, offset, text=what)
-        taken = {d.name for d in self.document.topology.devices.values()}
-        for dev, name in zip(cmd.devices, unique_names(taken, [d.name for d in cmd.devices])):
-            dev.name = name
+        name_copies(self.document.topology, cmd)
         self.document.push(cmd)
         self.scene.select_ids(mapping.values())
         self.show_status(f"Pasted {len(cmd.devices)} devices and {len(cmd.links)} links")
@@ -179,6 +250,7 @@ class HabitActions:
             menu.addAction("Duplicate", self.duplicate)
             menu.addAction(f"Select every {dev.kind.replace('_', ' ')}", lambda k=dev.kind: self.scene.select_ids(
                 [d.id for d in self.document.topology.devices.values() if d.kind == k]))
+            menu.addAction("Group the selection", self.group_selection)
             menu.addSeparator()
             menu.addAction("Delete", self.delete)
         elif isinstance(item, LinkItem):
@@ -197,6 +269,8 @@ class HabitActions:
             menu.addAction("Expand" if item.collapsed else "Collapse", lambda g=item.group_id: self.scene.toggle_group(g))
             menu.addAction("Copy", self.copy)
             menu.addAction("Duplicate", self.duplicate)
+            menu.addAction("Group the selection", self.group_selection)
+            menu.addAction("Ungroup (keep its devices)", self.ungroup)
             menu.addSeparator()
             menu.addAction("Delete group and its devices", self.delete)
         else:
@@ -235,9 +309,13 @@ class HabitActions:
                     if a.menu() is not None:
                         stack.append((f"{where} › {a.text().replace('&', '')}", a.menu()))
                     elif a.shortcuts():
+                        text = a.text().replace("&", "")
+                        if text.startswith(("Undo ", "Redo ")):   # the undo stack's actions name the next step
+                            text = text[:4]
                         rows.append((", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts()),
-                                     f"{where} › {a.text().replace('&', '')}"))
+                                     f"{where} › {text}"))
         rows += [("Arrow keys (Shift: 1 unit)", "Nudge the selection on the canvas"),
+                 ("Escape", "Select nothing on the canvas"),
                  ("Wheel", "Zoom the canvas"), ("Middle drag, or Space + drag", "Pan the canvas"),
                  ("Drag from a device's round handle", "Link it to another device"),
                  ("Double-click a system", "Expand or collapse it"), ("Right click", "What you can do with the item")]

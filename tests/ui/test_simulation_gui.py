@@ -36,11 +36,9 @@ def configure(w, collective="all-reduce", algorithm="ring", size="256MiB", tab=0
     return p
 
 
-# A sweep of 23 sizes on the 124-system fat tree: about 2 s a size on an idle 2-core machine, so the run
-# is still going whatever the load, and a faster engine does not make these tests vacuous.
-# NCCL's double binary tree over the 124 systems: no steady state to skip, so it runs for many
-# seconds on any machine (a ring sweep to 4 GiB, once long, now ends in about a second once the
-# routes are cached, and the cancel tests found it finished)
+# NCCL's double binary tree over the 124 systems at 256 MiB: no steady state to skip, so it runs for
+# many seconds on any machine and a faster engine does not make these tests vacuous (the ring sweep
+# to 4 GiB this used to be now ends in about a second once earlier tests have cached its routes).
 LONG = {"algorithm": "tree", "size": "256MiB"}
 
 
