@@ -31,6 +31,16 @@ def test_analyze_says_how_many_rings_it_did_not_list(capsys):
     assert "GB/s bidirectional]" in out and "both directions]" not in out
 
 
+def test_analyze_says_how_its_ring_bound_adds_up(capsys):
+    """A new user read '[50.0 GB/s bidirectional]' per ring and a bound of 300 (= 6 x 50) as adding
+    a bidirectional figure into a per-direction bus bandwidth, and could not tell the bound was at
+    rated figures while simulate's is at achievable ones."""
+    code, out, _ = run(capsys, "analyze", "--preset", "dgx-a100")
+    assert code == 0
+    assert "bound 300.0 GB/s at rated link figures (NCCL runs each ring both ways" in out
+    assert "[25.0 GB/s per direction, 50.0 GB/s bidirectional]" in out
+
+
 @pytest.mark.parametrize("value, says", [("-3", "-3 GB/s is out of range"), ("0", "0 GB/s is out of range"),
                                          ("nan", "not a finite number of GB/s"),
                                          ("inf", "not a finite number of GB/s"),

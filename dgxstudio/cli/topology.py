@@ -156,10 +156,12 @@ def cmd_analyze(args) -> int:
     r = result["rings"]
     over = {"nvlink": "over NVLink", "all": "across systems"}.get(r["fabric"], f"over {r['fabric']}")
     print(f"  rings: {r['count']} {over}: {r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'};"
-          f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s")
+          f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s at rated link figures"
+          f" (NCCL runs each ring both ways: their bidirectional rates added; simulate's bound is at achievable figures)")
     for i, ring in enumerate(r["rings"][:8]):
         shown = " -> ".join(ring) if len(ring) <= 16 else " -> ".join(ring[:6]) + f" ... ({len(ring)} GPUs)"
-        print(f"    ring {i}: {shown}  [{r['ring_bidir_Bps'][i] / gb:.1f} GB/s bidirectional]")
+        print(f"    ring {i}: {shown}  [{r['ring_bidir_Bps'][i] / 2 / gb:.1f} GB/s per direction,"
+              f" {r['ring_bidir_Bps'][i] / gb:.1f} GB/s bidirectional]")
     if len(r["rings"]) > 8:
         print(f"    ... {len(r['rings']) - 8} more ring(s) (--json lists all {len(r['rings'])})")
     print(f"  NVLink per GPU: {result['nvlink_bw_per_gpu_bidir_Bps'] / gb:,.0f} GB/s bidirectional;"
