@@ -33,6 +33,16 @@ def grouping_plan(topo: Topology, ids: list[str]) -> tuple[list[str], list[str],
     return devices, groups, next(iter(where))
 
 
+def grouping_kind(topo: Topology, groups: list[str], container: str | None) -> str:
+    """The kind a new group of a ``grouping_plan`` gets: ``system`` for devices that are in no system
+    yet (what NCCL XML, ASTRA-sim and the per-system figures look for), else a plain ``group``."""
+    around = topo.group_chain(container) if container else []
+    inner = [topo.groups[g] for g in groups]
+    if any(g.kind == "system" for g in around + inner):
+        return "group"
+    return "system"
+
+
 class GroupItems(Command):
     """A new group around the selection, inside the container they share; one undo step, and undo
     gives back the document exactly (the container's member list in its order)."""
@@ -47,7 +57,7 @@ class GroupItems(Command):
         devices, groups, container = grouping_plan(topo, self.ids)
         order = {d: i for i, d in enumerate(topo.devices)}
         devices.sort(key=order.__getitem__)
-        kind = self.kind or self._kind(topo, groups, container)
+        kind = self.kind or grouping_kind(topo, groups, container)
         self._container = container
         with topo.events.batch():
             if container is not None:
@@ -58,15 +68,6 @@ class GroupItems(Command):
             topo.add_group(Group(self.group_id, self.name, kind, container, devices))
             for g in groups:
                 topo.set_attribute(g, "parent", self.group_id)
-
-    @staticmethod
-    def _kind(topo: Topology, groups: list[str], container: str | None) -> str:
-        """``system`` for devices that are in no system yet, else a plain ``group``."""
-        around = topo.group_chain(container) if container else []
-        inner = [topo.groups[g] for g in groups]
-        if any(g.kind == "system" for g in around + inner):
-            return "group"
-        return "system"
 
     def undo(self, topo: Topology) -> None:
         with topo.events.batch():

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QTableWidget, QT
 
 from ..model.clipboard import copy_selection, paste_command
 from ..model.commands import Move, RemoveItems
-from ..model.grouping import GroupItems, grouping_plan
+from ..model.grouping import GroupItems, grouping_kind, grouping_plan
 from ..model.topology import ModelError
 from .canvas_items import DeviceItem, GroupItem, LinkItem
 
@@ -126,7 +126,7 @@ class HabitActions:
         except ModelError as exc:
             self.show_status(f"Cannot group: {exc}")
             return None
-        kind = GroupItems._kind(topo, groups, container)
+        kind = grouping_kind(topo, groups, container)
         gid = topo.new_id("system" if kind == "system" else "group")
         (name,) = unique_names({g.name for g in topo.groups.values()}, ["System 1" if kind == "system" else "Group 1"])
         cmd = GroupItems(ids, gid, name)
