@@ -50,15 +50,27 @@ class CanvasView(QGraphicsView):
             self._link_from = None
             self.canvas.statusMessage.emit("Link cancelled: the design changed while the link was being dragged")
 
+    def escape(self) -> None:
+        """Escape on the canvas: a link being dragged is dropped (nothing is connected), else the
+        selection is cleared."""
+        if self._link_line is not None:
+            self._drop_link("Link cancelled (Escape)")
+            return
+        self.canvas.select_ids([])
+
     def _scene_updated(self) -> None:
         """An edit changed some items: a link being dragged from a device that is gone ends here."""
         if self._link_from is not None and self._link_from not in self.canvas.device_items:
-            if self._link_line is not None:
-                self.scene().removeItem(self._link_line)
-            self._show_port_hint(None)
-            self._link_line = None
-            self._link_from = None
-            self.canvas.statusMessage.emit("Link cancelled: the device it started from is gone")
+            self._drop_link("Link cancelled: the device it started from is gone")
+
+    def _drop_link(self, message: str) -> None:
+        """End a link drag without connecting: its dashed line and port hint go, the status says why."""
+        if self._link_line is not None:
+            self.scene().removeItem(self._link_line)
+        self._show_port_hint(None)
+        self._link_line = None
+        self._link_from = None
+        self.canvas.statusMessage.emit(message)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -73,10 +73,10 @@ class HabitActions:
                 action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # only with the canvas focused
                 action.triggered.connect(lambda _c=False, x=dx * step, y=dy * step: self.nudge(x, y))
                 self.view.addAction(action)
-        deselect = QAction("Select none", self.view)
+        deselect = QAction("Select none (or drop the link being dragged)", self.view)
         deselect.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         deselect.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # Escape in a field stays the field's
-        deselect.triggered.connect(lambda: self.scene.select_ids([]))
+        deselect.triggered.connect(self.view.escape)
         self.view.addAction(deselect)
         self._action(e, "&Group", self.group_selection, "Ctrl+Alt+G",
                      "put the selected devices (or groups) in a new group: a system when they are in none")
@@ -315,7 +315,7 @@ class HabitActions:
                         rows.append((", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts()),
                                      f"{where} › {text}"))
         rows += [("Arrow keys (Shift: 1 unit)", "Nudge the selection on the canvas"),
-                 ("Escape", "Select nothing on the canvas"),
+                 ("Escape", "Select nothing on the canvas (or drop the link being dragged)"),
                  ("Wheel", "Zoom the canvas"), ("Middle drag, or Space + drag", "Pan the canvas"),
                  ("Drag from a device's round handle", "Link it to another device"),
                  ("Double-click a system", "Expand or collapse it"), ("Right click", "What you can do with the item")]

@@ -78,7 +78,8 @@ def test_shortcut_list_names_undo_not_the_step_it_would_undo(make_window, qtbot)
     table = dialog.findChild(QTableWidget)
     commands = {table.item(r, 1).text() for r in range(table.rowCount())}
     assert "Edit › Undo" in commands and not any(c.startswith("Edit › Undo ") for c in commands)
-    assert "Select nothing on the canvas" in commands and "View › Zoom to selection" in commands
+    assert "Select nothing on the canvas (or drop the link being dragged)" in commands
+    assert "View › Zoom to selection" in commands
     dialog.close()
     QApplication.processEvents()
     assert isinstance(dialog, QDialog)
@@ -260,3 +261,36 @@ def test_duplicate_and_menu_paste_give_copies_names_of_their_own(make_window, qt
         w.paste()
     names = [d.name for d in topo.devices.values()]
     assert len(names) == len(set(names)) == 23
+
+
+def test_escape_drops_a_link_being_dragged(make_window, qtbot):
+    """A user who starts dragging a link from a device's handle and thinks better of it presses
+    Escape, as in every diagram tool: the dashed line goes, releasing over another device connects
+    nothing, and the selection is untouched. Escape did nothing during a drag (review)."""
+    from PySide6.QtCore import QEvent, QPointF
+
+    from dgxstudio.model.topology import Topology
+    from .conftest import send_mouse
+
+    w = make_window(topology=Topology("t"))
+    w.view.resetTransform()
+    centre = w.view.mapToScene(w.view.viewport().rect().center())
+    nic = w.scene.drop("part:connectx-6-hdr", centre - QPointF(150, 0))[0]
+    switch = w.scene.drop("part:ib-switch-hdr-40", centre + QPointF(150, 0))[0]
+    a, b = w.scene.device_items[nic], w.scene.device_items[switch]
+    w.scene.select_ids([switch])
+    vp = w.view.viewport()
+    handle = w.view.mapFromScene(a.mapToScene(a.handle_center()))
+    target = w.view.mapFromScene(b.scenePos())
+    w.view.setFocus()
+    send_mouse(vp, QEvent.Type.MouseButtonPress, handle)
+    send_mouse(vp, QEvent.Type.MouseMove, target, button=Qt.MouseButton.NoButton)
+    assert w.view._link_line is not None and w.view._port_hint is not None
+    qtbot.keyClick(w.view, Qt.Key.Key_Escape)
+    assert w.view._link_line is None and w.view._port_hint is None
+    assert "Link cancelled (Escape)" in w.status.text()
+    assert w.scene.selected_ids() == [switch]   # the first Escape dropped the link only
+    send_mouse(vp, QEvent.Type.MouseButtonRelease, target)
+    assert not w.document.topology.links
+    qtbot.keyClick(w.view, Qt.Key.Key_Escape)
+    assert w.scene.selected_ids() == []
