@@ -132,7 +132,9 @@ class DeviceItem(QGraphicsItem):
         self.name = dev.name
         self.kind = dev.kind
         used = topo.used_ports(self.device_id)
-        self.ports = " ".join(f"{g.name} {used.get(g.name, 0)}/{g.count}" for g in part.ports) if part else "unknown part"
+        # a group's name and count never part at a line break ("pcie" / "1/1" read as two things)
+        self.ports = (" ".join(f"{g.name}\u00a0{used.get(g.name, 0)}/{g.count}" for g in part.ports)
+                      if part else "unknown part")
         self.setToolTip(f"{dev.name} ({dev.id})\n{part.label if part else dev.part}\n{self.ports}")
         self._label = None   # fitted when first drawn large enough to read (a cluster opens many at once)
         self._runs = None

@@ -137,3 +137,16 @@ def test_nvl72_tray_names_read_whole_at_the_zoom_that_fits_the_rack(make_window,
     w.open_preset("dgx1-fat-tree-124")
     boxes = [g for g in w.scene.group_items.values() if g.collapsed]
     assert boxes and all(g.box_w == GroupItem.BOX_W for g in boxes)
+
+
+def test_a_port_group_keeps_its_name_and_count_on_one_line(make_window):
+    """Zoomed in on a DGX H100, a GPU box read 'nvlink 18/18 pcie' over '1/1': the break parted a
+    port group's name from its count (review). Lines break between groups only."""
+    from dgxstudio.ui.canvas_items import _FONT, metrics, wrap_words
+
+    w = make_window("dgx-h100")
+    item = w.scene.device_items["gpu0"]
+    fm = metrics(_FONT)[0]
+    for width in (fm.horizontalAdvance("nvlink 18/18 pcie"), fm.horizontalAdvance("nvlink 18/18"), 10.0):
+        lines = wrap_words(item.ports, fm, width)
+        assert [line.replace("\u00a0", " ") for line in lines] == ["nvlink 18/18", "pcie 1/1"], width
