@@ -157,6 +157,14 @@ class ReplayLegend(QFrame):
         self._fit_height()
         self.place()
 
+    @staticmethod
+    def _shows_whole(view) -> bool:
+        """Whether every item of the view's scene is in sight."""
+        items = view.scene().itemsBoundingRect() if view.scene() is not None else None
+        if items is None or items.isNull():
+            return False
+        return view.mapToScene(view.viewport().rect()).boundingRect().contains(items)
+
     def place(self) -> None:
         """In a margin at the right of the canvas, as wide as the legend: the view's drawing area
         shrinks while the legend shows, so no device or link is ever under it. A child of the view
@@ -166,7 +174,13 @@ class ReplayLegend(QFrame):
             return
         margin = self.width() + 12 if not self.isHidden() else 0
         if hasattr(parent, "setViewportMargins"):
+            before = parent.viewportMargins().right()
+            # a design seen whole stays whole: a wider margin would push its right edge (a DGX H100's
+            # GPU7 and NVSwitch3) out of sight behind a scroll bar (a narrower one keeps it in sight)
+            whole = margin > before and hasattr(parent, "fit") and self._shows_whole(parent)
             parent.setViewportMargins(0, 0, margin, 0)
+            if whole:
+                parent.fit()
         if margin:
             area = parent.viewport().geometry() if hasattr(parent, "viewport") else parent.rect()
             self.move(area.right() + 7, area.top() + 4)

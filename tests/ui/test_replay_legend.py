@@ -55,3 +55,33 @@ def test_the_legend_is_drawn_with_its_frame_and_small_labels_when_a_run_shows(ma
     edge = QColor(image.pixel(image.width() // 2, 0))
     assert min(inside.red(), inside.green(), inside.blue()) > 240, "a white panel"
     assert edge.getRgb()[:3] == (0x99, 0x99, 0x99), "its #999 border (Qt's own frame is lighter)"
+
+
+def _whole_in_sight(w) -> bool:
+    seen = w.view.mapToScene(w.view.viewport().rect()).boundingRect()
+    return seen.contains(w.scene.itemsBoundingRect())
+
+
+def test_a_design_seen_whole_stays_whole_beside_the_legend(make_window, qtbot):
+    """After a run on a DGX H100 the legend's margin pushed GPU7 and NVSwitch3 out of sight behind
+    a scroll bar (review): a design the user saw whole is fitted again beside the legend, and stays
+    in sight when the legend goes. A view the user zoomed into is left where it is."""
+    w = make_window("dgx-h100")
+    w.resize(1280, 800)
+    qtbot.wait(50)
+    w.view.fit()
+    assert _whole_in_sight(w)
+    run(w, qtbot, size="64MiB")
+    qtbot.waitUntil(w.legend.isVisible, timeout=5000)
+    assert _whole_in_sight(w) and not _covered(w)
+    zoom = w.view.transform().m11()
+    w.legend.clear()   # (as a new run or document does)
+    qtbot.wait(20)
+    assert _whole_in_sight(w) and w.view.transform().m11() == zoom   # no jump while the next run goes
+    # zoomed in on a GPU: showing the legend leaves the zoom alone
+    w.scene.select_ids(["gpu0"])
+    w.zoom_to_selection()
+    zoom = w.view.transform().m11()
+    run(w, qtbot, size="64MiB")
+    qtbot.waitUntil(w.legend.isVisible, timeout=5000)
+    assert w.view.transform().m11() == zoom and not _whole_in_sight(w)
