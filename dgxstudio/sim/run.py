@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+import numpy as np
+
 from . import limits
 from ..analysis.bisection import bisection_bandwidth
 from ..analysis.rings import find_rings, system_rings
@@ -46,6 +48,8 @@ ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "single-ri
 # Earlier names, still accepted: "multi-ring" was NCCL's ring before it took the name.
 ALIASES = {"multi-ring": "ring"}
 NCCL = ("ring", "tree", "nvls", "nvls-tree", "collnet")
+# all-to-all's bound loads every pair's route up to this many pairs (64 GPUs); above, the bisection
+ROUTED_BOUND_PAIRS = 64 * 63
 
 
 def cuts_in_chunks(algorithm: str) -> bool:
@@ -140,6 +144,19 @@ class Simulator(NcclSchedules):
                          for g in self.gpus)
             # time >= S(p-1)/p / inject and >= p S / (2 bisection)
             algbw = min(inject * p / (p - 1), 2 * bis / p) if p > 1 else 0.0
+            if 1 < p and p * (p - 1) <= ROUTED_BOUND_PAIRS:
+                # and >= the busiest channel's share over the routes the pairs take: the bisection lets
+                # GPUs relay, which NCCL's sends never do (a DGX-1's cross-socket pairs without NVLink
+                # all cross one QPI link)
+                load = np.zeros(self.router.n_channels)
+                for a in self.gpus:
+                    for b in self.gpus:
+                        if a != b:
+                            r = self.router.routes(a, b)
+                            np.add.at(load, r.channels, r.weights)
+                worst = float((load / self.router.capacity).max())
+                if worst > 0:
+                    algbw = min(algbw, p / worst)
             # not the channel plan: seconds at 16,384 GPUs
             systems = group_by_system(self.topo, self.gpus, self.router.system_of)
             if len(systems) > 1:

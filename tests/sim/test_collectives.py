@@ -171,3 +171,21 @@ def test_hierarchical_stages_wait_on_one_join_not_on_every_piece():
     assert deps < 3 * len(sched.groups)
     joins = [g for g in sched.groups if g.meta.get("phase") == "join"]
     assert sorted(len(g.deps_done) for g in joins) == [32, 64]
+
+
+def test_all_to_all_bound_follows_the_routes_the_pairs_take():
+    """On a DGX-1 the cross-socket GPU pairs without an NVLink send over PCIe and the CPUs' link:
+    all-to-all ran at 3.5 GB/s bus bandwidth, shown as '4.4%' of a 79.41 GB/s bound taken from a
+    bisection that lets GPUs relay, which NCCL's sends never do (review). The bound now also
+    loads each pair's route, so it says what the routes allow."""
+    from dgxstudio.sim.run import Simulator
+
+    topo = load_preset("dgx1-v100")
+    sim = Simulator(topo, [d.id for d in topo.gpus()])
+    bound = sim.bound_busbw("all-to-all")
+    r = sim.run("all-to-all", "auto", 64 * 2**20)
+    assert bound < 25e9                      # the CPUs' link, not 79 GB/s of NVLink bisection
+    assert 0.95 * bound <= r.busbw_Bps <= bound * (1 + 1e-9)
+    # on NVSwitch systems every pair has its NVLink paths: the bound is unchanged there
+    h100 = load_preset("dgx-h100")
+    assert Simulator(h100, [d.id for d in h100.gpus()]).bound_busbw("all-to-all") > 360e9
