@@ -192,6 +192,20 @@ def test_link_count_is_limited_by_free_ports(make_window, qtbot):
     assert spin.maximum() == topo.links[lid].count
 
 
+def nic_and_switch(w):
+    """A NIC and an InfiniBand switch dropped side by side on an empty canvas at actual size: (NIC id,
+    switch id, the viewport, the NIC's link handle and the switch's centre in viewport points)."""
+    from PySide6.QtCore import QPointF
+
+    w.view.resetTransform()
+    centre = w.view.mapToScene(w.view.viewport().rect().center())
+    nic = w.scene.drop("part:connectx-6-hdr", centre - QPointF(150, 0))[0]
+    switch = w.scene.drop("part:ib-switch-hdr-40", centre + QPointF(150, 0))[0]
+    a, b = w.scene.device_items[nic], w.scene.device_items[switch]
+    handle = w.view.mapFromScene(a.mapToScene(a.handle_center()))
+    return nic, switch, w.view.viewport(), handle, w.view.mapFromScene(b.scenePos())
+
+
 def test_dragging_a_link_shows_free_ports_and_shift_chooses_type_and_port_group(make_window, qtbot):
     from PySide6.QtCore import QEvent, QPointF
     from PySide6.QtGui import QMouseEvent
@@ -200,14 +214,7 @@ def test_dragging_a_link_shows_free_ports_and_shift_chooses_type_and_port_group(
     from .conftest import send_mouse
 
     w = make_window(topology=Topology("t"))
-    w.view.resetTransform()
-    centre = w.view.mapToScene(w.view.viewport().rect().center())
-    nic = w.scene.drop("part:connectx-6-hdr", centre - QPointF(150, 0))[0]
-    switch = w.scene.drop("part:ib-switch-hdr-40", centre + QPointF(150, 0))[0]
-    a, b = w.scene.device_items[nic], w.scene.device_items[switch]
-    vp = w.view.viewport()
-    handle = w.view.mapFromScene(a.mapToScene(a.handle_center()))
-    target = w.view.mapFromScene(b.scenePos())
+    _nic, _switch, vp, handle, target = nic_and_switch(w)
     send_mouse(vp, QEvent.Type.MouseButtonPress, handle)
     send_mouse(vp, QEvent.Type.MouseMove, target, button=Qt.MouseButton.NoButton)
     hint = w.view._port_hint

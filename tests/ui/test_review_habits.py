@@ -267,21 +267,15 @@ def test_escape_drops_a_link_being_dragged(make_window, qtbot):
     """A user who starts dragging a link from a device's handle and thinks better of it presses
     Escape, as in every diagram tool: the dashed line goes, releasing over another device connects
     nothing, and the selection is untouched. Escape did nothing during a drag (review)."""
-    from PySide6.QtCore import QEvent, QPointF
+    from PySide6.QtCore import QEvent
 
     from dgxstudio.model.topology import Topology
     from .conftest import send_mouse
+    from .test_editor_habits import nic_and_switch
 
     w = make_window(topology=Topology("t"))
-    w.view.resetTransform()
-    centre = w.view.mapToScene(w.view.viewport().rect().center())
-    nic = w.scene.drop("part:connectx-6-hdr", centre - QPointF(150, 0))[0]
-    switch = w.scene.drop("part:ib-switch-hdr-40", centre + QPointF(150, 0))[0]
-    a, b = w.scene.device_items[nic], w.scene.device_items[switch]
+    _nic, switch, vp, handle, target = nic_and_switch(w)
     w.scene.select_ids([switch])
-    vp = w.view.viewport()
-    handle = w.view.mapFromScene(a.mapToScene(a.handle_center()))
-    target = w.view.mapFromScene(b.scenePos())
     w.view.setFocus()
     send_mouse(vp, QEvent.Type.MouseButtonPress, handle)
     send_mouse(vp, QEvent.Type.MouseMove, target, button=Qt.MouseButton.NoButton)
