@@ -167,6 +167,7 @@ class Inspector(QWidget):
         name = self._names[len(self._used_names)] if len(self._used_names) < len(self._names) else None
         if name is None:
             name = QLabel()
+            name.setWordWrap(True)  # "Bandwidth per direction, GB/s (per link)" wraps, the dock keeps its width
             name.setParent(self.form_host)
             self._names.append(name)
         self._used_names.append(name)
