@@ -333,7 +333,10 @@ class _Reader:
 
     @classmethod
     def name(cls, value, path: str) -> str:
-        return cls.text(value, path, names=True)
+        text = cls.text(value, path, names=True)
+        if not text.strip():  # the inspector's rule too (field_problem): a name labels the drawing, finds and reports
+            raise TopologyFileError("a name cannot be blank", path)
+        return text
 
     @staticmethod
     def integer(value, path: str, lo: int, hi: int) -> int:
@@ -549,7 +552,7 @@ def _fast_device(raw) -> Device | None:
     if type(did) is not str or type(kind) is not str or type(part) is not str or type(name) is not str:
         return None
     if kind not in _DEVICE_KIND_SET or not (0 < len(did) <= MAX_ID_LENGTH and 0 < len(part) <= MAX_ID_LENGTH
-                                            and len(name) <= MAX_TEXT_LENGTH):
+                                            and 0 < len(name) <= MAX_TEXT_LENGTH and not name.isspace()):
         return None
     both = did + part + name
     if not (both.isascii() and both.isprintable()):

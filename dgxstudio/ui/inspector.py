@@ -228,8 +228,6 @@ class Inspector(QWidget):
 
         def commit() -> None:
             problem = fileio.field_problem(attribute, edit.text())
-            if not problem and attribute == "name" and not edit.text().strip():
-                problem = "a name cannot be blank (it labels the drawing, finds and reports)"
             if problem:  # the file rules: what an edit accepts, save and reopen accept
                 self._refuse(edit, f"{self._what(obj_id)}: {attribute} {edit.text()!r} not accepted: {problem}")
                 return
