@@ -47,3 +47,14 @@ def test_train_verdict_gives_nvlinks_direction(capsys, tmp_path):
     code, out, _ = run(capsys, "train", path, "--dp", "1", "--tp", "8", "--pp", "2", "--microbatches", "2")
     assert code == 0
     assert "NVLink 450 GB/s per GPU per direction vs network 320 GB/s per system per direction" in out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (("simulate", "--preset", "dgx-a100", "--size", "-5MiB"), "--size: size '-5MiB' is out of range"),
+    (("scaling", "--preset", "dgx1-p100", "--sample-time", "-5ms"), "--sample-time: cannot read time '-5ms'"),
+    (("simulate", "--preset", "dgx-a100", "--size", "-.5MiB"), "--size: size '-.5MiB' is out of range"),
+])
+def test_a_negative_value_is_judged_by_its_option_not_taken_for_one(capsys, argv, says):
+    # argparse reads "-5MiB" as an unknown option and says only "expected one argument"
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and says in err and "expected one argument" not in err

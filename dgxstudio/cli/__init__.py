@@ -77,6 +77,31 @@ def _normalize(argv: list[str]) -> list[str]:
     return argv
 
 
+def _join_negative_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``--size -5MiB`` as ``--size=-5MiB``: argparse takes a value that starts with '-' and is not a
+    plain number for an option and says only "expected one argument"; joined, the option's own check
+    says what is wrong with the value."""
+    sub = None
+    for action in parser._actions:  # the command's own parser, whose options take the values
+        if isinstance(action, argparse._SubParsersAction) and argv and argv[0] in action.choices:
+            sub = action.choices[argv[0]]
+    if sub is None:
+        return argv
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        action = sub._option_string_actions.get(tok) if tok.startswith("--") else None
+        if action is not None and action.nargs is None and i + 1 < len(argv) \
+                and len(argv[i + 1]) > 1 and argv[i + 1][0] == "-" and (argv[i + 1][1].isdigit() or argv[i + 1][1] == "."):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
@@ -88,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser(())
     else:
         parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative_values(parser, argv))
     try:
         return _run(parser, args)
     except Exception as exc:  # noqa: BLE001 - a bug: one line, its own exit status, no traceback

@@ -167,6 +167,7 @@ class Inspector(QWidget):
         name = self._names[len(self._used_names)] if len(self._used_names) < len(self._names) else None
         if name is None:
             name = QLabel()
+            name.setWordWrap(True)  # "Bandwidth per direction, GB/s (per link)" wraps, the dock keeps its width
             name.setParent(self.form_host)
             self._names.append(name)
         self._used_names.append(name)
@@ -227,8 +228,6 @@ class Inspector(QWidget):
 
         def commit() -> None:
             problem = fileio.field_problem(attribute, edit.text())
-            if not problem and attribute == "name" and not edit.text().strip():
-                problem = "a name cannot be blank (it labels the drawing, finds and reports)"
             if problem:  # the file rules: what an edit accepts, save and reopen accept
                 self._refuse(edit, f"{self._what(obj_id)}: {attribute} {edit.text()!r} not accepted: {problem}")
                 return

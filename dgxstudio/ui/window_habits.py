@@ -10,7 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QAction, QCursor, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QTableWidget, QTableWidgetItem, QVBoxLayout
 
-from ..model.clipboard import copy_selection, paste_command
+from ..model.clipboard import paste_command
 from ..model.commands import Move, RemoveItems
 from ..model.grouping import GroupItems, grouping_kind, grouping_plan
 from ..model.topology import ModelError

@@ -52,6 +52,11 @@ def _doc():
     (lambda d: d["layout"]["positions"].update(gpu0=[1]), "layout.positions.gpu0: expected [x, y]"),
     (lambda d: d["links"][0].update(bandwidth_per_direction_Bps=-5), "links[0].bandwidth_per_direction_Bps: -5 is out of range"),
     (lambda d: d["links"][0].update(colour="red"), "links[0]: unknown field 'colour'"),
+    # a blank name is what the inspector refuses too (it would label nothing in the drawing and reports)
+    (lambda d: d["devices"][4].update(name=""), "devices[4].name: a name cannot be blank"),
+    (lambda d: d["devices"][4].update(name="   "), "devices[4].name: a name cannot be blank"),
+    (lambda d: d["groups"][0].update(name=" "), "groups[0].name: a name cannot be blank"),
+    (lambda d: d.update(name=""), "name: a name cannot be blank"),
 ])
 def test_bad_files_name_the_json_path(tmp_path, mutate, expected):
     doc = _doc()

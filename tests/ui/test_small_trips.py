@@ -65,3 +65,18 @@ def test_a_missing_xcb_cursor_library_is_named(monkeypatch):
     assert missing_display_libraries({"DISPLAY": ":0"}) == ["libxcb-cursor0"]
     assert missing_display_libraries({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}) == []
     assert missing_display_libraries({"WAYLAND_DISPLAY": "wayland-0", "DISPLAY": ":0"}) == []
+
+
+def test_a_short_inspector_scrolls_its_rows_instead_of_squeezing_them(make_window, qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    w = make_window("dgx1-v100")
+    w.resize(1300, 560)
+    lid = next(iter(w.document.topology.links))
+    w.select_and_center([lid])
+    qtbot.wait(100)
+    form = w.inspector.form_host
+    rows = [lab for lab in form.findChildren(QLabel) if lab.isVisible() and lab.wordWrap() and lab.text()]
+    assert rows, "the link's rows are shown"
+    for lab in rows:  # every wrapped label has the height its text needs at its width
+        assert lab.height() >= lab.heightForWidth(lab.width()) - 1, lab.text()
