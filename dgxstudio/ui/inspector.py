@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout,
-                               QWidget)
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QLabel, QLineEdit, QScrollArea, QSpinBox,
+                               QVBoxLayout, QWidget)
 
 from ..model import fileio
 from ..model.commands import ChangeLinkType, Macro, SetAttribute, SetCollapsed
@@ -368,3 +368,27 @@ class Inspector(QWidget):
         box.setChecked(gid in self.topo.layout.collapsed)
         self._wire(box, "toggled", lambda on: self.document.push(SetCollapsed(gid, on)))
         self._row("Drawn", box, "collapsed")
+
+
+class InspectorScroll(QScrollArea):
+    """The inspector in its dock: a short dock scrolls the rows instead of squeezing them into each
+    other, while the dock stays as wide as the rows need (nothing is cut off on the right; there is
+    no horizontal scrolling)."""
+
+    def __init__(self, inspector: Inspector):
+        super().__init__()
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(inspector)
+        inspector.installEventFilter(self)
+
+    def minimumSizeHint(self) -> QSize:
+        inner = self.widget().minimumSizeHint()
+        return QSize(inner.width() + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth(),
+                     super().minimumSizeHint().height())
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()   # the rows changed: the dock rereads how wide they need to be
+        return False

@@ -6,8 +6,7 @@ import sys
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFrame, QLabel, QLineEdit, QMainWindow, QScrollArea,
-                               QTabWidget, QToolBar, QUndoView)
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QLineEdit, QMainWindow, QTabWidget, QToolBar, QUndoView
 
 from ..model.catalog import default_catalog
 from ..model.presets import PRESETS
@@ -17,7 +16,7 @@ from .canvas import CanvasView, TopologyScene
 from .cluster_dialog import open_cluster_dialog
 from .document import Document
 from .findings import FindingsList
-from .inspector import Inspector
+from .inspector import Inspector, InspectorScroll
 from .minimap import MiniMap
 from .palette import Palette
 from .replay_legend import ReplayLegend
@@ -83,13 +82,8 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.palette = Palette(self.document.topology.catalog)
         self.palette_dock = self._dock("Palette", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea, "palette")
         self.inspector = Inspector(self.document)
-        # in a scroll area: a short dock scrolls its rows instead of squeezing them into each other
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(self.inspector)
-        self.inspector_dock = self._dock("Inspector", scroll, Qt.DockWidgetArea.RightDockWidgetArea, "inspector")
+        self.inspector_dock = self._dock("Inspector", InspectorScroll(self.inspector), Qt.DockWidgetArea.RightDockWidgetArea,
+                                         "inspector")
         self.inspector.refused.connect(self.show_status)
         self.history = QUndoView(self.document.undo_stack)
         self.history.setEmptyLabel("<opened>")

@@ -34,7 +34,7 @@ def test_a_long_part_name_is_elided_in_the_box_and_whole_in_its_list_and_tooltip
     assert combo.fontMetrics().horizontalAdvance(longest) > combo.width() - 30, "the longest part does not fit"
     combo.setCurrentIndex(labels.index(longest))   # a user's choice: a new part, one undo step
     assert w.document.topology.devices["nvswitch0"].part == combo.currentData()
-    assert w.inspector_dock.width() == w.inspector.width(), "the dock kept its width"
+    assert w.inspector.width() == w.inspector_dock.widget().viewport().width(), "the rows fill the dock, none cut off"
     combo = w.inspector.fields["part"]
     assert combo.currentText() == longest
     combo.showPopup()
@@ -47,3 +47,16 @@ def test_a_long_part_name_is_elided_in_the_box_and_whole_in_its_list_and_tooltip
     QApplication.sendEvent(combo, QHelpEvent(QEvent.Type.ToolTip, at, combo.mapToGlobal(at)))
     assert QToolTip.isVisible() and QToolTip.text().startswith(longest)
     QToolTip.hideText()
+
+
+def test_a_dock_dragged_narrow_still_shows_whole_rows(make_window, qtbot):
+    # the inspector scrolls in a short dock; it must not cut its rows off in a narrow one
+    w = make_window("dgx-a100")
+    _click(w, qtbot, "nvswitch0")
+    w.resizeDocks([w.inspector_dock], [60], Qt.Orientation.Horizontal)
+    qtbot.wait(50)
+    scroll = w.inspector_dock.widget()
+    assert w.inspector.width() == scroll.viewport().width() >= w.inspector.minimumSizeHint().width()
+    _click(w, qtbot, "gpu0")   # other rows: the dock rereads the width they need
+    qtbot.wait(50)
+    assert w.inspector.width() == scroll.viewport().width() >= w.inspector.minimumSizeHint().width()
