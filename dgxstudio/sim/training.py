@@ -333,7 +333,11 @@ def _critical_words(balance: dict, busy: dict[str, float]) -> str:
     req, off, lim = balance["required_ratio"], balance.get("offered_ratio"), balance["limit"]
     if off is None:
         top = next(iter(busy), "none")
-        return f"the {top} links are the busiest ({100 * busy.get(top, 0):.0f}% of the iteration)" if busy else "compute"
+        words = f"the {top} links are the busiest ({100 * busy.get(top, 0):.0f}% of the iteration)" if busy else "compute"
+        if balance.get("boundary_inside_system"):
+            words += (f"; the pipeline boundary stays inside a system (over {balance['boundary_inside_system']}), so the "
+                      "lecture's NVLink-to-network balance does not apply")
+        return words
     if lim == "nvlink":
         words = (f"NVLink is the limit: the tensor all-reduce needs NVLink {req:.2f}x as fast as the network, "
                  f"the hardware offers {off:.2f}x")
@@ -480,7 +484,14 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     t_send, send_sim = boundary_send(topo, router, place, dp, tp, pp, model.activation_bytes()) if pp > 1 else (0.0, None)
     net = bottleneck_class(topo, send_sim)
     balance = {"required_ratio": 2 * (tp - 1) / tp, "offered_ratio": None, "limit": "none"}
-    if tp > 1 and pp > 1:
+    # The lecture's balance weighs NVLink against the network the stage boundary crosses; a boundary
+    # inside a system (tp x pp within one system) crosses no network, so the busiest class decides.
+    # (Without system groups, the boundary's bottleneck class tells.)
+    ends = [(topo.system_of(place[(0, p, 0)]), topo.system_of(place[(0, p + 1, 0)])) for p in range(pp - 1)]
+    crosses = any(a != b for a, b in ends) if all(a and b for a, b in ends) else net in NETWORK_FAMILIES
+    if tp > 1 and pp > 1 and not crosses:
+        balance["boundary_inside_system"] = net
+    if tp > 1 and crosses:
         simulated = nvlink_network_balance(t_tp, t_send, tp, net)
         rated = link_balance(topo, place[(0, 0, 0)], tp)
         if rated is not None:
