@@ -94,13 +94,32 @@ def cmd_pipeline(args) -> int:
     return EXIT_OK
 
 
+def bucket_arg(text: str | None) -> float | None:
+    """``--bucket-size``: None for the default (PyTorch DDP's), 0 for one all-reduce ("0" or "none")."""
+    if text is None:
+        return None
+    return 0.0 if text.strip().lower() in ("0", "none") else float(parse_size_arg(text, "--bucket-size"))
+
+
+def _check_train_options(args) -> None:
+    """The grid and router options, each named with its value (the simulator's own checks speak of
+    stages and replicas, not of the option the user typed)."""
+    for name, value, low in (("--dp", args.dp, 1), ("--tp", args.tp, 1), ("--pp", args.pp, 1), ("--ep", args.ep, 1),
+                             ("--microbatches", args.microbatches, 1), ("--experts", args.experts, 0)):
+        if value < low:
+            raise CliError(f"{name} {value}: must be at least {low}")
+    if args.experts and not 1 <= args.top_k <= args.experts:
+        raise CliError(f"--top-k {args.top_k}: must be between 1 and --experts ({args.experts})")
+
+
 def cmd_train(args) -> int:
     from ..sim.training import TrainingError, train_iteration
 
+    _check_train_options(args)
     topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
-        bucket = None if args.bucket_size is None else parse_size_arg(args.bucket_size, "--bucket-size")
+        bucket = bucket_arg(args.bucket_size)
         r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches, args.schedule,
                             not args.no_overlap, args.placement, achievable=args.figures == "achievable",
                             bucket_bytes=bucket, ep=args.ep)
@@ -109,7 +128,12 @@ def cmd_train(args) -> int:
     if args.json:
         print_json(r.as_dict())
         return EXIT_OK
-    print(f"{topo.name}: dp={r.dp} tp={r.tp} pp={r.pp}, {r.microbatches} micro-batches")
+    used = r.dp * r.tp * r.pp
+    print(f"{topo.name}: dp={r.dp} tp={r.tp} pp={r.pp}" + (f" ep={args.ep} ({args.experts} experts, top-{args.top_k})"
+          if args.ep > 1 else f" ({args.experts} experts, top-{args.top_k})" if args.experts else "")
+          + (f" on {used} of the {len(gpus)} GPUs selected" if used < len(gpus) else f" on {used} GPUs")
+          + f", {r.microbatches} micro-batches" + (f", {args.schedule} schedule" if r.pp > 1 else "")
+          + f", {args.figures} link figures")
     print(f"  iteration {r.iteration_s * 1e3:.2f} ms, {r.samples_per_s:,.1f} samples/s")
     for k, v in r.breakdown_s.items():
         print(f"    {k:<32} {v * 1e3:10.2f} ms   bottleneck: {r.bottleneck[k]}")
@@ -144,8 +168,8 @@ def _scaling_model(args, topo, gpus, ref_topo):
     sample = time_arg(args.sample_time, "--sample-time")
     overhead = time_arg(args.overhead, "--overhead") if args.overhead else 0.0
     curve = BatchCurve.fit(parse_curve(args.batch_curve)) if args.batch_curve else BatchCurve()
-    bucket = (None if args.bucket_size in ("0", "none") else
-              parse_size_arg(args.bucket_size, "--bucket-size") if args.bucket_size else ddp_bucket_bytes())
+    bucket = bucket_arg(args.bucket_size)
+    bucket = ddp_bucket_bytes() if bucket is None else (bucket or None)   # None: one all-reduce
     scale = 1.0
     if topo is not ref_topo:  # the sample time is measured on the first topology's GPU
         scale = peak_flops(ref_topo, select(ref_topo, args.gpus)[0], args.precision) / peak_flops(topo, gpus[0], args.precision)

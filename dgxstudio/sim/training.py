@@ -505,7 +505,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
         else:
             balance = {**simulated, "basis": "simulated rates"}
     critical = balance["limit"] if balance["limit"] != "none" else next(iter(busy), "compute")
-    details = {"gpus_used": dp * tp * pp, "ep": ep, "experts": model.experts, "top_k": model.top_k,
+    details = {"gpus_used": dp * tp * pp, "schedule": schedule if pp > 1 else None, "ep": ep, "experts": model.experts, "top_k": model.top_k,
                "ep_all_to_all_s": t_a2a, "dispatch_bytes_per_gpu": model.dispatch_bytes(), "lanes_simulated": dp * tp if pp > 1 else 0, "tp_allreduce_s": t_tp,
                "dp_allreduce_s": t_dp, "dp_hidden_by_overlap_s": hidden, "dp_buckets": len(sizes),
                "dp_bucket_bytes": bucket, "stage_forward_s": fwd, "stage_backward_s": bwd,

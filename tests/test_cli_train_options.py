@@ -1,0 +1,52 @@
+"""`train` as a Megatron user types it: every bad grid option named with its value, `--bucket-size 0`
+as its help promises, and a header that says what ran (schedule, GPUs used of those selected)."""
+
+import json
+
+import pytest
+
+from dgxstudio.cli import main
+
+
+@pytest.fixture(scope="module")
+def a100_pair(tmp_path_factory):
+    f = tmp_path_factory.mktemp("train") / "a100x2.dgxs"
+    assert main(["generate", "fat-tree", "--system", "dgx-a100", "--systems", "2", "-o", str(f)]) == 0
+    return str(f)
+
+
+@pytest.mark.parametrize("options, said", [
+    (["--tp", "0"], "--tp 0: must be at least 1"),
+    (["--tp", "-8"], "--tp -8: must be at least 1"),
+    (["--dp", "0"], "--dp 0: must be at least 1"),
+    (["--pp", "0"], "--pp 0: must be at least 1"),
+    (["--ep", "0", "--experts", "8"], "--ep 0: must be at least 1"),
+    (["--microbatches", "0"], "--microbatches 0: must be at least 1"),
+    (["--experts", "-8"], "--experts -8: must be at least 0"),
+    (["--experts", "8", "--top-k", "0"], "--top-k 0: must be between 1 and --experts (8)"),
+    (["--experts", "8", "--top-k", "9"], "--top-k 9: must be between 1 and --experts (8)"),
+])
+def test_bad_grid_options_are_named(a100_pair, capsys, options, said):
+    capsys.readouterr()
+    assert main(["train", a100_pair, *options]) == 2
+    out, err = capsys.readouterr()
+    assert said in err and out == ""
+
+
+def test_bucket_size_zero_is_one_all_reduce_as_the_help_says(a100_pair, capsys):
+    capsys.readouterr()
+    assert main(["train", a100_pair, "--dp", "16", "--bucket-size", "0", "--json"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main(["train", a100_pair, "--dp", "16", "--json"]) == 0
+    buckets = json.loads(capsys.readouterr().out)
+    assert one["dp_buckets"] == 1 and buckets["dp_buckets"] > 1
+    assert one["dp_allreduce_s"] > 0
+
+
+def test_header_names_the_schedule_and_the_gpus_used(a100_pair, capsys):
+    capsys.readouterr()
+    assert main(["train", a100_pair, "--tp", "4", "--pp", "2", "--schedule", "zb-h1"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "on 8 of the 16 GPUs selected" in head and "zb-h1 schedule" in head and "achievable link figures" in head
+    assert main(["train", a100_pair, "--tp", "8", "--pp", "2", "--schedule", "zb-h1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["schedule"] == "zb-h1"
