@@ -184,11 +184,17 @@ class SimulationPanel(QWidget):
         self.train_micro.setToolTip('Micro-batches per training iteration')
         self.train_micro.setRange(1, 4096)
         self.train_micro.setValue(8)
+        self.train_schedule = QComboBox()   # the schedules `train --schedule` takes
+        self.train_schedule.addItems([x for x in SCHEDULES if x != "interleaved"])
+        self.train_schedule.setCurrentText("1f1b")
+        self.train_schedule.setToolTip("Pipeline schedule of every lane (with pp > 1): GPipe, 1F1B, or the zero-bubble "
+                                       "ones, which split the backward into input and weight gradients")
         self.overlap = QCheckBox("overlap")
         self.overlap.setChecked(True)
         self.overlap.setToolTip("all-reduce the gradients in 25 MiB buckets during the backward pass (PyTorch DDP)")
         for label, widget in (("Data (dp)", self.dp), ("Tensor (tp)", self.tp), ("Pipeline (pp)", self.pp),
-                              ("Micro-batches", self.train_micro), ("Gradients", self.overlap)):
+                              ("Micro-batches", self.train_micro), ("Schedule", self.train_schedule),
+                              ("Gradients", self.overlap)):
             f.addRow(label, widget)
         f.addRow(_note("Model: GPT-3 XL (24 layers, hidden 2048, sequence 2048), fp16, 50% of peak."))
         return w
@@ -285,11 +291,12 @@ class SimulationPanel(QWidget):
                 return run_pipeline(topo, spec, achievable, progress=progress, cancel=cancel)
             return pipeline_job, RunRequest("pipeline", label)
         dp, tp, pp = self.dp.value(), self.tp.value(), self.pp.value()
-        label = f"training iteration dp={dp} tp={tp} pp={pp}, {figures}"
+        schedule, micro, overlap = self.train_schedule.currentText(), self.train_micro.value(), self.overlap.isChecked()
+        label = f"training iteration dp={dp} tp={tp} pp={pp}" + (f", {schedule}" if pp > 1 else "") + f", {figures}"
 
         def train_job(topo, progress, cancel):
-            return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(), self.train_micro.value(),
-                                   overlap=self.overlap.isChecked(), achievable=achievable)
+            return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(), micro, schedule, overlap=overlap,
+                                   achievable=achievable)
         return train_job, RunRequest("train", label)
 
     def reset(self) -> None:

@@ -175,6 +175,7 @@ class ReplayActions:
             self.plot_tabs.setCurrentWidget(self.gantt)
         else:
             self.results.show_training(request, result, name)
+            self.time_label.setText(" training: no replay ")   # not " running… " for good
         self.results_dock.raise_()
         self.show_status(f"Done: {request.label}")
 

@@ -1,0 +1,33 @@
+"""The Training tab as a Megatron user drives it: the schedule the CLI takes, and a replay bar that does
+not say "running…" once the iteration is shown."""
+
+from dgxstudio.model.builders import build_fat_tree
+from dgxstudio.sim.training import ModelSpec, train_iteration
+from dgxstudio.units import format_time
+
+from .test_simulation_gui import run_training_tab
+
+
+def run_training(w, qtbot, schedule):
+    run_training_tab(w, qtbot, 1, 8, 2, microbatches=4, schedule=schedule)
+    return w.results.table.item(w.results.table.rowCount() - 1, 0).text()
+
+
+def test_training_tab_runs_the_schedule_chosen_as_the_cli_does(make_window, qtbot):
+    topo = build_fat_tree(2, "dgx-a100")
+    w = make_window(topology=topo)
+    label = run_training(w, qtbot, "zb-h1")
+    assert "zb-h1" in label
+    gpus = [g.id for g in topo.gpus()]
+    cli = train_iteration(topo, gpus, 1, 8, 2, ModelSpec(), 4, "zb-h1")
+    one_f = train_iteration(topo, gpus, 1, 8, 2, ModelSpec(), 4, "1f1b")
+    assert cli.iteration_s < one_f.iteration_s
+    shown = w.results.table.item(w.results.table.rowCount() - 1, 3).text()
+    assert shown == format_time(cli.iteration_s) != format_time(one_f.iteration_s)
+
+
+def test_replay_bar_does_not_stay_running_after_a_training_run(make_window, qtbot):
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    run_training(w, qtbot, "1f1b")
+    assert "running" not in w.time_label.text()
+    assert "no replay" in w.time_label.text()
