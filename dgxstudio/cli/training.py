@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import (sim_errors, EXIT_OK, CliError, add_source, open_runnable_topology, parse_size_arg, preset_names,
-                     print_json, select)
+from .common import (sim_errors, EXIT_OK, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
+                     preset_names, print_json, select)
 
 
 def _times(text: str | None, stages: int, what: str) -> list[float] | None:
@@ -218,8 +218,14 @@ def cmd_scaling(args) -> int:
         for topo in topos:
             gpus = select(topo, args.gpus)
             model = _scaling_model(args, topo, gpus, topos[0])
-            rows = scaling(topo, gpus, model, args.batch_per_gpu, args.global_batch, achievable=achievable)
-            table.append({"topology": topo.name, "compute_scale": model.compute_scale, "rows": [r.__dict__ for r in rows]})
+            progress = StepProgress(f"scaling on {topo.name}")  # on a terminal only: hundreds of GPUs take seconds
+            try:
+                rows = scaling(topo, gpus, model, args.batch_per_gpu, args.global_batch, achievable=achievable,
+                               progress=progress)
+            finally:
+                progress.done()
+            table.append({"topology": topo.name, "compute_scale": model.compute_scale,
+                          "rows": [{**r.__dict__, "strong_batch_per_gpu": args.global_batch / r.gpus} for r in rows]})
     except (ScalingError, *sim_errors()) as exc:
         raise CliError(str(exc)) from None
     if args.json:
@@ -242,9 +248,15 @@ def cmd_scaling(args) -> int:
         print(f"    {'GPUs':>5} {'all-reduce':>12} {'weak samples/s':>15} {'eff':>6} {'strong samples/s':>17} {'eff':>6}"
               + (f" {'weak input copy (exposed)':>27}" if inp else ""))
         for r in entry["rows"]:
+            # Below one sample a GPU, strong scaling is no longer a batch anyone can run: no figure.
+            strong = (f"{r['strong_samples_per_s']:>17,.1f} {100 * r['strong_efficiency']:>5.1f}%"
+                      if r["strong_batch_per_gpu"] >= 1 else f"{'-':>17} {'-':>6}")
             print(f"    {r['gpus']:>5} {r['allreduce_s'] * 1e3:>10.3f}ms {r['weak_samples_per_s']:>15,.1f} "
-                  f"{100 * r['weak_efficiency']:>5.1f}% {r['strong_samples_per_s']:>17,.1f} {100 * r['strong_efficiency']:>5.1f}%"
+                  f"{100 * r['weak_efficiency']:>5.1f}% {strong}"
                   + (f" {r['weak_input_copy_s'] * 1e3:>13.3f}ms ({r['weak_exposed_input_s'] * 1e3:.3f}ms)" if inp else ""))
+        if any(r["strong_batch_per_gpu"] < 1 for r in entry["rows"]):
+            print(f"    strong: no figure above {args.global_batch:,} GPUs, where the global batch of "
+                  f"{args.global_batch:,} (--global-batch) gives each GPU less than one sample")
     return EXIT_OK
 
 
