@@ -50,3 +50,23 @@ def test_header_names_the_schedule_and_the_gpus_used(a100_pair, capsys):
     assert "on 8 of the 16 GPUs selected" in head and "zb-h1 schedule" in head and "achievable link figures" in head
     assert main(["train", a100_pair, "--tp", "8", "--pp", "2", "--schedule", "zb-h1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["schedule"] == "zb-h1"
+
+
+@pytest.mark.parametrize("share", ["0", "1", "1.5", "-0.2", "nan"])
+def test_pipeline_w_share_out_of_range_names_the_option_with_one_rule(a100_pair, capsys, share):
+    """Before: 1.5 read 'must be at least 0 and at most 1' and 0 'must be between 0 and 1'."""
+    capsys.readouterr()
+    assert main(["pipeline", a100_pair, "--schedule", "zb-h1", "--stages", "4", "--microbatches", "8",
+                 "--w-share", share]) == 2
+    assert f"--w-share {float(share):g}: " in capsys.readouterr().err
+
+
+def test_pipeline_spec_w_share_bounds_read_alike():
+    from dgxstudio.sim.pipeline import PipelineError, PipelineSpec
+
+    said = []
+    for share in (0.0, 1.0, 1.5):
+        with pytest.raises(PipelineError) as err:
+            PipelineSpec("zb-h1", 2, 4, ["a", "b"], [1e-3] * 2, [2e-3] * 2, 0.0, 1, share).check()
+        said.append(str(err.value).split("(")[-1])
+    assert said == ["must be more than 0 and less than 1)"] * 3

@@ -74,6 +74,9 @@ def cmd_pipeline(args) -> int:
         act = parse_size_arg(args.activation_bytes, "--activation-bytes") if args.activation_bytes not in (None, "0") else (
             0.0 if args.activation_bytes == "0" else model.activation_bytes())
         w_share = args.w_share if args.w_share is not None else (0.5 if args.bwd_time else model.weight_gradient_share())
+        if args.w_share is not None and not 0 < args.w_share < 1:
+            raise CliError(f"--w-share {args.w_share:g}: the weight gradient's share of the backward must be more "
+                           "than 0 and less than 1")
         spec = PipelineSpec(args.schedule, args.stages, args.microbatches, stage_gpus, fwd, bwd, act, args.chunks, w_share)
         result = run_pipeline(topo, spec, achievable=args.figures == "achievable")
     except sim_errors() as exc:
