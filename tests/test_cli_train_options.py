@@ -70,3 +70,25 @@ def test_pipeline_spec_w_share_bounds_read_alike():
             PipelineSpec("zb-h1", 2, 4, ["a", "b"], [1e-3] * 2, [2e-3] * 2, 0.0, 1, share).check()
         said.append(str(err.value).split("(")[-1])
     assert said == ["must be more than 0 and less than 1)"] * 3
+
+
+def test_train_says_which_model_and_compute_rate_it_ran(a100_pair, capsys):
+    """The JSON held 'peak_flops_used': 156e12 for an A100 whose fp16 peak is 312 TFLOP/s (it was peak x
+    efficiency), and the text named no model at all."""
+    capsys.readouterr()
+    assert main(["train", a100_pair, "--tp", "8", "--pp", "2", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert "peak_flops_used" not in d
+    assert d["gpu_peak_flop_per_s"] == 312e12 and d["compute_flop_per_s_per_gpu"] == 156e12 and d["efficiency"] == 0.5
+    assert main(["train", a100_pair, "--tp", "8", "--pp", "2"]) == 0
+    model = capsys.readouterr().out.splitlines()[1]
+    assert model.startswith("  model: 24 layers, hidden 2048, sequence 2048")
+    assert "fp16 at 50% of the GPU's 312 TFLOP/s = 156 TFLOP/s per GPU" in model
+
+
+def test_a_slow_iteration_is_not_zero_samples_per_second(a100_pair, capsys):
+    capsys.readouterr()
+    assert main(["train", a100_pair, "--tp", "8", "--pp", "2", "--layers", "96", "--hidden", "12288",
+                 "--params", "175e9", "--precision", "fp32", "--efficiency", "0.4"]) == 0
+    line = capsys.readouterr().out.splitlines()[2]
+    assert line.startswith("  iteration ") and " 0.0 samples/s" not in line

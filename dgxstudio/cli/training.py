@@ -115,6 +115,11 @@ def _check_train_options(args) -> None:
         raise CliError(f"--top-k {args.top_k}: must be between 1 and --experts ({args.experts})")
 
 
+def _tflops(flop_per_s: float) -> str:
+    t = flop_per_s / 1e12
+    return f"{t:,.0f}" if t >= 100 else f"{t:.3g}"
+
+
 def cmd_train(args) -> int:
     from ..sim.training import TrainingError, train_iteration
 
@@ -137,10 +142,14 @@ def cmd_train(args) -> int:
           + (f" on {used} of the {len(gpus)} GPUs selected" if used < len(gpus) else f" on {used} GPUs")
           + f", {r.microbatches} micro-batches" + (f", {args.schedule} schedule" if r.pp > 1 else "")
           + f", {args.figures} link figures")
-    print(f"  iteration {r.iteration_s * 1e3:.2f} ms, {r.samples_per_s:,.1f} samples/s")
+    d = r.details
+    print(f"  model: {args.layers} layers, hidden {args.hidden}, sequence {args.seq_len}, micro-batch {args.micro_batch_size}, "
+          f"{d['parameters'] / 1e9:,.2f} B parameters in the layers, {d['precision']} at {100 * d['efficiency']:g}% of the GPU's "
+          f"{_tflops(d['gpu_peak_flop_per_s'])} TFLOP/s = {_tflops(d['compute_flop_per_s_per_gpu'])} TFLOP/s per GPU")
+    rate = f"{r.samples_per_s:,.1f}" if r.samples_per_s >= 10 else f"{r.samples_per_s:.3g}"   # not "0.0" for a 175 B model
+    print(f"  iteration {r.iteration_s * 1e3:,.2f} ms, {rate} samples/s")
     for k, v in r.breakdown_s.items():
         print(f"    {k:<32} {v * 1e3:10.2f} ms   bottleneck: {r.bottleneck[k]}")
-    d = r.details
     print(f"  critical resource: {d['critical_resource']} - {d['critical_resource_words']}")
     verdicts = d.get("verdicts") or {}
     for key in ("rated", "achievable", "simulated"):
