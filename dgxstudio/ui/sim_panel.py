@@ -248,12 +248,12 @@ class SimulationPanel(QWidget):
         achievable = self.figures.currentText() == "achievable"
         figures = f"{self.figures.currentText()} figures"   # in every run's label: the runs table compares them
         if tab == 0:
-            options = SimOptions(chunk=parse_size(self.chunk.text()), achievable=achievable,
+            options = SimOptions(chunk=_read("Chunk", parse_size, self.chunk.text()), achievable=achievable,
                                  protocol=self.protocol.currentText())
             collective, algorithm = self.collective.currentText(), self.algorithm.currentText()
             if self.sweep.isChecked():
                 lo, _, hi = self.sweep_range.text().partition(":")
-                sizes = sweep_sizes(parse_size(lo), parse_size(hi))
+                sizes = sweep_sizes(_read("Sweep range", parse_size, lo), _read("Sweep range", parse_size, hi))
                 label = f"{collective} {algorithm} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}, {figures}"
 
                 def sweep_job(topo, progress, cancel):
@@ -264,7 +264,7 @@ class SimulationPanel(QWidget):
                         progress(_Fraction((i + 1) / len(sizes)))
                     return out
                 return sweep_job, RunRequest("sweep", label)
-            size = parse_size(self.size.text())
+            size = _read("Size", parse_size, self.size.text())
             label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs, {figures}"
 
             def collective_job(topo, progress, cancel):
@@ -279,8 +279,10 @@ class SimulationPanel(QWidget):
                 fwd, bwd = stage_times(topo, gpus[:p], model)
                 act = model.activation_bytes()
             else:
-                fwd, bwd = _per_stage(self.fwd.text(), p), _per_stage(self.bwd.text(), p)
-                act = parse_size(self.activation.text()) if self.activation.text().strip() not in ("", "0") else 0.0
+                fwd = _read("Forward", _per_stage, self.fwd.text(), p)
+                bwd = _read("Backward", _per_stage, self.bwd.text(), p)
+                act = (_read("Boundary bytes", parse_size, self.activation.text())
+                       if self.activation.text().strip() not in ("", "0") else 0.0)
             share = model.weight_gradient_share() if self.from_model.isChecked() else 0.5
             spec = PipelineSpec(self.schedule.currentText(), p, self.microbatches.value(), gpus[:p], fwd, bwd, act,
                                 self.chunks.value(), share)
@@ -361,6 +363,14 @@ def _on_frozen_copy(pending, job):
             topo = pending.wait(0.02)
         return _Ran(job(topo, progress, cancel), pending.derived.get("document") or document_ref(topo))
     return run
+
+
+def _read(field: str, parse, *args):
+    """A form field read by ``parse``; a refusal names the field ("Backward: cannot read time '-4ms'")."""
+    try:
+        return parse(*args)
+    except ValueError as exc:
+        raise ValueError(f"{field}: {exc}") from None
 
 
 def _per_stage(text: str, stages: int) -> list[float]:

@@ -1,5 +1,8 @@
-"""The Training tab as a Megatron user drives it: the schedule the CLI takes, and a replay bar that does
-not say "running…" once the iteration is shown."""
+"""The Training and Pipeline tabs as a Megatron user drives them: the schedule the CLI takes, a replay
+bar that does not say "running…" once the iteration is shown, and refusals that name their field."""
+
+import pytest
+from PySide6.QtCore import Qt
 
 from dgxstudio.model.builders import build_fat_tree
 from dgxstudio.sim.training import ModelSpec, train_iteration
@@ -31,3 +34,29 @@ def test_replay_bar_does_not_stay_running_after_a_training_run(make_window, qtbo
     run_training(w, qtbot, "1f1b")
     assert "running" not in w.time_label.text()
     assert "no replay" in w.time_label.text()
+
+
+@pytest.mark.parametrize("field, text, said", [
+    ("bwd", "-4ms", "Backward: cannot read time '-4ms'"),
+    ("fwd", "2ms,3ms", "Forward: give one time or 4"),
+    ("activation", "lots", "Boundary bytes: cannot read size 'lots'"),
+])
+def test_a_refused_pipeline_field_is_named(make_window, qtbot, field, text, said):
+    """Before: "Error: cannot read time '-4ms'" - the forward or the backward field?"""
+    w = make_window("dgx1-v100")
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(1)
+    p.from_model.setChecked(False)
+    getattr(p, field).setText(text)
+    qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    assert said in p.state.text()
+    assert w.results.table.rowCount() == 0 and not p.cancel_button.isEnabled()
+
+
+def test_a_refused_collective_size_is_named(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(0)
+    p.size.setText("big")
+    qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    assert "Size: cannot read size 'big'" in p.state.text()
