@@ -92,3 +92,12 @@ def test_a_slow_iteration_is_not_zero_samples_per_second(a100_pair, capsys):
                  "--params", "175e9", "--precision", "fp32", "--efficiency", "0.4"]) == 0
     line = capsys.readouterr().out.splitlines()[2]
     assert line.startswith("  iteration ") and " 0.0 samples/s" not in line
+
+
+def test_ep_help_speaks_megatrons_terms(capsys):
+    """Before: 'expert parallelism: replicas per expert group', which reads as the replicas of one expert."""
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = "".join(capsys.readouterr().out.split())   # argparse wraps lines at hyphens
+    assert "--expert-model-parallel-size" in text and "splitovergroupsofEPdata-parallelreplicas" in text
+    assert "zb-h1" in text.split("--schedule{gpipe,1f1b,zb-h1,zb-h2,zb-v}")[-1].split("--no-overlap")[0]

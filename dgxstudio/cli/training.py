@@ -298,11 +298,15 @@ def register(sub) -> None:
     p.add_argument("--dp", type=int, default=1, help="data-parallel replicas (default 1)")
     p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per group (default 1)")
     p.add_argument("--pp", type=int, default=1, help="pipeline stages (default 1)")
-    p.add_argument("--ep", type=int, default=1, help="expert parallelism: replicas per expert group (divides --dp)")
+    p.add_argument("--ep", type=int, default=1, help="expert-parallel size, as Megatron's --expert-model-parallel-size: each MoE layer's "
+                   "experts are split over groups of EP data-parallel replicas, which exchange tokens by all-to-all "
+                   "(divides --dp; default 1)")
     p.add_argument("--experts", type=int, default=0, help="experts per MoE layer (default 0: a dense model)")
     p.add_argument("--top-k", type=int, default=2, help="experts each token is routed to (default 2)")
     p.add_argument("--microbatches", type=int, default=8, help="micro-batches per iteration (default 8)")
-    p.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "interleaved"], default="1f1b")
+    p.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "interleaved"], default="1f1b",
+                   help="pipeline schedule of every lane (default 1f1b); zb-h1, zb-h2 and zb-v split the backward "
+                   "into input and weight gradients (Qi et al., ICLR 2024)")
     p.add_argument("--no-overlap", action="store_true",
                    help="all-reduce the gradients after the backward pass (default: buckets overlapped with it)")
     p.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)
