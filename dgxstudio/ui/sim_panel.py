@@ -472,9 +472,12 @@ class ResultsPanel(QWidget):
                  f"{v['required_ratio']:.2f}x)" for key, v in verdicts.items() if isinstance(v, dict)]
         if "why_they_differ" in verdicts:
             lines.append(f"why: {verdicts['why_they_differ']}")
+        busy = ", ".join(f"{k} {100 * v:.1f}%" for k, v in (r.details.get("busy_fraction") or {}).items())
         self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s<br>{parts}"
                              + (f"<br><b>Critical:</b> {critical}" if critical else "")
-                             + ("<br><b>Verdicts</b> " + "<br>".join(lines) if lines else ""))
+                             + ("<br><b>Verdicts</b> " + "<br>".join(lines) if lines else "")
+                             # as the CLI prints it: how busy each class was beside the verdict's words
+                             + (f"<br><b>Busy fraction per link class:</b> {busy}" if busy else ""))
         self.bottlenecks.clear()
         self._row([request.label, topology_name, str(r.dp * r.tp * r.pp), format_time(r.iteration_s), "", "", ""])
 

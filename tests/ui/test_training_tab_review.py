@@ -60,3 +60,15 @@ def test_a_refused_collective_size_is_named(make_window, qtbot):
     p.size.setText("big")
     qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
     assert "Size: cannot read size 'big'" in p.state.text()
+
+
+def test_training_summary_shows_how_busy_each_link_class_was_as_the_cli_does(make_window, qtbot):
+    """The verdict names InfiniBand for the lecture's A100 pair; the CLI shows it 0.4% busy beside
+    NVLink's 25%, the GUI showed no busy figure at all."""
+    topo = build_fat_tree(2, "dgx-a100")
+    w = make_window(topology=topo)
+    run_training(w, qtbot, "1f1b")
+    text = w.results.summary.text()
+    r = train_iteration(topo, [g.id for g in topo.gpus()], 1, 8, 2, ModelSpec(), 4, "1f1b")
+    busy = ", ".join(f"{k} {100 * v:.1f}%" for k, v in r.details["busy_fraction"].items())
+    assert f"Busy fraction per link class:</b> {busy}" in text and busy.startswith("nvlink")
