@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox, QTableWidget,
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSpinBox, QTableWidget,
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ..analysis.gpuset import GpuSetError, select_gpus
@@ -388,6 +388,55 @@ class _Fraction:
     fraction: float
 
 
+class _SummaryArea(QScrollArea):
+    """The run's summary: as tall as its text wants while the dock has room, scrolled beyond, so a
+    long summary (a training run's ten lines) never makes the window taller than the screen (the
+    lecture's A100 pair made its minimum height 883 px, more than a 1280x800 laptop's)."""
+
+    def __init__(self, label: QLabel):
+        super().__init__()
+        self.setWidget(label)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+
+    def _text_height(self) -> int:
+        return self.widget().heightForWidth(max(self.viewport().width(), 200)) + 2 * self.frameWidth()
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self._text_height())
+
+    def minimumSizeHint(self) -> QSize:
+        """All of a short summary (a collective's three lines), at most MIN_LINES of a long one."""
+        line = self.widget().fontMetrics().lineSpacing()
+        return QSize(super().minimumSizeHint().width(), max(line, min(self._text_height(), self.MIN_LINES * line)))
+
+    MIN_LINES = 4
+
+
+class _SummaryLabel(QLabel):
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        area = self.parentWidget().parentWidget() if self.parentWidget() is not None else None
+        if isinstance(area, QScrollArea):
+            area.updateGeometry()   # the area's hint follows the text
+
+
+class _Compact:
+    """A list or table that asks only for its minimum height: the dock's layout takes the same amount
+    from every part it must shrink, so their usual 192 px hints left the summary two lines."""
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumHeight())
+
+
+class _CompactList(_Compact, QListWidget):
+    pass
+
+
+class _CompactTable(_Compact, QTableWidget):
+    pass
+
+
 class ResultsPanel(QWidget):
     """The latest run's figures and bottlenecks, and a table comparing every run of the session."""
 
@@ -396,19 +445,21 @@ class ResultsPanel(QWidget):
 
     def __init__(self):
         super().__init__()
-        self.summary = QLabel("No run yet")
+        self.summary = _SummaryLabel("No run yet")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.bottlenecks = QListWidget()
+        self.bottlenecks = _CompactList()
         self.bottlenecks.setMaximumHeight(130)
         self.bottlenecks.setMinimumHeight(36)
-        self.table = QTableWidget(0, len(self.COLUMNS))
+        self.table = _CompactTable(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(self.COLUMNS)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.setMinimumHeight(50)
+        self.summary_area = _SummaryArea(self.summary)
+        self.bottlenecks_label = QLabel("Bottleneck links (click to select on the canvas):")
         layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addWidget(QLabel("Bottleneck links (click to select on the canvas):"))
+        layout.addWidget(self.summary_area)
+        layout.addWidget(self.bottlenecks_label)
         layout.addWidget(self.bottlenecks)
         layout.addWidget(QLabel("Runs this session:"))
         layout.addWidget(self.table)
@@ -422,12 +473,15 @@ class ResultsPanel(QWidget):
     def clear(self) -> None:
         """Forget every run (another document was opened)."""
         self.summary.setText("No run yet")
-        self.bottlenecks.clear()
+        self._bottlenecks([])
         self.table.setRowCount(0)
 
-    def _bottlenecks(self, items: list[dict]) -> None:
+    def _bottlenecks(self, items: list[dict] | None) -> None:
+        """The run's bottleneck links; None hides the list (a training run names link classes instead)."""
+        self.bottlenecks.setVisible(items is not None)
+        self.bottlenecks_label.setVisible(items is not None)
         self.bottlenecks.clear()
-        for b in items:
+        for b in items or []:
             item = QListWidgetItem(f"{self.namer(b['from'])} → {self.namer(b['to'])}: {100 * b['utilization']:.1f}% busy,"
                                    f" {b['capacity_per_direction_Bps'] / 1e9:.1f} GB/s per direction")
             item.setData(LINKS_ROLE, b["links"])
@@ -473,12 +527,14 @@ class ResultsPanel(QWidget):
         if "why_they_differ" in verdicts:
             lines.append(f"why: {verdicts['why_they_differ']}")
         busy = ", ".join(f"{k} {100 * v:.1f}%" for k, v in (r.details.get("busy_fraction") or {}).items())
-        self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s<br>{parts}"
+        # The headline first (the time, the critical resource and how busy each class was, as the CLI
+        # gives them), the breakdown and the verdicts after: the summary scrolls past its first lines.
+        self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s"
                              + (f"<br><b>Critical:</b> {critical}" if critical else "")
-                             + ("<br><b>Verdicts</b> " + "<br>".join(lines) if lines else "")
-                             # as the CLI prints it: how busy each class was beside the verdict's words
-                             + (f"<br><b>Busy fraction per link class:</b> {busy}" if busy else ""))
-        self.bottlenecks.clear()
+                             + (f"<br><b>Busy fraction per link class:</b> {busy}" if busy else "")
+                             + f"<br>{parts}"
+                             + ("<br><b>Verdicts</b> " + "<br>".join(lines) if lines else ""))
+        self._bottlenecks(None)
         self._row([request.label, topology_name, str(r.dp * r.tp * r.pp), format_time(r.iteration_s), "", "", ""])
 
     def show_sweep(self, request: RunRequest, rows, topology_name: str) -> None:

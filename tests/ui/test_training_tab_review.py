@@ -72,3 +72,30 @@ def test_training_summary_shows_how_busy_each_link_class_was_as_the_cli_does(mak
     r = train_iteration(topo, [g.id for g in topo.gpus()], 1, 8, 2, ModelSpec(), 4, "1f1b")
     busy = ", ".join(f"{k} {100 * v:.1f}%" for k, v in r.details["busy_fraction"].items())
     assert f"Busy fraction per link class:</b> {busy}" in text and busy.startswith("nvlink")
+
+
+def test_a_training_summary_scrolls_instead_of_growing_the_window(make_window, qtbot):
+    """The lecture's A100 pair's ten-line summary made the window's minimum height 897 px (883 before
+    the busy line): taller than a 1280x800 screen, the window grew past it."""
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    qtbot.wait(50)
+    before = w.height()
+    run_training(w, qtbot, "1f1b")
+    qtbot.wait(50)
+    assert w.minimumSizeHint().height() <= 800 and w.height() == before
+    text = w.results.summary.text()
+    assert text.index("Critical:") < text.index("Busy fraction") < text.index("compute:")   # the headline first
+    area = w.results.summary_area
+    assert area.height() < w.results.summary.heightForWidth(area.viewport().width())   # the rest scrolls
+
+
+def test_a_collective_summary_stays_whole(make_window, qtbot):
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(0)
+    with qtbot.waitSignal(p.resultReady, timeout=60000):
+        p.run()
+    qtbot.wait(50)
+    area = w.results.summary_area
+    assert area.height() >= w.results.summary.heightForWidth(area.viewport().width())
+    assert w.results.bottlenecks.isVisible() and w.results.bottlenecks.count() > 0
