@@ -101,3 +101,17 @@ def test_ep_help_speaks_megatrons_terms(capsys):
     text = "".join(capsys.readouterr().out.split())   # argparse wraps lines at hyphens
     assert "--expert-model-parallel-size" in text and "splitovergroupsofEPdata-parallelreplicas" in text
     assert "zb-h1" in text.split("--schedule{gpipe,1f1b,zb-h1,zb-h2,zb-v}")[-1].split("--no-overlap")[0]
+
+
+def test_train_says_how_much_of_the_gradient_all_reduce_the_backward_hid(a100_pair, capsys):
+    """The bucketed DDP overlap showed only its exposed remainder ('data_parallel 36.35 ms')."""
+    capsys.readouterr()
+    assert main(["train", a100_pair, "--dp", "16"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  data-parallel:"))
+    assert "2.25 GiB of gradients per GPU in 93 buckets of 25 MiB" in line and "hidden behind" in line
+    assert main(["train", a100_pair, "--dp", "16", "--no-overlap"]) == 0
+    assert "none hidden (after the backward pass)" in capsys.readouterr().out
+    # an MoE layer's experts live on one replica each when dp = ep: only the dense gradients are reduced
+    assert main(["train", a100_pair, "--dp", "2", "--tp", "4", "--pp", "2", "--ep", "2", "--experts", "8"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  data-parallel:"))
+    assert "96 MiB of gradients per GPU in 4 buckets" in line and "the experts' 768 MiB have no replica" in line

@@ -99,3 +99,9 @@ def test_a_collective_summary_stays_whole(make_window, qtbot):
     area = w.results.summary_area
     assert area.height() >= w.results.summary.heightForWidth(area.viewport().width())
     assert w.results.bottlenecks.isVisible() and w.results.bottlenecks.count() > 0
+
+
+def test_training_summary_says_what_the_backward_hid_of_the_gradient_all_reduce(make_window, qtbot):
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    run_training_tab(w, qtbot, 16, 1, 1, microbatches=2)
+    assert "data-parallel: 2.25 GiB of gradients per GPU in 93 buckets of 25 MiB" in w.results.summary.text()
