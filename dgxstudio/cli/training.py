@@ -128,9 +128,14 @@ def cmd_train(args) -> int:
     gpus = select(topo, args.gpus)
     try:
         bucket = bucket_arg(args.bucket_size)
-        r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches, args.schedule,
-                            not args.no_overlap, args.placement, achievable=args.figures == "achievable",
-                            bucket_bytes=bucket, ep=args.ep)
+        progress = StepProgress(f"training on {topo.name}")   # on a terminal only
+        try:
+            r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches,
+                                args.schedule, not args.no_overlap, args.placement,
+                                achievable=args.figures == "achievable", bucket_bytes=bucket, ep=args.ep,
+                                progress=progress)
+        finally:
+            progress.done()
     except sim_errors() as exc:
         raise CliError(str(exc)) from None
     if args.json:

@@ -397,7 +397,7 @@ def _dp_buckets(topo, router, dp_groups, grad_bytes, chunk, dp_rings, bucket_byt
 def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, model: ModelSpec,
                     microbatches: int = 8, schedule: str = "1f1b", overlap: bool = True, order: str = "tp,pp,dp",
                     chunk: float = 4 * 2**20, achievable: bool = True, bucket_bytes: float | None = None,
-                    ep: int = 1) -> TrainResult:
+                    ep: int = 1, progress=None) -> TrainResult:
     """One iteration with every lane simulated: all tensor groups' all-reduces at once, every
     (replica, tensor rank) lane's pipeline sends at once, every data-parallel group's bucketed
     gradient all-reduce (overlapped with the backward pass of the last micro-batch when ``overlap``)."""
@@ -416,6 +416,8 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
 
     # Tensor parallelism: 2 all-reduces of the layer's activations per layer forward, 2 backward.
     tp_groups = {f"dp{d}.pp{p}": [place[(d, p, t)] for t in range(tp)] for d in range(dp) for p in range(pp)}
+    step = progress or (lambda fraction, what: None)   # told each phase as it starts (1,016 GPUs' MoE: 20 s)
+    step(0.0, "tensor-parallel all-reduces")
     t_tp, tp_sim = concurrent_allreduce(topo, router, tp_groups, model.activation_bytes(), chunk)
     fwd = fwd_compute + 2 * layers_per_stage * t_tp
     bwd = bwd_compute + 2 * layers_per_stage * t_tp
@@ -423,12 +425,14 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     # Expert parallelism: the data-parallel replicas form groups of ep; each MoE layer moves its tokens to
     # their top-k experts and back by all-to-all inside every group at once (dispatch and combine,
     # forward and backward).
+    step(0.2, "expert-parallel all-to-all")
     t_a2a, a2a_sim = expert_all_to_all(topo, router, place, dp, tp, pp, ep, model, chunk)
     fwd += 2 * layers_per_stage * t_a2a
     bwd += 2 * layers_per_stage * t_a2a
 
     # Pipeline: every (replica, tensor rank) lane at once over the real stage boundaries.
     pipe = None
+    step(0.4, "pipeline lanes")
     if pp > 1:
         lanes = [[place[(d, p, t)] for p in range(pp)] for d in range(dp) for t in range(tp)]
         spec = PipelineSpec(schedule, pp, microbatches, lanes[0], [fwd] * pp, [bwd] * pp, model.activation_bytes() / tp,
@@ -450,6 +454,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     dp_groups = {f"pp{p}.tp{t}": [place[(d, p, t)] for d in range(dp)] for p in range(pp) for t in range(tp)}
     expert_dp = dp // ep
     sizes, times, dp_sims = [], [], []
+    step(0.6, "gradient all-reduce")
     for groups, nbytes in ((dp_groups, dense_bytes if expert_bytes else grad_bytes),
                            ({f"pp{p}.tp{t}.e{e}": [place[(d, p, t)] for d in range(e, dp, ep)]
                              for p in range(pp) for t in range(tp) for e in range(ep)}, expert_bytes)):
@@ -481,6 +486,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
              class_bytes(topo, a2a_sim, microbatches * 4 * layers_per_stage),
              class_bytes(topo, pipe.sim if pipe else None)] + [class_bytes(topo, s, n) for s, n in dp_sims]
     busy = busy_fractions(parts, iteration)
+    step(0.8, "pipeline boundary sends")
     t_send, send_sim = boundary_send(topo, router, place, dp, tp, pp, model.activation_bytes()) if pp > 1 else (0.0, None)
     net = bottleneck_class(topo, send_sim)
     balance = {"required_ratio": 2 * (tp - 1) / tp, "offered_ratio": None, "limit": "none"}

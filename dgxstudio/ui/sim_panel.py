@@ -298,7 +298,7 @@ class SimulationPanel(QWidget):
 
         def train_job(topo, progress, cancel):
             return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(), micro, schedule, overlap=overlap,
-                                   achievable=achievable)
+                                   achievable=achievable, progress=lambda f, step: progress(_Fraction(f)))
         return train_job, RunRequest("train", label)
 
     def reset(self) -> None:

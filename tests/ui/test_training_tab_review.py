@@ -105,3 +105,11 @@ def test_training_summary_says_what_the_backward_hid_of_the_gradient_all_reduce(
     w = make_window(topology=build_fat_tree(2, "dgx-a100"))
     run_training_tab(w, qtbot, 16, 1, 1, microbatches=2)
     assert "data-parallel: 2.25 GiB of gradients per GPU in 93 buckets of 25 MiB" in w.results.summary.text()
+
+
+def test_training_run_moves_the_progress_bar(make_window, qtbot):
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    seen = []
+    w.sim_panel.progress.valueChanged.connect(seen.append)
+    run_training_tab(w, qtbot, 2, 4, 2, microbatches=2)
+    assert any(0 < v < 1000 for v in seen), seen
