@@ -360,7 +360,7 @@ def verdict_rows(balance: dict) -> dict[str, dict]:
     for key, v in balance.get("verdicts", {}).items():
         if v is None:
             continue
-        rows[key] = {"limit": net if v["limit"] == "network" else "nvlink", "offered_ratio": v["offered_ratio"],
+        rows[key] = {"limit": v["limit"], "offered_ratio": v["offered_ratio"],
                      "required_ratio": v["required_ratio"], "basis": v["basis"],
                      "nvlink_per_gpu_per_direction_Bps": v["nvlink_per_gpu_per_direction_Bps"],
                      "network_per_system_per_direction_Bps": v["network_per_system_per_direction_Bps"]}
@@ -504,8 +504,11 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
             # The lecture's verdict (rated NVLink vs measured RDMA) decides the critical resource; the verdict
             # at the catalog's achievable figures and the simulated rates stand beside it.
             achievable_v = link_balance(topo, place[(0, 0, 0)], tp, achievable=True)
+            for v in (rated, achievable_v):   # the network named as everywhere else in the result
+                if v is not None:
+                    v["limit"] = net if v["limit"] == "network" else "nvlink"
             balance = {"required_ratio": simulated["required_ratio"], "offered_ratio": rated["offered_ratio"],
-                       "limit": net if rated["limit"] == "network" else "nvlink", "basis": rated["basis"],
+                       "limit": rated["limit"], "basis": rated["basis"],
                        "network_class": net, "rated": rated, "simulated": simulated,
                        "verdicts": {"rated": rated, "achievable": achievable_v}}
         else:

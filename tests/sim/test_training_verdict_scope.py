@@ -26,3 +26,20 @@ def test_a_boundary_between_systems_keeps_the_lecture_verdict():
     d = train_iteration(topo, [g.id for g in topo.gpus()], 1, 8, 2, ModelSpec(), microbatches=2).details
     assert d["critical_resource"] == "nvlink" and "NVLink is the limit" in d["critical_resource_words"]
     assert set(d["verdicts"]) >= {"rated", "achievable", "simulated"}
+
+
+def test_every_limit_in_the_json_names_a_link_class():
+    """nvlink_to_network.rated.limit read "network" where verdicts.rated.limit read "infiniband"."""
+    topo = build_fat_tree(2, "dgx-a100")
+    d = train_iteration(topo, [g.id for g in topo.gpus()], 1, 8, 2, ModelSpec(), microbatches=2).as_dict()
+    limits = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            limits.extend(v for k, v in x.items() if k == "limit")
+            for v in x.values():
+                walk(v)
+    walk(d["nvlink_to_network"])
+    walk(d["verdicts"])
+    assert limits and set(limits) <= {"nvlink", "infiniband"}
+    assert d["nvlink_to_network"]["rated"]["limit"] == d["verdicts"]["rated"]["limit"] == "infiniband"
