@@ -113,3 +113,16 @@ def test_training_run_moves_the_progress_bar(make_window, qtbot):
     w.sim_panel.progress.valueChanged.connect(seen.append)
     run_training_tab(w, qtbot, 2, 4, 2, microbatches=2)
     assert any(0 < v < 1000 for v in seen), seen
+
+
+def test_the_user_guide_explains_every_tab_of_the_simulation_dock(make_window):
+    """The guide's tour stopped at collectives: nothing said where ZB-H1's Gantt or the lecture's
+    verdict are."""
+    w = make_window("dgx1-v100")
+    guide = w.user_guide()
+    text = w.guide_browser.toPlainText()
+    tabs = w.sim_panel.tabs
+    for i in range(tabs.count()):
+        assert tabs.tabText(i) in text
+    assert "ZB-H1" in text and "weight gradient" in text and "NVLink-to-network verdict" in text
+    guide.close()
