@@ -128,3 +128,21 @@ def test_train_tells_a_terminal_which_phase_runs(a100_pair, monkeypatch):
     shown = term.getvalue()
     for phase in ("tensor-parallel all-reduces", "expert-parallel all-to-all", "pipeline lanes", "gradient all-reduce"):
         assert f"training on 2 x DGX A100 fat tree: {phase}" in shown
+
+
+@pytest.mark.parametrize("command", [["train", "A100", "--dp", "16"],
+                                     ["scaling", "--preset", "dgx1-p100", "--sample-time", "5ms"]])
+def test_a_bucket_size_of_one_byte_is_refused_before_listing_the_buckets(a100_pair, capsys, command):
+    """train --dp 16 --bucket-size 1B listed 2.4 billion buckets and was killed at 23.7 GB after 73 s."""
+    import tracemalloc
+
+    capsys.readouterr()
+    tracemalloc.start()
+    try:
+        code = main([a100_pair if x == "A100" else x for x in command] + ["--bucket-size", "1B"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert code == 2 and "--bucket-size 1 B cuts" in err and "more than the limit of 1,000,000" in err
+    assert "use buckets of at least" in err and peak < 200e6

@@ -209,6 +209,7 @@ def scaling(topo: Topology, gpus: list[str], model: StepModel, batch_per_gpu: in
     model.check()
     if batch_per_gpu < 1 or global_batch < 1:
         raise ScalingError("batch sizes must be positive")
+    limits.buckets(model.grad_bytes, model.bucket_bytes, ScalingError)
     counts = counts or [1 << k for k in range(0, 20) if (1 << k) <= len(gpus)]
     router = Router(topo, achievable)
     sizes = bucket_sizes(model.grad_bytes, model.bucket_bytes)

@@ -451,6 +451,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     expert_bytes = model.expert_parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
     dense_bytes = grad_bytes - expert_bytes
     bucket = ddp_bucket_bytes() if bucket_bytes is None else bucket_bytes
+    limits.buckets(max(dense_bytes, expert_bytes), bucket, TrainingError)
     dp_groups = {f"pp{p}.tp{t}": [place[(d, p, t)] for d in range(dp)] for p in range(pp) for t in range(tp)}
     expert_dp = dp // ep
     sizes, times, dp_sims = [], [], []
@@ -545,7 +546,7 @@ def data_parallel_words(r: TrainResult) -> str | None:
     n, bucket = d["dp_buckets"], d["dp_bucket_bytes"]
     experts = d.get("expert_gradient_bytes_per_gpu") or 0.0
     alone = experts if (d.get("expert_data_parallel_size") or 0) < 2 else 0.0   # no other replica holds them
-    cut = f"in {n} buckets of {format_size(bucket)}" if n > 1 else "in one all-reduce"
+    cut = f"in {n:,} buckets of {format_size(bucket)}" if n > 1 else "in one all-reduce"
     hidden = (f"{format_time(d['dp_hidden_by_overlap_s'])} hidden behind the last micro-batch's backward"
               if d["dp_hidden_by_overlap_s"] > 0 else "none hidden (after the backward pass)")
     return (f"{format_size(d['gradient_bytes_per_gpu'] - alone)} of gradients per GPU {cut}"
