@@ -18,7 +18,7 @@ def test_a_boundary_inside_a_system_gets_no_network_verdict(topo, dp, tp, pp):
     # Before: "NVLink is the limit: ... needs NVLink 1.50x as fast as the network, the hardware offers 3.87x".
     assert "NVLink is the limit" not in words and "does not apply" in words
     assert d["verdicts"] == {}
-    assert d["critical_resource"] == next(iter(d["busy_fraction"]))
+    assert d["critical_resource"] in ("compute", next(iter(d["busy_fraction"])))
 
 
 def test_a_boundary_between_systems_keeps_the_lecture_verdict():
@@ -43,3 +43,17 @@ def test_every_limit_in_the_json_names_a_link_class():
     walk(d["verdicts"])
     assert limits and set(limits) <= {"nvlink", "infiniband"}
     assert d["nvlink_to_network"]["rated"]["limit"] == d["verdicts"]["rated"]["limit"] == "infiniband"
+
+
+def test_a_run_that_mostly_computes_names_compute_as_critical():
+    """Pure data parallelism on two DGX A100 computes 96% of the iteration; it read 'critical resource:
+    infiniband - the infiniband links are the busiest (10% of the iteration)'."""
+    topo = build_fat_tree(2, "dgx-a100")
+    r = train_iteration(topo, [g.id for g in topo.gpus()], 16, 1, 1, ModelSpec(), microbatches=8)
+    d = r.details
+    assert r.breakdown_s["compute"] > 0.9 * r.iteration_s
+    assert d["critical_resource"] == "compute"
+    assert d["critical_resource_words"].startswith("compute is 96% of the iteration; the infiniband links")
+    # a run the network dominates still names the network
+    r = train_iteration(topo, [g.id for g in topo.gpus()], 1, 16, 1, ModelSpec(), microbatches=2)
+    assert r.breakdown_s["compute"] < 0.5 * r.iteration_s and r.details["critical_resource"] == "infiniband"
