@@ -146,3 +146,17 @@ def test_a_bucket_size_of_one_byte_is_refused_before_listing_the_buckets(a100_pa
     err = capsys.readouterr().err
     assert code == 2 and "--bucket-size 1 B cuts" in err and "more than the limit of 1,000,000" in err
     assert "use buckets of at least" in err and peak < 200e6
+
+
+def test_train_splits_the_pipeline_category_into_sends_and_bubble(a100_pair, capsys):
+    """'pipeline_bubble_and_transfers 10.90 ms bottleneck: infiniband' read as InfiniBand costing 10.9 ms;
+    its sends take at most 16 crossings x 49 us."""
+    capsys.readouterr()
+    assert main(["train", a100_pair, "--tp", "8", "--pp", "2", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    bound = 2 * 1 * 8 * d["boundary_send_s"]
+    assert bound < 0.1 * d["breakdown_s"]["pipeline_bubble_and_transfers"]
+    assert main(["train", a100_pair, "--tp", "8", "--pp", "2"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  pipeline:"))
+    assert f"at most {bound * 1e6:.2f} us of it (16 crossings of" in line
+    assert "over infiniband), the rest is the 1f1b schedule's bubble" in line

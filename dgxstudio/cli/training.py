@@ -121,7 +121,8 @@ def _tflops(flop_per_s: float) -> str:
 
 
 def cmd_train(args) -> int:
-    from ..sim.training import TrainingError, data_parallel_words, train_iteration
+    from ..sim.training import TrainingError, train_iteration
+    from ..sim.training_words import data_parallel_words, pipeline_words
 
     _check_train_options(args)
     topo = open_runnable_topology(args.file, args.preset)
@@ -155,6 +156,8 @@ def cmd_train(args) -> int:
     print(f"  iteration {r.iteration_s * 1e3:,.2f} ms, {rate} samples/s")
     for k, v in r.breakdown_s.items():
         print(f"    {k:<32} {v * 1e3:10.2f} ms   bottleneck: {r.bottleneck[k]}")
+    if pipeline_words(r):
+        print(f"  pipeline: {pipeline_words(r)}")
     if data_parallel_words(r):
         print(f"  data-parallel: {data_parallel_words(r)}")
     print(f"  critical resource: {d['critical_resource']} - {d['critical_resource_words']}")

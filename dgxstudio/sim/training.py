@@ -541,26 +541,6 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
                        samples / iteration if iteration > 0 else 0.0, details)
 
 
-def data_parallel_words(r: TrainResult) -> str | None:
-    """The gradient all-reduce in words: how much of it the backward pass hid (DDP overlaps the buckets
-    with the last micro-batch's backward, gradient accumulation holding them until then)."""
-    from ..units import format_size, format_time
-
-    d = r.details
-    if r.dp < 2 or not d.get("dp_allreduce_s"):
-        return None
-    n, bucket = d["dp_buckets"], d["dp_bucket_bytes"]
-    experts = d.get("expert_gradient_bytes_per_gpu") or 0.0
-    alone = experts if (d.get("expert_data_parallel_size") or 0) < 2 else 0.0   # no other replica holds them
-    cut = f"in {n:,} buckets of {format_size(bucket)}" if n > 1 else "in one all-reduce"
-    hidden = (f"{format_time(d['dp_hidden_by_overlap_s'])} hidden behind the last micro-batch's backward"
-              if d["dp_hidden_by_overlap_s"] > 0 else "none hidden (after the backward pass)")
-    return (f"{format_size(d['gradient_bytes_per_gpu'] - alone)} of gradients per GPU {cut}"
-            + (f" (the experts' {format_size(alone)} have no replica to reduce with)" if alone else "")
-            + f": all-reduce {format_time(d['dp_allreduce_s'])}, {hidden}, "
-            f"{format_time(r.breakdown_s['data_parallel'])} exposed")
-
-
 # ---- data-parallel scaling (sim/scaling.py) ----------------------------------------------------
 
 def scaling(topo: Topology, gpus: list[str], grad_bytes: float, sample_s: float, batch_per_gpu: int,

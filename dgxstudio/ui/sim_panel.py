@@ -21,7 +21,8 @@ from ..sim.collectives import COLLECTIVES
 from ..sim.engine import SimulationCancelled
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, SimOptions, Simulator, sweep_sizes
-from ..sim.training import ModelSpec, data_parallel_words, stage_times, train_iteration
+from ..sim.training import ModelSpec, stage_times, train_iteration
+from ..sim.training_words import data_parallel_words, pipeline_words
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
 from .workers import TaskRunner
@@ -533,6 +534,7 @@ class ResultsPanel(QWidget):
                              + (f"<br><b>Critical:</b> {critical}" if critical else "")
                              + (f"<br><b>Busy fraction per link class:</b> {busy}" if busy else "")
                              + f"<br>{parts}"
+                             + (f"<br>pipeline: {pipeline_words(r)}" if pipeline_words(r) else "")
                              + (f"<br>data-parallel: {data_parallel_words(r)}" if data_parallel_words(r) else "")
                              + ("<br><b>Verdicts</b> " + "<br>".join(lines) if lines else ""))
         self._bottlenecks(None)

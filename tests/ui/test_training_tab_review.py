@@ -107,6 +107,12 @@ def test_training_summary_says_what_the_backward_hid_of_the_gradient_all_reduce(
     assert "data-parallel: 2.25 GiB of gradients per GPU in 93 buckets of 25 MiB" in w.results.summary.text()
 
 
+def test_training_summary_splits_the_pipeline_category(make_window, qtbot):
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    run_training(w, qtbot, "zb-h1")
+    assert "pipeline: " in w.results.summary.text() and "the rest is the zb-h1 schedule's bubble" in w.results.summary.text()
+
+
 def test_training_run_moves_the_progress_bar(make_window, qtbot):
     w = make_window(topology=build_fat_tree(2, "dgx-a100"))
     seen = []
