@@ -132,3 +132,16 @@ def test_the_user_guide_explains_every_tab_of_the_simulation_dock(make_window):
         assert tabs.tabText(i) in text
     assert "ZB-H1" in text and "weight gradient" in text and "NVLink-to-network verdict" in text
     guide.close()
+
+
+def test_on_a_large_screen_the_results_dock_grows_to_the_whole_summary(make_window, qtbot):
+    """With the summary scrolling, a 1600x1000 window showed four of its fourteen lines until the
+    dock was dragged taller; the dock now grows to the summary, up to half the window."""
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    w.resize(1600, 1000)
+    qtbot.wait(50)
+    run_training(w, qtbot, "1f1b")
+    qtbot.wait(50)
+    area = w.results.summary_area
+    assert w.results_dock.height() <= w.height() // 2 + 2
+    assert area.height() >= w.results.summary.heightForWidth(area.viewport().width())
