@@ -160,3 +160,10 @@ def test_train_splits_the_pipeline_category_into_sends_and_bubble(a100_pair, cap
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  pipeline:"))
     assert f"at most {bound * 1e6:.2f} us of it (16 crossings of" in line
     assert "over infiniband), the rest is the 1f1b schedule's bubble" in line
+
+
+def test_pipeline_says_its_peak_activations_are_counted_in_micro_batches(a100_pair, capsys):
+    """'activations held at most, per stage: [4, 4, 4, 4]' gave no unit: bytes, tensors, micro-batches?"""
+    capsys.readouterr()
+    assert main(["pipeline", a100_pair, "--schedule", "zb-h1", "--stages", "4", "--microbatches", "8"]) == 0
+    assert "micro-batches whose activations a stage holds at most, per stage: [4, 4, 4, 4]" in capsys.readouterr().out

@@ -93,7 +93,7 @@ def cmd_pipeline(args) -> int:
     print(f"  makespan {result.makespan_s * 1e3:.3f} ms; bubble {100 * result.bubble_fraction:.1f}% of the makespan, "
           f"{100 * result.stage_bubble_fraction:.1f}% of the worst stage's span "
           f"(ideal {'n/a' if ideal is None else f'{100 * ideal:.1f}%'})")
-    print(f"  activations held at most, per stage: {result.peak_inflight}")
+    print(f"  micro-batches whose activations a stage holds at most, per stage: {result.peak_inflight}")
     return EXIT_OK
 
 

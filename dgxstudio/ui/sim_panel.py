@@ -514,7 +514,7 @@ class ResultsPanel(QWidget):
         per_stage = (f" ({100 * r.stage_bubble_fraction:.1f}% of the worst stage's span, the zero-bubble paper's measure)"
                      if r.spec.schedule.startswith("zb") else "")
         self.summary.setText(f"<b>{r.spec.schedule}</b> pipeline: makespan {format_time(r.makespan_s)}, bubble "
-                             f"{100 * r.bubble_fraction:.1f}%{per_stage}, activations held at most per stage "
+                             f"{100 * r.bubble_fraction:.1f}%{per_stage}, micro-batches whose activations a stage holds at most "
                              f"{r.peak_inflight}")
         self._bottlenecks(r.sim.bottlenecks(10))
         self._row([request.label, topology_name, str(r.spec.stages), format_time(r.makespan_s), "", "", ""])
