@@ -167,3 +167,13 @@ def test_pipeline_says_its_peak_activations_are_counted_in_micro_batches(a100_pa
     capsys.readouterr()
     assert main(["pipeline", a100_pair, "--schedule", "zb-h1", "--stages", "4", "--microbatches", "8"]) == 0
     assert "micro-batches whose activations a stage holds at most, per stage: [4, 4, 4, 4]" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("options", [["--layers", "100000", "--hidden", "1000000"], ["--seq-len", "100000000"]])
+def test_a_model_beyond_the_time_limit_names_the_model_options(a100_pair, capsys, options):
+    """Before: 'stage time (s): 1.97289e+06 is out of range (must be at least 0 and at most 1e+06)', after
+    simulating the tensor all-reduce of 400 GB activations."""
+    capsys.readouterr()
+    assert main(["train", a100_pair, "--tp", "8", "--pp", "2", *options]) == 2
+    err = capsys.readouterr().err
+    assert "a stage's backward pass would take" in err and "check --layers, --hidden, --seq-len" in err

@@ -415,6 +415,10 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     layers_per_stage = model.layers // pp
     fwd_compute = layers_per_stage * model.layer_forward_flops() / tp / peak
     bwd_compute = 2 * fwd_compute
+    if bwd_compute > limits.MAX_TIME_S:   # said with the model's options, before any simulation
+        raise TrainingError(f"a stage's backward pass would take {bwd_compute:.3g} s per micro-batch ({model.layers:,} "
+                            f"layers, hidden {model.hidden:,}, sequence {model.seq_len:,} on {pp} stages x {tp} GPUs), "
+                            f"more than the limit of {limits.MAX_TIME_S:g} s: check --layers, --hidden, --seq-len")
 
     # Tensor parallelism: 2 all-reduces of the layer's activations per layer forward, 2 backward.
     tp_groups = {f"dp{d}.pp{p}": [place[(d, p, t)] for t in range(tp)] for d in range(dp) for p in range(pp)}
