@@ -190,14 +190,22 @@ class SimulationPanel(QWidget):
         self.train_schedule.setCurrentText("1f1b")
         self.train_schedule.setToolTip("Pipeline schedule of every lane (with pp > 1): GPipe, 1F1B, or the zero-bubble "
                                        "ones, which split the backward into input and weight gradients")
-        self.overlap = QCheckBox("overlap")
+        self.experts = QSpinBox()   # a mixture-of-experts model, as `train --experts N --ep E`
+        self.experts.setRange(0, 4096)
+        self.experts.setToolTip("Experts per MoE layer, tokens routed to their top 2 (0: a dense model)")
+        self.ep = QSpinBox()
+        self.ep.setRange(1, 100_000)
+        self.ep.setPrefix("ep ")
+        self.ep.setToolTip("Expert parallelism (Megatron's expert-model-parallel size): the experts are split over "
+                           "groups of this many data-parallel replicas, which exchange tokens by all-to-all; divides dp")
+        self.overlap = QCheckBox("overlap")   # the gradients' all-reduce with the backward pass
         self.overlap.setChecked(True)
         self.overlap.setToolTip("all-reduce the gradients in 25 MiB buckets during the backward pass (PyTorch DDP)")
         for label, widget in (("Data (dp)", self.dp), ("Tensor (tp)", self.tp), ("Pipeline (pp)", self.pp),
-                              ("Micro-batches", self.train_micro), ("Schedule", self.train_schedule),
-                              ("Gradients", self.overlap)):
+                              ("Micro-batches", _side_by_side(self.train_micro, self.overlap)),
+                              ("Schedule", self.train_schedule), ("Experts, ep", _side_by_side(self.experts, self.ep))):
             f.addRow(label, widget)
-        f.addRow(_note("Model: GPT-3 XL (24 layers, hidden 2048, sequence 2048), fp16, 50% of peak."))
+        f.addRow(_note("Model: GPT-3 XL (24 x 2048, sequence 2048), fp16 at 50% of peak; MoE: top-2."))
         return w
 
     def refresh_groups(self) -> None:
@@ -295,11 +303,13 @@ class SimulationPanel(QWidget):
             return pipeline_job, RunRequest("pipeline", label)
         dp, tp, pp = self.dp.value(), self.tp.value(), self.pp.value()
         schedule, micro, overlap = self.train_schedule.currentText(), self.train_micro.value(), self.overlap.isChecked()
-        label = f"training iteration dp={dp} tp={tp} pp={pp}" + (f", {schedule}" if pp > 1 else "") + f", {figures}"
+        experts, ep = self.experts.value(), self.ep.value()
+        label = (f"training iteration dp={dp} tp={tp} pp={pp}" + (f" ep={ep}" if ep > 1 else "")
+                 + (f", {experts} experts" if experts else "") + (f", {schedule}" if pp > 1 else "") + f", {figures}")
 
         def train_job(topo, progress, cancel):
-            return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(), micro, schedule, overlap=overlap,
-                                   achievable=achievable, progress=lambda f, step: progress(_Fraction(f)))
+            return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(experts=experts), micro, schedule, overlap=overlap,
+                                   achievable=achievable, ep=ep, progress=lambda f, step: progress(_Fraction(f)))
         return train_job, RunRequest("train", label)
 
     def reset(self) -> None:
@@ -341,6 +351,16 @@ class SimulationPanel(QWidget):
         self.progress.setValue(0)
         self.state.setText("Cancelled")
         self.message.emit("Simulation cancelled")
+
+
+def _side_by_side(*widgets: QWidget) -> QWidget:
+    """Several fields on one form row (the Training tab keeps the window within a 1280x800 screen)."""
+    box = QWidget()
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 0, 0)
+    for w in widgets:
+        row.addWidget(w)
+    return box
 
 
 def _figures(result) -> str:

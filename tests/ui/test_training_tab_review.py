@@ -145,3 +145,21 @@ def test_on_a_large_screen_the_results_dock_grows_to_the_whole_summary(make_wind
     area = w.results.summary_area
     assert w.results_dock.height() <= w.height() // 2 + 2
     assert area.height() >= w.results.summary.heightForWidth(area.viewport().width())
+
+
+def test_training_tab_runs_a_mixture_of_experts_with_expert_parallelism(make_window, qtbot):
+    """`train --experts 8 --ep 4` had no counterpart in the GUI."""
+    topo = build_fat_tree(2, "dgx-a100")
+    w = make_window(topology=topo)
+    p = w.sim_panel
+    p.experts.setValue(8)
+    p.ep.setValue(4)
+    run_training_tab(w, qtbot, 4, 2, 2, microbatches=2)
+    label = w.results.table.item(w.results.table.rowCount() - 1, 0).text()
+    cli = train_iteration(topo, [g.id for g in topo.gpus()], 4, 2, 2, ModelSpec(experts=8), 2, "1f1b", ep=4)
+    assert "ep=4, 8 experts" in label and cli.breakdown_s["expert_parallel"] > 0
+    assert w.results.table.item(w.results.table.rowCount() - 1, 3).text() == format_time(cli.iteration_s)
+    p.ep.setValue(3)
+    with qtbot.waitSignal(p.runner.failed, timeout=20000):
+        qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    assert "ep 3 must divide the data-parallel size 4" in p.state.text()
