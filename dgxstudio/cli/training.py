@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import (sim_errors, EXIT_OK, CliError, add_source, open_runnable_topology, parse_size_arg, preset_names,
-                     print_json, select)
+from .common import (sim_errors, EXIT_OK, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
+                     preset_names, print_json, select)
 
 
 def _times(text: str | None, stages: int, what: str) -> list[float] | None:
@@ -74,6 +74,9 @@ def cmd_pipeline(args) -> int:
         act = parse_size_arg(args.activation_bytes, "--activation-bytes") if args.activation_bytes not in (None, "0") else (
             0.0 if args.activation_bytes == "0" else model.activation_bytes())
         w_share = args.w_share if args.w_share is not None else (0.5 if args.bwd_time else model.weight_gradient_share())
+        if args.w_share is not None and not 0 < args.w_share < 1:
+            raise CliError(f"--w-share {args.w_share:g}: the weight gradient's share of the backward must be more "
+                           "than 0 and less than 1")
         spec = PipelineSpec(args.schedule, args.stages, args.microbatches, stage_gpus, fwd, bwd, act, args.chunks, w_share)
         result = run_pipeline(topo, spec, achievable=args.figures == "achievable")
     except sim_errors() as exc:
@@ -90,30 +93,73 @@ def cmd_pipeline(args) -> int:
     print(f"  makespan {result.makespan_s * 1e3:.3f} ms; bubble {100 * result.bubble_fraction:.1f}% of the makespan, "
           f"{100 * result.stage_bubble_fraction:.1f}% of the worst stage's span "
           f"(ideal {'n/a' if ideal is None else f'{100 * ideal:.1f}%'})")
-    print(f"  activations held at most, per stage: {result.peak_inflight}")
+    print(f"  micro-batches whose activations a stage holds at most, per stage: {result.peak_inflight}")
     return EXIT_OK
+
+
+def bucket_arg(text: str | None) -> float | None:
+    """``--bucket-size``: None for the default (PyTorch DDP's), 0 for one all-reduce ("0" or "none")."""
+    if text is None:
+        return None
+    return 0.0 if text.strip().lower() in ("0", "none") else float(parse_size_arg(text, "--bucket-size"))
+
+
+def _check_train_options(args) -> None:
+    """The grid and router options, each named with its value (the simulator's own checks speak of
+    stages and replicas, not of the option the user typed)."""
+    for name, value, low in (("--dp", args.dp, 1), ("--tp", args.tp, 1), ("--pp", args.pp, 1), ("--ep", args.ep, 1),
+                             ("--microbatches", args.microbatches, 1), ("--experts", args.experts, 0)):
+        if value < low:
+            raise CliError(f"{name} {value}: must be at least {low}")
+    if args.experts and not 1 <= args.top_k <= args.experts:
+        raise CliError(f"--top-k {args.top_k}: must be between 1 and --experts ({args.experts})")
+
+
+def _tflops(flop_per_s: float) -> str:
+    t = flop_per_s / 1e12
+    return f"{t:,.0f}" if t >= 100 else f"{t:.3g}"
 
 
 def cmd_train(args) -> int:
     from ..sim.training import TrainingError, train_iteration
+    from ..sim.training_words import data_parallel_words, pipeline_words
 
+    _check_train_options(args)
     topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
-        bucket = None if args.bucket_size is None else parse_size_arg(args.bucket_size, "--bucket-size")
-        r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches, args.schedule,
-                            not args.no_overlap, args.placement, achievable=args.figures == "achievable",
-                            bucket_bytes=bucket, ep=args.ep)
+        bucket = bucket_arg(args.bucket_size)
+        progress = StepProgress(f"training on {topo.name}")   # on a terminal only
+        try:
+            r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches,
+                                args.schedule, not args.no_overlap, args.placement,
+                                achievable=args.figures == "achievable", bucket_bytes=bucket, ep=args.ep,
+                                progress=progress)
+        finally:
+            progress.done()
     except sim_errors() as exc:
         raise CliError(str(exc)) from None
     if args.json:
         print_json(r.as_dict())
         return EXIT_OK
-    print(f"{topo.name}: dp={r.dp} tp={r.tp} pp={r.pp}, {r.microbatches} micro-batches")
-    print(f"  iteration {r.iteration_s * 1e3:.2f} ms, {r.samples_per_s:,.1f} samples/s")
+    used = r.dp * r.tp * r.pp
+    print(f"{topo.name}: dp={r.dp} tp={r.tp} pp={r.pp}" + (f" ep={args.ep} ({args.experts} experts, top-{args.top_k})"
+          if args.ep > 1 else f" ({args.experts} experts, top-{args.top_k})" if args.experts else "")
+          + (f" on {used} of the {len(gpus)} GPUs selected" if used < len(gpus) else f" on {used} GPUs")
+          + f", {r.microbatches} micro-batches" + (f", {args.schedule} schedule" if r.pp > 1 else "")
+          + f", {args.figures} link figures")
+    d = r.details
+    print(f"  model: {args.layers} layers, hidden {args.hidden}, sequence {args.seq_len}, micro-batch {args.micro_batch_size}, "
+          f"{d['parameters'] / 1e9:,.2f} B parameters in the layers, {d['precision']} at {100 * d['efficiency']:g}% of the GPU's "
+          f"{_tflops(d['gpu_peak_flop_per_s'])} TFLOP/s = {_tflops(d['compute_flop_per_s_per_gpu'])} TFLOP/s per GPU")
+    rate = f"{r.samples_per_s:,.1f}" if r.samples_per_s >= 10 else f"{r.samples_per_s:.3g}"   # not "0.0" for a 175 B model
+    print(f"  iteration {r.iteration_s * 1e3:,.2f} ms, {rate} samples/s")
     for k, v in r.breakdown_s.items():
         print(f"    {k:<32} {v * 1e3:10.2f} ms   bottleneck: {r.bottleneck[k]}")
-    d = r.details
+    if pipeline_words(r):
+        print(f"  pipeline: {pipeline_words(r)}")
+    if data_parallel_words(r):
+        print(f"  data-parallel: {data_parallel_words(r)}")
     print(f"  critical resource: {d['critical_resource']} - {d['critical_resource_words']}")
     verdicts = d.get("verdicts") or {}
     for key in ("rated", "achievable", "simulated"):
@@ -144,8 +190,8 @@ def _scaling_model(args, topo, gpus, ref_topo):
     sample = time_arg(args.sample_time, "--sample-time")
     overhead = time_arg(args.overhead, "--overhead") if args.overhead else 0.0
     curve = BatchCurve.fit(parse_curve(args.batch_curve)) if args.batch_curve else BatchCurve()
-    bucket = (None if args.bucket_size in ("0", "none") else
-              parse_size_arg(args.bucket_size, "--bucket-size") if args.bucket_size else ddp_bucket_bytes())
+    bucket = bucket_arg(args.bucket_size)
+    bucket = ddp_bucket_bytes() if bucket is None else (bucket or None)   # None: one all-reduce
     scale = 1.0
     if topo is not ref_topo:  # the sample time is measured on the first topology's GPU
         scale = peak_flops(ref_topo, select(ref_topo, args.gpus)[0], args.precision) / peak_flops(topo, gpus[0], args.precision)
@@ -194,8 +240,14 @@ def cmd_scaling(args) -> int:
         for topo in topos:
             gpus = select(topo, args.gpus)
             model = _scaling_model(args, topo, gpus, topos[0])
-            rows = scaling(topo, gpus, model, args.batch_per_gpu, args.global_batch, achievable=achievable)
-            table.append({"topology": topo.name, "compute_scale": model.compute_scale, "rows": [r.__dict__ for r in rows]})
+            progress = StepProgress(f"scaling on {topo.name}")  # on a terminal only: hundreds of GPUs take seconds
+            try:
+                rows = scaling(topo, gpus, model, args.batch_per_gpu, args.global_batch, achievable=achievable,
+                               progress=progress)
+            finally:
+                progress.done()
+            table.append({"topology": topo.name, "compute_scale": model.compute_scale,
+                          "rows": [{**r.__dict__, "strong_batch_per_gpu": args.global_batch / r.gpus} for r in rows]})
     except (ScalingError, *sim_errors()) as exc:
         raise CliError(str(exc)) from None
     if args.json:
@@ -218,9 +270,15 @@ def cmd_scaling(args) -> int:
         print(f"    {'GPUs':>5} {'all-reduce':>12} {'weak samples/s':>15} {'eff':>6} {'strong samples/s':>17} {'eff':>6}"
               + (f" {'weak input copy (exposed)':>27}" if inp else ""))
         for r in entry["rows"]:
+            # Below one sample a GPU, strong scaling is no longer a batch anyone can run: no figure.
+            strong = (f"{r['strong_samples_per_s']:>17,.1f} {100 * r['strong_efficiency']:>5.1f}%"
+                      if r["strong_batch_per_gpu"] >= 1 else f"{'-':>17} {'-':>6}")
             print(f"    {r['gpus']:>5} {r['allreduce_s'] * 1e3:>10.3f}ms {r['weak_samples_per_s']:>15,.1f} "
-                  f"{100 * r['weak_efficiency']:>5.1f}% {r['strong_samples_per_s']:>17,.1f} {100 * r['strong_efficiency']:>5.1f}%"
+                  f"{100 * r['weak_efficiency']:>5.1f}% {strong}"
                   + (f" {r['weak_input_copy_s'] * 1e3:>13.3f}ms ({r['weak_exposed_input_s'] * 1e3:.3f}ms)" if inp else ""))
+        if any(r["strong_batch_per_gpu"] < 1 for r in entry["rows"]):
+            print(f"    strong: no figure above {args.global_batch:,} GPUs, where the global batch of "
+                  f"{args.global_batch:,} (--global-batch) gives each GPU less than one sample")
     return EXIT_OK
 
 
@@ -250,11 +308,15 @@ def register(sub) -> None:
     p.add_argument("--dp", type=int, default=1, help="data-parallel replicas (default 1)")
     p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per group (default 1)")
     p.add_argument("--pp", type=int, default=1, help="pipeline stages (default 1)")
-    p.add_argument("--ep", type=int, default=1, help="expert parallelism: replicas per expert group (divides --dp)")
+    p.add_argument("--ep", type=int, default=1, help="expert-parallel size, as Megatron's --expert-model-parallel-size: each MoE layer's "
+                   "experts are split over groups of EP data-parallel replicas, which exchange tokens by all-to-all "
+                   "(divides --dp; default 1)")
     p.add_argument("--experts", type=int, default=0, help="experts per MoE layer (default 0: a dense model)")
     p.add_argument("--top-k", type=int, default=2, help="experts each token is routed to (default 2)")
     p.add_argument("--microbatches", type=int, default=8, help="micro-batches per iteration (default 8)")
-    p.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "interleaved"], default="1f1b")
+    p.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "interleaved"], default="1f1b",
+                   help="pipeline schedule of every lane (default 1f1b); zb-h1, zb-h2 and zb-v split the backward "
+                   "into input and weight gradients (Qi et al., ICLR 2024)")
     p.add_argument("--no-overlap", action="store_true",
                    help="all-reduce the gradients after the backward pass (default: buckets overlapped with it)")
     p.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)

@@ -276,7 +276,7 @@ def build_blocks(data: ReportData) -> list:
                               f"{p.spec.microbatches} micro-batches"))
         out.append(Table(["figure", "value"], [["makespan", f"{p.makespan_s * 1e3:.3f} ms"],
                                                ["bubble", f"{100 * p.bubble_fraction:.1f}%"],
-                                               ["activations held at most per stage", p.peak_inflight]]))
+                                               ["micro-batches whose activations a stage holds at most", p.peak_inflight]]))
         timeline = [{**e, "device": _name(topo, e["device"])} for e in p.timeline]
         out.append(Picture(f"gantt{i}", gantt_chart(timeline, f"{p.spec.schedule} schedule")))
 

@@ -41,6 +41,10 @@ MAX_PARAMS = 1e16
 MAX_SIZE_BYTES = 2**50        # 1 PiB
 MAX_TIME_S = 1e6              # about 11 days per sample or step
 MAX_REDUCE_S_PER_BYTE = 1.0   # a reduction slower than 1 byte/s is a typo
+# Gradient buckets of one data-parallel all-reduce: `train --dp 16 --bucket-size 1B` listed 2.4 billion
+# buckets and was killed at 23.7 GB; 1 KiB buckets (2.4 million) still ran. A trillion fp16 parameters
+# in PyTorch's 25 MiB buckets are 76,000.
+MAX_BUCKETS = 1_000_000
 
 
 def number(value, what: str, error=ValueError, *, lo: float = 0.0, hi: float = math.inf,
@@ -105,3 +109,17 @@ def scaling(grad_bytes: float, sample_s: float, batch_per_gpu: int, global_batch
     for what, v in (("batch per GPU", batch_per_gpu), ("global batch", global_batch)):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10**9:
             raise error(f"{what}: {v!r} is out of range 1..1,000,000,000")
+
+
+def buckets(grad_bytes: float, bucket_bytes: float | None, error=ValueError) -> None:
+    """Gradients cut into buckets of ``bucket_bytes`` (None or 0: one all-reduce), counted before any
+    list of them is made."""
+    if not bucket_bytes or bucket_bytes <= 0 or grad_bytes <= 0:
+        return
+    n = math.ceil(grad_bytes / bucket_bytes)
+    if n > MAX_BUCKETS:
+        from ..units import format_size
+
+        raise error(f"--bucket-size {format_size(bucket_bytes)} cuts {format_size(grad_bytes)} of gradients per GPU "
+                    f"into {n:,} buckets, more than the limit of {MAX_BUCKETS:,}: use buckets of at least "
+                    f"{format_size(math.ceil(grad_bytes / MAX_BUCKETS))}")

@@ -17,6 +17,8 @@ fraction (p - 1) / (m + p - 1) is divided by v.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -58,9 +60,10 @@ class PipelineSpec:
         for t in (*self.fwd_s, *self.bwd_s):
             limits.number(t, "stage time (s)", PipelineError, hi=limits.MAX_TIME_S)
         limits.number(self.activation_bytes, "activation bytes", PipelineError, hi=limits.MAX_SIZE_BYTES)
-        limits.number(self.w_share, "weight-gradient share of the backward", PipelineError, hi=1.0)
-        if not 0 < self.w_share < 1:
-            raise PipelineError(f"the weight gradient's share of the backward ({self.w_share:g}) must be between 0 and 1")
+        limits.number(self.w_share, "weight-gradient share of the backward", PipelineError, lo=-math.inf)
+        if not 0 < self.w_share < 1:   # one rule for both ends (1.5 and 0 once read 'at least 0' and 'between')
+            raise PipelineError(f"weight-gradient share of the backward: {self.w_share:g} is out of range "
+                                "(must be more than 0 and less than 1)")
         if self.schedule not in SCHEDULES:
             raise PipelineError(f"unknown schedule {self.schedule!r} (one of {', '.join(SCHEDULES)})")
         if p < 1 or m < 1 or v < 1:

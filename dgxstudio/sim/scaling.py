@@ -198,8 +198,10 @@ def allreduce_with_copies(topo: Topology, router: Router, result, gpus: list[str
 
 
 def scaling(topo: Topology, gpus: list[str], model: StepModel, batch_per_gpu: int, global_batch: int,
-            counts: list[int] | None = None, algorithm: str = "auto", achievable: bool = True) -> list[ScalingRow]:
-    """Weak scaling keeps the per-GPU batch, strong scaling splits the global batch."""
+            counts: list[int] | None = None, algorithm: str = "auto", achievable: bool = True,
+            progress=None) -> list[ScalingRow]:
+    """Weak scaling keeps the per-GPU batch, strong scaling splits the global batch. ``progress(fraction,
+    step)`` is told each GPU count as it starts (hundreds of GPUs take seconds a row)."""
     from . import limits
     from .run import SimOptions, Simulator
 
@@ -207,13 +209,16 @@ def scaling(topo: Topology, gpus: list[str], model: StepModel, batch_per_gpu: in
     model.check()
     if batch_per_gpu < 1 or global_batch < 1:
         raise ScalingError("batch sizes must be positive")
+    limits.buckets(model.grad_bytes, model.bucket_bytes, ScalingError)
     counts = counts or [1 << k for k in range(0, 20) if (1 << k) <= len(gpus)]
     router = Router(topo, achievable)
     sizes = bucket_sizes(model.grad_bytes, model.bucket_bytes)
     rows, base_weak, base_strong = [], None, None
-    for n in counts:
+    for i, n in enumerate(counts):
         if n > len(gpus):
             raise ScalingError(f"{n} GPUs requested, only {len(gpus)} selected")
+        if progress is not None:
+            progress(i / len(counts), f"{n} GPUs")
         times = [0.0] * len(sizes)
         results: dict[float, object] = {}
         if n > 1:

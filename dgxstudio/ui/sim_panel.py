@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox, QTableWidget,
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSpinBox, QTableWidget,
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ..analysis.gpuset import GpuSetError, select_gpus
@@ -22,6 +22,7 @@ from ..sim.engine import SimulationCancelled
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, SimOptions, Simulator, sweep_sizes
 from ..sim.training import ModelSpec, stage_times, train_iteration
+from ..sim.training_words import data_parallel_words, pipeline_words
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
 from .workers import TaskRunner
@@ -184,13 +185,27 @@ class SimulationPanel(QWidget):
         self.train_micro.setToolTip('Micro-batches per training iteration')
         self.train_micro.setRange(1, 4096)
         self.train_micro.setValue(8)
-        self.overlap = QCheckBox("overlap")
+        self.train_schedule = QComboBox()   # the schedules `train --schedule` takes
+        self.train_schedule.addItems([x for x in SCHEDULES if x != "interleaved"])
+        self.train_schedule.setCurrentText("1f1b")
+        self.train_schedule.setToolTip("Pipeline schedule of every lane (with pp > 1): GPipe, 1F1B, or the zero-bubble "
+                                       "ones, which split the backward into input and weight gradients")
+        self.experts = QSpinBox()   # a mixture-of-experts model, as `train --experts N --ep E`
+        self.experts.setRange(0, 4096)
+        self.experts.setToolTip("Experts per MoE layer, tokens routed to their top 2 (0: a dense model)")
+        self.ep = QSpinBox()
+        self.ep.setRange(1, 100_000)
+        self.ep.setPrefix("ep ")
+        self.ep.setToolTip("Expert parallelism (Megatron's expert-model-parallel size): the experts are split over "
+                           "groups of this many data-parallel replicas, which exchange tokens by all-to-all; divides dp")
+        self.overlap = QCheckBox("overlap")   # the gradients' all-reduce with the backward pass
         self.overlap.setChecked(True)
         self.overlap.setToolTip("all-reduce the gradients in 25 MiB buckets during the backward pass (PyTorch DDP)")
         for label, widget in (("Data (dp)", self.dp), ("Tensor (tp)", self.tp), ("Pipeline (pp)", self.pp),
-                              ("Micro-batches", self.train_micro), ("Gradients", self.overlap)):
+                              ("Micro-batches", _side_by_side(self.train_micro, self.overlap)),
+                              ("Schedule", self.train_schedule), ("Experts, ep", _side_by_side(self.experts, self.ep))):
             f.addRow(label, widget)
-        f.addRow(_note("Model: GPT-3 XL (24 layers, hidden 2048, sequence 2048), fp16, 50% of peak."))
+        f.addRow(_note("Model: GPT-3 XL (24 x 2048, sequence 2048), fp16 at 50% of peak; MoE: top-2."))
         return w
 
     def refresh_groups(self) -> None:
@@ -242,12 +257,12 @@ class SimulationPanel(QWidget):
         achievable = self.figures.currentText() == "achievable"
         figures = f"{self.figures.currentText()} figures"   # in every run's label: the runs table compares them
         if tab == 0:
-            options = SimOptions(chunk=parse_size(self.chunk.text()), achievable=achievable,
+            options = SimOptions(chunk=_read("Chunk", parse_size, self.chunk.text()), achievable=achievable,
                                  protocol=self.protocol.currentText())
             collective, algorithm = self.collective.currentText(), self.algorithm.currentText()
             if self.sweep.isChecked():
                 lo, _, hi = self.sweep_range.text().partition(":")
-                sizes = sweep_sizes(parse_size(lo), parse_size(hi))
+                sizes = sweep_sizes(_read("Sweep range", parse_size, lo), _read("Sweep range", parse_size, hi))
                 label = f"{collective} {algorithm} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}, {figures}"
 
                 def sweep_job(topo, progress, cancel):
@@ -258,7 +273,7 @@ class SimulationPanel(QWidget):
                         progress(_Fraction((i + 1) / len(sizes)))
                     return out
                 return sweep_job, RunRequest("sweep", label)
-            size = parse_size(self.size.text())
+            size = _read("Size", parse_size, self.size.text())
             label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs, {figures}"
 
             def collective_job(topo, progress, cancel):
@@ -273,8 +288,10 @@ class SimulationPanel(QWidget):
                 fwd, bwd = stage_times(topo, gpus[:p], model)
                 act = model.activation_bytes()
             else:
-                fwd, bwd = _per_stage(self.fwd.text(), p), _per_stage(self.bwd.text(), p)
-                act = parse_size(self.activation.text()) if self.activation.text().strip() not in ("", "0") else 0.0
+                fwd = _read("Forward", _per_stage, self.fwd.text(), p)
+                bwd = _read("Backward", _per_stage, self.bwd.text(), p)
+                act = (_read("Boundary bytes", parse_size, self.activation.text())
+                       if self.activation.text().strip() not in ("", "0") else 0.0)
             share = model.weight_gradient_share() if self.from_model.isChecked() else 0.5
             spec = PipelineSpec(self.schedule.currentText(), p, self.microbatches.value(), gpus[:p], fwd, bwd, act,
                                 self.chunks.value(), share)
@@ -285,11 +302,14 @@ class SimulationPanel(QWidget):
                 return run_pipeline(topo, spec, achievable, progress=progress, cancel=cancel)
             return pipeline_job, RunRequest("pipeline", label)
         dp, tp, pp = self.dp.value(), self.tp.value(), self.pp.value()
-        label = f"training iteration dp={dp} tp={tp} pp={pp}, {figures}"
+        schedule, micro, overlap = self.train_schedule.currentText(), self.train_micro.value(), self.overlap.isChecked()
+        experts, ep = self.experts.value(), self.ep.value()
+        label = (f"training iteration dp={dp} tp={tp} pp={pp}" + (f" ep={ep}" if ep > 1 else "")
+                 + (f", {experts} experts" if experts else "") + (f", {schedule}" if pp > 1 else "") + f", {figures}")
 
         def train_job(topo, progress, cancel):
-            return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(), self.train_micro.value(),
-                                   overlap=self.overlap.isChecked(), achievable=achievable)
+            return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(experts=experts), micro, schedule, overlap=overlap,
+                                   achievable=achievable, ep=ep, progress=lambda f, step: progress(_Fraction(f)))
         return train_job, RunRequest("train", label)
 
     def reset(self) -> None:
@@ -333,6 +353,16 @@ class SimulationPanel(QWidget):
         self.message.emit("Simulation cancelled")
 
 
+def _side_by_side(*widgets: QWidget) -> QWidget:
+    """Several fields on one form row (the Training tab keeps the window within a 1280x800 screen)."""
+    box = QWidget()
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 0, 0)
+    for w in widgets:
+        row.addWidget(w)
+    return box
+
+
 def _figures(result) -> str:
     return "achievable" if result.options.achievable else "peak"
 
@@ -356,6 +386,14 @@ def _on_frozen_copy(pending, job):
     return run
 
 
+def _read(field: str, parse, *args):
+    """A form field read by ``parse``; a refusal names the field ("Backward: cannot read time '-4ms'")."""
+    try:
+        return parse(*args)
+    except ValueError as exc:
+        raise ValueError(f"{field}: {exc}") from None
+
+
 def _per_stage(text: str, stages: int) -> list[float]:
     """'2ms' for every stage, or '2ms,3ms,...' one per stage."""
     values = [parse_time(x) for x in text.split(",") if x.strip()]
@@ -371,6 +409,55 @@ class _Fraction:
     fraction: float
 
 
+class _SummaryArea(QScrollArea):
+    """The run's summary: as tall as its text wants while the dock has room, scrolled beyond, so a
+    long summary (a training run's ten lines) never makes the window taller than the screen (the
+    lecture's A100 pair made its minimum height 883 px, more than a 1280x800 laptop's)."""
+
+    def __init__(self, label: QLabel):
+        super().__init__()
+        self.setWidget(label)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+
+    def _text_height(self) -> int:
+        return self.widget().heightForWidth(max(self.viewport().width(), 200)) + 2 * self.frameWidth()
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self._text_height())
+
+    def minimumSizeHint(self) -> QSize:
+        """All of a short summary (a collective's three lines), at most MIN_LINES of a long one."""
+        line = self.widget().fontMetrics().lineSpacing()
+        return QSize(super().minimumSizeHint().width(), max(line, min(self._text_height(), self.MIN_LINES * line)))
+
+    MIN_LINES = 4
+
+
+class _SummaryLabel(QLabel):
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        area = self.parentWidget().parentWidget() if self.parentWidget() is not None else None
+        if isinstance(area, QScrollArea):
+            area.updateGeometry()   # the area's hint follows the text
+
+
+class _Compact:
+    """A list or table that asks only for its minimum height: the dock's layout takes the same amount
+    from every part it must shrink, so their usual 192 px hints left the summary two lines."""
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumHeight())
+
+
+class _CompactList(_Compact, QListWidget):
+    pass
+
+
+class _CompactTable(_Compact, QTableWidget):
+    pass
+
+
 class ResultsPanel(QWidget):
     """The latest run's figures and bottlenecks, and a table comparing every run of the session."""
 
@@ -379,19 +466,21 @@ class ResultsPanel(QWidget):
 
     def __init__(self):
         super().__init__()
-        self.summary = QLabel("No run yet")
+        self.summary = _SummaryLabel("No run yet")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.bottlenecks = QListWidget()
+        self.bottlenecks = _CompactList()
         self.bottlenecks.setMaximumHeight(130)
         self.bottlenecks.setMinimumHeight(36)
-        self.table = QTableWidget(0, len(self.COLUMNS))
+        self.table = _CompactTable(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(self.COLUMNS)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.setMinimumHeight(50)
+        self.summary_area = _SummaryArea(self.summary)
+        self.bottlenecks_label = QLabel("Bottleneck links (click to select on the canvas):")
         layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addWidget(QLabel("Bottleneck links (click to select on the canvas):"))
+        layout.addWidget(self.summary_area)
+        layout.addWidget(self.bottlenecks_label)
         layout.addWidget(self.bottlenecks)
         layout.addWidget(QLabel("Runs this session:"))
         layout.addWidget(self.table)
@@ -405,12 +494,15 @@ class ResultsPanel(QWidget):
     def clear(self) -> None:
         """Forget every run (another document was opened)."""
         self.summary.setText("No run yet")
-        self.bottlenecks.clear()
+        self._bottlenecks([])
         self.table.setRowCount(0)
 
-    def _bottlenecks(self, items: list[dict]) -> None:
+    def _bottlenecks(self, items: list[dict] | None) -> None:
+        """The run's bottleneck links; None hides the list (a training run names link classes instead)."""
+        self.bottlenecks.setVisible(items is not None)
+        self.bottlenecks_label.setVisible(items is not None)
         self.bottlenecks.clear()
-        for b in items:
+        for b in items or []:
             item = QListWidgetItem(f"{self.namer(b['from'])} → {self.namer(b['to'])}: {100 * b['utilization']:.1f}% busy,"
                                    f" {b['capacity_per_direction_Bps'] / 1e9:.1f} GB/s per direction")
             item.setData(LINKS_ROLE, b["links"])
@@ -442,7 +534,7 @@ class ResultsPanel(QWidget):
         per_stage = (f" ({100 * r.stage_bubble_fraction:.1f}% of the worst stage's span, the zero-bubble paper's measure)"
                      if r.spec.schedule.startswith("zb") else "")
         self.summary.setText(f"<b>{r.spec.schedule}</b> pipeline: makespan {format_time(r.makespan_s)}, bubble "
-                             f"{100 * r.bubble_fraction:.1f}%{per_stage}, activations held at most per stage "
+                             f"{100 * r.bubble_fraction:.1f}%{per_stage}, micro-batches whose activations a stage holds at most "
                              f"{r.peak_inflight}")
         self._bottlenecks(r.sim.bottlenecks(10))
         self._row([request.label, topology_name, str(r.spec.stages), format_time(r.makespan_s), "", "", ""])
@@ -455,10 +547,17 @@ class ResultsPanel(QWidget):
                  f"{v['required_ratio']:.2f}x)" for key, v in verdicts.items() if isinstance(v, dict)]
         if "why_they_differ" in verdicts:
             lines.append(f"why: {verdicts['why_they_differ']}")
-        self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s<br>{parts}"
+        busy = ", ".join(f"{k} {100 * v:.1f}%" for k, v in (r.details.get("busy_fraction") or {}).items())
+        # The headline first (the time, the critical resource and how busy each class was, as the CLI
+        # gives them), the breakdown and the verdicts after: the summary scrolls past its first lines.
+        self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s"
                              + (f"<br><b>Critical:</b> {critical}" if critical else "")
+                             + (f"<br><b>Busy fraction per link class:</b> {busy}" if busy else "")
+                             + f"<br>{parts}"
+                             + (f"<br>pipeline: {pipeline_words(r)}" if pipeline_words(r) else "")
+                             + (f"<br>data-parallel: {data_parallel_words(r)}" if data_parallel_words(r) else "")
                              + ("<br><b>Verdicts</b> " + "<br>".join(lines) if lines else ""))
-        self.bottlenecks.clear()
+        self._bottlenecks(None)
         self._row([request.label, topology_name, str(r.dp * r.tp * r.pp), format_time(r.iteration_s), "", "", ""])
 
     def show_sweep(self, request: RunRequest, rows, topology_name: str) -> None:

@@ -175,8 +175,17 @@ class ReplayActions:
             self.plot_tabs.setCurrentWidget(self.gantt)
         else:
             self.results.show_training(request, result, name)
+            self.time_label.setText(" training: no replay ")   # not " running… " for good
         self.results_dock.raise_()
+        self._fit_results_dock()
         self.show_status(f"Done: {request.label}")
+
+    def _fit_results_dock(self) -> None:
+        """Grow the Results dock to show the whole summary, up to half the window (it scrolls beyond,
+        so the window never outgrows the screen); a dock the user made taller stays so."""
+        want = min(self.results.sizeHint().height() + 48, self.height() // 2)   # + the title bar and margins
+        if self.results_dock.height() < want:
+            self.resizeDocks([self.results_dock], [want], Qt.Orientation.Vertical)
 
     def _show_structure(self, result, title: str) -> None:
         """Draw the run's rings, trees or fans on the canvas and explain them in the legend."""

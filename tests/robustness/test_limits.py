@@ -20,7 +20,7 @@ from dgxstudio.cli import main
     ("pipeline --preset dgx1-v100 --stages 4 --microbatches 100000", "tasks, more than the limit"),
     ("pipeline --preset dgx1-v100 --stages 0 --microbatches 4", "at least 1 stage"),
     ("train --preset dgx1-v100 --layers 1000000000", "layers: 1000000000 is out of range"),
-    ("train --preset dgx1-v100 --microbatches 0", "micro-batches"),
+    ("train --preset dgx1-v100 --microbatches 0", "--microbatches 0: must be at least 1"),
     ("train --preset dgx1-v100 --params abc", "--params: expected a number"),
     ("train --preset dgx1-v100 --params inf", "not a finite number"),
     ("scaling --preset dgx1-v100 --sample-time 1e308", "sample time"),

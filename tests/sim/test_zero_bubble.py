@@ -153,7 +153,7 @@ def test_weight_gradient_share(topo):
     assert ModelSpec(hidden=2048, seq_len=2048).weight_gradient_share() == pytest.approx(24 / 56)
     r = run(topo, "zb-h1", 4, 8, 1, 1.5, 0.5)
     assert {round((e["end_s"] - e["start_s"]) / MS, 9) for e in r.timeline if e["kind"] == "W"} == {0.5}
-    with pytest.raises(PipelineError, match="between 0 and 1"):
+    with pytest.raises(PipelineError, match="more than 0 and less than 1"):
         PipelineSpec("zb-h1", 2, 2, ["a", "b"], [1.0] * 2, [1.0] * 2, 0.0, w_share=1.0).check()
     assert main(["pipeline", "--preset", "dgx1-v100", "--schedule", "zb-h1", "--stages", "4", "--microbatches", "8",
                  "--fwd-time", "1ms", "--bwd-time", "2ms", "--activation-bytes", "0", "--w-share", "0.25"]) == 0

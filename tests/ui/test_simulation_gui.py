@@ -166,6 +166,20 @@ def run_pipeline_tab(w, qtbot, schedule, stages=4, microbatches=8, times=None):
     return p
 
 
+def run_training_tab(w, qtbot, dp, tp, pp, microbatches=8, schedule="1f1b"):
+    """Run a training iteration from the Simulation panel's training tab."""
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(2)
+    p.dp.setValue(dp)
+    p.tp.setValue(tp)
+    p.pp.setValue(pp)
+    p.train_micro.setValue(microbatches)
+    p.train_schedule.setCurrentText(schedule)
+    with qtbot.waitSignal(p.resultReady, timeout=60000):
+        p.run()
+    return p
+
+
 def test_gantt_has_a_row_per_stage_and_a_box_per_task(make_window, qtbot):
     w = make_window("dgx1-v100")
     run_pipeline_tab(w, qtbot, "1f1b")
@@ -307,14 +321,7 @@ def test_training_summary_gives_the_verdict_on_each_basis(make_window, qtbot):
     from dgxstudio.model.builders import build_fat_tree
 
     w = make_window(topology=build_fat_tree(2, "dgx-a100"))
-    p = w.sim_panel
-    p.tabs.setCurrentIndex(2)
-    p.dp.setValue(1)
-    p.tp.setValue(8)
-    p.pp.setValue(2)
-    p.train_micro.setValue(2)
-    with qtbot.waitSignal(p.resultReady, timeout=60000):
-        p.run()
+    run_training_tab(w, qtbot, 1, 8, 2, microbatches=2)
     text = w.results.summary.text()
     assert "rated: infiniband limits" in text and "achievable: nvlink limits" in text and "why: NCCL reaches" in text
 

@@ -1,0 +1,41 @@
+"""A training iteration's result in words, for the CLI and the Results dock alike (no Qt here)."""
+
+from __future__ import annotations
+
+from ..units import format_size, format_time
+from .training import TrainResult
+
+
+def data_parallel_words(r: TrainResult) -> str | None:
+    """The gradient all-reduce in words: how much of it the backward pass hid (DDP overlaps the buckets
+    with the last micro-batch's backward, gradient accumulation holding them until then)."""
+    d = r.details
+    if r.dp < 2 or not d.get("dp_allreduce_s"):
+        return None
+    n, bucket = d["dp_buckets"], d["dp_bucket_bytes"]
+    experts = d.get("expert_gradient_bytes_per_gpu") or 0.0
+    alone = experts if (d.get("expert_data_parallel_size") or 0) < 2 else 0.0   # no other replica holds them
+    cut = f"in {n:,} buckets of {format_size(bucket)}" if n > 1 else "in one all-reduce"
+    hidden = (f"{format_time(d['dp_hidden_by_overlap_s'])} hidden behind the last micro-batch's backward"
+              if d["dp_hidden_by_overlap_s"] > 0 else "none hidden (after the backward pass)")
+    return (f"{format_size(d['gradient_bytes_per_gpu'] - alone)} of gradients per GPU {cut}"
+            + (f" (the experts' {format_size(alone)} have no replica to reduce with)" if alone else "")
+            + f": all-reduce {format_time(d['dp_allreduce_s'])}, {hidden}, "
+            f"{format_time(r.breakdown_s['data_parallel'])} exposed")
+
+
+def pipeline_words(r: TrainResult) -> str | None:
+    """What the pipeline category is made of: its boundary sends can take at most every crossing of one
+    lane in turn (each micro-batch crosses each boundary forward and back, twice per stage pair for
+    ZB-V's two chunks), the rest is the schedule's bubble - so a bubble is not read as the network's."""
+    d = r.details
+    if r.pp < 2:
+        return None
+    total = r.breakdown_s["pipeline_bubble_and_transfers"]
+    chunks = 2 if d.get("schedule") == "zb-v" else 1
+    crossings = 2 * chunks * (r.pp - 1) * r.microbatches
+    sends = min(crossings * d["boundary_send_s"], total)
+    net = r.bottleneck.get("pipeline_bubble_and_transfers", "none")
+    return (f"{format_time(total)} of bubble and boundary sends; the sends take at most {format_time(sends)} of it "
+            f"({crossings:,} crossings of {format_time(d['boundary_send_s'])}, every lane at once"
+            + (f", over {net}" if net != "none" else "") + f"), the rest is the {d.get('schedule')} schedule's bubble")
