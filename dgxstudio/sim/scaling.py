@@ -13,6 +13,7 @@ The model's constants and the published cases live in ``resources/training.json`
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib.resources import files
@@ -51,7 +52,10 @@ class BatchCurve:
     def fit(cls, points: list[tuple[float, float]]) -> "BatchCurve":
         """Least squares of 1/throughput = 1/peak + (b_half/peak)/b through (batch, samples/s) points."""
         pts = [(float(b), float(t)) for b, t in points]
-        if len(pts) < 2 or any(b <= 0 or t <= 0 for b, t in pts) or len({b for b, _ in pts}) < 2:
+        for b, t in pts:
+            if not (math.isfinite(b) and math.isfinite(t) and b > 0 and t > 0):
+                raise ScalingError(f"batch curve point {b:g}:{t:g}: the batch and the samples/s must both be positive")
+        if len(pts) < 2 or len({b for b, _ in pts}) < 2:
             raise ScalingError("a batch curve needs two or more (batch, samples/s) points with different batches")
         xs, ys = [1 / b for b, _ in pts], [1 / t for _, t in pts]
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)

@@ -23,6 +23,15 @@ STATE_COLORS = {"sending": QColor("#d5f0b0"), "reducing": QColor("#ffe0a0"), "co
 MAX_DOTS = 160
 
 
+def stages_text(ks: list[int]) -> str:
+    """A badge's words for the pipeline stages on one item: "stage 3", "stages 0-7", "stages 0, 2, 5"."""
+    if len(ks) == 1:
+        return f"stage {ks[0]}"
+    if ks == list(range(ks[0], ks[-1] + 1)):
+        return f"stages {ks[0]}-{ks[-1]}"
+    return "stages " + ", ".join(str(k) for k in ks)
+
+
 class Replayer(QObject):
     timeChanged = Signal(float)
     playingChanged = Signal(bool)
@@ -337,10 +346,18 @@ class RingOverlay:
     def show_stages(self, stage_gpus: list[str]) -> None:
         """A pipeline's stage placement: the path from stage to stage, each GPU labelled."""
         self.show([stage_gpus], closed=False)
+        # one badge per drawn item: the stages of a collapsed system share its box ("stages 0-7", not
+        # eight "stage k" on top of each other)
+        on: dict[int, tuple] = {}
         for k, gpu in enumerate(stage_gpus):
             item = self.scene.item_for(gpu)
             if item is not None:
-                self._badge(f"stage {k}", item.scenePos(), QColor("#1e6fd9"), -30, -52)
+                on.setdefault(id(item), (item, []))[1].append(k)
+        for item, ks in on.values():
+            names = [self.scene.topology.devices[stage_gpus[k]].name if stage_gpus[k] in self.scene.topology.devices
+                     else stage_gpus[k] for k in ks]
+            self._badge(stages_text(ks), item.scenePos(), QColor("#1e6fd9"), -30, -52,
+                        "\n".join(f"stage {k}: {n}" for k, n in zip(ks, names)))
 
     def show(self, rings: list[list[str]], closed: bool = True, colors: list[QColor] | None = None) -> None:
         self.hide()

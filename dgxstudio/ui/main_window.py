@@ -250,6 +250,13 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self._default_layout_pending = not (isinstance(state, QByteArray)
                                             and self.restoreState(state, WINDOW_STATE_VERSION))
 
+    def setVisible(self, visible: bool) -> None:
+        if visible and getattr(self, "_default_layout_pending", False) and not self.isVisible():
+            # the docks stacked before they are tabbed ask for more height than the tabbed layout
+            # (815 px against 743 with an empty design), and showing grows the window to it
+            self._size_asked = self.size()
+        super().setVisible(visible)
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._default_layout_pending:
@@ -269,6 +276,10 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
                          [min(240, self.width() // 5), min(280, self.width() // 5)], Qt.Orientation.Horizontal)
         self.resizeDocks([self.findings_dock], [160], Qt.Orientation.Vertical)
         self.resizeDocks([self.minimap_dock], [220], Qt.Orientation.Vertical)
+        asked = getattr(self, "_size_asked", None)
+        managed = Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen
+        if asked is not None and not self.windowState() & managed:
+            self.resize(asked.expandedTo(self.minimumSizeHint()))   # the size it was shown at (a 1280x800 screen)
 
     def _save_settings(self) -> None:
         s = settings()

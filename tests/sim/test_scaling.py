@@ -19,6 +19,10 @@ def test_batch_curve_fits_two_points_exactly():
     assert BatchCurve().time_factor(8, 64) == 1.0
     with pytest.raises(ScalingError):
         BatchCurve.fit([(64, 219.0)])
+    # a point that cannot be a throughput is named as such, not as a count of points
+    for bad in ([(32, -195.0), (64, 219.0)], [(32, float("nan")), (64, 219.0)], [(0, 195.0), (64, 219.0)]):
+        with pytest.raises(ScalingError, match="must both be positive"):
+            BatchCurve.fit(bad)
 
 
 def test_bucketed_allreduce_hides_behind_long_backward():

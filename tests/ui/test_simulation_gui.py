@@ -192,6 +192,20 @@ def test_gantt_has_a_row_per_stage_and_a_box_per_task(make_window, qtbot):
     assert any(item.state_color is not None for item in w.scene.device_items.values())
 
 
+def test_stages_on_a_collapsed_system_share_one_badge(make_window, qtbot):
+    # the 16 stages of two DGX A100 drawn collapsed: one badge per system box, not eight on top of each other
+    from dgxstudio.model.fabrics import build_fat_tree
+    from dgxstudio.ui.animation import stages_text
+
+    topo = build_fat_tree(2, "dgx-a100")
+    assert topo.layout.collapsed == {"s1.system", "s2.system"}   # a generated cluster opens with its systems closed
+    w = make_window(topology=topo)
+    run_pipeline_tab(w, qtbot, "1f1b", stages=16, microbatches=16)
+    labels = sorted(i.text() for i in w.rings_overlay.items if hasattr(i, "text"))
+    assert labels == ["stages 0-7", "stages 8-15"]
+    assert stages_text([3]) == "stage 3" and stages_text([0, 2, 5]) == "stages 0, 2, 5"
+
+
 def test_sweep_plot_and_exports(make_window, qtbot, tmp_path):
     w = make_window("dgx1-v100")
     p = configure(w)
