@@ -177,3 +177,31 @@ def test_a_model_beyond_the_time_limit_names_the_model_options(a100_pair, capsys
     assert main(["train", a100_pair, "--tp", "8", "--pp", "2", *options]) == 2
     err = capsys.readouterr().err
     assert "a stage's backward pass would take" in err and "check --layers, --hidden, --seq-len" in err
+
+
+def test_train_runs_megatrons_interleaved_schedule_with_its_chunks(capsys, a100_pair):
+    def iteration(*extra):
+        assert main(["train", a100_pair, "--tp", "8", "--pp", "2", "--json", *extra]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    one_f = iteration()
+    inter = iteration("--schedule", "interleaved")
+    assert inter["chunks"] == 2 and inter["schedule"] == "interleaved"
+    # the bubble shrinks by the chunks ((p - 1) / v of a micro-batch's passes instead of p - 1)
+    assert inter["breakdown_s"]["pipeline_bubble_and_transfers"] < one_f["breakdown_s"]["pipeline_bubble_and_transfers"]
+    assert iteration("--schedule", "interleaved", "--chunks", "4")["chunks"] == 4
+    assert main(["train", a100_pair, "--tp", "8", "--pp", "2", "--schedule", "interleaved"]) == 0
+    out = capsys.readouterr().out
+    assert "interleaved schedule (2 model chunks per stage)" in out and "48 crossings" in out
+
+
+@pytest.mark.parametrize("options, said", [
+    (["--schedule", "interleaved", "--chunks", "5"], "--chunks 5: 24 layers do not split evenly into 2 stages x 5 chunks"),
+    (["--schedule", "interleaved", "--microbatches", "7"], "--microbatches 7: the interleaved schedule needs a multiple"),
+    (["--schedule", "interleaved", "--chunks", "1"], "--chunks: the interleaved schedule needs 2 or more"),
+    (["--chunks", "2"], "--chunks 2: model chunks apply to the interleaved schedule"),
+    (["--schedule", "interleaved", "--chunks", "0"], "--chunks 0: must be at least 1"),
+])
+def test_interleaved_options_are_refused_by_name(capsys, a100_pair, options, said):
+    assert main(["train", a100_pair, "--tp", "8", "--pp", "2", *options]) == 2
+    assert said in capsys.readouterr().err

@@ -111,6 +111,8 @@ def _check_train_options(args) -> None:
                              ("--microbatches", args.microbatches, 1), ("--experts", args.experts, 0)):
         if value < low:
             raise CliError(f"{name} {value}: must be at least {low}")
+    if args.chunks is not None and args.chunks < 1:
+        raise CliError(f"--chunks {args.chunks}: must be at least 1")
     if args.experts and not 1 <= args.top_k <= args.experts:
         raise CliError(f"--top-k {args.top_k}: must be between 1 and --experts ({args.experts})")
 
@@ -118,6 +120,13 @@ def _check_train_options(args) -> None:
 def _tflops(flop_per_s: float) -> str:
     t = flop_per_s / 1e12
     return f"{t:,.0f}" if t >= 100 else f"{t:.3g}"
+
+
+def train_chunks(args) -> int:
+    """--chunks as train_iteration takes it: 2 by default for the interleaved schedule, else 1."""
+    if args.chunks is not None:
+        return args.chunks
+    return 2 if args.schedule == "interleaved" and args.pp > 1 else 1
 
 
 def cmd_train(args) -> int:
@@ -134,7 +143,7 @@ def cmd_train(args) -> int:
             r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches,
                                 args.schedule, not args.no_overlap, args.placement,
                                 achievable=args.figures == "achievable", bucket_bytes=bucket, ep=args.ep,
-                                progress=progress)
+                                progress=progress, chunks=train_chunks(args))
         finally:
             progress.done()
     except sim_errors() as exc:
@@ -147,6 +156,7 @@ def cmd_train(args) -> int:
           if args.ep > 1 else f" ({args.experts} experts, top-{args.top_k})" if args.experts else "")
           + (f" on {used} of the {len(gpus)} GPUs selected" if used < len(gpus) else f" on {used} GPUs")
           + f", {r.microbatches} micro-batches" + (f", {args.schedule} schedule" if r.pp > 1 else "")
+          + (f" ({r.details['chunks']} model chunks per stage)" if r.pp > 1 and r.details["chunks"] > 1 else "")
           + f", {args.figures} link figures")
     d = r.details
     print(f"  model: {args.layers} layers, hidden {args.hidden}, sequence {args.seq_len}, micro-batch {args.micro_batch_size}, "
@@ -314,9 +324,12 @@ def register(sub) -> None:
     p.add_argument("--experts", type=int, default=0, help="experts per MoE layer (default 0: a dense model)")
     p.add_argument("--top-k", type=int, default=2, help="experts each token is routed to (default 2)")
     p.add_argument("--microbatches", type=int, default=8, help="micro-batches per iteration (default 8)")
-    p.add_argument("--schedule", choices=[s for s in SCHEDULES if s != "interleaved"], default="1f1b",
-                   help="pipeline schedule of every lane (default 1f1b); zb-h1, zb-h2 and zb-v split the backward "
+    p.add_argument("--schedule", choices=SCHEDULES, default="1f1b",
+                   help="pipeline schedule of every lane (default 1f1b); interleaved is Megatron's interleaved 1F1B "
+                   "(--chunks model chunks per stage); zb-h1, zb-h2 and zb-v split the backward "
                    "into input and weight gradients (Qi et al., ICLR 2024)")
+    p.add_argument("--chunks", type=int, help="interleaved schedule: model chunks per stage, as Megatron's virtual "
+                   "pipeline size (default 2; the layers must divide into pp x chunks)")
     p.add_argument("--no-overlap", action="store_true",
                    help="all-reduce the gradients after the backward pass (default: buckets overlapped with it)")
     p.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)

@@ -399,14 +399,26 @@ def _dp_buckets(topo, router, dp_groups, grad_bytes, chunk, dp_rings, bucket_byt
 def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, model: ModelSpec,
                     microbatches: int = 8, schedule: str = "1f1b", overlap: bool = True, order: str = "tp,pp,dp",
                     chunk: float = 4 * 2**20, achievable: bool = True, bucket_bytes: float | None = None,
-                    ep: int = 1, progress=None) -> TrainResult:
+                    ep: int = 1, progress=None, chunks: int = 1) -> TrainResult:
     """One iteration with every lane simulated: all tensor groups' all-reduces at once, every
     (replica, tensor rank) lane's pipeline sends at once, every data-parallel group's bucketed
     gradient all-reduce (overlapped with the backward pass of the last micro-batch when ``overlap``)."""
     from .scaling import ddp_bucket_bytes, overlapped_exposure
 
     model.check()
-    limits.pipeline(pp, microbatches, 1, TrainingError)
+    if schedule == "interleaved" and pp > 1:
+        # Megatron's interleaved 1F1B: each stage holds ``chunks`` model chunks of layers / (pp x chunks)
+        if chunks < 2:
+            raise TrainingError("--chunks: the interleaved schedule needs 2 or more model chunks per stage")
+        if model.layers % (pp * chunks):
+            raise TrainingError(f"--chunks {chunks}: {model.layers} layers do not split evenly into {pp} stages x "
+                                f"{chunks} chunks (the interleaved schedule needs layers divisible by pp x chunks)")
+        if microbatches % pp:
+            raise TrainingError(f"--microbatches {microbatches}: the interleaved schedule needs a multiple of the "
+                                f"pipeline stages ({pp})")
+    elif chunks != 1:
+        raise TrainingError(f"--chunks {chunks}: model chunks apply to the interleaved schedule (with --pp 2 or more)")
+    limits.pipeline(pp, microbatches, chunks, TrainingError)
     if model.layers % pp:
         raise TrainingError(f"{model.layers} layers do not split evenly into {pp} pipeline stages")
     place = grid(gpus, dp, tp, pp, order)
@@ -442,7 +454,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     if pp > 1:
         lanes = [[place[(d, p, t)] for p in range(pp)] for d in range(dp) for t in range(tp)]
         spec = PipelineSpec(schedule, pp, microbatches, lanes[0], [fwd] * pp, [bwd] * pp, model.activation_bytes() / tp,
-                            w_share=model.weight_gradient_share())
+                            chunks, w_share=model.weight_gradient_share())
         pipe = run_pipeline(topo, spec, router=router, lanes=lanes)
         makespan = pipe.makespan_s
     else:
@@ -525,7 +537,8 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     compute_share = compute / iteration if iteration > 0 else 0.0
     critical = (balance["limit"] if balance["limit"] != "none" else
                 "compute" if compute_share >= 0.5 else next(iter(busy), "compute"))
-    details = {"gpus_used": dp * tp * pp, "schedule": schedule if pp > 1 else None, "ep": ep, "experts": model.experts, "top_k": model.top_k,
+    details = {"gpus_used": dp * tp * pp, "schedule": schedule if pp > 1 else None,
+               "chunks": (pipe.spec.chunks if pipe else 1), "ep": ep, "experts": model.experts, "top_k": model.top_k,
                "ep_all_to_all_s": t_a2a, "dispatch_bytes_per_gpu": model.dispatch_bytes(), "lanes_simulated": dp * tp if pp > 1 else 0, "tp_allreduce_s": t_tp,
                "dp_allreduce_s": t_dp, "dp_hidden_by_overlap_s": hidden, "dp_buckets": len(sizes),
                "dp_bucket_bytes": bucket, "stage_forward_s": fwd, "stage_backward_s": bwd,

@@ -32,8 +32,12 @@ def pipeline_words(r: TrainResult) -> str | None:
     if r.pp < 2:
         return None
     total = r.breakdown_s["pipeline_bubble_and_transfers"]
-    chunks = 2 if d.get("schedule") == "zb-v" else 1
-    crossings = 2 * chunks * (r.pp - 1) * r.microbatches
+    # boundary crossings of one micro-batch's forward (its backward crosses back as many): ZB-V's V goes
+    # down and back up (the turn stays on the last GPU); interleaved chunks loop back to the first stage
+    v = d.get("chunks", 1)
+    per_pass = (2 * (r.pp - 1) if d.get("schedule") == "zb-v" else
+                v * r.pp - 1 if d.get("schedule") == "interleaved" else r.pp - 1)
+    crossings = 2 * per_pass * r.microbatches
     sends = min(crossings * d["boundary_send_s"], total)
     net = r.bottleneck.get("pipeline_bubble_and_transfers", "none")
     return (f"{format_time(total)} of bubble and boundary sends; the sends take at most {format_time(sends)} of it "

@@ -186,10 +186,18 @@ class SimulationPanel(QWidget):
         self.train_micro.setRange(1, 4096)
         self.train_micro.setValue(8)
         self.train_schedule = QComboBox()   # the schedules `train --schedule` takes
-        self.train_schedule.addItems([x for x in SCHEDULES if x != "interleaved"])
+        self.train_schedule.addItems(SCHEDULES)
         self.train_schedule.setCurrentText("1f1b")
-        self.train_schedule.setToolTip("Pipeline schedule of every lane (with pp > 1): GPipe, 1F1B, or the zero-bubble "
-                                       "ones, which split the backward into input and weight gradients")
+        self.train_schedule.setToolTip("Pipeline schedule of every lane (with pp > 1): GPipe, 1F1B, Megatron's interleaved "
+                                       "1F1B, or the zero-bubble ones, which split the backward into input and weight "
+                                       "gradients")
+        self.train_chunks = QSpinBox()   # `train --chunks`, for the interleaved schedule
+        self.train_chunks.setRange(2, 16)
+        self.train_chunks.setPrefix("chunks ")
+        self.train_chunks.setToolTip("Interleaved schedule: model chunks per stage (Megatron's virtual pipeline size); "
+                                     "the 24 layers must divide into pp x chunks")
+        self.train_chunks.setEnabled(False)
+        self.train_schedule.currentTextChanged.connect(lambda s: self.train_chunks.setEnabled(s == "interleaved"))
         self.experts = QSpinBox()   # a mixture-of-experts model, as `train --experts N --ep E`
         self.experts.setRange(0, 4096)
         self.experts.setToolTip("Experts per MoE layer, tokens routed to their top 2 (0: a dense model)")
@@ -203,7 +211,8 @@ class SimulationPanel(QWidget):
         self.overlap.setToolTip("all-reduce the gradients in 25 MiB buckets during the backward pass (PyTorch DDP)")
         for label, widget in (("Data (dp)", self.dp), ("Tensor (tp)", self.tp), ("Pipeline (pp)", self.pp),
                               ("Micro-batches", _side_by_side(self.train_micro, self.overlap)),
-                              ("Schedule", self.train_schedule), ("Experts, ep", _side_by_side(self.experts, self.ep))):
+                              ("Schedule", _side_by_side(self.train_schedule, self.train_chunks)),
+                              ("Experts, ep", _side_by_side(self.experts, self.ep))):
             f.addRow(label, widget)
         f.addRow(_note("Model: GPT-3 XL (24 x 2048, sequence 2048), fp16 at 50% of peak; MoE: top-2."))
         return w
@@ -304,12 +313,15 @@ class SimulationPanel(QWidget):
         dp, tp, pp = self.dp.value(), self.tp.value(), self.pp.value()
         schedule, micro, overlap = self.train_schedule.currentText(), self.train_micro.value(), self.overlap.isChecked()
         experts, ep = self.experts.value(), self.ep.value()
+        chunks = self.train_chunks.value() if schedule == "interleaved" and pp > 1 else 1
         label = (f"training iteration dp={dp} tp={tp} pp={pp}" + (f" ep={ep}" if ep > 1 else "")
-                 + (f", {experts} experts" if experts else "") + (f", {schedule}" if pp > 1 else "") + f", {figures}")
+                 + (f", {experts} experts" if experts else "")
+                 + (f", {schedule}" + (f" x{chunks} chunks" if chunks > 1 else "") if pp > 1 else "") + f", {figures}")
 
         def train_job(topo, progress, cancel):
             return train_iteration(topo, gpus, dp, tp, pp, ModelSpec(experts=experts), micro, schedule, overlap=overlap,
-                                   achievable=achievable, ep=ep, progress=lambda f, step: progress(_Fraction(f)))
+                                   achievable=achievable, ep=ep, progress=lambda f, step: progress(_Fraction(f)),
+                                   chunks=chunks)
         return train_job, RunRequest("train", label)
 
     def reset(self) -> None:

@@ -163,3 +163,19 @@ def test_training_tab_runs_a_mixture_of_experts_with_expert_parallelism(make_win
     with qtbot.waitSignal(p.runner.failed, timeout=20000):
         qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
     assert "ep 3 must divide the data-parallel size 4" in p.state.text()
+
+
+def test_training_tab_runs_interleaved_with_its_chunks_as_the_cli_does(make_window, qtbot):
+    topo = build_fat_tree(2, "dgx-a100")
+    w = make_window(topology=topo)
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(2)
+    assert not p.train_chunks.isEnabled()   # chunks belong to the interleaved schedule only
+    p.train_schedule.setCurrentText("interleaved")
+    assert p.train_chunks.isEnabled()
+    p.train_chunks.setValue(3)
+    label = run_training(w, qtbot, "interleaved")
+    assert "interleaved x3 chunks" in label
+    gpus = [g.id for g in topo.gpus()]
+    cli = train_iteration(topo, gpus, 1, 8, 2, ModelSpec(), 4, "interleaved", chunks=3)
+    assert w.results.table.item(w.results.table.rowCount() - 1, 3).text() == format_time(cli.iteration_s)
