@@ -368,9 +368,15 @@ class GanttPlot(QWidget):
         self.plot.setYRange(-0.6, len(self.rows) - 0.4, padding=0)
         title = (f"{result.spec.schedule}: {result.spec.stages} stages, {result.spec.microbatches} micro-batches,"
                  f" bubble {100 * result.bubble_fraction:.1f}%")
+        split = any(e["kind"] == "W" for e in result.timeline)
         if result.spec.schedule.startswith("zb"):
             # the zero-bubble paper counts a stage's idle time between its first and last pass
-            title += f" ({100 * result.stage_bubble_fraction:.1f}% per stage); F forward, B input gradient, W weight gradient"
+            title += f" ({100 * result.stage_bubble_fraction:.1f}% per stage)"
+        # the colour key in the title: boxes too narrow for their "F12" labels still say what they are
+        words = {"F": "forward", "B": "input gradient" if split else "backward", "W": "weight gradient"}
+        title += ";&nbsp; " + "&nbsp; ".join(
+            f'<span style="color:{self.COLORS[k].name()}">&#9632;</span>&nbsp;{k} {words[k]}'
+            for k in ("F", "B", "W") if k != "W" or split)
         if result.spec.chunks > 1:
             title += "; lighter: later model chunk"
         self.plot.setTitle(title)

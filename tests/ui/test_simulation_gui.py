@@ -186,6 +186,11 @@ def test_gantt_has_a_row_per_stage_and_a_box_per_task(make_window, qtbot):
     assert w.gantt.rows == ["gpu0", "gpu1", "gpu2", "gpu3"]
     assert w.gantt.box_count() == 4 * 8 * 2
     assert "bubble" in w.gantt.plot.titleLabel.text
+    # the colour key: narrow boxes lose their "F3" labels, their colours still say what they are
+    title = w.gantt.plot.titleLabel.text
+    for kind, words in (("F", "forward"), ("B", "backward")):
+        assert f'color:{w.gantt.COLORS[kind].name()}">&#9632;</span>&nbsp;{kind} {words}' in title
+    assert "weight gradient" not in title
     labels = [i.text() for i in w.rings_overlay.items if hasattr(i, "text")]
     assert labels == ["stage 0", "stage 1", "stage 2", "stage 3"]
     w.replayer.set_time(w.replayer.duration / 2)
@@ -323,6 +328,7 @@ def test_gantt_draws_the_zero_bubble_split_and_zb_v_chunks(make_window, qtbot):
     assert set(w.gantt.bars) == {"F", "F1", "B", "B1", "W", "W1"}
     assert QColor(w.gantt.bars["F1"].opts["brush"]) != QColor(w.gantt.bars["F"].opts["brush"])
     assert "per stage" in w.gantt.plot.titleLabel.text
+    assert "B input gradient" in w.gantt.plot.titleLabel.text and "W weight gradient" in w.gantt.plot.titleLabel.text
     assert "the zero-bubble paper's measure" in w.results.summary.text()
     if os.environ.get("DGX_SCREENSHOTS"):
         w.plots_dock.raise_()
