@@ -26,6 +26,7 @@ from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
 from .periods import Dependents, FlowEnds, _Periods
 from .steady import Shortcut, _Now
+from .timeline import Timeline
 from .schedule import Group, Pattern, Progress, Schedule, SimResult  # noqa: F401 (re-exported: the engine's API)
 from .rates import (RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes,  # noqa: F401 (re-exported)
                     shapes_of)
@@ -373,8 +374,8 @@ class Engine:
                 pattern_time.append(0.0)
                 global_cache[gkey] = gpid
             return gpid
-        segments: list[tuple[float, float, int]] = []
-        delivered: list[tuple[float, float]] = [(0.0, 0.0)]
+        segments = Timeline()  # (start, end, network state): a list, with a steady state's repeats kept as one block
+        delivered = Timeline([(0.0, 0.0)])  # (time, bytes delivered by then)
         a_rate = np.zeros(0)
         total_rate = 0.0
         current_pid = -1

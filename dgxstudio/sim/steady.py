@@ -203,21 +203,14 @@ class Shortcut:
                 period.append((a, b, pid))
                 pattern_time[pid] += k * (b - a)
         if k * len(period) <= 20_000:
-            if period:
-                shifts = (np.arange(1, k + 1, dtype=float) * T)[:, None]
-                pa, pb, pp = (list(x) for x in zip(*period))
-                segments.extend(zip((np.asarray(pa)[None, :] + shifts).ravel().tolist(),
-                                    (np.asarray(pb)[None, :] + shifts).ravel().tolist(), pp * k))
+            # kept as the period's segments and the shift per period (sim/timeline.py)
+            segments.repeat(period, (T, T, None), k)
         elif period:
             segments.append((t, t + shift, max(period, key=lambda x: x[1] - x[0])[2]))
         moved = delivered_bytes - snap["delivered"]
         pts = delivered[snap["n_delivered"]:]
         if k * len(pts) <= 20_000:
-            if pts:
-                px, py = (np.asarray(x, dtype=float) for x in zip(*pts))
-                rows = np.arange(1, k + 1, dtype=float)[:, None]
-                delivered.extend(zip((px[None, :] + rows * T).ravel().tolist(),
-                                     (py[None, :] + rows * moved).ravel().tolist()))
+            delivered.repeat(pts, (T, moved), k)
         else:
             delivered.append((t + shift, delivered_bytes + k * moved))
         r.delivered_bytes = delivered_bytes + k * moved
