@@ -80,25 +80,27 @@ class _Periods:
         templates of different patterns compared once per pair of patterns), then count the alike
         links that follow each group by pointer jumping."""
         cols, tpl, succ = self.cols, self.tpl_id, self.succ
-        n = cols.n
-        g = np.flatnonzero(succ >= 0)
-        s_ = succ[g]
-        ok = np.ones(len(g), dtype=bool)
-        for col in (cols.bytes_each, cols.duration_s, cols.post_delay_s):  # a column at a time: an
-            ok &= col[g] == col[s_]  # (n, 3) table's .all(axis=1) costs ten times as much
-        other = ok & (tpl[g] != tpl[s_]) & (tpl[g] >= 0) & (tpl[s_] >= 0)
-        ok &= tpl[g] == tpl[s_]
+        # every group against its successor (group 0 stands in where there is none: masked out), a
+        # column at a time: an (n, 3) table's .all(axis=1) costs ten times as much, and reading the
+        # groups that have a successor first costs a gather per column
+        s_ = np.maximum(succ, 0)
+        alike = succ >= 0  # the link from each group to its successor
+        for col in (cols.bytes_each, cols.duration_s, cols.post_delay_s):
+            alike &= col == col[s_]
+        t_s = tpl[s_]
+        same_t = tpl == t_s
+        other = alike & ~same_t
+        alike &= same_t
         if other.any():  # two patterns with the same routes and latencies
+            other &= (tpl >= 0) & (t_s >= 0)
             m = len(self.tpls)
-            keys = tpl[g][other] * m + tpl[s_][other]
+            keys = tpl[other] * m + t_s[other]
             same = []
             for key in np.unique(keys).tolist():
                 x, y = self.tpls[key // m], self.tpls[key % m]
                 if np.array_equal(x["route"], y["route"]) and np.array_equal(x["latency"], y["latency"]):
                     same.append(key)
-            ok[np.flatnonzero(other)[np.isin(keys, same)]] = True
-        alike = np.zeros(n, dtype=bool)  # the link from each group to its successor
-        alike[g] = ok
+            alike[np.flatnonzero(other)[np.isin(keys, same)]] = True
         self._order, self._idx, self._reach = lane_order(succ, alike, self.pred)
 
     def dependents(self, gs: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
