@@ -35,25 +35,21 @@ class _Periods:
         self.on_sent = on_sent
         # a group's lane predecessor is its first send dependency (a connection's previous piece; a
         # second one is a buffer it waits for), when no other group names the same one first
-        # (read where there is none too, at a place that exists, and dropped: cheaper than a masked read;
-        # the ids are checked by then, all >= 0)
-        has_sent = on_sent.waits > 0
-        flat = cols.sent_flat
-        first = np.where(has_sent, flat[np.minimum(cols.sent_ptr[:-1], len(flat) - 1)], -1) if len(flat) \
-            else np.full(n, -1, dtype=np.int64)
-        has = np.flatnonzero(has_sent)
-        claims = np.bincount(first[has], minlength=n)
+        has = np.flatnonzero(on_sent.waits > 0)
+        named = cols.sent_flat[cols.sent_ptr[has]]  # each one's first send dependency
+        claims = np.bincount(named, minlength=n)
         succ = np.full(n, -1, dtype=np.int64)
-        succ[first[has]] = has
+        succ[named] = has
         succ[claims != 1] = -1
         self.succ = succ
+        linked = np.flatnonzero(succ >= 0)
         pred = np.full(n, -1, dtype=np.int64)  # one predecessor at most: a successor has one claim
-        pred[succ[succ >= 0]] = np.flatnonzero(succ >= 0)
+        pred[succ[linked]] = linked
         self.pred = pred
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
         self.jumps = 0
         self.skipped_periods = 0
-        self.enabled = bool((succ >= 0).any())
+        self.enabled = bool(len(linked))
 
     def step(self, gs: np.ndarray, m: int) -> np.ndarray:
         """The m-th successors of ``gs`` along their lanes (-1 past a lane's end), without checks."""
