@@ -24,6 +24,7 @@ from ..cancel import Cancelled, as_check
 from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
+from .fanout import MANY, release_many
 from .periods import Dependents, FlowEnds, _Periods
 from .steady import Shortcut, _Now
 from .timeline import Timeline
@@ -215,6 +216,8 @@ class Engine:
         frontier: dict[int, None] = {}  # groups some but not all of whose dependencies are met
 
         def release(dependents: list[int]) -> None:
+            if len(dependents) > MANY and release_many(dependents, deps_left, ready, frontier):
+                return  # a barrier's fan-out, counted down at once (sim/fanout.py)
             for d in dependents:
                 deps_left[d] -= 1
                 if deps_left[d] == 0:
