@@ -111,6 +111,28 @@ class _Periods:
         at = np.repeat(a - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
         return deps.flat[at], cnt
 
+    def released(self, gs: np.ndarray, when: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
+        """What the sends (or the finishes) of the groups ``gs`` at the times ``when`` (same shape)
+        release: every dependent and the time it is released, in no particular order (a skip counts
+        them and takes maxima). A skip's groups fill most of the ids between the first and the last
+        (its lanes' pieces over many periods): their dependents are then read as one slice of the
+        flat list, each entry timed by its group, rather than gathered group by group."""
+        deps = self.on_sent if sent else self.on_done
+        g, w = gs.ravel(), when.ravel()
+        if not len(g):
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        a, b = int(g.min()), int(g.max()) + 1
+        if b - a <= 2 * len(g):
+            tab = np.full(b - a, np.nan)  # each group's time; NaN: not one of gs
+            tab[g - a] = w
+            # every group of gs found once (not twice: each release counts; not at a NaN time)
+            if np.count_nonzero(~np.isnan(tab)) == len(g):
+                t = np.repeat(tab, np.diff(deps.ptr[a:b + 1]))
+                keep = ~np.isnan(t)
+                return deps.flat[deps.ptr[a]:deps.ptr[b]][keep], t[keep]
+        got, cnt = self.dependents(g, sent)
+        return got, np.repeat(w, cnt)
+
     def reach_all(self, gs) -> int:
         """The fewest alike links that follow any of ``gs``."""
         if self._reach is None:

@@ -231,12 +231,12 @@ class Shortcut:
         per = self.per
         rows = np.arange(1, k + 1)
         n_ev = [int(m.sum()) for m in masks]
-        when = [(vals[None, :] + rows[:, None] * T).ravel() for vals in times]
-        dep_s, cnt_s = per.dependents(img[:, masks[1]].ravel(), sent=True)
-        dep_d, cnt_d = per.dependents(img[:, masks[2]].ravel(), sent=False)
+        when = [vals[None, :] + rows[:, None] * T for vals in times]  # (period, group of the period)
+        dep_s, t_s = per.released(img[:, masks[1]], when[1], sent=True)
+        dep_d, t_d = per.released(img[:, masks[2]], when[2], sent=False)
         deps = np.concatenate([dep_s, dep_d])
-        rel_t = np.concatenate([np.repeat(when[1], cnt_s), np.repeat(when[2], cnt_d)])
-        s_g, s_t = img[:, masks[0]].ravel(), when[0]
+        rel_t = np.concatenate([t_s, t_d])
+        s_g, s_t = img[:, masks[0]].ravel(), when[0].ravel()
         # per released group: how often and its last release's time (its first release's period only
         # if something is wrong), in tables over the ids in play (no sort: a skip of many periods
         # releases tens of thousands)
@@ -258,9 +258,12 @@ class Shortcut:
         started[at] = True
         extra = (left < 0) | ((left == 0) & ~started[u - lo])
         if extra.any():  # the period of each one's first release (only then: a skip that holds needs none)
+            dep_s, cnt_s = per.dependents(img[:, masks[1]].ravel(), sent=True)
+            dep_d, cnt_d = per.dependents(img[:, masks[2]].ravel(), sent=False)
             first = np.full(hi - lo, k + 1, dtype=np.int64)
-            np.minimum.at(first, rel, np.concatenate([np.repeat(np.repeat(rows, n_ev[1]), cnt_s),
-                                                      np.repeat(np.repeat(rows, n_ev[2]), cnt_d)]))
+            np.minimum.at(first, np.concatenate([dep_s, dep_d]) - lo,
+                          np.concatenate([np.repeat(np.repeat(rows, n_ev[1]), cnt_s),
+                                          np.repeat(np.repeat(rows, n_ev[2]), cnt_d)]))
             bad.append(first[u[extra] - lo])
         bad = np.concatenate(bad)
         if len(bad):
