@@ -165,9 +165,9 @@ class Shortcut:
         for arr, (gs, when) in zip((start, sent, done), parts):
             arr[gs] = when
         deps_left[released] = left
-        if frontier:  # those released in full leave it
+        if frontier:  # those released in full leave it (a partly released group still waits: count > 0)
             waiting = np.fromiter(frontier, dtype=np.int64, count=len(frontier))
-            gone = np.isin(waiting, released[left == 0])
+            gone = deps_left[waiting] == 0
             if 4 * gone.sum() > len(waiting):  # most of it (a stage barrier's thousands): keep the rest, in order
                 frontier.clear()
                 frontier.update(dict.fromkeys(waiting[~gone].tolist()))
