@@ -59,21 +59,23 @@ class Timeline(Sequence):
     """A list of rows (tuples), some of them kept as periodic blocks (see the module's note). Reads
     like a list; the engine appends to it, replaces its last row and adds blocks (``repeat``)."""
 
-    __slots__ = ("_parts", "_starts", "_n")
+    __slots__ = ("_layout", "_n")
 
     def __init__(self, rows=()):
-        self._parts: list[list | _Block] = [list(rows)]
-        self._starts = [0]
-        self._n = len(self._parts[0])
+        # (parts, where each starts): one attribute, so that a reader on another thread sees either
+        # the blocks or the list written out from them, never half of each
+        self._layout: tuple[list[list | _Block], list[int]] = ([list(rows)], [0])
+        self._n = len(self._layout[0][0])
 
     # ---- what the engine does while it runs
     def append(self, row: tuple) -> None:
-        last = self._parts[-1]
+        parts, starts = self._layout
+        last = parts[-1]
         if type(last) is list:
             last.append(row)
         else:
-            self._parts.append([row])
-            self._starts.append(self._n)
+            parts.append([row])
+            starts.append(self._n)
         self._n += 1
 
     def repeat(self, rows: list[tuple], steps: tuple, copies: int) -> None:
@@ -84,8 +86,9 @@ class Timeline(Sequence):
         # the moving columns as Python floats: the values a row gives are those written out before
         rows = [tuple(v if st is None else float(v) for v, st in zip(row, steps)) for row in rows]
         steps = tuple(None if st is None else float(st) for st in steps)
-        self._parts.append(_Block(rows, steps, copies))
-        self._starts.append(self._n)
+        parts, starts = self._layout
+        parts.append(_Block(rows, steps, copies))
+        starts.append(self._n)
         self._n += copies * len(rows)
 
     def __setitem__(self, index: int, row: tuple) -> None:
@@ -93,9 +96,10 @@ class Timeline(Sequence):
             raise IndexError("timeline assignment index out of range")
         if index != -1 and index != self._n - 1:
             self._flatten()
-            self._parts[0][index] = row
+            self._layout[0][0][index] = row
             return
-        last = self._parts[-1]
+        parts, starts = self._layout
+        last = parts[-1]
         if type(last) is list and last:
             last[-1] = row
             return
@@ -103,8 +107,8 @@ class Timeline(Sequence):
         last.size -= 1
         self._n -= 1
         if last.size == 0:
-            self._parts.pop()
-            self._starts.pop()
+            parts.pop()
+            starts.pop()
         self.append(row)
 
     # ---- reading
@@ -127,13 +131,14 @@ class Timeline(Sequence):
             raise IndexError("timeline index out of range")
         # the last part starting at or before i (only the first part can be empty: a part that
         # starts where it does follows it)
-        k = bisect.bisect_right(self._starts, i) - 1 if len(self._parts) > 1 else 0
-        part, r = self._parts[k], i - self._starts[k]
+        parts, starts = self._layout
+        k = bisect.bisect_right(starts, i) - 1 if len(parts) > 1 else 0
+        part, r = parts[k], i - starts[k]
         return part[r] if type(part) is list else part.row(r)
 
     def _rows(self, a: int, b: int) -> list[tuple]:
         out: list[tuple] = []
-        for part, s in zip(self._parts, self._starts):
+        for part, s in zip(*self._layout):
             size = len(part) if type(part) is list else part.size
             lo, hi = max(a, s), min(b, s + size)
             if hi <= lo:
@@ -144,18 +149,18 @@ class Timeline(Sequence):
                 out.extend(part.rows(lo - s, hi - s))
         return out
 
-    def _flatten(self) -> None:
-        if len(self._parts) > 1 or type(self._parts[0]) is not list:
-            self._parts = [self._rows(0, self._n)]
-            self._starts = [0]
+    def _flatten(self) -> list[tuple]:
+        """Every row as one list, kept as the timeline's only part from then on."""
+        parts = self._layout[0]
+        if len(parts) > 1 or type(parts[0]) is not list:
+            self._layout = ([self._rows(0, self._n)], [0])
+        return self._layout[0][0]
 
     def __iter__(self):
-        self._flatten()  # read whole: written out once, a list from then on
-        return iter(self._parts[0])
+        return iter(self._flatten())  # read whole: written out once, a list from then on
 
     def __array__(self, dtype=None, copy=None):
-        self._flatten()
-        return np.asarray(self._parts[0], dtype=dtype)
+        return np.asarray(self._flatten(), dtype=dtype)
 
     def __eq__(self, other) -> bool:
         if isinstance(other, (Timeline, list)):
