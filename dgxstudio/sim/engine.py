@@ -24,8 +24,10 @@ from ..cancel import Cancelled, as_check
 from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
+from .fanout import MANY, release_many
 from .periods import Dependents, FlowEnds, _Periods
 from .steady import Shortcut, _Now
+from .timeline import Timeline
 from .schedule import Group, Pattern, Progress, Schedule, SimResult  # noqa: F401 (re-exported: the engine's API)
 from .rates import (RatePattern, RouteTable, _ComponentPatterns, _components, _maxmin, _Shapes,  # noqa: F401 (re-exported)
                     shapes_of)
@@ -214,6 +216,8 @@ class Engine:
         frontier: dict[int, None] = {}  # groups some but not all of whose dependencies are met
 
         def release(dependents: list[int]) -> None:
+            if len(dependents) > MANY and release_many(dependents, deps_left, ready, frontier):
+                return  # a barrier's fan-out, counted down at once (sim/fanout.py)
             for d in dependents:
                 deps_left[d] -= 1
                 if deps_left[d] == 0:
@@ -373,8 +377,8 @@ class Engine:
                 pattern_time.append(0.0)
                 global_cache[gkey] = gpid
             return gpid
-        segments: list[tuple[float, float, int]] = []
-        delivered: list[tuple[float, float]] = [(0.0, 0.0)]
+        segments = Timeline()  # (start, end, network state): a list, with a steady state's repeats kept as one block
+        delivered = Timeline([(0.0, 0.0)])  # (time, bytes delivered by then)
         a_rate = np.zeros(0)
         total_rate = 0.0
         current_pid = -1

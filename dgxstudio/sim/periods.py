@@ -35,22 +35,21 @@ class _Periods:
         self.on_sent = on_sent
         # a group's lane predecessor is its first send dependency (a connection's previous piece; a
         # second one is a buffer it waits for), when no other group names the same one first
-        has_sent = np.diff(cols.sent_ptr) > 0
-        first = np.full(n, -1, dtype=np.int64)
-        first[has_sent] = cols.sent_flat[cols.sent_ptr[:-1][has_sent]]
-        has = np.flatnonzero(first >= 0)
-        claims = np.bincount(first[has], minlength=n)
+        has = np.flatnonzero(on_sent.waits > 0)
+        named = cols.sent_flat[cols.sent_ptr[has]]  # each one's first send dependency
+        claims = np.bincount(named, minlength=n)
         succ = np.full(n, -1, dtype=np.int64)
-        succ[first[has]] = has
+        succ[named] = has
         succ[claims != 1] = -1
         self.succ = succ
+        linked = np.flatnonzero(succ >= 0)
         pred = np.full(n, -1, dtype=np.int64)  # one predecessor at most: a successor has one claim
-        pred[succ[succ >= 0]] = np.flatnonzero(succ >= 0)
+        pred[succ[linked]] = linked
         self.pred = pred
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
         self.jumps = 0
         self.skipped_periods = 0
-        self.enabled = bool((succ >= 0).any())
+        self.enabled = bool(len(linked))
 
     def step(self, gs: np.ndarray, m: int) -> np.ndarray:
         """The m-th successors of ``gs`` along their lanes (-1 past a lane's end), without checks."""
@@ -77,26 +76,28 @@ class _Periods:
         templates of different patterns compared once per pair of patterns), then count the alike
         links that follow each group by pointer jumping."""
         cols, tpl, succ = self.cols, self.tpl_id, self.succ
-        n = cols.n
-        g = np.flatnonzero(succ >= 0)
-        s_ = succ[g]
-        ok = np.ones(len(g), dtype=bool)
-        for col in (cols.bytes_each, cols.duration_s, cols.post_delay_s):  # a column at a time: an
-            ok &= col[g] == col[s_]  # (n, 3) table's .all(axis=1) costs ten times as much
-        other = ok & (tpl[g] != tpl[s_]) & (tpl[g] >= 0) & (tpl[s_] >= 0)
-        ok &= tpl[g] == tpl[s_]
+        # every group against its successor (group 0 stands in where there is none: masked out), a
+        # column at a time: an (n, 3) table's .all(axis=1) costs ten times as much, and reading the
+        # groups that have a successor first costs a gather per column
+        s_ = np.maximum(succ, 0)
+        alike = succ >= 0  # the link from each group to its successor
+        for col in (cols.bytes_each, cols.duration_s, cols.post_delay_s):
+            alike &= col == col[s_]
+        t_s = tpl[s_]
+        same_t = tpl == t_s
+        other = alike & ~same_t
+        alike &= same_t
         if other.any():  # two patterns with the same routes and latencies
+            other &= (tpl >= 0) & (t_s >= 0)
             m = len(self.tpls)
-            keys = tpl[g][other] * m + tpl[s_][other]
+            keys = tpl[other] * m + t_s[other]
             same = []
             for key in np.unique(keys).tolist():
                 x, y = self.tpls[key // m], self.tpls[key % m]
                 if np.array_equal(x["route"], y["route"]) and np.array_equal(x["latency"], y["latency"]):
                     same.append(key)
-            ok[np.flatnonzero(other)[np.isin(keys, same)]] = True
-        alike = np.zeros(n, dtype=bool)  # the link from each group to its successor
-        alike[g] = ok
-        self._order, self._idx, self._reach = lane_order(succ, alike)
+            alike[np.flatnonzero(other)[np.isin(keys, same)]] = True
+        self._order, self._idx, self._reach = lane_order(succ, alike, self.pred)
 
     def dependents(self, gs: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
         """What the sends (or the finishes) of ``gs`` release: the dependents, those of ``gs[0]`` first,
@@ -109,6 +110,28 @@ class _Periods:
         # each dependent's place in the flat list: its group's first, plus its rank among them
         at = np.repeat(a - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
         return deps.flat[at], cnt
+
+    def released(self, gs: np.ndarray, when: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
+        """What the sends (or the finishes) of the groups ``gs`` at the times ``when`` (same shape)
+        release: every dependent and the time it is released, in no particular order (a skip counts
+        them and takes maxima). A skip's groups fill most of the ids between the first and the last
+        (its lanes' pieces over many periods): their dependents are then read as one slice of the
+        flat list, each entry timed by its group, rather than gathered group by group."""
+        deps = self.on_sent if sent else self.on_done
+        g, w = gs.ravel(), when.ravel()
+        if not len(g):
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        a, b = int(g.min()), int(g.max()) + 1
+        if b - a <= 2 * len(g):
+            tab = np.full(b - a, np.nan)  # each group's time; NaN: not one of gs
+            tab[g - a] = w
+            # every group of gs found once (not twice: each release counts; not at a NaN time)
+            if np.count_nonzero(~np.isnan(tab)) == len(g):
+                t = np.repeat(tab, np.diff(deps.ptr[a:b + 1]))
+                keep = ~np.isnan(t)
+                return deps.flat[deps.ptr[a]:deps.ptr[b]][keep], t[keep]
+        got, cnt = self.dependents(g, sent)
+        return got, np.repeat(w, cnt)
 
     def reach_all(self, gs) -> int:
         """The fewest alike links that follow any of ``gs``."""
@@ -123,7 +146,8 @@ class _Periods:
         return np.unique(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
 
 
-def lane_order(succ: np.ndarray, alike: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def lane_order(succ: np.ndarray, alike: np.ndarray, pred: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray,
+                                                                                             np.ndarray]:
     """Groups in lane order (``order``: lanes one after the other, each from its head), each group's
     place in it (``idx``), and the alike links in a row from each group (``reach``).
 
@@ -133,7 +157,7 @@ def lane_order(succ: np.ndarray, alike: np.ndarray) -> tuple[np.ndarray, np.ndar
     jumping over the runs only."""
     n = len(succ)
     ids = np.arange(n, dtype=np.int64)
-    starts, run_of, k, lens, step = _runs(succ)
+    starts, run_of, k, lens, step = _runs(succ, pred)
     # the run after each run in its lane: a lane's next group starts a run (it has one predecessor)
     after = succ[starts + step * (lens - 1)]
     R = len(starts)
@@ -170,7 +194,8 @@ def lane_order(succ: np.ndarray, alike: np.ndarray) -> tuple[np.ndarray, np.ndar
     return order, idx, reach
 
 
-def _runs(succ: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _runs(succ: np.ndarray, pred: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                                       np.ndarray]:
     """The lanes cut in runs of groups a constant step apart: each run's first group (``starts``, in
     id order), each group's run (``run_of``) and place in it (``k``), each run's length and step.
 
@@ -180,7 +205,8 @@ def _runs(succ: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     column) give every group its run's first group, the last run start above it in its column,
     without following the links. Groups that follow by other steps (few: a lane's first pieces, a
     tree's irregular levels) start runs of their own. When the runs of consecutive ids are already
-    few (rings, hierarchical), they are taken as they are."""
+    few (rings, hierarchical), they are taken as they are. ``pred``: each group's predecessor (-1:
+    none), when the caller has it (else found from ``succ``)."""
     n = len(succ)
     ids = np.arange(n, dtype=np.int64)
     first = np.ones(n, dtype=bool)
@@ -189,33 +215,38 @@ def _runs(succ: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     if len(starts) * 64 <= n:  # few: a ring's or a hierarchical all-reduce's lanes (no table needed)
         run_of = np.cumsum(first) - 1
         return starts, run_of, ids - starts[run_of], np.diff(np.append(starts, n)), np.ones(len(starts), np.int64)
-    has = succ >= 0
-    pred = np.full(n, -1, dtype=np.int64)
-    pred[succ[has]] = ids[has]
+    if pred is None:
+        has = succ >= 0
+        pred = np.full(n, -1, dtype=np.int64)
+        pred[succ[has]] = ids[has]
     d = np.where(pred >= 0, ids - pred, 0)  # the step from the predecessor (0: a lane's head)
     # the steps worth a table: forward, and taken by at least 1/64 of the groups (or every group)
-    dd = np.where((pred >= 0) & (d > 0) & (d == d[np.maximum(pred, 0)]), d, 0)
+    # (d > 0 only where there is a predecessor; a head's d[0] read for it is never used)
+    dd = np.where((d > 0) & (d == d[np.maximum(pred, 0)]), d, 0)
     good = np.bincount(dd, minlength=1) * 64 >= max(n, 64)
     good[0] = False
     cont = good[dd]
     first = ~cont
     start_of = ids
+    k = np.zeros(n, dtype=np.int64)  # the place in the run (0 at a run's start)
     for step in np.flatnonzero(good).tolist():
         # ids laid out q rows of ``step``: group g sits at row g // step, column g % step, so a column
-        # is one residue's groups in id order, and a run of this step lies down one column
+        # is one residue's groups in id order, and a run of this step lies down one column (a group's
+        # place in its run is its row less its run start's row)
         q = n // step + 1
         table = np.full(q * step, -1, dtype=np.int64)
         mine = np.flatnonzero(first & (d == step))  # run starts reached by this step (their runs go on by it)
         table[mine] = mine
-        table = np.maximum.accumulate(table.reshape(q, step), axis=0).ravel()
-        start_of = np.where(cont & (d == step), table[:n], start_of)
+        table = np.maximum.accumulate(table.reshape(q, step), axis=0)
+        on = cont & (d == step)
+        start_of = np.where(on, table.ravel()[:n], start_of)
+        rows = (np.arange(q, dtype=np.int64)[:, None] - table // step).ravel()[:n]
+        k = np.where(on, rows, k)
     rank = np.cumsum(first) - 1
     run_of = rank[start_of]
     starts = np.flatnonzero(first)
     lens = np.bincount(run_of, minlength=len(starts))
     step = np.where(lens > 1, d[starts], 1)
-    # the place in the run: a whole number below 2**53, so the float quotient is exact
-    k = ((ids - start_of) / step[run_of]).astype(np.int64)
     return starts, run_of, k, lens, step
 
 
@@ -229,8 +260,8 @@ class Dependents:
         self.waits = np.diff(ptr)
         src = flat
         dep = np.repeat(np.arange(n, dtype=np.int64), self.waits)
-        bad = (src < 0) | (src >= n) | (src == dep)
-        if bad.any():
+        if len(src) and (int(src.min()) < 0 or int(src.max()) >= n or (src == dep).any()):
+            bad = (src < 0) | (src >= n) | (src == dep)
             i = int(np.argmax(bad))
             raise ValueError(f"group {dep[i]} ({name_of(int(dep[i]))}) depends on unknown group {src[i]}")
         self.flat = dep[np.argsort(src, kind="stable")]

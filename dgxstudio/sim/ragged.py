@@ -35,7 +35,11 @@ class Ragged:
         flat = np.asarray(flat, dtype=np.int64)
         moves = np.asarray(moves, dtype=bool)
         shift = (np.arange(1, copies + 1, dtype=np.int64) * step)[:, None]  # copy c's row of the (copies, ids) table
-        return cls(np.tile(counts, copies), (flat[None, :] + shift * moves[None, :]).ravel())
+        table = flat[None, :] + shift  # every id moved (most do: a piece's own), then the few that stay
+        stay = np.flatnonzero(~moves)
+        if len(stay):
+            table[:, stay] = flat[stay]
+        return cls(np.tile(counts, copies), table.ravel())
 
     def __len__(self) -> int:
         return len(self.counts)

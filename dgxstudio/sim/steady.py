@@ -152,20 +152,22 @@ class Shortcut:
         times = [arr[e[m]] for arr, m in zip((start, sent, done), masks)]
         while True:
             img = per.images(e, k, ms)  # row j-1: the groups playing e's parts j periods on
-            checked = self._releases(img, masks, times, T, k)
+            # each kind's groups and times, period by period (read once: checked, then filled in)
+            steps = np.arange(1, k + 1)[:, None] * T
+            parts = [(img[:, mask], vals[None, :] + steps) for mask, vals in zip(masks, times)]
+            checked = self._releases(parts, T, k)
             if isinstance(checked, tuple):
                 break
             k = checked
             if k < 1:
                 return False
         released, left = checked
-        steps = np.arange(1, k + 1, dtype=float)[:, None] * T
-        for arr, mask, vals in zip((start, sent, done), masks, times):
-            arr[img[:, mask]] = vals[None, :] + steps
+        for arr, (gs, when) in zip((start, sent, done), parts):
+            arr[gs] = when
         deps_left[released] = left
-        if frontier:  # those released in full leave it
+        if frontier:  # those released in full leave it (a partly released group still waits: count > 0)
             waiting = np.fromiter(frontier, dtype=np.int64, count=len(frontier))
-            gone = np.isin(waiting, released[left == 0])
+            gone = deps_left[waiting] == 0
             if 4 * gone.sum() > len(waiting):  # most of it (a stage barrier's thousands): keep the rest, in order
                 frontier.clear()
                 frontier.update(dict.fromkeys(waiting[~gone].tolist()))
@@ -203,21 +205,14 @@ class Shortcut:
                 period.append((a, b, pid))
                 pattern_time[pid] += k * (b - a)
         if k * len(period) <= 20_000:
-            if period:
-                shifts = (np.arange(1, k + 1, dtype=float) * T)[:, None]
-                pa, pb, pp = (list(x) for x in zip(*period))
-                segments.extend(zip((np.asarray(pa)[None, :] + shifts).ravel().tolist(),
-                                    (np.asarray(pb)[None, :] + shifts).ravel().tolist(), pp * k))
+            # kept as the period's segments and the shift per period (sim/timeline.py)
+            segments.repeat(period, (T, T, None), k)
         elif period:
             segments.append((t, t + shift, max(period, key=lambda x: x[1] - x[0])[2]))
         moved = delivered_bytes - snap["delivered"]
         pts = delivered[snap["n_delivered"]:]
         if k * len(pts) <= 20_000:
-            if pts:
-                px, py = (np.asarray(x, dtype=float) for x in zip(*pts))
-                rows = np.arange(1, k + 1, dtype=float)[:, None]
-                delivered.extend(zip((px[None, :] + rows * T).ravel().tolist(),
-                                     (py[None, :] + rows * moved).ravel().tolist()))
+            delivered.repeat(pts, (T, moved), k)
         else:
             delivered.append((t + shift, delivered_bytes + k * moved))
         r.delivered_bytes = delivered_bytes + k * moved
@@ -226,7 +221,7 @@ class Shortcut:
         per.skipped_periods += k
         return True
 
-    def _releases(self, img: np.ndarray, masks, times, T: float, k: int):
+    def _releases(self, parts, T: float, k: int):
         """What the k skipped periods release, checked against what the jump fills in.
 
         Every send and finish the jump fills in releases its dependents, as the run would. The skip
@@ -234,16 +229,17 @@ class Shortcut:
         time of its last release), and no count goes below zero. Groups released but not ready keep
         their counts: a queue that grows behind a busy lane (a ring's next step), or a barrier.
         Returns (released groups, their counts left), or the number of periods that stay exact.
+        ``parts``: the groups the window starts, sends and finishes and when, each a (period, group of
+        the period) table of ids and one of times.
         """
         per = self.per
         rows = np.arange(1, k + 1)
-        n_ev = [int(m.sum()) for m in masks]
-        when = [(vals[None, :] + rows[:, None] * T).ravel() for vals in times]
-        dep_s, cnt_s = per.dependents(img[:, masks[1]].ravel(), sent=True)
-        dep_d, cnt_d = per.dependents(img[:, masks[2]].ravel(), sent=False)
+        n_ev = [gs.shape[1] for gs, _ in parts]
+        dep_s, t_s = per.released(*parts[1], sent=True)
+        dep_d, t_d = per.released(*parts[2], sent=False)
         deps = np.concatenate([dep_s, dep_d])
-        rel_t = np.concatenate([np.repeat(when[1], cnt_s), np.repeat(when[2], cnt_d)])
-        s_g, s_t = img[:, masks[0]].ravel(), when[0]
+        rel_t = np.concatenate([t_s, t_d])
+        s_g, s_t = parts[0][0].ravel(), parts[0][1].ravel()
         # per released group: how often and its last release's time (its first release's period only
         # if something is wrong), in tables over the ids in play (no sort: a skip of many periods
         # releases tens of thousands)
@@ -253,21 +249,26 @@ class Shortcut:
         cnt = np.bincount(rel, minlength=hi - lo)
         last = np.full(hi - lo, -np.inf)
         np.maximum.at(last, rel, rel_t)
-        u = np.flatnonzero(cnt) + lo
-        left = self.deps_left[u] - cnt[u - lo]
+        u_at = np.flatnonzero(cnt)
+        u = u_at + lo
+        left = self.deps_left[u] - cnt[u_at]
         tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
         at = s_g - lo
-        ok_start = ((cnt[at] > 0) & np.isnan(self.start[s_g]) & (self.deps_left[s_g] - cnt[at] == 0)
+        c_at = cnt[at]
+        ok_start = ((c_at > 0) & np.isnan(self.start[s_g]) & (self.deps_left[s_g] == c_at)
                     & (np.abs(last[at] - s_t) <= tol))
         bad = [np.repeat(rows, n_ev[0])[~ok_start]]
         # ready in the window but not started by the jump, or released more often than it waits
         started = np.zeros(hi - lo, dtype=bool)
         started[at] = True
-        extra = (left < 0) | ((left == 0) & ~started[u - lo])
+        extra = (left < 0) | ((left == 0) & ~started[u_at])
         if extra.any():  # the period of each one's first release (only then: a skip that holds needs none)
+            dep_s, cnt_s = per.dependents(parts[1][0].ravel(), sent=True)
+            dep_d, cnt_d = per.dependents(parts[2][0].ravel(), sent=False)
             first = np.full(hi - lo, k + 1, dtype=np.int64)
-            np.minimum.at(first, rel, np.concatenate([np.repeat(np.repeat(rows, n_ev[1]), cnt_s),
-                                                      np.repeat(np.repeat(rows, n_ev[2]), cnt_d)]))
+            np.minimum.at(first, np.concatenate([dep_s, dep_d]) - lo,
+                          np.concatenate([np.repeat(np.repeat(rows, n_ev[1]), cnt_s),
+                                          np.repeat(np.repeat(rows, n_ev[2]), cnt_d)]))
             bad.append(first[u[extra] - lo])
         bad = np.concatenate(bad)
         if len(bad):

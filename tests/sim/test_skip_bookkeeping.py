@@ -74,3 +74,36 @@ def test_allowed_is_the_union_of_successors_within_the_span(data):
     cut.per = types.SimpleNamespace(pred=pred)
     cut.snap = {"base": (own, waiting), "span": span}
     assert cut.allowed(gs) == (set(gs.tolist()) <= allowed)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_released_by_a_slice_is_every_release_of_the_groups(data):
+    """``_Periods.released`` reads the dependents of many groups as one slice of the flat list: the
+    (dependent, time) pairs must be those of gathering group by group, a group twice counting twice,
+    whether the groups fill their ids densely or not."""
+    from dgxstudio.sim.periods import Dependents, _Periods
+
+    n = data.draw(st.integers(1, 40))
+    rows = [data.draw(st.lists(st.integers(0, n - 1).filter(lambda x, g=g: x != g), max_size=4)) for g in range(n)]
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in rows], out=ptr[1:])
+    dep = Dependents(ptr, np.asarray([x for r in rows for x in r], dtype=np.int64))
+    per = _Periods.__new__(_Periods)  # only its dependents lists are read
+    per.on_sent = per.on_done = dep
+    gs = np.asarray(data.draw(st.lists(st.integers(0, n - 1), max_size=2 * n)), dtype=np.int64)
+    if data.draw(st.booleans()):
+        gs = np.unique(gs)  # each group once (a skip's usual case: the slice)
+    when = np.asarray(data.draw(st.lists(st.floats(0, 1e3, allow_nan=False), min_size=len(gs), max_size=len(gs))))
+    if len(gs) and data.draw(st.booleans()):
+        when[0] = np.nan
+    shape = data.draw(st.sampled_from(["flat", "rows"]))
+    if shape == "rows" and len(gs) % 2 == 0:
+        gs2, w2 = gs.reshape(2, -1), when.reshape(2, -1)
+    else:
+        gs2, w2 = gs, when
+    got_d, got_t = per.released(gs2, w2, sent=True)
+    want_d, cnt = per.dependents(gs, sent=True)
+    want_t = np.repeat(when, cnt)
+    key = lambda d, t: sorted(zip(d.tolist(), [repr(x) for x in t.tolist()]))  # noqa: E731 (NaN compared as text)
+    assert key(got_d, got_t) == key(want_d, want_t)
