@@ -264,6 +264,7 @@ class Engine:
         cp_lch: list[np.ndarray] = []
         cp_load: list[np.ndarray] = []
         cp_hash: list[tuple[int, int]] = []
+        cp_class: list[int] = []            # the class each class pattern serves
         held = [0]  # bytes the class patterns above keep (every network state the run went through)
         # the whole network's state: which pattern each busy component is in (again two hash sums)
         hasher = random.Random(0x5eed)
@@ -361,6 +362,7 @@ class Engine:
                     cp_load.append(load_c)
                     held[0] += cp_lroutes[-1].nbytes + rates_c.nbytes + cp_lch[-1].nbytes + load_c.nbytes
                     cp_hash.append((hasher.getrandbits(62), hasher.getrandbits(62)))
+                    cp_class.append(key[0])
                     comp_cache[key] = cpid
                     for member in misses[key]:
                         set_pattern(member, cpid, r if member == c else None)
@@ -500,7 +502,7 @@ class Engine:
             stuck = [name_of(int(i)) for i in np.nonzero(np.isnan(done))[0][:5]]
             raise ValueError(f"the schedule never runs some groups (a dependency cycle?): {', '.join(stuck)}")
         channel_bytes = accounting.channel_bytes(self.router.n_channels, global_parts, pattern_time, n_comp,
-                                                 shape.comp_ch, cp_lch, cp_load)
+                                                 shape.comp_ch, cp_lch, cp_load, shape.comp_class, cp_class)
         makespan = float(done.max()) if n else 0.0
         if progress is not None:
             progress(Progress(1.0, makespan, []))
