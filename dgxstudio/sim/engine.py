@@ -347,11 +347,16 @@ class Engine:
                     split = [(parts[0], rates_u, uch, load)]
                 else:
                     # each component's channels (ascending, as solved) and its routes' rates
+                    # (one stable sort by component, not a comparison over every channel per component)
                     chc = shape.ch_comp[uch]
+                    order = np.argsort(chc, kind="stable")
+                    comps = np.fromiter((c for c, _ in reps), dtype=np.int64, count=len(reps))
+                    los = np.searchsorted(chc[order], comps, side="left").tolist()
+                    his = np.searchsorted(chc[order], comps, side="right").tolist()
+                    ch_sorted, load_sorted = uch[order], load[order]
                     split, at = [], 0
-                    for (c, _), r in zip(reps, parts):
-                        mine = chc == c
-                        split.append((r, rates_u[at:at + len(r)], uch[mine], load[mine]))
+                    for r, lo, hi in zip(parts, los, his):
+                        split.append((r, rates_u[at:at + len(r)], ch_sorted[lo:hi], load_sorted[lo:hi]))
                         at += len(r)
                 for (c, key), (r, rates_c, ch_c, load_c) in zip(reps, split):
                     cpid = len(cp_lroutes)

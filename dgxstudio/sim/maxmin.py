@@ -134,7 +134,6 @@ def maxmin_arrays(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, ca
     uch, full, caps, ch_local, ridx, w, cap, cnt = _filling_start(route_ids, mult, table, capacity, route_cap)
     nloc = len(uch)
     eps = 1e-12
-    tol = 1 + 1e-12
     # the live channels (count above eps) and the entries on them, renumbered
     live = cnt > eps
     if not live.all():
@@ -148,10 +147,20 @@ def maxmin_arrays(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, ca
     one_cap = None  # the routes' cap when all have the same
     if caps is not None and (caps == caps[0]).all():
         one_cap = float(caps[0])
+    with np.errstate(divide="ignore", invalid="ignore"):  # (a filled channel's 0 / 0: masked)
+        _rounds(n, ridx, ch_local, w, cap, cnt, caps, one_cap, rate, frozen)
+    ch_local, ridx, w = full
+    load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
+    return rate, uch, load
+
+
+def _rounds(n, ridx, ch_local, w, cap, cnt, caps, one_cap, rate, frozen) -> None:
+    """``maxmin_arrays``'s rounds: ``rate`` and ``frozen`` filled in."""
+    eps = 1e-12
+    tol = 1 + 1e-12
     dead = np.zeros(len(cap), dtype=bool)  # filled since the arrays were last cut down
     while not frozen.all():
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = cap / cnt
+        share = cap / cnt
         share[dead] = np.inf
         m = share.min() if len(share) else np.inf
         newly = np.zeros(n, dtype=bool)
@@ -166,7 +175,7 @@ def maxmin_arrays(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, ca
                 if mc <= m * tol:
                     m = mc
                     newly |= open_caps <= m * tol
-        if not np.isfinite(m):
+        if not math.isfinite(m):
             break
         bott = share <= m * tol
         newly[ridx[bott[ch_local]]] = True
@@ -187,9 +196,6 @@ def maxmin_arrays(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, ca
             renum = np.cumsum(live) - 1
             ch_local = renum[ch_local]
             cap, cnt, dead = cap[live], cnt[live], dead[live]
-    ch_local, ridx, w = full
-    load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
-    return rate, uch, load
 
 
 class _ChannelClasses:
