@@ -8,8 +8,10 @@ import numpy as np
 # The run's channel bytes sum each (component, class pattern) pair's time in a bin per possible pair
 # while there are at most this many bins per pair seen plus this many (else by sorting the pairs).
 PAIR_BINS = (4, 1_000_000)
-# Entries (a pair's channels) expanded at a time when the pairs' loads are added up.
+# Entries (a pair's channels) expanded at a time when the pairs' loads are added up, and up to how
+# many pairs they are added one pair at a time instead.
 CHUNK = 1 << 20
+LOOP_PAIRS = 64
 
 
 def finish_flows(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends,
@@ -141,6 +143,10 @@ def channel_bytes(n_channels: int, global_parts: list[np.ndarray], pattern_time:
         cps = by_class[cls_ptr[comp_class[comps]] + uk - comp_base[comps]]
     else:
         comps, cps = np.divmod(uk, per)
+    if len(uk) <= LOOP_PAIRS:  # a few pairs (a small run): one after another
+        for c, q, dt in zip(comps.tolist(), cps.tolist(), spent.tolist()):
+            out[comp_ch[c][cp_lch[q]]] += cp_load[q] * dt
+        return out
     # Every pair's channels and loads times its time, pair after pair (ascending component, then
     # pattern), added into ``out`` one element after another (``np.add.at``; a pattern names each
     # channel once): the sums and order of a loop doing ``out[chans] += loads * dt`` per pair.

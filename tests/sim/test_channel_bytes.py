@@ -49,7 +49,12 @@ def test_channel_bytes_equal_the_loop_over_pairs_bit_for_bit(monkeypatch, algori
     want = loop_channel_bytes(*args[:7])
     assert len(args[1]) > (10 if algorithm == "tree" else 0) and want.sum() > 0  # the tree: many network states
     assert result.sim.channel_bytes.tobytes() == want.tobytes()
-    # without the classes (bins over every component x pattern), in blocks of a few entries, and by sorting
+    # the pairs one at a time and all vectorised; without the classes (bins over every component x
+    # pattern), in blocks of a few entries, and by sorting
+    monkeypatch.setattr(accounting, "LOOP_PAIRS", 10**9)
+    assert accounting.channel_bytes(*args).tobytes() == want.tobytes()
+    monkeypatch.setattr(accounting, "LOOP_PAIRS", -1)
+    assert accounting.channel_bytes(*args).tobytes() == want.tobytes()
     assert accounting.channel_bytes(*args[:7]).tobytes() == want.tobytes()
     monkeypatch.setattr(accounting, "CHUNK", 7)
     assert accounting.channel_bytes(*args).tobytes() == want.tobytes()
@@ -58,7 +63,7 @@ def test_channel_bytes_equal_the_loop_over_pairs_bit_for_bit(monkeypatch, algori
     assert accounting.channel_bytes(*args[:7]).tobytes() == want.tobytes()
 
 
-def test_a_pattern_of_another_class_gets_its_own_bins():
+def test_a_pattern_of_another_class_gets_its_own_bins(monkeypatch):
     """Two components of different classes, each with its own patterns: a pair's bin is numbered
     among its class's patterns, so patterns of the other class must not shift it."""
     comp_ch = [np.array([0, 1]), np.array([2, 3, 4])]
@@ -69,6 +74,7 @@ def test_a_pattern_of_another_class_gets_its_own_bins():
     parts = [np.array([[0, 1], [0, 1]]), np.array([[0, 1], [2, 3]]), np.array([[1], [1]]), np.array([[0], [0]])]
     times = [0.1, 0.7, 1.0 / 3, 0.2]
     want = loop_channel_bytes(5, parts, times, 2, comp_ch, cp_lch, cp_load)
+    monkeypatch.setattr(accounting, "LOOP_PAIRS", -1)  # (four pairs: vectorised all the same)
     got = accounting.channel_bytes(5, parts, times, 2, comp_ch, cp_lch, cp_load, comp_class, cp_class)
     assert got.tobytes() == want.tobytes()
     assert (got > 0).all()
