@@ -153,7 +153,7 @@ def channel_bytes(n_channels: int, global_parts: list[np.ndarray], pattern_time:
     comp_len = np.fromiter((len(x) for x in comp_ch), dtype=np.int64, count=len(comp_ch))
     comp_ptr = np.concatenate([[0], np.cumsum(comp_len)])
     comp_flat = np.concatenate(comp_ch) if comp_ch else np.zeros(0, np.int64)
-    comps_l, cps_l = comps.tolist(), cps.tolist()
+    cps_l = cps.tolist()
     i = 0
     while i < len(cps_l):  # a block of pairs of about CHUNK entries at a time
         j, n = i, 0
