@@ -8,6 +8,10 @@ import numpy as np
 # The run's channel bytes sum each (component, class pattern) pair's time in a bin per possible pair
 # while there are at most this many bins per pair seen plus this many (else by sorting the pairs).
 PAIR_BINS = (4, 1_000_000)
+# Entries (a pair's channels) expanded at a time when the pairs' loads are added up, and up to how
+# many pairs they are added one pair at a time instead.
+CHUNK = 1 << 20
+LOOP_PAIRS = 64
 
 
 def finish_flows(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends,
@@ -74,29 +78,91 @@ def _finish_groups(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial,
 
 
 def channel_bytes(n_channels: int, global_parts: list[np.ndarray], pattern_time: list[float], n_comp: int,
-                  comp_ch: list[np.ndarray], cp_lch: list[np.ndarray], cp_load: list[np.ndarray]) -> np.ndarray:
+                  comp_ch: list[np.ndarray], cp_lch: list[np.ndarray], cp_load: list[np.ndarray],
+                  comp_class: np.ndarray | None = None, cp_class: np.ndarray | None = None) -> np.ndarray:
     """Bytes each channel carried: the time spent in each (component, class pattern) pair of every
     network state (``global_parts[i]`` lists state i's pairs, ``pattern_time[i]`` its time), times
-    that class pattern's loads on the component's channels."""
+    that class pattern's loads on the component's channels. ``comp_class``/``cp_class``: each
+    component's class and each class pattern's (a pattern serves only its class's components), so
+    that a pair's bin is numbered among the pairs that can occur."""
     out = np.zeros(n_channels)
     if not global_parts:
         return out
-    per = max(1, len(cp_lch))
-    pairs = np.concatenate(global_parts, axis=1)
-    times = np.repeat(np.asarray(pattern_time), [p.shape[1] for p in global_parts])
-    keys = pairs[0] * per + pairs[1]
-    n_keys = n_comp * per
-    if n_keys <= PAIR_BINS[0] * len(keys) + PAIR_BINS[1]:
-        # a bin per possible pair (no sort of 22 million pairs on a 992-GPU tree; the same sums, each
-        # taken in the pairs' order, as by unique's inverse)
-        spent_all = np.bincount(keys, weights=times, minlength=n_keys)
+    n_cp = len(cp_lch)
+    per = max(1, n_cp)
+    counts = [p.shape[1] for p in global_parts]
+    if comp_class is not None and cp_class is not None and n_cp:
+        # bins numbered component by component, each over its class's patterns in their order: the
+        # same order of pairs as component * per + pattern, in a few MB instead of n_comp x n_cp
+        # bins (3,969 x 3,639 on a 992-GPU tree, each a cache miss)
+        cp_class = np.asarray(cp_class, dtype=np.int64)
+        n_cls = int(max(cp_class.max(), comp_class.max())) + 1
+        by_class = np.argsort(cp_class, kind="stable")
+        cls_ptr = np.concatenate([[0], np.cumsum(np.bincount(cp_class, minlength=n_cls))])
+        rank = np.empty(n_cp, dtype=np.int64)
+        rank[by_class] = np.arange(n_cp) - cls_ptr[cp_class[by_class]]
+        comp_base = np.concatenate([[0], np.cumsum(np.diff(cls_ptr)[comp_class])])
+        n_keys = int(comp_base[-1])
+    else:
+        comp_base = None
+        n_keys = n_comp * per
+    n_pairs = sum(counts)
+    if comp_base is not None and n_keys <= PAIR_BINS[0] * n_pairs + PAIR_BINS[1]:
+        # a bin per possible pair, the states' pairs added to them in order a block at a time (``add.at``
+        # adds one after another, as ``bincount`` does: 17 million pairs on a 992-GPU tree are never
+        # held at once)
+        spent_all = np.zeros(n_keys)
+        i = 0
+        while i < len(global_parts):
+            j, n = i, 0
+            while j < len(global_parts) and n < CHUNK:
+                n += counts[j]
+                j += 1
+            block = np.concatenate(global_parts[i:j], axis=1)
+            np.add.at(spent_all, comp_base[block[0]] + rank[block[1]],
+                      np.repeat(np.asarray(pattern_time[i:j]), counts[i:j]))
+            i = j
         uk = np.flatnonzero(spent_all)
         spent = spent_all[uk]
     else:
-        uk, inv = np.unique(keys, return_inverse=True)
-        spent = np.bincount(inv, weights=times)
-    for key, dt in zip(uk.tolist(), spent.tolist()):
-        if dt > 0:
-            c, q = divmod(key, per)
+        pairs = np.concatenate(global_parts, axis=1)
+        times = np.repeat(np.asarray(pattern_time), counts)
+        keys = pairs[0] * per + pairs[1] if comp_base is None else comp_base[pairs[0]] + rank[pairs[1]]
+        if n_keys <= PAIR_BINS[0] * len(keys) + PAIR_BINS[1]:
+            # a bin per possible pair (the same sums, each taken in the pairs' order, as by unique's inverse)
+            spent_all = np.bincount(keys, weights=times, minlength=n_keys)
+            uk = np.flatnonzero(spent_all)
+            spent = spent_all[uk]
+        else:
+            uk, inv = np.unique(keys, return_inverse=True)
+            spent = np.bincount(inv, weights=times)
+    live = spent > 0
+    uk, spent = uk[live], spent[live]
+    if comp_base is not None:
+        comps = np.searchsorted(comp_base, uk, side="right") - 1
+        cps = by_class[cls_ptr[comp_class[comps]] + uk - comp_base[comps]]
+    else:
+        comps, cps = np.divmod(uk, per)
+    if len(uk) <= LOOP_PAIRS:  # a few pairs (a small run): one after another
+        for c, q, dt in zip(comps.tolist(), cps.tolist(), spent.tolist()):
             out[comp_ch[c][cp_lch[q]]] += cp_load[q] * dt
+        return out
+    # Every pair's channels and loads times its time, pair after pair (ascending component, then
+    # pattern), added into ``out`` one element after another (``np.add.at``; a pattern names each
+    # channel once): the sums and order of a loop doing ``out[chans] += loads * dt`` per pair.
+    comp_len = np.fromiter((len(x) for x in comp_ch), dtype=np.int64, count=len(comp_ch))
+    comp_ptr = np.concatenate([[0], np.cumsum(comp_len)])
+    comp_flat = np.concatenate(comp_ch) if comp_ch else np.zeros(0, np.int64)
+    cps_l = cps.tolist()
+    i = 0
+    while i < len(cps_l):  # a block of pairs of about CHUNK entries at a time
+        j, n = i, 0
+        while j < len(cps_l) and n < CHUNK:
+            n += len(cp_lch[cps_l[j]])
+            j += 1
+        qs = cps_l[i:j]
+        n_b = [len(cp_lch[q]) for q in qs]
+        chans = comp_flat[np.repeat(comp_ptr[comps[i:j]], n_b) + np.concatenate([cp_lch[q] for q in qs])]
+        np.add.at(out, chans, np.concatenate([cp_load[q] for q in qs]) * np.repeat(spent[i:j], n_b))
+        i = j
     return out

@@ -147,3 +147,17 @@ def test_patterns_are_assembled_from_their_components():
         rp = r.rate_patterns[pid]
         np.add.at(total, rp.channels, rp.load_Bps * (t1 - t0))
     np.testing.assert_allclose(total, r.channel_bytes, rtol=1e-9, atol=1e-3)
+
+
+def test_a_joint_solve_is_split_among_its_components_alike_either_way(monkeypatch):
+    """Components that miss the cache at one event are solved together and the answer split among
+    them: by a comparison per component or (many components) by one sort by component. The same
+    bits either way, on a tree whose events re-solve many components at once."""
+    topo = build_fat_tree(4, "dgx-a100", per_leaf=2, oversubscription=2.0)
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    runs = []
+    for limit in (10**9, 0):
+        monkeypatch.setattr(engine_mod, "SPLIT_BY_SORT", limit)
+        r = sim.run("all-reduce", "tree", 8 * 2**20).sim
+        runs.append((r.group_done.tobytes(), r.group_sent.tobytes(), r.channel_bytes.tobytes(), r.events))
+    assert runs[0] == runs[1] and runs[0][3] > 100

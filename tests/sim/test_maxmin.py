@@ -12,7 +12,7 @@ from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.sim import accounting
 from dgxstudio.sim import engine as engine_module
 from dgxstudio.sim import maxmin as maxmin_module
-from dgxstudio.sim.maxmin import _channel_classes, _maxmin_large, maxmin, maxmin_reference
+from dgxstudio.sim.maxmin import _channel_classes, _maxmin_large, maxmin, maxmin_arrays, maxmin_reference
 from dgxstudio.sim.rates import RouteTable
 from dgxstudio.sim.run import SimOptions, Simulator
 
@@ -89,6 +89,42 @@ def test_array_filling_over_classes_equals_the_reference_bit_for_bit(case):
             continue
         assert_same_bits(_maxmin_large(ids, mult, cc, route_cap),
                          maxmin_reference(ids, mult, table, capacity, route_cap))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(route_tables(), st.sampled_from([None, 0.25, 1.0, 20e9, np.inf]))
+def test_the_filling_without_filled_channels_equals_the_reference_bit_for_bit(case, one_cap):
+    """``maxmin_arrays`` (large solves) drops the channels that cannot fill from its rounds and takes
+    a cap all routes share without an array: the same bits as the reference, with the random
+    tables' own caps, and with one cap for every route (a protocol's)."""
+    table, capacity, route_cap, calls = case
+    if one_cap is not None:
+        route_cap = np.full(len(table.lens), one_cap)
+    for ids, mult in calls:
+        if not table.lens[ids].any():
+            continue
+        assert_same_bits(maxmin_arrays(ids, mult, table, capacity, route_cap),
+                         maxmin_reference(ids, mult, table, capacity, route_cap))
+
+
+def test_the_filling_without_filled_channels_on_a_large_tree_solve(monkeypatch):
+    """Every solve of NCCL's tree on a 4:1 fat tree of 8 DGX A100 (hundreds of routes, channels
+    filling round after round until the arrays are cut down) against the reference."""
+    topo = build_fat_tree(8, "dgx-a100", per_leaf=2, oversubscription=4.0)
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    real = maxmin_module.maxmin_arrays
+    seen = []
+
+    def checked(ids, mult, table, capacity, route_cap=None):
+        got = real(ids, mult, table, capacity, route_cap)
+        assert_same_bits(got, maxmin_reference(ids, mult, table, capacity, route_cap))
+        seen.append(len(ids))
+        return got
+
+    monkeypatch.setattr(maxmin_module, "maxmin_arrays", checked)
+    monkeypatch.setattr(maxmin_module, "SMALL_ENTRIES", -1)
+    sim.run("all-reduce", "tree", 8 * 2**20)
+    assert len(seen) > 1000 and max(seen) > 100
 
 
 def test_parallel_channels_share_a_class_and_a_twice_loaded_one_stays_alone():
