@@ -20,6 +20,9 @@ class PaletteTree(QTreeWidget):
         self.setDragEnabled(True)
         self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # Every row is an icon and a line in one font: the view takes one row's height for all, where it
+        # measured each row's text in every layout and paint (the window's first frame included).
+        self.setUniformRowHeights(True)
 
     def mimeTypes(self) -> list[str]:
         return [MIME_PALETTE]

@@ -45,6 +45,15 @@ class _LaidOutWhenSeen:
         self._held = False
         super().resizeEvent(ev)
 
+    def hold_too(self, *items) -> None:
+        """Graphics widgets inside the central one that post layout requests of their own when made
+        (plots, legends): they wait with it. The live plots' three and their legend were laid out in
+        the window's first frame though their grid waited (8% of a DGX H100's, perf's stacks:
+        QGraphicsGridLayout::setGeometry, QGraphicsWidget::updateGeometry)."""
+        if self._first is not None:
+            for item in items:
+                self._first.hold(item)
+
     def lay_out_now(self) -> None:
         first, self._first = self._first, None
         if first is not None:
@@ -59,25 +68,41 @@ class _LaidOutWhenSeen:
         self.lay_out_now()
         super().paintEvent(ev)
 
+    def hideEvent(self, ev) -> None:
+        """The window closing (or the dock): laid out now if never seen. Plots whose first layout never
+        came were resized by Qt while their window was taken apart at the interpreter's exit, calling
+        pyqtgraph's Python methods when Python was half gone (a crash in one exit of two)."""
+        self.lay_out_now()
+        super().hideEvent(ev)
+
 
 class _LayoutHeld(QObject):
-    """Holds a graphics widget's layout requests until released, then lays it out when told."""
+    """Holds graphics widgets' layout requests until released, then lays them out when told."""
 
     def __init__(self, item) -> None:
         super().__init__()
-        self.item = item
-        item.installEventFilter(self)
+        self.items: list = []
+        self.hold(item)
+
+    def hold(self, item) -> None:
+        if not any(i is item for i in self.items):
+            item.installEventFilter(self)
+            self.items.append(item)
 
     def eventFilter(self, obj, event) -> bool:
         return event.type() == QEvent.Type.LayoutRequest
 
     def release(self) -> None:
-        self.item.removeEventFilter(self)
+        for item in self.items:
+            item.removeEventFilter(self)
 
     def activate(self) -> None:
-        layout = QGraphicsWidget.layout(self.item)   # (pyqtgraph's layouts hide the method with an attribute)
-        if layout is not None:
-            layout.activate()
+        """Outermost first: laying out the central widget sizes the plots inside, which lays them out;
+        any left with a request dropped are laid out after it."""
+        for item in self.items:
+            layout = QGraphicsWidget.layout(item)   # (pyqtgraph's layouts hide the method with an attribute)
+            if layout is not None:
+                layout.activate()
 
 
 class LayoutView(_LaidOutWhenSeen, pg.GraphicsLayoutWidget):
@@ -145,6 +170,7 @@ class LivePlots(QWidget):
         for i in range(UTIL_CURVES):  # at start-up, not when the first result arrives
             self._util_curve(i, "").hide()
             self._legend_row(self._util_pool[i], False)
+        self.layout_widget.hold_too(self.delivered_plot, self.rate_plot, self.util_plot, self.util_plot.legend)
         self._t: list[float] = []
         self._bytes: list[float] = []
         self._rate: list[float] = []
@@ -292,6 +318,7 @@ class SweepPlot(QWidget):
         self.plot.setLabel("left", "busbw", units="B/s")  # "bus bandwidth" did not fit the dock's height
         self.plot.addLegend(offset=(-10, -10))  # bottom right, under the curves, clear of the bound labels
         self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.widget.hold_too(self.plot.legend)
         self.curves: dict[str, pg.PlotDataItem] = {}
 
     def add_curve(self, label: str, sizes: list[float], busbw: list[float], bound: float | None = None) -> None:

@@ -298,3 +298,52 @@ def test_the_live_plots_behind_a_tab_are_first_laid_out_when_their_tab_is_raised
     finally:
         window.view.viewport().removeEventFilter(watcher)
         _close(window)
+
+
+def test_the_plots_inside_the_hidden_live_plots_wait_too(qtbot, make_window):
+    """Each live plot and the utilization legend posted a layout request of its own when made; those
+    were handled in the window's first frame (8% of it on a DGX H100) though their grid waited. They
+    wait with it, and are laid out when the tab is raised, each at its place in the dock."""
+    from PySide6.QtWidgets import QGraphicsWidget
+
+    inner = []
+
+    def first(scene):
+        if not inner:
+            inner.append(None)
+            QTimer.singleShot(0, lambda: inner.append([QGraphicsWidget.layout(i).isActivated() for i in items]))
+
+    watcher, watch = _paint_watcher(first)
+    window = _reopened(qtbot, make_window, "dgx-h100", before_show=watch)
+    live = window.live_plots
+    items = [live.delivered_plot, live.rate_plot, live.util_plot, live.util_plot.legend]
+    try:
+        qtbot.waitUntil(lambda: len(inner) == 2, timeout=3000)
+        assert inner[1] == [False] * 4, "a hidden plot or legend was laid out in the first frame"
+        _click_tab(qtbot, window, "Plots")
+        qtbot.waitUntil(lambda: all(QGraphicsWidget.layout(i).isActivated() for i in items), timeout=3000)
+        lefts = [p.vb.mapRectToScene(p.vb.boundingRect()).left() for p in items[:3]]
+        assert lefts == sorted(lefts) and lefts[1] - lefts[0] > 100, "three plots side by side"
+        for p in items[:3]:
+            assert p.vb.width() > 100 and p.vb.height() > 30, "each laid out at its share of the dock"
+    finally:
+        window.view.viewport().removeEventFilter(watcher)
+        _close(window)
+
+
+def test_plots_never_seen_are_laid_out_when_their_window_closes(qtbot, make_window):
+    """A window closed without its Plots tab ever raised lays its plots out as it closes: left without
+    their first layout, Qt resized them while taking the window apart at the interpreter's exit,
+    calling pyqtgraph's Python methods when Python was half gone (a crash in one exit of two)."""
+    from PySide6.QtWidgets import QGraphicsWidget
+
+    window = _reopened(qtbot, make_window, "dgx-h100")
+    live = window.live_plots
+    items = [live.delivered_plot, live.rate_plot, live.util_plot]
+    qtbot.wait(100)
+    assert not any(QGraphicsWidget.layout(i).isActivated() for i in items), "never seen, never laid out"
+    window.document.undo_stack.setClean()
+    window.close()
+    assert all(QGraphicsWidget.layout(i).isActivated() for i in items)
+    window.deleteLater()
+    QApplication.processEvents()

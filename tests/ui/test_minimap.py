@@ -44,3 +44,48 @@ def test_the_overview_is_pictured_again_after_an_edit_not_after_a_zoom(make_wind
     qtbot.keyClick(w.view, Qt.Key.Key_Delete)
     assert "gpu0" not in w.document.topology.devices
     qtbot.waitUntil(lambda: mm._picture is not picture, timeout=3000)
+
+
+def test_the_overview_waits_until_the_canvas_has_caught_up(make_window, qtbot):
+    """A change to the scene (a replay's colours) followed by a zoom: the overview's picture of the
+    whole scene is due while the canvas's boxes get their cached pictures back, a batch per turn.
+    It is taken once they are back, in a turn of its own, and it does show the change."""
+    from PySide6.QtGui import QColor
+
+    w = make_window("gb200-nvl72")
+    mm, scene = w.minimap, w.scene
+    qtbot.waitUntil(lambda: mm._picture is not None, timeout=3000)
+    qtbot.wait(400)   # names, cached boxes and the first picture settled
+    assert not scene.catching_up()
+    taken = []
+    original = mm.refit
+    mm.refit = lambda: (taken.append(scene.catching_up()), original())
+    box = next(g for g in scene.group_items.values() if g.collapsed)
+    box.fill = QColor("#d62728")   # as a replay colours a tray whose GPUs work
+    box.update()
+    w.view.zoom(1.15)
+    assert scene.catching_up(), "a zoom leaves the boxes' cached pictures to come back later"
+    qtbot.waitUntil(lambda: bool(taken), timeout=3000)
+    assert taken == [False], "the overview was pictured while the canvas was still catching up"
+    assert not scene.catching_up()
+    picture = mm._picture.toImage()
+    at = mm.to_widget(box.sceneBoundingRect()).center()
+    ratio = mm.devicePixelRatioF()
+    red = QColor(picture.pixel(int(at.x() * ratio), int(at.y() * ratio)))
+    assert red.red() > 150 and red.green() < 120, "the overview shows the tray's new colour"
+
+
+def test_the_canvas_catches_up_after_its_first_frame_and_after_a_zoom(make_window, qtbot):
+    w = make_window("dgx-h100")
+    scene = w.scene
+    qtbot.waitUntil(lambda: not scene.text_held, timeout=3000)
+    qtbot.waitUntil(lambda: not scene.catching_up(), timeout=3000)
+    scene.hold_text()
+    assert scene.catching_up(), "names held for the next frame are still to be drawn"
+    scene.release_text()
+    assert scene.catching_up(), "names just released are drawn in the next turn"
+    qtbot.waitUntil(lambda: not scene.catching_up(), timeout=3000)
+    w.view.zoom(1.25)
+    assert scene.catching_up()
+    qtbot.waitUntil(lambda: not scene.catching_up(), timeout=3000)
+    assert scene._cached
