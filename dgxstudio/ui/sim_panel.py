@@ -191,8 +191,8 @@ class SimulationPanel(QWidget):
                                        "gradients")
         self.train_chunks = QSpinBox()   # `train --chunks`, for the interleaved schedule
         self.train_chunks.setRange(2, 16)
-        self.train_chunks.setPrefix("chunks ")
-        self.train_chunks.setToolTip("Interleaved schedule: model chunks per stage (Megatron's virtual pipeline size); "
+        self.train_chunks.setPrefix("x")   # "interleaved x2": model chunks per stage (a narrow row: 800 px screens)
+        self.train_chunks.setToolTip("Interleaved schedule: model chunks per stage, x2 = two (Megatron's virtual pipeline size); "
                                      "the 24 layers must divide into pp x chunks")
         self.train_chunks.setEnabled(False)
         self.train_schedule.currentTextChanged.connect(lambda s: self.train_chunks.setEnabled(s == "interleaved"))
