@@ -24,7 +24,8 @@ from .first_frame import drop_polish_requests
 from .plots import GanttPlot, LivePlots, SweepPlot
 from .qt_style import install_style
 from .settings import MAX_RECENT, WINDOW_STATE_VERSION, settings  # noqa: F401  (importable from here)
-from .sim_panel import ResultsPanel, SimulationPanel
+from .results_panel import ResultsPanel
+from .sim_panel import SimulationPanel
 from .style import icon
 from .window_editing import MIME_CLIP, EditActions  # noqa: F401
 from .window_files import FILE_FILTER, FileActions  # noqa: F401

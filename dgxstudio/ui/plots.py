@@ -3,8 +3,10 @@ the pipeline Gantt chart. Every plot exports to PNG and SVG."""
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
+import weakref
 
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
@@ -36,6 +38,7 @@ class _LaidOutWhenSeen:
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._first = _LayoutHeld(self.centralWidget)   # None once the view has been seen
+        _NEVER_SEEN.add(self)
 
     def resizeEvent(self, ev) -> None:
         if ev is not None and (self._first is not None or self.isVisible()
@@ -74,6 +77,21 @@ class _LaidOutWhenSeen:
         pyqtgraph's Python methods when Python was half gone (a crash in one exit of two)."""
         self.lay_out_now()
         super().hideEvent(ev)
+
+
+_NEVER_SEEN: "weakref.WeakSet[_LaidOutWhenSeen]" = weakref.WeakSet()
+
+
+@atexit.register
+def _lay_out_before_exit() -> None:
+    """Views still never seen at the interpreter's exit (a script that leaves its window open) are laid
+    out while Python is whole: Qt would resize them as the window is taken apart, when it is not (a
+    segfault at every exit of such a script; the app itself closes its window first, see hideEvent)."""
+    for view in list(_NEVER_SEEN):
+        try:
+            view.lay_out_now()
+        except RuntimeError:   # its Qt object is gone already
+            pass
 
 
 class _LayoutHeld(QObject):

@@ -1,5 +1,5 @@
-"""The Simulation dock (collective, pipeline and training tabs with Run, Cancel and progress) and
-the Results dock (figures, clickable bottlenecks and a comparison of the session's runs).
+"""The Simulation dock: collective, pipeline and training tabs with Run, Cancel and progress (the
+Results dock that shows what they ran is results_panel.py).
 
 Runs use a frozen copy of the topology (taken at the first Run after an edit and shared until the
 next), in a worker thread, so the user can keep editing while a run goes on.
@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSpinBox, QTableWidget,
-                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
+                               QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
 from ..analysis.gpuset import GpuSetError, select_gpus
 from ..report.provenance import document_ref
@@ -22,7 +21,6 @@ from ..sim.engine import SimulationCancelled
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, SimOptions, Simulator, sweep_sizes
 from ..sim.training import ModelSpec, stage_times, train_iteration
-from ..sim.training_words import data_parallel_words, pipeline_words
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
 from .workers import TaskRunner
@@ -193,8 +191,8 @@ class SimulationPanel(QWidget):
                                        "gradients")
         self.train_chunks = QSpinBox()   # `train --chunks`, for the interleaved schedule
         self.train_chunks.setRange(2, 16)
-        self.train_chunks.setPrefix("chunks ")
-        self.train_chunks.setToolTip("Interleaved schedule: model chunks per stage (Megatron's virtual pipeline size); "
+        self.train_chunks.setPrefix("x")   # "interleaved x2": model chunks per stage (a narrow row: 800 px screens)
+        self.train_chunks.setToolTip("Interleaved schedule: model chunks per stage, x2 = two (Megatron's virtual pipeline size); "
                                      "the 24 layers must divide into pp x chunks")
         self.train_chunks.setEnabled(False)
         self.train_schedule.currentTextChanged.connect(lambda s: self.train_chunks.setEnabled(s == "interleaved"))
@@ -419,167 +417,3 @@ def _per_stage(text: str, stages: int) -> list[float]:
 @dataclass
 class _Fraction:
     fraction: float
-
-
-class _SummaryArea(QScrollArea):
-    """The run's summary: as tall as its text wants while the dock has room, scrolled beyond, so a
-    long summary (a training run's ten lines) never makes the window taller than the screen (the
-    lecture's A100 pair made its minimum height 883 px, more than a 1280x800 laptop's)."""
-
-    def __init__(self, label: QLabel):
-        super().__init__()
-        self.setWidget(label)
-        self.setWidgetResizable(True)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-
-    def _text_height(self) -> int:
-        return self.widget().heightForWidth(max(self.viewport().width(), 200)) + 2 * self.frameWidth()
-
-    def sizeHint(self) -> QSize:
-        return QSize(super().sizeHint().width(), self._text_height())
-
-    def minimumSizeHint(self) -> QSize:
-        """All of a short summary (a collective's three lines), at most MIN_LINES of a long one."""
-        line = self.widget().fontMetrics().lineSpacing()
-        return QSize(super().minimumSizeHint().width(), max(line, min(self._text_height(), self.MIN_LINES * line)))
-
-    MIN_LINES = 4
-
-
-class _SummaryLabel(QLabel):
-    def setText(self, text: str) -> None:
-        super().setText(text)
-        area = self.parentWidget().parentWidget() if self.parentWidget() is not None else None
-        if isinstance(area, QScrollArea):
-            area.updateGeometry()   # the area's hint follows the text
-
-
-class _Compact:
-    """A list or table that asks only for its minimum height: the dock's layout takes the same amount
-    from every part it must shrink, so their usual 192 px hints left the summary two lines."""
-
-    def sizeHint(self) -> QSize:
-        return QSize(super().sizeHint().width(), self.minimumHeight())
-
-
-class _CompactList(_Compact, QListWidget):
-    pass
-
-
-class _CompactTable(_Compact, QTableWidget):
-    pass
-
-
-class ResultsPanel(QWidget):
-    """The latest run's figures and bottlenecks, and a table comparing every run of the session."""
-
-    linksClicked = Signal(list)
-    COLUMNS = ["run", "topology", "GPUs", "time", "algbw GB/s", "busbw GB/s", "% of bound"]
-
-    def __init__(self):
-        super().__init__()
-        self.summary = _SummaryLabel("No run yet")
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.bottlenecks = _CompactList()
-        self.bottlenecks.setMaximumHeight(130)
-        self.bottlenecks.setMinimumHeight(36)
-        self.table = _CompactTable(0, len(self.COLUMNS))
-        self.table.setHorizontalHeaderLabels(self.COLUMNS)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.table.setMinimumHeight(50)
-        self.summary_area = _SummaryArea(self.summary)
-        self.bottlenecks_label = QLabel("Bottleneck links (click to select on the canvas):")
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.summary_area)
-        layout.addWidget(self.bottlenecks_label)
-        layout.addWidget(self.bottlenecks)
-        layout.addWidget(QLabel("Runs this session:"))
-        layout.addWidget(self.table)
-        self.bottlenecks.itemClicked.connect(lambda item: self.linksClicked.emit(item.data(LINKS_ROLE) or []))
-
-    @staticmethod
-    def namer(obj_id: str) -> str:
-        """The name shown for a device id (the window sets this to the document's names)."""
-        return obj_id
-
-    def clear(self) -> None:
-        """Forget every run (another document was opened)."""
-        self.summary.setText("No run yet")
-        self._bottlenecks([])
-        self.table.setRowCount(0)
-
-    def _bottlenecks(self, items: list[dict] | None) -> None:
-        """The run's bottleneck links; None hides the list (a training run names link classes instead)."""
-        self.bottlenecks.setVisible(items is not None)
-        self.bottlenecks_label.setVisible(items is not None)
-        self.bottlenecks.clear()
-        for b in items or []:
-            item = QListWidgetItem(f"{self.namer(b['from'])} → {self.namer(b['to'])}: {100 * b['utilization']:.1f}% busy,"
-                                   f" {b['capacity_per_direction_Bps'] / 1e9:.1f} GB/s per direction")
-            item.setData(LINKS_ROLE, b["links"])
-            item.setToolTip(f"links {', '.join(b['links'])}; click to select them on the canvas")
-            self.bottlenecks.addItem(item)
-
-    def _row(self, cells: list[str]) -> None:
-        r = self.table.rowCount()
-        self.table.insertRow(r)
-        for c, text in enumerate(cells):
-            self.table.setItem(r, c, QTableWidgetItem(text))
-
-    def show_collective(self, request: RunRequest, r, topology_name: str) -> None:
-        nccl = ""
-        if getattr(r, "protocol", None):
-            label = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}.get(r.protocol, r.protocol)
-            nccl = f" ({label}, {r.channels} channel{'s' if r.channels != 1 else ''})"
-        self.summary.setText(
-            f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
-            f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
-            f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
-            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s, at {_figures(r)} link figures<br><i>{r.reason}</i>")
-        self._bottlenecks(r.sim.bottlenecks(10))
-        chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""   # what auto ran, as the CLI's table
-        self._row([request.label + chosen, topology_name, str(len(r.gpus)), format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}",
-                   f"{r.busbw_Bps / 1e9:.2f}", f"{100 * r.fraction_of_bound:.1f}"])
-
-    def show_pipeline(self, request: RunRequest, r, topology_name: str) -> None:
-        per_stage = (f" ({100 * r.stage_bubble_fraction:.1f}% of the worst stage's span, the zero-bubble paper's measure)"
-                     if r.spec.schedule.startswith("zb") else "")
-        self.summary.setText(f"<b>{r.spec.schedule}</b> pipeline: makespan {format_time(r.makespan_s)}, bubble "
-                             f"{100 * r.bubble_fraction:.1f}%{per_stage}, micro-batches whose activations a stage holds at most "
-                             f"{r.peak_inflight}")
-        self._bottlenecks(r.sim.bottlenecks(10))
-        self._row([request.label, topology_name, str(r.spec.stages), format_time(r.makespan_s), "", "", ""])
-
-    def show_training(self, request: RunRequest, r, topology_name: str) -> None:
-        parts = "<br>".join(f"{k}: {format_time(v)} (bottleneck: {r.bottleneck[k]})" for k, v in r.breakdown_s.items())
-        critical = r.details.get("critical_resource_words")
-        verdicts = r.details.get("verdicts") or {}
-        lines = [f"{key}: {v['limit']} limits (NVLink offers {v['offered_ratio']:.2f}x the network, needs "
-                 f"{v['required_ratio']:.2f}x)" for key, v in verdicts.items() if isinstance(v, dict)]
-        if "why_they_differ" in verdicts:
-            lines.append(f"why: {verdicts['why_they_differ']}")
-        busy = ", ".join(f"{k} {100 * v:.1f}%" for k, v in (r.details.get("busy_fraction") or {}).items())
-        # The headline first (the time, the critical resource and how busy each class was, as the CLI
-        # gives them), the breakdown and the verdicts after: the summary scrolls past its first lines.
-        self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s"
-                             + (f"<br><b>Critical:</b> {critical}" if critical else "")
-                             + (f"<br><b>Busy fraction per link class:</b> {busy}" if busy else "")
-                             + f"<br>{parts}"
-                             + (f"<br>pipeline: {pipeline_words(r)}" if pipeline_words(r) else "")
-                             + (f"<br>data-parallel: {data_parallel_words(r)}" if data_parallel_words(r) else "")
-                             + ("<br><b>Verdicts</b> " + "<br>".join(lines) if lines else ""))
-        self._bottlenecks(None)
-        self._row([request.label, topology_name, str(r.dp * r.tp * r.pp), format_time(r.iteration_s), "", "", ""])
-
-    def show_sweep(self, request: RunRequest, rows, topology_name: str) -> None:
-        last = rows[-1]
-        self.summary.setText(f"<b>Sweep</b> {request.label}: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
-                             f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound, "
-                             f"at {_figures(last)} link figures)")
-        self._bottlenecks(last.sim.bottlenecks(10))
-        for r in rows:
-            chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""
-            self._row([f"{request.label} @ {format_size(r.size_bytes)}{chosen}", topology_name, str(len(r.gpus)),
-                       format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}", f"{r.busbw_Bps / 1e9:.2f}",
-                       f"{100 * r.fraction_of_bound:.1f}"])

@@ -75,5 +75,6 @@ def _release_clipboard():
     """Our copies put Python-made data on the clipboard; released while Qt lives, it cannot be freed
     twice when the interpreter exits (a segfault otherwise)."""
     yield
-    QApplication.clipboard().clear()
-    QApplication.processEvents()
+    if QApplication.instance() is not None:   # (a run of tests that made no window has no clipboard)
+        QApplication.clipboard().clear()
+        QApplication.processEvents()

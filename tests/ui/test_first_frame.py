@@ -347,3 +347,19 @@ def test_plots_never_seen_are_laid_out_when_their_window_closes(qtbot, make_wind
     assert all(QGraphicsWidget.layout(i).isActivated() for i in items)
     window.deleteLater()
     QApplication.processEvents()
+
+
+def test_a_script_that_leaves_its_window_open_exits_cleanly(tmp_path):
+    """Plots never seen were resized by Qt as the window was taken apart at the interpreter's exit,
+    when pyqtgraph's Python half was gone: a segfault at every exit of such a script."""
+    import subprocess
+    import sys
+
+    script = ("import time\nfrom PySide6.QtWidgets import QApplication\napp = QApplication([])\n"
+              "from dgxstudio.model.presets import load_preset\nfrom dgxstudio.ui.main_window import MainWindow\n"
+              "w = MainWindow(load_preset('dgx-a100'), None, 'dgx-a100')\nw.resize(1300, 850)\nw.show()\n"
+              "t = time.time()\nwhile time.time() - t < 0.5:\n    app.processEvents()\n"
+              "w.document.undo_stack.setClean()\n")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", DGXSTUDIO_CONFIG_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
