@@ -12,6 +12,11 @@ def placed(w):
 
 
 def test_link_counts_cover_no_device_and_no_other_count(make_window, qtbot):
+    from dgxstudio.ui.settings import settings
+
+    # the default dock layout: a layout an earlier test's window saved (a Results dock grown by a long
+    # summary) left the canvas too small for 80% of the counts in two full runs of three
+    settings().remove("window")
     w = make_window("dgx-a100")
     w.view.fit()
     qtbot.wait(5)
