@@ -89,25 +89,24 @@ def channel_bytes(n_channels: int, global_parts: list[np.ndarray], pattern_time:
     if not global_parts:
         return out
     n_cp = len(cp_lch)
-    per = max(1, n_cp)
+    if not n_cp:   # (no class pattern: no pair names one)
+        return out
     counts = [p.shape[1] for p in global_parts]
-    if comp_class is not None and cp_class is not None and n_cp:
-        # bins numbered component by component, each over its class's patterns in their order: the
-        # same order of pairs as component * per + pattern, in a few MB instead of n_comp x n_cp
-        # bins (3,969 x 3,639 on a 992-GPU tree, each a cache miss)
-        cp_class = np.asarray(cp_class, dtype=np.int64)
-        n_cls = int(max(cp_class.max(), comp_class.max())) + 1
-        by_class = np.argsort(cp_class, kind="stable")
-        cls_ptr = np.concatenate([[0], np.cumsum(np.bincount(cp_class, minlength=n_cls))])
-        rank = np.empty(n_cp, dtype=np.int64)
-        rank[by_class] = np.arange(n_cp) - cls_ptr[cp_class[by_class]]
-        comp_base = np.concatenate([[0], np.cumsum(np.diff(cls_ptr)[comp_class])])
-        n_keys = int(comp_base[-1])
-    else:
-        comp_base = None
-        n_keys = n_comp * per
+    if comp_class is None or cp_class is None:   # no classes given: any pattern may serve any component
+        comp_class, cp_class = np.zeros(n_comp, dtype=np.int64), np.zeros(n_cp, dtype=np.int64)
+    # bins numbered component by component, each over its class's patterns in their order: the same
+    # order of pairs as component * n_cp + pattern, in a few MB instead of n_comp x n_cp bins (3,969 x
+    # 3,639 on a 992-GPU tree, each a cache miss)
+    cp_class = np.asarray(cp_class, dtype=np.int64)
+    n_cls = int(max(cp_class.max(), comp_class.max())) + 1
+    by_class = np.argsort(cp_class, kind="stable")
+    cls_ptr = np.concatenate([[0], np.cumsum(np.bincount(cp_class, minlength=n_cls))])
+    rank = np.empty(n_cp, dtype=np.int64)
+    rank[by_class] = np.arange(n_cp) - cls_ptr[cp_class[by_class]]
+    comp_base = np.concatenate([[0], np.cumsum(np.diff(cls_ptr)[comp_class])])
+    n_keys = int(comp_base[-1])
     n_pairs = sum(counts)
-    if comp_base is not None and n_keys <= PAIR_BINS[0] * n_pairs + PAIR_BINS[1]:
+    if n_keys <= PAIR_BINS[0] * n_pairs + PAIR_BINS[1]:
         # a bin per possible pair, the states' pairs added to them in order a block at a time (``add.at``
         # adds one after another, as ``bincount`` does: 17 million pairs on a 992-GPU tree are never
         # held at once)
@@ -127,22 +126,12 @@ def channel_bytes(n_channels: int, global_parts: list[np.ndarray], pattern_time:
     else:
         pairs = np.concatenate(global_parts, axis=1)
         times = np.repeat(np.asarray(pattern_time), counts)
-        keys = pairs[0] * per + pairs[1] if comp_base is None else comp_base[pairs[0]] + rank[pairs[1]]
-        if n_keys <= PAIR_BINS[0] * len(keys) + PAIR_BINS[1]:
-            # a bin per possible pair (the same sums, each taken in the pairs' order, as by unique's inverse)
-            spent_all = np.bincount(keys, weights=times, minlength=n_keys)
-            uk = np.flatnonzero(spent_all)
-            spent = spent_all[uk]
-        else:
-            uk, inv = np.unique(keys, return_inverse=True)
-            spent = np.bincount(inv, weights=times)
+        uk, inv = np.unique(comp_base[pairs[0]] + rank[pairs[1]], return_inverse=True)
+        spent = np.bincount(inv, weights=times)
     live = spent > 0
     uk, spent = uk[live], spent[live]
-    if comp_base is not None:
-        comps = np.searchsorted(comp_base, uk, side="right") - 1
-        cps = by_class[cls_ptr[comp_class[comps]] + uk - comp_base[comps]]
-    else:
-        comps, cps = np.divmod(uk, per)
+    comps = np.searchsorted(comp_base, uk, side="right") - 1
+    cps = by_class[cls_ptr[comp_class[comps]] + uk - comp_base[comps]]
     if len(uk) <= LOOP_PAIRS:  # a few pairs (a small run): one after another
         for c, q, dt in zip(comps.tolist(), cps.tolist(), spent.tolist()):
             out[comp_ch[c][cp_lch[q]]] += cp_load[q] * dt

@@ -24,7 +24,7 @@ from ..cancel import Cancelled, as_check
 from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
-from .fanout import MANY, release_many
+from .fanout import release as release_dependents
 from .periods import Dependents, FlowEnds, _Periods
 from .steady import Shortcut, _Now
 from .timeline import Timeline
@@ -218,15 +218,8 @@ class Engine:
         frontier: dict[int, None] = {}  # groups some but not all of whose dependencies are met
 
         def release(dependents: list[int]) -> None:
-            if len(dependents) > MANY and release_many(dependents, deps_left, ready, frontier):
-                return  # a barrier's fan-out, counted down at once (sim/fanout.py)
-            for d in dependents:
-                deps_left[d] -= 1
-                if deps_left[d] == 0:
-                    ready.append(d)
-                    frontier.pop(d, None)
-                else:
-                    frontier[d] = None
+            # one by one, or a barrier's fan-out counted down at once (sim/fanout.py)
+            release_dependents(dependents, deps_left, ready, frontier)
 
         ready.extend(np.flatnonzero(deps_left == 0).tolist())
 

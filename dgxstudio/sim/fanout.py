@@ -16,6 +16,25 @@ import numpy as np
 MANY = 64  # longer lists are released at once
 
 
+def release(dependents: list[int], deps_left: np.ndarray, ready: list[int], frontier: dict) -> None:
+    """Release ``dependents``: the one-by-one loop, or a long strictly increasing list at once."""
+    if len(dependents) > MANY and release_many(dependents, deps_left, ready, frontier):
+        return
+    release_one_by_one(dependents, deps_left, ready, frontier)
+
+
+def release_one_by_one(dependents: list[int], deps_left: np.ndarray, ready: list[int], frontier: dict) -> None:
+    """Each dependent waits for one thing less: a ready one is queued and leaves ``frontier``, the
+    others (some but not all of their dependencies met) are kept in it, in the order released."""
+    for d in dependents:
+        deps_left[d] -= 1
+        if deps_left[d] == 0:
+            ready.append(d)
+            frontier.pop(d, None)
+        else:
+            frontier[d] = None
+
+
 def release_many(dependents: list[int], deps_left: np.ndarray, ready: list[int], frontier: dict) -> bool:
     """Release ``dependents`` (each waits for one thing less): ready ones are queued in list order
     and leave ``frontier``, the others join it in list order. False, and nothing done, when the list

@@ -94,10 +94,19 @@ class CanvasView(QGraphicsView):
         self.zoom(1.0015 ** event.angleDelta().y())
 
     def fit(self) -> None:
-        rect = self.scene().itemsBoundingRect()
-        if not rect.isNull():
-            self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
-            self.zoomChanged.emit(self.transform().m11())
+        self.fit_rect(self.scene().itemsBoundingRect())
+
+    def fit_rect(self, rect, at_most: float | None = None) -> None:
+        """Fit ``rect`` (scene units) in the view with a margin; with ``at_most``, zoomed no further
+        in than that (centred on it instead: one small device is not blown up past actual size)."""
+        if rect.isNull():
+            return
+        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
+        if at_most is not None and self.transform().m11() > at_most:
+            self.resetTransform()
+            self.scale(at_most, at_most)
+            self.centerOn(rect.center())
+        self.zoomChanged.emit(self.transform().m11())
 
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():

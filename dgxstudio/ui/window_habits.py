@@ -107,11 +107,7 @@ class HabitActions:
         if rect.isNull():
             self.show_status("Nothing selected to zoom to")
             return
-        self.view.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
-        if self.view.transform().m11() > 1.0:
-            self.view.resetTransform()
-            self.view.centerOn(rect.center())
-        self.view.zoomChanged.emit(self.view.transform().m11())
+        self.view.fit_rect(rect, at_most=1.0)
 
     def group_selection(self) -> str | None:
         """A new group around the selection (one undo step): kind ``system`` for devices in no system

@@ -11,15 +11,7 @@ from dgxstudio.sim import fanout
 from dgxstudio.sim.run import SimOptions, Simulator
 
 
-def loop(dependents, deps_left, ready, frontier):
-    """The engine's own loop (engine.py, ``release``)."""
-    for d in dependents:
-        deps_left[d] -= 1
-        if deps_left[d] == 0:
-            ready.append(d)
-            frontier.pop(d, None)
-        else:
-            frontier[d] = None
+loop = fanout.release_one_by_one   # the engine's loop for short lists (engine.py, ``release``)
 
 
 @settings(max_examples=300, deadline=None)
@@ -59,10 +51,10 @@ def test_a_hierarchical_barrier_is_released_at_once_and_answers_as_the_loop(monk
         used.append(len(dependents))
         return original(dependents, *args)
 
-    monkeypatch.setattr("dgxstudio.sim.engine.release_many", counting)
+    monkeypatch.setattr("dgxstudio.sim.fanout.release_many", counting)
     fast = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-reduce", "hierarchical", 16 * 2**30).sim
     assert max(used) >= 2048
-    monkeypatch.setattr("dgxstudio.sim.engine.MANY", 10**9)
+    monkeypatch.setattr("dgxstudio.sim.fanout.MANY", 10**9)
     slow = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-reduce", "hierarchical", 16 * 2**30).sim
     for x, y in ((fast.group_start, slow.group_start), (fast.group_sent, slow.group_sent),
                  (fast.group_done, slow.group_done)):
