@@ -30,6 +30,7 @@ import numpy as np
 
 from ..cancel import check_cancelled
 from .routing import LazyRoute
+from .via_latency import ViaLatency
 
 
 class _Segments:
@@ -263,6 +264,7 @@ class HopRoutes:
         self.loads = _Loads(router)
         self._latency: dict[tuple, float] = {}
         self._known: dict[tuple, object] = {}  # request -> its LazyRoute, or None (ask the router)
+        self.via_latency = ViaLatency(router)
 
     @staticmethod
     def of(router) -> "HopRoutes":
@@ -291,10 +293,11 @@ class HopRoutes:
                              partial(router.routes, src, dst))
         legs = self.loads.via_legs(way)
         if legs is None:
-            # spread over the spines (or anything else): ``via_loads`` gives its arrays, the
-            # router its latency if asked
+            # spread over the spines (or anything else): ``via_loads`` gives its arrays,
+            # ``ViaLatency`` its latency if asked (the router's, without its paths)
             chans, weights = router.via_loads(way)
-            return LazyRoute(chans, weights, None, (way[0], way[-1]), partial(router.via, way))
+            return LazyRoute(chans, weights, None, (way[0], way[-1]), partial(router.via, way),
+                             partial(self.via_latency, way))
         first, _, out, into, last, _, every = legs
         return LazyRoute(np.array(every, dtype=np.int64), np.ones(len(every)), self._via_latency(first, out, into, last),
                          (way[0], way[-1]), partial(router.via, way))

@@ -58,14 +58,14 @@ class LazyRoute(Route):
     and whose device paths are asked of the router only when someone reads them: ``ask()`` returns the
     route the router gives for the same request (``routes(a, b)`` or ``via(waypoints)``), so the paths
     are those, and ``ends`` are their first and last devices. The latency is given, or (None) that
-    route's too. A ring over 16,384 GPUs has 75,000 hops whose paths nobody reads (the engine needs
+    route's too, from ``ask_latency()`` when given (the same number without the paths). A ring over 16,384 GPUs has 75,000 hops whose paths nobody reads (the engine needs
     channels; a report asks for a few transfers)."""
 
     def __init__(self, channels: np.ndarray, weights: np.ndarray, latency_s: float | None, ends: tuple[str, str],
-                 ask):
+                 ask, ask_latency=None):
         # (a frozen dataclass: its fields are written past its __setattr__)
         self.__dict__.update(channels=channels, weights=weights, _latency=latency_s, cap_Bps=math.inf, ends=ends,
-                             _ask=ask, _paths=None)
+                             _ask=ask, _ask_latency=ask_latency, _paths=None)
 
     @property
     def paths(self) -> tuple[tuple[str, ...], ...]:
@@ -76,7 +76,7 @@ class LazyRoute(Route):
     @property
     def latency_s(self) -> float:
         if self._latency is None:
-            self.__dict__["_latency"] = self._ask().latency_s
+            self.__dict__["_latency"] = self._ask().latency_s if self._ask_latency is None else self._ask_latency()
         return self._latency
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.channels import reverse_ring
+from . import limits
 from .engine import Group, Pattern, Schedule
 from .schedule import Lanes
 
@@ -364,6 +365,12 @@ def parameter_server(gpus: list[str], server: str, size: float, chunk: float, re
 def one_by_one(gpus: list[str], size: float, reduce_s_per_byte: float = 0.0) -> Schedule:
     """The lecture's decentralized scheme: in round r every GPU sends all its data to the GPU r places on."""
     p = len(gpus)
+    if p * (p - 1) > limits.MAX_ROUTED_PAIRS:
+        raise limits.TooLarge(
+            f"decentralized over {p:,} GPUs sends {p * (p - 1):,} transfers in {p - 1:,} rounds, every pair of GPUs "
+            f"on its own route; this version simulates at most {limits.MAX_ROUTED_PAIRS:,} (up to "
+            f"{(1 + math.isqrt(1 + 4 * limits.MAX_ROUTED_PAIRS)) // 2} GPUs): choose fewer GPUs (--gpus) or "
+            f"another algorithm (ring, tree, hierarchical)")
     sched = Schedule([], size, f"decentralized one-by-one over {p} GPUs ({p - 1} rounds)")
     prev = None
     for r in range(1, p):

@@ -24,6 +24,11 @@ MAX_SCHEDULED_GROUPS = 3_000_000
 # whose 16 pieces per connection never repeat, ran over an hour and took 9.8 GB before this limit;
 # the runs the benchmarks time stay far below it (see the engine's SimResult.flow_events).
 MAX_FLOW_EVENTS = 250_000_000
+# Transfers between distinct GPU pairs a schedule routes one by one (each pair keeps its own route and
+# flow state): the lecture's decentralized all-reduce makes P (P - 1) of them. Over 256 GPUs (65,280)
+# it took 2.4 s and 310 MB; over 512 (261,632) 12 s and 1.3 GB; over 992 (dgx1-fat-tree-124) it was
+# still running after 3 minutes at 7.8 GB, and over 16,384 it reached 20 GB before it was stopped.
+MAX_ROUTED_PAIRS = 100_000
 # ... and the memory its distinct network states keep (each new state's rates and channel loads are kept
 # for the result): that tree kept about 1 MB a state, 3.2 GB when the flow budget stopped it.
 MAX_STATE_BYTES = 1_000_000_000

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from . import collectives as C
+from . import collnet_root
 from . import tuning as T
 from .results import SimulationError
 from .schedule import Group, Pattern, Schedule
@@ -131,36 +132,36 @@ class NcclSchedules:
             label = f"collnet rail {r}"
             up = C._tree_phase(sched, chains, share, piece, True, o.reduce_s_per_byte, label,
                                latency_of=lambda pairs: lat_intra)
-            # in the network: each head sends to the switch where all heads' routes meet, which reduces
-            root_sw = self._collnet_root(heads)
-            upp = Pattern([(h, root_sw) for h in heads], latency_s=net_lat / 2)
-            downp = Pattern([(root_sw, h) for h in heads], latency_s=net_lat / 2)
-            prev_u = prev_d = None
+            # in the network: SHARP's tree of switches, each reducing its children's data
+            levels = self._sharp_levels(heads)
+            lat = net_lat / 2 / len(levels)  # (each way: the network's latency over the tree's levels)
+            ups = [Pattern(pairs, latency_s=lat) for pairs in levels]
+            downs = [Pattern([(p, c) for c, p in pairs], latency_s=lat) for pairs in reversed(levels)]
+            many = len(levels) > 1
+            prev_u: list[int | None] = [None] * len(levels)
+            prev_d: list[int | None] = [None] * len(levels)
             after = {}
             for j in range(n):
-                u = sched.add(Group(f"{label} SHARP reduce piece {j}", upp, piece, (up[j],),
-                                    (prev_u,) if prev_u is not None else (), meta={"phase": "sharp-reduce", "piece": j}))
-                d = sched.add(Group(f"{label} SHARP broadcast piece {j}", downp, piece, (u,),
-                                    (prev_d,) if prev_d is not None else (), meta={"phase": "sharp-broadcast", "piece": j}))
-                prev_u, prev_d = u, d
-                after[j] = d
+                dep = up[j]
+                for i, pattern in enumerate(ups):
+                    name = f"{label} SHARP reduce piece {j}" + (f" level {i}" if many else "")
+                    dep = prev_u[i] = sched.add(Group(name, pattern, piece, (dep,),
+                                                      (prev_u[i],) if prev_u[i] is not None else (),
+                                                      meta={"phase": "sharp-reduce", "piece": j}))
+                for i, pattern in enumerate(downs):
+                    name = f"{label} SHARP broadcast piece {j}" + (f" level {i}" if many else "")
+                    dep = prev_d[i] = sched.add(Group(name, pattern, piece, (dep,),
+                                                      (prev_d[i],) if prev_d[i] is not None else (),
+                                                      meta={"phase": "sharp-broadcast", "piece": j}))
+                after[j] = dep
             C._tree_phase(sched, chains, share, piece, False, 0.0, label, after=after, latency_of=lambda pairs: lat_intra)
         return sched
 
-    def _collnet_root(self, heads: list[str]) -> str:
-        """The network switch every head's route passes through, nearest to the heads."""
-        common = None
-        for h in heads:
-            seen = set()
-            for other in heads:
-                if other == h:
-                    continue
-                for path in self.router.routes(h, other).paths:
-                    seen.update(d for d in path if self.topo.devices[d].kind in ("ib_switch", "eth_switch"))
-            common = seen if common is None else common & seen
+    def _sharp_levels(self, heads: list[str]) -> list[list[tuple[str, str]]]:
+        """SHARP's tree over the network switches every head's route passes through."""
+        common = collnet_root.fast(self.router, self.topo, heads)
         if not common:
             raise SimulationError("collnet: the systems' routes share no switch to reduce in")
         fab = self.router.fabric
-        return min(common, key=lambda s: (len(fab.adj[s]) == 0, -sum(1 for v in fab.adj[s]
-                                                                      if fab.kind.get(v) == "nic"), s))
-
+        flat = min(common, key=lambda s: (len(fab.adj[s]) == 0, -sum(1 for v in fab.adj[s] if fab.kind.get(v) == "nic"), s))
+        return collnet_root.aggregation_tree(self.router, self.topo, heads, common, flat)

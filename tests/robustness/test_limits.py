@@ -113,3 +113,33 @@ def test_nccl_rings_are_not_held_to_the_chunk_gate(capsys):
     skipped: it runs."""
     assert main("simulate --preset dgx1-v100 --size 1TiB".split()) == 0
     assert "1 TiB             ring" in capsys.readouterr().out
+
+
+def test_decentralized_over_too_many_gpus_is_refused_before_a_pair_is_routed(capsys):
+    """The lecture's decentralized scheme routes every GPU pair on its own: over the 992 GPUs of the
+    DGX-1 fat tree preset it ran past 3 minutes at 7.8 GB (20 GB over 16,384 GPUs). It is refused
+    with the numbers and the way out, before anything is built."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        code = main("simulate --preset dgx1-fat-tree-124 --algorithm decentralized --size 256MiB".split())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    _, err = capsys.readouterr()
+    assert code == 2, err
+    assert "decentralized over 992 GPUs sends 983,072 transfers in 991 rounds" in err
+    assert "at most 100,000 (up to 316 GPUs)" in err and "--gpus" in err
+    assert peak < 200e6
+
+
+def test_decentralized_at_the_limit_still_builds():
+    from dgxstudio.sim import collectives as C
+    from dgxstudio.sim import limits
+
+    gpus = [f"g{i}" for i in range(316)]
+    assert 316 * 315 <= limits.MAX_ROUTED_PAIRS < 317 * 316
+    assert len(C.one_by_one(gpus, 1024.0).groups) == 315
+    with pytest.raises(limits.TooLarge, match="317 GPUs sends 100,172 transfers"):
+        C.one_by_one(gpus + ["g316"], 1024.0)

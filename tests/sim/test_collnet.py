@@ -1,0 +1,75 @@
+"""CollNet (SHARP): the reduction switch found without asking every pair of heads, and a reduction
+tree of switches, so that the bandwidth holds as a rail spreads over more leaves."""
+
+import pytest
+
+from dgxstudio.analysis.routing import Router
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.sim import collnet_root
+from dgxstudio.sim.run import simulate
+
+MiB = 2**20
+
+TOPOLOGIES = {
+    "h100-3-leaves": lambda: build_fat_tree(12, "dgx-h100", rail_optimized=True, per_leaf=4),
+    "h100-3-tiers": lambda: build_fat_tree(40, "dgx-h100", rail_optimized=True, tiers=3),
+    "a100-oversubscribed": lambda: build_fat_tree(12, "dgx-a100", per_leaf=2, oversubscription=2.0),
+    "dgx1-tree": lambda: build_fat_tree(9, per_leaf=3),
+}
+
+
+def _heads(topo, k):
+    """The k-th GPU of every system, as a rail's heads."""
+    out = []
+    for group in topo.groups.values():
+        if group.kind == "system":
+            gpus = [d for d in group.devices if topo.devices[d].kind == "gpu"]
+            out.append(gpus[k])
+    return out
+
+
+@pytest.mark.parametrize("name", list(TOPOLOGIES))
+def test_the_common_switches_are_those_found_pair_by_pair(name):
+    topo = TOPOLOGIES[name]()
+    for k in (0, 5):  # (a DGX-1's GPU 5 shares GPU 4's NIC: its routes are searched, and so is the set)
+        heads = _heads(topo, k)
+        fast_router, plain_router = Router(topo), Router(topo)
+        found = collnet_root.fast(fast_router, topo, heads)
+        assert found and found == collnet_root.plain(plain_router, topo, heads)
+    assert collnet_root._by_leaves(Router(topo), topo, _heads(topo, 0)) is not None, "the shortcut did not answer"
+
+
+def test_a_route_kept_for_a_pair_of_heads_sends_the_question_pair_by_pair():
+    topo = TOPOLOGIES["h100-3-leaves"]()
+    heads = _heads(topo, 0)
+    router = Router(topo)
+    router.routes(heads[0], heads[1])
+    assert collnet_root._by_leaves(router, topo, heads) is None
+    assert collnet_root.fast(router, topo, heads) == collnet_root.plain(Router(topo), topo, heads)
+
+
+def test_sharp_reduces_in_a_tree_of_switches():
+    topo = TOPOLOGIES["h100-3-leaves"]()
+    router = Router(topo)
+    heads = _heads(topo, 0)
+    common = collnet_root.fast(router, topo, heads)
+    levels = collnet_root.aggregation_tree(router, topo, heads, common, "unused")
+    assert len(levels) == 2
+    leaves = {parent for _, parent in levels[0]}
+    assert len(leaves) == 3
+    for head, leaf in levels[0]:  # each head into its own NIC's leaf
+        assert leaf == router._uplink(router._rails()[head][0])
+    roots = {root for _, root in levels[1]}
+    assert len(roots) == 1 and [a for a, _ in levels[1]] == list(dict.fromkeys(leaf for _, leaf in levels[0]))
+    (root,) = roots
+    assert all(root in router.fabric.adj[a] for a in leaves)  # a spine joined to every leaf
+    assert topo.devices[root].kind == "ib_switch" and root not in leaves
+
+
+def test_collnet_bandwidth_holds_as_the_rails_spread_over_more_leaves():
+    """One leaf per rail (4 systems) against three (12 systems, 4 per leaf): SHARP sends each link
+    one stream, so the bus bandwidth stays; sending every head to one switch fell to 69% of it."""
+    one = simulate(build_fat_tree(4, "dgx-h100", rail_optimized=True), "all-reduce", "collnet", 256 * MiB)
+    three = simulate(TOPOLOGIES["h100-3-leaves"](), "all-reduce", "collnet", 256 * MiB)
+    assert three.algorithm == "collnet"
+    assert three.busbw_Bps == pytest.approx(one.busbw_Bps, rel=0.05)
