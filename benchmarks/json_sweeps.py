@@ -11,7 +11,9 @@ Each (topology, algorithm) is one ``dgxstudio simulate --json --sweep`` run thro
 of the Python that runs this script; its stdout, stderr and exit status are kept. ``compare`` reads
 numbers to 1e-9 relative (``wall_s``, the run's own CPU clock, is left out) and text exactly, and
 says how many files are also identical byte for byte apart from ``wall_s``.
-``--only SUBSTRING`` narrows the dump to the cases whose name has it.
+``--only SUBSTRING`` narrows the dump to the cases whose name has it. ``compare --ignore events`` also
+leaves out the named fields (comma-separated; ``wall_s`` always), for a change that may alter them
+(skipping a steady state earlier plays fewer events); it says in how many places each one differs.
 """
 
 from __future__ import annotations
@@ -59,12 +61,26 @@ def dump(out_dir: str, only: str | None) -> None:
             print(f"{case:<32} rc {done.returncode}  {time.perf_counter() - t0:7.1f} s", file=sys.stderr, flush=True)
 
 
-def _strip_wall(x):
+def _strip(x, names=("wall_s",)):
+    """``x`` without the fields ``names``, at any depth."""
     if isinstance(x, dict):
-        return {k: _strip_wall(v) for k, v in x.items() if k != "wall_s"}
+        return {k: _strip(v, names) for k, v in x.items() if k not in names}
     if isinstance(x, list):
-        return [_strip_wall(v) for v in x]
+        return [_strip(v, names) for v in x]
     return x
+
+
+def _count_differing(a, b, name: str) -> tuple[int, int]:
+    """In how many places the field ``name`` differs between a and b (alike in shape), of how many."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        pairs = [(a[k], b.get(k)) for k in a if k != name]
+        here = (int(a.get(name) != b.get(name)), 1) if name in a else (0, 0)
+    elif isinstance(a, list) and isinstance(b, list):
+        pairs, here = list(zip(a, b)), (0, 0)
+    else:
+        return 0, 0
+    counts = [here] + [_count_differing(x, y, name) for x, y in pairs]
+    return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
 def _diff(a, b, where: str, out: list[str]) -> None:
@@ -88,9 +104,11 @@ def _diff(a, b, where: str, out: list[str]) -> None:
         out.append(f"{where}: {a!r} != {b!r}")
 
 
-def compare(a_dir: str, b_dir: str) -> int:
+def compare(a_dir: str, b_dir: str, ignore: tuple[str, ...] = ()) -> int:
     names = sorted(f for f in os.listdir(a_dir) if f.endswith(".out"))
     problems, rows, identical = [], 0, 0
+    left_out = ("wall_s",) + tuple(ignore)
+    ignored = {name: [0, 0] for name in ignore}  # field -> [places it differs, places it is]
     for name in names:
         other = os.path.join(b_dir, name)
         if not os.path.exists(other):
@@ -106,14 +124,21 @@ def compare(a_dir: str, b_dir: str) -> int:
         if a["rc"]:
             identical += a["stdout"] == b["stdout"]
             continue
-        ja, jb = _strip_wall(json.loads(a["stdout"])), _strip_wall(json.loads(b["stdout"]))
+        raw_a, raw_b = json.loads(a["stdout"]), json.loads(b["stdout"])
+        for field, tally in ignored.items():
+            differ, places = _count_differing(raw_a, raw_b, field)
+            tally[0] += differ
+            tally[1] += places
+        ja, jb = _strip(raw_a, left_out), _strip(raw_b, left_out)
         rows += len(ja.get("rows", [ja]))
         identical += json.dumps(ja) == json.dumps(jb)
         out: list[str] = []
         _diff(ja, jb, name, out)
         problems.extend(out)
-    print(f"{len(names)} sweeps ({rows} sizes that ran); {identical} identical byte for byte (wall_s aside); "
-          f"{len(problems)} differences beyond {REL:g} relative")
+    print(f"{len(names)} sweeps ({rows} sizes that ran); {identical} identical byte for byte "
+          f"({', '.join(left_out)} aside); {len(problems)} differences beyond {REL:g} relative")
+    for field, (differ, places) in ignored.items():
+        print(f"  left out: {field} differs in {differ} of {places} places")
     for p in problems[:40]:
         print("  " + p)
     return 1 if problems else 0
@@ -128,11 +153,12 @@ def main() -> int:
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
+    c.add_argument("--ignore", default="", help="fields to leave out besides wall_s, comma-separated (e.g. events)")
     args = p.parse_args()
     if args.what == "dump":
         dump(args.dir, args.only)
         return 0
-    return compare(args.before, args.after)
+    return compare(args.before, args.after, tuple(x for x in args.ignore.split(",") if x))
 
 
 if __name__ == "__main__":

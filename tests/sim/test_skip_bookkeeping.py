@@ -3,8 +3,9 @@ reads as the plain forms did:
 
 - a skip's groups are kept in FlowEnds as arrays (one block per skip), not a dict entry per group;
   what a reader gets is what an entry per group gave: the end times of the group repeated, shifted;
-- the groups a snapshot allows (its groups and partly released groups and their successors within
-  the span) are checked by walking back from each group, not by building their union.
+- the watcher's history of snapshots and the logs they read: each snapshot's logs are exactly what
+  was logged after it, however much of the front was dropped, and the index files exactly the
+  snapshots kept, under their images.
 """
 
 import types
@@ -50,30 +51,53 @@ def test_blocks_read_as_an_entry_per_group(data):
             assert got is None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
-def test_allowed_is_the_union_of_successors_within_the_span(data):
-    n = data.draw(st.integers(1, 30))
-    perm = data.draw(st.permutations(range(n)))
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, n), max_size=6))) | {0, n})
-    succ = np.full(n, -1, dtype=np.int64)
-    for a, b in zip(cuts, cuts[1:]):
-        for x, y in zip(perm[a:b], perm[a + 1:b]):
-            succ[x] = y
-    pred = np.full(n, -1, dtype=np.int64)
-    pred[succ[succ >= 0]] = np.flatnonzero(succ >= 0)
-    own = set(data.draw(st.lists(st.integers(0, n - 1), max_size=5)))
-    waiting = dict.fromkeys(data.draw(st.lists(st.integers(0, n - 1), max_size=5)))
-    span = data.draw(st.sampled_from([1, 2]))
-    gs = np.asarray(sorted(set(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6)))), dtype=np.int64)
-    # the union as the snapshot used to build it: the base, then its successors, span times
-    allowed = set(own) | set(waiting)
-    for _ in range(span):
-        allowed |= {int(succ[g]) for g in allowed if succ[g] >= 0}
+def test_each_snapshot_reads_the_logs_since_it_and_the_index_files_the_history(data):
+    from dgxstudio.sim.steady import _Now
+
+    n = 40
+    succ = np.where(np.arange(n) % 10 < 9, np.arange(n) + 1, -1)  # four lanes of ten groups
     cut = Shortcut.__new__(Shortcut)
-    cut.per = types.SimpleNamespace(pred=pred)
-    cut.snap = {"base": (own, waiting), "span": span}
-    assert cut.allowed(gs) == (set(gs.tolist()) <= allowed)
+    cut.per = types.SimpleNamespace(step=lambda gs, m: _step(succ, gs, m))
+    cut.arrival, cut.partial = np.zeros(n), np.zeros(n, dtype=bool)
+    cut.segments, cut.delivered = [], []
+    cut.logs, cut.log_base = ([], [], []), [0, 0, 0]
+    cut.history, cut.index, cut.held_flows = __import__("collections").deque(), {}, 0
+    cut.HISTORY = data.draw(st.integers(1, 6))
+    logged: list[tuple[int, int]] = []  # (list, value), in the order logged
+    since = {}  # id of a snapshot -> how many entries were logged before it
+    for step in range(data.draw(st.integers(1, 40))):
+        for _ in range(data.draw(st.integers(0, 3000 if step % 7 == 3 else 3))):
+            which = data.draw(st.integers(0, 2))
+            cut.logs[which].append(len(logged))
+            logged.append((which, len(logged)))
+        if data.draw(st.booleans()):
+            gs = np.unique(np.asarray(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))))
+            a_group = np.repeat(gs, 2)
+            kept = cut.take_snapshot(gs, _Now(a_group, np.zeros(len(a_group), dtype=np.int64), np.ones(len(a_group)),
+                                              [], float(step), 0.0))
+            assert kept == bool((_step(succ, gs, 1) >= 0).all())
+            if kept:
+                since[id(cut.history[-1])] = len(logged)
+        if data.draw(st.integers(0, 9)) == 0:
+            cut.forget()
+            since.clear()
+        assert len(cut.history) <= cut.HISTORY
+        filed = {(key, id(s)) for key, snaps in cut.index.items() for s in snaps}
+        assert filed == {(key, id(s)) for s in cut.history for key in s["keys"]}
+        for s in cut.history:
+            for which in range(3):
+                got = cut.logs[which][s["log_at"][which] - cut.log_base[which]:]
+                assert got == [v for w, v in logged[since[id(s)]:] if w == which]
+        assert cut.held_flows == sum(len(s["a_group"]) for s in cut.history)
+
+
+def _step(succ, gs, m):
+    x = np.asarray(gs, dtype=np.int64)
+    for _ in range(m):
+        x = np.where(x >= 0, succ[np.maximum(x, 0)], -1)
+    return x
 
 
 @settings(max_examples=300, deadline=None)
