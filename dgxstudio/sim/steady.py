@@ -20,6 +20,22 @@ import numpy as np
 from .periods import _Periods
 
 
+SMALL = 256  # active flows up to which a look reads them in Python (numpy's per-call cost is most of it)
+
+
+def heads_and_groups(a_group: np.ndarray, heap) -> tuple[np.ndarray, np.ndarray]:
+    """The active groups (each run of flows' group, in order: ``heads``) and, sorted and once each,
+    the groups moving data or waiting for their data to arrive (the frontier is compared apart)."""
+    if len(a_group) <= SMALL:
+        flows = a_group.tolist()
+        heads = [g for i, g in enumerate(flows) if not i or flows[i - 1] != g]
+        waiting = [h[2] for h in heap]
+        return (np.array(heads, dtype=np.int64),
+                np.array(sorted(set(heads).union(waiting)), dtype=np.int64))
+    heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))]
+    return heads, np.unique(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
+
+
 @dataclass
 class _Now:
     """The event loop's state the watcher reads and moves: the active flows' groups, positions and
@@ -67,25 +83,25 @@ class Shortcut:
     HISTORY = 256  # snapshots kept at most (a period of more looks than this is not found) ...
     HISTORY_FLOWS = 1 << 20  # ... and active flows copied in them, all told
 
-    def take_snapshot(self, gs: np.ndarray, r: "_Now") -> bool:
-        """Keep the state now in the history, under its images one and two lane steps on. False when
-        a lane ends among the groups now (no image to compare with; nothing kept)."""
-        per = self.per
+    def take_snapshot(self, heads: np.ndarray, gs: np.ndarray, r: "_Now") -> bool:
+        """Keep the state now (``heads_and_groups``) in the history, under its images one and two
+        lane steps on. False when a lane ends among the groups now (no image to compare with;
+        nothing kept)."""
+        succ = self.per.succ
         a_group, a_pos, a_rem, heap, t = r.a_group, r.a_pos, r.a_rem, r.heap, r.t
-        if not len(gs):
+        if not len(gs) or gs[0] < 0:  # (a compute group's end of work: not with the shortcut)
             return False
-        one = per.step(gs, 1)
-        if (one < 0).any():
+        one = succ[gs]
+        if one.min() < 0:
             return False
-        heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
         snap = {"t": t, "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
                 "heap": [(w, g) for w, _, g in heap],
                 "heads": heads, "arrival": self.arrival[heads] - t, "partial": self.partial[heads].copy(),
                 "seg": len(self.segments), "delivered": r.delivered_bytes, "n_delivered": len(self.delivered),
                 "log_at": tuple(len(x) + b for x, b in zip(self.logs, self.log_base)), "keys": []}
-        two = per.step(one, 1)
+        two = succ[one]
         for span, mapped in ((1, one), (2, two)):
-            if (mapped < 0).any():
+            if span == 2 and two.min() < 0:
                 break
             key = (span, np.sort(mapped).tobytes())
             snap["keys"].append(key)
@@ -340,7 +356,7 @@ class Shortcut:
         if backoff[0] > 0:
             backoff[0] -= 1
             return
-        gs = _Periods.group_set(r.a_group, r.heap)
+        heads, gs = heads_and_groups(r.a_group, r.heap)
         key = gs.tobytes()
         found = self.index.get((1, key), []) + self.index.get((2, key), [])
         if found:
@@ -356,7 +372,7 @@ class Shortcut:
                     self.forget()
                     self.mismatches = 0
                     backoff[:] = [0, 0, 0]
-                    self.take_snapshot(_Periods.group_set(r.a_group, r.heap), r)
+                    self.take_snapshot(*heads_and_groups(r.a_group, r.heap), r)
                     return
             self.snap = None
             self.mismatches += 1
@@ -365,7 +381,7 @@ class Shortcut:
         else:
             self.misses += 1
             self.mismatches = 0
-        if not self.take_snapshot(gs, r) or self.misses > 4 * len(gs) + 16:
+        if not self.take_snapshot(heads, gs, r) or self.misses > 4 * len(gs) + 16:
             # a lane ends among the groups now (a tree's few pieces), or the state moved on without
             # coming back: after a few such looks in a row, look less often
             self._fruitless()

@@ -59,7 +59,7 @@ def test_each_snapshot_reads_the_logs_since_it_and_the_index_files_the_history(d
     n = 40
     succ = np.where(np.arange(n) % 10 < 9, np.arange(n) + 1, -1)  # four lanes of ten groups
     cut = Shortcut.__new__(Shortcut)
-    cut.per = types.SimpleNamespace(step=lambda gs, m: _step(succ, gs, m))
+    cut.per = types.SimpleNamespace(succ=succ)
     cut.arrival, cut.partial = np.zeros(n), np.zeros(n, dtype=bool)
     cut.segments, cut.delivered = [], []
     cut.logs, cut.log_base = ([], [], []), [0, 0, 0]
@@ -75,7 +75,7 @@ def test_each_snapshot_reads_the_logs_since_it_and_the_index_files_the_history(d
         if data.draw(st.booleans()):
             gs = np.unique(np.asarray(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))))
             a_group = np.repeat(gs, 2)
-            kept = cut.take_snapshot(gs, _Now(a_group, np.zeros(len(a_group), dtype=np.int64), np.ones(len(a_group)),
+            kept = cut.take_snapshot(gs, gs, _Now(a_group, np.zeros(len(a_group), dtype=np.int64), np.ones(len(a_group)),
                                               [], float(step), 0.0))
             assert kept == bool((_step(succ, gs, 1) >= 0).all())
             if kept:
@@ -131,3 +131,25 @@ def test_released_by_a_slice_is_every_release_of_the_groups(data):
     want_t = np.repeat(when, cnt)
     key = lambda d, t: sorted(zip(d.tolist(), [repr(x) for x in t.tolist()]))  # noqa: E731 (NaN compared as text)
     assert key(got_d, got_t) == key(want_d, want_t)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=40), st.lists(st.integers(0, 30), max_size=5), st.booleans())
+def test_a_look_reads_small_states_in_python_as_numpy_does(flows, waiting, large):
+    """``heads_and_groups`` reads up to SMALL active flows in Python: the heads (each run of flows'
+    group, in order) and the sorted groups are those the numpy path gives."""
+    from dgxstudio.sim import steady
+
+    a_group = np.asarray(flows, dtype=np.int64)
+    heap = [(0.1 * i, i, g) for i, g in enumerate(waiting)]
+    got = steady.heads_and_groups(a_group, heap)
+    old, steady.SMALL = steady.SMALL, -1 if large else steady.SMALL  # every state through numpy
+    try:
+        want = steady.heads_and_groups(a_group, heap)
+    finally:
+        steady.SMALL = old
+    if not large:
+        runs = [g for i, g in enumerate(flows) if not i or flows[i - 1] != g]
+        want = (np.asarray(runs, dtype=np.int64), np.asarray(sorted(set(runs) | set(waiting)), dtype=np.int64))
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype == np.int64 and x.tolist() == y.tolist()
