@@ -83,6 +83,23 @@ def _count_differing(a, b, name: str) -> tuple[int, int]:
     return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
+def _tally(a, b, path: str, fields: dict) -> None:
+    """For each field (its path with list indices left out), in how many places it differs at all
+    and, for numbers, by how much at most (relative): last bits included, unlike ``_diff``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in a:
+            if k in b:
+                _tally(a[k], b[k], f"{path}.{k}" if path else k, fields)
+    elif isinstance(a, list) and isinstance(b, list):
+        for x, y in zip(a, b):
+            _tally(x, y, path + "[]", fields)
+    elif a != b:
+        entry = fields.setdefault(path, [0, 0.0])
+        entry[0] += 1
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and max(abs(a), abs(b)) > 0:
+            entry[1] = max(entry[1], abs(a - b) / max(abs(a), abs(b)))
+
+
 def _diff(a, b, where: str, out: list[str]) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
         if list(a) != list(b):
@@ -109,6 +126,7 @@ def compare(a_dir: str, b_dir: str, ignore: tuple[str, ...] = ()) -> int:
     problems, rows, identical = [], 0, 0
     left_out = ("wall_s",) + tuple(ignore)
     ignored = {name: [0, 0] for name in ignore}  # field -> [places it differs, places it is]
+    fields: dict[str, list] = {}  # field -> [places it differs at all, largest relative difference]
     for name in names:
         other = os.path.join(b_dir, name)
         if not os.path.exists(other):
@@ -132,6 +150,7 @@ def compare(a_dir: str, b_dir: str, ignore: tuple[str, ...] = ()) -> int:
         ja, jb = _strip(raw_a, left_out), _strip(raw_b, left_out)
         rows += len(ja.get("rows", [ja]))
         identical += json.dumps(ja) == json.dumps(jb)
+        _tally(ja, jb, "", fields)
         out: list[str] = []
         _diff(ja, jb, name, out)
         problems.extend(out)
@@ -139,6 +158,8 @@ def compare(a_dir: str, b_dir: str, ignore: tuple[str, ...] = ()) -> int:
           f"({', '.join(left_out)} aside); {len(problems)} differences beyond {REL:g} relative")
     for field, (differ, places) in ignored.items():
         print(f"  left out: {field} differs in {differ} of {places} places")
+    for field, (differ, rel) in sorted(fields.items(), key=lambda kv: -kv[1][0]):
+        print(f"  differs at all (last bits too): {field} in {differ} places" + (f", at most {rel:.1e} relative" if rel else ""))
     for p in problems[:40]:
         print("  " + p)
     return 1 if problems else 0
