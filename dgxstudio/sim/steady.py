@@ -81,7 +81,10 @@ class Shortcut:
 
 
     HISTORY = 256  # snapshots kept at most (a period of more looks than this is not found) ...
-    HISTORY_FLOWS = 1 << 20  # ... and active flows copied in them, all told
+    # ... and active flows copied in them, all told (about 6 MB): past it, the newest snapshots stay
+    # and so does the oldest, held as long as the look limit allows (a period longer than the
+    # history is still found from it, as when one snapshot at a time was held)
+    HISTORY_FLOWS = 1 << 18
 
     def take_snapshot(self, heads: np.ndarray, gs: np.ndarray, r: "_Now") -> bool:
         """Keep the state now (``heads_and_groups``) in the history, under its images one and two
@@ -110,17 +113,21 @@ class Shortcut:
         history.append(snap)
         self.held_flows += len(a_group)
         limit = min(self.HISTORY, 4 * len(gs) + 16)
-        while len(history) > limit or (self.held_flows > self.HISTORY_FLOWS and len(history) > 1):
-            self._evict()
+        while len(history) > limit:
+            self._evict(0)
+        while self.held_flows > self.HISTORY_FLOWS and len(history) > 2:
+            self._evict(1)
         return True
 
-    def _evict(self) -> None:
-        old = self.history.popleft()
+    def _evict(self, place: int) -> None:
+        old = self.history[place]
+        del self.history[place]
         self.held_flows -= len(old["a_group"])
         for key in old["keys"]:
-            same = self.index[key]
-            same.remove(old)
-            if not same:
+            same = [x for x in self.index[key] if x is not old]
+            if same:
+                self.index[key] = same
+            else:
                 del self.index[key]
         # the logs before the oldest snapshot left are read no more: drop them now and then
         at = self.history[0]["log_at"] if self.history else None

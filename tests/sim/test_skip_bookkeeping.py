@@ -65,8 +65,10 @@ def test_each_snapshot_reads_the_logs_since_it_and_the_index_files_the_history(d
     cut.logs, cut.log_base = ([], [], []), [0, 0, 0]
     cut.history, cut.index, cut.held_flows = __import__("collections").deque(), {}, 0
     cut.HISTORY = data.draw(st.integers(1, 6))
+    cut.HISTORY_FLOWS = data.draw(st.integers(2, 20))  # past it, the newest stay and so does the oldest
     logged: list[tuple[int, int]] = []  # (list, value), in the order logged
     since = {}  # id of a snapshot -> how many entries were logged before it
+    taken = {}  # id of a snapshot -> when it was taken
     for step in range(data.draw(st.integers(1, 40))):
         for _ in range(data.draw(st.integers(0, 3000 if step % 7 == 3 else 3))):
             which = data.draw(st.integers(0, 2))
@@ -80,10 +82,14 @@ def test_each_snapshot_reads_the_logs_since_it_and_the_index_files_the_history(d
             assert kept == bool((_step(succ, gs, 1) >= 0).all())
             if kept:
                 since[id(cut.history[-1])] = len(logged)
+                taken[id(cut.history[-1])] = step
         if data.draw(st.integers(0, 9)) == 0:
             cut.forget()
             since.clear()
         assert len(cut.history) <= cut.HISTORY
+        assert cut.held_flows <= cut.HISTORY_FLOWS or len(cut.history) <= 2
+        order = [taken[id(s)] for s in cut.history]
+        assert order == sorted(order)  # oldest first
         filed = {(key, id(s)) for key, snaps in cut.index.items() for s in snaps}
         assert filed == {(key, id(s)) for s in cut.history for key in s["keys"]}
         for s in cut.history:
