@@ -14,6 +14,8 @@ says how many files are also identical byte for byte apart from ``wall_s``.
 ``--only SUBSTRING`` narrows the dump to the cases whose name has it. ``compare --ignore events`` also
 leaves out the named fields (comma-separated; ``wall_s`` always), for a change that may alter them
 (skipping a steady state earlier plays fewer events); it says in how many places each one differs.
+``compare --ties`` compares the bottleneck lists link by link, for a change that moves last bits: links
+whose utilizations agree to 1e-9 may then rank otherwise (and be cut at the list's end otherwise).
 """
 
 from __future__ import annotations
@@ -121,12 +123,42 @@ def _diff(a, b, where: str, out: list[str]) -> None:
         out.append(f"{where}: {a!r} != {b!r}")
 
 
-def compare(a_dir: str, b_dir: str, ignore: tuple[str, ...] = ()) -> int:
+def _link(entry: dict) -> tuple:
+    return entry.get("from"), entry.get("to"), tuple(entry.get("links", ()))
+
+
+def _near(x, y) -> bool:
+    return abs(x - y) <= REL * max(abs(x), abs(y))
+
+
+def _untie(rows_a: list, rows_b: list) -> int:
+    """Each row's bottleneck lists (links ranked by utilization) made comparable where they differ only
+    in how links whose utilizations agree to REL are ranked: the same links matched by name in the
+    first list's order, and a link in one list only dropped from it when it ties (to REL) with the
+    other list's last (the cut-off). Values are left to compare as they are. Returns the rows changed."""
+    changed = 0
+    for x, y in zip(rows_a, rows_b):
+        bx, by = x.get("bottlenecks"), y.get("bottlenecks")
+        if not isinstance(bx, list) or not isinstance(by, list) or bx == by or not bx or not by:
+            continue
+        ky = {_link(e): e for e in by}
+        kx = {_link(e): e for e in bx}
+        if not all(_near(e["utilization"], by[-1]["utilization"]) for k, e in kx.items() if k not in ky) or \
+                not all(_near(e["utilization"], bx[-1]["utilization"]) for k, e in ky.items() if k not in kx):
+            continue  # a link that is no tie at the cut-off: left to show as a difference
+        x["bottlenecks"] = [e for e in bx if _link(e) in ky]
+        y["bottlenecks"] = [ky[_link(e)] for e in x["bottlenecks"]]
+        changed += 1
+    return changed
+
+
+def compare(a_dir: str, b_dir: str, ignore: tuple[str, ...] = (), ties: bool = False) -> int:
     names = sorted(f for f in os.listdir(a_dir) if f.endswith(".out"))
     problems, rows, identical = [], 0, 0
     left_out = ("wall_s",) + tuple(ignore)
     ignored = {name: [0, 0] for name in ignore}  # field -> [places it differs, places it is]
     fields: dict[str, list] = {}  # field -> [places it differs at all, largest relative difference]
+    untied = 0  # rows whose bottleneck lists differed in the ranking of ties only (--ties)
     for name in names:
         other = os.path.join(b_dir, name)
         if not os.path.exists(other):
@@ -150,6 +182,8 @@ def compare(a_dir: str, b_dir: str, ignore: tuple[str, ...] = ()) -> int:
         ja, jb = _strip(raw_a, left_out), _strip(raw_b, left_out)
         rows += len(ja.get("rows", [ja]))
         identical += json.dumps(ja) == json.dumps(jb)
+        if ties and isinstance(ja.get("rows"), list) and isinstance(jb.get("rows"), list):
+            untied += _untie(ja["rows"], jb["rows"])
         _tally(ja, jb, "", fields)
         out: list[str] = []
         _diff(ja, jb, name, out)
@@ -158,6 +192,8 @@ def compare(a_dir: str, b_dir: str, ignore: tuple[str, ...] = ()) -> int:
           f"({', '.join(left_out)} aside); {len(problems)} differences beyond {REL:g} relative")
     for field, (differ, places) in ignored.items():
         print(f"  left out: {field} differs in {differ} of {places} places")
+    if ties:
+        print(f"  bottleneck lists matched link by link in {untied} rows (ties ranked otherwise, or cut otherwise)")
     for field, (differ, rel) in sorted(fields.items(), key=lambda kv: -kv[1][0]):
         print(f"  differs at all (last bits too): {field} in {differ} places" + (f", at most {rel:.1e} relative" if rel else ""))
     for p in problems[:40]:
@@ -175,11 +211,14 @@ def main() -> int:
     c.add_argument("before")
     c.add_argument("after")
     c.add_argument("--ignore", default="", help="fields to leave out besides wall_s, comma-separated (e.g. events)")
+    c.add_argument("--ties", action="store_true",
+                   help="compare bottleneck lists link by link: links whose utilizations agree to 1e-9 may be "
+                        "ranked otherwise, and one tied with the last may be cut instead of another")
     args = p.parse_args()
     if args.what == "dump":
         dump(args.dir, args.only)
         return 0
-    return compare(args.before, args.after, tuple(x for x in args.ignore.split(",") if x))
+    return compare(args.before, args.after, tuple(x for x in args.ignore.split(",") if x), args.ties)
 
 
 if __name__ == "__main__":
