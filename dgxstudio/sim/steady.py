@@ -85,6 +85,7 @@ class Shortcut:
     # and so does the oldest, held as long as the look limit allows (a period longer than the
     # history is still found from it, as when one snapshot at a time was held)
     HISTORY_FLOWS = 1 << 18
+    LOG_SLACK = 4096  # log entries no snapshot reads any more, kept until there are this many
 
     def take_snapshot(self, heads: np.ndarray, gs: np.ndarray, r: "_Now") -> bool:
         """Keep the state now (``heads_and_groups``) in the history, under its images one and two
@@ -133,7 +134,7 @@ class Shortcut:
         at = self.history[0]["log_at"] if self.history else None
         for i, x in enumerate(self.logs):
             drop = (at[i] if at is not None else self.log_base[i] + len(x)) - self.log_base[i]
-            if drop > 4096 or (at is None and drop):
+            if drop > self.LOG_SLACK or (at is None and drop):
                 del x[:drop]
                 self.log_base[i] += drop
 
