@@ -11,7 +11,11 @@ Each (topology, algorithm) is one ``dgxstudio simulate --json --sweep`` run thro
 of the Python that runs this script; its stdout, stderr and exit status are kept. ``compare`` reads
 numbers to 1e-9 relative (``wall_s``, the run's own CPU clock, is left out) and text exactly, and
 says how many files are also identical byte for byte apart from ``wall_s``.
-``--only SUBSTRING`` narrows the dump to the cases whose name has it.
+``--only SUBSTRING`` narrows the dump to the cases whose name has it. ``compare --ignore events`` also
+leaves out the named fields (comma-separated; ``wall_s`` always), for a change that may alter them
+(skipping a steady state earlier plays fewer events); it says in how many places each one differs.
+``compare --ties`` compares the bottleneck lists link by link, for a change that moves last bits: links
+whose utilizations agree to 1e-9 may then rank otherwise (and be cut at the list's end otherwise).
 """
 
 from __future__ import annotations
@@ -59,12 +63,43 @@ def dump(out_dir: str, only: str | None) -> None:
             print(f"{case:<32} rc {done.returncode}  {time.perf_counter() - t0:7.1f} s", file=sys.stderr, flush=True)
 
 
-def _strip_wall(x):
+def _strip(x, names=("wall_s",)):
+    """``x`` without the fields ``names``, at any depth."""
     if isinstance(x, dict):
-        return {k: _strip_wall(v) for k, v in x.items() if k != "wall_s"}
+        return {k: _strip(v, names) for k, v in x.items() if k not in names}
     if isinstance(x, list):
-        return [_strip_wall(v) for v in x]
+        return [_strip(v, names) for v in x]
     return x
+
+
+def _count_differing(a, b, name: str) -> tuple[int, int]:
+    """In how many places the field ``name`` differs between a and b (alike in shape), of how many."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        pairs = [(a[k], b.get(k)) for k in a if k != name]
+        here = (int(a.get(name) != b.get(name)), 1) if name in a else (0, 0)
+    elif isinstance(a, list) and isinstance(b, list):
+        pairs, here = list(zip(a, b)), (0, 0)
+    else:
+        return 0, 0
+    counts = [here] + [_count_differing(x, y, name) for x, y in pairs]
+    return sum(c[0] for c in counts), sum(c[1] for c in counts)
+
+
+def _tally(a, b, path: str, fields: dict) -> None:
+    """For each field (its path with list indices left out), in how many places it differs at all
+    and, for numbers, by how much at most (relative): last bits included, unlike ``_diff``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in a:
+            if k in b:
+                _tally(a[k], b[k], f"{path}.{k}" if path else k, fields)
+    elif isinstance(a, list) and isinstance(b, list):
+        for x, y in zip(a, b):
+            _tally(x, y, path + "[]", fields)
+    elif a != b:
+        entry = fields.setdefault(path, [0, 0.0])
+        entry[0] += 1
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and max(abs(a), abs(b)) > 0:
+            entry[1] = max(entry[1], abs(a - b) / max(abs(a), abs(b)))
 
 
 def _diff(a, b, where: str, out: list[str]) -> None:
@@ -88,9 +123,42 @@ def _diff(a, b, where: str, out: list[str]) -> None:
         out.append(f"{where}: {a!r} != {b!r}")
 
 
-def compare(a_dir: str, b_dir: str) -> int:
+def _link(entry: dict) -> tuple:
+    return entry.get("from"), entry.get("to"), tuple(entry.get("links", ()))
+
+
+def _near(x, y) -> bool:
+    return abs(x - y) <= REL * max(abs(x), abs(y))
+
+
+def _untie(rows_a: list, rows_b: list) -> int:
+    """Each row's bottleneck lists (links ranked by utilization) made comparable where they differ only
+    in how links whose utilizations agree to REL are ranked: the same links matched by name in the
+    first list's order, and a link in one list only dropped from it when it ties (to REL) with the
+    other list's last (the cut-off). Values are left to compare as they are. Returns the rows changed."""
+    changed = 0
+    for x, y in zip(rows_a, rows_b):
+        bx, by = x.get("bottlenecks"), y.get("bottlenecks")
+        if not isinstance(bx, list) or not isinstance(by, list) or bx == by or not bx or not by:
+            continue
+        ky = {_link(e): e for e in by}
+        kx = {_link(e): e for e in bx}
+        if not all(_near(e["utilization"], by[-1]["utilization"]) for k, e in kx.items() if k not in ky) or \
+                not all(_near(e["utilization"], bx[-1]["utilization"]) for k, e in ky.items() if k not in kx):
+            continue  # a link that is no tie at the cut-off: left to show as a difference
+        x["bottlenecks"] = [e for e in bx if _link(e) in ky]
+        y["bottlenecks"] = [ky[_link(e)] for e in x["bottlenecks"]]
+        changed += 1
+    return changed
+
+
+def compare(a_dir: str, b_dir: str, ignore: tuple[str, ...] = (), ties: bool = False) -> int:
     names = sorted(f for f in os.listdir(a_dir) if f.endswith(".out"))
     problems, rows, identical = [], 0, 0
+    left_out = ("wall_s",) + tuple(ignore)
+    ignored = {name: [0, 0] for name in ignore}  # field -> [places it differs, places it is]
+    fields: dict[str, list] = {}  # field -> [places it differs at all, largest relative difference]
+    untied = 0  # rows whose bottleneck lists differed in the ranking of ties only (--ties)
     for name in names:
         other = os.path.join(b_dir, name)
         if not os.path.exists(other):
@@ -106,14 +174,28 @@ def compare(a_dir: str, b_dir: str) -> int:
         if a["rc"]:
             identical += a["stdout"] == b["stdout"]
             continue
-        ja, jb = _strip_wall(json.loads(a["stdout"])), _strip_wall(json.loads(b["stdout"]))
+        raw_a, raw_b = json.loads(a["stdout"]), json.loads(b["stdout"])
+        for field, tally in ignored.items():
+            differ, places = _count_differing(raw_a, raw_b, field)
+            tally[0] += differ
+            tally[1] += places
+        ja, jb = _strip(raw_a, left_out), _strip(raw_b, left_out)
         rows += len(ja.get("rows", [ja]))
         identical += json.dumps(ja) == json.dumps(jb)
+        if ties and isinstance(ja.get("rows"), list) and isinstance(jb.get("rows"), list):
+            untied += _untie(ja["rows"], jb["rows"])
+        _tally(ja, jb, "", fields)
         out: list[str] = []
         _diff(ja, jb, name, out)
         problems.extend(out)
-    print(f"{len(names)} sweeps ({rows} sizes that ran); {identical} identical byte for byte (wall_s aside); "
-          f"{len(problems)} differences beyond {REL:g} relative")
+    print(f"{len(names)} sweeps ({rows} sizes that ran); {identical} identical byte for byte "
+          f"({', '.join(left_out)} aside); {len(problems)} differences beyond {REL:g} relative")
+    for field, (differ, places) in ignored.items():
+        print(f"  left out: {field} differs in {differ} of {places} places")
+    if ties:
+        print(f"  bottleneck lists matched link by link in {untied} rows (ties ranked otherwise, or cut otherwise)")
+    for field, (differ, rel) in sorted(fields.items(), key=lambda kv: -kv[1][0]):
+        print(f"  differs at all (last bits too): {field} in {differ} places" + (f", at most {rel:.1e} relative" if rel else ""))
     for p in problems[:40]:
         print("  " + p)
     return 1 if problems else 0
@@ -128,11 +210,15 @@ def main() -> int:
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
+    c.add_argument("--ignore", default="", help="fields to leave out besides wall_s, comma-separated (e.g. events)")
+    c.add_argument("--ties", action="store_true",
+                   help="compare bottleneck lists link by link: links whose utilizations agree to 1e-9 may be "
+                        "ranked otherwise, and one tied with the last may be cut instead of another")
     args = p.parse_args()
     if args.what == "dump":
         dump(args.dir, args.only)
         return 0
-    return compare(args.before, args.after)
+    return compare(args.before, args.after, tuple(x for x in args.ignore.split(",") if x), args.ties)
 
 
 if __name__ == "__main__":

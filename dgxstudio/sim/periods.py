@@ -139,12 +139,6 @@ class _Periods:
             self._prepare()
         return int(self._reach[np.asarray(gs, dtype=np.int64)].min()) if len(gs) else 0
 
-    @staticmethod
-    def group_set(a_group: np.ndarray, heap) -> np.ndarray:
-        """The groups moving data or waiting for their data to arrive (the frontier is compared apart)."""
-        heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
-        return np.unique(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
-
 
 def lane_order(succ: np.ndarray, alike: np.ndarray, pred: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray,
                                                                                              np.ndarray]:

@@ -11,12 +11,29 @@ bytes and segments and moves the state ahead in one step (exact; see test_engine
 
 from __future__ import annotations
 
+import collections
 import heapq
 from dataclasses import dataclass
 
 import numpy as np
 
 from .periods import _Periods
+
+
+SMALL = 256  # active flows up to which a look reads them in Python (numpy's per-call cost is most of it)
+
+
+def heads_and_groups(a_group: np.ndarray, heap) -> tuple[np.ndarray, np.ndarray]:
+    """The active groups (each run of flows' group, in order: ``heads``) and, sorted and once each,
+    the groups moving data or waiting for their data to arrive (the frontier is compared apart)."""
+    if len(a_group) <= SMALL:
+        flows = a_group.tolist()
+        heads = [g for i, g in enumerate(flows) if not i or flows[i - 1] != g]
+        waiting = [h[2] for h in heap]
+        return (np.array(heads, dtype=np.int64),
+                np.array(sorted(set(heads).union(waiting)), dtype=np.int64))
+    heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))]
+    return heads, np.unique(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
 
 
 @dataclass
@@ -46,51 +63,89 @@ class Shortcut:
         self.start, self.sent, self.done = start, sent, done
         self.arrival, self.partial, self.outstanding, self.open_ends = arrival, partial, outstanding, open_ends
         self.flow_ends, self.segments, self.delivered, self.pattern_time = flow_ends, segments, delivered, pattern_time
-        self.snap: dict | None = None
-        self.logs: tuple[list[int], list[int], list[int]] | None = None
+        self.snap: dict | None = None  # the snapshot a look compares with (one of ``history``)
+        # groups started, sent and done (the engine appends while there is a history; a snapshot
+        # keeps where each list stood, less ``log_base``: what was dropped from the front)
+        self.logs: tuple[list[int], list[int], list[int]] | None = ([], [], [])
+        self.log_base = [0, 0, 0]
         self.span = [1]  # lane steps a period spans (the successor map's power the state is compared under)
         self.backoff = [0, 0, 0]  # events to let pass before looking again, the current wait, fruitless looks in a row
-        self.waited = 0  # looks since the snapshot that found the state on its way to the image
+        # the recent looks' snapshots, oldest first, and each one's image group sets one and two lane
+        # steps on (``index``: the bytes of the sorted image and the span -> the snapshots): a look
+        # finds at once any earlier state whose image has the groups now (see ``watch``)
+        self.history: collections.deque = collections.deque()
+        self.index: dict[tuple[int, bytes], list[dict]] = {}
+        self.held_flows = 0  # active flows the history's snapshots copy, all told
+        self.misses = 0  # looks in a row whose groups were the image of no snapshot
+        self.mismatches = 0  # looks in a row that found such a snapshot but not the same state
 
 
-    def take_snapshot(self, gs: np.ndarray, r: "_Now") -> None:
-        per, span = self.per, self.span
+    HISTORY = 256  # snapshots kept at most (a period of more looks than this is not found) ...
+    # ... and active flows copied in them, all told (about 6 MB): past it, the newest snapshots stay
+    # and so does the oldest, held as long as the look limit allows (a period longer than the
+    # history is still found from it, as when one snapshot at a time was held)
+    HISTORY_FLOWS = 1 << 18
+    LOG_SLACK = 4096  # log entries no snapshot reads any more, kept until there are this many
+
+    def take_snapshot(self, heads: np.ndarray, gs: np.ndarray, r: "_Now") -> bool:
+        """Keep the state now (``heads_and_groups``) in the history, under its images one and two
+        lane steps on. False when a lane ends among the groups now (no image to compare with;
+        nothing kept)."""
+        succ = self.per.succ
         a_group, a_pos, a_rem, heap, t = r.a_group, r.a_pos, r.a_rem, r.heap, r.t
-        frontier, arrival, partial = self.frontier, self.arrival, self.partial
-        mapped = per.step(gs, span[0]) if len(gs) else gs
-        if not len(gs) or (mapped < 0).any():
-            self.snap, self.logs = None, None
-            return
-        heads = a_group[np.flatnonzero(np.diff(a_group, prepend=-1))] if len(a_group) else a_group
-        # what may become active before the image is due: these groups, the partly released ones (a
-        # lane idle now, waiting for its data; thousands behind a stage barrier), and their successors
-        # up to the span (``allowed``: kept as the two sets, not their union, which cost a sort of
-        # the frontier at every snapshot)
-        self.snap = {"t": t, "mapped": np.sort(mapped), "base": (set(gs.tolist()), frontier.copy()),
-                     "span": span[0],
-                     "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
-                     "heap": [(w, g) for w, _, g in heap],
-                     "heads": heads, "arrival": arrival[heads] - t, "partial": partial[heads].copy(),
-                     "seg": len(self.segments), "delivered": r.delivered_bytes, "n_delivered": len(self.delivered)}
-        self.logs = ([], [], [])
-        self.waited = 0
-
-    def allowed(self, gs: np.ndarray) -> bool:
-        """Is every group of ``gs`` one the snapshot allows: one of its groups or partly released
-        groups, or a successor of one within the span? (A lane's successor links join one group to
-        one group, so the way back is unique.)"""
-        own, waiting = self.snap["base"]
-        pred, span = self.per.pred, self.snap["span"]
-        for g in gs.tolist():
-            for _ in range(span + 1):
-                if g in own or g in waiting:
-                    break
-                g = int(pred[g])
-                if g < 0:
-                    return False
-            else:
-                return False
+        if not len(gs) or gs[0] < 0:  # (a compute group's end of work: not with the shortcut)
+            return False
+        one = succ[gs]
+        if one.min() < 0:
+            return False
+        snap = {"t": t, "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
+                "heap": [(w, g) for w, _, g in heap],
+                "heads": heads, "arrival": self.arrival[heads] - t, "partial": self.partial[heads].copy(),
+                "seg": len(self.segments), "delivered": r.delivered_bytes, "n_delivered": len(self.delivered),
+                "log_at": tuple(len(x) + b for x, b in zip(self.logs, self.log_base)), "keys": []}
+        two = succ[one]
+        for span, mapped in ((1, one), (2, two)):
+            if span == 2 and two.min() < 0:
+                break
+            key = (span, np.sort(mapped).tobytes())
+            snap["keys"].append(key)
+            self.index.setdefault(key, []).append(snap)
+        history = self.history
+        history.append(snap)
+        self.held_flows += len(a_group)
+        limit = min(self.HISTORY, 4 * len(gs) + 16)
+        while len(history) > limit:
+            self._evict(0)
+        while self.held_flows > self.HISTORY_FLOWS and len(history) > 2:
+            self._evict(1)
         return True
+
+    def _evict(self, place: int) -> None:
+        old = self.history[place]
+        del self.history[place]
+        self.held_flows -= len(old["a_group"])
+        for key in old["keys"]:
+            same = [x for x in self.index[key] if x is not old]
+            if same:
+                self.index[key] = same
+            else:
+                del self.index[key]
+        # the logs before the oldest snapshot left are read no more: drop them now and then
+        at = self.history[0]["log_at"] if self.history else None
+        for i, x in enumerate(self.logs):
+            drop = (at[i] if at is not None else self.log_base[i] + len(x)) - self.log_base[i]
+            if drop > self.LOG_SLACK or (at is None and drop):
+                del x[:drop]
+                self.log_base[i] += drop
+
+    def forget(self) -> None:
+        """Drop every snapshot and log (after a skip: the state has moved on)."""
+        self.history.clear()
+        self.index.clear()
+        self.held_flows = 0
+        for i, x in enumerate(self.logs):
+            self.log_base[i] += len(x)
+            x.clear()
 
     def states_match(self, T: float, r: "_Now") -> bool:
         """Is the state now the successor-image of the snapshot's, T later?
@@ -139,7 +194,8 @@ class Shortcut:
         start, sent, done, flow_ends = self.start, self.sent, self.done, self.flow_ends
         outstanding, open_ends, pattern_time = self.outstanding, self.open_ends, self.pattern_time
         segments, delivered = self.segments, self.delivered
-        started, sent_l, done_l = (np.asarray(x, dtype=np.int64) for x in logs)
+        started, sent_l, done_l = (np.asarray(x[at - base:], dtype=np.int64)
+                                   for x, at, base in zip(logs, snap["log_at"], self.log_base))
         touched = np.unique(np.concatenate([started, sent_l, done_l, snap["heads"],
                                             np.fromiter((g for _, g in snap["heap"]), dtype=np.int64)]))
         ms = span[0]  # lane steps per period
@@ -275,6 +331,17 @@ class Shortcut:
             return int(bad.min()) - 1
         return u, left
 
+    def _spent(self, snap: dict) -> bool:
+        """Is a skip from ``snap`` sure to find no whole period ahead (its groups' lanes end within a
+        period, as after a skip to a stage's end)? Asked only once the lanes' reach is known (a run's
+        first skip computes it): the jump's own count, on part of its groups (it takes the fewest
+        links over more), read before the state is compared."""
+        per = self.per
+        if per._reach is None:
+            return False
+        gs = np.concatenate([snap["heads"], np.fromiter((g for _, g in snap["heap"]), dtype=np.int64)])
+        return (per.reach_all(gs) - 1) // self.span[0] < 1
+
     def _fruitless(self) -> None:
         backoff = self.backoff
         backoff[2] += 1
@@ -283,42 +350,48 @@ class Shortcut:
             backoff[0] = backoff[1]
 
     def watch(self, r: "_Now") -> None:
-        # Looking costs a little at every event; where the state keeps not repeating, look less
-        # often (waits double up to 32 events; a skip starts over). A late look only starts a
-        # skip later: the answer is the same.
-        backoff, span = self.backoff, self.span
+        """Look for an earlier state whose image is the state now, and skip the repeats from there.
+
+        Every look keeps a snapshot (``take_snapshot``), filed under its image group sets one and two
+        lane steps on (some runs repeat only every second step: a double tree's two trees take
+        turns on a link). A look whose groups are such an image compares the whole state with that
+        snapshot's, the most recent first: the first period that repeats is skipped as soon as it
+        has been seen once, exactly as a later one would be. Looking costs a little at every event;
+        where the state keeps not repeating (or lanes end among the groups), look less often (waits
+        double up to 16 events; a skip starts over). A late look only starts a skip later: the
+        answer is the same."""
+        backoff = self.backoff
         if backoff[0] > 0:
             backoff[0] -= 1
             return
-        gs = _Periods.group_set(r.a_group, r.heap)
-        snap = self.snap
-        if snap is None:
-            self.take_snapshot(gs, r)
-            if self.snap is None:
-                # a lane ends among the groups now (a tree's few pieces): no image to compare with
+        heads, gs = heads_and_groups(r.a_group, r.heap)
+        key = gs.tobytes()
+        found = self.index.get((1, key), []) + self.index.get((2, key), [])
+        if found:
+            self.misses = 0
+            found.sort(key=lambda x: -x["t"])  # the most recent first: the shortest period
+            for snap in found[:4]:
+                T = r.t - snap["t"]
+                self.snap = snap
+                self.span[0] = 1 if (1, key) in snap["keys"] else 2
+                if self._spent(snap):
+                    continue
+                if T > 0 and self.states_match(T, r) and self.jump(T, r):
+                    self.forget()
+                    self.mismatches = 0
+                    backoff[:] = [0, 0, 0]
+                    self.take_snapshot(*heads_and_groups(r.a_group, r.heap), r)
+                    return
+            self.snap = None
+            self.mismatches += 1
+            if self.mismatches > 16:  # the same groups come back, but never the same state
                 self._fruitless()
-            return
-        if len(gs) == len(snap["mapped"]) and np.array_equal(gs, snap["mapped"]):
-            T = r.t - snap["t"]
-            if T > 0 and self.states_match(T, r) and self.jump(T, r):
-                gs = _Periods.group_set(r.a_group, r.heap)
-                backoff[1] = 0
-            else:
-                backoff[1] = min(32, max(1, 2 * backoff[1]))
-                backoff[0] = backoff[1]
-                # the same groups one lane step on, but not the same state: some runs repeat only
-                # every second step (a double tree's two trees take turns on a link), so the next
-                # look compares with the state two steps on, and the one after with one step
-                span[0] = 3 - span[0]
-            self.take_snapshot(gs, r)
-        elif not self.allowed(gs) or self.waited > 4 * len(gs) + 16:
-            # the state moved on without coming back (or lanes advance at different paces and the
-            # image never comes): after a few such looks in a row, look less often (a schedule
-            # without a steady state, a tree's few pieces, pays little for it)
-            self._fruitless()
-            self.take_snapshot(gs, r)
-            return
         else:
-            self.waited += 1
-            return
-        backoff[2] = 0
+            self.misses += 1
+            self.mismatches = 0
+        if not self.take_snapshot(heads, gs, r) or self.misses > 4 * len(gs) + 16:
+            # a lane ends among the groups now (a tree's few pieces), or the state moved on without
+            # coming back: after a few such looks in a row, look less often
+            self._fruitless()
+        elif not self.mismatches:
+            backoff[2] = 0

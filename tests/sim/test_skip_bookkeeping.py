@@ -3,8 +3,9 @@ reads as the plain forms did:
 
 - a skip's groups are kept in FlowEnds as arrays (one block per skip), not a dict entry per group;
   what a reader gets is what an entry per group gave: the end times of the group repeated, shifted;
-- the groups a snapshot allows (its groups and partly released groups and their successors within
-  the span) are checked by walking back from each group, not by building their union.
+- the watcher's history of snapshots and the logs they read: each snapshot's logs are exactly what
+  was logged after it, however much of the front was dropped, and the index files exactly the
+  snapshots kept, under their images.
 """
 
 import types
@@ -50,30 +51,60 @@ def test_blocks_read_as_an_entry_per_group(data):
             assert got is None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
-def test_allowed_is_the_union_of_successors_within_the_span(data):
-    n = data.draw(st.integers(1, 30))
-    perm = data.draw(st.permutations(range(n)))
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, n), max_size=6))) | {0, n})
-    succ = np.full(n, -1, dtype=np.int64)
-    for a, b in zip(cuts, cuts[1:]):
-        for x, y in zip(perm[a:b], perm[a + 1:b]):
-            succ[x] = y
-    pred = np.full(n, -1, dtype=np.int64)
-    pred[succ[succ >= 0]] = np.flatnonzero(succ >= 0)
-    own = set(data.draw(st.lists(st.integers(0, n - 1), max_size=5)))
-    waiting = dict.fromkeys(data.draw(st.lists(st.integers(0, n - 1), max_size=5)))
-    span = data.draw(st.sampled_from([1, 2]))
-    gs = np.asarray(sorted(set(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6)))), dtype=np.int64)
-    # the union as the snapshot used to build it: the base, then its successors, span times
-    allowed = set(own) | set(waiting)
-    for _ in range(span):
-        allowed |= {int(succ[g]) for g in allowed if succ[g] >= 0}
+def test_each_snapshot_reads_the_logs_since_it_and_the_index_files_the_history(data):
+    from dgxstudio.sim.steady import _Now
+
+    n = 40
+    succ = np.where(np.arange(n) % 10 < 9, np.arange(n) + 1, -1)  # four lanes of ten groups
     cut = Shortcut.__new__(Shortcut)
-    cut.per = types.SimpleNamespace(pred=pred)
-    cut.snap = {"base": (own, waiting), "span": span}
-    assert cut.allowed(gs) == (set(gs.tolist()) <= allowed)
+    cut.per = types.SimpleNamespace(succ=succ)
+    cut.arrival, cut.partial = np.zeros(n), np.zeros(n, dtype=bool)
+    cut.segments, cut.delivered = [], []
+    cut.logs, cut.log_base = ([], [], []), [0, 0, 0]
+    cut.history, cut.index, cut.held_flows = __import__("collections").deque(), {}, 0
+    cut.HISTORY = data.draw(st.integers(1, 6))
+    cut.HISTORY_FLOWS = data.draw(st.integers(2, 20))  # past it, the newest stay and so does the oldest
+    cut.LOG_SLACK = data.draw(st.sampled_from([0, 3, 4096]))
+    logged: list[tuple[int, int]] = []  # (list, value), in the order logged
+    since = {}  # id of a snapshot -> how many entries were logged before it
+    taken = {}  # id of a snapshot -> when it was taken
+    for step in range(data.draw(st.integers(1, 40))):
+        for _ in range(data.draw(st.integers(0, 30 if step % 7 == 3 else 3))):
+            which = data.draw(st.integers(0, 2))
+            cut.logs[which].append(len(logged))
+            logged.append((which, len(logged)))
+        if data.draw(st.booleans()):
+            gs = np.unique(np.asarray(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))))
+            a_group = np.repeat(gs, 2)
+            kept = cut.take_snapshot(gs, gs, _Now(a_group, np.zeros(len(a_group), dtype=np.int64), np.ones(len(a_group)),
+                                              [], float(step), 0.0))
+            assert kept == bool((_step(succ, gs, 1) >= 0).all())
+            if kept:
+                since[id(cut.history[-1])] = len(logged)
+                taken[id(cut.history[-1])] = step
+        if data.draw(st.integers(0, 9)) == 0:
+            cut.forget()
+            since.clear()
+        assert len(cut.history) <= cut.HISTORY
+        assert cut.held_flows <= cut.HISTORY_FLOWS or len(cut.history) <= 2
+        order = [taken[id(s)] for s in cut.history]
+        assert order == sorted(order)  # oldest first
+        filed = {(key, id(s)) for key, snaps in cut.index.items() for s in snaps}
+        assert filed == {(key, id(s)) for s in cut.history for key in s["keys"]}
+        for s in cut.history:
+            for which in range(3):
+                got = cut.logs[which][s["log_at"][which] - cut.log_base[which]:]
+                assert got == [v for w, v in logged[since[id(s)]:] if w == which]
+        assert cut.held_flows == sum(len(s["a_group"]) for s in cut.history)
+
+
+def _step(succ, gs, m):
+    x = np.asarray(gs, dtype=np.int64)
+    for _ in range(m):
+        x = np.where(x >= 0, succ[np.maximum(x, 0)], -1)
+    return x
 
 
 @settings(max_examples=300, deadline=None)
@@ -107,3 +138,25 @@ def test_released_by_a_slice_is_every_release_of_the_groups(data):
     want_t = np.repeat(when, cnt)
     key = lambda d, t: sorted(zip(d.tolist(), [repr(x) for x in t.tolist()]))  # noqa: E731 (NaN compared as text)
     assert key(got_d, got_t) == key(want_d, want_t)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=40), st.lists(st.integers(0, 30), max_size=5), st.booleans())
+def test_a_look_reads_small_states_in_python_as_numpy_does(flows, waiting, large):
+    """``heads_and_groups`` reads up to SMALL active flows in Python: the heads (each run of flows'
+    group, in order) and the sorted groups are those the numpy path gives."""
+    from dgxstudio.sim import steady
+
+    a_group = np.asarray(flows, dtype=np.int64)
+    heap = [(0.1 * i, i, g) for i, g in enumerate(waiting)]
+    got = steady.heads_and_groups(a_group, heap)
+    old, steady.SMALL = steady.SMALL, -1 if large else steady.SMALL  # every state through numpy
+    try:
+        want = steady.heads_and_groups(a_group, heap)
+    finally:
+        steady.SMALL = old
+    if not large:
+        runs = [g for i, g in enumerate(flows) if not i or flows[i - 1] != g]
+        want = (np.asarray(runs, dtype=np.int64), np.asarray(sorted(set(runs) | set(waiting)), dtype=np.int64))
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype == np.int64 and x.tolist() == y.tolist()
