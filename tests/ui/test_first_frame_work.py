@@ -1,9 +1,10 @@
 """What a window's first frame no longer does (issue 17: every frame under 16 ms on the DGX presets),
 and that what it used to do still happens: the hidden plots' graphics items are polished while the
-window is built, not in its first frame. benchmarks/first_frame.py measures what this saves."""
+window is built, not in its first frame; a dock behind another's tab shows its content when its tab
+is clicked, in the place it had. benchmarks/first_frame.py measures what this saves."""
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QGraphicsWidget
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QApplication, QDockWidget, QGraphicsWidget, QTabBar
 
 from dgxstudio.model.presets import load_preset
 from dgxstudio.ui.main_window import MainWindow
@@ -49,3 +50,75 @@ def test_hidden_plots_are_polished_while_the_window_is_built_not_in_its_first_fr
         assert seen.after == [], "the first frame polishes none of the hidden plots' items"
     finally:
         _close(w)
+
+
+def _click_tab(qtbot, window, text):
+    for bar in window.findChildren(QTabBar):
+        for i in range(bar.count()):
+            if bar.tabText(i) == text and bar.isVisible():
+                qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(i).center())
+                return
+    raise AssertionError(f"no visible tab named {text!r}")
+
+
+def _reopened(qtbot, make_window, before_show=None):
+    """A second start: the dock layout the first window saved (Simulation behind the Palette tab,
+    Results and Plots behind Findings, History behind Inspector)."""
+    first = make_window("dgx-h100")
+    for tab in ("Palette", "Findings", "Inspector"):
+        _click_tab(qtbot, first, tab)
+    first.close()
+    w = MainWindow(load_preset("dgx-h100"), None, "dgx-h100")
+    w.resize(1300, 850)
+    if before_show is not None:
+        before_show(w)
+    w.show()
+    qtbot.waitExposed(w)
+    QApplication.processEvents()
+    return w
+
+
+def _geometries(w):
+    return {d.objectName(): d.geometry() for d in w.findChildren(QDockWidget)} | {"canvas": w.view.geometry()}
+
+
+def test_a_dock_behind_a_tab_shows_its_content_when_its_tab_is_clicked(qtbot, make_window):
+    w = _reopened(qtbot, make_window)
+    try:
+        assert w.palette.isVisible() and w.findings.isVisible() and w.inspector.isVisible(), "the docks on top"
+        for hidden in (w.sim_panel, w.results, w.history):
+            assert not hidden.isVisible(), f"{type(hidden).__name__} behind a tab waits"
+        _click_tab(qtbot, w, "Simulation")
+        qtbot.waitUntil(w.sim_panel.isVisible, timeout=3000)
+        QApplication.processEvents()
+        button = w.sim_panel.run_button
+        assert button.isVisible() and not button.visibleRegion().isEmpty() and button.width() > 20
+        image = w.sim_dock.grab().toImage()
+        colours = {image.pixel(x, y) for x in range(0, image.width(), 3) for y in range(0, image.height(), 3)}
+        assert len(colours) > 10, "the Simulation dock is drawn, not blank"
+        _click_tab(qtbot, w, "History")
+        qtbot.waitUntil(w.history.isVisible, timeout=3000)
+        _click_tab(qtbot, w, "Results")
+        qtbot.waitUntil(w.results.isVisible, timeout=3000)
+    finally:
+        _close(w)
+
+
+def test_docks_waiting_behind_tabs_keep_the_window_layout(qtbot, make_window):
+    """The docks and the canvas get the same places whether the contents behind tabs wait or not."""
+    waited = _reopened(qtbot, make_window)
+    try:
+        assert not waited.sim_panel.isVisible()
+        places = _geometries(waited)
+    finally:
+        _close(waited)
+
+    def show_all_first(w):   # what every dock did before: its content shown with the window
+        for dock in w.findChildren(QDockWidget):
+            dock.widget().show()
+    shown = _reopened(qtbot, make_window, before_show=show_all_first)
+    try:
+        assert shown.sim_panel.isVisible()
+        assert _geometries(shown) == places
+    finally:
+        _close(shown)
