@@ -3,11 +3,13 @@ and that what it used to do still happens: the hidden plots' graphics items are 
 window is built, not in its first frame; a dock behind another's tab shows its content when its tab
 is clicked, in the place it had. benchmarks/first_frame.py measures what this saves."""
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtWidgets import QApplication, QDockWidget, QGraphicsWidget, QTabBar
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QDockWidget, QGraphicsWidget
 
 from dgxstudio.model.presets import load_preset
 from dgxstudio.ui.main_window import MainWindow
+
+from .test_first_frame import _click_tab
 
 
 class _Polishes(QObject):
@@ -50,15 +52,6 @@ def test_hidden_plots_are_polished_while_the_window_is_built_not_in_its_first_fr
         assert seen.after == [], "the first frame polishes none of the hidden plots' items"
     finally:
         _close(w)
-
-
-def _click_tab(qtbot, window, text):
-    for bar in window.findChildren(QTabBar):
-        for i in range(bar.count()):
-            if bar.tabText(i) == text and bar.isVisible():
-                qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(i).center())
-                return
-    raise AssertionError(f"no visible tab named {text!r}")
 
 
 def _reopened(qtbot, make_window, before_show=None):
