@@ -115,3 +115,40 @@ def test_docks_waiting_behind_tabs_keep_the_window_layout(qtbot, make_window):
         assert _geometries(shown) == places
     finally:
         _close(shown)
+
+
+def test_an_icon_is_parsed_once_for_every_size(qtbot, monkeypatch):
+    """The palette draws five sizes of each icon and the canvas a sixth in the window's first frame:
+    one parse of the SVG serves them all, and draws what a parse of its own draws."""
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QPainter, QPixmap
+    from PySide6.QtSvg import QSvgRenderer
+
+    from dgxstudio.ui import style
+
+    parsed = []
+
+    class Counted(QSvgRenderer):
+        def __init__(self, *args):
+            super().__init__(*args)
+            parsed.append(args)
+
+    def forget():   # icons made by earlier tests, then the renderers of the counting class
+        for cached in (getattr(style, "_svg_renderer", None), style.icon_pixmap):
+            if cached is not None:
+                cached.cache_clear()
+
+    monkeypatch.setattr(style, "QSvgRenderer", Counted)
+    forget()
+    try:
+        style.icon("nvswitch")
+        canvas = style.icon_pixmap("nvswitch", 28)
+        assert len(parsed) == 1
+        alone = QPixmap(28, 28)
+        alone.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(alone)
+        QSvgRenderer(style.QByteArray(style._svg_bytes("nvswitch"))).render(painter, QRectF(0, 0, 28, 28))
+        painter.end()
+        assert canvas.toImage() == alone.toImage()
+    finally:
+        forget()
