@@ -152,3 +152,41 @@ def test_an_icon_is_parsed_once_for_every_size(qtbot, monkeypatch):
         assert canvas.toImage() == alone.toImage()
     finally:
         forget()
+
+
+def _pixels(item, draw):
+    """What ``draw(painter)`` paints over the item's bounds, scaled as a fitted canvas would be."""
+    from PySide6.QtGui import QColor, QImage, QPainter, QTransform
+
+    rect = item.boundingRect().adjusted(-4, -4, 4, 4)
+    image = QImage(int(rect.width() * 0.4) + 2, int(rect.height() * 0.4) + 2, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor("#fbfbfb"))
+    painter = QPainter(image)
+    painter.setRenderHints(QPainter.RenderHint.Antialiasing)
+    painter.setTransform(QTransform.fromScale(0.4, 0.4).translate(-rect.left(), -rect.top()))
+    draw(painter)
+    painter.end()
+    return image
+
+
+def test_a_link_draws_its_path_as_a_line_with_the_same_pixels(make_window):
+    """Links and bundles are drawn as lines (cheaper per frame than their path); the pixels are the
+    path's, with the base pen, a replay's, and after a device moved."""
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+
+    from dgxstudio.ui.style import RING_COLORS
+
+    w = make_window("gb200-nvl72")
+    bundles = [i for i in w.scene.link_items if i.bundle]
+    assert len(bundles) == 162 and all(i._line is not None for i in bundles)
+    tray = next(g for g in w.scene.group_items.values() if g.collapsed)
+    tray.setPos(tray.pos().x() + 37, tray.pos().y() + 11)   # its bundles follow
+    moved = w.scene._links_at[tray]
+    for item in moved[:3] + bundles[:3]:
+        for overlay in (None, RING_COLORS[2]):
+            item.set_overlay(overlay, 4.0 if overlay is not None else None)
+            option = QStyleOptionGraphicsItem()
+            as_line = _pixels(item, lambda p, item=item, option=option: item.paint(p, option))
+            pen = item.drawn_pen()
+            as_path = _pixels(item, lambda p, item=item, pen=pen: (p.setPen(pen), p.drawPath(item.path())))
+            assert as_line == as_path and as_line != _pixels(item, lambda p: None)   # (and not blank)
