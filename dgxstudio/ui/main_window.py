@@ -20,7 +20,7 @@ from .inspector import Inspector, InspectorScroll
 from .minimap import MiniMap
 from .palette import Palette
 from .replay_legend import ReplayLegend
-from .first_frame import drop_polish_requests
+from .first_frame import drop_polish_requests, polish_scenes_before_show, show_contents_when_raised
 from .plots import GanttPlot, LivePlots, SweepPlot
 from .qt_style import install_style
 from .settings import MAX_RECENT, WINDOW_STATE_VERSION, settings  # noqa: F401  (importable from here)
@@ -70,6 +70,10 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         if self.scene.lod is None:   # (an overview's labels are its structure: drawn at once)
             self.scene.hold_text()
         drop_polish_requests()
+        polish_scenes_before_show((self.live_plots.layout_widget, self.sweep_plot.widget, self.gantt.widget))
+        # (the Plots dock waits in its own way: plots.py)
+        show_contents_when_raised(self, (self.palette_dock, self.sim_dock, self.inspector_dock, self.history_dock,
+                                         self.findings_dock, self.results_dock))
 
     # ---- layout ---------------------------------------------------------------------------------
     def _dock(self, title: str, widget, area, name: str) -> QDockWidget:

@@ -40,13 +40,20 @@ def _svg_bytes(name: str) -> bytes | None:
         return None
 
 
+@lru_cache(maxsize=32)
+def _svg_renderer(name: str) -> QSvgRenderer | None:
+    """One parsed icon per name, rendered at every size asked for: the palette asks for five sizes of
+    each icon and the canvas for a sixth, in the window's first frame (an SVG parse each before)."""
+    data = _svg_bytes(name)
+    return QSvgRenderer(QByteArray(data)) if data is not None else None
+
+
 @lru_cache(maxsize=64)
 def icon_pixmap(name: str, size: int = 32) -> QPixmap:
     pix = QPixmap(size, size)
     pix.fill(Qt.GlobalColor.transparent)
-    data = _svg_bytes(name)
-    if data is not None:
-        renderer = QSvgRenderer(QByteArray(data))
+    renderer = _svg_renderer(name)
+    if renderer is not None:
         painter = QPainter(pix)
         renderer.render(painter, QRectF(0, 0, size, size))
         painter.end()
