@@ -31,8 +31,7 @@ _TITLE_FILL = QColor(230, 230, 230, 220)
 def _forms(block: Block) -> tuple[list[str], list[str]]:
     """A closed block's name and summary, each longest first (a number is never elided: a block
     whose shortest name does not fit shows none)."""
-    short = block.short.split("|")[0]
-    return [block.label, short, short.replace(" ", "")], [block.summary, *_shorter(block)]
+    return [block.label, block.short, block.short.replace(" ", "")], [block.summary, *_shorter(block)]
 
 
 def _shorter(block: Block) -> list[str]:

@@ -98,7 +98,7 @@ def _span(names: list[str]) -> str:
 
 def _shorten(blocks: list[Block]) -> None:
     """Each block's label without the leading words every label of its tier shares ('#33 – 64' for
-    'DGX H100 #33 – 64' when every unit is a DGX H100 unit)."""
+    'DGX H100 #33 – 64' when every unit is a DGX H100 unit), a pod's blocks their pod ('Pod 3')."""
     if blocks and blocks[0].tier == 0:   # scalable units: their number
         for b in blocks:
             b.short = b.label.split(":")[0]
@@ -108,10 +108,11 @@ def _shorten(blocks: list[Block]) -> None:
     while all(len(w) > k + 1 and w[k] == words[0][k] for w in words):
         k += 1
     for b, w in zip(blocks, words):
-        b.short = " ".join(w[k:])
         head = b.label.split(" – ")[0].split(" ")
-        if len(head) >= 4:   # 'Pod 3 spine 1 – 32': 'Pod 3' when nothing longer fits
-            b.short += "|" + " ".join(head[:2])
+        if len(head) >= 4:   # 'Pod 3 spine 1 – 32': 'Pod 3' ('3 spine 1 – 32', the shared 'Pod' left out, read as spine 3)
+            b.short = " ".join(head[:2])
+        else:   # a lone block (every word shared): its first word, 'Core'
+            b.short = " ".join(w[k:]) or head[0]
 
 
 def top_systems(topo: Topology) -> list[str]:
