@@ -15,6 +15,7 @@ from ..model.commands import Move, RemoveItems
 from ..model.grouping import GroupItems, grouping_kind, grouping_plan
 from ..model.topology import ModelError
 from .canvas_items import DeviceItem, GroupItem, LinkItem
+from .canvas_lod_items import SYSTEM_BOX_STAYS, SystemBoxItem
 
 NUDGE = 10.0        # arrow keys; with Shift one unit
 GRID = 20.0
@@ -152,12 +153,25 @@ class HabitActions:
 
     # ---- moving --------------------------------------------------------------------------------------
     def _movable(self) -> dict[str, QPointF]:
+        """The selected items that move, at their places in the document's layout. In a cluster's
+        overview that is the devices drawn in an open system or block (at the overview's scale, so
+        their document places are read back); a system box keeps the overview's place."""
+        lod = self.scene.lod
         out = {}
         for item in self.scene.selectedItems():
             key = self.scene._key(item)
-            if key is not None:
+            if key is None:
+                continue
+            if lod is None:
                 out[key] = item.pos()
+            elif getattr(item, "doc_map", None) is not None:
+                out[key] = QPointF(*lod.document_position(item))
         return out
+
+    def _nothing_movable(self) -> None:
+        """Say why a move did nothing when the selection holds only system boxes of the overview."""
+        if self.scene.lod is not None and any(isinstance(i, SystemBoxItem) for i in self.scene.selectedItems()):
+            self.show_status(SYSTEM_BOX_STAYS)
 
     def _push_move(self, positions: dict[str, tuple[float, float]], text: str) -> None:
         topo = self.document.topology
@@ -168,8 +182,10 @@ class HabitActions:
     def nudge(self, dx: float, dy: float) -> None:
         items = self._movable()
         if not items:
+            self._nothing_movable()
             return
-        self._push_move({k: (p.x() + dx, p.y() + dy) for k, p in items.items()}, f"nudge {len(items)} items")
+        self._push_move({k: (p.x() + dx, p.y() + dy) for k, p in items.items()},
+                        f"nudge {len(items)} item{'s' if len(items) > 1 else ''}")
 
     def align(self, mode: str) -> None:
         items = self._movable()
