@@ -41,6 +41,8 @@ def with_insides(topo, ids: list[str]) -> list[str]:
 class EditActions:
     """Mixed into MainWindow: edits of the selection and finding devices."""
 
+    _found: tuple[str | None, str | None] = (None, None)   # the last find's text (lower case) and match
+
     # ---- editing ----------------------------------------------------------------------------------
     def _selection_changed(self) -> None:
         if isValid(self.scene) and isValid(self.inspector):  # the scene also signals while being destroyed
@@ -137,18 +139,29 @@ class EditActions:
         self.find_edit.setFocus()
         self.find_edit.selectAll()
 
+    def find_hits(self, needle: str) -> list[str]:
+        """Devices whose name or id holds ``needle`` (lower case), in document order."""
+        return [d.id for d in self.document.topology.devices.values() if needle in d.name.lower() or needle in d.id.lower()]
+
     def find(self, text: str) -> str | None:
+        """The device named or numbered ``text``, else the first whose name or id holds it; Enter again
+        on the same text (its match still selected) goes on to the next match."""
         needle = text.strip().lower()
         if not needle:
             return None
+        if self._found[0] == needle and self.scene.selected_ids() == [self._found[1]]:
+            return self.find_next(+1)
         topo = self.document.topology
         hit = next((d.id for d in topo.devices.values() if d.id.lower() == needle or d.name.lower() == needle), None)
-        hit = hit or next((d.id for d in topo.devices.values() if needle in d.name.lower() or needle in d.id.lower()), None)
+        hits = self.find_hits(needle)
+        hit = hit or (hits[0] if hits else None)
         if hit is None:
             self.show_status(f"No device matches {text!r}")
             return None
         self.select_and_center([hit])
-        self.show_status(f"Found {topo.devices[hit].name} ({hit})")
+        more = f": {hits.index(hit) + 1} of {len(hits):,} matches, Enter or F3 for the next" if len(hits) > 1 else ""
+        self.show_status(f"Found {topo.devices[hit].name} ({hit}){more}")
+        self._found = (needle, hit)
         return hit
 
     def select_and_center(self, ids: list[str]) -> None:

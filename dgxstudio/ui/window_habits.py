@@ -234,7 +234,7 @@ class HabitActions:
             self.focus_find()
             return None
         topo = self.document.topology
-        hits = [d.id for d in topo.devices.values() if needle in d.name.lower() or needle in d.id.lower()]
+        hits = self.find_hits(needle)
         if not hits:
             self.show_status(f"No device matches {self.find_edit.text()!r}")
             return None
@@ -242,7 +242,8 @@ class HabitActions:
         k = hits.index(current[0]) if len(current) == 1 and current[0] in hits else (-1 if direction > 0 else 0)
         hit = hits[(k + direction) % len(hits)]
         self.select_and_center([hit])
-        self.show_status(f"{hits.index(hit) + 1} of {len(hits)}: {topo.devices[hit].name}")
+        self.show_status(f"{hits.index(hit) + 1} of {len(hits):,}: {topo.devices[hit].name}")
+        self._found = (needle, hit)
         return hit
 
     # ---- context menus -------------------------------------------------------------------------------
