@@ -13,7 +13,10 @@ from ..model.clipboard import CLIP_FORMAT, copy_selection, paste_command
 from ..model.commands import Macro, Move, RemoveItems, SetCollapsed
 from ..model.layout import auto_layout
 
+from .canvas_items import DeviceItem
 from .window_habits import cursor_scene_pos, name_copies
+
+READABLE = 0.6   # a device found in a cluster's overview is drawn at least at this scale: its name and ports show
 
 MIME_CLIP = "application/x-dgxstudio-clip"
 
@@ -171,6 +174,10 @@ class EditActions:
             item = self.scene.item_for(ids[0])
             if item is not None and not item.isSelected():
                 item.setSelected(True)
+            if isinstance(item, DeviceItem) and item.scale() * self.view.transform().m11() < READABLE:
+                # a system opens at 300 px, its devices then about 30 px wide: a bare box, nameless
+                self.view.zoom(READABLE / (item.scale() * self.view.transform().m11()))
+                self.view.centerOn(item)
             self.inspector.show_ids(list(ids))
             return
         self.scene.select_ids(ids)
