@@ -276,6 +276,10 @@ class HabitActions:
                 menu.addSeparator()
                 menu.addAction("Delete link", lambda ids=list(item.link_ids): self.document.push(
                     RemoveItems(ids, f"delete {len(ids)} link{'s' if len(ids) > 1 else ''}")))
+            else:   # what the bundle is, and the way to the two things it joins
+                menu.addAction(item.toolTip().removeprefix("bundle: ")).setEnabled(False)
+                menu.addAction("Zoom to its ends", lambda a=item.a, b=item.b: self.view.fit_rect(
+                    a.sceneBoundingRect().united(b.sceneBoundingRect())))
         elif isinstance(item, GroupItem):
             group = self.document.topology.groups[item.group_id]
             menu.addSection(group.name)
