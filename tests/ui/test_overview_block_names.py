@@ -33,3 +33,15 @@ def test_short_names_keep_the_word_their_number_belongs_to():
     assert shorts["Pod 3 spine 1 – 32"] == "Pod 3"
     assert shorts["Leaf 9 – 16"] == "9 – 16"   # the row's name says they are leaves
     assert [s for label, s in shorts.items() if label.startswith("Core")] == ["Core"]
+
+
+def test_a_device_joined_to_nothing_sits_in_a_row_named_for_it():
+    from dgxstudio.model.topology import Device
+
+    topo = build_fat_tree(512, "dgx-h100", rail_optimized=True)
+    topo.add_device(Device("spare", topo.devices["leaf1"].kind, topo.devices["leaf1"].part, "Spare switch"))
+    ov = build_overview(topo)
+    rows = [name for name, _top, _h in ov.tier_rows]
+    # it was 'Tier 4 switches', above the core, as if it were the cluster's top tier
+    assert rows[0] == "Not connected" and not any(r.startswith("Tier") for r in rows), rows
+    assert rows[1:] == ["Core switches", "Spine switches", "Leaves and units"]
