@@ -132,6 +132,10 @@ class EditActions:
         QTimer.singleShot(0, self.view.fit)
 
     def set_all_collapsed(self, collapsed: bool) -> None:
+        if self.scene.lod is not None:   # the overview opens systems by zoom: an edit here would change nothing drawn
+            self.show_status("A cluster's overview opens systems as you zoom in or double-click them; "
+                             "Expand and Collapse all apply to designs drawn system by system")
+            return
         topo = self.document.topology
         cmds = [SetCollapsed(g.id, collapsed) for g in topo.groups.values()
                 if g.kind == "system" and (g.id in topo.layout.collapsed) != collapsed]

@@ -3,6 +3,7 @@ key says so, and changes nothing in the document), and a device drawn in an open
 the document's units, not to the overview's scene coordinates."""
 
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QAction
 
 from dgxstudio.model.fabrics import build_fat_tree
 
@@ -60,3 +61,14 @@ def test_a_device_in_an_open_system_is_nudged_in_document_units(make_window, qtb
     assert w.scene.device_items["s300.gpu3"] is item
     w.document.undo_stack.undo()
     assert topo.layout.positions["s300.gpu3"] == (x, y)
+
+
+def test_expand_all_in_the_overview_is_not_an_invisible_edit(make_window, qtbot):
+    w = make_window(topology=cluster())
+    action = next(a for a in w.findChildren(QAction) if a.text() == "&Expand all systems")
+    action.trigger()
+    # it pushed 'expand all systems' (window modified) and the overview drew nothing new
+    assert w.document.undo_stack.count() == 0 and not w.isWindowModified()
+    assert "zoom in" in w.status.text()
+    next(a for a in w.findChildren(QAction) if a.text() == "&Collapse all systems").trigger()
+    assert w.document.undo_stack.count() == 0
