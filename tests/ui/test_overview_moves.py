@@ -72,3 +72,23 @@ def test_expand_all_in_the_overview_is_not_an_invisible_edit(make_window, qtbot)
     assert "zoom in" in w.status.text()
     next(a for a in w.findChildren(QAction) if a.text() == "&Collapse all systems").trigger()
     assert w.document.undo_stack.count() == 0
+
+
+def test_a_part_dropped_outside_the_systems_says_where_it_went(make_window, qtbot):
+    from PySide6.QtCore import QPoint
+
+    from .test_editor import drop_from_palette
+
+    topo = cluster()
+    w = make_window(topology=topo)
+    w.view.fit()
+    qtbot.wait(5)
+    before = set(topo.devices)
+    drop_from_palette(w, "part:" + topo.devices["leaf1"].part, QPoint(w.view.viewport().width() - 40, 40))
+    qtbot.wait(20)
+    (new,) = set(topo.devices) - before
+    # it was neither selected nor drawn where it was dropped, and nothing said where it went
+    assert f"({new})" in w.status.text() and "Not connected" in w.status.text()
+    w.find(new)   # and Find does open it there
+    qtbot.wait(20)
+    assert new in w.scene.device_items and w.scene.selected_ids() == [new]
