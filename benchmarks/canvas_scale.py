@@ -72,7 +72,7 @@ def open_and_move(label: str, topo, shots: str | None = None, notches: int = 40)
     most = deepest = 0
     for k in range(notches):
         if unit is not None:
-            system = unit.block.members[len(unit.block.members) // 2 + 1]
+            system = unit.block.members[min(len(unit.block.members) // 2 + 1, len(unit.block.members) - 1)]   # (a unit of one system: itself)
             if system in lod.system_items:
                 centre = lod.system_items[system].sceneBoundingRect().center()
             gpu = next((d for d in lod.overview.system_devices[system] if d in window.scene.device_items

@@ -505,7 +505,8 @@ class Simulator(NcclSchedules):
             sim = Engine(self.router, scale).run(sched, progress, cancel)
         except RoutingError as exc:
             raise SimulationError(str(exc)) from None
-        reason = f"{algorithm} with {T.PROTOCOL_LABELS[protocol]} as requested"
+        reason = (f"{algorithm} with {T.PROTOCOL_LABELS[protocol]} as requested" if not estimates else
+                  f"{algorithm} as requested; {T.PROTOCOL_LABELS[protocol]}: NCCL's cost model's choice for this size")
         return CollectiveResult(collective, algorithm, requested or algorithm, self.gpus, size, sim.time_s,
                                 partial(self.bound_busbw, collective), reason, sim, sched, options=self.options,
                                 rings=[list(r) for r in self.channel_plan().rings] if algorithm == "ring" else [],

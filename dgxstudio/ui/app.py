@@ -49,7 +49,7 @@ def application():
 SETTLE_AFTER_MS = 300   # the heap is settled this long after the window is shown: after its first frames
 
 
-def settle_heap() -> None:
+def settle_heap(again: bool = False) -> None:
     """Once the window is built and drawn: move every object alive now (Qt wrappers, the catalog, the
     document, pyqtgraph's state) out of the collector's sight. They live as long as the window, and a
     full collection would otherwise walk all of them again and again, stalling the GUI thread for 100 ms
@@ -57,10 +57,17 @@ def settle_heap() -> None:
 
     Only the young generations are collected first: a full collection here took 70-145 ms on a DGX
     preset (200 ms on a 512-system cluster) and found nothing after the young one (measured: 0
-    unreachable objects in both), so it cost the window's first frame that much for nothing."""
+    unreachable objects in both), so it cost the window's first frame that much for nothing.
+
+    ``again``: a document opened later replaced one settled before, which may have left cycles the
+    frozen objects would keep: everything is thawed and collected in full once, then frozen."""
     import gc
 
-    gc.collect(1)
+    if again:
+        gc.unfreeze()
+        gc.collect()
+    else:
+        gc.collect(1)
     gc.freeze()
 
 

@@ -526,6 +526,9 @@ class TopologyScene(QGraphicsScene):
                 for view in self.views()[:1]:
                     self.lod.update(view)   # its system opens again, with it
             self.select_ids([did])
+            if self.lod is not None and did not in self.device_items:   # joined to nothing: in a closed block
+                self.statusMessage.emit(f"Added {dev.name} ({did}) in the overview's 'Not connected' row: "
+                                        "Find opens it there")
             return [did]
         if kind_of == "system":
             if what not in SYSTEM_BUILDERS:

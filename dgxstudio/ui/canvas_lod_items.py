@@ -9,7 +9,7 @@ import numpy as np
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
+from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsPathItem
 
 from .canvas_items import SELECTED, GroupItem, LinkItem
 from .canvas_text import LABEL_BOLD, LABEL_FONT, LABEL_SMALL, ScreenText, Taken, metrics
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from .canvas import TopologyScene
     from .canvas_lod import LevelOfDetail
 
+# a system box drawn in an open block is placed by the overview, not the document: said when dragged or nudged
+SYSTEM_BOX_STAYS = "A system keeps its place in the overview: double-click it to open it and move its devices"
 TITLE = 0.16              # share of a block's height its title takes when open
 TIER_FILL = {0: QColor("#eef3fb"), 1: QColor("#f3f0e6"), 2: QColor("#efe8f5"), 3: QColor("#e8f2ec")}
 _EDGE_PEN = QPen(QColor("#404040"), 0)
@@ -31,8 +33,7 @@ _TITLE_FILL = QColor(230, 230, 230, 220)
 def _forms(block: Block) -> tuple[list[str], list[str]]:
     """A closed block's name and summary, each longest first (a number is never elided: a block
     whose shortest name does not fit shows none)."""
-    short = block.short.split("|")[0]
-    return [block.label, short, short.replace(" ", "")], [block.summary, *_shorter(block)]
+    return [block.label, block.short, block.short.replace(" ", "")], [block.summary, *_shorter(block)]
 
 
 def _shorter(block: Block) -> list[str]:
@@ -298,6 +299,7 @@ class SystemBoxItem(GroupItem):
         self.frame = QRectF()
         self.fill = None
         self.open = False
+        self._told = False   # this drag's status message given
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(3)
         self.recount()
@@ -338,7 +340,16 @@ class SystemBoxItem(GroupItem):
             self.lod.zoom_later(self.sceneBoundingRect())
             event.accept()
             return
+        self._told = False
         QGraphicsItem.mousePressEvent(self, event)
+
+    def mouseMoveEvent(self, event) -> None:
+        """A drag moves nothing here (the overview places systems): the status bar says so, once a drag."""
+        if not self._told and (event.screenPos() - event.buttonDownScreenPos(Qt.MouseButton.LeftButton)
+                               ).manhattanLength() >= QApplication.startDragDistance():
+            self._told = True
+            self.canvas.statusMessage.emit(SYSTEM_BOX_STAYS)
+        QGraphicsItem.mouseMoveEvent(self, event)
 
     def itemChange(self, change, value):
         return QGraphicsItem.itemChange(self, change, value)

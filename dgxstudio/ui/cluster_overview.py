@@ -70,6 +70,7 @@ class Overview:
     system_devices: dict[str, list[str]] = field(default_factory=dict)
     system_gpus: dict[str, int] = field(default_factory=dict)
     bundle_of: dict[str, "Bundle"] = field(default_factory=dict)   # link between two blocks -> its bundle
+    unjoined_tier: int | None = None   # the row of devices joined to no system (a part just dropped), if any
 
     def block_for(self, obj_id: str) -> str | None:
         """The block showing a device, a system group or a switch."""
@@ -98,7 +99,7 @@ def _span(names: list[str]) -> str:
 
 def _shorten(blocks: list[Block]) -> None:
     """Each block's label without the leading words every label of its tier shares ('#33 – 64' for
-    'DGX H100 #33 – 64' when every unit is a DGX H100 unit)."""
+    'DGX H100 #33 – 64' when every unit is a DGX H100 unit), a pod's blocks their pod ('Pod 3')."""
     if blocks and blocks[0].tier == 0:   # scalable units: their number
         for b in blocks:
             b.short = b.label.split(":")[0]
@@ -108,10 +109,11 @@ def _shorten(blocks: list[Block]) -> None:
     while all(len(w) > k + 1 and w[k] == words[0][k] for w in words):
         k += 1
     for b, w in zip(blocks, words):
-        b.short = " ".join(w[k:])
         head = b.label.split(" – ")[0].split(" ")
-        if len(head) >= 4:   # 'Pod 3 spine 1 – 32': 'Pod 3' when nothing longer fits
-            b.short += "|" + " ".join(head[:2])
+        if len(head) >= 4 and head[1].isdigit():   # 'Pod 3 spine 1 – 32': 'Pod 3' ('3 spine 1 – 32' read as spine 3)
+            b.short = " ".join(head[:2])
+        else:   # a lone block (every word shared): its first word, 'Core'
+            b.short = " ".join(w[k:]) or head[0]
 
 
 def top_systems(topo: Topology) -> list[str]:
@@ -173,7 +175,8 @@ def build_overview(topo: Topology, min_systems: int | None = None) -> Overview |
                 queue.append(v)
     top = max(tier.values(), default=0)
     for d in outside:
-        tier.setdefault(d, top + 1)   # devices joined to no system get a row of their own
+        if d not in tier:   # devices joined to no system get a row of their own
+            tier[d] = ov.unjoined_tier = top + 1
     # tier 0: systems with the same switches above them; tier k: switches serving the same blocks below
     keyed: dict[tuple, list[str]] = {}
     for s in systems:
@@ -327,6 +330,8 @@ def _layout(ov: Overview, aspect: float = 1.4) -> None:
             b.rect = (x, top, BLOCK_W, h)
         height = lines * pitch - GAP_Y
         names = [TIER_NAMES.get(k, f"Tier {k}") + " switches" if k else "Systems"]
+        if k == ov.unjoined_tier:
+            names = ["Not connected"]
         if k == 0 and band:
             names = ["Leaves and units"]
         ov.tier_rows.append((names[0], y, height))

@@ -121,6 +121,8 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.legend = ReplayLegend(self.view)
         self.view.resized.connect(self.legend.place)
         self.sim_panel.runner.started.connect(self._run_started)
+        self.sim_panel.runner.failed.connect(lambda _m: self._run_ended_without_result())
+        self.sim_panel.runner.cancelled.connect(self._run_ended_without_result)
         self.document.topologyReplaced.connect(self._document_replaced)
         self.results.linksClicked.connect(self.select_and_center)
         self.live_plots.pointClicked.connect(self.select_and_center)

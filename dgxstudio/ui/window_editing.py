@@ -13,7 +13,10 @@ from ..model.clipboard import CLIP_FORMAT, copy_selection, paste_command
 from ..model.commands import Macro, Move, RemoveItems, SetCollapsed
 from ..model.layout import auto_layout
 
+from .canvas_items import DeviceItem
 from .window_habits import cursor_scene_pos, name_copies
+
+READABLE = 0.6   # a device found in a cluster's overview is drawn at least at this scale: its name and ports show
 
 MIME_CLIP = "application/x-dgxstudio-clip"
 
@@ -40,6 +43,8 @@ def with_insides(topo, ids: list[str]) -> list[str]:
 
 class EditActions:
     """Mixed into MainWindow: edits of the selection and finding devices."""
+
+    _found: tuple[str | None, str | None] = (None, None)   # the last find's text (lower case) and match
 
     # ---- editing ----------------------------------------------------------------------------------
     def _selection_changed(self) -> None:
@@ -127,6 +132,10 @@ class EditActions:
         QTimer.singleShot(0, self.view.fit)
 
     def set_all_collapsed(self, collapsed: bool) -> None:
+        if self.scene.lod is not None:   # the overview opens systems by zoom: an edit here would change nothing drawn
+            self.show_status("A cluster's overview opens systems as you zoom in or double-click them; "
+                             "Expand and Collapse all apply to designs drawn system by system")
+            return
         topo = self.document.topology
         cmds = [SetCollapsed(g.id, collapsed) for g in topo.groups.values()
                 if g.kind == "system" and (g.id in topo.layout.collapsed) != collapsed]
@@ -137,18 +146,29 @@ class EditActions:
         self.find_edit.setFocus()
         self.find_edit.selectAll()
 
+    def find_hits(self, needle: str) -> list[str]:
+        """Devices whose name or id holds ``needle`` (lower case), in document order."""
+        return [d.id for d in self.document.topology.devices.values() if needle in d.name.lower() or needle in d.id.lower()]
+
     def find(self, text: str) -> str | None:
+        """The device named or numbered ``text``, else the first whose name or id holds it; Enter again
+        on the same text (its match still selected) goes on to the next match."""
         needle = text.strip().lower()
         if not needle:
             return None
+        if self._found[0] == needle and self.scene.selected_ids() == [self._found[1]]:
+            return self.find_next(+1)
         topo = self.document.topology
         hit = next((d.id for d in topo.devices.values() if d.id.lower() == needle or d.name.lower() == needle), None)
-        hit = hit or next((d.id for d in topo.devices.values() if needle in d.name.lower() or needle in d.id.lower()), None)
+        hits = self.find_hits(needle)
+        hit = hit or (hits[0] if hits else None)
         if hit is None:
             self.show_status(f"No device matches {text!r}")
             return None
         self.select_and_center([hit])
-        self.show_status(f"Found {topo.devices[hit].name} ({hit})")
+        more = f": {hits.index(hit) + 1} of {len(hits):,} matches, Enter or F3 for the next" if len(hits) > 1 else ""
+        self.show_status(f"Found {topo.devices[hit].name} ({hit}){more}")
+        self._found = (needle, hit)
         return hit
 
     def select_and_center(self, ids: list[str]) -> None:
@@ -158,6 +178,10 @@ class EditActions:
             item = self.scene.item_for(ids[0])
             if item is not None and not item.isSelected():
                 item.setSelected(True)
+            if isinstance(item, DeviceItem) and item.scale() * self.view.transform().m11() < READABLE:
+                # a system opens at 300 px, its devices then about 30 px wide: a bare box, nameless
+                self.view.zoom(READABLE / (item.scale() * self.view.transform().m11()))
+                self.view.centerOn(item)
             self.inspector.show_ids(list(ids))
             return
         self.scene.select_ids(ids)

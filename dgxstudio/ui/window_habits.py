@@ -15,6 +15,7 @@ from ..model.commands import Move, RemoveItems
 from ..model.grouping import GroupItems, grouping_kind, grouping_plan
 from ..model.topology import ModelError
 from .canvas_items import DeviceItem, GroupItem, LinkItem
+from .canvas_lod_items import SYSTEM_BOX_STAYS, SystemBoxItem
 
 NUDGE = 10.0        # arrow keys; with Shift one unit
 GRID = 20.0
@@ -152,12 +153,25 @@ class HabitActions:
 
     # ---- moving --------------------------------------------------------------------------------------
     def _movable(self) -> dict[str, QPointF]:
+        """The selected items that move, at their places in the document's layout. In a cluster's
+        overview that is the devices drawn in an open system or block (at the overview's scale, so
+        their document places are read back); a system box keeps the overview's place."""
+        lod = self.scene.lod
         out = {}
         for item in self.scene.selectedItems():
             key = self.scene._key(item)
-            if key is not None:
+            if key is None:
+                continue
+            if lod is None:
                 out[key] = item.pos()
+            elif getattr(item, "doc_map", None) is not None:
+                out[key] = QPointF(*lod.document_position(item))
         return out
+
+    def _nothing_movable(self) -> None:
+        """Say why a move did nothing when the selection holds only system boxes of the overview."""
+        if self.scene.lod is not None and any(isinstance(i, SystemBoxItem) for i in self.scene.selectedItems()):
+            self.show_status(SYSTEM_BOX_STAYS)
 
     def _push_move(self, positions: dict[str, tuple[float, float]], text: str) -> None:
         topo = self.document.topology
@@ -168,8 +182,10 @@ class HabitActions:
     def nudge(self, dx: float, dy: float) -> None:
         items = self._movable()
         if not items:
+            self._nothing_movable()
             return
-        self._push_move({k: (p.x() + dx, p.y() + dy) for k, p in items.items()}, f"nudge {len(items)} items")
+        self._push_move({k: (p.x() + dx, p.y() + dy) for k, p in items.items()},
+                        f"nudge {len(items)} item{'s' if len(items) > 1 else ''}")
 
     def align(self, mode: str) -> None:
         items = self._movable()
@@ -218,7 +234,7 @@ class HabitActions:
             self.focus_find()
             return None
         topo = self.document.topology
-        hits = [d.id for d in topo.devices.values() if needle in d.name.lower() or needle in d.id.lower()]
+        hits = self.find_hits(needle)
         if not hits:
             self.show_status(f"No device matches {self.find_edit.text()!r}")
             return None
@@ -226,7 +242,8 @@ class HabitActions:
         k = hits.index(current[0]) if len(current) == 1 and current[0] in hits else (-1 if direction > 0 else 0)
         hit = hits[(k + direction) % len(hits)]
         self.select_and_center([hit])
-        self.show_status(f"{hits.index(hit) + 1} of {len(hits)}: {topo.devices[hit].name}")
+        self.show_status(f"{hits.index(hit) + 1} of {len(hits):,}: {topo.devices[hit].name}")
+        self._found = (needle, hit)
         return hit
 
     # ---- context menus -------------------------------------------------------------------------------
@@ -259,6 +276,10 @@ class HabitActions:
                 menu.addSeparator()
                 menu.addAction("Delete link", lambda ids=list(item.link_ids): self.document.push(
                     RemoveItems(ids, f"delete {len(ids)} link{'s' if len(ids) > 1 else ''}")))
+            else:   # what the bundle is, and the way to the two things it joins
+                menu.addAction(item.toolTip().removeprefix("bundle: ")).setEnabled(False)
+                menu.addAction("Zoom to its ends", lambda a=item.a, b=item.b: self.view.fit_rect(
+                    a.sceneBoundingRect().united(b.sceneBoundingRect())))
         elif isinstance(item, GroupItem):
             group = self.document.topology.groups[item.group_id]
             menu.addSection(group.name)

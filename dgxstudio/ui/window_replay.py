@@ -114,6 +114,10 @@ class ReplayActions:
         self.time_label.setText(" running… ")
         self.show_status(f"Running {label}…")
 
+    def _run_ended_without_result(self) -> None:
+        """A run refused or cancelled: it cleared the last replay when it started, so there is none."""
+        self.time_label.setText(" no run ")
+
     def _document_replaced(self) -> None:
         """Runs, replay, overlays, results and plots belong to the document they ran on: all go when
         another document opens (or New)."""
