@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from html import escape
 
+from ..analysis.cluster_overview import Overview, _bw, build_overview
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
 from ..model.topology import Topology
 
@@ -18,7 +19,11 @@ SERIES = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f0
 
 
 def topology_svg(topo: Topology, width: int = 960) -> str:
-    """The canvas as drawn: collapsed groups as boxes, their outside links as bundles."""
+    """The canvas as drawn at fit: a large cluster as its structure (``overview_svg``), anything else
+    with collapsed groups as boxes and their outside links as bundles."""
+    overview = build_overview(topo)
+    if overview is not None:
+        return overview_svg(topo, overview, width)
     hidden = hidden_by_collapsed(topo)
     pos: dict[str, tuple[float, float]] = {}
     for i, d in enumerate(topo.devices):
@@ -68,6 +73,73 @@ def topology_svg(topo: Topology, width: int = 960) -> str:
         out.append(f'<title>{escape(label)} ({escape(key)})</title></g>')
     out.append("</svg>")
     return "\n".join(out)
+
+
+def overview_svg(topo: Topology, ov: Overview, width: int = 960) -> str:
+    """A large cluster as the canvas shows it at fit: its tiers as rows of blocks (scalable units,
+    switch groups), one bundle per pair of blocks, labelled with its link count and bandwidth per
+    direction (a line per link would be a solid wall: 49,152 of them on 2,048 DGX H100)."""
+    rects = [b.rect for b in ov.blocks.values()]
+    margin = 110  # px on the left for the tiers' names
+    x0 = min(r[0] for r in rects) - 20
+    y0 = min(min(r[1] for r in rects), min((t[1] for t in ov.tier_rows), default=0.0)) - 40
+    x1 = max(r[0] + r[2] for r in rects) + 20
+    y1 = max(r[1] + r[3] for r in rects) + 40
+    scale = (width - margin) / (x1 - x0)
+    height = int((y1 - y0) * scale) + 10
+    font = max(7.0, 13 * scale)
+
+    def xy(x, y):
+        return margin + (x - x0) * scale, (y - y0) * scale
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+           f'font-family="sans-serif" font-size="{font:.1f}">',
+           f'<title>{escape(topo.name)}</title><rect width="{width}" height="{height}" fill="#fbfbfb"/>']
+    for name, top, _h in ov.tier_rows:
+        out.append(f'<text x="6" y="{xy(x0, top)[1] + 11:.1f}" font-size="11" fill="#555" font-weight="bold">'
+                   f'{escape(name)}</text>')
+    widest = max((bu.bandwidth_Bps for bu in ov.bundles), default=1.0) or 1.0
+    for bu in ov.bundles:
+        ra, rb = ov.blocks[bu.a].rect, ov.blocks[bu.b].rect
+        (ax, ay), (bx, by) = xy(ra[0] + ra[2] / 2, ra[1] + ra[3] / 2), xy(rb[0] + rb[2] / 2, rb[1] + rb[3] / 2)
+        w = (1.0 + 5.0 * bu.bandwidth_Bps / widest) * max(scale, 0.4)
+        out.append(f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="{FAMILY.get(bu.family or "", "#000")}" '
+                   f'stroke-width="{w:.2f}" stroke-opacity="0.55"><title>{escape(bu.label)}</title></line>')
+    if len(ov.bundles) <= 64:  # (more labels than that overlap into a blot; each line keeps its title)
+        spots = []
+        for bu in ov.bundles:
+            ra, rb = ov.blocks[bu.a].rect, ov.blocks[bu.b].rect
+            spots.append(xy((ra[0] + ra[2] / 2 + rb[0] + rb[2] / 2) / 2, (ra[1] + ra[3] / 2 + rb[1] + rb[3] / 2) / 2))
+        # every label with its bandwidth per direction where none then overlaps another, else the counts
+        for form in (lambda bu: f"x{bu.count:,}, {_bw(bu.bandwidth_Bps)}/dir", lambda bu: f"x{bu.count:,}"):
+            texts = [form(bu) for bu in ov.bundles]
+            boxes = [(x - 0.3 * font * len(t), y - font, x + 0.3 * font * len(t), y + 0.3 * font)
+                     for (x, y), t in zip(spots, texts)]
+            if not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+                       for i, a in enumerate(boxes) for b in boxes[i + 1:]):
+                break
+        for (x, y), text, box in zip(spots, texts, boxes):
+            out.append(f'<rect x="{box[0]:.1f}" y="{box[1]:.1f}" width="{box[2] - box[0]:.1f}" height="{1.3 * font:.1f}" '
+                       f'fill="#fbfbfb" fill-opacity="0.85"/>'
+                       f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" fill="#333">{escape(text)}</text>')
+    for b in ov.blocks.values():
+        (x, y), w, h = xy(b.rect[0], b.rect[1]), b.rect[2] * scale, b.rect[3] * scale
+        color = "#404040" if b.tier == 0 else KIND.get(topo.devices[b.members[0]].kind, "#888") if b.members else "#888"
+        label = _fit(b.short or b.label, w, font)
+        out.append(f'<g><rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" fill="#ffffff" '
+                   f'stroke="{color}" stroke-width="1.5"/>'
+                   f'<text x="{x + w / 2:.1f}" y="{y + h / 2 - 0.2 * font:.1f}" text-anchor="middle" font-weight="bold">'
+                   f'{escape(label)}</text>'
+                   f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 1.0 * font:.1f}" text-anchor="middle" fill="#555">'
+                   f'{escape(_fit(b.summary, w, font))}</text><title>{escape(b.label)}: {escape(b.summary)}</title></g>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _fit(text: str, width: float, font: float) -> str:
+    """``text`` cut with an ellipsis to about ``width`` px at ``font`` px (a sans-serif character is
+    about 0.55 em wide on average); its whole stays in the element's title."""
+    most = max(4, int(width / (0.55 * font)))
+    return text if len(text) <= most else text[:most - 1].rstrip() + "…"
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:

@@ -26,7 +26,7 @@ from .canvas_lod import LevelOfDetail
 from .canvas_lod_sync import sync as lod_sync
 from .canvas_text import LinkLabels
 from .canvas_sync import drawn_key, group_signature, members, sync, visible_groups
-from .cluster_overview import build_overview
+from ..analysis.cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
 

@@ -26,7 +26,7 @@ from shiboken6 import isValid
 from .canvas_items import DeviceItem, GroupItem
 from .canvas_lod_items import BlockItem, BundleItem, SystemBoxItem, TierLabel, _forms, place_bundle_labels  # noqa: F401  (importable from here)
 from .canvas_text import LABEL_BOLD, LABEL_FONT, Taken, draw_placed, metrics
-from .cluster_overview import BLOCK_W, GAP_X, TIER_GAP, Bundle, Overview, grid
+from ..analysis.cluster_overview import BLOCK_W, GAP_X, TIER_GAP, Bundle, Overview, grid
 from .style import FAMILY_COLORS
 
 if TYPE_CHECKING:

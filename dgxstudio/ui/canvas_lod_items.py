@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsPathItem
 
 from .canvas_items import SELECTED, GroupItem, LinkItem
 from .canvas_text import LABEL_BOLD, LABEL_FONT, LABEL_SMALL, ScreenText, Taken, metrics
-from .cluster_overview import Block, Bundle
-from .cluster_overview import _bw as _bw_text
+from ..analysis.cluster_overview import Block, Bundle
+from ..analysis.cluster_overview import _bw as _bw_text
 from .style import link_width
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .canvas_sync import touched_ids
-from .cluster_overview import Bundle, block_summary, count_link, new_bundle
+from ..analysis.cluster_overview import Bundle, block_summary, count_link, new_bundle
 
 if TYPE_CHECKING:
     from .canvas_lod import LevelOfDetail

@@ -8,7 +8,7 @@ from dgxstudio.model.commands import SetAttribute
 from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.ui.canvas_items import DeviceItem
 from dgxstudio.ui.canvas_lod import BlockItem, BundleItem, SystemBoxItem
-from dgxstudio.ui.cluster_overview import build_overview
+from dgxstudio.analysis.cluster_overview import build_overview
 
 
 def cluster():

@@ -2,7 +2,7 @@
 '3 spine 1 – 32', nor nothing when that does not fit), the lone core block 'Core'."""
 
 from dgxstudio.model.fabrics import build_fat_tree
-from dgxstudio.ui.cluster_overview import build_overview
+from dgxstudio.analysis.cluster_overview import build_overview
 
 
 def shown_names(w) -> dict[str, str]:

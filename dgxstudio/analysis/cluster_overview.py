@@ -1,4 +1,4 @@
-"""The structure of a large cluster, as the canvas overview draws it (no Qt here).
+"""The structure of a large cluster, as the canvas overview and the reports draw it (no Qt here).
 
 A cluster of hundreds of systems is drawn as what an architect reads from it: the systems that share
 the same leaf switches as one block (a scalable unit, or a leaf's systems), each switch tier as a row
