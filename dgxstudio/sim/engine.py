@@ -62,6 +62,7 @@ class Engine:
         if not 0 < capacity_scale <= 1:
             raise ValueError("capacity_scale must be in (0, 1]")
         self.router = router
+        self.capacity_scale = capacity_scale
         # Solve and cache the fair rates per independent component of the network (False: the whole
         # network as one, the reference the component-wise solve is tested against).
         self.decompose = decompose
