@@ -45,10 +45,19 @@ def run(router, sched: Schedule, capacity_scale: float, progress=None, cancel=No
 
 
 def _ids(*cols) -> np.ndarray:
-    """One small integer per distinct row of the given integer columns."""
+    """One small integer per distinct row of the given integer columns (their rank in lexicographic
+    order: ``np.unique(axis=1)``'s, with one lexsort instead of its sort of structured rows)."""
     if len(cols) == 1:
         return np.unique(cols[0], return_inverse=True)[1].ravel()
-    return np.unique(np.stack(cols), axis=1, return_inverse=True)[1].ravel()
+    order = np.lexsort(cols[::-1])
+    new = np.zeros(len(order), dtype=bool)
+    new[:1] = True
+    for c in cols:
+        c = np.asarray(c)[order]
+        new[1:] |= c[1:] != c[:-1]
+    out = np.empty(len(order), dtype=np.int64)
+    out[order] = np.cumsum(new) - 1
+    return out
 
 
 def _signature(owner: np.ndarray, n: int, other_col: np.ndarray, wid: np.ndarray, seed: int) -> np.ndarray:
@@ -150,6 +159,8 @@ class Fold:
         s_lat = np.concatenate([tpl["latency"] for ts in tpls for tpl in ts]).astype(float)
         s_role = np.tile(np.repeat(np.arange(n_roles), per_role), n_trees)
         per_tree = int(sum(per_role))
+        if not per_tree:
+            return False
         s_tree = np.repeat(np.arange(n_trees), per_tree)
         n_s = len(s_route)
         caps = np.asarray(eng0.route_cap, dtype=float)
@@ -175,6 +186,9 @@ class Fold:
                 sig_c = _signature(e_ch, n_c, col_s[e_slot], e_w, seed + 7919)
                 col_s, col_c = _ids(col_s, sig_s), _ids(col_c, sig_c)
                 m_s, m_c = int(col_s.max()) + 1, int(col_c.max()) + 1
+                if seed == 2 and len(np.unique(_ids(*np.sort((s_role * m_s + col_s).reshape(n_trees, -1),
+                                                              axis=1).T))) == n_trees:
+                    return False  # every tree apart after one round already (classes only split)
                 if m_s == n_cs and m_c == n_cc:
                     break
                 n_cs, n_cc = m_s, m_c
