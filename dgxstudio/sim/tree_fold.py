@@ -60,12 +60,15 @@ def _ids(*cols) -> np.ndarray:
     return out
 
 
-def _signature(owner: np.ndarray, n: int, other_col: np.ndarray, wid: np.ndarray, seed: int) -> np.ndarray:
-    """Per owner, a wrapping sum of a random word per (colour, weight) of its entries: the multiset."""
+def _signature(owner: np.ndarray, n: int, other_col: np.ndarray, wmul: np.ndarray, wadd: np.ndarray,
+               seed: int) -> np.ndarray:
+    """Per owner, a wrapping sum of a random word per (colour, weight) of its entries: the multiset.
+    (``wmul``/``wadd``: each entry's weight as an odd factor and a term, worked out once.)"""
     rng = np.random.default_rng(seed)
     k = int(other_col.max()) + 1 if len(other_col) else 1
-    r = rng.integers(1, 2**62, size=k, dtype=np.int64)
-    term = r[other_col] * (2 * wid.astype(np.int64) + 1) + wid.astype(np.int64) * _MIX
+    term = rng.integers(1, 2**62, size=k, dtype=np.int64)[other_col]
+    term *= wmul
+    term += wadd
     sig = np.zeros(n, dtype=np.int64)
     np.add.at(sig, owner, term)
     return sig
@@ -73,7 +76,11 @@ def _signature(owner: np.ndarray, n: int, other_col: np.ndarray, wid: np.ndarray
 
 def _same_rows(keys: np.ndarray, owner: np.ndarray, n: int, cls: np.ndarray) -> bool:
     """Whether every owner's sorted entry keys equal those of the first owner of its class."""
-    order = np.lexsort((keys, owner))
+    span = int(keys.max()) + 1 if len(keys) else 1
+    if n * span < 2**62:  # one sort of a combined key (a lexsort sorts twice)
+        order = np.argsort(owner * span + keys)
+    else:
+        order = np.lexsort((keys, owner))
     k_sorted, o_sorted = keys[order], owner[order]
     counts = np.bincount(o_sorted, minlength=n)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -171,6 +178,7 @@ class Fold:
         e_ch = e_ch.ravel()
         n_c = len(uch)
         e_w = _ids(np.ascontiguousarray(w, dtype=float).view(np.int64))
+        wmul, wadd = 2 * e_w + 1, e_w * _MIX
         n_w = int(e_w.max()) + 1 if len(e_w) else 1
         s_init = _ids(s_role, s_lat.view(np.int64), caps[s_route].view(np.int64))
         col_c = _ids(np.ascontiguousarray(eng0.capacity[uch], dtype=float).view(np.int64))
@@ -182,8 +190,8 @@ class Fold:
             n_cs, n_cc = int(col_s.max()) + 1, int(col_c.max()) + 1
             while True:
                 seed += 1
-                sig_s = _signature(e_slot, n_s, col_c[e_ch], e_w, seed)
-                sig_c = _signature(e_ch, n_c, col_s[e_slot], e_w, seed + 7919)
+                sig_s = _signature(e_slot, n_s, col_c[e_ch], wmul, wadd, seed)
+                sig_c = _signature(e_ch, n_c, col_s[e_slot], wmul, wadd, seed + 7919)
                 col_s, col_c = _ids(col_s, sig_s), _ids(col_c, sig_c)
                 m_s, m_c = int(col_s.max()) + 1, int(col_c.max()) + 1
                 if seed == 2 and len(np.unique(_ids(*np.sort((s_role * m_s + col_s).reshape(n_trees, -1),
