@@ -265,6 +265,7 @@ class Fold:
                                             deps_sent=tuple(int(new_id[d]) for d in grp.deps_sent)))
         # the representatives' patterns travel on class routes (templates made here, not asked of the router)
         eng1 = Engine(self.router, self.scale)
+        eng1.represents = self.m
         cache: dict[int, Route] = {}
         for t in reps:
             for p in self.role_patterns[t]:
