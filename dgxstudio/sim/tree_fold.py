@@ -235,19 +235,25 @@ class Fold:
         self.s_route = s_route
         return True
 
-    def _class_route(self, rid: int, cache: dict) -> Route:
-        """Route ``rid`` of one flow standing for m: on one channel of each channel class it loads,
-        its load on the class times m over the class's size (symmetry.py's class route)."""
-        got = cache.get(rid)
-        if got is None:
-            eng0 = self.eng0
-            local = np.searchsorted(self.uch, eng0.route_ch[rid])
-            load = np.bincount(self.col_c[local], weights=eng0.route_w[rid], minlength=self.n_cls)
-            used = np.flatnonzero(load > 0)
-            real = eng0.routes[rid]
-            got = cache[rid] = Route((), self.rep_ch[used], load[used] * self.m / self.cls_size[used],
-                                     real.latency_s, real.cap_Bps)
-        return got
+    def _class_routes(self, rids: list[int]) -> dict[int, Route]:
+        """Routes ``rids`` of flows standing for m each: on one channel of each channel class a route
+        loads, its load on the class (its weights there summed in its own order) times m over the
+        class's size (symmetry.py's class route), all routes at once."""
+        eng0 = self.eng0
+        ids = np.asarray(rids, dtype=np.int64)
+        lens, ch, w = RouteTable([eng0.route_ch[r] for r in rids], [eng0.route_w[r] for r in rids]).gather(
+            np.arange(len(ids)))
+        key = np.repeat(np.arange(len(ids)), lens) * self.n_cls + self.col_c[np.searchsorted(self.uch, ch)]
+        uk, inv = np.unique(key, return_inverse=True)
+        load = np.bincount(inv.ravel(), weights=w, minlength=len(uk))  # (each sum in the route's order)
+        owner, cls = np.divmod(uk, self.n_cls)
+        keep = load > 0
+        owner, cls, load = owner[keep], cls[keep], load[keep]
+        chans, weights = self.rep_ch[cls], load * self.m / self.cls_size[cls]
+        bounds = np.searchsorted(owner, np.arange(len(ids) + 1)).tolist()
+        # (the engine reads a class route's channels, weights and cap; its latency is the template's)
+        return {r: Route((), chans[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]], 0.0,
+                         eng0.routes[r].cap_Bps) for i, r in enumerate(rids)}
 
     def run(self, progress=None, cancel=None) -> SimResult:
         groups, trees, tree_of = self.groups, self.trees, self.tree_of
@@ -266,13 +272,15 @@ class Fold:
         # the representatives' patterns travel on class routes (templates made here, not asked of the router)
         eng1 = Engine(self.router, self.scale)
         eng1.represents = self.m
-        cache: dict[int, Route] = {}
+        wanted = sorted({rid for t in reps for p in self.role_patterns[t]
+                         for rid in self.tpls0[id(p)]["route"].tolist()})
+        cache = self._class_routes(wanted)
         for t in reps:
             for p in self.role_patterns[t]:
                 tpl = self.tpls0[id(p)]
                 ids = []
                 for rid in tpl["route"].tolist():
-                    route = self._class_route(rid, cache)
+                    route = cache[rid]
                     ids.append(len(eng1.routes))
                     eng1.routes.append(route)
                     eng1.route_ch.append(route.channels)
