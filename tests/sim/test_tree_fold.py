@@ -57,6 +57,8 @@ def _loads_at(sim, t):
     ("4 DGX H100, LL128", lambda: build_fat_tree(4, "dgx-h100", rail_optimized=True), 6 * MiB, "ll128"),
     ("8 DGX A100, leaves 4:1 oversubscribed",
      lambda: build_fat_tree(8, "dgx-a100", oversubscription=4, per_leaf=2), 12 * MiB, "simple"),
+    ("5 DGX H100, uneven leaves oversubscribed 2:1",
+     lambda: build_fat_tree(5, "dgx-h100", rail_optimized=True, oversubscription=2, per_leaf=2), 8 * MiB, "simple"),
 ])
 def test_alike_trees_run_once_with_the_flow_by_flow_answer(label, build, size, proto):
     sched, folded, full = _runs(build(), size, proto)
@@ -70,8 +72,8 @@ def test_alike_trees_run_once_with_the_flow_by_flow_answer(label, build, size, p
 
 @pytest.mark.parametrize("label, build", [
     ("DGX-1 V100 (hybrid cube-mesh chains differ per rail)", lambda: build_fat_tree(4, "dgx1-v100")),
-    ("5 DGX H100, uneven leaves oversubscribed 2:1",
-     lambda: build_fat_tree(5, "dgx-h100", rail_optimized=True, oversubscription=2, per_leaf=2)),
+    ("DGX-1 V100, uneven leaves oversubscribed 2:1",
+     lambda: build_fat_tree(5, "dgx1-v100", oversubscription=2, per_leaf=2)),
 ])
 def test_trees_that_are_not_alike_run_flow_by_flow(label, build):
     topo = build()
@@ -145,4 +147,7 @@ def test_the_run_budget_counts_the_flows_a_folded_run_stands_for(monkeypatch):
         with pytest.raises(limits.TooLarge) as info:
             run()
         messages.append(str(info.value))
-    assert messages[0].split(" events")[0] == messages[1].split(" events")[0]  # stopped after as many events
+    # stopped after as many events (give or take one: the folded sums' last bits may put one flow's
+    # end on the other side of the budget's line)
+    at = [int(m.split(" events")[0].split("after ")[-1].replace(",", "")) for m in messages]
+    assert abs(at[0] - at[1]) <= 1, messages
