@@ -311,8 +311,17 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings, system_of: dict |
         per_sys = []
         for s, members in enumerate(systems):
             head = nic_gpus[s][r][1] if rails else members[0]
-            per_sys.append(_chain(members, head, None, direct, switched_sys[s]) if switched_sys[s] or not direct
-                           else _mesh_chain(members, head, direct))
+            if switched_sys[s]:
+                # NCCL's tree search on NVSwitch systems tries each GPU's previous neighbour first
+                # (NCCL 2.19 and later, src/graph/search.cc, ncclTopoSearchNextGpuSort: "NVSwitches
+                # prefer when we talk to a limited set of peers. Try to use neighbors first", prevGpu
+                # first for the tree patterns): the chain from the head GPU runs down the GPU indices
+                # and wraps around, so each rail's chain uses every GPU's NVLinks alike
+                k = members.index(head)
+                per_sys.append([members[(k - i) % len(members)] for i in range(len(members))])
+            else:
+                per_sys.append(_chain(members, head, None, direct, False) if not direct
+                               else _mesh_chain(members, head, direct))
         chains.append(per_sys)
     return ChannelPlan(systems, rings, [None] * len(rings), channel_count(topo, gpus, rails_used), rails,
                        via=ring_hops, tree_chains=chains, notes=notes)

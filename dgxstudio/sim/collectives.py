@@ -328,7 +328,9 @@ def tree_collective(collective: str, chains: list[list[str]] | list[list[list[st
     sched = Schedule([], size, f"{collective} over {len(trees) // 2} double binary tree(s) of {n_gpus} GPUs "
                                f"in {len(rails[0])} system(s)")
     share = size / len(trees)
+    ranges = []  # each tree's groups, first to last (sim/tree_fold.py runs trees that are alike once)
     for i, tree in enumerate(trees):
+        first = len(sched.groups)
         label = f"tree {i}"
         kw = {"latency_of": latency_of, "cap_Bps": cap_Bps}
         if collective == "all-reduce":
@@ -340,6 +342,8 @@ def tree_collective(collective: str, chains: list[list[str]] | list[list[list[st
             _tree_phase(sched, tree, share, chunk, False, 0.0, label, **kw)
         else:
             raise ValueError(f"no tree algorithm for {collective}")
+        ranges.append((first, len(sched.groups)))
+    sched.meta["trees"] = ranges
     return sched
 
 

@@ -62,6 +62,10 @@ class Engine:
         if not 0 < capacity_scale <= 1:
             raise ValueError("capacity_scale must be in (0, 1]")
         self.router = router
+        self.capacity_scale = capacity_scale
+        # flows each flow run here stands for (sim/tree_fold.py), counted so in the run's budget: a
+        # folded run is refused where the flow-by-flow run would be, not later
+        self.represents = 1
         # Solve and cache the fair rates per independent component of the network (False: the whole
         # network as one, the reference the component-wise solve is tested against).
         self.decompose = decompose
@@ -434,13 +438,13 @@ class Engine:
             if n_active == 0 and not heap:
                 break
             events += 1
-            flow_events += n_active
+            flow_events += n_active * self.represents
             if flow_events > limits.MAX_FLOW_EVENTS or held[0] > limits.MAX_STATE_BYTES:
                 over = (f"has re-timed more than {limits.MAX_FLOW_EVENTS:,} flows" if flow_events > limits.MAX_FLOW_EVENTS
                         else f"keeps more than {limits.MAX_STATE_BYTES / 1e9:g} GB of network states")
                 raise limits.TooLarge(
                     f"{schedule.description or 'this schedule'} was stopped after {events:,} events at "
-                    f"{t * 1e3:.3g} ms of simulated time: it moves about {n_active:,} flows at a time and "
+                    f"{t * 1e3:.3g} ms of simulated time: it moves about {n_active * self.represents:,} flows at a time and "
                     f"{over}, the engine's budget for one run; its pieces do not settle into a repeating "
                     f"state at this scale. Use fewer GPUs (or micro-batches), or for a collective the ring "
                     f"algorithm, whose steady state is skipped at any scale")

@@ -32,7 +32,7 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
 from ..model.validation import ERROR, validate
 from . import collectives as C
-from . import symmetry
+from . import symmetry, tree_fold
 from ..heap import paused_gc
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
@@ -502,7 +502,10 @@ class Simulator(NcclSchedules):
                                       "Hopper or later across systems)")
             sched, scale, nch = self.nccl_schedule(collective, algorithm, protocol, size)
         try:
-            sim = Engine(self.router, scale).run(sched, progress, cancel)
+            if algorithm == "tree":  # trees alike (NCCL's pair per rail, mirrored) run once
+                sim = tree_fold.run(self.router, sched, scale, progress, cancel)
+            else:
+                sim = Engine(self.router, scale).run(sched, progress, cancel)
         except RoutingError as exc:
             raise SimulationError(str(exc)) from None
         reason = (f"{algorithm} with {T.PROTOCOL_LABELS[protocol]} as requested" if not estimates else

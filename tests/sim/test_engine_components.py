@@ -15,7 +15,7 @@ from dgxstudio.analysis.routing import Router
 from dgxstudio.model import Device, Link, Topology
 from dgxstudio.model.catalog import load_catalog
 from dgxstudio.model.fabrics import build_fat_tree
-from dgxstudio.sim import engine as engine_mod
+from dgxstudio.sim import engine as engine_mod, tree_fold
 from dgxstudio.sim.engine import Engine, Group, Pattern, RouteTable, Schedule, _components
 from dgxstudio.sim.run import SimOptions, Simulator
 
@@ -139,7 +139,10 @@ def test_random_schedules_match_the_whole_network_solve(monkeypatch, case):
 def test_patterns_are_assembled_from_their_components():
     topo = build_fat_tree(2, "dgx-a100")
     r = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True)).run("all-reduce", "tree", 2**22).sim
-    assert isinstance(r.rate_patterns, engine_mod._ComponentPatterns)
+    # (the pair of trees per rail mirror each other: the run is folded, its patterns spread over
+    # every channel of a class as they are read, sim/tree_fold.py)
+    assert isinstance(r.rate_patterns, tree_fold._FoldedPatterns)
+    assert isinstance(r.rate_patterns.patterns, engine_mod._ComponentPatterns)
     assert max(pid for _, _, pid in r.segments) < len(r.rate_patterns)
     # channel bytes are the integral of the patterns' loads over the segments
     total = np.zeros(len(r.capacity))

@@ -12,6 +12,7 @@ from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.sim import accounting
 from dgxstudio.sim import engine as engine_module
 from dgxstudio.sim import maxmin as maxmin_module
+from dgxstudio.sim import tree_fold
 from dgxstudio.sim.maxmin import _channel_classes, _maxmin_large, maxmin, maxmin_arrays, maxmin_reference
 from dgxstudio.sim.rates import RouteTable
 from dgxstudio.sim.run import SimOptions, Simulator
@@ -123,8 +124,10 @@ def test_the_filling_without_filled_channels_on_a_large_tree_solve(monkeypatch):
 
     monkeypatch.setattr(maxmin_module, "maxmin_arrays", checked)
     monkeypatch.setattr(maxmin_module, "SMALL_ENTRIES", -1)
+    # flow by flow (NCCL's chain order makes the trees alike, and a folded run solves far fewer)
+    monkeypatch.setattr(tree_fold.Fold, "of", classmethod(lambda cls, engine, sched: None))
     sim.run("all-reduce", "tree", 8 * 2**20)
-    assert len(seen) > 1000 and max(seen) > 100
+    assert len(seen) > 50 and max(seen) > 100  # (1,000 solves with the chains NCCL 2.18 and before made)
 
 
 def test_parallel_channels_share_a_class_and_a_twice_loaded_one_stays_alone():

@@ -1,0 +1,382 @@
+"""Trees that run alike, simulated once: NCCL's tree all-reduce with one flow per class of trees.
+
+NCCL builds a pair of trees per NIC rail; where the fabric and the trees' chains are symmetric, trees
+are images of each other (on a DGX H100 cluster, as built today, tree 2r of rail r mirrors tree
+2(R-1-r)+1), and trees that are images have the same timing at every instant. Such a run is
+simulated with one representative tree per class, each of its flows standing for the class's m
+flows, on one representative channel per class of channels (the quotient ``symmetry.py`` builds for
+all-to-all), and given back per tree, per flow and per channel as the full run would give it.
+
+Why it is exact. The classes are the coarsest *equitable* partition of the run's flows (every
+transfer slot of every tree's patterns) and channels, found by colour refinement over the bipartite
+graph of routes (a slot is joined to each channel its route loads, with its weight) and the trees
+(a tree to its slots, by their place in it), from initial colours that hold everything the timing
+reads: a slot's place (its pattern's role in its tree), latency and rate cap; a channel's capacity.
+Equitable means: every channel of a class carries, from each class of slots, the same multiset of
+weights, and every slot of a class loads each class of channels alike; trees of a class have the
+same slot colours in each role. Then the progressive filling keeps every class at one rate (all
+channels of a class fill in the same round, freezing whole classes), so slots of a class start,
+move and finish together, and the filling over representatives with the class's load on each
+representative channel is the filling over all. The partition is checked exactly (entry by entry,
+not by its hashes) before it is used; anything else runs flow by flow. The quotient's weights are
+sums over a class, so rates can differ from the flow-by-flow run in the last bits (see the tests).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..analysis.routing import Route
+from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
+
+_MIX = np.int64(0x5851F42D4C957F2D)
+
+
+def run(router, sched: Schedule, capacity_scale: float, progress=None, cancel=None) -> SimResult:
+    """``Engine(router, capacity_scale).run(sched)``, with alike trees simulated once when the
+    schedule lists its trees (``sched.meta["trees"]``) and they fold exactly."""
+    engine = Engine(router, capacity_scale)
+    fold = Fold.of(engine, sched)
+    if fold is None:  # (the engine keeps the routes the check looked up)
+        return engine.run(sched, progress, cancel)
+    return fold.run(progress, cancel)
+
+
+def _ids(*cols) -> np.ndarray:
+    """One small integer per distinct row of the given integer columns (their rank in lexicographic
+    order: ``np.unique(axis=1)``'s, with one lexsort instead of its sort of structured rows)."""
+    if len(cols) == 1:
+        return np.unique(cols[0], return_inverse=True)[1].ravel()
+    order = np.lexsort(cols[::-1])
+    new = np.zeros(len(order), dtype=bool)
+    new[:1] = True
+    for c in cols:
+        c = np.asarray(c)[order]
+        new[1:] |= c[1:] != c[:-1]
+    out = np.empty(len(order), dtype=np.int64)
+    out[order] = np.cumsum(new) - 1
+    return out
+
+
+def _signature(owner: np.ndarray, n: int, other_col: np.ndarray, wmul: np.ndarray, wadd: np.ndarray,
+               seed: int) -> np.ndarray:
+    """Per owner, a wrapping sum of a random word per (colour, weight) of its entries: the multiset.
+    (``wmul``/``wadd``: each entry's weight as an odd factor and a term, worked out once.)"""
+    rng = np.random.default_rng(seed)
+    k = int(other_col.max()) + 1 if len(other_col) else 1
+    term = rng.integers(1, 2**62, size=k, dtype=np.int64)[other_col]
+    term *= wmul
+    term += wadd
+    sig = np.zeros(n, dtype=np.int64)
+    np.add.at(sig, owner, term)
+    return sig
+
+
+def _same_rows(keys: np.ndarray, owner: np.ndarray, n: int, cls: np.ndarray) -> bool:
+    """Whether every owner's sorted entry keys equal those of the first owner of its class."""
+    span = int(keys.max()) + 1 if len(keys) else 1
+    if n * span < 2**62:  # one sort of a combined key (a lexsort sorts twice)
+        order = np.argsort(owner * span + keys)
+    else:
+        order = np.lexsort((keys, owner))
+    k_sorted, o_sorted = keys[order], owner[order]
+    counts = np.bincount(o_sorted, minlength=n)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    first = np.full(int(cls.max()) + 1 if n else 0, n, dtype=np.int64)
+    np.minimum.at(first, cls, np.arange(n))
+    rep = first[cls]
+    if not (counts == counts[rep]).all():
+        return False
+    within = np.arange(len(k_sorted)) - np.repeat(starts, counts)
+    return bool((k_sorted == k_sorted[starts[rep][o_sorted] + within]).all())
+
+
+class Fold:
+    """A tree schedule reduced to one tree per class, and how to give its run back in full."""
+
+    @classmethod
+    def of(cls, engine: Engine, sched: Schedule) -> "Fold | None":
+        """The fold of ``sched`` on ``engine``'s router, or None (then ``engine`` has every tree's
+        routes looked up, as a run of the whole schedule needs)."""
+        trees = sched.meta.get("trees")
+        if not trees or len(trees) < 2:
+            return None
+        groups = list(sched.groups)
+        n = len(groups)
+        first, end = trees[0]
+        size = end - first
+        if any(e - f != size for f, e in trees):
+            return None
+        tree_of = np.full(n, -1, dtype=np.int64)
+        for t, (f, e) in enumerate(trees):
+            tree_of[f:e] = t
+        # every tree a copy of the first, group for group (bytes, delays, dependencies inside it
+        # shifted, outside it the same), and its patterns in the same roles; transfers only in trees
+        roles: list[dict[int, int]] = []
+        role_patterns: list[list] = []
+        for t, (f, _) in enumerate(trees):
+            mine: dict[int, int] = {}
+            pats = []
+            for i in range(size):
+                g, r = groups[f + i], groups[first + i]
+                if (g.bytes_each != r.bytes_each or g.duration_s != r.duration_s or g.post_delay_s != r.post_delay_s
+                        or (g.pattern is None) != (r.pattern is None)):
+                    return None
+                for dg, dr in ((g.deps_done, r.deps_done), (g.deps_sent, r.deps_sent)):
+                    if len(dg) != len(dr):
+                        return None
+                    for x, y in zip(dg, dr):
+                        if tree_of[x] == t:
+                            if tree_of[y] != 0 or x - f != y - first:
+                                return None
+                        elif tree_of[x] >= 0 or x != y:
+                            return None
+                if g.pattern is not None:
+                    role = mine.setdefault(id(g.pattern), len(mine))
+                    if role == len(pats):
+                        pats.append(g.pattern)
+                    if t and roles[0].get(id(r.pattern)) != role:
+                        return None
+            roles.append(mine)
+            role_patterns.append(pats)
+        for g in range(n):
+            if tree_of[g] < 0 and (groups[g].pattern is not None
+                                   or any(tree_of[d] >= 0 for d in (*groups[g].deps_done, *groups[g].deps_sent))):
+                return None
+        if any(len(p) != len(role_patterns[0]) or
+               any(len(a.pairs) != len(b.pairs) for a, b in zip(p, role_patterns[0])) for p in role_patterns):
+            return None
+        fold = cls.__new__(cls)
+        fold.eng0, fold.router, fold.scale = engine, engine.router, engine.capacity_scale
+        fold.sched, fold.groups = sched, groups
+        fold.trees, fold.tree_of, fold.role_patterns = trees, tree_of, role_patterns
+        return fold if fold._classes() else None
+
+    def _classes(self) -> bool:
+        """Colour refinement of slots, channels and trees (see the module's note), checked exactly."""
+        eng0 = self.eng0
+        tpls = [[eng0.template(p) for p in pats] for pats in self.role_patterns]
+        self.tpls0 = {id(p): tpl for pats, ts in zip(self.role_patterns, tpls) for p, tpl in zip(pats, ts)}
+        n_trees = len(self.trees)
+        n_roles = len(self.role_patterns[0])
+        per_role = [len(p.pairs) for p in self.role_patterns[0]]
+        s_route = np.concatenate([tpl["route"] for ts in tpls for tpl in ts]).astype(np.int64)
+        s_lat = np.concatenate([tpl["latency"] for ts in tpls for tpl in ts]).astype(float)
+        s_role = np.tile(np.repeat(np.arange(n_roles), per_role), n_trees)
+        per_tree = int(sum(per_role))
+        if not per_tree:
+            return False
+        s_tree = np.repeat(np.arange(n_trees), per_tree)
+        n_s = len(s_route)
+        caps = np.asarray(eng0.route_cap, dtype=float)
+        table = RouteTable(eng0.route_ch, eng0.route_w)
+        lens, ch, w = table.gather(s_route)
+        e_slot = np.repeat(np.arange(n_s), lens)
+        uch, e_ch = np.unique(ch, return_inverse=True)
+        e_ch = e_ch.ravel()
+        n_c = len(uch)
+        e_w = _ids(np.ascontiguousarray(w, dtype=float).view(np.int64))
+        wmul, wadd = 2 * e_w + 1, e_w * _MIX
+        n_w = int(e_w.max()) + 1 if len(e_w) else 1
+        s_init = _ids(s_role, s_lat.view(np.int64), caps[s_route].view(np.int64))
+        col_c = _ids(np.ascontiguousarray(eng0.capacity[uch], dtype=float).view(np.int64))
+        tree_col = np.zeros(n_trees, dtype=np.int64)
+        n_tree_cols = 1
+        seed = 1
+        while True:
+            col_s = _ids(s_init, tree_col[s_tree])
+            n_cs, n_cc = int(col_s.max()) + 1, int(col_c.max()) + 1
+            while True:
+                seed += 1
+                sig_s = _signature(e_slot, n_s, col_c[e_ch], wmul, wadd, seed)
+                sig_c = _signature(e_ch, n_c, col_s[e_slot], wmul, wadd, seed + 7919)
+                col_s, col_c = _ids(col_s, sig_s), _ids(col_c, sig_c)
+                m_s, m_c = int(col_s.max()) + 1, int(col_c.max()) + 1
+                if seed == 2 and len(np.unique(_ids(*np.sort((s_role * m_s + col_s).reshape(n_trees, -1),
+                                                              axis=1).T))) == n_trees:
+                    return False  # every tree apart after one round already (classes only split)
+                if m_s == n_cs and m_c == n_cc:
+                    break
+                n_cs, n_cc = m_s, m_c
+            # trees: the multiset of slot colours in each role (slots of one role lie together)
+            key = np.sort((s_role * n_cs + col_s).reshape(n_trees, per_tree), axis=1)
+            tree_col = _ids(*key.T) if per_tree else np.zeros(n_trees, dtype=np.int64)
+            m_t = int(tree_col.max()) + 1
+            if m_t == n_tree_cols:
+                break
+            n_tree_cols = m_t
+        counts = np.bincount(tree_col)
+        if len(counts) == n_trees or not (counts == counts[0]).all():
+            return False  # nothing to fold, or classes of different sizes (one multiplicity per run)
+        # the exact check: slots load each channel class alike, channels carry each slot class alike
+        if not (_same_rows(col_c[e_ch] * n_w + e_w, e_slot, n_s, col_s)
+                and _same_rows(col_s[e_slot] * n_w + e_w, e_ch, n_c, col_c)):
+            return False
+        self.m = int(counts[0])
+        rep_tree = np.full(int(tree_col.max()) + 1, n_trees, dtype=np.int64)
+        np.minimum.at(rep_tree, tree_col, np.arange(n_trees))
+        self.rep_of = rep_tree[tree_col]  # each tree's representative
+        # each slot of a tree -> the slot of its representative with the same colour, role by role
+        perm = np.empty(n_s, dtype=np.int64)
+        order = np.lexsort((col_s, s_role, s_tree))  # within each tree: by role, then colour
+        at_rep = order.reshape(n_trees, per_tree)
+        perm[order] = at_rep[self.rep_of].ravel()
+        self.slot_perm = perm
+        self.per_tree = per_tree
+        self.role_start = np.concatenate([[0], np.cumsum(per_role)])
+        # channel classes: sizes and representatives (the lowest channel of each)
+        self.n_cls = int(col_c.max()) + 1
+        self.cls_size = np.bincount(col_c, minlength=self.n_cls)
+        rep_ch = np.full(self.n_cls, len(uch), dtype=np.int64)
+        np.minimum.at(rep_ch, col_c, np.arange(n_c))
+        self.uch, self.col_c, self.rep_ch = uch, col_c, uch[rep_ch]
+        self.s_route = s_route
+        return True
+
+    def _class_routes(self, rids: list[int]) -> dict[int, Route]:
+        """Routes ``rids`` of flows standing for m each: on one channel of each channel class a route
+        loads, its load on the class (its weights there summed in its own order) times m over the
+        class's size (symmetry.py's class route), all routes at once."""
+        eng0 = self.eng0
+        ids = np.asarray(rids, dtype=np.int64)
+        lens, ch, w = RouteTable([eng0.route_ch[r] for r in rids], [eng0.route_w[r] for r in rids]).gather(
+            np.arange(len(ids)))
+        key = np.repeat(np.arange(len(ids)), lens) * self.n_cls + self.col_c[np.searchsorted(self.uch, ch)]
+        uk, inv = np.unique(key, return_inverse=True)
+        load = np.bincount(inv.ravel(), weights=w, minlength=len(uk))  # (each sum in the route's order)
+        owner, cls = np.divmod(uk, self.n_cls)
+        keep = load > 0
+        owner, cls, load = owner[keep], cls[keep], load[keep]
+        chans, weights = self.rep_ch[cls], load * self.m / self.cls_size[cls]
+        bounds = np.searchsorted(owner, np.arange(len(ids) + 1)).tolist()
+        # (the engine reads a class route's channels, weights and cap; its latency is the template's)
+        return {r: Route((), chans[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]], 0.0,
+                         eng0.routes[r].cap_Bps) for i, r in enumerate(rids)}
+
+    def run(self, progress=None, cancel=None) -> SimResult:
+        groups, trees, tree_of = self.groups, self.trees, self.tree_of
+        n = len(groups)
+        reps = sorted(set(self.rep_of.tolist()))
+        keep = np.zeros(n, dtype=bool)
+        keep[tree_of < 0] = True
+        for t in reps:
+            keep[trees[t][0]:trees[t][1]] = True
+        new_id = np.cumsum(keep) - 1
+        reduced = Schedule([], self.sched.payload_bytes, self.sched.description, dict(self.sched.meta))
+        for g in np.flatnonzero(keep).tolist():
+            grp = groups[g]
+            reduced.add(dataclasses.replace(grp, deps_done=tuple(int(new_id[d]) for d in grp.deps_done),
+                                            deps_sent=tuple(int(new_id[d]) for d in grp.deps_sent)))
+        # the representatives' patterns travel on class routes (templates made here, not asked of the router)
+        eng1 = Engine(self.router, self.scale)
+        eng1.represents = self.m
+        wanted = sorted({rid for t in reps for p in self.role_patterns[t]
+                         for rid in self.tpls0[id(p)]["route"].tolist()})
+        cache = self._class_routes(wanted)
+        for t in reps:
+            for p in self.role_patterns[t]:
+                tpl = self.tpls0[id(p)]
+                ids = []
+                for rid in tpl["route"].tolist():
+                    route = cache[rid]
+                    ids.append(len(eng1.routes))
+                    eng1.routes.append(route)
+                    eng1.route_ch.append(route.channels)
+                    eng1.route_w.append(route.weights)
+                    eng1.route_cap.append(min(p.cap_Bps, route.cap_Bps))
+                p._template = {"engine": eng1, "route": np.asarray(ids, dtype=np.int64), "latency": tpl["latency"]}
+        try:
+            sim = eng1.run(reduced, progress, cancel)
+        finally:
+            for pats in self.role_patterns:
+                for p in pats:
+                    p._template = self.tpls0[id(p)]
+        return self._expand(sim, new_id)
+
+    def _expand(self, sim: SimResult, new_id: np.ndarray) -> SimResult:
+        trees = self.trees
+        n = len(self.groups)
+        # every group reads its representative's row: the same place in the representative tree
+        src = np.arange(n, dtype=np.int64)
+        for t, (f, e) in enumerate(trees):
+            r = int(self.rep_of[t])
+            if r != t:
+                src[f:e] = trees[r][0] + np.arange(e - f)
+        idx = new_id[src]
+        channel_bytes = np.zeros(self.router.n_channels)
+        channel_bytes[self.uch] = sim.channel_bytes[self.rep_ch[self.col_c]]
+        delivered = [(t, b * self.m) for t, b in sim.delivered]
+        return dataclasses.replace(
+            sim, group_start=sim.group_start[idx], group_sent=sim.group_sent[idx], group_done=sim.group_done[idx],
+            groups=self.sched.groups, flow_ends=_FoldedEnds(self, sim.flow_ends, idx),
+            channel_bytes=channel_bytes, rate_patterns=_FoldedPatterns(self, sim.rate_patterns),
+            delivered=delivered, routes=self.eng0.routes)
+
+
+class _FoldedEnds:
+    """Per-flow end times of every group, read from its representative's with each flow's slot
+    mapped to the representative's slot of the same class (what a result's readers ask of a
+    ``FlowEnds``: ``get`` and ``in``)."""
+
+    def __init__(self, fold: Fold, ends, idx: np.ndarray):
+        self.fold, self.ends, self.idx = fold, ends, idx
+        # each pattern's role in its tree (its slots are the role's, in the tree's run of slots)
+        self._role = {id(p): k for pats in fold.role_patterns for k, p in enumerate(pats)}
+
+    def get(self, g: int, default=None):
+        got = self.ends.get(int(self.idx[g]))
+        if got is None:
+            return default
+        fold = self.fold
+        t = int(fold.tree_of[g])
+        if t < 0 or int(fold.rep_of[t]) == t:
+            return got
+        k = self._role[id(fold.groups[g].pattern)]
+        a, b = int(fold.role_start[k]), int(fold.role_start[k + 1])
+        mine = fold.slot_perm[t * fold.per_tree + a:t * fold.per_tree + b]
+        return got[mine - int(fold.rep_of[t]) * fold.per_tree - a]
+
+    def __contains__(self, g: int) -> bool:
+        return int(self.idx[g]) in self.ends
+
+
+class _FoldedPatterns:
+    """The run's rate patterns with every representative channel's load given to its whole class."""
+
+    def __init__(self, fold: Fold, patterns):
+        self.patterns = patterns
+        rep_cls = np.full(fold.router.n_channels, -1, dtype=np.int64)
+        rep_cls[fold.rep_ch] = np.arange(fold.n_cls)
+        self.rep_cls = rep_cls
+        order = np.argsort(fold.col_c, kind="stable")
+        self.members = fold.uch[order]
+        self.start = np.concatenate([[0], np.cumsum(fold.cls_size)[:-1]])
+        self.size = fold.cls_size
+        self._last: tuple[int, RatePattern] | None = None
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+    def __getitem__(self, pid: int) -> RatePattern:
+        if pid < 0:
+            pid += len(self)
+        if self._last is not None and self._last[0] == pid:
+            return self._last[1]
+        rp = self.patterns[pid]
+        k = self.rep_cls[rp.channels]
+        if len(k) and (k < 0).any():
+            raise ValueError("a folded run loaded a channel outside its classes")
+        sizes = self.size[k]
+        at = np.repeat(self.start[k] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(int(sizes.sum()))
+        chans = self.members[at]
+        loads = np.repeat(rp.load_Bps, sizes)
+        order = np.argsort(chans, kind="stable")
+        out = RatePattern(chans[order], loads[order])
+        self._last = (pid, out)
+        return out
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
