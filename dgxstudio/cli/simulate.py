@@ -63,6 +63,7 @@ def _ring_note(sim, result) -> str:
 
 def cmd_simulate(args) -> int:
     from ..sim.engine import SimulationCancelled
+    from ..sim.latency_bound import is_latency_bound, latency_words
     from ..sim.run import Simulator
     from ..units import format_size, format_time
 
@@ -107,7 +108,11 @@ def cmd_simulate(args) -> int:
         r = results[0]
         if r.requested_algorithm == "auto":
             print(f"  auto: {r.reason}")
-        print("  busiest links:")
+        if is_latency_bound(r.sim):
+            print(f"  {latency_words(r.sim)}")
+            print("  busiest links (none limited the run):")
+        else:
+            print("  busiest links:")
         for b in r.sim.bottlenecks(5):
             print(f"    {', '.join(b['links'])} ({b['from']} -> {b['to']}): {100 * b['utilization']:.1f}% busy")
     return EXIT_OK

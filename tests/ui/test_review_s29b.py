@@ -22,3 +22,33 @@ def test_nvswitch_names_keep_the_end_that_tells_them_apart(make_window, qtbot):
         assert d.label_lines[-1] == f"NVSwitch{i}", d.label_lines
         assert "#12" in d.label_lines[0], d.label_lines
     assert len({tuple(d.label_lines) for d in switches}) == 4
+
+
+def _run_from_the_dock(w, qtbot, size: str):
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(0)
+    p.sweep.setChecked(False)
+    p.collective.setCurrentText("all-reduce")
+    p.algorithm.setCurrentText("ring")
+    p.size.clear()
+    qtbot.keyClicks(p.size, size)
+    with qtbot.waitSignal(p.resultReady, timeout=20000) as blocker:
+        qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    return blocker.args[1]
+
+
+def test_a_latency_bound_run_names_no_bottleneck(make_window, qtbot):
+    """An 8 KiB ring all-reduce on a DGX A100 moves bytes 1% of its 15 us; its busiest NVLink, 0.8% busy,
+    was listed under 'Bottleneck links'. A 256 MiB run still names its bottleneck."""
+    w = make_window("dgx-a100")
+    small = _run_from_the_dock(w, qtbot, "8KiB")
+    assert small.sim.bottlenecks(1)[0]["utilization"] < 0.05
+    label = w.results.bottlenecks_label.text()
+    assert "latency-bound" in label and not label.startswith("Bottleneck")
+    assert "latency-bound" in w.results.summary.text().lower()
+    assert "per-call and per-hop latency dominate" in w.results.summary.text()
+    assert w.results.bottlenecks.count() > 0   # still listed (and clickable), as the busiest links
+    big = _run_from_the_dock(w, qtbot, "256MiB")
+    assert big.sim.bottlenecks(1)[0]["utilization"] > 0.9
+    assert w.results.bottlenecks_label.text().startswith("Bottleneck links")
+    assert "latency-bound" not in w.results.summary.text()
