@@ -52,3 +52,43 @@ def test_a_latency_bound_run_names_no_bottleneck(make_window, qtbot):
     assert big.sim.bottlenecks(1)[0]["utilization"] > 0.9
     assert w.results.bottlenecks_label.text().startswith("Bottleneck links")
     assert "latency-bound" not in w.results.summary.text()
+
+
+def _start_tree_run(w, qtbot):
+    """NCCL's tree over the 124-system DGX-1 fat tree at 256 MiB: seconds of work, with progress."""
+    p = w.sim_panel
+    w.sim_dock.show()
+    w.sim_dock.raise_()
+    p.tabs.setCurrentIndex(0)
+    p.algorithm.setCurrentText("tree")
+    p.size.setText("256MiB")
+    qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    return p
+
+
+def test_a_refused_run_empties_the_progress_bar_and_says_why(make_window, qtbot, monkeypatch):
+    """A tree over 512 DGX H100 was stopped by the engine's budget with the bar left at 33%, as if it
+    still ran. The budget is lowered here so the same refusal comes after 1 s on the DGX-1 fat tree."""
+    from dgxstudio.sim import limits
+
+    monkeypatch.setattr(limits, "MAX_FLOW_EVENTS", 5_000_000)
+    w = make_window("dgx1-fat-tree-124")
+    p = _start_tree_run(w, qtbot)
+    seen = []
+    p.runner.progress.connect(lambda pr: seen.append(pr.fraction))
+    qtbot.waitUntil(lambda: p.state.text().startswith("Error"), timeout=30000)
+    assert seen and max(seen) > 0.05   # the bar had moved before the refusal
+    assert p.progress.value() < p.progress.minimum() or p.progress.value() == 0
+    assert p.progress.text() in ("", "0%")
+    assert "the engine's budget" in p.state.text()
+    assert w.status.text().startswith("Simulation failed at ") and "the engine's budget" in w.status.text()
+
+
+def test_a_cancelled_run_empties_the_progress_bar_and_says_why(make_window, qtbot):
+    w = make_window("dgx1-fat-tree-124")
+    p = _start_tree_run(w, qtbot)
+    qtbot.waitUntil(lambda: p.progress.value() > 0, timeout=20000)
+    qtbot.keyClick(w, Qt.Key.Key_Period, Qt.KeyboardModifier.ControlModifier)   # Ctrl+. as the tooltip says
+    qtbot.waitUntil(lambda: p.state.text() == "Cancelled", timeout=20000)
+    assert p.progress.text() in ("", "0%")
+    assert "cancelled" in w.status.text() and "no result" in w.status.text()
