@@ -92,3 +92,46 @@ def test_a_cancelled_run_empties_the_progress_bar_and_says_why(make_window, qtbo
     qtbot.waitUntil(lambda: p.state.text() == "Cancelled", timeout=20000)
     assert p.progress.text() in ("", "0%")
     assert "cancelled" in w.status.text() and "no result" in w.status.text()
+
+
+def _overview(make_window, qtbot):
+    w = make_window(topology=build_fat_tree(512, "dgx-h100", rail_optimized=True))
+    assert w.scene.lod is not None
+    w.view.fit()
+    qtbot.wait(20)
+    w.view.setFocus()
+    return w
+
+
+def test_select_all_at_the_overviews_fit_says_what_it_could_not_select(make_window, qtbot):
+    """Ctrl+A at fit on 512 DGX H100 selected nothing and said nothing."""
+    w = _overview(make_window, qtbot)
+    qtbot.keyClick(w.view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    assert w.scene.selected_ids() == []
+    assert w.status.text().startswith("Selected nothing; 37 closed blocks (512 systems, 320 switches) cannot be selected")
+    assert "double-click one to open it" in w.status.text()
+    # a block opened by a double-click: Select all takes what it draws, and says the rest stays out
+    block = next(b for b in w.scene.lod.block_items.values() if b.block.tier == 0)
+    w.view.centerOn(block)
+    QTest.mouseDClick(w.view.viewport(), Qt.MouseButton.LeftButton,
+                      pos=w.view.mapFromScene(block.scene_rect.center()))
+    qtbot.waitUntil(lambda: block.block.id in w.scene.lod.open_blocks, timeout=5000)
+    qtbot.wait(300)   # what is in view opens over a few turns of the event loop
+    w.view.setFocus()
+    qtbot.keyClick(w.view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    ids = w.scene.selected_ids()
+    systems = [i for i in ids if i in w.document.topology.groups]
+    assert systems and set(systems) <= set(block.block.members)
+    devices = [i for i in ids if i in w.document.topology.devices]
+    said = ", ".join([f"{len(devices)} devices"] * bool(devices) + [f"{len(systems)} systems"])
+    assert w.status.text().startswith(f"Selected {said} drawn in open blocks; "), w.status.text()
+    assert "closed blocks (" in w.status.text()
+
+
+def test_auto_layout_in_the_overview_refuses_with_a_reason(make_window, qtbot):
+    """Ctrl+L in the overview took 1.5 s and changed nothing drawn; it now says why it does nothing."""
+    w = _overview(make_window, qtbot)
+    before = dict(w.document.topology.layout.positions)
+    qtbot.keyClick(w.view, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert "Auto-layout changes nothing in a cluster's overview" in w.status.text()
+    assert w.document.undo_stack.count() == 0 and w.document.topology.layout.positions == before
