@@ -63,7 +63,7 @@ def _ring_note(sim, result) -> str:
 
 def cmd_simulate(args) -> int:
     from ..sim.engine import SimulationCancelled
-    from ..sim.latency_bound import is_latency_bound, latency_words
+    from ..sim.latency_bound import limit_words
     from ..sim.run import Simulator
     from ..units import format_size, format_time
 
@@ -108,8 +108,9 @@ def cmd_simulate(args) -> int:
         r = results[0]
         if r.requested_algorithm == "auto":
             print(f"  auto: {r.reason}")
-        if is_latency_bound(r.sim):
-            print(f"  {latency_words(r.sim)}")
+        why = limit_words(r.sim)
+        if why is not None:
+            print(f"  {why}")
             print("  busiest links (none limited the run):")
         else:
             print("  busiest links:")

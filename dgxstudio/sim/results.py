@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import tuning as T
-from .latency_bound import idle_share, is_latency_bound, moving_time_s
+from .latency_bound import idle_share, is_latency_bound, is_link_bound, moving_time_s
 from .schedule import Schedule, SimResult
 
 
@@ -106,8 +106,10 @@ class CollectiveResult:
             "candidates_time_s": self.candidates,
             "nccl_model_time_s": self.model_estimates,
             "bottlenecks": self.sim.bottlenecks(bottlenecks),
-            # latency took most of the run: the links listed above are the busiest, none limited it
+            # (sim/latency_bound.py) latency took most of the run, or the busiest link carried bytes for at
+            # least half of it: only then is bottlenecks[0] the run's bottleneck
             "latency_bound": is_latency_bound(self.sim),
+            "link_bound": is_link_bound(self.sim),
             "idle_fraction": idle_share(self.sim),
             "transfer_groups": len(self.schedule.groups),
             "events": self.sim.events,

@@ -7,7 +7,7 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWidgetItem, QScrollArea, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..sim.latency_bound import is_latency_bound, latency_words
+from ..sim.latency_bound import limit_words
 from ..sim.training_words import data_parallel_words, pipeline_words
 from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
@@ -101,14 +101,14 @@ class ResultsPanel(QWidget):
         self._bottlenecks([])
         self.table.setRowCount(0)
 
-    def _bottlenecks(self, items: list[dict] | None, latency_bound: bool = False) -> None:
+    def _bottlenecks(self, items: list[dict] | None, why: str | None = None) -> None:
         """The run's bottleneck links; None hides the list (a training run names link classes instead).
-        A latency-bound run (sim/latency_bound.py) lists its busiest links without calling them that."""
+        ``why`` no link limited the run (sim/latency_bound.py): its busiest links, not called that."""
         self.bottlenecks.setVisible(items is not None)
         self.bottlenecks_label.setVisible(items is not None)
         self.bottlenecks_label.setText(
-            "Busiest links, none a bottleneck: the run is latency-bound (click to select on the canvas):"
-            if latency_bound else "Bottleneck links (click to select on the canvas):")
+            f"Busiest links, none a bottleneck: the run is {why.split(':')[0]} (click to select on the canvas):"
+            if why is not None else "Bottleneck links (click to select on the canvas):")
         self.bottlenecks.clear()
         for b in items or []:
             item = QListWidgetItem(f"{self.namer(b['from'])} → {self.namer(b['to'])}: {100 * b['utilization']:.1f}% busy,"
@@ -133,9 +133,9 @@ class ResultsPanel(QWidget):
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
             f"{r.bound_busbw_Bps / 1e9:.1f} GB/s, at {_figures(r)} link figures"
-            + (f"<br><b>{latency_words(r.sim).capitalize()}</b>" if is_latency_bound(r.sim) else "")
+            + (f"<br><b>{why[0].upper()}{why[1:]}</b>" if (why := limit_words(r.sim)) is not None else "")
             + f"<br><i>{r.reason}</i>")
-        self._bottlenecks(r.sim.bottlenecks(10), is_latency_bound(r.sim))
+        self._bottlenecks(r.sim.bottlenecks(10), why)
         chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""   # what auto ran, as the CLI's table
         self._row([request.label + chosen, topology_name, str(len(r.gpus)), format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}",
                    f"{r.busbw_Bps / 1e9:.2f}", f"{100 * r.fraction_of_bound:.1f}"])
@@ -175,9 +175,9 @@ class ResultsPanel(QWidget):
         self.summary.setText(f"<b>Sweep</b> {request.label}: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
                              f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound, "
                              f"at {_figures(last)} link figures)"
-                             + (f"<br>at {format_size(last.size_bytes)}: {latency_words(last.sim)}"
-                                if is_latency_bound(last.sim) else ""))
-        self._bottlenecks(last.sim.bottlenecks(10), is_latency_bound(last.sim))
+                             + (f"<br>at {format_size(last.size_bytes)}: {why}"
+                                if (why := limit_words(last.sim)) is not None else ""))
+        self._bottlenecks(last.sim.bottlenecks(10), why)
         for r in rows:
             chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""
             self._row([f"{request.label} @ {format_size(r.size_bytes)}{chosen}", topology_name, str(len(r.gpus)),
