@@ -34,10 +34,11 @@ def test_analyze_says_how_many_rings_it_did_not_list(capsys):
 def test_analyze_says_how_its_ring_bound_adds_up(capsys):
     """A new user read '[50.0 GB/s bidirectional]' per ring and a bound of 300 (= 6 x 50) as adding
     a bidirectional figure into a per-direction bus bandwidth, and could not tell the bound was at
-    rated figures while simulate's is at achievable ones."""
+    peak figures while simulate's is at achievable ones."""
     code, out, _ = run(capsys, "analyze", "--preset", "dgx-a100")
     assert code == 0
-    assert "bound 300.0 GB/s at rated link figures (NCCL runs each ring both ways" in out
+    assert "bound 300.0 GB/s at peak link figures (NCCL runs each ring both ways" in out
+    assert "rated" not in out   # the report and `--figures peak|achievable` say "peak" for the same figures
     assert "[25.0 GB/s per direction, 50.0 GB/s bidirectional]" in out
 
 

@@ -156,7 +156,7 @@ def cmd_analyze(args) -> int:
     r = result["rings"]
     over = {"nvlink": "over NVLink", "all": "across systems"}.get(r["fabric"], f"over {r['fabric']}")
     print(f"  rings: {r['count']} {over}: {r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'};"
-          f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s at rated link figures"
+          f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s at peak link figures"
           f" (NCCL runs each ring both ways: their bidirectional rates added; simulate's bound is at achievable figures)")
     for i, ring in enumerate(r["rings"][:8]):
         shown = " -> ".join(ring) if len(ring) <= 16 else " -> ".join(ring[:6]) + f" ... ({len(ring)} GPUs)"

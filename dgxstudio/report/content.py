@@ -12,6 +12,7 @@ from .. import __version__
 from ..model.catalog import KIND_LABELS, NETWORK_FAMILIES
 from ..model.systems import power_text
 from ..model.topology import Topology
+from ..sim.latency_bound import limit_words
 from .provenance import document_ref, ran_on
 from .svg import gantt_chart, line_chart, topology_svg
 
@@ -149,7 +150,9 @@ def summary(data: ReportData) -> str:
                         else "")
                      + ".")
         top = best.sim.bottlenecks(1)
-        if top:
+        if limit_words(best.sim) is not None:
+            parts.append(f"It was {limit_words(best.sim)}.")
+        elif top:
             b = bottleneck_rows(topo, top)[0]
             parts.append(f"Its bottleneck was {b[0]} ({b[1]}), busy {b[2]} of the run.")
     else:
@@ -183,7 +186,9 @@ def key_figures(data: ReportData, runs: int = 8) -> Table:
             ["published power", power_text(a["power"]["published_W"], a["power"]["without_published_figure"])]]
     for i, run in enumerate(data.runs[:runs]):
         top = run.sim.bottlenecks(1)
-        neck = f"; bottleneck {bottleneck_rows(topo, top)[0][0]}" if top else ""
+        why = limit_words(run.sim)
+        neck = (f"; {why.split(':')[0]}" if why is not None
+                else f"; bottleneck {bottleneck_rows(topo, top)[0][0]}" if top else "")
         rows.append([f"simulation {i + 1}: {run.collective} with {run.algorithm}, {size_label(run.size_bytes)}",
                      f"{gbs(run.busbw_Bps)} GB/s bus bandwidth, {100 * run.fraction_of_bound:.0f}% of bound{neck}"])
     if len(data.runs) > runs:
@@ -254,7 +259,10 @@ def build_blocks(data: ReportData) -> list:
             ["time", f"{run.time_s * 1e3:.4f} ms"], ["algorithm bandwidth", f"{gbs(run.algbw_Bps)} GB/s"],
             ["bus bandwidth", f"{gbs(run.busbw_Bps)} GB/s"], ["topology bound", f"{gbs(run.bound_busbw_Bps)} GB/s"],
             ["share of the bound", f"{100 * run.fraction_of_bound:.1f}%"]]))
-        out.append(Heading(3, "Bottleneck links"))
+        if limit_words(run.sim) is not None:
+            out += [Heading(3, "Busiest links"), Para(f"The run was {limit_words(run.sim)}.")]
+        else:
+            out.append(Heading(3, "Bottleneck links"))
         out.append(Table(["links", "direction", "busy", "GB/s per direction"],
                          bottleneck_rows(topo, run.sim.bottlenecks(8)), {2, 3}))
         t = [p[0] * 1e3 for p in run.sim.delivered]

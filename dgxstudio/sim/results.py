@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import tuning as T
+from .latency_bound import idle_share, is_latency_bound, is_link_bound, moving_time_s
 from .schedule import Schedule, SimResult
 
 
@@ -105,6 +106,11 @@ class CollectiveResult:
             "candidates_time_s": self.candidates,
             "nccl_model_time_s": self.model_estimates,
             "bottlenecks": self.sim.bottlenecks(bottlenecks),
+            # (sim/latency_bound.py) latency took most of the run, or the busiest link carried bytes for at
+            # least half of it: only then is bottlenecks[0] the run's bottleneck
+            "latency_bound": is_latency_bound(self.sim),
+            "link_bound": is_link_bound(self.sim),
+            "idle_fraction": idle_share(self.sim),
             "transfer_groups": len(self.schedule.groups),
             "events": self.sim.events,
             "wall_s": self.sim.wall_s,
@@ -120,6 +126,7 @@ class CompactSim:
     delivered: list[tuple[float, float]]
     events: int
     wall_s: float
+    moving_s: float | None = None   # seconds with some byte moving (sim/latency_bound.py)
 
     def bottlenecks(self, top: int = 10) -> list[dict]:
         return self.top[:top]
@@ -148,7 +155,8 @@ def compact(result: CollectiveResult) -> CollectiveResult:
     if len(pts) > COMPACT_POINTS:
         step = len(pts) / (COMPACT_POINTS - 1)
         pts = [pts[int(i * step)] for i in range(COMPACT_POINTS - 1)] + [pts[-1]]
-    small = CompactSim(sim.time_s, sim.bottlenecks(COMPACT_BOTTLENECKS), list(pts), sim.events, sim.wall_s)
+    small = CompactSim(sim.time_s, sim.bottlenecks(COMPACT_BOTTLENECKS), list(pts), sim.events, sim.wall_s,
+                       moving_time_s(sim))
     bound = result.bound if not callable(result.bound) else result.bound_busbw_Bps
     out = dataclasses.replace(result, sim=small, bound=bound,
                               schedule=CompactSchedule(range(len(result.schedule.groups)),

@@ -59,8 +59,8 @@ def _bold(size: int) -> QFont:
 
 def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = (9, 8, 7)) -> tuple[QFont, list[str]]:
     """How to draw a name in a box so it never reads as another name: on one line at the largest size
-    that fits, else wrapped on up to ``lines`` lines, else elided in the middle (``DGX-1 …110``),
-    which keeps the end that tells one device from the next. The full name is in the tooltip."""
+    that fits, else wrapped on up to ``lines`` lines, else elided keeping the end that tells one
+    device from the next (``elide_keeping_end``). The full name is in the tooltip."""
     for size in sizes:
         font = _bold(size)
         if metrics(font)[0].horizontalAdvance(text) <= width:
@@ -70,7 +70,29 @@ def fit_label(text: str, width: float, lines: int = 2, sizes: tuple[int, ...] = 
     out = wrap_words(text, fm, width)
     if len(out) <= lines and all(fm.horizontalAdvance(line) <= width for line in out):
         return font, out
-    return font, [fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)]
+    return font, elide_keeping_end(text, fm, width, lines)
+
+
+def elide_keeping_end(text: str, fm: QFontMetricsF, width: float, lines: int) -> list[str]:
+    """A name too long for its box, shortened so its last word stays whole: inside a system the end
+    is what differs between devices ('DGX H100 #12 NVSwitch0' read 'DGX H…itch0', the same for all
+    four switches). On two lines: the last words that fit below, the rest above with its own last
+    word kept too (``DGX H… #12`` / ``NVSwitch0``); on one line the start gives way (``…#12 NVSwitch0``)."""
+    words = text.split(" ")
+    if lines < 2 or len(words) < 2:
+        return [fm.elidedText(text, Qt.TextElideMode.ElideLeft, width)]
+    k = len(words) - 1
+    while k > 1 and fm.horizontalAdvance(" ".join(words[k - 1:])) <= width:
+        k -= 1
+    tail = fm.elidedText(" ".join(words[k:]), Qt.TextElideMode.ElideLeft, width)
+    head = words[:k]
+    last = " " + head[-1]
+    room = width - fm.horizontalAdvance(last)
+    if len(head) > 1 and fm.horizontalAdvance(" ".join(head)) > width and room > fm.horizontalAdvance("W…"):
+        first = fm.elidedText(" ".join(head[:-1]), Qt.TextElideMode.ElideRight, room) + last
+    else:
+        first = fm.elidedText(" ".join(head), Qt.TextElideMode.ElideMiddle, width)
+    return [first, tail]
 
 
 def wrap_words(text: str, fm: QFontMetricsF, width: float) -> list[str]:

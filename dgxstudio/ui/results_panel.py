@@ -7,6 +7,7 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWidgetItem, QScrollArea, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
+from ..sim.latency_bound import limit_words
 from ..sim.training_words import data_parallel_words, pipeline_words
 from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
@@ -80,6 +81,7 @@ class ResultsPanel(QWidget):
         self.table.setMinimumHeight(50)
         self.summary_area = _SummaryArea(self.summary)
         self.bottlenecks_label = QLabel("Bottleneck links (click to select on the canvas):")
+        self.bottlenecks_label.setWordWrap(True)   # the latency-bound form is longer than a narrow dock
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary_area)
         layout.addWidget(self.bottlenecks_label)
@@ -99,10 +101,14 @@ class ResultsPanel(QWidget):
         self._bottlenecks([])
         self.table.setRowCount(0)
 
-    def _bottlenecks(self, items: list[dict] | None) -> None:
-        """The run's bottleneck links; None hides the list (a training run names link classes instead)."""
+    def _bottlenecks(self, items: list[dict] | None, why: str | None = None) -> None:
+        """The run's bottleneck links; None hides the list (a training run names link classes instead).
+        ``why`` no link limited the run (sim/latency_bound.py): its busiest links, not called that."""
         self.bottlenecks.setVisible(items is not None)
         self.bottlenecks_label.setVisible(items is not None)
+        self.bottlenecks_label.setText(
+            f"Busiest links, none a bottleneck: the run is {why.split(':')[0]} (click to select on the canvas):"
+            if why is not None else "Bottleneck links (click to select on the canvas):")
         self.bottlenecks.clear()
         for b in items or []:
             item = QListWidgetItem(f"{self.namer(b['from'])} → {self.namer(b['to'])}: {100 * b['utilization']:.1f}% busy,"
@@ -126,8 +132,10 @@ class ResultsPanel(QWidget):
             f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
-            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s, at {_figures(r)} link figures<br><i>{r.reason}</i>")
-        self._bottlenecks(r.sim.bottlenecks(10))
+            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s, at {_figures(r)} link figures"
+            + (f"<br><b>{why[0].upper()}{why[1:]}</b>" if (why := limit_words(r.sim)) is not None else "")
+            + f"<br><i>{r.reason}</i>")
+        self._bottlenecks(r.sim.bottlenecks(10), why)
         chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""   # what auto ran, as the CLI's table
         self._row([request.label + chosen, topology_name, str(len(r.gpus)), format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}",
                    f"{r.busbw_Bps / 1e9:.2f}", f"{100 * r.fraction_of_bound:.1f}"])
@@ -166,8 +174,10 @@ class ResultsPanel(QWidget):
         last = rows[-1]
         self.summary.setText(f"<b>Sweep</b> {request.label}: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
                              f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound, "
-                             f"at {_figures(last)} link figures)")
-        self._bottlenecks(last.sim.bottlenecks(10))
+                             f"at {_figures(last)} link figures)"
+                             + (f"<br>at {format_size(last.size_bytes)}: {why}"
+                                if (why := limit_words(last.sim)) is not None else ""))
+        self._bottlenecks(last.sim.bottlenecks(10), why)
         for r in rows:
             chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""
             self._row([f"{request.label} @ {format_size(r.size_bytes)}{chosen}", topology_name, str(len(r.gpus)),

@@ -348,19 +348,27 @@ class SimulationPanel(QWidget):
         self.state.setText(f"Done: {self.request.label}")
         self.resultReady.emit(self.request, result)
 
+    def _stopped_at(self) -> str:
+        """How far a run got before it ended without a result; the bar is emptied (reset shows no
+        figure: a bar left at 33% after a refusal read as a run still under way)."""
+        value = self.progress.value()
+        self.progress.reset()
+        return f" at {value / 10:.0f}%" if value > 0 else ""
+
     def _fail(self, message: str) -> None:
         self._idle()
+        where = self._stopped_at()
         self.state.setText(f"Error: {message}")
-        self.message.emit(f"Simulation failed: {message}")
+        self.message.emit(f"Simulation failed{where}, no result: {message}")
 
     def _on_failed(self, message: str) -> None:
         self._fail(message)
 
     def _on_cancelled(self) -> None:
         self._idle()
-        self.progress.setValue(0)
+        where = self._stopped_at()
         self.state.setText("Cancelled")
-        self.message.emit("Simulation cancelled")
+        self.message.emit(f"Simulation cancelled{where} (Cancel pressed), no result")
 
 
 def _side_by_side(*widgets: QWidget) -> QWidget:

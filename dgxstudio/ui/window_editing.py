@@ -41,6 +41,24 @@ def with_insides(topo, ids: list[str]) -> list[str]:
     return list(dict.fromkeys([*ids, *devices, *(g for g in topo.groups if g in inside)]))
 
 
+def select_all_words(topo, ids: list[str], lod) -> str:
+    """What Select all selected, and in an overview what it could not: the closed blocks' systems
+    and switches (zooming in or double-clicking a block draws them, and Select all then takes them)."""
+    systems = sum(1 for i in ids if i in topo.groups and topo.groups[i].kind == "system")
+    counts = ((sum(1 for i in ids if i in topo.devices), "device", "devices"), (systems, "system", "systems"),
+              (sum(1 for i in ids if i in topo.groups) - systems, "group", "groups"),
+              (sum(1 for i in ids if i in topo.links), "link", "links"))
+    parts = [f"{n:,} {one if n == 1 else many}" for n, one, many in counts if n]
+    said = f"Selected {', '.join(parts)}" if parts else "Selected nothing"
+    closed = [b.block for bid, b in lod.block_items.items() if bid not in lod.open_blocks] if lod is not None else []
+    if not closed:
+        return said
+    inside = ", ".join(f"{n:,} {w}" for n, w in ((sum(len(b.members) for b in closed if b.tier == 0), "systems"),
+                                                 (sum(len(b.members) for b in closed if b.tier != 0), "switches")) if n)
+    return (f"{said}{' drawn in open blocks' if parts else ''}; {len(closed):,} closed "
+            f"block{'s' if len(closed) != 1 else ''} ({inside}) cannot be selected: zoom in or double-click one to open it")
+
+
 class EditActions:
     """Mixed into MainWindow: edits of the selection and finding devices."""
 
@@ -52,9 +70,13 @@ class EditActions:
             self.inspector.show_ids(self.scene.selected_ids())
 
     def select_all(self) -> None:
+        """Select everything drawn that can be selected, and say what that was: in a cluster's
+        overview the closed blocks cannot be (they stand for hundreds of systems the canvas has not
+        drawn), so at fit Select all selected nothing without a word."""
         for item in self.scene.items():
-            if item.flags() & item.GraphicsItemFlag.ItemIsSelectable:
+            if item.flags() & item.GraphicsItemFlag.ItemIsSelectable and item.isVisible():
                 item.setSelected(True)
+        self.show_status(select_all_words(self.document.topology, self.scene.selected_ids(), self.scene.lod))
 
     def copy(self) -> dict | None:
         ids = self.scene.selected_device_ids()
@@ -126,6 +148,11 @@ class EditActions:
             self.document.push(RemoveItems(with_insides(self.document.topology, ids), f"cut {len(ids)} items"))
 
     def auto_layout(self) -> None:
+        if self.scene.lod is not None:   # the overview places blocks, systems and switches itself
+            self.show_status("Auto-layout changes nothing in a cluster's overview, which places its blocks, "
+                             "systems and switches itself (it would only rearrange the devices inside every "
+                             "system); it applies to designs drawn device by device")
+            return
         topo = self.document.topology
         positions = auto_layout(topo)
         self.document.push(Move(positions, {k: topo.layout.positions.get(k) for k in positions}, "auto-layout"))
