@@ -49,8 +49,10 @@ def run(n: int, shots: str) -> None:
     sim = simulate(topo, "all-reduce", "ring", 256 * 2**20).sim
     app, window = open_window(topo)
     image = QImage(window.view.viewport().size(), QImage.Format.Format_ARGB32_Premultiplied)
+    t1, c1 = time.perf_counter(), time.process_time()
     window.replayer.load(sim)
-    frame(app, window, image)
+    loaded = (time.perf_counter() - t1, time.process_time() - c1)
+    after_load = frame(app, window, image)   # the turn after: the replay indexes the run's links (see InsideLinks)
     lod, view = window.scene.lod, window.view
     at_fit, zoom, zoomed, playing = [], [], [], []
     window.replayer.set_time(sim.time_s * 0.4)
@@ -91,6 +93,8 @@ def run(n: int, shots: str) -> None:
         playing.append((time.perf_counter() - t1, time.process_time() - c1))
     load = os.getloadavg()[0]
     print(f"h100-{n} ring 256 MiB replay (load average {load:.2f}):")
+    print(f"   load {loaded[0] * 1e3:.0f} ms (CPU {loaded[1] * 1e3:.0f} ms), the turn after it {after_load[0] * 1e3:.0f} ms"
+          f" (CPU {after_load[1] * 1e3:.0f} ms)")
     print(f"   step at fit      {stats(at_fit)}")
     print(f"   zoom notches     {stats(zoom)}   ({len(lod.open_systems)} systems open)")
     print(f"   step zoomed in   {stats(zoomed)}")

@@ -84,7 +84,9 @@ class Replayer(QObject):
                 continue
             self.color_of[i] = labels.setdefault(series_key(meta), len(labels))
         self.labels = labels  # colour key (ring, tree or phase) -> index into RING_COLORS
-        self._inside = InsideLinks(sim)
+        self._inside = inside = InsideLinks(sim)
+        if self.scene.lod is not None:   # indexed in the turn after the run arrives, not in a zoom frame
+            QTimer.singleShot(0, lambda: self._inside is inside and inside.channels_of(""))
         self._index_scene()
         self.set_time(0.0)
 

@@ -16,6 +16,7 @@ and each utilization colour in use is one more path over it, a child of it (clos
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import chain
 
 import numpy as np
@@ -119,21 +120,15 @@ class DrawnEnds:
 
     def _numbers(self, pattern, sample: bool) -> tuple[np.ndarray, np.ndarray]:
         pairs = self._pairs.get((id(pattern), sample))
-        if pairs is None:
+        if pairs is None:   # C-level passes over the pairs (16,384 in a ring of 2,048 DGX H100)
             number, devices = self._number, self._devices
-            src, dst = [], []
-            for a, b in pattern.pairs[::max(1, len(pattern.pairs) // SAMPLED_PAIRS)] if sample else pattern.pairs:
-                na = number.get(a)
-                if na is None:
-                    na = number[a] = len(devices)
-                    devices.append(a)
-                nb = number.get(b)
-                if nb is None:
-                    nb = number[b] = len(devices)
-                    devices.append(b)
-                src.append(na)
-                dst.append(nb)
-            pairs = self._pairs[(id(pattern), sample)] = (np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64))
+            chosen = pattern.pairs[::max(1, len(pattern.pairs) // SAMPLED_PAIRS)] if sample else pattern.pairs
+            flat = list(chain.from_iterable(chosen))
+            for d in dict.fromkeys(flat).keys() - number.keys():
+                number[d] = len(devices)
+                devices.append(d)
+            both = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
+            pairs = self._pairs[(id(pattern), sample)] = (both[0::2], both[1::2])
             if len(self._code) < len(devices):
                 self._code = np.concatenate([self._code, np.full(len(devices) - len(self._code), -2, dtype=np.int64)])
         return pairs
@@ -180,33 +175,37 @@ class InsideLinks:
 
     def __init__(self, sim):
         self.sim = sim
-        self._channels_of: dict[str, tuple[int, ...]] | None = None   # link id -> its channels, made on first need
+        self._channels_of: tuple[dict, dict] | None = None   # see channels_of, made on first need
         self._paths: dict = {}     # open system's links item -> (its own pen, overlay items)
         self._key = None           # (the overview's version, rate pattern) coloured now
         self._state = None         # the overview's version the runs below were made for
         self._runs: dict = {}      # rate pattern -> each open system's links item and its (colour, path) runs
 
-    def channels_of(self) -> dict[str, tuple[int, ...]]:
-        """link id -> the channels over it (one per direction, as a rule). Made with two C-level dict
-        builds (a link's first and last channel: 20 ms for 73,216 channels at 512 DGX H100, where a
-        loop over every channel took 135-195 ms in the frame that opened the first system), checked
-        to have missed none, else by the loop."""
+    def channels_of(self, lid: str) -> tuple[int, ...]:
+        """The channels over a link (one per direction, as a rule). Indexed on first need with C-level
+        passes: a link's first and last channel, and a count that shows no link has a third (else by
+        a loop): 20 ms for 73,216 channels at 512 DGX H100, where a loop over every channel took
+        135-195 ms in the frame that opened the first system."""
         if self._channels_of is None:
             cl = self.sim.channel_links
             keys = list(chain.from_iterable(cl))
             chans = list(range(len(cl))) if len(keys) == len(cl) else \
                 list(chain.from_iterable([c] * len(links) for c, links in enumerate(cl)))
-            last = dict(zip(keys, chans))
-            first = dict(zip(reversed(keys), reversed(chans)))
-            if sum(1 if first[k] == c else 2 for k, c in last.items()) == len(keys):
-                self._channels_of = {k: (first[k], c) for k, c in last.items()}
+            if not keys or max(Counter(keys).values()) <= 2:
+                last = dict(zip(keys, chans))
+                first = dict(zip(reversed(keys), reversed(chans)))
+                self._channels_of = (first, last)
             else:   # a link in more than two channels
                 out: dict[str, list[int]] = {}
                 for c, links in enumerate(cl):
-                    for lid in links:
-                        out.setdefault(lid, []).append(c)
-                self._channels_of = {k: tuple(v) for k, v in out.items()}
-        return self._channels_of
+                    for link in links:
+                        out.setdefault(link, []).append(c)
+                self._channels_of = ({}, {k: tuple(v) for k, v in out.items()})
+        first, last = self._channels_of
+        c = last.get(lid, ())
+        if not first:
+            return c
+        return () if c == () else (first[lid], c)
 
     def show(self, lod, pid: int | None) -> None:
         """Colour the inside links of every open system for rate pattern ``pid`` (None: all idle)."""
@@ -242,7 +241,7 @@ class InsideLinks:
             util = np.zeros(len(sim.capacity))
             np.maximum.at(util, rp.channels, rp.load_Bps / sim.capacity[rp.channels])
             util = util.tolist()
-        channels_of = self.channels_of() if util is not None else {}
+        channels_of = self.channels_of
         items = lod.scene.device_items
         out = []
         colours: dict[float, QColor] = {}   # links of a pattern share a few loads
@@ -250,7 +249,7 @@ class InsideLinks:
             by_colour: dict[int, tuple] = {}
             if util is not None:
                 for lid, (a, b) in ends.items():
-                    chans = channels_of.get(lid)
+                    chans = channels_of(lid)
                     ia, ib = items.get(a), items.get(b)
                     if not chans or ia is None or ib is None:
                         continue
