@@ -95,6 +95,8 @@ class DrawnEnds:
             and self._key[0] == key[0]
         self._key = key
         self._ends.clear()
+        if same_scene and len(self._items) > 2 * len(self._item_number) + 1024:
+            same_scene = False   # mostly closed items by now (a long pan): start afresh rather than skip them
         if not same_scene:
             self._code = np.full(len(self._devices), -2, dtype=np.int64)
             self._items, self._item_number = [], {}

@@ -69,11 +69,17 @@ def assert_system_coloured(w, system) -> None:
     assert busy and all(c.pen().color() != IDLE_LINK for c in busy)
     assert sum(c.path().elementCount() for c in busy) >= 2 * 8   # at least each GPU's link to its NVSwitches
     box = lod.system_items[system].sceneBoundingRect()
+    dots = chunks_on_screen(w)
+    assert any(box.contains(d.pos()) for d in dots)      # the opened system's own chunks
+
+
+def chunks_on_screen(w) -> list:
+    """The chunks drawn, checked to be in the view (with the replay's 5% margin): none off screen."""
     dots = [d for d in w.replayer._dots if d.isVisible()]
     seen = visible(w)
     margin = seen.adjusted(-seen.width() * 0.06, -seen.height() * 0.06, seen.width() * 0.06, seen.height() * 0.06)
-    assert all(margin.contains(d.pos()) for d in dots)   # nothing drawn off screen
-    assert any(box.contains(d.pos()) for d in dots)      # the opened system's own chunks
+    assert all(margin.contains(d.pos()) for d in dots)
+    return dots
 
 
 def ran_at_fit(make_window, qtbot, cluster):
@@ -136,6 +142,17 @@ def test_a_system_opened_by_the_wheel_shows_the_replay_and_ends_clean(make_windo
     assert_system_coloured(w, system)
     for other in lod.open_systems:   # every system opened on screen is coloured, not only the first
         assert all(g.state_color == STATE_COLORS["sending"] for g in gpus_of(w, other))
+    # pan a screen to the right: the systems that open there are coloured, those left behind closed
+    before = set(lod.open_systems)
+    bar = w.view.horizontalScrollBar()
+    bar.setValue(bar.value() + w.view.viewport().width())
+    qtbot.wait(100)
+    assert set(lod.open_systems) - before and system not in lod.open_systems
+    action(w, "Step").trigger()
+    step_until_sending(w, qtbot)
+    for other in lod.open_systems:
+        assert all(g.state_color == STATE_COLORS["sending"] for g in gpus_of(w, other))
+    assert chunks_on_screen(w)
     # the replay cleared (a new document, a new run): the open systems look as without a replay
     w.replayer.clear()
     for sid, (path_item, _ends) in lod.system_links.items():
