@@ -4,8 +4,10 @@ replay frames per second at fit, peak resident memory.
 Targets (this 2-core machine): the 2,048-system rail-optimized DGX H100 cluster opens with a readable
 overview in under 3 s and under 2 GB resident; zoom and pan frames under 50 ms; replay on the
 124-system DGX A100 fat tree at least 30 frames per second at fit; every frame under 16 ms on the DGX
-presets. Also: deleting and undoing devices shown in the overview (no rebuild). A frame = the view change (or replay step) + the events it causes (the overview opening or
-closing blocks) + rendering the canvas viewport, as a paint would.
+presets. Also: deleting and undoing devices shown in the overview (no rebuild); a replay while zooming
+into a system of a 512-system cluster (replay_zoomed.py: the opened systems are coloured). A frame =
+the view change (or replay step) + the events it causes (the overview opening or closing blocks) +
+rendering the canvas viewport, as a paint would.
 
 Run: python benchmarks/canvas_scale.py [--quick]   (--quick: 512 systems instead of 2,048, fewer frames)
 Screenshots of the overview at fit, half-zoomed and fully zoomed go to $DGXSTUDIO_SCREENSHOTS or /tmp.
@@ -188,6 +190,8 @@ def main() -> None:
     if not quick:   # the starting point: 1,000 DGX-1 on a fat tree opened in 12 s to a blank canvas
         open_and_move("dgx1-1000", build_fat_tree(1000), None, notches=25)
     replay_fps("a100-124", build_fat_tree(124, "dgx-a100"), "multi-ring", 256 * 2**20, 30 if quick else 90)
+    from replay_zoomed import run as replay_zoomed   # (it reuses this module's frame and stats)
+    replay_zoomed(128 if quick else 512, shots)
     for name in ("dgx-a100", "dgx-h100", "dgx1-v100"):
         preset_frames(name, 10 if quick else 30)
 

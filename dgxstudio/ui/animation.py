@@ -3,7 +3,9 @@ ring or tree), link colour shows utilization, GPUs show whether they send, reduc
 
 The run's record is indexed once (segment start times, group times, channel -> canvas item), so a
 frame costs a few look-ups plus the items that actually change; collapsed systems are coloured as a
-whole and their bundles show the busiest link inside.
+whole and their bundles show the busiest link inside. On a cluster's overview, what a transfer's ends
+are drawn as follows what the overview has open (replay_detail): blocks at fit, the GPUs and inside
+links of a system the user zoomed into, chunks among those on screen.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPathItem, QGraphics
 
 from ..sim.engine import SimResult
 from .canvas import DeviceItem, GroupItem, TopologyScene
+from .replay_detail import DOTS_PER_GROUP, DrawnEnds, Ends, InsideLinks
 from .replay_structure import Structure, _patterns_and_metas, series_key
 from .style import IDLE_LINK, RING_COLORS, utilization_color
 
@@ -48,12 +51,15 @@ class Replayer(QObject):
         self._dots: list[QGraphicsEllipseItem] = []
         self._dot_colors: list = []   # the colour each dot was last given
         self._dots_shown = 0          # dots 0 .. _dots_shown - 1 are visible
-        self._ends_cache: dict[int, list] = {}
+        self._drawn_ends = DrawnEnds(self._endpoint)
+        self._inside: InsideLinks | None = None
         self._overlaid: set = set()
         self._stated: set = set()
         self._pattern_cache: dict[int, list] = {}
         scene.rebuilt.connect(self._scene_rebuilt)
         scene.updated.connect(self._scene_updated)
+        scene.detailChanged.connect(self._detail_changed)
+        scene.document.modelChanged.connect(self._model_changed)
 
     # ---- loading -----------------------------------------------------------------------------------
     def load(self, sim: SimResult) -> None:
@@ -78,6 +84,9 @@ class Replayer(QObject):
                 continue
             self.color_of[i] = labels.setdefault(series_key(meta), len(labels))
         self.labels = labels  # colour key (ring, tree or phase) -> index into RING_COLORS
+        self._inside = inside = InsideLinks(sim)
+        if self.scene.lod is not None:   # indexed in the turn after the run arrives, not in a zoom frame
+            QTimer.singleShot(0, lambda: self._inside is inside and inside.channels_of(""))
         self._index_scene()
         self.set_time(0.0)
 
@@ -92,7 +101,7 @@ class Replayer(QObject):
                     self.channel_item[c] = item
                     break
         self._pattern_cache.clear()
-        self._ends_cache.clear()
+        self._drawn_ends.forget()
         for item in self.scene.link_items:  # during a replay, a link not carrying anything is grey
             item.set_overlay(IDLE_LINK)
 
@@ -114,6 +123,15 @@ class Replayer(QObject):
             self._index_scene()
             self.set_time(self.t)
 
+    def _detail_changed(self) -> None:
+        """The overview opened or closed something: what it opened shows this moment of the run."""
+        if self.sim is not None:
+            self.set_time(self.t)
+
+    def _model_changed(self, event) -> None:
+        if event.kind == "moved":   # chunks start and end where the devices are now
+            self._drawn_ends.forget()
+
     def color_for(self, key: str) -> QColor:
         return QColor(RING_COLORS[self.labels.get(key, 0) % len(RING_COLORS)]) if self.sim is not None else QColor("#000")
 
@@ -131,6 +149,10 @@ class Replayer(QObject):
         self._dots_shown = 0
         self._overlaid.clear()
         self._stated.clear()
+        if self._inside is not None:
+            self._inside.clear()
+            self._inside = None
+        self._drawn_ends = DrawnEnds(self._endpoint)   # (its patterns go with the run)
         self.sim = None
 
     # ---- playing -----------------------------------------------------------------------------------
@@ -205,25 +227,21 @@ class Replayer(QObject):
         for item in self._overlaid - touched:
             item.set_overlay(IDLE_LINK)
         self._overlaid = touched
+        self._inside.show(self.scene.lod, pid)
 
     def _endpoint(self, device: str):
         return self.scene.item_for(device)
 
-    def _ends(self, pattern) -> list:
-        """The canvas items at both ends of the transfers drawn for a group's ``pattern`` (at most about
-        24 of its pairs), looked up once per transfer pattern (groups share a handful: 18 for 2,557
-        groups on GB200 NVL72) and scene (see _index_scene) rather than on every frame."""
-        ends = self._ends_cache.get(id(pattern))
-        if ends is None:
-            pairs = pattern.pairs
-            stride = max(1, len(pairs) // 24)
-            ends = []
-            for src, dst in pairs[::stride]:
-                a, b = self._endpoint(src), self._endpoint(dst)
-                if a is not None and b is not None:
-                    ends.append((a, b))
-            self._ends_cache[id(pattern)] = ends   # (the run keeps its patterns alive while loaded)
-        return ends
+    def _ends(self, pattern) -> Ends:
+        """The canvas items at the ends of a group's ``pattern`` as drawn now, looked up once per
+        transfer pattern (groups share a handful: 18 for 2,557 groups on GB200 NVL72), scene (see
+        _index_scene) and state of the overview (its ``version``) rather than on every frame. On the
+        overview every pair counts (its items are few: blocks, and what the user opened); on a design
+        drawn device by device, about 24 pairs of each pattern, as before."""
+        lod = self.scene.lod
+        if lod is None:
+            return self._drawn_ends.ends(pattern, None, sample=True)
+        return self._drawn_ends.ends(pattern, (id(lod), lod.version))
 
     def _transfers_at(self, t: float) -> None:
         sim = self.sim
@@ -233,7 +251,7 @@ class Replayer(QObject):
         dots = 0
         seen = self._visible_area()
         if seen is not None:
-            sl, st, sr, sb = seen.left(), seen.top(), seen.right(), seen.bottom()
+            seen = (seen.left(), seen.top(), seen.right(), seen.bottom())
         group_pattern, post_delay = self._group_pattern, self._post_delay
         for g in np.flatnonzero(sending | landing).tolist():
             pattern = group_pattern[g]
@@ -249,21 +267,20 @@ class Replayer(QObject):
                 if reduces is None:
                     reduces = post_delay[g] = sim.groups[g].post_delay_s > 0
                 if reduces:
-                    for _a, b in self._ends(pattern):
+                    for b in self._ends(pattern).receivers:
                         states[b] = "reducing"
                 continue
             span = max(sim.group_sent[g] - sim.group_start[g], 1e-30)
             frac = min(max((t - sim.group_start[g]) / span, 0.0), 1.0)
             color = RING_COLORS[self.color_of[g] % len(RING_COLORS)]
-            for a, b in self._ends(pattern):
+            ends = self._ends(pattern)
+            for a in ends.senders:
                 states.setdefault(a, "sending")
-                if a is not b and dots < MAX_DOTS:
-                    pa, pb = a.scenePos(), b.scenePos()
-                    ax, ay = pa.x(), pa.y()
-                    x, y = ax + (pb.x() - ax) * frac, ay + (pb.y() - ay) * frac
-                    if seen is None or (sl <= x <= sr and st <= y <= sb):   # the dots go to what can be seen
-                        self._dot(dots, x, y, color)
-                        dots += 1
+            if dots < MAX_DOTS:   # the chunks go to what can be seen
+                xs, ys = ends.chunks(frac, seen, min(DOTS_PER_GROUP, MAX_DOTS - dots))
+                for x, y in zip(xs.tolist(), ys.tolist()):
+                    self._dot(dots, x, y, color)
+                    dots += 1
         for i in range(dots, self._dots_shown):
             self._dots[i].setVisible(False)
         self._dots_shown = dots

@@ -41,6 +41,7 @@ class TopologyScene(QGraphicsScene):
     statusMessage = Signal(str)
     rebuilt = Signal()   # every item was replaced
     updated = Signal()   # some items were added, removed or refreshed after an edit (see canvas_sync)
+    detailChanged = Signal()   # the overview opened or closed blocks or systems as the view moved
 
     def __init__(self, document: Document):
         super().__init__()

@@ -56,6 +56,7 @@ class LevelOfDetail:
         self.base_positions: dict[str, tuple[float, float]] = {}   # a switch's document position when first opened
         self.system_maps: dict[str, tuple[QPointF, tuple[float, float], float]] = {}   # system opened -> where its document origin is drawn, and the scale
         self.links = set(scene.topology.links)
+        self.version = 0   # counts openings and closings: what is drawn for a device changed (a replay looks again)
         self._label_key: tuple | None = None
         self._labels: list = []
         self._last_scale: float | None = None
@@ -163,6 +164,14 @@ class LevelOfDetail:
         """Open what is visible and large enough on screen; close what is not. Openings go nearest to
         the centre of the view first and stop after OPEN_BUDGET_S; the rest follow on the next turn of
         the event loop, so one frame never pays for a whole screen of new items."""
+        before = self.version
+        try:
+            self._follow(view)
+        finally:
+            if self.version != before:
+                self.scene.detailChanged.emit()
+
+    def _follow(self, view) -> None:
         visible = view.mapToScene(view.viewport().rect()).boundingRect()
         centre = visible.center()
         scale = view.transform().m11()
@@ -248,6 +257,7 @@ class LevelOfDetail:
 
     # ---- opening and closing ----------------------------------------------------------------------
     def _open_block(self, item: BlockItem) -> None:
+        self.version += 1
         scene, block = self.scene, item.block
         inner = item.inner()
         items: list[QGraphicsItem] = []
@@ -279,6 +289,7 @@ class LevelOfDetail:
         self.open_blocks[block.id] = items
 
     def _close_block(self, item: BlockItem) -> None:
+        self.version += 1
         for child in self.open_blocks.pop(item.block.id, []):
             if isinstance(child, SystemBoxItem):
                 self._close_system(child)
@@ -321,6 +332,7 @@ class LevelOfDetail:
 
     def moved(self, ids) -> None:
         """Devices moved in the document (a drag, an undo, a redo): their items follow."""
+        self.version += 1
         for i in ids:
             item = self.scene.device_items.get(i)
             if item is not None and getattr(item, "doc_map", None) is not None:
@@ -328,6 +340,7 @@ class LevelOfDetail:
 
     def device_moved(self, item: DeviceItem) -> None:
         """A device is being dragged: the links inside its open system follow it."""
+        self.version += 1
         system = self.overview.system_of.get(item.device_id)
         drawn = self.system_links.get(system)
         if drawn is None:
@@ -344,6 +357,7 @@ class LevelOfDetail:
     def _open_system(self, box: SystemBoxItem) -> None:
         """The system's devices where the document draws them, scaled into the box, with the links
         between them as one path (links leaving the system are in the block's bundle)."""
+        self.version += 1
         scene, topo = self.scene, self.scene.topology
         devices = self.overview.system_devices[box.group_id]
         pts = {d: topo.layout.positions.get(d, (0.0, 0.0)) for d in devices}
@@ -395,6 +409,7 @@ class LevelOfDetail:
         self.open_systems[box.group_id] = items
 
     def _close_system(self, box: SystemBoxItem) -> None:
+        self.version += 1
         self.system_links.pop(box.group_id, None)
         for child in self.open_systems.pop(box.group_id, []):
             if isinstance(child, DeviceItem):
