@@ -33,13 +33,15 @@ def test_selecting_a_link_does_not_widen_the_right_dock(make_window, qtbot):
 def test_throughput_fills_in_live_and_sweep_axis_reads_sizes(make_window, qtbot):
     from dgxstudio.model.fabrics import build_fat_tree
 
-    # NCCL's tree on two DGX A100: 16 pieces through 16 levels, a fill and a drain with no steady
-    # state to skip (about 4,000 events, seconds), so several progress reports (one per 50 ms) come
-    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    # NCCL's tree on eight DGX-1: the cube-mesh chains differ per rail, so no tree folds into another
+    # and the fill and drain have no steady state to skip (about 6,500 events, most of a second):
+    # several progress reports (one per 50 ms) come. (Two DGX A100, used before, fold into one tree
+    # since their chains follow NCCL's order, and finish in 50 ms.)
+    w = make_window(topology=build_fat_tree(8, "dgx1-v100"))
     p = w.sim_panel
     seen = []
     p.progressed.connect(lambda *_: seen.append(w.live_plots.rate_curve.getData()[0]))
-    run(w, qtbot, algorithm="tree", size="16MiB")
+    run(w, qtbot, algorithm="tree", size="64MiB")
     assert any(x is not None and len(x) > 1 for x in seen), "throughput plot drawn while the run goes"
     axis = w.sweep_plot.plot.getAxis("bottom")
     assert axis.tickStrings([3.0103, 6.0206], 1, 1) == ["1 KiB", "1 MiB"] or \
