@@ -118,7 +118,7 @@ class Simulator(NcclSchedules):
     # ---- what the topology allows --------------------------------------------------------------
     def rings(self):
         if self._rings is None:
-            self._rings = find_rings(self.topo, self.gpus, achievable=self.options.achievable)
+            self._rings = find_rings(self.topo, self.gpus, achievable=self.options.achievable, router=self.router)
             if not self._rings.rings:
                 self._raise_disconnected()
         return self._rings
@@ -380,9 +380,10 @@ class Simulator(NcclSchedules):
         return None
 
     # ---- schedules ------------------------------------------------------------------------------
-    def _ring_specs(self) -> list[C.RingSpec]:
+    def _ring_specs(self, count: int | None = None) -> list[C.RingSpec]:
+        """The first ``count`` rings (all: None) as specs; only those are traced."""
         specs = []
-        for r in self.rings().rings:
+        for r in self.rings().rings[:count]:
             through_gpu = any(any(self.topo.devices[d].kind == "gpu" for d in h[1:-1]) for h in r.hops)
             specs.append(C.RingSpec(r.gpus, r.hops if through_gpu else None))
         return specs
@@ -394,7 +395,7 @@ class Simulator(NcclSchedules):
         if root not in self.gpus:
             raise SimulationError(f"root {root!r} is not one of the GPUs")
         if algorithm == "single-ring":
-            specs = self._ring_specs()[:1]
+            specs = self._ring_specs(1)
             if collective in ("broadcast", "reduce"):
                 return C.ring_rooted(collective, specs, root, size, o.chunk, False, red)
             return C.ring_collective(collective, specs, size, o.chunk, False, red)
