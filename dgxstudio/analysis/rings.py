@@ -375,20 +375,21 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
 
 
 def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_budget_s: float = 3.0,
-               achievable: bool = False, fabric: Fabric | None = None, router=None) -> RingResult:
+               achievable: bool = False, fabric: Fabric | None = None, router=None, plan_rates=None) -> RingResult:
     """Rings over the fastest fabric that joins the set: NVLink alone if it does, else every link.
 
     With ``achievable`` the ring rates use the catalog's achievable efficiencies. ``fabric``, a
     ``Fabric(topo)`` the caller already has (peak figures, every family), saves building it again.
     ``router``: a ``Router`` of this topology the caller already has; the rail rings use it when it
-    is the one they would build (achievable figures, even spreading, no PXN).
+    is the one they would build (achievable figures, even spreading, no PXN); then ``plan_rates``,
+    if given, returns the channel plan and ring rates they would work out with it (the caller's own).
     """
     over = _over_rails(topo, gpus) if len(gpus) >= 2 else ...
     if achievable and over is True:
         # Rail rings with achievable figures: the plan and whether every hop routes are the same
         # with peak figures (NICs and chains are chosen by hops and link families, routes exist by
         # the same links), so the peak rings, worked out only to be replaced, are not.
-        result = _rail_rings(topo, gpus, achievable=True, router=router)
+        result = _rail_rings(topo, gpus, achievable=True, router=router, plan_rates=plan_rates)
         if result is not None:
             return result
     result = _find_rings(topo, gpus, exact_limit, time_budget_s, fabric, over)
@@ -405,22 +406,24 @@ RAIL_RINGS = "rail rings (NCCL: one ring per pair of NIC rails)"
 
 
 def _rail_rings(topo: Topology, gpus: list[str], achievable: bool, fabric: Fabric | None = None,
-                router=None) -> RingResult | None:
+                router=None, plan_rates=None) -> RingResult | None:
     """NCCL's rings across systems (analysis/channels.py): each ring enters a system at one rail's
     GPU and leaves from its partner rail's, so every NIC carries one ring each way; the rate is what
-    the routes leave each ring when all run at once. ``router``: used if it is the one built here."""
+    the routes leave each ring when all run at once. ``router``: used if it is the one built here,
+    with ``plan_rates`` (see ``find_rings``)."""
     from .channels import hop_route, plan, ring_directions, ring_rates
     from .routing import MAX_PATHS, Router, RoutingError
 
     if not (router is not None and router.topo is topo and router.spread == "even" and not router.pxn
             and router.max_paths == MAX_PATHS and router.fabric.families is None
             and router.fabric.achievable == achievable):
-        router = Router(topo, achievable=achievable, fabric=fabric)
-    p = plan(topo, gpus, router.fabric, None, router=router)
+        router, plan_rates = Router(topo, achievable=achievable, fabric=fabric), None
+    p = plan(topo, gpus, router.fabric, None, router=router) if plan_rates is None else plan_rates()[0]
     if not p.rings:
         return None
     try:
-        rates = ring_rates(p, router)  # routes every hop: the device paths below cannot fail after it
+        # routes every hop: the device paths below cannot fail after it
+        rates = ring_rates(p, router) if plan_rates is None else plan_rates()[1]
     except RoutingError:
         return None
     rings = []
