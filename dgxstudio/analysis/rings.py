@@ -375,13 +375,24 @@ def system_rings(topo: Topology, systems: dict[str, list[str]], exact_limit: int
 
 
 def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_budget_s: float = 3.0,
-               achievable: bool = False, fabric: Fabric | None = None) -> RingResult:
+               achievable: bool = False, fabric: Fabric | None = None, router=None, plan_rates=None) -> RingResult:
     """Rings over the fastest fabric that joins the set: NVLink alone if it does, else every link.
 
     With ``achievable`` the ring rates use the catalog's achievable efficiencies. ``fabric``, a
     ``Fabric(topo)`` the caller already has (peak figures, every family), saves building it again.
+    ``router``: a ``Router`` of this topology the caller already has; the rail rings use it when it
+    is the one they would build (achievable figures, even spreading, no PXN); then ``plan_rates``,
+    if given, returns the channel plan and ring rates they would work out with it (the caller's own).
     """
-    result = _find_rings(topo, gpus, exact_limit, time_budget_s, fabric)
+    over = _over_rails(topo, gpus) if len(gpus) >= 2 else ...
+    if achievable and over is True:
+        # Rail rings with achievable figures: the plan and whether every hop routes are the same
+        # with peak figures (NICs and chains are chosen by hops and link families, routes exist by
+        # the same links), so the peak rings, worked out only to be replaced, are not.
+        result = _rail_rings(topo, gpus, achievable=True, router=router, plan_rates=plan_rates)
+        if result is not None:
+            return result
+    result = _find_rings(topo, gpus, exact_limit, time_budget_s, fabric, over)
     if achievable and result.rings and result.method == RAIL_RINGS:
         return _rail_rings(topo, gpus, achievable=True)
     if achievable and result.rings:
@@ -394,19 +405,25 @@ def find_rings(topo: Topology, gpus: list[str], *, exact_limit: int = 16, time_b
 RAIL_RINGS = "rail rings (NCCL: one ring per pair of NIC rails)"
 
 
-def _rail_rings(topo: Topology, gpus: list[str], achievable: bool, fabric: Fabric | None = None) -> RingResult | None:
+def _rail_rings(topo: Topology, gpus: list[str], achievable: bool, fabric: Fabric | None = None,
+                router=None, plan_rates=None) -> RingResult | None:
     """NCCL's rings across systems (analysis/channels.py): each ring enters a system at one rail's
     GPU and leaves from its partner rail's, so every NIC carries one ring each way; the rate is what
-    the routes leave each ring when all run at once."""
+    the routes leave each ring when all run at once. ``router``: used if it is the one built here,
+    with ``plan_rates`` (see ``find_rings``)."""
     from .channels import hop_route, plan, ring_directions, ring_rates
-    from .routing import Router, RoutingError
+    from .routing import MAX_PATHS, Router, RoutingError
 
-    router = Router(topo, achievable=achievable, fabric=fabric)
-    p = plan(topo, gpus, router.fabric, None, router=router)
+    if not (router is not None and router.topo is topo and router.spread == "even" and not router.pxn
+            and router.max_paths == MAX_PATHS and router.fabric.families is None
+            and router.fabric.achievable == achievable):
+        router, plan_rates = Router(topo, achievable=achievable, fabric=fabric), None
+    p = plan(topo, gpus, router.fabric, None, router=router) if plan_rates is None else plan_rates()[0]
     if not p.rings:
         return None
     try:
-        rates = ring_rates(p, router)  # routes every hop: the device paths below cannot fail after it
+        # routes every hop: the device paths below cannot fail after it
+        rates = ring_rates(p, router) if plan_rates is None else plan_rates()[1]
     except RoutingError:
         return None
     rings = []
@@ -439,19 +456,15 @@ def _allocation(fab: Fabric, ring: Ring, disjoint: bool) -> dict | None:
 
 
 def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s: float,
-                fabric: Fabric | None = None) -> RingResult:
+                fabric: Fabric | None = None, over=...) -> RingResult:
+    """``over``: ``_over_rails(topo, gpus)`` if the caller has it (else ...)."""
     deadline = time.perf_counter() + time_budget_s
     if len(gpus) < 2:
         return RingResult([], "none", "trivial", True, True)
-    if _may_join_over_nvlink(topo, gpus):
-        nv = Fabric(topo, {"nvlink"})
-        if _connected(nv, gpus):
-            return _single_fabric(topo, nv, "nvlink", gpus, exact_limit, deadline)
-    systems: dict[str, list[str]] = {}
-    system_of = system_map(topo) if len(gpus) > 64 else {g: topo.system_of(g) for g in gpus}
-    for g in gpus:
-        systems.setdefault(system_of.get(g) or "", []).append(g)
-    if len(systems) > 1 and "" not in systems:
+    nv = over if over is not ... else _over_rails(topo, gpus)
+    if nv is not None and nv is not True:
+        return _single_fabric(topo, nv, "nvlink", gpus, exact_limit, deadline)
+    if nv is True:
         result = _rail_rings(topo, gpus, achievable=False, fabric=fabric)
         if result is not None:
             return result
@@ -459,3 +472,18 @@ def _find_rings(topo: Topology, gpus: list[str], exact_limit: int, time_budget_s
     if not _connected(everything, gpus):
         return RingResult([], "disconnected", "none", True, True)
     return _single_fabric(topo, everything, "all", gpus, exact_limit, deadline)
+
+
+def _over_rails(topo: Topology, gpus: list[str]):
+    """Which rings ``_find_rings`` tries first for 2 or more GPUs: the NVLink fabric that joins them
+    all (a ``Fabric``), else True when they lie in several systems, all inside one (rail rings),
+    else None (every link)."""
+    if _may_join_over_nvlink(topo, gpus):
+        nv = Fabric(topo, {"nvlink"})
+        if _connected(nv, gpus):
+            return nv
+    systems: dict[str, list[str]] = {}
+    system_of = system_map(topo) if len(gpus) > 64 else {g: topo.system_of(g) for g in gpus}
+    for g in gpus:
+        systems.setdefault(system_of.get(g) or "", []).append(g)
+    return True if len(systems) > 1 and "" not in systems else None

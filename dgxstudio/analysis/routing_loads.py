@@ -96,6 +96,18 @@ class TemplateLoads:
         self._runs[key] = (chans - offset, weights)
         return chans, weights
 
+    def _leg_loads(self, src: str, dst: str) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """``channel_loads(src, dst)``, or where the router already keeps that leg's route (a
+        parameter server's own leg, asked once by every worker's hop) that route's channels, weights
+        and number of paths: what ``_leg_channels`` reads path by path for it, so the legs
+        ``via_loads`` joins are the same either way."""
+        fast = self.channel_loads(src, dst)
+        if fast is None:
+            hit = self._cache.get((src, dst))
+            if hit is not None:
+                return hit.channels, hit.weights, len(hit.paths)
+        return fast
+
     def _single_path_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
         """``via_loads`` when every leg is one path (a GPU to its NIC, one leaf between two NICs,
         the NIC to its GPU): the legs' channels one after the other, each carrying the whole
@@ -103,7 +115,7 @@ class TemplateLoads:
         legs = []
         index = self.channel_index
         for a, b in zip(waypoints, waypoints[1:]):
-            fast = self.channel_loads(a, b)
+            fast = self._leg_loads(a, b)
             if fast is not None:
                 if fast[2] != 1 or not self._unit_weights(fast[1]):
                     return None
@@ -131,7 +143,7 @@ class TemplateLoads:
         g0, n0, n1, g1 = waypoints
         legs = []
         for a, b in ((g0, n0), (n1, g1)):
-            fast = self.channel_loads(a, b)
+            fast = self._leg_loads(a, b)
             if fast is None or fast[2] != 1 or not self._unit_weights(fast[1]):
                 return None
             legs.append(fast[0])

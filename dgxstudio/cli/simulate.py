@@ -80,6 +80,7 @@ def cmd_simulate(args) -> int:
         raise CliError(str(exc)) from None
     except SimulationCancelled:
         raise CliError("cancelled") from None
+    args.built = (topo, sim, results)  # left for the process's end (cli.main), not freed one by one
     if args.json:
         if args.sweep:
             first = results[0]

@@ -112,13 +112,16 @@ class Simulator(NcclSchedules):
             raise SimulationError(f"unknown protocol {self.options.protocol!r} (one of {', '.join(PROTOCOL_CHOICES)})")
         self._rings = None
         self._plan: ChannelPlan | None = None
+        self._plan_rates: list[float] | None = None
         self._facts: dict[object, object] = {}
         self._bounds: dict[str, float] = {}
 
     # ---- what the topology allows --------------------------------------------------------------
     def rings(self):
         if self._rings is None:
-            self._rings = find_rings(self.topo, self.gpus, achievable=self.options.achievable)
+            # (rail rings over this router: its channel plan and ring rates, which the bound reads too)
+            self._rings = find_rings(self.topo, self.gpus, achievable=self.options.achievable, router=self.router,
+                                     plan_rates=lambda: (self.channel_plan(), self._ring_rates(False)))
             if not self._rings.rings:
                 self._raise_disconnected()
         return self._rings
@@ -215,8 +218,15 @@ class Simulator(NcclSchedules):
         arrays element by element (a tree, NVLS or hierarchical run, or a result's bound, needs
         the number, not 75,000 ring hops' routes at 16,384 GPUs)."""
         if "_plan_bound" not in self._bounds:
-            self._bounds["_plan_bound"] = float(sum(ring_rates(self.channel_plan(), self.router, by_hop=for_ring)))
+            self._bounds["_plan_bound"] = float(sum(self._ring_rates(for_ring)))
         return self._bounds["_plan_bound"]
+
+    def _ring_rates(self, by_hop: bool) -> list[float]:
+        """``ring_rates`` of the channel plan, worked out once (hop by hop or by runs of hops: the
+        same arrays, so the same rates)."""
+        if self._plan_rates is None:
+            self._plan_rates = ring_rates(self.channel_plan(), self.router, by_hop=by_hop)
+        return self._plan_rates
 
     def _nccl_ring_specs(self, proto: str | None, channels: int | None = None) -> list[C.RingSpec]:
         """NCCL's ring channels as ring directions, with the protocol's latency and ceilings."""
@@ -380,9 +390,10 @@ class Simulator(NcclSchedules):
         return None
 
     # ---- schedules ------------------------------------------------------------------------------
-    def _ring_specs(self) -> list[C.RingSpec]:
+    def _ring_specs(self, count: int | None = None) -> list[C.RingSpec]:
+        """The first ``count`` rings (all: None) as specs; only those are traced."""
         specs = []
-        for r in self.rings().rings:
+        for r in self.rings().rings[:count]:
             through_gpu = any(any(self.topo.devices[d].kind == "gpu" for d in h[1:-1]) for h in r.hops)
             specs.append(C.RingSpec(r.gpus, r.hops if through_gpu else None))
         return specs
@@ -394,7 +405,7 @@ class Simulator(NcclSchedules):
         if root not in self.gpus:
             raise SimulationError(f"root {root!r} is not one of the GPUs")
         if algorithm == "single-ring":
-            specs = self._ring_specs()[:1]
+            specs = self._ring_specs(1)
             if collective in ("broadcast", "reduce"):
                 return C.ring_rooted(collective, specs, root, size, o.chunk, False, red)
             return C.ring_collective(collective, specs, size, o.chunk, False, red)
