@@ -187,6 +187,10 @@ class Simulator(NcclSchedules):
                 node_bw = min(self._system_network_Bps(m) for m in plan.systems)
                 n_sys, p = plan.nodes, len(self.gpus)
                 value = max(value, node_bw * n_sys / (2 * (n_sys - 1)) * busbw_factor(collective, p))
+                if self._collnet_capable():
+                    # CollNet (SHARP): the switches reduce, so each system sends its S once into the
+                    # network and receives the result once
+                    value = max(value, node_bw * busbw_factor(collective, p))
         self._bounds[collective] = value
         return value
 

@@ -73,3 +73,17 @@ def test_collnet_bandwidth_holds_as_the_rails_spread_over_more_leaves():
     three = simulate(TOPOLOGIES["h100-3-leaves"](), "all-reduce", "collnet", 256 * MiB)
     assert three.algorithm == "collnet"
     assert three.busbw_Bps == pytest.approx(one.busbw_Bps, rel=0.05)
+
+
+def test_collnet_stays_within_the_bound_the_topology_reports():
+    """SHARP sends each system's data once each way, so the bound with SHARP switches is the systems'
+    NICs at once: the H100 SuperPOD's CollNet read 111% of the ring-shaped bound before."""
+    from dgxstudio.sim.run import SimOptions, Simulator
+
+    topo = TOPOLOGIES["h100-3-leaves"]()
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    r = sim.run("all-reduce", "collnet", 256 * MiB)
+    assert r.busbw_Bps <= r.bound_busbw_Bps
+    nics = sim._system_network_Bps(sim.channel_plan().systems[0])
+    p = len(sim.gpus)
+    assert r.bound_busbw_Bps == pytest.approx(nics * 2 * (p - 1) / p)
