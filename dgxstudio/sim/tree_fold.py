@@ -1,8 +1,9 @@
 """Trees that run alike, simulated once: NCCL's tree all-reduce with one flow per class of trees.
 
 NCCL builds a pair of trees per NIC rail; where the fabric and the trees' chains are symmetric, trees
-are images of each other (on a DGX H100 cluster, as built today, tree 2r of rail r mirrors tree
-2(R-1-r)+1), and trees that are images have the same timing at every instant. Such a run is
+are images of each other (on a rail-optimized DGX H100 cluster, whose chains follow NCCL's order
+inside NVSwitch systems, every rail's trees are; a DGX-1's cube-mesh chains differ per rail, and
+none are), and trees that are images have the same timing at every instant. Such a run is
 simulated with one representative tree per class, each of its flows standing for the class's m
 flows, on one representative channel per class of channels (the quotient ``symmetry.py`` builds for
 all-to-all), and given back per tree, per flow and per channel as the full run would give it.
