@@ -262,7 +262,6 @@ class HopRoutes:
     def __init__(self, router):
         self.router = router
         self.loads = _Loads(router)
-        self._latency: dict[tuple, float] = {}
         self._known: dict[tuple, object] = {}  # request -> its LazyRoute, or None (ask the router)
         self.via_latency = ViaLatency(router)
 
@@ -293,14 +292,14 @@ class HopRoutes:
                              partial(router.routes, src, dst))
         legs = self.loads.via_legs(way)
         if legs is None:
-            # spread over the spines (or anything else): ``via_loads`` gives its arrays,
-            # ``ViaLatency`` its latency if asked (the router's, without its paths)
+            # spread over the spines (or anything else): ``via_loads`` gives its arrays
             chans, weights = router.via_loads(way)
-            return LazyRoute(chans, weights, None, (way[0], way[-1]), partial(router.via, way),
-                             partial(self.via_latency, way))
-        first, _, out, into, last, _, every = legs
-        return LazyRoute(np.array(every, dtype=np.int64), np.ones(len(every)), self._via_latency(first, out, into, last),
-                         (way[0], way[-1]), partial(router.via, way))
+        else:  # one path per leg: the legs' templates and the two channels through the leaf
+            chans = np.array(legs[-1], dtype=np.int64)
+            weights = np.ones(len(chans))
+        # the latency, if asked, is the router's without its paths (``ViaLatency``)
+        return LazyRoute(chans, weights, None, (way[0], way[-1]), partial(router.via, way),
+                         partial(self.via_latency, way))
 
     def _between_systems(self, src: str, dst: str):
         """GPUs of two systems asked for without waypoints (hierarchical's ring across systems):
@@ -318,20 +317,3 @@ class HopRoutes:
         if way is None or len(way) != 4:
             return None
         return self.route(src, dst, way)
-
-    def _via_latency(self, first, out: int, into: int, last) -> float:
-        """``Router._route``'s latency of the one path: its devices' hop latencies, then its channels'
-        latencies, each added in path order. The legs' devices and channels are their template's
-        (the offset check found the same hop and channel latencies), the leaf's its own. Kept per
-        pair of templates (by identity: the router keeps them for its life) and leaf figures."""
-        router = self.router
-        hop, lat = router.fabric.hop_latency, router._channel_latency
-        up = router.channel_ends[out][1]
-        key = (id(first), id(last), hop[up], lat[out], lat[into])
-        value = self._latency.get(key)
-        if value is None:
-            devices = [*first.paths[0], up, *last.paths[0]]
-            channels = [*first.channels.tolist(), out, into, *last.channels.tolist()]
-            value = self._latency[key] = sum(hop[d] for d in devices) + sum(lat[c] for c in channels)
-        return value
-

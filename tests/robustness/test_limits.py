@@ -89,18 +89,23 @@ def test_version_and_presets_do_not_load_the_simulator():
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
 
 
-def test_a_schedule_too_large_is_refused_before_its_block_is_built(capsys):
-    """A 1 PiB ring past the --chunk gate (NCCL's ring cuts its own slices) was refused only once its
-    first block of columns had been built: 12 s and 3.3 GB, with advice (--chunk) that does not apply
-    to NCCL's algorithms. The block is now counted before it is allocated."""
+def _main_with_peak(argv: str) -> tuple[int, int]:
+    """``main``'s exit status and the peak of memory Python allocated while it ran."""
     import tracemalloc
 
     tracemalloc.start()
     try:
-        code = main("simulate --preset dgx-h100 --algorithm ring --size 1PiB --chunk 1TiB".split())
-        peak = tracemalloc.get_traced_memory()[1]
+        code = main(argv.split())
+        return code, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def test_a_schedule_too_large_is_refused_before_its_block_is_built(capsys):
+    """A 1 PiB ring past the --chunk gate (NCCL's ring cuts its own slices) was refused only once its
+    first block of columns had been built: 12 s and 3.3 GB, with advice (--chunk) that does not apply
+    to NCCL's algorithms. The block is now counted before it is allocated."""
+    code, peak = _main_with_peak("simulate --preset dgx-h100 --algorithm ring --size 1PiB --chunk 1TiB")
     _, err = capsys.readouterr()
     assert code == 2 and "more than the limit of 3,000,000" in err
     assert "NCCL's algorithms cut the data in NCCL's own slices" in err
@@ -119,14 +124,7 @@ def test_decentralized_over_too_many_gpus_is_refused_before_a_pair_is_routed(cap
     """The lecture's decentralized scheme routes every GPU pair on its own: over the 992 GPUs of the
     DGX-1 fat tree preset it ran past 3 minutes at 7.8 GB (20 GB over 16,384 GPUs). It is refused
     with the numbers and the way out, before anything is built."""
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        code = main("simulate --preset dgx1-fat-tree-124 --algorithm decentralized --size 256MiB".split())
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    code, peak = _main_with_peak("simulate --preset dgx1-fat-tree-124 --algorithm decentralized --size 256MiB")
     _, err = capsys.readouterr()
     assert code == 2, err
     assert "decentralized over 992 GPUs sends 983,072 transfers in 991 rounds" in err
