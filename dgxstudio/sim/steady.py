@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .periodic_releases import stretched
 from .periods import _Periods
 
 
@@ -277,7 +278,7 @@ class Shortcut:
         per.skipped_periods += k
         return True
 
-    def _releases(self, parts, T: float, k: int):
+    def _releases(self, parts, T: float, k: int, tol: float | None = None):
         """What the k skipped periods release, checked against what the jump fills in.
 
         Every send and finish the jump fills in releases its dependents, as the run would. The skip
@@ -286,16 +287,23 @@ class Shortcut:
         their counts: a queue that grows behind a busy lane (a ring's next step), or a barrier.
         Returns (released groups, their counts left), or the number of periods that stay exact.
         ``parts``: the groups the window starts, sends and finishes and when, each a (period, group of
-        the period) table of ids and one of times.
+        the period) table of ids and one of times. ``tol``: how far a start may be from its last
+        release (default: the window's own, as below). When the periods are images of one another,
+        a few of them are checked and the answer read from theirs (sim/periodic_releases.py).
         """
         per = self.per
+        s_g, s_t = parts[0][0].ravel(), parts[0][1].ravel()
+        if tol is None:
+            tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
+            few = stretched(per, self.deps_left, self.start, parts, T, k, tol, self._releases)
+            if few is not None:
+                return few
         rows = np.arange(1, k + 1)
         n_ev = [gs.shape[1] for gs, _ in parts]
         dep_s, t_s = per.released(*parts[1], sent=True)
         dep_d, t_d = per.released(*parts[2], sent=False)
         deps = np.concatenate([dep_s, dep_d])
         rel_t = np.concatenate([t_s, t_d])
-        s_g, s_t = parts[0][0].ravel(), parts[0][1].ravel()
         # per released group: how often and its last release's time (its first release's period only
         # if something is wrong), in tables over the ids in play (no sort: a skip of many periods
         # releases tens of thousands)
@@ -308,7 +316,6 @@ class Shortcut:
         u_at = np.flatnonzero(cnt)
         u = u_at + lo
         left = self.deps_left[u] - cnt[u_at]
-        tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
         at = s_g - lo
         c_at = cnt[at]
         ok_start = ((c_at > 0) & np.isnan(self.start[s_g]) & (self.deps_left[s_g] == c_at)

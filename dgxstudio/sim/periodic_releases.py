@@ -1,0 +1,138 @@
+"""The skip's release check read from a few periods, when the skipped periods are one period's images.
+
+A steady-state skip (sim/steady.py) fills in k periods of groups and must check what their sends and
+finishes release (``Shortcut._releases``): every group it starts is released exactly as often as it
+waits, last at the time it starts; no count goes below zero; nothing becomes ready that it does not
+start. Read group by group, that check costs as much as the k periods have groups (104,448 in a
+16 GiB NVLS tree on two DGX H100: about 13 ms, a quarter of the run).
+
+When the periods are images of the first by a constant id shift d (every group the window starts,
+sends or finishes is d ids on from its part one period before: builders lay a lane's pieces out
+at a constant stride), and the groups' dependents move with them (the dependents of x + d are those
+of x, moved by d), the releases of period j are those of period 1 moved by (j - 1) d in ids and
+(j - 1) T in time. A group's count is then a sum over periods of one fixed table (what period 1
+releases, moved): past the ids period 1 reaches (``C`` below) it is the same for u and u + d, as
+long as no period is cut off by the window's end. So the check over k periods equals the check over
+a few (k' that reach one whole period of ids past ``C`` uncut), with the ids in [C, C + d) repeated
+k - k' more times and those after them moved on by (k - k') d; provided the groups there still wait
+for what groups d before them wait for and none of them has started (checked on the arrays, as
+slices). ``stretched`` does that, or answers None and the full check runs (the answer is the same;
+only its cost differs). Times drift from period to period by rounding only (about 1e-17 s against a
+tolerance of about 1e-13 s): the few periods are checked with the tolerance of the whole window less
+a margin that covers that drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+ENABLED = True  # False: every skip's releases are checked group by group (the reference, in tests)
+uses = [0]  # skips checked this way (tests read it: the path they compare must have been taken)
+
+
+def constant_shift(parts) -> int | None:
+    """The id shift d > 0 by which every table of ``parts`` (groups per period, one row each) moves
+    from each period to the next, or None."""
+    shift = None
+    for gs, _ in parts:
+        if gs.shape[1] == 0:
+            continue
+        d = int(gs[1, 0] - gs[0, 0])
+        if d <= 0 or (shift is not None and d != shift) or not np.array_equal(gs[1:], gs[:-1] + d):
+            return None
+        shift = d
+    return shift
+
+
+def periodic_lists(deps, lo: int, hi: int, d: int) -> bool:
+    """Are the dependents of every group x + d (x and x + d in [lo, hi]) those of x, moved by d, in
+    the same order? ``deps``: a periods.Dependents (flat lists and their pointers)."""
+    if hi - d < lo:
+        return True
+    ptr = deps.ptr
+    counts = np.diff(ptr[lo:hi + 2])
+    if not np.array_equal(counts[:-d], counts[d:]):
+        return False
+    return np.array_equal(deps.flat[ptr[lo]:ptr[hi + 1 - d]] + d, deps.flat[ptr[lo + d]:ptr[hi + 1]])
+
+
+def moving_dependents(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> bool:
+    """Are the dependents of each group of ``gs`` (a period per row) a period on those of its group a
+    period before, moved by d? Read as slices over the ids that the columns' lanes span (columns whose
+    spans overlap, as one span), but for the last ``tail`` periods, whose spans hold groups past the
+    window (a lane's last pieces, which release nothing after them): there, group by group."""
+    deps = per.on_sent if sent else per.on_done
+    lo, hi = gs[0], gs[-1]
+    order = np.argsort(lo, kind="stable")
+    spans: list[list[int]] = []  # the columns' spans, overlapping ones merged
+    span_of = np.empty(len(lo), dtype=np.int64)
+    for i, a, b in zip(order.tolist(), lo[order].tolist(), hi[order].tolist()):
+        if spans and a <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], b)
+        else:
+            spans.append([a, b])
+        span_of[i] = len(spans) - 1
+    cut = tail * d
+    for a, b in spans:
+        if not periodic_lists(deps, a, b - cut, d):
+            return False
+    # the groups those slices leave out (x + d past them), one by one
+    last = np.asarray([b for _, b in spans], dtype=np.int64)[span_of] - cut - d
+    x = gs[:-1][gs[:-1] > last[None, :]]
+    got, n = per.dependents(x, sent)
+    moved, m = per.dependents(x + d, sent)
+    return np.array_equal(n, m) and np.array_equal(got + d, moved)
+
+
+def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k: int, tol: float,
+              check: Callable) -> tuple[np.ndarray, np.ndarray] | None:
+    """What ``check(parts, T, k, tol)`` answers when the window holds, read from a few periods: the
+    released groups (ascending) and their counts left; or None when the periods are not images of
+    one another as above, or the few periods do not hold (then the full check decides)."""
+    if not ENABLED or k < 8:
+        return None
+    d = constant_shift(parts)
+    if d is None:
+        return None
+    for (gs, _), sent in ((parts[1], True), (parts[2], False)):
+        if gs.shape[1] and not moving_dependents(per, gs, sent, d):
+            return None
+    # what the first period reaches: the groups its sends and finishes release, and those it starts,
+    # in clusters whose windows cannot meet (k periods on, a cluster's last id stays below the next's
+    # first): each is stretched on its own (a hierarchical all-reduce's hops lie a stage apart)
+    reached = [per.released(gs[:1], w[:1], sent=sent)[0] for (gs, w), sent in ((parts[1], True), (parts[2], False))]
+    reached = np.unique(np.concatenate(reached + [parts[0][0][0]]))
+    if not len(reached):
+        return None
+    cuts = np.flatnonzero(np.diff(reached) > (k - 1) * d)
+    a = reached[np.concatenate([[0], cuts + 1])]
+    c = reached[np.append(cuts, len(reached) - 1)] + 1  # past each cluster's ids
+    few = int((-(-(c + 2 * d - a) // d)).max())  # periods whose window covers every [c, c + 2d) uncut
+    if k < few + 2:
+        return None
+    for c_i in c.tolist():
+        end = c_i + (k - 1) * d  # past every group the whole window reaches from this cluster
+        if end > len(deps_left) or not np.array_equal(deps_left[c_i:end - d], deps_left[c_i + d:end]) \
+                or not np.isnan(start[c_i:end]).all():
+            return None
+    times = [w for _, w in parts if w.size]
+    margin = 16 * float(np.spacing(max(float(np.abs(w).max()) for w in times))) if times else 0.0
+    got = check([(gs[:few], w[:few]) for gs, w in parts], T, few, tol - margin)
+    if not isinstance(got, tuple):
+        return None
+    u, left = got
+    more = k - few
+    rows = np.arange(more + 1, dtype=np.int64)[:, None] * d
+    us, lefts, at = [], [], 0
+    for c_i, nxt in zip(c.tolist(), a[1:].tolist() + [None]):
+        lo, mid, hi = np.searchsorted(u, [c_i, c_i + d, c_i + 2 * d]).tolist()
+        stop = len(u) if nxt is None else int(np.searchsorted(u, nxt))
+        if not (np.array_equal(u[lo:mid] + d, u[mid:hi]) and np.array_equal(left[lo:mid], left[mid:hi])):
+            return None  # the few periods do not repeat past c as they must: leave it to the full check
+        us += [u[at:lo], (u[lo:mid][None, :] + rows).ravel(), u[mid:stop] + more * d]
+        lefts += [left[at:lo], np.tile(left[lo:mid], more + 1), left[mid:stop]]
+        at = stop
+    uses[0] += 1
+    return np.concatenate(us), np.concatenate(lefts)
