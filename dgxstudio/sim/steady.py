@@ -344,7 +344,7 @@ class Shortcut:
         first skip computes it): the jump's own count, on part of its groups (it takes the fewest
         links over more), read before the state is compared."""
         per = self.per
-        if per._reach is None:
+        if not per.reach_known:
             return False
         gs = np.concatenate([snap["heads"], np.fromiter((g for _, g in snap["heap"]), dtype=np.int64)])
         return (per.reach_all(gs) - 1) // self.span[0] < 1
