@@ -207,11 +207,13 @@ class Shortcut:
         e = np.unique(np.concatenate([started, sent_l, done_l]))
         masks = [np.isin(e, lg) for lg in (started, sent_l, done_l)]
         times = [arr[e[m]] for arr, m in zip((start, sent, done), masks)]
+        whole = [bool(m.all()) for m in masks]  # a kind that has every group of the period: its table is img
         while True:
             img = per.images(e, k, ms)  # row j-1: the groups playing e's parts j periods on
             # each kind's groups and times, period by period (read once: checked, then filled in)
             steps = np.arange(1, k + 1)[:, None] * T
-            parts = [(img[:, mask], vals[None, :] + steps) for mask, vals in zip(masks, times)]
+            parts = [(img if every else img[:, mask], vals[None, :] + steps)
+                     for mask, every, vals in zip(masks, whole, times)]
             checked = self._releases(parts, T, k)
             if isinstance(checked, tuple):
                 break
@@ -294,7 +296,9 @@ class Shortcut:
         per = self.per
         s_g, s_t = parts[0][0].ravel(), parts[0][1].ravel()
         if tol is None:
-            tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
+            # (times grow down each column: the largest is in the first or the last period)
+            ends_t = parts[0][1][[0, -1]] if k > 2 else s_t
+            tol = _Periods.REL * T + 1e-15 * float(np.abs(ends_t).max(initial=0.0))
             few = stretched(per, self.deps_left, self.start, parts, T, k, tol, self._releases)
             if few is not None:
                 return few
