@@ -44,15 +44,21 @@ class _Periods:
         succ[named] = has
         succ[claims != 1] = -1
         self.succ = succ
-        linked = np.flatnonzero(succ >= 0)
-        pred = np.full(n, -1, dtype=np.int64)  # one predecessor at most: a successor has one claim
-        pred[succ[linked]] = linked
-        self.pred = pred
+        self._pred: np.ndarray | None = None  # each group's lane predecessor (once the lane order needs it)
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
         self._strides: StrideLanes | None = None  # the same for lanes at one stride, read along the ids
         self.jumps = 0
         self.skipped_periods = 0
-        self.enabled = bool(len(linked))
+        self.enabled = bool((succ >= 0).any())
+
+    @property
+    def pred(self) -> np.ndarray:
+        """Each group's lane predecessor, -1 for none (one at most: a successor has one claim)."""
+        if self._pred is None:
+            linked = np.flatnonzero(self.succ >= 0)
+            self._pred = np.full(len(self.succ), -1, dtype=np.int64)
+            self._pred[self.succ[linked]] = linked
+        return self._pred
 
     def step(self, gs: np.ndarray, m: int) -> np.ndarray:
         """The m-th successors of ``gs`` along their lanes (-1 past a lane's end), without checks."""
