@@ -87,3 +87,20 @@ def test_every_stretched_check_lists_the_groups_and_counts_of_the_full_one(monke
     monkeypatch.setattr(Shortcut, "_releases", both_ways)
     _sim(system).run("all-reduce", algorithm, size)
     assert compared
+
+
+@pytest.mark.parametrize("systems, system, algorithm, size", [
+    (3, "dgx-h100", "nvls-tree", RAGGED), (5, "dgx-h100", "nvls-tree", 2**32), (5, "dgx-a100", "hierarchical", RAGGED)])
+def test_uneven_trees_and_more_systems_skip_as_with_every_group_checked(monkeypatch, systems, system, algorithm, size):
+    """Uneven trees (3 and 5 systems) have lanes that change stride, so part of the skip falls back to
+    the whole lane order; with both shortcuts and with neither, the runs are the same bit for bit."""
+    from dgxstudio.sim import lane_strides
+
+    topo = build_fat_tree(systems, system, rail_optimized=system == "dgx-h100")
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    before = periodic_releases.uses[0]
+    fast = sim.run("all-reduce", algorithm, size).sim
+    assert periodic_releases.uses[0] > before
+    monkeypatch.setattr(periodic_releases, "ENABLED", False)
+    monkeypatch.setattr(lane_strides, "ENABLED", False)
+    _identical(fast, sim.run("all-reduce", algorithm, size).sim)
