@@ -20,6 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 ENABLED = True  # False: the whole lane order answers every time (the reference, in tests)
+# schedules of fewer groups than this are ordered whole: that costs less than a skip's many small
+# questions read along strides (about 30 us each that is not asked again; a hierarchical
+# all-reduce's looks ask tens of them)
+MIN_GROUPS = 32_768
 
 
 class StrideLanes:
@@ -30,6 +34,7 @@ class StrideLanes:
         self.alike_at = alike_at  # the full test of the link from each of some groups to its successor
         self.columns = columns  # the columns an alike successor repeats (bytes, delays, template)
         self._breaks: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
+        self._known: dict[int, int] = {}  # reach found so far, per group (a skip's looks ask again and again)
 
     def _find_breaks(self, s: int) -> tuple[np.ndarray, np.ndarray] | None:
         """The ids where a lane at stride s stops being one (sorted by residue mod s, then id, as
@@ -54,8 +59,13 @@ class StrideLanes:
         """The alike links in a row from each of ``gs``, or None when they cannot be read this way
         (groups without a successor or at different strides, or a lane that changes stride)."""
         gs = np.asarray(gs, dtype=np.int64)
-        if not ENABLED or not len(gs):
+        if not ENABLED or not len(gs) or len(self.succ) < MIN_GROUPS:
             return None
+        if len(gs) <= 64:  # a look's few groups, most of them asked before: read back (each is exact)
+            known = self._known
+            got = [known.get(g) for g in gs.tolist()]
+            if None not in got:
+                return np.asarray(got, dtype=np.int64)
         nxt = self.succ[gs]
         if (nxt < 0).any():
             return None
@@ -76,7 +86,10 @@ class StrideLanes:
         hit = keys[i]
         if (hit // n != gs % s).any() or moves_on[i].any():
             return None
-        return (hit % n - gs) // s
+        reach = (hit % n - gs) // s
+        if len(gs) <= 64:
+            self._known.update(zip(gs.tolist(), reach.tolist()))
+        return reach
 
     def stride(self, gs: np.ndarray) -> int | None:
         """The one stride of ``gs``'s lanes, when they share one (as ``reach`` required)."""

@@ -78,8 +78,8 @@ class _Periods:
         if self._reach is None:
             # lanes at one stride, read along the ids (sim/lane_strides.py), else the whole lane order
             reach = self.strides.reach(gs) if len(gs) else None
-            if reach is not None and (reach >= k * every).all():
-                s = self.strides.stride(gs)
+            s = self.strides.stride(gs) if reach is not None and (reach >= k * every).all() else None
+            if s is not None:
                 return gs[None, :] + (np.arange(every, k * every + 1, every, dtype=np.int64) * s)[:, None]
             self._prepare()
         return self._order[self._idx[gs][None, :] + np.arange(every, k * every + 1, every)[:, None]]

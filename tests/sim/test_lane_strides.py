@@ -5,7 +5,8 @@ from the ids where lanes laid out at a stride break; the skip uses it instead of
 group's lane. Wherever it answers, it must equal ``periods.lane_order``'s reach (and its images the
 lane order's groups k links on): on random lanes that change stride, end, and stop being alike
 part way, and on the schedules the simulator builds. A skip that reads lanes this way must give
-what a skip that orders them all gives, bit for bit.
+what a skip that orders them all gives, bit for bit. (Schedules of any size read lanes along strides
+here: ``MIN_GROUPS`` 0; by default small ones are ordered whole, which costs less.)
 """
 
 import numpy as np
@@ -18,6 +19,11 @@ from dgxstudio.sim.periods import lane_order
 from dgxstudio.sim.run import SimOptions, Simulator
 
 MiB = 2**20
+
+
+@pytest.fixture(autouse=True)
+def any_size(monkeypatch):
+    monkeypatch.setattr(lane_strides, "MIN_GROUPS", 0)
 
 
 def random_lanes(rng, n):
@@ -99,3 +105,14 @@ def test_a_skip_reading_lanes_along_strides_equals_one_ordering_them_all(monkeyp
     for x, y in ((fast.group_start, full.group_start), (fast.group_sent, full.group_sent),
                  (fast.group_done, full.group_done), (fast.channel_bytes, full.channel_bytes)):
         np.testing.assert_array_equal(x, y)
+
+
+def test_a_16_gib_nvls_tree_reads_lanes_along_strides_by_default(monkeypatch):
+    from dgxstudio.sim.periods import _Periods
+
+    monkeypatch.undo()  # the default threshold
+    ordered = []
+    original = _Periods._prepare
+    monkeypatch.setattr(_Periods, "_prepare", lambda self: (ordered.append(1), original(self)))
+    _sim("dgx-h100").run("all-reduce", "nvls-tree", 2**34)
+    assert not ordered

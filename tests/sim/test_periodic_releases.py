@@ -4,7 +4,9 @@ When a skip's periods are one period's images by a constant id shift, the check 
 is done on a few periods and stretched. These runs take that path (``uses`` counts it) and must give
 what the group-by-group check gives, bit for bit (the check only decides how far to skip), and what
 the piece-by-piece run gives (``assert_same`` of test_engine_periods.py): hierarchical and NVLS tree
-all-reduces on two systems, at sizes that are whole numbers of pieces and at ragged ones.
+all-reduces on two systems, at sizes that are whole numbers of pieces and at ragged ones. The path
+is taken for windows of any size here (``MIN_GROUPS`` 0: by default small windows are checked group
+by group, which costs less), so that small and ragged cases exercise it too.
 """
 
 import numpy as np
@@ -18,6 +20,11 @@ from .test_engine_periods import assert_same, both
 
 MiB = 2**20
 RAGGED = 2**28 + 3 * MiB + 12_345
+
+
+@pytest.fixture(autouse=True)
+def every_window(monkeypatch):
+    monkeypatch.setattr(periodic_releases, "MIN_GROUPS", 0)
 
 
 def _sim(system):
@@ -104,3 +111,10 @@ def test_uneven_trees_and_more_systems_skip_as_with_every_group_checked(monkeypa
     monkeypatch.setattr(periodic_releases, "ENABLED", False)
     monkeypatch.setattr(lane_strides, "ENABLED", False)
     _identical(fast, sim.run("all-reduce", algorithm, size).sim)
+
+
+def test_a_16_gib_nvls_tree_takes_the_few_periods_by_default(monkeypatch):
+    monkeypatch.undo()  # the default threshold
+    before = periodic_releases.uses[0]
+    _sim("dgx-h100").run("all-reduce", "nvls-tree", 2**34)
+    assert periodic_releases.uses[0] == before + 1
