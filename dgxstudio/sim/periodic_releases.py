@@ -13,7 +13,7 @@ of x, moved by d), the releases of period j are those of period 1 moved by (j - 
 (j - 1) T in time. A group's count is then a sum over periods of one fixed table (what period 1
 releases, moved): past the ids period 1 reaches (``C`` below) it is the same for u and u + d, as
 long as no period is cut off by the window's end. So the check over k periods equals the check over
-a few (k' that reach one whole period of ids past ``C`` uncut), with the ids in [C, C + d) repeated
+a few (k' whose window covers two whole periods of ids past ``C`` uncut), with the ids in [C, C + d) repeated
 k - k' more times and those after them moved on by (k - k') d; provided the groups there still wait
 for what groups d before them wait for and none of them has started (checked on the arrays, as
 slices). A barrier that every period releases alike (a stage's join, waiting for every piece of
