@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .lane_strides import StrideLanes
+
 
 class _Periods:
     """Finds where a schedule's run repeats itself and skips the repeats, exactly.
@@ -42,14 +44,21 @@ class _Periods:
         succ[named] = has
         succ[claims != 1] = -1
         self.succ = succ
-        linked = np.flatnonzero(succ >= 0)
-        pred = np.full(n, -1, dtype=np.int64)  # one predecessor at most: a successor has one claim
-        pred[succ[linked]] = linked
-        self.pred = pred
+        self._pred: np.ndarray | None = None  # each group's lane predecessor (once the lane order needs it)
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
+        self._strides: StrideLanes | None = None  # the same for lanes at one stride, read along the ids
         self.jumps = 0
         self.skipped_periods = 0
-        self.enabled = bool(len(linked))
+        self.enabled = bool((succ >= 0).any())
+
+    @property
+    def pred(self) -> np.ndarray:
+        """Each group's lane predecessor, -1 for none (one at most: a successor has one claim)."""
+        if self._pred is None:
+            linked = np.flatnonzero(self.succ >= 0)
+            self._pred = np.full(len(self.succ), -1, dtype=np.int64)
+            self._pred[self.succ[linked]] = linked
+        return self._pred
 
     def step(self, gs: np.ndarray, m: int) -> np.ndarray:
         """The m-th successors of ``gs`` along their lanes (-1 past a lane's end), without checks."""
@@ -60,30 +69,51 @@ class _Periods:
 
     def image(self, gs: np.ndarray, k: int) -> np.ndarray:
         """The k-th successors of ``gs`` (within the reach checked before)."""
-        if self._reach is None:
-            self._prepare()
-        return self._order[self._idx[gs] + k]
+        return self.images(gs, 1, k)[0]
 
     def images(self, gs: np.ndarray, k: int, every: int = 1) -> np.ndarray:
         """Row j-1: the (j ``every``)-th successors of ``gs``, for j = 1..k (a period of two lane
         steps reads every second row only)."""
+        gs = np.asarray(gs, dtype=np.int64)
         if self._reach is None:
+            # lanes at one stride, read along the ids (sim/lane_strides.py), else the whole lane order
+            reach = self.strides.reach(gs) if len(gs) else None
+            s = self.strides.stride(gs) if reach is not None and (reach >= k * every).all() else None
+            if s is not None:
+                return gs[None, :] + (np.arange(every, k * every + 1, every, dtype=np.int64) * s)[:, None]
             self._prepare()
         return self._order[self._idx[gs][None, :] + np.arange(every, k * every + 1, every)[:, None]]
+
+    @property
+    def strides(self) -> StrideLanes:
+        if self._strides is None:
+            cols = self.cols
+            self._strides = StrideLanes(self.succ, self.alike_at,
+                                        (cols.bytes_each, cols.duration_s, cols.post_delay_s, self.tpl_id))
+        return self._strides
+
+    @property
+    def reach_known(self) -> bool:
+        """Has a skip asked how far lanes reach (and is asking again cheap)?"""
+        return self._reach is not None or self._strides is not None
 
     def _prepare(self) -> None:
         """Decide every successor link at once (vectorized: same bytes, delays and template; equal
         templates of different patterns compared once per pair of patterns), then count the alike
         links that follow each group by pointer jumping."""
-        cols, tpl, succ = self.cols, self.tpl_id, self.succ
+        self._order, self._idx, self._reach = lane_order(self.succ, self.alike_at(slice(None)), self.pred)
+
+    def alike_at(self, at) -> np.ndarray:
+        """Is the link from each group ``at`` (ids, or a slice) to its successor alike?"""
+        cols, tpl, succ = self.cols, self.tpl_id[at], self.succ[at]
         # every group against its successor (group 0 stands in where there is none: masked out), a
         # column at a time: an (n, 3) table's .all(axis=1) costs ten times as much, and reading the
         # groups that have a successor first costs a gather per column
         s_ = np.maximum(succ, 0)
         alike = succ >= 0  # the link from each group to its successor
         for col in (cols.bytes_each, cols.duration_s, cols.post_delay_s):
-            alike &= col == col[s_]
-        t_s = tpl[s_]
+            alike &= col[at] == col[s_]
+        t_s = self.tpl_id[s_]
         same_t = tpl == t_s
         other = alike & ~same_t
         alike &= same_t
@@ -97,7 +127,7 @@ class _Periods:
                 if np.array_equal(x["route"], y["route"]) and np.array_equal(x["latency"], y["latency"]):
                     same.append(key)
             alike[np.flatnonzero(other)[np.isin(keys, same)]] = True
-        self._order, self._idx, self._reach = lane_order(succ, alike, self.pred)
+        return alike
 
     def dependents(self, gs: np.ndarray, sent: bool) -> tuple[np.ndarray, np.ndarray]:
         """What the sends (or the finishes) of ``gs`` release: the dependents, those of ``gs[0]`` first,
@@ -135,9 +165,15 @@ class _Periods:
 
     def reach_all(self, gs) -> int:
         """The fewest alike links that follow any of ``gs``."""
+        gs = np.asarray(gs, dtype=np.int64)
+        if not len(gs):
+            return 0
         if self._reach is None:
+            reach = self.strides.reach(gs)  # lanes at one stride (sim/lane_strides.py)
+            if reach is not None:
+                return int(reach.min())
             self._prepare()
-        return int(self._reach[np.asarray(gs, dtype=np.int64)].min()) if len(gs) else 0
+        return int(self._reach[gs].min())
 
 
 def lane_order(succ: np.ndarray, alike: np.ndarray, pred: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .periodic_releases import stretched
 from .periods import _Periods
 
 
@@ -206,11 +207,13 @@ class Shortcut:
         e = np.unique(np.concatenate([started, sent_l, done_l]))
         masks = [np.isin(e, lg) for lg in (started, sent_l, done_l)]
         times = [arr[e[m]] for arr, m in zip((start, sent, done), masks)]
+        whole = [bool(m.all()) for m in masks]  # a kind that has every group of the period: its table is img
         while True:
             img = per.images(e, k, ms)  # row j-1: the groups playing e's parts j periods on
             # each kind's groups and times, period by period (read once: checked, then filled in)
             steps = np.arange(1, k + 1)[:, None] * T
-            parts = [(img[:, mask], vals[None, :] + steps) for mask, vals in zip(masks, times)]
+            parts = [(img if every else img[:, mask], vals[None, :] + steps)
+                     for mask, every, vals in zip(masks, whole, times)]
             checked = self._releases(parts, T, k)
             if isinstance(checked, tuple):
                 break
@@ -277,7 +280,7 @@ class Shortcut:
         per.skipped_periods += k
         return True
 
-    def _releases(self, parts, T: float, k: int):
+    def _releases(self, parts, T: float, k: int, tol: float | None = None):
         """What the k skipped periods release, checked against what the jump fills in.
 
         Every send and finish the jump fills in releases its dependents, as the run would. The skip
@@ -286,16 +289,25 @@ class Shortcut:
         their counts: a queue that grows behind a busy lane (a ring's next step), or a barrier.
         Returns (released groups, their counts left), or the number of periods that stay exact.
         ``parts``: the groups the window starts, sends and finishes and when, each a (period, group of
-        the period) table of ids and one of times.
+        the period) table of ids and one of times. ``tol``: how far a start may be from its last
+        release (default: the window's own, as below). When the periods are images of one another,
+        a few of them are checked and the answer read from theirs (sim/periodic_releases.py).
         """
         per = self.per
+        s_g, s_t = parts[0][0].ravel(), parts[0][1].ravel()
+        if tol is None:
+            # (times grow down each column: the largest is in the first or the last period)
+            ends_t = parts[0][1][[0, -1]] if k > 2 else s_t
+            tol = _Periods.REL * T + 1e-15 * float(np.abs(ends_t).max(initial=0.0))
+            few = stretched(per, self.deps_left, self.start, parts, T, k, tol, self._releases)
+            if few is not None:
+                return few
         rows = np.arange(1, k + 1)
         n_ev = [gs.shape[1] for gs, _ in parts]
         dep_s, t_s = per.released(*parts[1], sent=True)
         dep_d, t_d = per.released(*parts[2], sent=False)
         deps = np.concatenate([dep_s, dep_d])
         rel_t = np.concatenate([t_s, t_d])
-        s_g, s_t = parts[0][0].ravel(), parts[0][1].ravel()
         # per released group: how often and its last release's time (its first release's period only
         # if something is wrong), in tables over the ids in play (no sort: a skip of many periods
         # releases tens of thousands)
@@ -308,7 +320,6 @@ class Shortcut:
         u_at = np.flatnonzero(cnt)
         u = u_at + lo
         left = self.deps_left[u] - cnt[u_at]
-        tol = _Periods.REL * T + 1e-15 * float(np.abs(s_t).max(initial=0.0))
         at = s_g - lo
         c_at = cnt[at]
         ok_start = ((c_at > 0) & np.isnan(self.start[s_g]) & (self.deps_left[s_g] == c_at)
@@ -337,7 +348,7 @@ class Shortcut:
         first skip computes it): the jump's own count, on part of its groups (it takes the fewest
         links over more), read before the state is compared."""
         per = self.per
-        if per._reach is None:
+        if not per.reach_known:
             return False
         gs = np.concatenate([snap["heads"], np.fromiter((g for _, g in snap["heap"]), dtype=np.int64)])
         return (per.reach_all(gs) - 1) // self.span[0] < 1

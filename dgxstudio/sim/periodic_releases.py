@@ -1,0 +1,203 @@
+"""The skip's release check read from a few periods, when the skipped periods are one period's images.
+
+A steady-state skip (sim/steady.py) fills in k periods of groups and must check what their sends and
+finishes release (``Shortcut._releases``): every group it starts is released exactly as often as it
+waits, last at the time it starts; no count goes below zero; nothing becomes ready that it does not
+start. Read group by group, that check costs as much as the k periods have groups (104,448 in a
+16 GiB NVLS tree on two DGX H100: about 13 ms, a quarter of the run).
+
+When the periods are images of the first by a constant id shift d (every group the window starts,
+sends or finishes is d ids on from its part one period before: builders lay a lane's pieces out
+at a constant stride), and the groups' dependents move with them (the dependents of x + d are those
+of x, moved by d), the releases of period j are those of period 1 moved by (j - 1) d in ids and
+(j - 1) T in time. A group's count is then a sum over periods of one fixed table (what period 1
+releases, moved): past the ids period 1 reaches (``C`` below) it is the same for u and u + d, as
+long as no period is cut off by the window's end. So the check over k periods equals the check over
+a few (k' whose window covers two whole periods of ids past ``C`` uncut), with the ids in [C, C + d) repeated
+k - k' more times and those after them moved on by (k - k') d; provided the groups there still wait
+for what groups d before them wait for and none of them has started (checked on the arrays, as
+slices). A barrier that every period releases alike (a stage's join, waiting for every piece of
+the stage's last hop) is not stretched but counted: (k - k') periods more release it as often as
+each of the few did, and it must still wait after them. Releases that lie far apart in ids (a
+hierarchical all-reduce's hops, a stage's worth of ids apart) are stretched cluster by cluster.
+``stretched`` does that, or answers None and the full check runs (the answer is the same; only its
+cost differs). Times drift from period to period by rounding only (about 1e-17 s against a
+tolerance of about 1e-13 s): the few periods are checked with the tolerance of the whole window less
+a margin that covers that drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+ENABLED = True  # False: every skip's releases are checked group by group (the reference, in tests)
+# windows of fewer groups than this are checked group by group: the few-period check's own steps cost
+# about 0.4 ms, more than the full check of a small window (a ring's 27 periods at 16 MiB)
+MIN_GROUPS = 20_000
+uses = [0]  # skips checked this way (tests read it: the path they compare must have been taken)
+
+
+def constant_shift(parts) -> int | None:
+    """The id shift d > 0 by which every table of ``parts`` (groups per period, one row each) moves
+    from each period to the next, or None."""
+    shift, seen = None, []
+    for gs, _ in parts:
+        if gs.shape[1] == 0 or any(gs is x for x in seen):
+            continue
+        seen.append(gs)
+        d = int(gs[1, 0] - gs[0, 0])
+        if d <= 0 or (shift is not None and d != shift) or not np.array_equal(gs[1:], gs[:-1] + d):
+            return None
+        shift = d
+    return shift
+
+
+def _alike_lists(before: np.ndarray, after: np.ndarray, d: int) -> np.ndarray | None:
+    """Two groups' dependents, entry by entry (the second's a period on): None unless each entry is
+    the first's moved by d or the same group (a barrier that every period releases); those groups."""
+    if np.array_equal(before + d, after):  # every entry moves (no barrier): the usual case, two passes
+        return np.zeros(0, dtype=np.int64)
+    delta = after - before
+    same = delta == 0
+    if not ((delta == d) | same).all():
+        return None
+    return before[same]
+
+
+def periodic_lists(deps, lo: int, hi: int, d: int) -> np.ndarray | None:
+    """Are the dependents of every group x + d (x and x + d in [lo, hi]) those of x, moved by d, in
+    the same order, or the same groups (barriers)? The barriers (ids, repeated), or None when not.
+    ``deps``: a periods.Dependents (flat lists and their pointers)."""
+    if hi - d < lo:
+        return np.zeros(0, dtype=np.int64)
+    ptr = deps.ptr
+    counts = np.diff(ptr[lo:hi + 2])
+    if not np.array_equal(counts[:-d], counts[d:]):
+        return None
+    return _alike_lists(deps.flat[ptr[lo]:ptr[hi + 1 - d]], deps.flat[ptr[lo + d]:ptr[hi + 1]], d)
+
+
+def moving_dependents(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
+    """Are the dependents of each group of ``gs`` (a period per row) a period on those of its group a
+    period before, moved by d, or the same groups (barriers)? Read as slices over the ids that the
+    columns' lanes span (columns whose spans overlap, as one span), but for the last ``tail``
+    periods, whose spans hold groups past the window (a lane's last pieces, which release nothing
+    after them): there, group by group. The barriers (ids, repeated), or None when not."""
+    deps = per.on_sent if sent else per.on_done
+    lo, hi = gs[0], gs[-1]
+    order = np.argsort(lo, kind="stable")
+    spans: list[list[int]] = []  # the columns' spans, overlapping ones merged
+    span_of = np.empty(len(lo), dtype=np.int64)
+    for i, a, b in zip(order.tolist(), lo[order].tolist(), hi[order].tolist()):
+        if spans and a <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], b)
+        else:
+            spans.append([a, b])
+        span_of[i] = len(spans) - 1
+    cut = tail * d
+    fixed = []
+    for a, b in spans:
+        fixed.append(periodic_lists(deps, a, b - cut, d))
+        if fixed[-1] is None:
+            return None
+    # the groups those slices leave out (x + d past them), one by one
+    last = np.asarray([b for _, b in spans], dtype=np.int64)[span_of] - cut - d
+    x = gs[:-1][gs[:-1] > last[None, :]]
+    got, n = per.dependents(x, sent)
+    moved, m = per.dependents(x + d, sent)
+    if not np.array_equal(n, m):
+        return None
+    fixed.append(_alike_lists(got, moved, d))
+    return None if fixed[-1] is None else np.concatenate(fixed)
+
+
+def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k: int, tol: float,
+              check: Callable) -> tuple[np.ndarray, np.ndarray] | None:
+    """What ``check(parts, T, k, tol)`` answers when the window holds, read from a few periods: the
+    released groups (ascending) and their counts left; or None when the periods are not images of
+    one another as above, or the few periods do not hold (then the full check decides)."""
+    if not ENABLED or k < 8 or k * sum(gs.shape[1] for gs, _ in parts) < MIN_GROUPS:
+        return None
+    d = constant_shift(parts)
+    if d is None:
+        return None
+    fixed = []
+    for (gs, _), sent in ((parts[1], True), (parts[2], False)):
+        if gs.shape[1]:
+            fixed.append(moving_dependents(per, gs, sent, d))
+            if fixed[-1] is None:
+                return None
+    # barriers: groups that every period releases alike (a stage's join); the jump starts none
+    barriers = np.unique(np.concatenate(fixed)) if fixed else np.zeros(0, dtype=np.int64)
+    if np.isin(barriers, parts[0][0][0]).any():
+        return None
+    # what the first period reaches: the groups its sends and finishes release, and those it starts,
+    # in clusters whose windows cannot meet (k periods on, a cluster's last id stays below the next's
+    # first): each is stretched on its own (a hierarchical all-reduce's hops lie a stage apart)
+    rows01 = [np.concatenate([per.released(gs[j:j + 1], w[j:j + 1], sent=sent)[0]
+                              for (gs, w), sent in ((parts[1], True), (parts[2], False))]) for j in (0, 1)]
+    if len(barriers):
+        # a barrier is released by every period alike, and is no other release's image: the second
+        # period's other releases are the first's moved by d
+        hit = [np.isin(r, barriers) for r in rows01]
+        if not (np.array_equal(np.sort(rows01[0][hit[0]]), np.sort(rows01[1][hit[1]]))
+                and np.array_equal(np.sort(rows01[0][~hit[0]]) + d, np.sort(rows01[1][~hit[1]]))):
+            return None
+        per_period = np.searchsorted(np.sort(rows01[0][hit[0]]), barriers, side="right") \
+            - np.searchsorted(np.sort(rows01[0][hit[0]]), barriers)
+        rows01[0] = rows01[0][~hit[0]]
+    reached = np.unique(np.concatenate([rows01[0], parts[0][0][0]]))
+    if not len(reached):
+        return None
+    cuts = np.flatnonzero(np.diff(reached) > (k - 1) * d)
+    a = reached[np.concatenate([[0], cuts + 1])]
+    c = reached[np.append(cuts, len(reached) - 1)] + 1  # past each cluster's ids
+    few = int((-(-(c + 2 * d - a) // d)).max())  # periods whose window covers every [c, c + 2d) uncut
+    if k < few + 2:
+        return None
+    # a barrier lies outside every cluster's reach (its count is not stretched but multiplied)
+    for b_ in barriers.tolist():
+        if ((a <= b_) & (b_ < c + (k - 1) * d)).any():
+            return None
+    for c_i in c.tolist():
+        end = c_i + (k - 1) * d  # past every group the whole window reaches from this cluster
+        if end > len(deps_left) or not np.array_equal(deps_left[c_i:end - d], deps_left[c_i + d:end]) \
+                or not np.isnan(start[c_i:end]).all():
+            return None
+    times = [w for _, w in parts if w.size]
+    # (times grow down each column: the largest is in the first or the last period)
+    margin = 16 * float(np.spacing(max(float(np.abs(w[[0, -1]]).max()) for w in times))) if times else 0.0
+    got = check([(gs[:few], w[:few]) for gs, w in parts], T, few, tol - margin)
+    if not isinstance(got, tuple):
+        return None
+    u, left = got
+    more = k - few
+    # each barrier: released as often in every period, so (k - few) periods' more releases
+    at_b = np.searchsorted(u, barriers)
+    if len(barriers):
+        if not np.array_equal(u[np.minimum(at_b, len(u) - 1)], barriers):
+            return None
+        left_b = left[at_b] - more * per_period
+        if (per_period * few != deps_left[barriers] - left[at_b]).any() or (left_b <= 0).any():
+            return None  # a barrier that the window completes (or overfills): the full check decides
+        keep = np.ones(len(u), dtype=bool)
+        keep[at_b] = False
+        u, left = u[keep], left[keep]
+    rows = np.arange(more + 1, dtype=np.int64)[:, None] * d
+    us, lefts, at = [], [], 0
+    for c_i, nxt in zip(c.tolist(), a[1:].tolist() + [None]):
+        lo, mid, hi = np.searchsorted(u, [c_i, c_i + d, c_i + 2 * d]).tolist()
+        stop = len(u) if nxt is None else int(np.searchsorted(u, nxt))
+        if not (np.array_equal(u[lo:mid] + d, u[mid:hi]) and np.array_equal(left[lo:mid], left[mid:hi])):
+            return None  # the few periods do not repeat past c as they must: leave it to the full check
+        us += [u[at:lo], (u[lo:mid][None, :] + rows).ravel(), u[mid:stop] + more * d]
+        lefts += [left[at:lo], np.tile(left[lo:mid], more + 1), left[mid:stop]]
+        at = stop
+    u, left = np.concatenate(us), np.concatenate(lefts)
+    if len(barriers):
+        at_b = np.searchsorted(u, barriers)
+        u, left = np.insert(u, at_b, barriers), np.insert(left, at_b, left_b)
+    uses[0] += 1
+    return u, left
