@@ -9,7 +9,8 @@ system, how many of the pattern's transfers join them) and read back into the m 
 numbers are the ones ``np.unique`` gives over the whole matrix: the same sorted set of hashes.
 
 Colour refinement's ``np.unique(..., axis=1)`` over (colour, signature) columns is numbered the
-same way by ``row_ids`` (tree_fold's: one ``lexsort`` instead of a sort of structured rows).
+same way by ``row_ids`` (symmetry's and tree_fold's: one ``lexsort`` instead of a sort of
+structured rows).
 """
 
 from __future__ import annotations
@@ -17,22 +18,42 @@ from __future__ import annotations
 import numpy as np
 
 from ..cancel import check_cancelled
-from .tree_fold import _ids as row_ids  # np.unique(axis=1)'s ids, by one lexsort
 
 DENSE = 1 << 22  # integers below this are numbered by counting (a 32 MB table at most), not sorting
 
 
+def row_ids(*cols) -> np.ndarray:
+    """One small integer per distinct row of the given integer columns (their rank in lexicographic
+    order: ``np.unique(axis=1)``'s, with one lexsort instead of its sort of structured rows)."""
+    if len(cols) == 1:
+        return numbered(np.ravel(cols[0]), DENSE)[1]
+    order = np.lexsort(cols[::-1])
+    new = np.zeros(len(order), dtype=bool)
+    new[:1] = True
+    for c in cols:
+        c = np.asarray(c)[order]
+        new[1:] |= c[1:] != c[:-1]
+    out = np.empty(len(order), dtype=np.int64)
+    out[order] = np.cumsum(new) - 1
+    return out
+
+
 def value_ids(values: np.ndarray, dense_limit: int) -> np.ndarray:
     """``np.unique(values, return_inverse=True)[1]`` (the shape of ``values``)."""
-    return _numbered(values.ravel(), dense_limit)[1].reshape(values.shape)
+    return numbered(values.ravel(), dense_limit)[1].reshape(values.shape)
 
 
-def _numbered(flat: np.ndarray, dense_limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(flat, return_inverse=True)``: by counting when the values are integers in
-    [0, dense_limit), by sorting otherwise."""
+def numbered(flat: np.ndarray, dense_limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(flat, return_inverse=True)`` of a 1-D array: by counting when the values are
+    integers in [0, dense_limit), by hashing and searching when they are other integers (numpy 2),
+    else by sorting."""
     if flat.size and flat.dtype.kind in "iu" and flat.min() >= 0 and flat.max() < dense_limit:
         present = np.bincount(flat) > 0
         return np.flatnonzero(present), (np.cumsum(present) - 1)[flat]
+    if hasattr(np, "unique_values") and flat.dtype.kind in "iu":
+        # the distinct values by hashing (numpy 2), each value's rank by a search among them
+        values = np.sort(np.unique_values(flat))
+        return values, np.searchsorted(values, flat)
     values, inv = np.unique(flat, return_inverse=True)
     return values, inv.ravel()
 
@@ -70,7 +91,7 @@ def relations(qid: np.ndarray, slot: np.ndarray, weights: np.ndarray, scolor: np
     code = (kind[:, None] * nk + kind[None, :]) * 2
     code[np.arange(m), np.arange(m)] += 1
     code = code * nb + bid
-    codes, at = _numbered(code.ravel(), DENSE)
+    codes, at = numbered(code.ravel(), DENSE)
     rest, bidv = np.divmod(codes, nb)
     pair, same = np.divmod(rest, 2)
     ka, kb = np.divmod(pair, nk)
