@@ -38,6 +38,25 @@ def _segment_sums(values: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return out
 
 
+def _pairs_equal(values: np.ndarray, lens: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = 1 << 22) -> bool:
+    """Whether row a[i] equals row b[i] for every i, rows being ``lens[r]`` consecutive ``values``
+    (rows in order); a few million entries at a time."""
+    la = lens[a]
+    if not (la == lens[b]).all():
+        return False
+    starts = np.cumsum(lens) - lens
+    ends = np.cumsum(la)
+    i = 0
+    while i < len(a):
+        j = max(int(np.searchsorted(ends, ends[i] - la[i] + chunk, side="right")), i + 1)
+        lc = la[i:j]
+        within = np.arange(int(lc.sum())) - np.repeat(np.cumsum(lc) - lc, lc)
+        if not (values[np.repeat(starts[a[i:j]], lc) + within] == values[np.repeat(starts[b[i:j]], lc) + within]).all():
+            return False
+        i = j
+    return True
+
+
 def _rows_equal(values: np.ndarray, lens: np.ndarray, owner_cls: np.ndarray) -> bool:
     """Whether every owner's row (``lens[i]`` consecutive ``values``, owners in order) equals the
     row of the first owner of its class (``owner_cls``)."""
@@ -46,13 +65,7 @@ def _rows_equal(values: np.ndarray, lens: np.ndarray, owner_cls: np.ndarray) -> 
     np.minimum.at(first, owner_cls, np.arange(n))
     a = np.arange(n)
     b = first[owner_cls]
-    a, b = a[a != b], b[a != b]
-    la = lens[a]
-    if not (la == lens[b]).all():
-        return False
-    starts = np.cumsum(lens) - lens
-    within = np.arange(int(la.sum())) - np.repeat(np.cumsum(la) - la, la)
-    return bool((values[np.repeat(starts[a], la) + within] == values[np.repeat(starts[b], la) + within]).all())
+    return _pairs_equal(values, lens, a[a != b], b[a != b])
 
 
 class RouteGraph:
@@ -75,9 +88,11 @@ class RouteGraph:
         # same values occur), by counting and by hashing
         self.uch, e_ch = numbered(ch, max(DENSE, int(ch.max()) + 1 if len(ch) else 0))
         self.e_ch = e_ch.astype(np.int32) if len(self.uch) < 2**31 else e_ch
+        del e_ch
         wvals, e_w = numbered(np.ascontiguousarray(w, dtype=float).view(np.int64), DENSE)
         self.n_w = max(len(wvals), 1)
         self.e_w = e_w.astype(np.int32)
+        del e_w
         # each weight as an odd factor and a term (tree_fold's signature words)
         self.wmul = 2 * np.arange(self.n_w, dtype=np.int64) + 1
         self.wadd = np.arange(self.n_w, dtype=np.int64) * mix
@@ -125,26 +140,26 @@ class RouteGraph:
 
     def _slots_alike(self, col_s: np.ndarray, col_c: np.ndarray) -> bool:
         n_s = len(col_s)
-        keys = col_c[self.e_ch] * self.n_w + self.e_w
+        keys = col_c[self.e_ch]
+        keys *= self.n_w
+        keys += self.e_w
         span = int(keys.max()) + 1 if len(keys) else 1
         if self.n_r * span < 2**62:
             # entries stay in route order: sorting (route, key) numbers sorts each route's keys
-            k_sorted = np.sort(self.e_route * np.int64(span) + keys) - self.e_route * np.int64(span)
+            shift = self.e_route * np.int64(span)
+            keys += shift
+            keys.sort()
+            keys -= shift
+            del shift
         else:
-            k_sorted = keys[np.lexsort((keys, self.e_route))]
+            keys = keys[np.lexsort((keys, self.e_route))]
         # each slot's route against its class representative's: a route's class is its slots' (a
         # route whose slots lie in several classes is compared with each class's representative)
         first = np.full(int(col_s.max()) + 1 if n_s else 0, n_s, dtype=np.int64)
         np.minimum.at(first, col_s, np.arange(n_s))
         pairs = np.unique(self.s_r * self.n_r + self.s_r[first[col_s]])
         a, b = np.divmod(pairs, self.n_r)
-        a, b = a[a != b], b[a != b]
-        la = self.lens[a]
-        if not (la == self.lens[b]).all():
-            return False
-        starts = np.cumsum(self.lens) - self.lens
-        within = np.arange(int(la.sum())) - np.repeat(np.cumsum(la) - la, la)
-        return bool((k_sorted[np.repeat(starts[a], la) + within] == k_sorted[np.repeat(starts[b], la) + within]).all())
+        return _pairs_equal(keys, self.lens, a[a != b], b[a != b])
 
     def _channels_alike(self, col_s: np.ndarray, col_c: np.ndarray) -> bool:
         m_s = int(col_s.max()) + 1 if len(col_s) else 1
@@ -163,7 +178,9 @@ class RouteGraph:
             at = np.concatenate([at, np.repeat(at[more], rep) + nth])
             e_ch = np.concatenate([e_ch, np.repeat(e_ch[more], rep)])
             e_w = np.concatenate([e_w, np.repeat(e_w[more], rep)])
-        key = rc_col[at] * self.n_w + e_w
+        key = rc_col[at]
+        key *= self.n_w
+        key += e_w
         span = int(key.max()) + 1 if len(key) else 1
         count = cnt[at]
         del at, e_w
@@ -173,16 +190,19 @@ class RouteGraph:
             # channel's keys together in order, and equal keys' counts are added
             packed = e_ch * np.int64(span)
             packed += key
+            del key
             packed <<= bits
             packed |= count
+            del count
             packed.sort()
-            ck = packed >> bits
-            new = np.empty(len(ck), dtype=bool)
+            new = np.empty(len(packed), dtype=bool)
             new[:1] = True
-            np.not_equal(ck[1:], ck[:-1], out=new[1:])
+            np.not_equal(packed[1:] >> bits, packed[:-1] >> bits, out=new[1:])
             starts = np.flatnonzero(new)
+            del new
             total = np.add.reduceat(packed & ((1 << bits) - 1), starts) if len(starts) else np.zeros(0, np.int64)
-            owner, key = np.divmod(ck[starts], span)
+            owner, key = np.divmod(packed[starts] >> bits, span)
+            del packed
         else:
             uk, inv = np.unique(e_ch * np.int64(span) + key, return_inverse=True)
             total = np.bincount(inv.ravel(), weights=count, minlength=len(uk)).astype(np.int64)

@@ -147,3 +147,17 @@ def test_slots_of_a_class_must_load_channel_classes_alike():
     g = _graph([[(0, 1.0)], [(1, 0.5)]], [0, 1])
     assert not g.exact(np.zeros(2, dtype=np.int64), np.array([0, 1]))
     assert g.exact(np.array([0, 1]), np.array([0, 1]))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 22])
+def test_rows_compared_a_few_entries_at_a_time_give_the_whole_answer(chunk):
+    rng = np.random.default_rng(chunk)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        lens = rng.integers(0, 5, n)
+        values = rng.integers(0, 3, int(lens.sum()))
+        a, b = rng.integers(0, n, 20), rng.integers(0, n, 20)
+        start = np.cumsum(lens) - lens
+        want = all(lens[x] == lens[y] and (values[start[x]:start[x] + lens[x]] == values[start[y]:start[y] + lens[y]]).all()
+                   for x, y in zip(a, b))
+        assert fold_routes._pairs_equal(values, lens, a, b, chunk) == want
