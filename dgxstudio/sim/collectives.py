@@ -349,12 +349,29 @@ def tree_collective(collective: str, chains: list[list[str]] | list[list[list[st
 
 # ---- parameter server, one-by-one, hierarchical, all-to-all ---------------------------------------
 
-def parameter_server(gpus: list[str], server: str, size: float, chunk: float, reduce_s_per_byte: float = 0.0) -> Schedule:
-    """Every worker pushes its gradients to the server, which reduces them and sends the result back."""
+def parameter_server(gpus: list[str], server: str, size: float, chunk: float, reduce_s_per_byte: float = 0.0,
+                     router=None) -> Schedule:
+    """Every worker pushes its gradients to the server, which reduces them and sends the result back.
+
+    With a ``router``, workers that are images of each other under the fabric's symmetry (GPU i of
+    every system alike in its relation to the server's) push and pull as one flow per class
+    (``symmetry.pattern_classes``; run with ``symmetry.run``): the same answer, a few dozen flows
+    instead of one per worker."""
     workers = [g for g in gpus if g != server]
     sched = Schedule([], size, f"parameter server on {server} for {len(workers)} workers")
-    push = Pattern([(w, server) for w in workers])
-    pull = Pattern([(server, w) for w in workers])
+    push_pairs = [(w, server) for w in workers]
+    pull_pairs = [(server, w) for w in workers]
+    classes = None
+    if router is not None and workers:
+        from .symmetry import pattern_classes
+
+        classes = pattern_classes(router, push_pairs + pull_pairs)
+    if classes is not None:
+        sched.meta["classes"] = classes
+        push_pairs = [pr for pr in classes.pairs if pr[1] == server]
+        pull_pairs = [pr for pr in classes.pairs if pr[0] == server]
+    push = Pattern(push_pairs)
+    pull = Pattern(pull_pairs)
     n, piece = pieces(size, chunk)
     last_push = last_pull = None
     for j in range(n):

@@ -417,7 +417,7 @@ class Simulator(NcclSchedules):
             server = o.server or self.gpus[0]
             if server not in self.topo.devices:
                 raise SimulationError(f"no device {server!r} to act as parameter server")
-            return C.parameter_server(self.gpus, server, size, o.chunk, red)
+            return C.parameter_server(self.gpus, server, size, o.chunk, red, self.router)
         if algorithm == "decentralized":
             return C.one_by_one(self.gpus, size, red)
         if algorithm == "hierarchical":

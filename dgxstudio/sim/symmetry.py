@@ -46,6 +46,7 @@ import numpy as np
 from ..analysis.routing import Route, Router
 from ..cancel import check_cancelled
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult, _maxmin
+from .relation_ids import relations, row_ids
 
 _rng = np.random.default_rng(0x17a2a)
 _K1, _K2 = np.int64(0x1E3779B97F4A7C15), np.int64(0x232BE59BD9B4E019)
@@ -113,8 +114,7 @@ def _refine(n: int, initial: np.ndarray, eu: np.ndarray, ev: np.ndarray, elabel:
         sig = np.zeros(n, dtype=np.int64)
         if len(terms):
             sig[owners] = np.add.reduceat(terms, starts)
-        _, new = np.unique(np.stack([color, sig]), axis=1, return_inverse=True)
-        new = new.ravel()
+        new = row_ids(color, sig)
         k = new.max() + 1 if n else 0
         if k == ncolors:
             return new
@@ -255,25 +255,12 @@ class _Structure:
         scolor = np.asarray([sc_ids.setdefault(k, len(sc_ids)) for k in skey], dtype=np.int64)
         m, mp = len(psys), att.shape[1]
         weights = np.random.default_rng(mp).integers(1, 2**62, size=(mp, mp), dtype=np.int64)
-        rel = np.zeros((m, m), dtype=np.int64)
-        for a in range(m):
-            if a % 256 == 255:
-                check_cancelled()
-            if mp:
-                rel[a] = np.einsum("kbl,kl->b", qid[slot[a]][:, slot], weights)
-        same = np.eye(m, dtype=np.int64)
         between = np.zeros((m, m), dtype=np.int64)
         if flows is not None:
             srow = np.searchsorted(psys, sys_of[gidx])
             np.add.at(between, (srow[flows[0]], srow[flows[1]]), 1)
-        # the small columns folded into one number first (one hash over m^2 rows, not five)
-        ns = int(scolor.max()) + 1 if m else 1
-        _, bid = np.unique(between, return_inverse=True)
-        small = ((scolor[:, None] * ns + scolor[None, :]) * 2 + same) * (int(bid.max()) + 1 if m else 1) + \
-            bid.reshape(m, m)
-        rel = _hash_rows([rel.ravel(), small.ravel()])
-        _, rid = np.unique(rel, return_inverse=True)
-        self.rid = rid.reshape(m, m)
+        # hashed and numbered once per pair of kinds of system (relation_ids.py)
+        self.rid = relations(qid, slot, weights, scolor, between, _hash_rows)
         self.n_rel = np.bincount(self.rid.ravel())
         self.psys, self.sys_of, self.color, self.gidx = psys, sys_of, color, gidx
         self.index, self.devices, self.prefix, self.system = index, devices, prefix, system

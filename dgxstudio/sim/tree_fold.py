@@ -31,6 +31,8 @@ import numpy as np
 
 from ..analysis.routing import Route
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
+from .fold_routes import RouteGraph
+from .relation_ids import row_ids as _ids
 
 _MIX = np.int64(0x5851F42D4C957F2D)
 
@@ -43,55 +45,6 @@ def run(router, sched: Schedule, capacity_scale: float, progress=None, cancel=No
     if fold is None:  # (the engine keeps the routes the check looked up)
         return engine.run(sched, progress, cancel)
     return fold.run(progress, cancel)
-
-
-def _ids(*cols) -> np.ndarray:
-    """One small integer per distinct row of the given integer columns (their rank in lexicographic
-    order: ``np.unique(axis=1)``'s, with one lexsort instead of its sort of structured rows)."""
-    if len(cols) == 1:
-        return np.unique(cols[0], return_inverse=True)[1].ravel()
-    order = np.lexsort(cols[::-1])
-    new = np.zeros(len(order), dtype=bool)
-    new[:1] = True
-    for c in cols:
-        c = np.asarray(c)[order]
-        new[1:] |= c[1:] != c[:-1]
-    out = np.empty(len(order), dtype=np.int64)
-    out[order] = np.cumsum(new) - 1
-    return out
-
-
-def _signature(owner: np.ndarray, n: int, other_col: np.ndarray, wmul: np.ndarray, wadd: np.ndarray,
-               seed: int) -> np.ndarray:
-    """Per owner, a wrapping sum of a random word per (colour, weight) of its entries: the multiset.
-    (``wmul``/``wadd``: each entry's weight as an odd factor and a term, worked out once.)"""
-    rng = np.random.default_rng(seed)
-    k = int(other_col.max()) + 1 if len(other_col) else 1
-    term = rng.integers(1, 2**62, size=k, dtype=np.int64)[other_col]
-    term *= wmul
-    term += wadd
-    sig = np.zeros(n, dtype=np.int64)
-    np.add.at(sig, owner, term)
-    return sig
-
-
-def _same_rows(keys: np.ndarray, owner: np.ndarray, n: int, cls: np.ndarray) -> bool:
-    """Whether every owner's sorted entry keys equal those of the first owner of its class."""
-    span = int(keys.max()) + 1 if len(keys) else 1
-    if n * span < 2**62:  # one sort of a combined key (a lexsort sorts twice)
-        order = np.argsort(owner * span + keys)
-    else:
-        order = np.lexsort((keys, owner))
-    k_sorted, o_sorted = keys[order], owner[order]
-    counts = np.bincount(o_sorted, minlength=n)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    first = np.full(int(cls.max()) + 1 if n else 0, n, dtype=np.int64)
-    np.minimum.at(first, cls, np.arange(n))
-    rep = first[cls]
-    if not (counts == counts[rep]).all():
-        return False
-    within = np.arange(len(k_sorted)) - np.repeat(starts, counts)
-    return bool((k_sorted == k_sorted[starts[rep][o_sorted] + within]).all())
 
 
 class Fold:
@@ -172,15 +125,10 @@ class Fold:
         s_tree = np.repeat(np.arange(n_trees), per_tree)
         n_s = len(s_route)
         caps = np.asarray(eng0.route_cap, dtype=float)
-        table = RouteTable(eng0.route_ch, eng0.route_w)
-        lens, ch, w = table.gather(s_route)
-        e_slot = np.repeat(np.arange(n_s), lens)
-        uch, e_ch = np.unique(ch, return_inverse=True)
-        e_ch = e_ch.ravel()
+        # slots share routes: the refinement reads each route's entries once (sim/fold_routes.py)
+        graph = RouteGraph(s_route, RouteTable(eng0.route_ch, eng0.route_w), _MIX)
+        uch = graph.uch
         n_c = len(uch)
-        e_w = _ids(np.ascontiguousarray(w, dtype=float).view(np.int64))
-        wmul, wadd = 2 * e_w + 1, e_w * _MIX
-        n_w = int(e_w.max()) + 1 if len(e_w) else 1
         s_init = _ids(s_role, s_lat.view(np.int64), caps[s_route].view(np.int64))
         col_c = _ids(np.ascontiguousarray(eng0.capacity[uch], dtype=float).view(np.int64))
         tree_col = np.zeros(n_trees, dtype=np.int64)
@@ -191,8 +139,8 @@ class Fold:
             n_cs, n_cc = int(col_s.max()) + 1, int(col_c.max()) + 1
             while True:
                 seed += 1
-                sig_s = _signature(e_slot, n_s, col_c[e_ch], wmul, wadd, seed)
-                sig_c = _signature(e_ch, n_c, col_s[e_slot], wmul, wadd, seed + 7919)
+                sig_s = graph.slot_signature(col_c, seed)
+                sig_c = graph.channel_signature(col_s, seed + 7919)
                 col_s, col_c = _ids(col_s, sig_s), _ids(col_c, sig_c)
                 m_s, m_c = int(col_s.max()) + 1, int(col_c.max()) + 1
                 if seed == 2 and len(np.unique(_ids(*np.sort((s_role * m_s + col_s).reshape(n_trees, -1),
@@ -212,8 +160,7 @@ class Fold:
         if len(counts) == n_trees or not (counts == counts[0]).all():
             return False  # nothing to fold, or classes of different sizes (one multiplicity per run)
         # the exact check: slots load each channel class alike, channels carry each slot class alike
-        if not (_same_rows(col_c[e_ch] * n_w + e_w, e_slot, n_s, col_s)
-                and _same_rows(col_s[e_slot] * n_w + e_w, e_ch, n_c, col_c)):
+        if not graph.exact(col_s, col_c):
             return False
         self.m = int(counts[0])
         rep_tree = np.full(int(tree_col.max()) + 1, n_trees, dtype=np.int64)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dgxstudio.model.fabrics import build_fat_tree
-from dgxstudio.sim import tree_fold
+from dgxstudio.sim import fold_routes, tree_fold
 from dgxstudio.sim.engine import Engine
 from dgxstudio.sim.run import SimOptions, Simulator
 
@@ -102,14 +102,14 @@ def test_a_folded_trees_transfers_read_as_its_own():
 
 
 def test_the_exact_check_refuses_a_partition_that_is_not_equitable():
-    # owners 0 and 1 share a class; their entries' keys differ in one place
+    # owners 0 and 1 share a class; their rows (sorted keys) differ in one place
     keys = np.array([3, 5, 3, 6, 9])
-    owner = np.array([0, 0, 1, 1, 2])
-    assert not tree_fold._same_rows(keys, owner, 3, np.array([0, 0, 1]))
+    lens = np.array([2, 2, 1])
+    assert not fold_routes._rows_equal(keys, lens, np.array([0, 0, 1]))
     keys[3] = 5
-    assert tree_fold._same_rows(keys, owner, 3, np.array([0, 0, 1]))
+    assert fold_routes._rows_equal(keys, lens, np.array([0, 0, 1]))
     # the same keys, but owner 1 has one entry more
-    assert not tree_fold._same_rows(np.array([3, 3, 3]), np.array([0, 1, 1]), 2, np.array([0, 0]))
+    assert not fold_routes._rows_equal(np.array([3, 3, 3]), np.array([1, 2]), np.array([0, 0]))
 
 
 def test_flows_listed_in_another_order_keep_their_own_end_times():
