@@ -31,6 +31,10 @@ from .rates import RouteTable, _components
 PART_ROUTES = 64
 # answers kept per part (the states an event comes back to are recent ones)
 KEPT = 32
+# after this many solves, parts stop being solved apart unless at least this share of them was
+# looked up (a tree whose every event moves every part, as a folded one of DGX A100s: each part
+# solved alone then only adds the calls of several solves)
+TRIAL, HIT_SHARE = 64, 0.25
 # the parts are worked out once the run's solves of at least 2 PART_ROUTES routes have gathered this
 # many times the table's routes (the work is a few sorts of every route's entries: at 16,384 GPUs
 # about as much as a ring's whole run, which rarely solves)
@@ -51,7 +55,11 @@ class Parts:
     def solve(self, route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity: np.ndarray,
               route_cap: np.ndarray | None):
         if self.split is not None:
-            return self.split.solve(route_ids, mult, table, capacity, route_cap)
+            split = self.split
+            if split.solves == TRIAL and split.hits < HIT_SHARE * (split.hits + split.misses):
+                self.split = None  # (the channels that cannot bind stay out of the filling)
+            else:
+                return split.solve(route_ids, mult, table, capacity, route_cap)
         if not self.built and len(route_ids) >= 2 * PART_ROUTES:
             self.gathered += len(route_ids)
             if self.gathered >= WORTH * len(table.lens):
@@ -97,12 +105,13 @@ class Split:
         split.part = np.where(big[part], part, -1)
         split.n_channels = n_channels
         split.kept: dict[int, OrderedDict] = {}
-        split.hits = split.misses = 0
+        split.hits = split.misses = split.solves = 0
         return split
 
     def solve(self, route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity: np.ndarray,
               route_cap: np.ndarray | None):
         """``maxmin(route_ids, mult, ...)``, part by part: (rates, channels ascending, loads)."""
+        self.solves += 1
         parts = self.part[route_ids]
         present = np.unique(parts)
         if len(present) < 2 and (not len(present) or present[0] < 0):
