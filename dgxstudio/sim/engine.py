@@ -25,8 +25,8 @@ from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
 from .fanout import release as release_dependents
-from .split_solve import Parts
 from .periods import Dependents, FlowEnds, _Periods
+from .split_solve import Parts
 from .steady import Shortcut, _Now
 from .timeline import Timeline
 from .schedule import Group, Pattern, Progress, Schedule, SimResult  # noqa: F401 (re-exported: the engine's API)

@@ -11,7 +11,8 @@ channels they share never freeze a route, and each part's filling is the joint f
 routes. So a solve is split into its parts, and each part's answer is kept (its last few, by its
 active routes and their flow counts): the parts an event did not touch are looked up, not solved.
 
-What can differ from the joint solve: the filling freezes, in one round, the routes of every channel
+Both are worked out only for runs that solve large problems often (WORTH), and the split is dropped
+when its parts are rarely looked up (TRIAL, HIT_SHARE). What can differ from the joint solve: the filling freezes, in one round, the routes of every channel
 whose share is within 1e-12 of the round's level, so a part solved alone can take its own level
 where the joint solve took another part's within that tolerance; and the loads of a channel that
 several parts cross are added part by part. Both are last-bit effects (the tests bound them).
@@ -36,8 +37,9 @@ KEPT = 32
 # solved alone then only adds the calls of several solves)
 TRIAL, HIT_SHARE = 64, 0.25
 # the parts are worked out once the run's solves of at least 2 PART_ROUTES routes have gathered this
-# many times the table's routes (the work is a few sorts of every route's entries: at 16,384 GPUs
-# about as much as a ring's whole run, which rarely solves)
+# many times the table's routes: the work is a few sorts of every route's entries (41 ms for the
+# 78,000 of the 992-GPU DGX-1 tree, seconds at 16,384 GPUs), which a run that rarely solves (a ring,
+# whose steady state is skipped) should not pay
 WORTH = 4.0
 
 
