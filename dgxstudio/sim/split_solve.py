@@ -114,15 +114,21 @@ class Split:
               route_cap: np.ndarray | None):
         """``maxmin(route_ids, mult, ...)``, part by part: (rates, channels ascending, loads)."""
         self.solves += 1
+        if not len(route_ids):
+            return maxmin(route_ids, mult, table, capacity, route_cap)
         parts = self.part[route_ids]
-        present = np.unique(parts)
-        if len(present) < 2 and (not len(present) or present[0] < 0):
+        # the routes of each part present, in their order (a stable sort by part)
+        order = np.argsort(parts, kind="stable")
+        by_part = parts[order]
+        cuts = (np.flatnonzero(by_part[1:] != by_part[:-1]) + 1).tolist()
+        if not cuts and by_part[0] < 0:
             return maxmin(route_ids, mult, table, capacity, route_cap)
         n = len(route_ids)
         rate = np.empty(n)
         chans, loads = [], []
-        for p in present.tolist():
-            at = np.flatnonzero(parts == p)
+        for lo, hi in zip([0, *cuts], [*cuts, n]):
+            p = int(by_part[lo])
+            at = order[lo:hi]
             ids, counts = route_ids[at], mult[at]
             if p < 0:
                 got = maxmin(ids, counts, table, capacity, route_cap)
@@ -141,10 +147,18 @@ class Split:
             rate[at] = got[0]
             chans.append(got[1])
             loads.append(got[2])
-        ch = np.concatenate(chans)
-        # a channel crossed by several parts (a spine plane) carries the sum of their loads
-        total = np.bincount(ch, weights=np.concatenate(loads), minlength=self.n_channels)
-        seen = np.zeros(self.n_channels, dtype=bool)
-        seen[ch] = True
-        uch = np.flatnonzero(seen)
-        return rate, uch, total[uch]
+        ch, load = np.concatenate(chans), np.concatenate(loads)
+        # a channel crossed by several parts (a spine plane) carries the sum of their loads, added
+        # part after part: over every channel at once when they are few, else by a sort of those used
+        if self.n_channels <= 8 * len(ch):
+            total = np.bincount(ch, weights=load, minlength=self.n_channels)
+            seen = np.zeros(self.n_channels, dtype=bool)
+            seen[ch] = True
+            uch = np.flatnonzero(seen)
+            return rate, uch, total[uch]
+        order = np.argsort(ch, kind="stable")
+        ch_s = ch[order]
+        first = np.concatenate([[True], ch_s[1:] != ch_s[:-1]])
+        slot = np.empty(len(ch), dtype=np.int64)
+        slot[order] = np.cumsum(first) - 1
+        return rate, ch_s[first], np.bincount(slot, weights=load)  # (the same sums, in the same order)

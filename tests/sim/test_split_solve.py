@@ -117,3 +117,31 @@ def test_channels_that_cover_each_other_stay_in():
     ends = [("X", "Y"), ("Y", "X")]
     lens, ch, w, cap = _toy([1.0, 1.0], [[(0, 1.0), (1, 1.0)], [(1, 1.0), (0, 1.0)]])
     assert not never_binding(lens, ch, w, cap, ends).any()
+
+
+def test_parts_that_share_a_channel_that_cannot_bind_add_their_loads_on_it(monkeypatch):
+    """Two routes feeding one channel that cannot bind are solved apart: their rates and loads are
+    the joint solve's, the shared channel's load the sum of both, the same whichever way it is added
+    (over every channel at once, or by a sort of those used, as on a large fabric)."""
+    from dgxstudio.sim.maxmin import maxmin
+    from dgxstudio.sim.rates import RouteTable
+
+    monkeypatch.setattr(split_solve, "PART_ROUTES", 1)
+    ends = [("A", "S"), ("B", "S"), ("S", "D"), ("X", "A"), ("Y", "B")]
+    routes = [[(3, 1.0), (0, 1.0), (2, 1.0)], [(4, 1.0), (1, 1.0), (2, 1.0)], [(3, 1.0), (0, 1.0), (2, 1.0)]]
+    lens, ch, w, cap = _toy([1.0, 0.75, 2.0, 3.0, 3.0], routes)
+    table = RouteTable([ch[:3], ch[3:6], ch[6:]], [w[:3], w[3:6], w[6:]])
+    never = never_binding(lens, ch, w, cap, ends)
+    assert never.tolist() == [False, False, True, True, True]
+    split = split_solve.Split.of(table, never, len(cap))
+    assert split is not None and split.part[0] != split.part[1]
+    ids, mult = np.array([0, 1, 2]), np.array([2.0, 1.0, 1.0])
+    joint = maxmin(ids, mult, table, cap)
+    for n_channels in (len(cap), 10**6):
+        split.n_channels = n_channels
+        rate, uch, load = split.solve(ids, mult, table, cap, None)
+        np.testing.assert_array_equal(uch, joint[1])
+        np.testing.assert_allclose(rate, joint[0], rtol=1e-15)
+        np.testing.assert_allclose(load, joint[2], rtol=1e-15)
+        assert load[list(uch).index(2)] == pytest.approx(1.75)
+    assert split.hits == 2 and split.misses == 2  # the second time, both parts were looked up
