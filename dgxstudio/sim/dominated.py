@@ -90,8 +90,8 @@ def never_binding(lens: np.ndarray, ch: np.ndarray, w: np.ndarray, capacity: np.
 
 def _rule(e_route, e_ch, e_w, near, far, cap, n_ch, n_dev):
     """For each channel c, whether every route through it enters ``near[c]`` by some channel whose
-    ``far`` end is ``near[c]``, and the bound over those channels fits c's capacity; and, per channel
-    channel, the channels of its bound as (channel, cover) pairs (``near``/``far`` = tail/head: the
+    ``far`` end is ``near[c]``, and the bound over those channels fits c's capacity; and the channels
+    of each channel's bound as (channel, cover) pairs (``near``/``far`` = tail/head: the
     channels into c's tail; head/tail: out of its head)."""
     n_e = len(e_ch)
     # entries that reach device d on route r (their far end), keyed by (r, d)
@@ -102,10 +102,13 @@ def _rule(e_route, e_ch, e_w, near, far, cap, n_ch, n_dev):
     lo = np.searchsorted(k_sorted, want, side="left")
     hi = np.searchsorted(k_sorted, want, side="right")
     cnt = hi - lo
+    # each (route, device)'s weight in, summed group by group (not as differences of a running sum,
+    # whose rounding grows with the table)
+    group = np.cumsum(np.concatenate([[True], k_sorted[1:] != k_sorted[:-1]])) - 1 if n_e else np.zeros(0, np.int64)
+    W_group = np.bincount(group, weights=e_w[order])
     W = np.zeros(n_e)
-    csum = np.concatenate([[0.0], np.cumsum(e_w[order])])
     has = cnt > 0
-    W[has] = csum[hi[has]] - csum[lo[has]]
+    W[has] = W_group[group[lo[has]]]
     # a channel with a route that starts (or ends) at its end: no cover by this rule
     bad = np.zeros(n_ch, dtype=bool)
     bad[e_ch[~has | (W <= 0)]] = True
