@@ -26,6 +26,7 @@ from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
 from .fanout import release as release_dependents
 from .periods import Dependents, FlowEnds, _Periods
+from .split_solve import Parts
 from .steady import Shortcut, _Now
 from .timeline import Timeline
 from .schedule import Group, Pattern, Progress, Schedule, SimResult  # noqa: F401 (re-exported: the engine's API)
@@ -238,6 +239,9 @@ class Engine:
         # int64 sums wrap) updated as flows come and go, so finding cached rates needs no sort.
         route_rate = np.zeros(len(self.routes))
         table = RouteTable(self.route_ch, self.route_w)
+        # channels no rates can overfill (a fat tree's spine planes behind the NICs) out of the filling,
+        # and routes that only such channels tie together solved part by part (sim/split_solve.py)
+        table.parts = Parts(table, self.capacity, self.router.channel_ends)
         route_cap = np.asarray(self.route_cap, dtype=float)
         if np.isinf(route_cap).all():
             route_cap = None

@@ -63,6 +63,9 @@ def _filling_start(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, c
             ub = np.minimum(ub, caps)
         bound = np.bincount(ch_local, weights=w * ub[ridx], minlength=nloc)
         binding = (bound > cap * (1 - 1e-9))[ch_local]
+        nb = getattr(table, "never_binds", None)  # channels no rates can overfill (sim/dominated.py)
+        if nb is not None:
+            binding &= ~nb[ch]
         if not binding.all():
             ch_local, ridx, w = ch_local[binding], ridx[binding], w[binding]
     cnt = np.bincount(ch_local, weights=w, minlength=nloc)
@@ -278,6 +281,11 @@ class _ChannelClasses:
             self.sizes = np.zeros(0, np.int64)
             self.cls_cap, self._merged = [], []
         self.cls_of = cls_of
+        # classes every member of which no rates can overfill (the table's ``never_binds``, if given)
+        nb = getattr(table, "never_binds", None)
+        self.never_binds = None
+        if nb is not None and n_e:
+            self.never_binds = np.bincount(gid, weights=~nb[chans], minlength=n_cls) == 0
         self._table = table
         self._class_table = None
         self._entries: dict[int, tuple] = {}
@@ -312,6 +320,7 @@ class _ChannelClasses:
                 np.zeros(0, np.int64)
             t.ch = cls[keep]
             t.w = self._w[keep]
+            t.never_binds = self.never_binds
             self._class_table = (t, np.asarray(self.cls_cap, dtype=float))
         return self._class_table
 
@@ -421,7 +430,8 @@ def maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity:
             for k, x in xs:
                 bound[k] = bound.get(k, 0.0) + x * b
         lim = 1 - 1e-9
-        binding = {k for k, b in bound.items() if b > ccap[k] * lim}
+        nb = cc.never_binds
+        binding = {k for k, b in bound.items() if b > ccap[k] * lim and (nb is None or not nb[k])}
     else:
         binding = {k for _, xs in rows for k, _ in xs}
     rate = _fill(rows, binding, ccap, n, caps)

@@ -52,6 +52,9 @@ def _maxmin(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, capacity
     The filling itself is sim/maxmin.py's: ``maxmin_reference`` on arrays, and for small problems
     the same operations over channel classes in plain Python (bit for bit the same answer).
     """
+    parts = getattr(table, "parts", None)  # parts no binding channel ties (sim/split_solve.py)
+    if parts is not None:
+        return parts.solve(route_ids, mult, table, capacity, route_cap)
     return maxmin(route_ids, mult, table, capacity, route_cap)
 
 
