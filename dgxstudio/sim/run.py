@@ -517,7 +517,7 @@ class Simulator(NcclSchedules):
                                       "Hopper or later across systems)")
             sched, scale, nch = self.nccl_schedule(collective, algorithm, protocol, size)
         try:
-            if algorithm == "tree":  # trees alike (NCCL's pair per rail, mirrored) run once
+            if algorithm in ("tree", "collnet"):  # trees alike (NCCL's pair per rail, mirrored; CollNet's rails) run once
                 sim = tree_fold.run(self.router, sched, scale, progress, cancel)
             else:
                 sim = Engine(self.router, scale).run(sched, progress, cancel)
