@@ -14,10 +14,15 @@ from .test_tree_fold import _assert_same
 MiB = 2**20
 
 
-def _collnet(topo, size):
+def _schedule(topo, algorithm, size):
+    """The simulator, the schedule of an all-reduce by ``algorithm`` and its capacity scale."""
     sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
-    sched, scale, _ = sim.nccl_schedule("all-reduce", "collnet", "simple", size)
+    sched, scale, _ = sim.nccl_schedule("all-reduce", algorithm, "simple", size)
     return sim, sched, scale
+
+
+def _collnet(topo, size):
+    return _schedule(topo, "collnet", size)
 
 
 @pytest.mark.parametrize("label, build, size", [
