@@ -461,7 +461,7 @@ class Engine:
             if dirty and n_active:
                 current_pid = resolve()
                 a_rate = route_rate[a_route]
-                total_rate = float(a_rate.sum() if mult is None else a_rate @ mult[a_route])
+                total_rate = float(a_rate.sum() if mult is None else (a_rate * mult[a_route]).sum())  # (no BLAS: its threads)
                 dirty = False
 
             if n_active:
