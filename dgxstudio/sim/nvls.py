@@ -131,11 +131,15 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
     return sched
 
 
-# Pieces up to which the simulator folds an NVLS tree's alike trees (``tree_units``): folding builds
-# every group as an object (16 GiB over 128 DGX H100 is 2,048 pieces, 2.56 million groups: 22 s and
-# 3.6 GB folded against 4.8 s and 1.5 GB flow by flow, whose steady state is skipped); at 256 MiB
-# (32 pieces) folding is what lets 512 and 2,048 systems finish within the engine's budget.
-FOLD_PIECES = 512
+# When the simulator folds an NVLS tree's alike trees (``tree_units``): folding builds every group as
+# an object, twice, so it pays where the network is large and the pieces few. Measured (DGX H100,
+# rail-optimized, CPU): 128 systems at 256 MiB (32 pieces) 1.5 s folded against 1.7 s; at 4 GiB (512
+# pieces, 640,000 groups) 6.6 s and 1.0 GB against 3.8 s and 0.5 GB, and at 16 GiB (2.56 million
+# groups) 22 s and 3.6 GB against 4.8 s and 1.5 GB (the steady state is skipped flow by flow); 512
+# systems at 256 MiB and 1 GiB (128 pieces, 536,000 groups) 7.3 and 24 s, where flow by flow is
+# refused for its network states' memory; 2,048 at 256 MiB (535,648 groups) 33 s and 2.7 GB.
+FOLD_PIECES = 128
+FOLD_GROUPS = 1_000_000
 
 
 def tree_units(sched: Schedule) -> list[list[int]] | None:

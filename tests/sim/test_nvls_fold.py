@@ -84,3 +84,16 @@ def test_a_folded_nvls_tree_is_stopped_where_the_full_run_is(monkeypatch):
             run()
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+def test_a_long_nvls_tree_runs_flow_by_flow_where_its_steady_state_is_skipped():
+    """Folding builds every group as an object: past ``FOLD_PIECES`` pieces the simulator leaves the
+    run to the steady-state shortcut (16 GiB over 128 DGX H100 took 22 s folded, 4.8 s not)."""
+    topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    long = sim.run("all-reduce", "nvls-tree", 4 * 2**30)
+    assert long.schedule.meta["pieces"] > nvls.FOLD_PIECES
+    assert not isinstance(long.sim.rate_patterns, tree_fold._FoldedPatterns) and long.sim.periods_skipped > 0
+    short = sim.run("all-reduce", "nvls-tree", 256 * MiB)
+    assert short.schedule.meta["pieces"] <= nvls.FOLD_PIECES
+    assert isinstance(short.sim.rate_patterns, tree_fold._FoldedPatterns)
