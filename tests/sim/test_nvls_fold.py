@@ -97,3 +97,21 @@ def test_a_long_nvls_tree_runs_flow_by_flow_where_its_steady_state_is_skipped():
     short = sim.run("all-reduce", "nvls-tree", 256 * MiB)
     assert short.schedule.meta["pieces"] <= nvls.FOLD_PIECES
     assert isinstance(short.sim.rate_patterns, tree_fold._FoldedPatterns)
+
+
+def test_the_systems_nvls_transfers_read_as_they_ran():
+    """A group outside the trees (a system's NVLS reduce) lists its pairs, paths and end times as in
+    the flow-by-flow run, and so does a tree group of a tree that was not simulated."""
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True, per_leaf=2)
+    r = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True)).run("all-reduce", "nvls-tree",
+                                                                                      40 * MiB)
+    sim, sched, scale = _nvls_tree(topo, 40 * MiB)
+    full = Engine(sim.router, scale).run(sched)
+    metas = [m for _, m in sched.groups.patterns_and_metas()]
+    outside = [g for g, m in enumerate(metas) if m.get("phase") in ("nvls-reduce", "nvls-multicast")]
+    last_tree = sched.meta["trees"][-1]
+    assert outside and last_tree
+    for g in [*outside[::37], *last_tree[::41]]:
+        a, b = r.sim.transfers(g), full.transfers(g)
+        assert a and [(x["src"], x["dst"], x["paths"]) for x in a] == [(x["src"], x["dst"], x["paths"]) for x in b]
+        assert [x["end_s"] for x in a] == pytest.approx([x["end_s"] for x in b], rel=1e-9)
