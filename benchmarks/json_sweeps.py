@@ -6,7 +6,7 @@
 
 The cases: the dgx1-v100, dgx-a100 and dgx-h100 presets, and fat trees of 2, 4 and 5 DGX A100 and
 (rail-optimized) DGX H100 systems made with ``dgxstudio generate fat-tree``; the algorithms ring,
-tree, hierarchical, nvls, nvls-tree and auto; every power of two from 1 KiB to 16 GiB (``--sweep``).
+tree, hierarchical, nvls, nvls-tree, collnet and auto; every power of two from 1 KiB to 16 GiB (``--sweep``).
 Each (topology, algorithm) is one ``dgxstudio simulate --json --sweep`` run through the ``dgxstudio``
 of the Python that runs this script; its stdout, stderr and exit status are kept. ``compare`` reads
 numbers to 1e-9 relative (``wall_s``, the run's own CPU clock, is left out) and text exactly, and
@@ -30,7 +30,7 @@ import time
 
 PRESETS = ("dgx1-v100", "dgx-a100", "dgx-h100")
 CLUSTERS = [(system, n) for system in ("dgx-a100", "dgx-h100") for n in (2, 4, 5)]
-ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "nvls-tree", "auto")
+ALGORITHMS = ("ring", "tree", "hierarchical", "nvls", "nvls-tree", "collnet", "auto")
 SWEEP = "1KiB:16GiB"
 REL = 1e-9
 

@@ -64,9 +64,10 @@ class Engine:
             raise ValueError("capacity_scale must be in (0, 1]")
         self.router = router
         self.capacity_scale = capacity_scale
-        # flows each flow run here stands for (sim/tree_fold.py), counted so in the run's budget: a
-        # folded run is refused where the flow-by-flow run would be, not later
-        self.represents = 1
+        # flows each flow run here stands for (sim/tree_fold.py), counted so in the run's budget (a
+        # folded run is refused where the flow-by-flow run would be, not later) and in the bytes it
+        # delivers: one number for every route, or {route id: flows} (other routes: one)
+        self.represents: int | dict[int, int] = 1
         # Solve and cache the fair rates per independent component of the network (False: the whole
         # network as one, the reference the component-wise solve is tested against).
         self.decompose = decompose
@@ -180,7 +181,12 @@ class Engine:
         a_rem, a_lat = a_flt
         pend_route, pend_rem, pend_group, pend_lat, pend_pos = [], [], [], [], []
 
-        flows_of = np.asarray([len(t["route"]) for t in tpls] + [0], dtype=float)
+        mult = None  # each route's flows per flow run (None: ``represents`` for all)
+        if isinstance(self.represents, dict):
+            mult = np.ones(len(self.routes))
+            mult[list(self.represents)] = list(self.represents.values())
+        flows_of = np.asarray([len(t["route"]) if mult is None else mult[t["route"]].sum() for t in tpls] + [0],
+                              dtype=float)
         total_bytes = float((cols.bytes_each * flows_of[tpl_id]).sum())
         delivered_bytes = 0.0
 
@@ -442,13 +448,14 @@ class Engine:
             if n_active == 0 and not heap:
                 break
             events += 1
-            flow_events += n_active * self.represents
+            flows_now = n_active * self.represents if mult is None else int(mult[a_route].sum())
+            flow_events += flows_now
             if flow_events > limits.MAX_FLOW_EVENTS or held[0] > limits.MAX_STATE_BYTES:
                 over = (f"has re-timed more than {limits.MAX_FLOW_EVENTS:,} flows" if flow_events > limits.MAX_FLOW_EVENTS
                         else f"keeps more than {limits.MAX_STATE_BYTES / 1e9:g} GB of network states")
                 raise limits.TooLarge(
                     f"{schedule.description or 'this schedule'} was stopped after {events:,} events at "
-                    f"{t * 1e3:.3g} ms of simulated time: it moves about {n_active * self.represents:,} flows at a time and "
+                    f"{t * 1e3:.3g} ms of simulated time: it moves about {flows_now:,} flows at a time and "
                     f"{over}, the engine's budget for one run; its pieces do not settle into a repeating "
                     f"state at this scale. Use fewer GPUs (or micro-batches), or for a collective the ring "
                     f"algorithm, whose steady state is skipped at any scale")
@@ -458,7 +465,7 @@ class Engine:
             if dirty and n_active:
                 current_pid = resolve()
                 a_rate = route_rate[a_route]
-                total_rate = float(a_rate.sum())
+                total_rate = float(a_rate.sum() if mult is None else (a_rate * mult[a_route]).sum())  # (no BLAS: its threads)
                 dirty = False
 
             if n_active:

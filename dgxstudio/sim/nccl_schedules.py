@@ -121,7 +121,9 @@ class NcclSchedules:
         net_lat = T.hop_latency("net", "collnet", "simple")
         share = size / len(plan.tree_chains)
         n, piece = C.pieces(share, T.slice_bytes("simple", "all-reduce"))
+        ranges = []  # each rail's groups, first to last (rails alike run once: sim/tree_fold.py)
         for r, rail in enumerate(plan.tree_chains):
+            first = len(sched.groups)
             heads = [chain[0] for chain in rail]
             parent: dict[str, str | None] = {}
             for chain in rail:
@@ -155,6 +157,8 @@ class NcclSchedules:
                                                       meta={"phase": "sharp-broadcast", "piece": j}))
                 after[j] = dep
             C._tree_phase(sched, chains, share, piece, False, 0.0, label, after=after, latency_of=lambda pairs: lat_intra)
+            ranges.append((first, len(sched.groups)))
+        sched.meta["trees"] = ranges
         return sched
 
     def _sharp_levels(self, heads: list[str]) -> list[list[tuple[str, str]]]:

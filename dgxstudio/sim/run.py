@@ -32,7 +32,7 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
 from ..model.validation import ERROR, validate
 from . import collectives as C
-from . import symmetry, tree_fold
+from . import nvls, symmetry, tree_fold
 from ..heap import paused_gc
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
@@ -517,7 +517,12 @@ class Simulator(NcclSchedules):
                                       "Hopper or later across systems)")
             sched, scale, nch = self.nccl_schedule(collective, algorithm, protocol, size)
         try:
-            if algorithm == "tree":  # trees alike (NCCL's pair per rail, mirrored) run once
+            if algorithm in ("tree", "collnet"):  # trees alike (NCCL's pair per rail, mirrored; CollNet's rails) run once
+                sim = tree_fold.run(self.router, sched, scale, progress, cancel)
+            elif (algorithm == "nvls-tree" and sched.meta["pieces"] <= nvls.FOLD_PIECES
+                  and len(sched.groups) <= nvls.FOLD_GROUPS):
+                # its network trees likewise, beside the systems' NVLS reduce and multicast
+                sched.meta["trees"] = nvls.tree_units(sched)
                 sim = tree_fold.run(self.router, sched, scale, progress, cancel)
             else:
                 sim = Engine(self.router, scale).run(sched, progress, cancel)

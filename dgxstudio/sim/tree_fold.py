@@ -21,6 +21,13 @@ move and finish together, and the filling over representatives with the class's 
 representative channel is the filling over all. The partition is checked exactly (entry by entry,
 not by its hashes) before it is used; anything else runs flow by flow. The quotient's weights are
 sums over a class, so rates can differ from the flow-by-flow run in the last bits (see the tests).
+
+Groups outside the trees (the launch; an NVLS tree's joins, and every system's NVLS reduce and
+multicast, between which its trees' pieces run) are shared by all trees, so trees of a class still
+start, move and finish together; one that waits for a tree group waits, in the folded run, for that
+group's representative. Their transfers run as they are, one flow each, beside the folded trees,
+where no tree loads a channel they load (else the run is not folded): the engine counts each flow
+as the flows it stands for (``Engine.represents``, per route), in its budget and its bytes delivered.
 """
 
 from __future__ import annotations
@@ -53,28 +60,36 @@ class Fold:
     @classmethod
     def of(cls, engine: Engine, sched: Schedule) -> "Fold | None":
         """The fold of ``sched`` on ``engine``'s router, or None (then ``engine`` has every tree's
-        routes looked up, as a run of the whole schedule needs)."""
+        routes looked up, as a run of the whole schedule needs). Its trees: ``sched.meta["trees"]``,
+        each a (first, end) range of group ids or a list of its group ids, ascending.
+        Groups outside the trees may wait for tree groups (each then waits for its
+        representative's), and may move data where no tree does (``_apart``)."""
         trees = sched.meta.get("trees")
         if not trees or len(trees) < 2:
             return None
+        trees = [np.arange(*t) if isinstance(t, tuple) else np.asarray(t, dtype=np.int64) for t in trees]
         groups = list(sched.groups)
         n = len(groups)
-        first, end = trees[0]
-        size = end - first
-        if any(e - f != size for f, e in trees):
+        size = len(trees[0])
+        if any(len(mem) != size for mem in trees):
             return None
         tree_of = np.full(n, -1, dtype=np.int64)
-        for t, (f, e) in enumerate(trees):
-            tree_of[f:e] = t
+        pos = np.full(n, -1, dtype=np.int64)  # a tree group's place in its tree
+        for t, mem in enumerate(trees):
+            if (tree_of[mem] >= 0).any():
+                return None
+            tree_of[mem] = t
+            pos[mem] = np.arange(size)
         # every tree a copy of the first, group for group (bytes, delays, dependencies inside it
-        # shifted, outside it the same), and its patterns in the same roles; transfers only in trees
+        # in the same places, outside it the same), and its patterns in the same roles
         roles: list[dict[int, int]] = []
         role_patterns: list[list] = []
-        for t, (f, _) in enumerate(trees):
+        first_tree = trees[0].tolist()
+        for t, mem in enumerate(trees):
             mine: dict[int, int] = {}
             pats = []
-            for i in range(size):
-                g, r = groups[f + i], groups[first + i]
+            for i, (f, r) in enumerate(zip(mem.tolist(), first_tree)):
+                g, r = groups[f], groups[r]
                 if (g.bytes_each != r.bytes_each or g.duration_s != r.duration_s or g.post_delay_s != r.post_delay_s
                         or (g.pattern is None) != (r.pattern is None)):
                     return None
@@ -83,7 +98,7 @@ class Fold:
                         return None
                     for x, y in zip(dg, dr):
                         if tree_of[x] == t:
-                            if tree_of[y] != 0 or x - f != y - first:
+                            if tree_of[y] != 0 or pos[x] != pos[y]:
                                 return None
                         elif tree_of[x] >= 0 or x != y:
                             return None
@@ -95,10 +110,8 @@ class Fold:
                         return None
             roles.append(mine)
             role_patterns.append(pats)
-        for g in range(n):
-            if tree_of[g] < 0 and (groups[g].pattern is not None
-                                   or any(tree_of[d] >= 0 for d in (*groups[g].deps_done, *groups[g].deps_sent))):
-                return None
+        outside = {id(groups[g].pattern): groups[g].pattern for g in np.flatnonzero(tree_of < 0).tolist()
+                   if groups[g].pattern is not None and groups[g].pattern.pairs}
         if any(len(p) != len(role_patterns[0]) or
                any(len(a.pairs) != len(b.pairs) for a, b in zip(p, role_patterns[0])) for p in role_patterns):
             return None
@@ -106,7 +119,8 @@ class Fold:
         fold.eng0, fold.router, fold.scale = engine, engine.router, engine.capacity_scale
         fold.sched, fold.groups = sched, groups
         fold.trees, fold.tree_of, fold.role_patterns = trees, tree_of, role_patterns
-        return fold if fold._classes() else None
+        fold.outside = list(outside.values())
+        return fold if fold._classes() and fold._apart() else None
 
     def _classes(self) -> bool:
         """Colour refinement of slots, channels and trees (see the module's note), checked exactly."""
@@ -183,6 +197,27 @@ class Fold:
         self.s_route = s_route
         return True
 
+    def _apart(self) -> bool:
+        """Whether the transfers outside the trees (an NVLS tree's reduce and multicast inside the
+        systems) load no channel a tree loads: they then run as they are, beside the folded trees."""
+        if not self.outside:
+            return True
+        eng0 = self.eng0
+        for p in self.outside:
+            self.tpls0[id(p)] = eng0.template(p)
+        rids = np.unique(np.concatenate([self.tpls0[id(p)]["route"] for p in self.outside]))
+        _, ch, _ = RouteTable(eng0.route_ch, eng0.route_w).gather(rids)
+        return not np.isin(ch, self.uch).any()
+
+    def _rep_group(self) -> np.ndarray:
+        """Each group's representative: the group in the same place of its tree's representative."""
+        src = np.arange(len(self.groups), dtype=np.int64)
+        for t, mem in enumerate(self.trees):
+            r = int(self.rep_of[t])
+            if r != t:
+                src[mem] = self.trees[r]
+        return src
+
     def _class_routes(self, rids: list[int]) -> dict[int, Route]:
         """Routes ``rids`` of flows standing for m each: on one channel of each channel class a route
         loads, its load on the class (its weights there summed in its own order) times m over the
@@ -210,16 +245,17 @@ class Fold:
         keep = np.zeros(n, dtype=bool)
         keep[tree_of < 0] = True
         for t in reps:
-            keep[trees[t][0]:trees[t][1]] = True
-        new_id = np.cumsum(keep) - 1
+            keep[trees[t]] = True
+        # a dependency on a tree that is not run is one on its representative's group in that place
+        new_id = (np.cumsum(keep) - 1)[self._rep_group()]
         reduced = Schedule([], self.sched.payload_bytes, self.sched.description, dict(self.sched.meta))
         for g in np.flatnonzero(keep).tolist():
             grp = groups[g]
-            reduced.add(dataclasses.replace(grp, deps_done=tuple(int(new_id[d]) for d in grp.deps_done),
-                                            deps_sent=tuple(int(new_id[d]) for d in grp.deps_sent)))
+            reduced.add(dataclasses.replace(grp, deps_done=tuple(dict.fromkeys(int(new_id[d]) for d in grp.deps_done)),
+                                            deps_sent=tuple(dict.fromkeys(int(new_id[d]) for d in grp.deps_sent))))
         # the representatives' patterns travel on class routes (templates made here, not asked of the router)
         eng1 = Engine(self.router, self.scale)
-        eng1.represents = self.m
+        eng1.represents = {}  # each class route's flow stands for m (the outside's for one)
         wanted = sorted({rid for t in reps for p in self.role_patterns[t]
                          for rid in self.tpls0[id(p)]["route"].tolist()})
         cache = self._class_routes(wanted)
@@ -234,28 +270,22 @@ class Fold:
                     eng1.route_ch.append(route.channels)
                     eng1.route_w.append(route.weights)
                     eng1.route_cap.append(min(p.cap_Bps, route.cap_Bps))
+                    eng1.represents[ids[-1]] = self.m
                 p._template = {"engine": eng1, "route": np.asarray(ids, dtype=np.int64), "latency": tpl["latency"]}
         try:
             sim = eng1.run(reduced, progress, cancel)
         finally:
-            for pats in self.role_patterns:
+            for pats in (*self.role_patterns, self.outside):
                 for p in pats:
                     p._template = self.tpls0[id(p)]
         return self._expand(sim, new_id)
 
     def _expand(self, sim: SimResult, new_id: np.ndarray) -> SimResult:
-        trees = self.trees
-        n = len(self.groups)
         # every group reads its representative's row: the same place in the representative tree
-        src = np.arange(n, dtype=np.int64)
-        for t, (f, e) in enumerate(trees):
-            r = int(self.rep_of[t])
-            if r != t:
-                src[f:e] = trees[r][0] + np.arange(e - f)
-        idx = new_id[src]
-        channel_bytes = np.zeros(self.router.n_channels)
+        idx = new_id
+        channel_bytes = sim.channel_bytes.copy()  # (the outside's channels as they ran)
         channel_bytes[self.uch] = sim.channel_bytes[self.rep_ch[self.col_c]]
-        delivered = [(t, b * self.m) for t, b in sim.delivered]
+        delivered = sim.delivered  # (the engine counted each flow as the ones it stands for)
         return dataclasses.replace(
             sim, group_start=sim.group_start[idx], group_sent=sim.group_sent[idx], group_done=sim.group_done[idx],
             groups=self.sched.groups, flow_ends=_FoldedEnds(self, sim.flow_ends, idx),
@@ -295,7 +325,8 @@ class _FoldedPatterns:
 
     def __init__(self, fold: Fold, patterns):
         self.patterns = patterns
-        rep_cls = np.full(fold.router.n_channels, -1, dtype=np.int64)
+        rep_cls = np.full(fold.router.n_channels, -1, dtype=np.int64)  # -1: outside the trees (as it ran)
+        rep_cls[fold.uch] = -2  # a class member that is not its representative: never loaded in the run
         rep_cls[fold.rep_ch] = np.arange(fold.n_cls)
         self.rep_cls = rep_cls
         order = np.argsort(fold.col_c, kind="stable")
@@ -314,12 +345,14 @@ class _FoldedPatterns:
             return self._last[1]
         rp = self.patterns[pid]
         k = self.rep_cls[rp.channels]
-        if len(k) and (k < 0).any():
-            raise ValueError("a folded run loaded a channel outside its classes")
+        if (k == -2).any():
+            raise ValueError("a folded run loaded a channel of a class other than its representative")
+        apart = k == -1
+        k = k[~apart]
         sizes = self.size[k]
         at = np.repeat(self.start[k] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(int(sizes.sum()))
-        chans = self.members[at]
-        loads = np.repeat(rp.load_Bps, sizes)
+        chans = np.concatenate([self.members[at], rp.channels[apart]])
+        loads = np.concatenate([np.repeat(rp.load_Bps[~apart], sizes), rp.load_Bps[apart]])
         order = np.argsort(chans, kind="stable")
         out = RatePattern(chans[order], loads[order])
         self._last = (pid, out)

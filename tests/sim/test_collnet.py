@@ -87,3 +87,22 @@ def test_collnet_stays_within_the_bound_the_topology_reports():
     nics = sim._system_network_Bps(sim.channel_plan().systems[0])
     p = len(sim.gpus)
     assert r.bound_busbw_Bps == pytest.approx(nics * 2 * (p - 1) / p)
+
+
+@pytest.mark.parametrize("per_leaf", [2, 4, 8])
+def test_the_root_above_the_leaves_is_the_one_every_route_would_choose(per_leaf):
+    """Without a spine joined to every leaf (three tiers), the root is the switch whose routes from
+    the leaves are shortest in sum, then by name: asked only of the candidates whose floor can win,
+    the same switch as asking every leaf's route to every candidate."""
+    topo = build_fat_tree(48 if per_leaf == 8 else 40, "dgx-h100", rail_optimized=True, tiers=3, per_leaf=per_leaf)
+    router = Router(topo)
+    for k in (0, 3):
+        heads = _heads(topo, k)
+        common = collnet_root.fast(router, topo, heads)
+        leaves = list(dict.fromkeys(router._uplink(router._rails()[h][0]) for h in heads))
+        above = sorted(s for s in common if s not in leaves)
+        assert len(leaves) > 1 and not [s for s in above if all(s in router.fabric.adj[a] for a in leaves)]
+        every = min(above, key=lambda s: (sum(len(router.routes(a, s).paths[0]) for a in leaves), s))
+        assert collnet_root._nearest(router, leaves, above) == every
+        # and the switch tree reduces in it
+        assert {root for _, root in collnet_root.aggregation_tree(router, topo, heads, common, "unused")[1]} == {every}
