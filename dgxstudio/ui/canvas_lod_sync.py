@@ -5,7 +5,7 @@ A delete, an undo, a new link or a retyped link changes counts: a system's devic
 block's members, a bundle's links and bandwidth per direction. Those are recomputed for what the
 edit touched; an open system or block whose members changed is closed and opens again with them on
 the next turn (only it). What changes the overview's structure (a device that belongs to no system
-and no block the overview knows and is wired to the fabric, a link from the 'Not connected' row to the
+and no block the overview knows and is wired to the fabric or is in a new system, a link from the 'Not connected' row to the
 fabric, a block of the fabric emptied, a system that is not in any block) rebuilds the overview: a fresh
 overview would then key systems and switches into other blocks and tiers. A device joined to nothing
 (a part dropped from the palette, its undo and redo, links among such devices) changes only the
@@ -63,8 +63,8 @@ def sync(lod: "LevelOfDetail", event) -> bool:
             if system is None and d not in ov.block_of:
                 system = _system_for(lod, d)
                 if system is None:
-                    if not _joins_nothing(topo, ov, d, devices):
-                        return False   # a device wired into the fabric: the tiers and blocks change
+                    if _in_a_system(topo, d) or not _joins_nothing(topo, ov, d, devices):
+                        return False   # a new system, or a device wired into the fabric: the tiers and blocks change
                     block = add_unjoined_row(ov)   # a part dropped: the 'Not connected' row
                     if not block.members:
                         lod.add_block(block)
@@ -146,6 +146,12 @@ def sync(lod: "LevelOfDetail", event) -> bool:
     for view in scene.views()[:1]:
         scene.view_changed(view)   # what was closed opens again with its new members
     return True
+
+
+def _in_a_system(topo, device_id: str) -> bool:
+    """A device inside a system group (one the overview does not know: a system pasted or dropped)."""
+    g = topo.group_of(device_id)
+    return g is not None and any(a.kind == "system" for a in topo.group_chain(g.id))
 
 
 def _joins_nothing(topo, ov, device_id: str, new: set[str]) -> bool:

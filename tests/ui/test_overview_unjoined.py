@@ -184,3 +184,24 @@ def test_block_items_and_bundles_stay_the_same_objects(make_window, qtbot):
     settle(qtbot)
     assert lod.block_items == blocks and lod.bundle_items == bundles and w.scene.lod is lod
     assert w.scene.itemAt(QPointF(-1e6, -1e6), w.view.transform()) is None
+
+
+def test_a_system_dropped_on_the_overview_is_a_new_unit_not_a_loose_part(make_window, qtbot):
+    """A whole DGX H100 from the palette is a system wired to nothing: a fresh overview draws it as a
+    unit of its own in the systems' row, which lays that row out anew (a rebuild), never as loose
+    devices in the 'Not connected' row; its undo draws what was there before."""
+    topo, w = at_fit(make_window, qtbot)
+    before = drawing(w)
+    rebuilt = []
+    w.scene.rebuilt.connect(lambda: rebuilt.append(1))
+    systems = {g.id for g in topo.groups.values() if g.kind == "system"}
+    drop_from_palette(w, "system:dgx-h100", QPoint(40, 30))
+    settle(qtbot)
+    (new,) = {g.id for g in topo.groups.values() if g.kind == "system"} - systems
+    lod = w.scene.lod
+    assert rebuilt and lod.overview.unjoined_tier is None and new in lod.overview.block_of
+    assert drawing(w) == fresh(w)
+    rebuilt.clear()
+    qtbot.keyClick(w.view, Qt.Key.Key_Z, CTRL)
+    settle(qtbot)
+    assert drawing(w) == before
