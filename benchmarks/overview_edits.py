@@ -4,8 +4,9 @@ they touch, not the scene"), timed in the real main window, offscreen, at fit.
 On the 512- and 2,048-system rail-optimized DGX H100 clusters (generated as benchmarks/scale.py does, or
 read from /tmp/h100-<N>.dgxs when present): a switch dropped from the palette onto the overview (it joins
 no system and no block: the "Not connected" row), its undo and redo, a second one dropped, a link
-between the two, a link from the new switch to a system's NIC, a system collapsed (the Inspector's
-"Drawn: collapsed"), a whole leaf block deleted (the block emptied), and each one's undo. Each time runs
+between the two, the two duplicated (Edit > Duplicate's copy, then its paste, timed apart), a link
+from the new switch to a system's NIC, a system collapsed (the Inspector's "Drawn: collapsed"), a
+whole leaf block deleted (the block emptied), and each one's undo. Each time runs
 from the drop, key press or command until the event loop is idle again, the model's work included (the
 window is frozen that long). Printed per edit: wall time, the GUI thread's CPU time, and whether the
 scene was rebuilt whole (``rebuilt`` signal) or changed item by item. With DGXSTUDIO_SCREENSHOTS=DIR, the
@@ -24,6 +25,7 @@ from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from dgxstudio.model import fileio
+from dgxstudio.model.clipboard import copy_selection
 from dgxstudio.model.commands import RemoveItems, SetCollapsed
 from dgxstudio.model.connect import link_options
 from dgxstudio.model.fabrics import build_fat_tree
@@ -94,6 +96,10 @@ def run(systems: int) -> list:
     second = next(d for d in topo.devices if d not in had)
     timed("link the two", lambda: window.view._connect(link_options(topo, new, second)[0]))
     timed("undo link", undo)
+    clip = []   # Duplicate copies, then pastes: the copy (model only, no canvas) timed on its own
+    timed("copy the two", lambda: clip.append(copy_selection(topo, [new, second])))
+    timed("paste the copy", lambda: window._paste_clip(clip[0], "duplicate"))
+    timed("undo duplicate", undo)
     nic = next(d for d in topo.devices if topo.devices[d].kind == "nic" and topo.group_of(d) is not None
                and any(o.ok for o in link_options(topo, new, d)))
     timed("link switch-system", lambda: window.view._connect(next(o for o in link_options(topo, new, nic) if o.ok)))

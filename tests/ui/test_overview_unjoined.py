@@ -109,11 +109,27 @@ def test_parts_dropped_and_linked_on_the_overview_change_only_their_row(make_win
     w.view.fit()
     settle(qtbot)
     linked = drawing(w)
-    assert linked == fresh(w), "the drawing is what a fresh overview of the document draws"
+
+    # the two duplicated (a copy and paste), link and all: still loose parts of the same row
+    lod.zoom_to(block.sceneBoundingRect())
+    qtbot.waitUntil(lambda: first in w.scene.device_items and second in w.scene.device_items, timeout=5000)
+    w.scene.select_ids([first, second])
+    had = set(topo.devices)
+    w.duplicate()
+    settle(qtbot)
+    copies = set(topo.devices) - had
+    assert len(copies) == 2 and set(block.block.members) == {first, second, *copies} and not rebuilt
+    w.view.fit()
+    settle(qtbot)
+    duplicated = drawing(w)
+    assert duplicated == fresh(w), "the drawing is what a fresh overview of the document draws"
     rebuilt.clear()
     lod = w.scene.lod   # (the fresh one)
 
     undo, redo = (lambda: qtbot.keyClick(w.view, Qt.Key.Key_Z, CTRL)), (lambda: qtbot.keyClick(w.view, Qt.Key.Key_Z, CTRL | SHIFT))
+    undo()   # the copies
+    settle(qtbot)
+    assert drawing(w) == linked and not rebuilt
     undo()   # the link
     settle(qtbot)
     assert drawing(w) == two and not rebuilt
@@ -124,11 +140,10 @@ def test_parts_dropped_and_linked_on_the_overview_change_only_their_row(make_win
     settle(qtbot)
     assert drawing(w) == before and not rebuilt and lod.overview.unjoined_tier is None
     assert w.scene.lod is lod
-    redo()
-    redo()
-    redo()
+    for _ in range(4):
+        redo()
     settle(qtbot)
-    assert drawing(w) == linked and not rebuilt
+    assert drawing(w) == duplicated and not rebuilt
     assert drawing(w) == fresh(w)
 
 
