@@ -71,6 +71,7 @@ class Overview:
     system_gpus: dict[str, int] = field(default_factory=dict)
     bundle_of: dict[str, "Bundle"] = field(default_factory=dict)   # link between two blocks -> its bundle
     unjoined_tier: int | None = None   # the row of devices joined to no system (a part just dropped), if any
+    width: float = 0.0                 # of the tier rows, the widest line's (the 'Not connected' row is centred on it)
 
     def block_for(self, obj_id: str) -> str | None:
         """The block showing a device, a system group or a switch."""
@@ -213,6 +214,46 @@ def build_overview(topo: Topology, min_systems: int | None = None) -> Overview |
     return ov
 
 
+def unjoined_id(ov: Overview) -> str | None:
+    """The block of the 'Not connected' row (always one: its devices serve no block below)."""
+    return None if ov.unjoined_tier is None else f"t{ov.unjoined_tier}b0"
+
+
+def add_unjoined_row(ov: Overview) -> Block:
+    """The 'Not connected' row's block, made (empty, above every other row) when the overview has none,
+    as build_overview would place it: the other rows do not move."""
+    bid = unjoined_id(ov)
+    if bid is None:
+        ov.unjoined_tier = max(b.tier for b in ov.blocks.values()) + 1
+        bid = unjoined_id(ov)
+        ov.blocks[bid] = Block(bid, ov.unjoined_tier, [], "", "")
+        _place_unjoined(ov)
+    return ov.blocks[bid]
+
+
+def relabel_unjoined(topo: Topology, ov: Overview) -> None:
+    """The 'Not connected' block's members (in document order), name and summary after devices came or
+    went, as build_overview names it."""
+    block = ov.blocks[unjoined_id(ov)]
+    have = set(block.every_member)
+    block.members = [d for d in topo.devices if d in have]
+    if block.members:
+        block.label = _span([topo.devices[d].name for d in block.members])
+        block.summary = block_summary(topo, ov, block)
+        _shorten([block])
+
+
+def drop_unjoined_row(ov: Overview) -> Block:
+    """The 'Not connected' row taken away (its last device went), as if the overview had never had it."""
+    block = ov.blocks.pop(unjoined_id(ov))
+    for d in block.every_member:
+        if ov.block_of.get(d) == block.id:
+            del ov.block_of[d]
+    ov.tier_rows = [row for row in ov.tier_rows if row[0] != UNJOINED_ROW]
+    ov.unjoined_tier = None
+    return block
+
+
 def block_summary(topo: Topology, ov: Overview, block: Block) -> str:
     """'32 systems, 256 GPUs' for a unit; '16 x Quantum-2 QM9700' for switches."""
     group = block.members
@@ -296,11 +337,13 @@ def _layout(ov: Overview, aspect: float = 1.4) -> None:
     tiers: dict[int, list[Block]] = {}
     for b in ov.blocks.values():
         tiers.setdefault(b.tier, []).append(b)
-    pair = _paired(ov, tiers)
+    pair = _paired(ov, tiers) if ov.unjoined_tier != 1 else None
     if pair is not None:
         order = {u: i for i, u in enumerate(b.id for b in tiers[0])}
         tiers[1].sort(key=lambda b: order[pair[b.id]])
-    rows = [k for k in sorted(tiers, reverse=True) if not (pair is not None and k == 1)]
+    # the 'Not connected' row sits above the others and moves none of them (a part dropped and its undo
+    # change only that row: see add_unjoined_row)
+    rows = [k for k in sorted(tiers, reverse=True) if not (pair is not None and k == 1) and k != ov.unjoined_tier]
     band = SWITCH_BLOCK_H + GAP_Y / 2 if pair is not None else 0.0   # a leaf line above each unit line
 
     def extent(per_line: int) -> tuple[float, float]:
@@ -308,10 +351,10 @@ def _layout(ov: Overview, aspect: float = 1.4) -> None:
                 for k in rows) + TIER_GAP * (len(rows) - 1)
         return per_line * (BLOCK_W + GAP_X), h
 
-    widest = max(len(v) for v in tiers.values())
+    widest = max(len(tiers[k]) for k in rows)
     per_line = max(range(1, min(MAX_PER_LINE, widest) + 1),
                    key=lambda n: min(aspect / extent(n)[0], 1.0 / extent(n)[1]))
-    total_w = per_line * (BLOCK_W + GAP_X) - GAP_X
+    total_w = ov.width = per_line * (BLOCK_W + GAP_X) - GAP_X
     y = 0.0
     for k in rows:
         blocks = tiers[k]
@@ -330,12 +373,22 @@ def _layout(ov: Overview, aspect: float = 1.4) -> None:
             b.rect = (x, top, BLOCK_W, h)
         height = lines * pitch - GAP_Y
         names = [TIER_NAMES.get(k, f"Tier {k}") + " switches" if k else "Systems"]
-        if k == ov.unjoined_tier:
-            names = ["Not connected"]
         if k == 0 and band:
             names = ["Leaves and units"]
         ov.tier_rows.append((names[0], y, height))
         y += height + TIER_GAP
+    if ov.unjoined_tier is not None:
+        _place_unjoined(ov)
+
+
+UNJOINED_ROW = "Not connected"
+
+
+def _place_unjoined(ov: Overview) -> None:
+    """The 'Not connected' row's one block, centred above the top row."""
+    top = -(SWITCH_BLOCK_H + TIER_GAP)
+    ov.blocks[unjoined_id(ov)].rect = ((ov.width - BLOCK_W) / 2, top, BLOCK_W, SWITCH_BLOCK_H)
+    ov.tier_rows.insert(0, (UNJOINED_ROW, top, SWITCH_BLOCK_H))
 
 
 def grid(n: int, width: float, height: float, cell_w: float, cell_h: float) -> tuple[int, float]:

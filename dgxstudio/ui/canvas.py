@@ -286,7 +286,8 @@ class TopologyScene(QGraphicsScene):
     def _lod_event(self, event) -> bool:
         """An edit seen by the overview: a moved device that is drawn follows its document position; a
         renamed or retyped device refreshes its item if it has one; deletes, new links and undos change
-        only the blocks, bundles and open systems they touch (canvas_lod_sync). True when handled."""
+        only the blocks, bundles and open systems they touch (canvas_lod_sync); a group collapsed or
+        expanded (the Inspector's "Drawn") changes nothing it draws. True when handled."""
         if event.kind == "moved":
             self.lod.moved(event.ids)
             return True
@@ -296,10 +297,14 @@ class TopologyScene(QGraphicsScene):
                 if item is not None:
                     item.refresh()
             return True
-        if event.kind == "collapsed":
-            return False
+        if event.kind == "collapsed":   # the overview opens systems by zoom, never by this flag: nothing it draws changes
+            return True
+        views = [(v, v.mapToScene(v.viewport().rect().center())) for v in self.views()]
         handled = lod_sync(self.lod, event)
         if handled:
+            for view, centre in views:   # a row that came or went grows the scene: the view stays on what it showed
+                if view.mapToScene(view.viewport().rect().center()) != centre:
+                    view.centerOn(centre)
             self.updated.emit()
         return handled
 

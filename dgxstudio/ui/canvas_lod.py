@@ -26,7 +26,7 @@ from shiboken6 import isValid
 from .canvas_items import DeviceItem, GroupItem
 from .canvas_lod_items import BlockItem, BundleItem, SystemBoxItem, TierLabel, _forms, place_bundle_labels  # noqa: F401  (importable from here)
 from .canvas_text import LABEL_BOLD, LABEL_FONT, Taken, draw_placed, metrics
-from ..analysis.cluster_overview import BLOCK_W, GAP_X, TIER_GAP, Bundle, Overview, grid
+from ..analysis.cluster_overview import BLOCK_W, GAP_X, TIER_GAP, Block, Bundle, Overview, grid
 from .style import FAMILY_COLORS
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ class LevelOfDetail:
         self.scene = scene
         self.overview = overview
         self.block_items: dict[str, BlockItem] = {}
+        self.tier_labels: dict[str, TierLabel] = {}   # row name -> its label
         self.bundle_items: list[BundleItem] = []
         self.open_blocks: dict[str, list[QGraphicsItem]] = {}     # block -> its member items
         self.system_items: dict[str, SystemBoxItem] = {}
@@ -55,7 +56,7 @@ class LevelOfDetail:
         self.devices = set(scene.topology.devices)   # what the overview counts (see canvas_lod_sync)
         self.base_positions: dict[str, tuple[float, float]] = {}   # a switch's document position when first opened
         self.system_maps: dict[str, tuple[QPointF, tuple[float, float], float]] = {}   # system opened -> where its document origin is drawn, and the scale
-        self.links = set(scene.topology.links)
+        self.links = dict(scene.topology.links)   # what the overview counts: id -> link (a deleted one's ends are read here)
         self.version = 0   # counts openings and closings: what is drawn for a device changed (a replay looks again)
         self._label_key: tuple | None = None
         self._labels: list = []
@@ -81,30 +82,58 @@ class LevelOfDetail:
         scene = self.scene
         self.form_needs = {}   # tier -> form -> the width its kind of form needs in every block of the tier
         for tier in {b.tier for b in self.overview.blocks.values()}:
-            blocks = [b for b in self.overview.blocks.values() if b.tier == tier]
-            need = self.form_needs.setdefault(tier, {})
-            for k, font in enumerate((LABEL_BOLD, LABEL_FONT)):
-                fm, _h = metrics(font)
-                kinds = [_forms(b)[k] for b in blocks]
-                for i in range(max(len(f) for f in kinds)):
-                    widest = max(fm.horizontalAdvance(f[i]) for f in kinds if i < len(f))
-                    for f in kinds:
-                        if i < len(f):
-                            need[f[i]] = max(need.get(f[i], 0.0), widest)
+            self.measure_forms(tier)
         for bid, block in self.overview.blocks.items():
             item = BlockItem(self, block)
             scene.addItem(item)
             self.block_items[bid] = item
-        left = min(b.rect[0] for b in self.overview.blocks.values())
-        for name, top, height in self.overview.tier_rows:   # the row names, left of each tier
-            label = TierLabel(name, QRectF(left - LABEL_MARGIN - 20, top - TIER_GAP / 2 + 1, LABEL_MARGIN, height + TIER_GAP - 2))
-            scene.addItem(label)
+        for row in self.overview.tier_rows:   # the row names, left of each tier
+            self.add_tier_label(row)
         for bundle in self.overview.bundles:
             self.add_bundle(bundle)
         # the document's device -> links index, which every device item opened reads for its port
         # counts: built now, with the overview, or the first block opened pays for the whole
         # cluster's (0.3-0.5 s at 2,048 systems) in one zoom frame
         scene.topology.links_of("")
+
+    def measure_forms(self, tier: int) -> None:
+        """The width each form of a block's name and summary needs, the widest of its tier's (so the
+        blocks of a row show the same form)."""
+        blocks = [b for b in self.overview.blocks.values() if b.tier == tier]
+        need = self.form_needs[tier] = {}
+        for k, font in enumerate((LABEL_BOLD, LABEL_FONT)):
+            fm, _h = metrics(font)
+            kinds = [_forms(b)[k] for b in blocks]
+            for i in range(max(len(f) for f in kinds)):
+                widest = max(fm.horizontalAdvance(f[i]) for f in kinds if i < len(f))
+                for f in kinds:
+                    if i < len(f):
+                        need[f[i]] = max(need.get(f[i], 0.0), widest)
+
+    def add_tier_label(self, row: tuple[str, float, float]) -> None:
+        """A row's name, left of its row (every row starts at x = 0: see cluster_overview._layout)."""
+        name, top, height = row
+        label = TierLabel(name, QRectF(-LABEL_MARGIN - 20, top - TIER_GAP / 2 + 1, LABEL_MARGIN, height + TIER_GAP - 2))
+        self.scene.addItem(label)
+        self.tier_labels[name] = label
+
+    def add_block(self, block: Block) -> BlockItem:
+        """A block the overview gained (the 'Not connected' row's, with its row name)."""
+        item = self.block_items[block.id] = BlockItem(self, block)
+        self.scene.addItem(item)
+        self.add_tier_label(next(row for row in self.overview.tier_rows if row[1] == block.rect[1]))
+        return item
+
+    def remove_block(self, block: Block, row: str) -> None:
+        """A block the overview lost (the 'Not connected' row's last device went), with its row name."""
+        item = self.block_items.pop(block.id)
+        if block.id in self.open_blocks:
+            self._close_block(item)
+        self.scene.removeItem(item)
+        self.form_needs.pop(block.tier, None)
+        label = self.tier_labels.pop(row, None)
+        if label is not None:
+            self.scene.removeItem(label)
 
     def add_bundle(self, bundle: Bundle) -> "BundleItem":
         item = BundleItem(self.block_items[bundle.a], self.block_items[bundle.b], bundle)
