@@ -16,13 +16,13 @@ CLIP_FORMAT = "dgxstudio-clip"
 
 
 def copy_selection(topo: Topology, device_ids: list[str]) -> dict:
-    chosen = [d for d in topo.devices if d in set(device_ids)]
+    """The clip of the chosen devices, the links among them and every group they fill (a group with a
+    device at some depth, all of whose devices at every depth are chosen)."""
+    keep = set(device_ids)
+    chosen = [d for d in topo.devices if d in keep]
     keep = set(chosen)
-    groups = []
-    for g in topo.groups.values():
-        inside = topo.devices_in_group(g.id)
-        if inside and set(inside) <= keep:
-            groups.append(g.id)
+    filled = _filled_groups(topo, keep) if keep else {}
+    groups = [gid for gid in topo.groups if filled.get(gid)]
     sub = Topology(topo.name, topo.catalog)
     kept_groups = set(groups)
     for gid in groups:
@@ -44,6 +44,38 @@ def copy_selection(topo: Topology, device_ids: list[str]) -> dict:
     doc = topology_to_dict(sub)
     doc["format"] = CLIP_FORMAT
     return doc
+
+
+def _filled_groups(topo: Topology, keep: set[str]) -> dict[str, bool]:
+    """Per group, whether it holds a device at some depth and every device at every depth is in
+    ``keep``: one pass over the group tree, children before parents (a cluster's thousands of groups
+    each asking ``devices_in_group`` froze the window for seconds)."""
+    children: dict[str, list[str]] = {}
+    for g in topo.groups.values():
+        if g.parent in topo.groups:
+            children.setdefault(g.parent, []).append(g.id)
+    state: dict[str, tuple[bool, bool]] = {}   # group -> (holds a device, every device kept)
+    entered: set[str] = set()                   # a parent cycle in a damaged file is cut where it closes
+    for root in topo.groups:
+        if root in state:
+            continue
+        stack = [(root, False)]
+        while stack:
+            gid, done = stack.pop()
+            if done:
+                devs = [d for d in topo.groups[gid].devices if d in topo.devices]
+                holds = bool(devs)
+                every = all(d in keep for d in devs)
+                for c in children.get(gid, ()):
+                    h, e = state.get(c, (False, True))
+                    holds |= h
+                    every &= e
+                state[gid] = (holds, every)
+            elif gid not in entered:
+                entered.add(gid)
+                stack.append((gid, True))
+                stack.extend((c, False) for c in children.get(gid, ()) if c not in entered)
+    return {gid: h and e for gid, (h, e) in state.items()}
 
 
 def _fresh(topo: Topology, taken: set[str], old: str) -> str:

@@ -60,3 +60,43 @@ def test_copying_a_whole_system_copies_its_group():
     cmd.do(topo)
     assert len(topo.groups) == 2 and len(topo.gpus()) == 16
     assert len(topo.devices_in_group(mapping["system"])) == 29
+
+
+def _groups_by_definition(topo, chosen):
+    """The groups a copy must carry, straight from the definition (slow: every group asks for its
+    devices at every depth)."""
+    keep = set(chosen)
+    out = []
+    for gid in topo.groups:
+        inside = topo.devices_in_group(gid)
+        if inside and set(inside) <= keep:
+            out.append(gid)
+    return out
+
+
+def test_copy_carries_exactly_the_groups_the_selection_fills():
+    import random
+
+    from dgxstudio.model.fabrics import build_fat_tree
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True)   # a cluster group holding systems and the fabric
+    systems = [g.id for g in topo.groups.values() if g.kind == "system"]
+    assert all(topo.groups[s].parent == "cluster" for s in systems)
+    one = topo.devices_in_group(systems[0])
+    every_system = [d for s in systems for d in topo.devices_in_group(s)]
+    rng = random.Random(7)
+    selections = [
+        list(topo.devices),                           # everything: the cluster and all it nests
+        one,                                          # one whole system
+        one[:-1],                                     # a system but one device: no group
+        every_system,                                 # every system, not the fabric: not the cluster
+        topo.devices_in_group("fabric") + one,        # the fabric and one system
+        rng.sample(list(topo.devices), 60),           # scattered
+        ["no-such-device"],                           # nothing that exists
+    ]
+    expected = [None, [systems[0]], [], systems, ["fabric", systems[0]]]
+    for k, chosen in enumerate(selections):
+        got = [g["id"] for g in copy_selection(topo, chosen)["groups"]]
+        assert got == _groups_by_definition(topo, chosen)
+        if k < len(expected) and expected[k] is not None:
+            assert sorted(got) == sorted(expected[k])
+    assert [g["id"] for g in copy_selection(topo, list(topo.devices))["groups"]] == list(topo.groups)
