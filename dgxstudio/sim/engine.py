@@ -26,6 +26,7 @@ from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
 from .fanout import release as release_dependents
 from .periods import Dependents, FlowEnds, _Periods
+from . import part_components
 from .part_components import PartsFound, PartShapes, solve_misses
 from .split_solve import Parts
 from .steady import Shortcut, _Now
@@ -141,10 +142,10 @@ class Engine:
         try:
             return self._run(schedule, progress, cancel, progress_interval_s, periods, wall0, None)
         except PartsFound as found:
-            never_binds = found.never_binds
-        return self._run(schedule, progress, cancel, progress_interval_s, periods, wall0, never_binds)
+            parted = found.table
+        return self._run(schedule, progress, cancel, progress_interval_s, periods, wall0, parted)
 
-    def _run(self, schedule, progress, cancel, progress_interval_s, periods, wall0, never_binds) -> SimResult:
+    def _run(self, schedule, progress, cancel, progress_interval_s, periods, wall0, parted) -> SimResult:
         groups = schedule.groups
         cols = schedule.columns()
         n = cols.n
@@ -245,7 +246,7 @@ class Engine:
         # multiset of active local routes, kept as two random 64-bit sums (mod 2**64, as numpy's
         # int64 sums wrap) updated as flows come and go, so finding cached rates needs no sort.
         route_rate = np.zeros(len(self.routes))
-        table = RouteTable(self.route_ch, self.route_w)
+        table, never_binds = part_components.table_again(parted, self.route_ch, self.route_w)
         # channels no rates can overfill (a fat tree's spine planes behind the NICs) out of the filling,
         # and routes that only such channels tie together solved part by part (sim/split_solve.py)
         table.parts = Parts(table, self.capacity, self.router.channel_ends, self.decompose) if never_binds is None else None
@@ -256,7 +257,6 @@ class Engine:
         if never_binds is None:
             shape = shapes_of(self.router, table, used, self.capacity, route_cap, self.router.n_channels, self.decompose)
         else:
-            table.never_binds = never_binds
             shape = PartShapes(table, used, self.capacity, route_cap, self.router.n_channels, never_binds)
         n_comp = shape.n_comp
         route_comp, by_comp, comp_bounds = shape.route_comp, shape.by_comp, shape.bounds

@@ -31,11 +31,25 @@ from .rates import RouteTable, _components, _Shapes
 
 class PartsFound(Exception):
     """Raised from a solve once the parts are worth the engine's components (see the module's note):
-    the engine runs the schedule again with ``never_binds`` out of its components."""
+    the engine runs the schedule again over ``table`` (its ``never_binds`` out of the components,
+    and its channel classes, made with them, kept)."""
 
-    def __init__(self, never_binds: np.ndarray):
+    def __init__(self, table: RouteTable):
         super().__init__("the engine's components are to follow the solver's parts")
-        self.never_binds = never_binds
+        self.table = table
+
+
+def table_again(parted: RouteTable | None, route_ch: list, route_w: list) -> tuple[RouteTable, np.ndarray | None]:
+    """The engine's route table for a run, and the channels that cannot bind when the run is done
+    again with the parts as components (``parted``: the first attempt's table, which holds them)."""
+    if parted is None:
+        return RouteTable(route_ch, route_w), None
+    never_binds = parted.never_binds
+    if len(parted.lens) != len(route_ch):  # (routes added since: a table of them all)
+        parted = RouteTable(route_ch, route_w)
+        parted.never_binds = never_binds
+    parted.parts = None
+    return parted, never_binds
 
 
 class PartShapes:

@@ -68,7 +68,7 @@ class Parts:
             if split.solves == TRIAL and split.hits < HIT_SHARE * (split.hits + split.misses):
                 self.split = None  # (the channels that cannot bind stay out of the filling)
             elif split.solves == RESTART_TRIAL and self.restart and split.hits >= HIT_SHARE * (split.hits + split.misses):
-                raise PartsFound(self.table.never_binds)
+                raise PartsFound(self.table)
             else:
                 return split.solve(route_ids, mult, table, capacity, route_cap)
         if not self.built and len(route_ids) >= 2 * PART_ROUTES:
