@@ -75,3 +75,19 @@ def test_local_indices_of_a_components_channels(monkeypatch):
         np.testing.assert_array_equal(shape.comp_ch[c][local], chans)  # every channel
         some = chans[::3]
         np.testing.assert_array_equal(shape.comp_ch[c][shape.local(c, some)], some)  # a few of them
+
+
+def test_the_run_again_keeps_the_first_attempts_table_unless_routes_were_added():
+    from dgxstudio.sim.rates import RouteTable
+
+    ch = [np.array([0, 1]), np.array([1, 2])]
+    w = [np.array([1.0, 1.0]), np.array([1.0, 0.5])]
+    first = RouteTable(ch, w)
+    first.never_binds = np.array([False, True, False])
+    table, never = part_components.table_again(first, ch, w)
+    assert table is first and table.parts is None and never is first.never_binds
+    more_ch, more_w = ch + [np.array([2])], w + [np.array([1.0])]
+    table, never = part_components.table_again(first, more_ch, more_w)
+    assert table is not first and len(table.lens) == 3 and table.never_binds is never
+    assert table.ch.tolist() == [0, 1, 1, 2, 2]
+    assert part_components.table_again(None, ch, w)[1] is None
