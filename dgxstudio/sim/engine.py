@@ -26,6 +26,8 @@ from ..analysis.ring_segments import HopRoutes
 from ..analysis.routing import Route, Router
 from .fanout import release as release_dependents
 from .periods import Dependents, FlowEnds, _Periods
+from . import part_components
+from .part_components import PartsFound, PartShapes, solve_misses
 from .split_solve import Parts
 from .steady import Shortcut, _Now
 from .timeline import Timeline
@@ -35,8 +37,6 @@ from .rates import (RatePattern, RouteTable, _ComponentPatterns, _components, _m
 
 
 _MASK64 = (1 << 64) - 1
-# A joint solve of more components than this is split among them by sorting its channels by component.
-SPLIT_BY_SORT = 4
 
 # Raised when a run is cancelled (kept under this name for callers of the engine).
 SimulationCancelled = Cancelled
@@ -137,8 +137,16 @@ class Engine:
     def run(self, schedule: Schedule, progress: Callable[[Progress], None] | None = None,
             cancel=None, progress_interval_s: float = 0.05, periods: bool = True) -> SimResult:
         """Run a schedule. ``periods``: skip the repeats of a steady state (exact; False runs every
-        piece, the reference that shortcut is tested against)."""
+        piece, the reference that shortcut is tested against). Run again from the start with the
+        solver's parts as components once they pay (sim/part_components.py)."""
         wall0 = time.perf_counter()
+        try:
+            return self._run(schedule, progress, cancel, progress_interval_s, periods, wall0, None)
+        except PartsFound as found:
+            parted = found.table
+        return self._run(schedule, progress, cancel, progress_interval_s, periods, wall0, parted)
+
+    def _run(self, schedule, progress, cancel, progress_interval_s, periods, wall0, parted) -> SimResult:
         groups = schedule.groups
         cols = schedule.columns()
         n = cols.n
@@ -244,15 +252,18 @@ class Engine:
         # multiset of active local routes, kept as two random 64-bit sums (mod 2**64, as numpy's
         # int64 sums wrap) updated as flows come and go, so finding cached rates needs no sort.
         route_rate = np.zeros(len(self.routes))
-        table = RouteTable(self.route_ch, self.route_w)
+        table, never_binds = part_components.table_again(parted, self.route_ch, self.route_w)
         # channels no rates can overfill (a fat tree's spine planes behind the NICs) out of the filling,
         # and routes that only such channels tie together solved part by part (sim/split_solve.py)
-        table.parts = Parts(table, self.capacity, self.router.channel_ends)
+        table.parts = Parts(table, self.capacity, self.router.channel_ends, self.decompose) if never_binds is None else None
         route_cap = np.asarray(self.route_cap, dtype=float)
         if np.isinf(route_cap).all():
             route_cap = None
         used = np.unique(np.concatenate([tpl["route"] for tpl in tpls])) if tpls else np.zeros(0, np.int64)
-        shape = shapes_of(self.router, table, used, self.capacity, route_cap, self.router.n_channels, self.decompose)
+        if never_binds is None:
+            shape = shapes_of(self.router, table, used, self.capacity, route_cap, self.router.n_channels, self.decompose)
+        else:
+            shape = PartShapes(table, used, self.capacity, route_cap, self.router.n_channels, never_binds)
         n_comp = shape.n_comp
         route_comp, by_comp, comp_bounds = shape.route_comp, shape.by_comp, shape.bounds
         h1, h2 = shape.h1, shape.h2
@@ -286,7 +297,7 @@ class Engine:
         global_cache: dict[tuple[int, int, int], int] = {}
         global_parts: list[np.ndarray] = []
         pattern_time: list[float] = []
-        rate_patterns = _ComponentPatterns(global_parts, shape.comp_ch, cp_lch, cp_load)
+        rate_patterns = _ComponentPatterns(global_parts, shape.comp_ch, cp_lch, cp_load, never_binds is not None)
 
         def add_flows(routes: np.ndarray, sign: int) -> None:
             rc = route_comp[routes]
@@ -352,39 +363,13 @@ class Engine:
                 for c, _ in reps:
                     r = by_comp[bounds_of[c]:bounds_of[c + 1]]
                     parts.append(r[route_count[r] > 0])
-                uniq = np.concatenate(parts) if len(parts) > 1 else parts[0]
-                rates_u, uch, load = _maxmin(uniq, route_count[uniq], table, self.capacity, route_cap)
-                if not rates_u.min() > 0:
-                    raise RuntimeError("the schedule is stuck: flows with no capacity on their route")
-                if len(reps) == 1:
-                    split = [(parts[0], rates_u, uch, load)]
-                elif len(reps) <= SPLIT_BY_SORT:
-                    # each component's channels (ascending, as solved) and its routes' rates
-                    chc = shape.ch_comp[uch]
-                    split, at = [], 0
-                    for (c, _), r in zip(reps, parts):
-                        mine = chc == c
-                        split.append((r, rates_u[at:at + len(r)], uch[mine], load[mine]))
-                        at += len(r)
-                else:
-                    # the same, with one stable sort by component instead of a comparison over every
-                    # channel per component (4,000 channels and tens of components on a 992-GPU tree)
-                    chc = shape.ch_comp[uch]
-                    order = np.argsort(chc, kind="stable")
-                    comps = np.fromiter((c for c, _ in reps), dtype=np.int64, count=len(reps))
-                    los = np.searchsorted(chc[order], comps, side="left").tolist()
-                    his = np.searchsorted(chc[order], comps, side="right").tolist()
-                    ch_sorted, load_sorted = uch[order], load[order]
-                    split, at = [], 0
-                    for r, lo, hi in zip(parts, los, his):
-                        split.append((r, rates_u[at:at + len(r)], ch_sorted[lo:hi], load_sorted[lo:hi]))
-                        at += len(r)
+                split = solve_misses(reps, parts, route_count, table, self.capacity, route_cap, shape, _maxmin)
                 for (c, key), (r, rates_c, ch_c, load_c) in zip(reps, split):
                     cpid = len(cp_lroutes)
                     cp_lroutes.append(shape.route_local[r])
                     cp_rates.append(rates_c)
                     cp_single.append((int(cp_lroutes[-1][0]), float(rates_c[0])) if len(rates_c) == 1 else None)
-                    cp_lch.append(shape.ch_local[ch_c])
+                    cp_lch.append(shape.local(c, ch_c))
                     cp_load.append(load_c)
                     held[0] += cp_lroutes[-1].nbytes + rates_c.nbytes + cp_lch[-1].nbytes + load_c.nbytes
                     cp_hash.append((hasher.getrandbits(62), hasher.getrandbits(62)))

@@ -171,6 +171,11 @@ class _Shapes:
         self.h1 = H1[np.minimum(self.route_local, len(H1) - 1)]
         self.h2 = H2[np.minimum(self.route_local, len(H2) - 1)]
 
+    def local(self, c: int, channels: np.ndarray) -> np.ndarray:
+        """The local indices of component ``c``'s ``channels`` (sim/part_components.py's shapes
+        answer it per component)."""
+        return self.ch_local[channels]
+
 
 def shapes_of(owner, table: RouteTable, used: np.ndarray, capacity: np.ndarray, route_cap: np.ndarray | None,
               n_channels: int, decompose: bool = True) -> _Shapes:
@@ -237,7 +242,8 @@ class _ComponentPatterns:
     thousands of distinct network states keeps one small array per state, not every channel's load."""
 
     def __init__(self, parts: list[np.ndarray], comp_ch: list[np.ndarray], lch: list[np.ndarray],
-                 loads: list[np.ndarray]):
+                 loads: list[np.ndarray], shared: bool = False):
+        self._shared = shared  # components share channels (sim/part_components.py): loads added up
         self._parts = parts
         self._comp_ch = comp_ch
         self._lch = lch
@@ -258,6 +264,9 @@ class _ComponentPatterns:
         else:
             rp = RatePattern(np.concatenate([self._comp_ch[c][self._lch[q]] for c, q in zip(comps.tolist(), cps.tolist())]),
                              np.concatenate([self._loads[q] for q in cps.tolist()]))
+            if self._shared:
+                uch, inv = np.unique(rp.channels, return_inverse=True)
+                rp = RatePattern(uch, np.bincount(inv.ravel(), weights=rp.load_Bps, minlength=len(uch)))
         self._last = (pid, rp)
         return rp
 

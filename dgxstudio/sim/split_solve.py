@@ -26,6 +26,7 @@ import numpy as np
 
 from .dominated import never_binding
 from .maxmin import maxmin
+from .part_components import PartsFound
 from .rates import RouteTable, _components
 
 # a part of at least this many routes is solved and kept on its own; smaller ones are solved together
@@ -36,6 +37,9 @@ KEPT = 32
 # looked up (a tree whose every event moves every part, as a folded one of DGX A100s: each part
 # solved alone then only adds the calls of several solves)
 TRIAL, HIT_SHARE = 64, 0.25
+# an engine that can take the parts as its components (sim/part_components.py) decides sooner, on the
+# same share: its first attempt at the run is thrown away
+RESTART_TRIAL = 16
 # the parts are worked out once the run's solves of at least 2 PART_ROUTES routes have gathered this
 # many times the table's routes: the work is a few sorts of every route's entries (41 ms for the
 # 78,000 of the 992-GPU DGX-1 tree, seconds at 16,384 GPUs), which a run that rarely solves (a ring,
@@ -48,8 +52,11 @@ class Parts:
     have been frequent enough to pay for the parts (see WORTH), then channels that cannot bind left
     out (``table.never_binds``, which ``maxmin`` reads) and the routes solved part by part."""
 
-    def __init__(self, table: RouteTable, capacity: np.ndarray, channel_ends):
+    def __init__(self, table: RouteTable, capacity: np.ndarray, channel_ends, restart: bool = False):
         self.table, self.capacity, self.channel_ends = table, capacity, channel_ends
+        # once the split has paid over its trial: have the engine's components follow the parts
+        # (sim/part_components.py) instead of splitting its solves here
+        self.restart = restart
         self.gathered = 0
         self.split: Split | None = None
         self.built = False
@@ -60,6 +67,8 @@ class Parts:
             split = self.split
             if split.solves == TRIAL and split.hits < HIT_SHARE * (split.hits + split.misses):
                 self.split = None  # (the channels that cannot bind stay out of the filling)
+            elif split.solves == RESTART_TRIAL and self.restart and split.hits >= HIT_SHARE * (split.hits + split.misses):
+                raise PartsFound(self.table)
             else:
                 return split.solve(route_ids, mult, table, capacity, route_cap)
         if not self.built and len(route_ids) >= 2 * PART_ROUTES:

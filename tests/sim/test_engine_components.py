@@ -15,7 +15,7 @@ from dgxstudio.analysis.routing import Router
 from dgxstudio.model import Device, Link, Topology
 from dgxstudio.model.catalog import load_catalog
 from dgxstudio.model.fabrics import build_fat_tree
-from dgxstudio.sim import engine as engine_mod, tree_fold
+from dgxstudio.sim import engine as engine_mod, part_components, tree_fold
 from dgxstudio.sim.engine import Engine, Group, Pattern, RouteTable, Schedule, _components
 from dgxstudio.sim.run import SimOptions, Simulator
 
@@ -160,7 +160,7 @@ def test_a_joint_solve_is_split_among_its_components_alike_either_way(monkeypatc
     sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
     runs = []
     for limit in (10**9, 0):
-        monkeypatch.setattr(engine_mod, "SPLIT_BY_SORT", limit)
+        monkeypatch.setattr(part_components, "SPLIT_BY_SORT", limit)
         r = sim.run("all-reduce", "tree", 8 * 2**20).sim
         runs.append((r.group_done.tobytes(), r.group_sent.tobytes(), r.channel_bytes.tobytes(), r.events))
     assert runs[0] == runs[1] and runs[0][3] > 100
