@@ -27,7 +27,7 @@ from ..analysis.routing import Route, Router
 from .fanout import release as release_dependents
 from .periods import Dependents, FlowEnds, _Periods
 from . import part_components
-from .part_components import PartsFound, PartShapes, solve_misses
+from .part_components import NoStepBack, PartsFound, PartShapes, solve_misses
 from .split_solve import Parts
 from .steady import Shortcut, _Now
 from .timeline import Timeline
@@ -140,6 +140,8 @@ class Engine:
         piece, the reference that shortcut is tested against). Run again from the start with the
         solver's parts as components once they pay (sim/part_components.py)."""
         wall0 = time.perf_counter()
+        if progress is not None:
+            progress = NoStepBack(progress)
         try:
             return self._run(schedule, progress, cancel, progress_interval_s, periods, wall0, None)
         except PartsFound as found:

@@ -29,6 +29,22 @@ from .maxmin import maxmin
 from .rates import RouteTable, _components, _Shapes
 
 
+class NoStepBack:
+    """A progress callback that never steps back: when a run starts again with its parts
+    (``PartsFound``), the second start's reports before the point the first had reached are not
+    passed on, so a window's progress bar and live plots do not jump back to the start."""
+
+    def __init__(self, progress):
+        self.progress = progress
+        self.time_s = self.fraction = float("-inf")
+
+    def __call__(self, p) -> None:
+        if p.sim_time_s < self.time_s or p.fraction < self.fraction:
+            return
+        self.time_s, self.fraction = p.sim_time_s, p.fraction
+        self.progress(p)
+
+
 class PartsFound(Exception):
     """Raised from a solve once the parts are worth the engine's components (see the module's note):
     the engine runs the schedule again over ``table`` (its ``never_binds`` out of the components,

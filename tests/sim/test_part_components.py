@@ -91,3 +91,22 @@ def test_the_run_again_keeps_the_first_attempts_table_unless_routes_were_added()
     assert table is not first and len(table.lens) == 3 and table.never_binds is never
     assert table.ch.tolist() == [0, 1, 1, 2, 2]
     assert part_components.table_again(None, ch, w)[1] is None
+
+
+def test_a_run_started_again_reports_progress_that_never_steps_back(monkeypatch):
+    """The restart with parts must not send the window's bar and live plots back to the start."""
+    from dgxstudio.sim.engine import Engine
+    from dgxstudio.sim.run import SimOptions, Simulator
+    topo = build_fat_tree(8, "dgx1-v100", per_leaf=2)
+    made = _spied(monkeypatch)
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    sched, scale, _ = sim.nccl_schedule("all-reduce", "tree", "simple", 8 * MiB)
+    monkeypatch.setattr(split_solve, "PART_ROUTES", 4)
+    monkeypatch.setattr(split_solve, "WORTH", 0.0)
+    seen = []
+    Engine(sim.router, scale).run(sched, progress=seen.append, progress_interval_s=0.0)
+    assert len(made) == 1                      # the run did start again with its parts
+    times = [p.sim_time_s for p in seen]
+    fractions = [p.fraction for p in seen]
+    assert len(seen) > 2 and times == sorted(times) and fractions == sorted(fractions)
+    assert fractions[-1] == 1.0
