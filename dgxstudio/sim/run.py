@@ -559,7 +559,7 @@ class Simulator(NcclSchedules):
         result.model_estimates = {f"{a}/{T.PROTOCOL_LABELS[p]}": v for (a, p), v in ranked}
         others = ", ".join(f"{a}/{T.PROTOCOL_LABELS[p]} {v * 1e6:.1f} us" for (a, p), v in ranked[1:4])
         result.reason = (f"NCCL's cost model picks {algo} with {T.PROTOCOL_LABELS[proto]} for {size:,.0f} bytes on "
-                         f"{len(self.gpus)} GPUs ({result.channels} channels): estimated {ranked[0][1] * 1e6:.1f} us"
+                         f"{len(self.gpus)} GPUs ({result.channels} channel{'' if result.channels == 1 else 's'}): estimated {ranked[0][1] * 1e6:.1f} us"
                          + (f" (next: {others})" if others else ""))
         return result
 
