@@ -417,6 +417,12 @@ class Simulator(NcclSchedules):
             server = o.server or self.gpus[0]
             if server not in self.topo.devices:
                 raise SimulationError(f"no device {server!r} to act as parameter server")
+            kind = self.topo.devices[server].kind
+            if kind not in ("gpu", "cpu"):  # (a switch or a NIC forwards; it has nothing to reduce with)
+                from ..model.catalog import KIND_LABELS
+
+                raise SimulationError(f"{server!r} ({KIND_LABELS.get(kind, kind)}) cannot reduce:"
+                                      " a parameter server is a GPU or a CPU")
             return C.parameter_server(self.gpus, server, size, o.chunk, red, self.router)
         if algorithm == "decentralized":
             return C.one_by_one(self.gpus, size, red)
