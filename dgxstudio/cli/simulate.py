@@ -11,7 +11,11 @@ from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnab
 
 def sim_options(args, gpus: list[str] | None = None):
     """The engine's options from the command line; ``gpus``, the selected set, checks ``--root``
-    against it (the engine took a root outside the set for an internal error)."""
+    against it (the engine took a root outside the set for an internal error). ``--server`` with
+    another algorithm is refused: it was ignored without a word."""
+    if args.server is not None and args.algorithm != "parameter-server":
+        raise CliError(f"--server {args.server}: only --algorithm parameter-server has a server"
+                       f" (--algorithm {args.algorithm} has none)")
     if gpus is not None and args.root is not None and args.root not in gpus:
         raise CliError(f"--root {args.root}: not one of the {len(gpus)} selected GPUs"
                        f" ({', '.join(gpus[:4])}{' ...' if len(gpus) > 4 else ''})")
