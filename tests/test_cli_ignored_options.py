@@ -1,5 +1,6 @@
-"""Options that did nothing and said nothing are refused. `--server` names the parameter server's device; with another algorithm it did nothing and said
-nothing (`simulate --algorithm ring --server gpu3` ran the ring as if it were not there)."""
+"""Options that did nothing and said nothing are refused. `--server` names the parameter server's
+device; with another algorithm it did nothing (`simulate --algorithm ring --server gpu3` ran the ring
+as if it were not there)."""
 
 import pytest
 
