@@ -41,6 +41,7 @@ from .engine import Engine, Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
                       CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
 from .nccl_schedules import NcclSchedules
+from .sharp_refusal import collnet_refusal, does_reduction
 from ..analysis.routing import Router, RoutingError
 
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "single-ring", "parameter-server", "decentralized",
@@ -315,7 +316,7 @@ class Simulator(NcclSchedules):
                 part = devices[v].part
                 ok = reduces.get(part)
                 if ok is None:
-                    ok = reduces[part] = _does_reduction(self.topo.part_of(v))
+                    ok = reduces[part] = does_reduction(self.topo.part_of(v))
                 if not ok:
                     return None
                 links[v] = bundles[(g, v) if g <= v else (v, g)].bandwidth
@@ -342,10 +343,7 @@ class Simulator(NcclSchedules):
         return shares[0] if shares is not None and len(shares) == 1 else None
 
     def _collnet_capable(self) -> bool:
-        if self.channel_plan().nodes < 2:
-            return False
-        switches = [d for d in self.topo.devices.values() if d.kind == "ib_switch"]
-        return bool(switches) and all(_does_reduction(self.topo.part_of(d.id)) for d in switches)
+        return collnet_refusal(self.topo, self.channel_plan().nodes) is None
 
     def call_shape(self, collective: str, for_ring: bool = True) -> T.CallShape:
         """NCCL's view of the call; ``for_ring``: see ``plan_bound``."""
@@ -388,9 +386,7 @@ class Simulator(NcclSchedules):
         if algorithm == "collnet":
             if collective != "all-reduce":
                 return "collnet does all-reduce only"
-            if not self._collnet_capable():
-                return ("collnet needs several systems on InfiniBand switches that reduce in the network (SHARP); "
-                        "this topology has none, or not only such switches")
+            return collnet_refusal(self.topo, self.channel_plan().nodes)
         return None
 
     # ---- schedules ------------------------------------------------------------------------------
@@ -589,11 +585,3 @@ def sweep_sizes(lo: float, hi: float) -> list[int]:
     if not sizes:
         raise SimulationError(f"no power of two between {lo:,.0f} and {hi:,.0f} bytes")
     return sizes
-
-
-def _does_reduction(part) -> bool:
-    """Whether a switch part reduces in the network (NVLink SHARP, SHARP): a catalog property."""
-    if part is None:
-        return False
-    value = part.specs.get("in_network_reduction", part.extra.get("in_network_reduction"))
-    return bool(value)
