@@ -378,8 +378,9 @@ class Simulator(NcclSchedules):
             plan = self.channel_plan()
             if plan.nodes < 2:
                 return "nvls-tree joins systems through their NICs; inside one system NCCL uses nvls"
-            if len({len(m) for m in plan.systems}) != 1:
-                return "nvls-tree needs the same number of GPUs in every system"
+            if len(counts := {len(m) for m in plan.systems}) != 1:
+                return (f"nvls-tree needs the same number of GPUs in every system; these are {min(counts)} to"
+                        f" {max(counts)} per system: select as many in each")
             if self._nvls_shares() is None:
                 return ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and "
                         "later) in every system")

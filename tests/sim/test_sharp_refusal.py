@@ -1,6 +1,7 @@
-"""CollNet's refusal names what is at fault and what to do. It read "collnet needs several systems on
-InfiniBand switches that reduce in the network (SHARP); this topology has none, or not only such
-switches" for one DGX H100 (whose fault is being one system) and for an EDR fabric alike."""
+"""CollNet's and the NVLS tree's refusals name what is at fault and what to do. CollNet's read
+"collnet needs several systems on InfiniBand switches that reduce in the network (SHARP); this
+topology has none, or not only such switches" for one DGX H100 (whose fault is being one system) and
+for an EDR fabric alike; the NVLS tree's did not say how uneven the systems were."""
 
 import pytest
 
@@ -34,3 +35,11 @@ def test_one_switch_without_sharp_among_many_is_counted():
     leaf.part = "ib-switch-edr-36"
     switches = sum(1 for d in topo.devices.values() if d.kind == "ib_switch")
     assert f"1 of its {switches} do not, e.g. {leaf.name} (InfiniBand EDR switch" in collnet_refusal(topo, 4)
+
+
+def test_nvls_tree_on_uneven_systems_says_how_uneven():
+    topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
+    gpus = ["s1.gpu0", "s1.gpu1", "s2.gpu0"]
+    with pytest.raises(SimulationError, match="nvls-tree needs the same number of GPUs in every system; these are 1 to 2"
+                                              " per system: select as many in each"):
+        simulate(topo, "all-reduce", "nvls-tree", 16 * MiB, gpus)
