@@ -121,6 +121,8 @@ def cmd_simulate(args) -> int:
         r = results[0]
         if r.requested_algorithm == "auto":
             print(f"  auto: {r.reason}")
+        elif r.reason and r.reason != f"{r.algorithm} as requested":  # (as the GUI's results say it)
+            print(f"  {r.reason}")
         why = limit_words(r.sim)
         if why is not None:
             print(f"  {why}")
