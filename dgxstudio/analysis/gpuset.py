@@ -59,7 +59,7 @@ def select_gpus(topo: Topology, spec: str | None = "all") -> list[str]:
         if item.startswith("group:"):
             found = _group_gpus(topo, item[6:])
             if found is None:
-                raise GpuSetError(f"no group {item[6:]!r}")
+                raise GpuSetError(f"no group {item[6:]!r}{_hint(topo, item[6:])}")
             chosen.update(found)
             continue
         if item in topo.devices:

@@ -22,3 +22,8 @@ def test_a_prefix_of_a_system_points_at_its_group():
 def test_a_name_matching_nothing_gives_a_system_group_as_an_example():
     with pytest.raises(GpuSetError, match=r"neither a GPU id.*e\.g\. 'system' \(DGX-1 \(V100\)\)"):
         select_gpus(load_preset("dgx1-v100"), "foo")
+
+
+def test_group_prefix_that_names_nothing_gets_the_same_hint():
+    with pytest.raises(GpuSetError, match=r"no group 'DGX H100'; did you mean 's1.system' \(DGX H100 #1\)"):
+        select_gpus(build_fat_tree(2, "dgx-h100", rail_optimized=True), "group:DGX H100")
