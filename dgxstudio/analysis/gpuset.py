@@ -26,6 +26,21 @@ def _group_gpus(topo: Topology, key: str) -> list[str] | None:
     return [d for d in topo.devices_in_group(gid) if topo.devices[d].kind == "gpu"]
 
 
+def _hint(topo: Topology, item: str) -> str:
+    """What the user may have meant: groups whose id or name begins with the item (a system's id is
+    ``s01.system``, not ``s01``), else a few systems as examples."""
+    key = item.casefold()
+    near = [g for g in topo.groups.values() if g.id.casefold().startswith(key) or g.name.casefold().startswith(key)]
+    if near:
+        shown = ", ".join(f"{g.id!r} ({g.name})" for g in near[:3])
+        return f"; did you mean {shown}{' ...' if len(near) > 3 else ''}?"
+    systems = [g for g in topo.groups.values() if g.kind == "system"]
+    if not systems:
+        return ""
+    shown = ", ".join(f"{g.id!r} ({g.name})" for g in systems[:2])
+    return f"; a group's id or name selects its GPUs, e.g. {shown}"
+
+
 def select_gpus(topo: Topology, spec: str | None = "all") -> list[str]:
     """The GPU ids a spec selects, in document order, without duplicates."""
     all_gpus = [d.id for d in topo.devices.values() if d.kind == "gpu"]  # one pass (a Run's click on 115,000 devices)
@@ -44,7 +59,7 @@ def select_gpus(topo: Topology, spec: str | None = "all") -> list[str]:
         if item.startswith("group:"):
             found = _group_gpus(topo, item[6:])
             if found is None:
-                raise GpuSetError(f"no group {item[6:]!r}")
+                raise GpuSetError(f"no group {item[6:]!r}{_hint(topo, item[6:])}")
             chosen.update(found)
             continue
         if item in topo.devices:
@@ -78,7 +93,7 @@ def select_gpus(topo: Topology, spec: str | None = "all") -> list[str]:
                     raise GpuSetError(f"range {item!r}: {d!r} is not a GPU")
             chosen.update(ids)
             continue
-        raise GpuSetError(f"{item!r} is neither a GPU id, a range of ids, nor a group")
+        raise GpuSetError(f"{item!r} is neither a GPU id, a range of ids, nor a group{_hint(topo, item)}")
     result = [g for g in all_gpus if g in chosen]
     if not result:
         raise GpuSetError(f"{spec!r} selects no GPUs")

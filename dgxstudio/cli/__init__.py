@@ -10,6 +10,7 @@ is imported, so ``--version`` and ``presets`` start without loading the simulato
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -174,6 +175,13 @@ def _run(parser: argparse.ArgumentParser, args, program: bool = False) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        # the output itself could not be written (stdout on a full disk): not a bug, and nothing to
+        # report but that; a file the command writes names itself (filename set) and is worded there
+        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
+            print(f"dgxstudio: error: cannot write the output: {exc.strerror}", file=sys.stderr)
+            return EXIT_UNUSABLE
+        raise
 
 
 if __name__ == "__main__":

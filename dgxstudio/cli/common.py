@@ -172,7 +172,8 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link figures: achievable (default: what nccl-tests measure) or peak (the white-paper bound)")
     p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], default="auto",
-                   help="NCCL protocol for ring/tree/nvls/collnet (default auto: NCCL's cost model picks)")
+                   help="NCCL protocol for ring/tree/nvls/nvls-tree/collnet and auto, not the lecture's algorithms "
+                        "(default auto: NCCL's cost model picks)")
     p.add_argument("--spread", choices=["even", "hash"], default="even",
                    help="tied routes: spread evenly (adaptive routing) or pick one by hash")
     p.add_argument("--pxn", action="store_true",
@@ -183,4 +184,5 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
                         "pays N-1 more launches (default 1: a process per GPU, as mpirun or torchrun run it)")
     p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")
     p.add_argument("--root", help="root GPU for broadcast and reduce (default: the first GPU)")
-    p.add_argument("--server", help="device acting as parameter server (default: the first GPU)")
+    p.add_argument("--server", help="GPU or CPU acting as parameter server, for --algorithm parameter-server only "
+                                    "(default: the first GPU)")

@@ -11,7 +11,19 @@ from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnab
 
 def sim_options(args, gpus: list[str] | None = None):
     """The engine's options from the command line; ``gpus``, the selected set, checks ``--root``
-    against it (the engine took a root outside the set for an internal error)."""
+    against it (the engine took a root outside the set for an internal error). ``--server`` with
+    another algorithm, and ``--protocol`` with one of DGX Studio's own, are refused: they were
+    ignored without a word."""
+    if args.server is not None and args.algorithm != "parameter-server":
+        raise CliError(f"--server {args.server}: only --algorithm parameter-server has a server"
+                       f" (--algorithm {args.algorithm} has none)")
+    from ..sim.run import NCCL, ALIASES
+
+    if args.protocol != "auto":
+        own = args.algorithm if ALIASES.get(args.algorithm, args.algorithm) not in (*NCCL, "auto") else None
+        if own is not None or args.collective == "all-to-all":  # (all-to-all sends pair by pair: direct)
+            raise CliError(f"--protocol {args.protocol}: NCCL's protocols are for its algorithms"
+                           f" ({', '.join(NCCL)}, auto); {own or 'all-to-all'} runs without them")
     if gpus is not None and args.root is not None and args.root not in gpus:
         raise CliError(f"--root {args.root}: not one of the {len(gpus)} selected GPUs"
                        f" ({', '.join(gpus[:4])}{' ...' if len(gpus) > 4 else ''})")
@@ -109,6 +121,8 @@ def cmd_simulate(args) -> int:
         r = results[0]
         if r.requested_algorithm == "auto":
             print(f"  auto: {r.reason}")
+        elif r.reason and r.reason != f"{r.algorithm} as requested":  # (as the GUI's results say it)
+            print(f"  {r.reason}")
         why = limit_words(r.sim)
         if why is not None:
             print(f"  {why}")

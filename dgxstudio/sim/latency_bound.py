@@ -12,7 +12,9 @@ latency, a hop's latency paid after the last byte left, before the next step cou
   same system: 90% busy. Only then is that link called the bottleneck.
 - Neither: bytes move most of the time, but below link speed, held by NCCL's per-channel protocol
   ceilings or by per-hop latency between pipelined pieces (a 256 KiB LL tree over 8 DGX A100 moves
-  bytes 86% of the time, its busiest link 3.5% busy). No link is the bottleneck either.
+  bytes 86% of the time, its busiest link 3.5% busy), or by steps that load different links in turn
+  (a hierarchical all-reduce's reduce and broadcast inside a DGX-1: bytes move all of its 24 ms, its
+  busiest NVLink 46.7% busy). No link is the bottleneck either.
 
 "Half" is what "dominates" means here: the larger of the two parts, not a tuned figure.
 """
@@ -66,6 +68,7 @@ def limit_words(sim) -> str | None:
                 f"(per-call and per-hop latency dominate), so no link is its bottleneck")
     if busiest_share(sim) < DOMINATES:
         return (f"not link-bound: bytes moved {100 * (1 - idle_share(sim)):.0f}% of the run but below link speed "
-                f"(NCCL's per-channel protocol ceilings, per-hop latency between pipelined pieces); the busiest "
+                f"(NCCL's per-channel protocol ceilings, per-hop latency between pipelined pieces, or steps that "
+                f"load different links in turn); the busiest "
                 f"link was busy {100 * busiest_share(sim):.1f}% of it, so no link is its bottleneck")
     return None

@@ -144,10 +144,10 @@ class NcclSchedules:
             prev_d: list[int | None] = [None] * len(levels)
             after = {}
             for j in range(n):
-                dep = up[j]
+                dep = up.get(j)  # (none when every system has one GPU: no chain hop before the NIC)
                 for i, pattern in enumerate(ups):
                     name = f"{label} SHARP reduce piece {j}" + (f" level {i}" if many else "")
-                    dep = prev_u[i] = sched.add(Group(name, pattern, piece, (dep,),
+                    dep = prev_u[i] = sched.add(Group(name, pattern, piece, (dep,) if dep is not None else (),
                                                       (prev_u[i],) if prev_u[i] is not None else (),
                                                       meta={"phase": "sharp-reduce", "piece": j}))
                 for i, pattern in enumerate(downs):

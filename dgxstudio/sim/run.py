@@ -41,6 +41,7 @@ from .engine import Engine, Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
                       CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
 from .nccl_schedules import NcclSchedules
+from .sharp_refusal import collnet_refusal, does_reduction
 from ..analysis.routing import Router, RoutingError
 
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "single-ring", "parameter-server", "decentralized",
@@ -315,7 +316,7 @@ class Simulator(NcclSchedules):
                 part = devices[v].part
                 ok = reduces.get(part)
                 if ok is None:
-                    ok = reduces[part] = _does_reduction(self.topo.part_of(v))
+                    ok = reduces[part] = does_reduction(self.topo.part_of(v))
                 if not ok:
                     return None
                 links[v] = bundles[(g, v) if g <= v else (v, g)].bandwidth
@@ -342,10 +343,7 @@ class Simulator(NcclSchedules):
         return shares[0] if shares is not None and len(shares) == 1 else None
 
     def _collnet_capable(self) -> bool:
-        if self.channel_plan().nodes < 2:
-            return False
-        switches = [d for d in self.topo.devices.values() if d.kind == "ib_switch"]
-        return bool(switches) and all(_does_reduction(self.topo.part_of(d.id)) for d in switches)
+        return collnet_refusal(self.topo, self.channel_plan().nodes) is None
 
     def call_shape(self, collective: str, for_ring: bool = True) -> T.CallShape:
         """NCCL's view of the call; ``for_ring``: see ``plan_bound``."""
@@ -380,17 +378,16 @@ class Simulator(NcclSchedules):
             plan = self.channel_plan()
             if plan.nodes < 2:
                 return "nvls-tree joins systems through their NICs; inside one system NCCL uses nvls"
-            if len({len(m) for m in plan.systems}) != 1:
-                return "nvls-tree needs the same number of GPUs in every system"
+            if len(counts := {len(m) for m in plan.systems}) != 1:
+                return (f"nvls-tree needs the same number of GPUs in every system; these are {min(counts)} to"
+                        f" {max(counts)} per system: select as many in each")
             if self._nvls_shares() is None:
                 return ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and "
                         "later) in every system")
         if algorithm == "collnet":
             if collective != "all-reduce":
                 return "collnet does all-reduce only"
-            if not self._collnet_capable():
-                return ("collnet needs several systems on InfiniBand switches that reduce in the network (SHARP); "
-                        "this topology has none, or not only such switches")
+            return collnet_refusal(self.topo, self.channel_plan().nodes)
         return None
 
     # ---- schedules ------------------------------------------------------------------------------
@@ -417,6 +414,12 @@ class Simulator(NcclSchedules):
             server = o.server or self.gpus[0]
             if server not in self.topo.devices:
                 raise SimulationError(f"no device {server!r} to act as parameter server")
+            kind = self.topo.devices[server].kind
+            if kind not in ("gpu", "cpu"):  # (a switch or a NIC forwards; it has nothing to reduce with)
+                from ..model.catalog import KIND_LABELS
+
+                raise SimulationError(f"{server!r} ({KIND_LABELS.get(kind, kind)}) cannot reduce:"
+                                      " a parameter server is a GPU or a CPU")
             return C.parameter_server(self.gpus, server, size, o.chunk, red, self.router)
         if algorithm == "decentralized":
             return C.one_by_one(self.gpus, size, red)
@@ -559,7 +562,7 @@ class Simulator(NcclSchedules):
         result.model_estimates = {f"{a}/{T.PROTOCOL_LABELS[p]}": v for (a, p), v in ranked}
         others = ", ".join(f"{a}/{T.PROTOCOL_LABELS[p]} {v * 1e6:.1f} us" for (a, p), v in ranked[1:4])
         result.reason = (f"NCCL's cost model picks {algo} with {T.PROTOCOL_LABELS[proto]} for {size:,.0f} bytes on "
-                         f"{len(self.gpus)} GPUs ({result.channels} channels): estimated {ranked[0][1] * 1e6:.1f} us"
+                         f"{len(self.gpus)} GPUs ({result.channels} channel{'' if result.channels == 1 else 's'}): estimated {ranked[0][1] * 1e6:.1f} us"
                          + (f" (next: {others})" if others else ""))
         return result
 
@@ -583,11 +586,3 @@ def sweep_sizes(lo: float, hi: float) -> list[int]:
     if not sizes:
         raise SimulationError(f"no power of two between {lo:,.0f} and {hi:,.0f} bytes")
     return sizes
-
-
-def _does_reduction(part) -> bool:
-    """Whether a switch part reduces in the network (NVLink SHARP, SHARP): a catalog property."""
-    if part is None:
-        return False
-    value = part.specs.get("in_network_reduction", part.extra.get("in_network_reduction"))
-    return bool(value)

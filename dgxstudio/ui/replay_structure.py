@@ -37,10 +37,13 @@ def _patterns_and_metas(groups):
     return ((g.pattern, g.meta) for g in groups)
 
 
-def structures(sim, rings: list[list[str]] | None = None, flows: int | None = None) -> list[Structure]:
+def structures(sim, rings: list[list[str]] | None = None, flows: int | None = None,
+               counts: dict[tuple[str, str], int] | None = None) -> list[Structure]:
     """The rings, trees and fans of a run, in the order their colour keys first appear. ``flows``: the
     transfers a run simulated by symmetry class stands for (its schedule's ``classes.flows``), counted
-    for its one fan instead of the representatives its groups list."""
+    for its one fan instead of the representatives its groups list. ``counts``: the transfers each
+    representative pair stands for (``classes.count`` by ``classes.pairs``), which count a run's
+    several fans each (a parameter server's push and pull) where ``flows`` cannot."""
     found: dict[str, Structure] = {}
     seen: dict[str, dict] = {}      # per structure, its edges in order (a dict: constant-time look-ups)
     patterns: set[tuple] = set()    # a pattern shared by many groups (pieces, steps) is read once
@@ -68,6 +71,9 @@ def structures(sim, rings: list[list[str]] | None = None, flows: int | None = No
     fans = [s for s in found.values() if s.kind == "fan" and not s.hubs]
     if flows is not None and len(fans) == 1:
         fans[0].transfers, fans[0].more = int(flows), False
+    elif counts is not None:
+        for s in fans:
+            s.transfers = sum(int(counts.get(e, 1)) for e in s.edges)
     ring_structs = [s for s in found.values() if s.kind == "ring"]
     given = bool(rings) and len(ring_structs) == len(rings)   # the run's own ring orders, when it gave one each
     for s in found.values():

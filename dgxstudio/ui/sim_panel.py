@@ -19,7 +19,7 @@ from ..sim.training import TrainingError
 from ..sim.collectives import COLLECTIVES
 from ..sim.engine import SimulationCancelled
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
-from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, SimOptions, Simulator, sweep_sizes
+from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, NCCL, SimOptions, Simulator, sweep_sizes
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
@@ -130,7 +130,15 @@ class SimulationPanel(QWidget):
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
                               ("Protocol", self.protocol), ("Chunk", self.chunk), ("", self.sweep), ("Sweep range", self.sweep_range), ("", self.show_rings)):
             f.addRow(label, widget)
+        # NCCL's protocols only for NCCL's algorithms: the lecture's and all-to-all run without them
+        # (the CLI refuses --protocol there), so the box says so instead of being read as used
+        for box in (self.algorithm, self.collective):
+            box.currentTextChanged.connect(self._protocol_applies)
         return w
+
+    def _protocol_applies(self) -> None:
+        self.protocol.setEnabled(self.algorithm.currentText() in (*NCCL, "auto")
+                                 and self.collective.currentText() != "all-to-all")
 
     def _pipeline_tab(self) -> QWidget:
         w = QWidget()

@@ -194,7 +194,8 @@ class ReplayActions:
     def _show_structure(self, result, title: str) -> None:
         """Draw the run's rings, trees or fans on the canvas and explain them in the legend."""
         classes = result.schedule.meta.get("classes") if getattr(result, "schedule", None) is not None else None
-        structs = structures(result.sim, result.rings, classes.flows if classes is not None else None)
+        structs = structures(result.sim, result.rings, classes.flows if classes is not None else None,
+                             dict(zip(classes.pairs, classes.count.tolist())) if classes is not None else None)
         trees = [st for st in structs if st.kind == "tree"]
         pairs = (len(trees) + MAX_TREES_DRAWN - 1) // MAX_TREES_DRAWN
         self._structs = structs

@@ -1,0 +1,45 @@
+"""CollNet's and the NVLS tree's refusals name what is at fault and what to do. CollNet's read
+"collnet needs several systems on InfiniBand switches that reduce in the network (SHARP); this
+topology has none, or not only such switches" for one DGX H100 (whose fault is being one system) and
+for an EDR fabric alike; the NVLS tree's did not say how uneven the systems were."""
+
+import pytest
+
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.model.presets import load_preset
+from dgxstudio.sim.run import SimulationError, simulate
+from dgxstudio.sim.sharp_refusal import collnet_refusal
+
+MiB = 2**20
+
+
+def test_one_system_is_named_as_the_fault():
+    with pytest.raises(SimulationError, match="collnet reduces across systems in SHARP InfiniBand switches; these GPUs"
+                                              r" are in one system \(inside one system NCCL uses ring, tree or nvls\)"):
+        simulate(load_preset("dgx-h100"), "all-reduce", "collnet", 16 * MiB)
+
+
+def test_switches_without_sharp_are_named_with_the_parts_that_have_it():
+    topo = build_fat_tree(4, "dgx-h100", switch="ib-switch-edr-36")
+    with pytest.raises(SimulationError) as err:
+        simulate(topo, "all-reduce", "collnet", 16 * MiB)
+    text = str(err.value)
+    assert "none of its" in text and "InfiniBand EDR switch" in text
+    assert "--switch PART`, PART one of ib-switch-hdr-40, ib-switch-ndr-64, ib-switch-xdr-144" in text
+
+
+def test_one_switch_without_sharp_among_many_is_counted():
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True)
+    assert collnet_refusal(topo, 4) is None
+    leaf = next(d for d in topo.devices.values() if d.kind == "ib_switch")
+    leaf.part = "ib-switch-edr-36"
+    switches = sum(1 for d in topo.devices.values() if d.kind == "ib_switch")
+    assert f"1 of its {switches} do not, e.g. {leaf.name} (InfiniBand EDR switch" in collnet_refusal(topo, 4)
+
+
+def test_nvls_tree_on_uneven_systems_says_how_uneven():
+    topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
+    gpus = ["s1.gpu0", "s1.gpu1", "s2.gpu0"]
+    with pytest.raises(SimulationError, match="nvls-tree needs the same number of GPUs in every system; these are 1 to 2"
+                                              " per system: select as many in each"):
+        simulate(topo, "all-reduce", "nvls-tree", 16 * MiB, gpus)

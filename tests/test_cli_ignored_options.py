@@ -1,0 +1,47 @@
+"""Options that did nothing and said nothing are refused. `--server` names the parameter server's
+device; with another algorithm it did nothing (`simulate --algorithm ring --server gpu3` ran the ring
+as if it were not there)."""
+
+import pytest
+
+from dgxstudio.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command,algorithm", [("simulate", "ring"), ("simulate", "auto"), ("report", "tree")])
+def test_server_with_another_algorithm_is_refused(capsys, tmp_path, command, algorithm):
+    extra = ("-o", str(tmp_path / "r.html")) if command == "report" else ()
+    code, out, err = run(capsys, command, "--preset", "dgx1-v100", "--algorithm", algorithm, "--server", "gpu3", *extra)
+    assert code == 2 and not out
+    assert f"--server gpu3: only --algorithm parameter-server has a server (--algorithm {algorithm} has none)" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_server_with_the_parameter_server_runs(capsys):
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx1-v100", "--algorithm", "parameter-server",
+                       "--server", "gpu3", "--size", "1MiB")
+    assert code == 0 and "parameter-server" in out
+
+
+@pytest.mark.parametrize("argv,own", [(("--algorithm", "parameter-server"), "parameter-server"),
+                                      (("--algorithm", "hierarchical"), "hierarchical"),
+                                      (("--collective", "all-to-all"), "all-to-all")])
+def test_a_protocol_for_an_algorithm_without_protocols_is_refused(capsys, argv, own):
+    """`--protocol ll --algorithm parameter-server` printed the server's run with protocol '-': the
+    option did nothing, where NCCL's nvls with LL is refused."""
+    code, out, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--protocol", "ll", *argv)
+    assert code == 2 and not out
+    assert f"--protocol ll: NCCL's protocols are for its algorithms (ring, tree, nvls, nvls-tree, collnet, auto); {own}" \
+           " runs without them" in err
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "ring", "multi-ring", "tree"])
+def test_a_protocol_for_nccl_algorithms_still_runs(capsys, algorithm):
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx1-v100", "--protocol", "ll128", "--algorithm", algorithm,
+                       "--size", "1MiB")
+    assert code == 0 and "LL128" in out
