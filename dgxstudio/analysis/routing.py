@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cancel import check_cancelled
+from .exit_routes import ExitRoutes
 from .fabric import Fabric, system_map
 from .routing_loads import TemplateLoads
 from .routing_search import _ENUMERATION_LIMIT, SwitchRoutes
@@ -260,6 +261,10 @@ class Router(SwitchRoutes, TemplateLoads):
         waypoints = self._rail_waypoints(src, dst)
         if waypoints is not None:
             route = self.via(waypoints)
+            self._cache[key] = route
+            return route
+        route = ExitRoutes.of(self).route(src, dst)  # (a system's device and a switch: alike systems' renamed)
+        if route is not None:
             self._cache[key] = route
             return route
         shape, prefix = self._shape_key(src, dst)

@@ -14,11 +14,20 @@ head's switches towards all others are its own leg's, the leaf routes' towards e
 another head, and the other heads' legs'. That holds where the router would answer each pair so:
 every head its own system and a NIC with one uplink, no PXN, nothing kept for these pairs already,
 and no join thinned past ``max_paths``; anywhere else ``fast`` answers with ``plain``.
+
+The leaves' routes themselves are not built where costs are whole units (``switch_distances``):
+which switches lie on a least-cost path between two leaves is read from the distances from every
+leaf, all at once; where the router would keep a sample of more than ``max_paths`` paths, from one
+route per pair of twin classes (over 2,048 DGX H100: 240 routes a rail instead of 4,032).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+
+import numpy as np
+
+from . import switch_distances
 
 SWITCH_KINDS = ("ib_switch", "eth_switch")
 
@@ -75,29 +84,103 @@ def _by_leaves(router, topo, heads: list[str]) -> set[str] | None:
     last = {h: router.routes(nic[h], h) for h in heads}
     widest = max(len(r.paths) for r in first.values()) * max(len(r.paths) for r in last.values())
     leaves = Counter(leaf.values())
-    middle: dict[tuple[str, str], frozenset[str]] = {}
-    for a in leaves:
-        for b in leaves:
-            if a == b:  # (the one path NIC, leaf, NIC)
-                middle[(a, b)] = _switches(topo, [[a]])
-                continue
-            paths = router.routes(a, b).paths
-            if widest * len(paths) > router.max_paths:
-                return None
-            middle[(a, b)] = _switches(topo, paths)
+    reach = _by_distances(router, topo, leaves, widest) if _distances_answer(router) else None
+    if reach is None:
+        reach = _by_routes(router, topo, leaves, widest)
+    if reach is False:
+        return None
     leg_first = {h: _switches(topo, first[h].paths) for h in heads}
     leg_last = {h: _switches(topo, last[h].paths) for h in heads}
     in_last = Counter(s for h in heads for s in leg_last[h])
     common = None
     for h in heads:
         seen = set(leg_first[h])
-        a = leaf[h]
-        for b, count in leaves.items():
-            if b != a or count > 1:  # (a leaf of h's own only if another head plugs into it)
-                seen |= middle[(a, b)]
+        seen |= reach[leaf[h]]
         seen.update(s for s, c in in_last.items() if c - (s in leg_last[h]) > 0)
         common = seen if common is None else common & seen
     return common
+
+
+def _distances_answer(router) -> bool:
+    """Whether ``switch_distances`` gives the router's leaf-to-leaf paths: even spreading over
+    whole-unit costs, and no GPU outside systems (a search never passes through one)."""
+    return (router.spread == "even" and router._uniform_outside()
+            and not any(router._system.get(g) is None for g in router._gpus))
+
+
+def _by_routes(router, topo, leaves: Counter, widest: int) -> dict[str, set[str]] | bool:
+    """For each leaf a, the switches of its routes to every leaf b holding a head (b == a only if
+    two heads plug into it), asked of the router pair by pair; False when a join of a head's legs
+    with a route would be thinned past ``max_paths``."""
+    reach = {}
+    for a in leaves:
+        seen = set()
+        for b, count in leaves.items():
+            if a == b:  # (the one path NIC, leaf, NIC)
+                if count > 1:
+                    seen |= _switches(topo, [[a]])
+                continue
+            paths = router.routes(a, b).paths
+            if widest * len(paths) > router.max_paths:
+                return False
+            seen |= _switches(topo, paths)
+        reach[a] = seen
+    return reach
+
+
+def _by_distances(router, topo, leaves: Counter, widest: int) -> dict[str, set[str]] | bool | None:
+    """``_by_routes``'s answer read from least-cost distances between the leaves and every switch
+    (``switch_distances``): a switch is on a route from a to b when it lies on a least-cost path,
+    unless the router keeps only a sample of more than ``max_paths`` paths (that pair's route is
+    asked). None when some leaf cannot reach another (``_by_routes`` says which)."""
+    names = list(leaves)
+    graph = getattr(router, "_outside_graph", None)  # (one per router: every rail's leaves use it)
+    if graph is None:
+        graph = router._outside_graph = switch_distances.OutsideGraph(router)
+    dist, count = graph.distances(names)
+    cols = np.array([graph.index[a] for a in names], dtype=np.int64)
+    between = dist[:, cols]
+    if not np.isfinite(between).all():
+        return None
+    paths = np.minimum(count[:, cols], router.max_paths)  # (how many the router keeps)
+    if (widest * paths > router.max_paths).any():
+        return False
+    switch = np.array([topo.devices[d].kind in SWITCH_KINDS for d in graph.names])
+    row = {a: i for i, a in enumerate(names)}
+    twin = {a: router._twin_class(a) for a in names}
+    kept: dict[tuple, tuple[str, str, frozenset[str]]] = {}  # see _sampled
+    reach = {}
+    for i, a in enumerate(names):
+        on = (dist[i][None, :] + dist) == between[i][:, None]  # (each leaf b, each device)
+        use = np.array([b != a or leaves[a] > 1 for b in names])
+        sampled = use & (count[i, cols] > router.max_paths)
+        seen = {graph.names[k] for k in np.flatnonzero(on[use & ~sampled].any(axis=0) & switch)}
+        for j in np.flatnonzero(sampled):
+            seen |= _sampled(router, topo, a, names[j], twin, kept, lambda x, y: between[row[x], row[y]])
+        reach[a] = seen
+    return reach
+
+
+def _sampled(router, topo, a: str, b: str, twin: dict, kept: dict, cost) -> frozenset[str]:
+    """The switches of the router's sample of the least-cost paths from leaf a to leaf b: those of
+    the first pair of their twins asked (same neighbours at the same costs, ``Router._twin_class``)
+    with the ends renamed, else the route's own. Exchanging a with its twin a0 and b with b0 (four
+    switches, the two pairs apart) maps the fabric onto itself, so a0 to b0's least-cost paths with
+    their ends renamed are a to b's, in the same sorted order (the same inner devices), and the
+    router keeps the same sample of them; unless a or b lies on one of them (``cost(x, y)``: the
+    least cost between two leaves)."""
+    key = (twin[a], twin[b])
+    rep = kept.get(key)
+    if rep is not None:
+        a0, b0, inner = rep
+        full = cost(a0, b0)
+        if ({a, a0}.isdisjoint((b, b0)) and (a == a0 or cost(a0, a) + cost(a, b0) != full)
+                and (b == b0 or cost(a0, b) + cost(b, b0) != full)):
+            return inner | _switches(topo, [[a, b]])
+    got = _switches(topo, router.routes(a, b).paths)
+    if rep is None:
+        kept[key] = (a, b, got - {a, b})
+    return got
 
 
 def aggregation_tree(router, topo, heads: list[str], common: set[str], flat_root: str) -> list[list[tuple[str, str]]]:

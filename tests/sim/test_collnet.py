@@ -106,3 +106,40 @@ def test_the_root_above_the_leaves_is_the_one_every_route_would_choose(per_leaf)
         assert collnet_root._nearest(router, leaves, above) == every
         # and the switch tree reduces in it
         assert {root for _, root in collnet_root.aggregation_tree(router, topo, heads, common, "unused")[1]} == {every}
+
+
+UNEVEN = {  # (a leaf with fewer systems than the others; more paths than a route keeps)
+    "h100-uneven-3-tiers": lambda: build_fat_tree(37, "dgx-h100", rail_optimized=True, tiers=3, per_leaf=4),
+    "a100-uneven-oversubscribed": lambda: build_fat_tree(11, "dgx-a100", per_leaf=2, oversubscription=2.0),
+}
+
+
+@pytest.mark.parametrize("max_paths", [64, 2])
+@pytest.mark.parametrize("name", list(TOPOLOGIES) + list(UNEVEN))
+def test_the_switches_read_from_distances_are_the_routes_switches(name, max_paths):
+    """Each leaf's switches towards the others, read from least-cost distances (and, where the router
+    keeps a sample of the paths, from a twin pair's route), are those of the router's routes asked
+    leaf pair by leaf pair; and the common set is the one found pair by pair of heads."""
+    topo = {**TOPOLOGIES, **UNEVEN}[name]()
+    sampled = False
+    for k in (0, 3):
+        heads = _heads(topo, k)
+        router = Router(topo, max_paths=max_paths)
+        rails = router._rails()
+        if any(h not in rails for h in heads):  # (a DGX-1 GPU without a NIC of its own)
+            continue
+        leaves = collnet_root.Counter(router._uplink(rails[h][0]) for h in heads)
+        if None in leaves:
+            continue
+        if not collnet_root._distances_answer(router):  # (the DGX-1 tree's costs are not whole units)
+            assert name == "dgx1-tree"
+            continue
+        got = collnet_root._by_distances(router, topo, leaves, 1)
+        assert got is not None and got is not False
+        assert got == collnet_root._by_routes(Router(topo, max_paths=max_paths), topo, leaves, 1)
+        assert collnet_root.fast(router, topo, heads) == collnet_root.plain(Router(topo, max_paths=max_paths), topo, heads)
+        graph = collnet_root.switch_distances.OutsideGraph(router)
+        _, count = graph.distances(list(leaves))
+        sampled |= bool((count > max_paths).any())
+    if max_paths == 2 and "3-tiers" in name:
+        assert sampled, "no leaf pair had more paths than the router keeps"

@@ -1,0 +1,149 @@
+"""Routes between a device inside a system and a device outside every system (a CollNet head and
+its NIC's leaf, both ways), read from a system wired alike instead of searched: over 2,048 DGX H100
+CollNet asks 32,768 of them, each a search of the fabric.
+
+The first such pair of a class (the system's builder, the inside end's id after the system's
+prefix, which way, and which of the system's devices the outside end is joined to, at which
+bandwidths) is searched; if every one of its least-cost paths stays inside the system up to the
+outside end, and the router kept them all (fewer than ``max_paths``), another system wired alike
+(``Router._channel_offset``) takes the same paths renamed, when no path through any other device
+outside can tie: such a path leaves the system at some device e for a device o other than the
+outside end and takes at least one more hop from o, so it costs at least the least cost from the
+inside end to e inside the system (the same in systems wired alike), plus the bundle e-o, plus the
+cheapest bundle at any device outside systems. The paths inside the system and the outside end are
+the template's renamed (the same devices and bundles), so the router's search, which keeps every
+least-cost path, would find those. Anything else is searched as before.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+_MARGIN = 1e-6  # (far above the search's tie tolerance, 1e-9 of the cost)
+
+
+class ExitRoutes:
+    def __init__(self, router):
+        self.router = router
+        self._kept: dict[tuple, tuple | None] = {}       # class -> (system, paths with None for the outside end, cost)
+        self._inside: dict[tuple, dict[str, float]] = {}  # (system, device) -> least cost to each device inside
+        self._exits: dict[str, list[tuple[str, float, str]]] = {}  # system -> (device, bundle cost, outside device)
+        self._cheapest_out: float | None = None
+
+    @staticmethod
+    def of(router) -> "ExitRoutes":
+        """The router's one instance."""
+        got = getattr(router, "_exit_routes", None)
+        if got is None:
+            got = router._exit_routes = ExitRoutes(router)
+        return got
+
+    def route(self, src: str, dst: str):
+        """The router's route for the pair (searched for the first of a class, else renamed), or None
+        where this cannot say (then the router searches as before)."""
+        r = self.router
+        system = r._system
+        sa, sb = system.get(src), system.get(dst)
+        if r.spread != "even" or (sa is None) == (sb is None):
+            return None
+        inside, outside, forward = (src, dst, True) if sa is not None else (dst, src, False)
+        sid = sa if forward else sb
+        if outside in r._gpus:
+            return None
+        sig = r._system_signature(sid)
+        if not sig or not inside.startswith(sig[2]):
+            return None
+        prefix, n = sig[2], len(sig[2])
+        bundles = r.fabric.bundles
+        joined = []
+        for v in r.fabric.adj[outside]:
+            if system.get(v) == sid:
+                if not v.startswith(prefix):
+                    return None
+                joined.append((v[n:], bundles[(v, outside) if v <= outside else (outside, v)].bandwidth))
+        key = (sig[:2], inside[n:], forward, tuple(sorted(joined)))
+        if key not in self._kept:
+            return self._template(key, src, dst, sid, prefix, outside)
+        kept = self._kept[key]
+        if kept is None:
+            return None
+        first, rel, cost = kept
+        if (r._channel_offset(first, sid) is None
+                or self._floor(first, inside[n:], sid, prefix, outside) <= cost * (1 + _MARGIN) + _MARGIN):
+            return None
+        paths = [[outside if d is None else prefix + d for d in p] for p in rel]
+        if not forward:
+            paths = [p[::-1] for p in paths]
+        return r._route(sorted(paths))
+
+    def _template(self, key, src, dst, sid, prefix, outside):
+        r = self.router
+        paths, weights = r._search(src, dst)
+        route = r._route(paths, weights)
+        n, system = len(prefix), r._system
+        ok = (weights is None and len(paths) < r.max_paths
+              and all(d == outside or (system.get(d) == sid and d.startswith(prefix)) for p in paths for d in p))
+        if ok:
+            ways = [p if p[0] != outside else p[::-1] for p in paths]
+            self._kept[key] = (sid, [[None if d == outside else d[n:] for d in p] for p in ways],
+                               self._cost(ways[0]))
+        else:
+            self._kept[key] = None
+        return route
+
+    def _cost(self, path) -> float:
+        total = 0.0
+        for u, v in zip(path, path[1:]):
+            total += dict(self.router._adj_cost[u])[v]
+        return total
+
+    def _floor(self, first: str, rel: str, sid: str, prefix: str, outside: str) -> float:
+        """The least any path from the inside end through a device outside other than ``outside``
+        can cost (see the module's note)."""
+        inside = self._inside_costs(first, rel)
+        n = len(prefix)
+        best = math.inf
+        for e, cost, o in self._exits_of(sid):
+            if o != outside:
+                best = min(best, inside.get(e[n:], math.inf) + cost)
+        return best + self._cheapest()
+
+    def _inside_costs(self, first: str, rel: str) -> dict[str, float]:
+        """Least cost from a device of system ``first`` to each of its devices, inside it (by id after
+        the prefix), through any of them (a floor: a route passes no GPU)."""
+        got = self._inside.get((first, rel))
+        if got is None:
+            r = self.router
+            prefix = r._system_signature(first)[2]
+            system, adj = r._system, r._adj_cost
+            start = prefix + rel
+            dist = {start: 0.0}
+            heap = [(0.0, start)]
+            while heap:
+                d, u = heapq.heappop(heap)
+                if d > dist[u]:
+                    continue
+                for v, c in adj[u]:
+                    if system.get(v) == first and d + c < dist.get(v, math.inf):
+                        dist[v] = d + c
+                        heapq.heappush(heap, (d + c, v))
+            got = self._inside[(first, rel)] = {u[len(prefix):]: d for u, d in dist.items()}
+        return got
+
+    def _exits_of(self, sid: str) -> list[tuple[str, float, str]]:
+        got = self._exits.get(sid)
+        if got is None:
+            r = self.router
+            system = r._system
+            got = self._exits[sid] = [(u, c, v) for u in r.topo.groups[sid].devices if u in r.fabric.adj
+                                      for v, c in r._adj_cost[u] if system.get(v) is None]
+        return got
+
+    def _cheapest(self) -> float:
+        """The cheapest bundle at any device outside systems."""
+        if self._cheapest_out is None:
+            system = self.router._system
+            self._cheapest_out = min((1e9 / b.bandwidth for (u, v), b in self.router.fabric.bundles.items()
+                                      if system.get(u) is None or system.get(v) is None), default=math.inf)
+        return self._cheapest_out

@@ -1,0 +1,84 @@
+"""Routes between a system's device and a switch, read from a system wired alike (``ExitRoutes``),
+are the routes the search gives, path for path, channel for channel, both ways; and a system whose
+surroundings offer a cheaper way out is searched, not renamed."""
+
+import random
+
+import pytest
+
+from dgxstudio.analysis.routing import Router
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.model.topology import Link
+
+
+def _shortcut():
+    """Rail-optimized DGX H100 where the leaves of two rails of one group of systems are joined by a
+    link so fast that it costs nothing within the search's tie tolerance: those systems' GPU 0
+    reaches rail 1's leaf through its own NIC and that link as cheaply as through its PCIe switch's
+    second NIC (a tie, two paths), where the first system's GPU 0 has one path. Returns the
+    cluster and the two requests, the first system's first."""
+    topo = build_fat_tree(16, "dgx-h100", rail_optimized=True, per_leaf=4)
+    router = Router(topo)
+    rails = router._rails()
+    (own,), (other,) = rails["s09.gpu0"][1], rails["s09.gpu1"][1]
+    ib = next(lk.type for lk in topo.links.values() if own in (lk.a, lk.b))
+    topo.add_link(Link("no-cost", own, other, ib, bandwidth_per_direction_Bps=1e20))
+    return topo, [("s01.gpu0", next(iter(rails["s01.gpu1"][1]))), ("s09.gpu0", other)]
+
+
+def _plain(router, src, dst):
+    """The route the search gives (between a system's device and a switch it keeps nothing)."""
+    return router._route(*router._search(src, dst))
+
+
+def _same(a, b):
+    assert a.paths == b.paths
+    assert a.channels.tolist() == b.channels.tolist() and a.weights.tolist() == b.weights.tolist()
+    assert a.latency_s == b.latency_s
+
+
+FABRICS = {
+    "h100-3-tiers": lambda: (build_fat_tree(40, "dgx-h100", rail_optimized=True, tiers=3), None),
+    "a100-oversubscribed": lambda: (build_fat_tree(12, "dgx-a100", per_leaf=2, oversubscription=2.0), None),
+    "h100-uneven": lambda: (build_fat_tree(37, "dgx-h100", rail_optimized=True, tiers=3, per_leaf=4), None),
+    "dgx1-tree": lambda: (build_fat_tree(9, per_leaf=3), None),
+    "h100-shortcut": _shortcut,
+}
+
+
+@pytest.mark.parametrize("name", list(FABRICS))
+def test_routes_to_and_from_switches_are_the_searched_ones(name):
+    topo, special = FABRICS[name]()
+    router, plain = Router(topo), Router(topo)
+    kind = router.fabric.kind
+    switches = sorted(d for d, k in kind.items() if k in ("ib_switch", "eth_switch"))
+    gpus = [d.id for d in topo.gpus()]
+    rnd = random.Random(17)
+    pairs = [(g, s) for g in rnd.sample(gpus, min(len(gpus), 40)) for s in rnd.sample(switches, 3)]
+    for g in gpus:  # each GPU and the switches its system is joined to (the renamed ones)
+        sid = router._system[g]
+        pairs += [(g, s) for s in switches if any(router._system.get(v) == sid for v in router.fabric.adj[s])][:4]
+    pairs = (special or []) + pairs
+    for g, s in pairs:
+        for src, dst in ((g, s), (s, g)):
+            _same(router.routes(src, dst), _plain(plain, src, dst))
+    if special is not None:  # (the tie: one path leaves through the other leaf)
+        gpu, leaf = special[-1]
+        assert any(router._system.get(d) is None and d != leaf for p in router.routes(gpu, leaf).paths for d in p)
+    # each GPU and its own NIC's switch (CollNet's heads and leaves): searched once per class
+    router = Router(topo)
+    own = [(g, leaf) for g, (nic, leaves) in sorted(router._rails().items()) for leaf in sorted(leaves)]
+    searched = 0
+    real = router._search
+
+    def counting(src, dst):
+        nonlocal searched
+        searched += 1
+        return real(src, dst)
+
+    router._search = counting
+    for g, leaf in own:
+        for src, dst in ((g, leaf), (leaf, g)):
+            _same(router.routes(src, dst), _plain(plain, src, dst))
+    if name not in ("dgx1-tree", "h100-shortcut"):  # (a link costing nothing: no floor above the tie)
+        assert own and searched <= len(own) // 2, "the routes were searched, not read from a system alike"
