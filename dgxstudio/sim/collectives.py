@@ -235,7 +235,8 @@ def _levels(tree: dict) -> dict[int, list[str]]:
 def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool, reduce_s_per_byte: float,
                 label: str, after: dict[int, int] | None = None, latency_of=None,
                 cap_Bps: float = math.inf, patterns: dict | None = None, lanes: dict | None = None,
-                held: dict | None = None, slots: int = 0, key: str | None = None) -> dict[int, int]:
+                held: dict | None = None, slots: int = 0, key: str | None = None,
+                step_pieces: int = 1, whole_step=None) -> dict[int, int]:
     """Up (reduce towards the root) or down (broadcast from it), level by level, pipelined by piece.
 
     Returns, per piece, the group that completes the phase for that piece. ``patterns``: a dict kept
@@ -247,6 +248,9 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
     receiver, freed when the receiver has forwarded the piece (up: to its parent, the root down to its
     children; down: to its children), so a level runs at most ``slots`` pieces ahead of the next.
     ``key``: the tree's name in the groups' meta (default ``label``), which the replay colours by.
+    ``step_pieces`` pieces make a step; a level for which ``whole_step(pairs)`` is true (a network
+    hop, whose proxy sends a step once all of it is written) sends a piece only once the level before
+    it has delivered the last piece of that piece's step.
     """
     n, piece = pieces(size, chunk)
     if not patterns:  # the first call on this tree and direction (or the only one)
@@ -261,11 +265,13 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
     for d in depths:
         cur: dict[int, int] = {}
         last = lanes.get(d) if lanes is not None else None
+        waits = step_pieces > 1 and whole_step is not None and whole_step(patterns[d].pairs)
         for j in range(n):
+            k = min((j // step_pieces + 1) * step_pieces - 1, n - 1) if waits else j
             if prev_level:
-                deps_done = (prev_level[j],)
+                deps_done = (prev_level[k],)
             elif after is not None:
-                deps_done = (after[j],)
+                deps_done = (after[k],)
             else:
                 deps_done = ()
             sent_deps = (last,) if last is not None else ()
@@ -311,13 +317,13 @@ def double_trees(chains: list[list[str]], root: str | None = None, keep_heads: b
 
 def tree_collective(collective: str, chains: list[list[str]] | list[list[list[str]]], size: float, chunk: float,
                     root: str | None = None, reduce_s_per_byte: float = 0.0, latency_of=None,
-                    cap_Bps: float = math.inf) -> Schedule:
+                    cap_Bps: float = math.inf, step_pieces: int = 1, whole_step=None) -> Schedule:
     """All-reduce, reduce or broadcast over double binary trees, the data split evenly over them.
 
     ``chains`` lists each system's GPUs in chain order (NVLink neighbours next to each other), or,
     one such list per NIC rail: NCCL builds a pair of trees per rail, each chain starting at the GPU
     of its rail's NIC. ``latency_of(pairs)`` gives a tree level's per-step latency, ``cap_Bps`` each
-    connection's rate ceiling.
+    connection's rate ceiling. ``step_pieces`` and ``whole_step``: see ``_tree_phase``.
     """
     per_rail = bool(chains) and isinstance(chains[0][0], list)
     rails = chains if per_rail else [chains]
@@ -332,7 +338,7 @@ def tree_collective(collective: str, chains: list[list[str]] | list[list[list[st
     for i, tree in enumerate(trees):
         first = len(sched.groups)
         label = f"tree {i}"
-        kw = {"latency_of": latency_of, "cap_Bps": cap_Bps}
+        kw = {"latency_of": latency_of, "cap_Bps": cap_Bps, "step_pieces": step_pieces, "whole_step": whole_step}
         if collective == "all-reduce":
             up = _tree_phase(sched, tree, share, chunk, True, reduce_s_per_byte, label, **kw)
             _tree_phase(sched, tree, share, chunk, False, 0.0, label, after=up, **kw)

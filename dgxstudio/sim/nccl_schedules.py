@@ -56,9 +56,13 @@ class NcclSchedules:
 
             def level_latency(pairs) -> float:
                 return max(T.hop_latency(self._hop_class(a, b), "tree", proto) for a, b in pairs)
+            def over_network(pairs) -> bool:
+                return any(self._hop_class(a, b) == "net" for a, b in pairs)
             depth = T.tree_depth(len(self.gpus), plan.nodes)
-            chunk = T.tree_chunk_bytes(proto, size, nch, depth) * max(nch / (2 * rails), 1.0)
-            sched = C.tree_collective(collective, chains, size, chunk, root, red, level_latency, cap)
+            piece, step_pieces = T.tree_pieces(proto, size, nch, depth)
+            chunk = piece * max(nch / (2 * rails), 1.0)
+            sched = C.tree_collective(collective, chains, size, chunk, root, red, level_latency, cap,
+                                      step_pieces, over_network)
             scale = T.tree_efficiency(proto, plan.nodes)
         elif algorithm == "nvls":
             shares = self._nvls_switch_shares()

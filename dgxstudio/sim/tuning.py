@@ -179,6 +179,27 @@ def tree_chunk_bytes(proto: str, size: float, channels: int, depth: int) -> floa
     return chunk
 
 
+def tree_pieces(proto: str, size: float, channels: int, depth: int) -> tuple[float, int]:
+    """A tree channel's piece and how many pieces make one of NCCL's steps (chunks).
+
+    Simple forwards whole chunks: a piece is ``tree_chunk_bytes``, one a step. LL and LL128 threads
+    forward their part of each trip of lines as soon as they have it over NVLink or PCI (prims_ll.h
+    LLGenericOp, prims_ll128.h GenericOp), so their steps are cut in trips, the channel's data in at
+    most ``max_pieces_per_connection``; a network hop still sends a step only once all its lines are
+    written (net.cc sendProxyProgress), which ``tree_collective`` keeps."""
+    step = tree_chunk_bytes(proto, size, channels, depth)
+    d = tuning_data()
+    tp = d["tree_pipeline"]
+    if proto not in tp["streaming_protocols"]:
+        return step, 1
+    trip = tp["trip_data_bytes_per_thread"][proto] * d["channels"]["threads"][proto]
+    budget = int(tp["max_pieces_per_connection"])
+    per_channel = size / max(channels, 1)
+    steps = min(max(1, math.ceil(per_channel / step - 1e-9)), budget)
+    each = max(1, min(budget // steps, int(min(step, per_channel) / trip + 1e-9)))
+    return per_channel / (steps * each), each
+
+
 def model_busbw(shape: CallShape, algo: str, proto: str) -> float:
     """NCCL's bus-bandwidth estimate for an algorithm and protocol (0: not available)."""
     g = tuning_data()["generations"][shape.generation]
