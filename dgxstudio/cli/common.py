@@ -94,6 +94,8 @@ def add_source(p: argparse.ArgumentParser) -> None:
 def select(topo: Topology, spec: str | None) -> list[str]:
     from ..analysis.gpuset import GpuSetError, select_gpus
 
+    if spec is not None and not spec.strip():
+        raise CliError("--gpus '': names no GPUs (leave the option out, or give 'all', for every GPU)")
     try:
         return select_gpus(topo, spec)
     except GpuSetError as exc:
@@ -183,6 +185,6 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
                    help="GPUs one thread drives, as nccl-tests -g N: their kernels launch in turn and each call "
                         "pays N-1 more launches (default 1: a process per GPU, as mpirun or torchrun run it)")
     p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")
-    p.add_argument("--root", help="root GPU for broadcast and reduce (default: the first GPU)")
+    p.add_argument("--root", help="root GPU, for broadcast and reduce only (default: the first GPU)")
     p.add_argument("--server", help="GPU or CPU acting as parameter server, for --algorithm parameter-server only "
                                     "(default: the first GPU)")

@@ -9,6 +9,8 @@ from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnab
                      select, sim_errors, sweep_arg)
 
 
+DEFAULT_SIZE = "256MiB"   # one run's size when neither --size nor --sweep is given
+
 def sim_options(args, gpus: list[str] | None = None):
     """The engine's options from the command line; ``gpus``, the selected set, checks ``--root``
     against it (the engine took a root outside the set for an internal error). ``--server`` with
@@ -24,6 +26,9 @@ def sim_options(args, gpus: list[str] | None = None):
         if own is not None or args.collective == "all-to-all":  # (all-to-all sends pair by pair: direct)
             raise CliError(f"--protocol {args.protocol}: NCCL's protocols are for its algorithms"
                            f" ({', '.join(NCCL)}, auto); {own or 'all-to-all'} runs without them")
+    if args.root is not None and getattr(args, "collective", None) not in (None, "broadcast", "reduce"):
+        raise CliError(f"--root {args.root}: only broadcast and reduce have a root"
+                       f" (--collective {args.collective} has none)")
     if gpus is not None and args.root is not None and args.root not in gpus:
         raise CliError(f"--root {args.root}: not one of the {len(gpus)} selected GPUs"
                        f" ({', '.join(gpus[:4])}{' ...' if len(gpus) > 4 else ''})")
@@ -79,6 +84,8 @@ def cmd_simulate(args) -> int:
     from ..sim.run import Simulator
     from ..units import format_size, format_time
 
+    if args.sweep and args.size is not None:
+        raise CliError(f"--size {args.size} and --sweep {args.sweep}: a sweep runs its own sizes; give one of them")
     topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     try:
@@ -87,7 +94,8 @@ def cmd_simulate(args) -> int:
             sizes = sweep_arg(args.sweep)
             results = [sim.run(args.collective, args.algorithm, s) for s in sizes]
         else:
-            results = [sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size"))]
+            size = parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")
+            results = [sim.run(args.collective, args.algorithm, size)]
     except sim_errors() as exc:
         raise CliError(str(exc)) from None
     except SimulationCancelled:
@@ -143,7 +151,7 @@ def register(sub) -> None:
     p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"),
                    help="NCCL's ring, tree, nvls, collnet; single-ring (textbook, one ring one way); the lecture's "
                         "parameter-server, decentralized, hierarchical; auto (default): NCCL's own choice")
-    p.add_argument("--size", default="256MiB", help="bytes per GPU as nccl-tests counts them (default 256MiB)")
+    p.add_argument("--size", help=f"bytes per GPU as nccl-tests counts them (default {DEFAULT_SIZE})")
     p.add_argument("--sweep", help="LOW:HIGH, powers of two, e.g. 1KiB:4GiB")
     p.add_argument("--gpus", default="all", help="GPU set (see analyze)")
     add_sim_options(p)
