@@ -384,10 +384,17 @@ def _layout(ov: Overview, aspect: float = 1.4) -> None:
 UNJOINED_ROW = "Not connected"
 
 
+# The 'Not connected' row's one block is as wide as two blocks and their gap: alone in its row it has
+# the room, and at BLOCK_W a 512-system cluster at fit draws it 55 px wide, too narrow for its name
+# ("InfiniBand" needs 63 px), so it showed none.
+UNJOINED_W = 2 * BLOCK_W + GAP_X
+
+
 def _place_unjoined(ov: Overview) -> None:
-    """The 'Not connected' row's one block, centred above the top row."""
+    """The 'Not connected' row's one block, centred above the top row, no wider than the rows below."""
     top = -(SWITCH_BLOCK_H + TIER_GAP)
-    ov.blocks[unjoined_id(ov)].rect = ((ov.width - BLOCK_W) / 2, top, BLOCK_W, SWITCH_BLOCK_H)
+    w = max(BLOCK_W, min(UNJOINED_W, ov.width))
+    ov.blocks[unjoined_id(ov)].rect = ((ov.width - w) / 2, top, w, SWITCH_BLOCK_H)
     ov.tier_rows.insert(0, (UNJOINED_ROW, top, SWITCH_BLOCK_H))
 
 

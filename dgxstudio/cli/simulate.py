@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..sim.collectives import COLLECTIVES
+from ..sim.results import capacity_words
 from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, parse_size_arg, print_json,
                      select, sim_errors, sweep_arg)
 
@@ -138,7 +139,8 @@ def cmd_simulate(args) -> int:
         else:
             print("  busiest links:")
         for b in r.sim.bottlenecks(5):
-            print(f"    {', '.join(b['links'])} ({b['from']} -> {b['to']}): {100 * b['utilization']:.1f}% busy")
+            print(f"    {', '.join(b['links'])} ({b['from']} -> {b['to']}): {100 * b['utilization']:.1f}% busy, "
+                  f"{capacity_words(b, r)}")
     return EXIT_OK
 
 

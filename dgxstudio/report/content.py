@@ -97,7 +97,8 @@ def _gpu_order(topo: Topology, ring: list[str]) -> str:
 
 def bottleneck_rows(topo: Topology, items: list[dict]) -> list[list]:
     return [[", ".join(_link_name(topo, lid) for lid in b["links"]), f"{_name(topo, b['from'])} → {_name(topo, b['to'])}",
-             f"{100 * b['utilization']:.1f}%", gbs(b["capacity_per_direction_Bps"])] for b in items]
+             f"{100 * b['utilization']:.1f}%", gbs(b["capacity_per_direction_Bps"]),
+             gbs(b.get("link_capacity_per_direction_Bps", b["capacity_per_direction_Bps"]))] for b in items]
 
 
 def network_per_gpu(topo: Topology, analysis: dict) -> str:
@@ -263,8 +264,9 @@ def build_blocks(data: ReportData) -> list:
             out += [Heading(3, "Busiest links"), Para(f"The run was {limit_words(run.sim)}.")]
         else:
             out.append(Heading(3, "Bottleneck links"))
-        out.append(Table(["links", "direction", "busy", "GB/s per direction"],
-                         bottleneck_rows(topo, run.sim.bottlenecks(8)), {2, 3}))
+        # usable: the link's figure times the protocol's or tree's efficiency (what the run could use)
+        out.append(Table(["links", "direction", "busy", "usable GB/s per direction", "link's GB/s per direction"],
+                         bottleneck_rows(topo, run.sim.bottlenecks(8)), {2, 3, 4}))
         t = [p[0] * 1e3 for p in run.sim.delivered]
         out.append(Picture(f"delivered{i}", line_chart([("delivered", t, [p[1] / 1e9 for p in run.sim.delivered])],
                                                        "Bytes delivered over time", "simulated time (ms)", "GB")))

@@ -166,3 +166,17 @@ def compact(result: CollectiveResult) -> CollectiveResult:
         if key not in names:
             setattr(out, key, value)
     return out
+
+
+def capacity_words(b: dict, run: CollectiveResult | None = None) -> str:
+    """A bottleneck's capacity as a user reads it: what the run could use and, when a protocol's or a
+    tree's efficiency scaled it (``SimResult.capacity_scale``), the link's own figure beside it,
+    e.g. "44.1 of the link's 47.0 GB/s per direction usable by ring with LL128"."""
+    use = b["capacity_per_direction_Bps"]
+    link = b.get("link_capacity_per_direction_Bps", use)  # (results kept before the key existed)
+    if abs(use - link) <= 1e-9 * link:
+        return f"{use / 1e9:.1f} GB/s per direction"
+    by = "the run"
+    if run is not None and getattr(run, "protocol", None):
+        by = f"{run.algorithm} with {T.PROTOCOL_LABELS.get(run.protocol, run.protocol)}"
+    return f"{use / 1e9:.1f} of the link's {link / 1e9:.1f} GB/s per direction usable by {by}"

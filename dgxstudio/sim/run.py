@@ -531,6 +531,7 @@ class Simulator(NcclSchedules):
                 sim = Engine(self.router, scale).run(sched, progress, cancel)
         except RoutingError as exc:
             raise SimulationError(str(exc)) from None
+        sim.capacity_scale = scale  # its bottlenecks then give the link's own figure beside the usable one
         reason = (f"{algorithm} with {T.PROTOCOL_LABELS[protocol]} as requested" if not estimates else
                   f"{algorithm} as requested; {T.PROTOCOL_LABELS[protocol]}: NCCL's cost model's choice for this size")
         return CollectiveResult(collective, algorithm, requested or algorithm, self.gpus, size, sim.time_s,

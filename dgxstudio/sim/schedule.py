@@ -471,6 +471,9 @@ class SimResult:
     periods_skipped: int = 0  # repeats of a steady state advanced in one step (see _Periods)
     flow_events: int = 0      # active flows summed over the events: the work the run did (limits.MAX_FLOW_EVENTS)
     state_bytes: int = 0      # memory its distinct network states keep (limits.MAX_STATE_BYTES)
+    # the share of each link's figure the run could use (the engine's capacity_scale: a protocol's or
+    # a tree's efficiency); ``capacity`` is already scaled, the link's own figure is capacity / this
+    capacity_scale: float = 1.0
 
     def utilization(self) -> np.ndarray:
         """Busy fraction of each channel over the whole run."""
@@ -479,7 +482,9 @@ class SimResult:
         return self.channel_bytes / (self.capacity * self.time_s)
 
     def bottlenecks(self, top: int = 10) -> list[dict]:
-        """Channels ranked by utilization: the links that limited the run."""
+        """Channels ranked by utilization: the links that limited the run. ``capacity_per_direction_Bps``
+        is what the run could use (the link's figure times ``capacity_scale``),
+        ``link_capacity_per_direction_Bps`` the link's own figure."""
         util = self.utilization()
         order = np.argsort(-util, kind="stable")[:top]
         out = []
@@ -489,7 +494,8 @@ class SimResult:
             a, b = self.channel_ends[c]
             out.append({"links": list(self.channel_links[c]), "from": a, "to": b,
                         "utilization": float(util[c]), "bytes": float(self.channel_bytes[c]),
-                        "capacity_per_direction_Bps": float(self.capacity[c])})
+                        "capacity_per_direction_Bps": float(self.capacity[c]),
+                        "link_capacity_per_direction_Bps": float(self.capacity[c] / self.capacity_scale)})
         return out
 
     def transfers(self, group: int) -> list[dict]:

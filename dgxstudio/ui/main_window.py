@@ -168,6 +168,11 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         for a in (undo, redo):
             e.addAction(a)
             self.addAction(a)
+        # the status bar says what the key undid or redid, as the History panel names it (it kept the
+        # edit's own message, "Added ...", after Ctrl+Z); these run after the stack's own undo/redo
+        stack = self.document.undo_stack
+        undo.triggered.connect(lambda: self.show_status(f"Undid: {stack.text(stack.index())}"))
+        redo.triggered.connect(lambda: self.show_status(f"Redid: {stack.text(stack.index() - 1)}"))
         e.addSeparator()
         self._action(e, "Cu&t", self.cut, QKeySequence.StandardKey.Cut)
         self._action(e, "&Copy", self.copy, QKeySequence.StandardKey.Copy)

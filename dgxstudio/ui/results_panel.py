@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWi
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..sim.latency_bound import limit_words
+from ..sim.results import capacity_words
 from ..sim.training_words import data_parallel_words, pipeline_words
 from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
@@ -101,7 +102,7 @@ class ResultsPanel(QWidget):
         self._bottlenecks([])
         self.table.setRowCount(0)
 
-    def _bottlenecks(self, items: list[dict] | None, why: str | None = None) -> None:
+    def _bottlenecks(self, items: list[dict] | None, why: str | None = None, run=None) -> None:
         """The run's bottleneck links; None hides the list (a training run names link classes instead).
         ``why`` no link limited the run (sim/latency_bound.py): its busiest links, not called that."""
         self.bottlenecks.setVisible(items is not None)
@@ -112,7 +113,7 @@ class ResultsPanel(QWidget):
         self.bottlenecks.clear()
         for b in items or []:
             item = QListWidgetItem(f"{self.namer(b['from'])} → {self.namer(b['to'])}: {100 * b['utilization']:.1f}% busy,"
-                                   f" {b['capacity_per_direction_Bps'] / 1e9:.1f} GB/s per direction")
+                                   f" {capacity_words(b, run)}")
             item.setData(LINKS_ROLE, b["links"])
             item.setToolTip(f"links {', '.join(b['links'])}; click to select them on the canvas")
             self.bottlenecks.addItem(item)
@@ -135,7 +136,7 @@ class ResultsPanel(QWidget):
             f"{r.bound_busbw_Bps / 1e9:.1f} GB/s, at {_figures(r)} link figures"
             + (f"<br><b>{why[0].upper()}{why[1:]}</b>" if (why := limit_words(r.sim)) is not None else "")
             + f"<br><i>{r.reason}</i>")
-        self._bottlenecks(r.sim.bottlenecks(10), why)
+        self._bottlenecks(r.sim.bottlenecks(10), why, r)
         chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""   # what auto ran, as the CLI's table
         self._row([request.label + chosen, topology_name, str(len(r.gpus)), format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}",
                    f"{r.busbw_Bps / 1e9:.2f}", f"{100 * r.fraction_of_bound:.1f}"])
@@ -177,7 +178,7 @@ class ResultsPanel(QWidget):
                              f"at {_figures(last)} link figures)"
                              + (f"<br>at {format_size(last.size_bytes)}: {why}"
                                 if (why := limit_words(last.sim)) is not None else ""))
-        self._bottlenecks(last.sim.bottlenecks(10), why)
+        self._bottlenecks(last.sim.bottlenecks(10), why, last)
         for r in rows:
             chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""
             self._row([f"{request.label} @ {format_size(r.size_bytes)}{chosen}", topology_name, str(len(r.gpus)),
