@@ -34,10 +34,7 @@ class ExitRoutes:
     @staticmethod
     def of(router) -> "ExitRoutes":
         """The router's one instance."""
-        got = getattr(router, "_exit_routes", None)
-        if got is None:
-            got = router._exit_routes = ExitRoutes(router)
-        return got
+        return router.companion(ExitRoutes)
 
     def route(self, src: str, dst: str):
         """The router's route for the pair (searched for the first of a class, else renamed), or None

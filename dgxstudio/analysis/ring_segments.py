@@ -268,10 +268,7 @@ class HopRoutes:
     @staticmethod
     def of(router) -> "HopRoutes":
         """The router's one instance (its caches serve every run on that router)."""
-        hops = getattr(router, "_hop_routes", None)
-        if hops is None:
-            hops = router._hop_routes = HopRoutes(router)
-        return hops
+        return router.companion(HopRoutes)
 
     def route(self, src: str, dst: str, way: list[str] | None):
         """The hop's ``LazyRoute`` (one object per request, for the router's life), or None."""

@@ -243,6 +243,15 @@ class Router(SwitchRoutes, TemplateLoads):
         weights = np.fromiter(load.values(), dtype=float, count=len(load))
         return Route(tuple(tuple(p) for p in paths), chans, weights, latency)
 
+    def companion(self, make):
+        """The router's one ``make(router)`` (ring hops, exits from systems, the switch graph): made the
+        first time it is asked for, its caches then serve every run on this router."""
+        kept = self.__dict__.setdefault("_companions", {})
+        got = kept.get(make)
+        if got is None:
+            got = kept[make] = make(self)
+        return got
+
     def routes(self, src: str, dst: str) -> Route:
         """The route of a transfer from src to dst: its tied least-cost paths, or one of them by hash."""
         key = (src, dst)

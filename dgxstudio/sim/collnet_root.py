@@ -134,9 +134,7 @@ def _by_distances(router, topo, leaves: Counter, widest: int) -> dict[str, set[s
     unless the router keeps only a sample of more than ``max_paths`` paths (that pair's route is
     asked). None when some leaf cannot reach another (``_by_routes`` says which)."""
     names = list(leaves)
-    graph = getattr(router, "_outside_graph", None)  # (one per router: every rail's leaves use it)
-    if graph is None:
-        graph = router._outside_graph = switch_distances.OutsideGraph(router)
+    graph = router.companion(switch_distances.OutsideGraph)  # (one per router: every rail's leaves use it)
     dist, count = graph.distances(names)
     cols = np.array([graph.index[a] for a in names], dtype=np.int64)
     between = dist[:, cols]
