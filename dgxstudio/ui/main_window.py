@@ -16,6 +16,7 @@ from .canvas import CanvasView, TopologyScene
 from .cluster_dialog import open_cluster_dialog
 from .document import Document
 from .findings import FindingsList
+from .history_status import HistoryStatus, history_words
 from .inspector import Inspector, InspectorScroll
 from .minimap import MiniMap
 from .palette import Palette
@@ -93,6 +94,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.history = QUndoView(self.document.undo_stack)
         self.history.setEmptyLabel("<opened>")
         self.history_dock = self._dock("History", self.history, Qt.DockWidgetArea.RightDockWidgetArea, "history")
+        HistoryStatus(self.history, self.show_status)
         self.minimap = MiniMap(self.view)
         self.minimap_dock = self._dock("Overview", self.minimap, Qt.DockWidgetArea.RightDockWidgetArea, "minimap")
         self.findings = FindingsList(self.document)
@@ -171,8 +173,8 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         # the status bar says what the key undid or redid, as the History panel names it (it kept the
         # edit's own message, "Added ...", after Ctrl+Z); these run after the stack's own undo/redo
         stack = self.document.undo_stack
-        undo.triggered.connect(lambda: self.show_status(f"Undid: {stack.text(stack.index())}"))
-        redo.triggered.connect(lambda: self.show_status(f"Redid: {stack.text(stack.index() - 1)}"))
+        undo.triggered.connect(lambda: self.show_status(history_words(stack, stack.index() + 1, stack.index())))
+        redo.triggered.connect(lambda: self.show_status(history_words(stack, stack.index() - 1, stack.index())))
         e.addSeparator()
         self._action(e, "Cu&t", self.cut, QKeySequence.StandardKey.Cut)
         self._action(e, "&Copy", self.copy, QKeySequence.StandardKey.Copy)
