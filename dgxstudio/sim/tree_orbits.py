@@ -42,7 +42,7 @@ from .fold_routes import RouteGraph
 from .rates import RouteTable
 from .relation_ids import numbered, row_ids
 
-_CHUNK = 1 << 21  # route entries compared at a time
+_CHUNK = 1 << 19  # route entries compared at a time
 
 
 @dataclass
