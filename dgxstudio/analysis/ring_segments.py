@@ -167,6 +167,12 @@ class _Loads:
         if len(way) != 4 or ("via", *way) in self.cache:
             return None
         g0, n0, n1, g1 = way
+        # the NICs' one switch first: most hops between leaves fail here (spread over the spines),
+        # before their legs are looked up (every check below returns None alike, in any order)
+        uplinks, uplink = self.router._uplinks, self.router._uplink
+        up = uplinks[n0] if n0 in uplinks else uplink(n0)
+        if up is None or up != (uplinks[n1] if n1 in uplinks else uplink(n1)):
+            return None
         first, last = self.leg(g0, n0), self.leg(n1, g1)
         if first is None or last is None:
             return None
@@ -177,10 +183,6 @@ class _Loads:
         s0, s1 = system.get(n0), system.get(n1)
         if s0 is None or s1 is None or s0 == s1 or (n0, n1) in self.cache:
             return None  # (a middle leg ``channel_loads`` answers, or none: left to the router)
-        uplinks, uplink = self.router._uplinks, self.router._uplink
-        up = uplinks[n0] if n0 in uplinks else uplink(n0)
-        if up is None or up != (uplinks[n1] if n1 in uplinks else uplink(n1)):
-            return None
         out, into = self.index[(n0, up)], self.index[(up, n1)]
         o0, o1 = first[1], last[1]
         every = [c + o0 for c in l0] + [out, into] + [c + o1 for c in l1]

@@ -141,6 +141,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self._unit: dict[int, tuple[np.ndarray, bool]] = {}          # see _unit_weights
         self._twin_keys: dict[str, tuple] = {}                        # see _twin_class
         self._spreads: dict[tuple[str, str], tuple] = {}              # see _spread_via
+        self._spread_weights: dict[tuple, np.ndarray] = {}            # see _spread_via
         self._twin_routes: dict[tuple, tuple[str, str, list[list[str]]]] = {}  # see _twin_paths
         self._route_inner: dict[tuple[str, str], set[str]] = {}  # switch pairs: every least-cost path's inner devices
         self._spread_reps: dict[tuple, tuple[str, str]] = {}      # see _twin_spread

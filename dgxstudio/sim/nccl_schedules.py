@@ -55,7 +55,7 @@ class NcclSchedules:
             cap = T.per_channel_cap("tree", proto, shape.generation, plan.nodes, nch) * nch / (2 * rails)
 
             def level_latency(pairs) -> float:
-                return max(T.hop_latency(self._hop_class(a, b), "tree", proto) for a, b in pairs)
+                return max(T.hop_latency(c, "tree", proto) for c in self._hop_classes(pairs))
             def over_network(pairs) -> bool:
                 return any(self._hop_class(a, b) == "net" for a, b in pairs)
             depth = T.tree_depth(len(self.gpus), plan.nodes)

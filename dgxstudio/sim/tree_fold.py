@@ -21,6 +21,9 @@ move and finish together, and the filling over representatives with the class's 
 representative channel is the filling over all. The partition is checked exactly (entry by entry,
 not by its hashes) before it is used; anything else runs flow by flow. The quotient's weights are
 sums over a class, so rates can differ from the flow-by-flow run in the last bits (see the tests).
+Where the trees are images of each other by maps checked outright (``tree_orbits.py``: a rail shift
+and a mirror on a rail-optimized cluster), the refinement runs on tree 0 and the maps' orbits of
+channels instead of on every tree: the same classes, found without reading every tree's routes.
 
 Groups outside the trees (the launch; an NVLS tree's joins, and every system's NVLS reduce and
 multicast, between which its trees' pieces run) are shared by all trees, so trees of a class still
@@ -37,6 +40,7 @@ import dataclasses
 import numpy as np
 
 from ..analysis.routing import Route
+from . import tree_orbits
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
 from .relation_ids import row_ids as _ids
@@ -139,11 +143,19 @@ class Fold:
         s_tree = np.repeat(np.arange(n_trees), per_tree)
         n_s = len(s_route)
         caps = np.asarray(eng0.route_cap, dtype=float)
+        # trees that are images of each other by maps checked outright (sim/tree_orbits.py)
+        s_init = _ids(s_role, s_lat.view(np.int64), caps[s_route].view(np.int64))
+        found = tree_orbits.orbits(self._slot_ends(n_trees, per_tree), s_route, s_lat, caps[s_route],
+                                   eng0.route_ch, eng0.route_w, eng0.capacity)
+        col_c = None if found is None else tree_orbits.coarsened(
+            found, s_route[:per_tree], s_init[:per_tree], eng0.route_ch, eng0.route_w, eng0.capacity, _MIX)
+        if col_c is not None:
+            self._take_orbits(found.uch, col_c, n_trees, per_tree, per_role, s_route)
+            return True
         # slots share routes: the refinement reads each route's entries once (sim/fold_routes.py)
         graph = RouteGraph(s_route, RouteTable(eng0.route_ch, eng0.route_w), _MIX)
         uch = graph.uch
         n_c = len(uch)
-        s_init = _ids(s_role, s_lat.view(np.int64), caps[s_route].view(np.int64))
         col_c = _ids(np.ascontiguousarray(eng0.capacity[uch], dtype=float).view(np.int64))
         tree_col = np.zeros(n_trees, dtype=np.int64)
         n_tree_cols = 1
@@ -196,6 +208,29 @@ class Fold:
         self.uch, self.col_c, self.rep_ch = uch, col_c, uch[rep_ch]
         self.s_route = s_route
         return True
+
+    def _slot_ends(self, n_trees: int, per_tree: int) -> np.ndarray:
+        """Each slot's source and destination as numbers, (trees, slots per tree, 2)."""
+        ids: dict[str, int] = {}
+        return np.fromiter((ids.setdefault(x, len(ids)) for pats in self.role_patterns for p in pats
+                            for pair in p.pairs for x in pair), dtype=np.int64,
+                           count=2 * n_trees * per_tree).reshape(n_trees, per_tree, 2)
+
+    def _take_orbits(self, uch: np.ndarray, col_c: np.ndarray, n_trees: int, per_tree: int, per_role: list[int],
+                     s_route: np.ndarray) -> None:
+        """The fold of one class of trees whose maps put slot j of every tree with slot j of tree 0,
+        on channels ``uch`` in classes ``col_c``."""
+        self.m = n_trees
+        self.rep_of = np.zeros(n_trees, dtype=np.int64)
+        self.slot_perm = np.tile(np.arange(per_tree, dtype=np.int64), n_trees)
+        self.per_tree = per_tree
+        self.role_start = np.concatenate([[0], np.cumsum(per_role)])
+        self.n_cls = int(col_c.max()) + 1
+        self.cls_size = np.bincount(col_c, minlength=self.n_cls)
+        rep_ch = np.full(self.n_cls, len(uch), dtype=np.int64)
+        np.minimum.at(rep_ch, col_c, np.arange(len(uch)))
+        self.uch, self.col_c, self.rep_ch = uch, col_c, uch[rep_ch]
+        self.s_route = s_route
 
     def _apart(self) -> bool:
         """Whether the transfers outside the trees (an NVLS tree's reduce and multicast inside the
