@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .collectives import _tree_phase, double_trees, pieces
 from .schedule import Group, Pattern, Schedule
 
@@ -62,7 +64,11 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
         for sw in sh:
             ups[(s, sw)] = Pattern([(g, sw) for g in members], latency_s=intra_latency_s / 2)
             downs[(s, sw)] = Pattern([(sw, g) for g in members], latency_s=intra_latency_s / 2)
+    # each system's transfers, reduce then multicast per switch: the roles ``system_fold`` maps
+    # between systems wired alike
+    sched.meta["systems"] = [[ups[(s, sw)] for sw in sh] + [downs[(s, sw)] for sw in sh] for s, sh in enumerate(shares)]
     rails = [double_trees([[members[i]] for members in systems]) for i in range(p)]
+    spans: dict[str, list[tuple[int, int]]] = {}  # each tree's runs of group ids, piece by piece
     # one pattern per (rail, tree, direction, level), shared by every piece's groups
     shared: dict[tuple[int, int, bool], dict] = {}
     fifo: dict[tuple[int, int, bool], dict] = {}  # each connection's last group: pieces leave it in order
@@ -79,6 +85,10 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
         # images: added as columns rather than built one by one (a 16 GiB run has 4,096 pieces)
         j0 = max(2, slots + 2)
         if j0 <= j <= j0 + 2 and sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1):
+            m = starts[j - 1] - starts[j - 2]  # (copy c, piece j - 1 + c, is piece j - 1's groups c m on)
+            for runs in spans.values():
+                last = [(a, b) for a, b in runs if a >= starts[j - 1]]
+                runs.extend((a + c * m, b + c * m) for c in range(1, n - j + 1) for a, b in last)
             break
         up_ids = []
         for (s, sw), pattern in ups.items():
@@ -102,6 +112,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
                 lanes = fifo.setdefault((i, k, True), {})
                 hold = held.setdefault((i, k), {})
                 # one colour key per rail and tree, not per piece (the replay's legend lists keys)
+                before = len(sched.groups)
                 upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
                                   patterns=shared.setdefault((i, k, True), {}), lanes=lanes, held=hold, slots=slots,
@@ -112,6 +123,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
                                    patterns=shared.setdefault((i, k, False), {}), lanes=fifo.setdefault((i, k, False), {}),
                                    held=hold, slots=slots, key=f"rail {i} tree {k}")
                 net_ids.append(down[0])
+                spans.setdefault(f"rail {i} tree {k}", []).append((before, len(sched.groups)))
         if slots > 0:
             gone = sched.add(Group(f"trees took piece {j}", deps_done=tuple(first_ids),
                                    deps_sent=(last_join[2],) if last_join[2] is not None else (),
@@ -128,6 +140,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
                                   (last_down[(s, sw)],) if (s, sw) in last_down else (),
                                   meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
             last_down[(s, sw)] = gid
+    sched.meta["tree_groups"] = [np.concatenate([np.arange(a, b) for a, b in runs]) for runs in spans.values()]
     return sched
 
 
@@ -146,6 +159,9 @@ def tree_units(sched: Schedule) -> list[list[int]] | None:
     """The groups of each of an NVLS tree schedule's network trees (every rail's pair), ascending,
     read from the groups' "tree" key: the units ``tree_fold`` runs once per class of alike trees
     (the reduce, multicast and joins in between stay outside them). None with fewer than two."""
+    known = sched.meta.get("tree_groups")
+    if known is not None:  # (listed as the schedule was built: the same lists, without reading every meta)
+        return [t.tolist() for t in known] if len(known) > 1 else None
     by_key: dict[str, list[int]] = {}
     for g, (_, meta) in enumerate(sched.groups.patterns_and_metas()):
         key = meta.get("tree")
