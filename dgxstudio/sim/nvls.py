@@ -144,15 +144,32 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
     return sched
 
 
-# When the simulator folds an NVLS tree's alike trees (``tree_units``): folding builds every group as
-# an object, twice, so it pays where the network is large and the pieces few. Measured (DGX H100,
-# rail-optimized, CPU): 128 systems at 256 MiB (32 pieces) 1.5 s folded against 1.7 s; at 4 GiB (512
-# pieces, 640,000 groups) 6.6 s and 1.0 GB against 3.8 s and 0.5 GB, and at 16 GiB (2.56 million
-# groups) 22 s and 3.6 GB against 4.8 s and 1.5 GB (the steady state is skipped flow by flow); 512
-# systems at 256 MiB and 1 GiB (128 pieces, 536,000 groups) 7.3 and 24 s, where flow by flow is
-# refused for its network states' memory; 2,048 at 256 MiB (535,648 groups) 33 s and 2.7 GB.
+# When the simulator folds an NVLS tree's alike trees (``tree_units``): folding builds the groups it
+# runs as objects, so it pays where the network is large and the pieces few. Measured (DGX H100,
+# rail-optimized, CPU), before the systems folded too: 128 systems at 256 MiB (32 pieces) 1.5 s
+# folded against 1.7 s; at 4 GiB (512 pieces, 640,000 groups) 6.6 s and 1.0 GB against 3.8 s and
+# 0.5 GB, and at 16 GiB (2.56 million groups) 22 s and 3.6 GB against 4.8 s and 1.5 GB (the steady
+# state is skipped flow by flow); 512 systems at 256 MiB and 1 GiB (128 pieces, 536,000 groups) 7.3
+# and 24 s, where flow by flow is refused for its network states' memory; 2,048 at 256 MiB
+# (535,648 groups) 33 s and 2.7 GB.
 FOLD_PIECES = 128
 FOLD_GROUPS = 1_000_000
+# With the systems folded (sim/system_fold.py) a piece runs a few dozen groups however many the
+# systems: from 64 systems on, folding pays up to 1,024 pieces (4 GiB). Measured (CPU, peak RSS, load
+# 5-6), folded against flow by flow: 64 systems at 4 GiB 1.2 against 1.9 s, at 16 GiB 3.8 against
+# 2.7 s; 128 systems at 4 GiB 1.7 s / 358 MB against 4.5 s / 418 MB, at 16 GiB 5.7 against 6.5 s
+# and 1.2 against 1.05 GB; 512 systems at 2 and 4 GiB 4.4 and 6.2 s (flow by flow is refused for its
+# network states' memory); 16 systems at 4 GiB 0.68 against 0.47 s.
+FOLD_SYSTEMS = 64
+FOLD_PIECES_SYSTEMS = 1024
+
+
+def folds(sched: Schedule) -> bool:
+    """Whether the simulator runs an NVLS tree schedule folded (``tree_fold`` with ``tree_units``)."""
+    pieces = sched.meta["pieces"]
+    if len(sched.meta.get("systems", ())) >= FOLD_SYSTEMS and pieces <= FOLD_PIECES_SYSTEMS:
+        return True
+    return pieces <= FOLD_PIECES and len(sched.groups) <= FOLD_GROUPS
 
 
 def tree_units(sched: Schedule) -> list[list[int]] | None:

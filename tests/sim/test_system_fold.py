@@ -9,6 +9,7 @@ import pytest
 from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.sim import collectives, nvls, system_fold, tree_fold  # noqa: F401 (collectives first: nvls imports it)
 from dgxstudio.sim.engine import Engine
+from dgxstudio.sim.run import SimOptions, Simulator
 from dgxstudio.sim.schedule import Lanes
 
 from .test_collnet_fold import _schedule
@@ -110,3 +111,23 @@ def test_the_schedule_lists_its_trees_as_its_metas_do():
                 by_key.setdefault(m["tree"], []).append(g)
         assert listed == list(by_key.values())
     assert any(isinstance(c, Lanes) for c in sched.groups._chunks)  # (the long one's later pieces are columns)
+
+
+def test_a_long_nvls_tree_of_many_systems_folds_with_the_flow_by_flow_answer(monkeypatch):
+    """With its systems folded a piece runs a few dozen groups: from ``FOLD_SYSTEMS`` systems the
+    simulator folds up to ``FOLD_PIECES_SYSTEMS`` pieces (here lowered to four systems), pieces
+    added as columns included, and the answer is the flow-by-flow run's."""
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True, per_leaf=2)
+    sim, sched, scale = _schedule(topo, "nvls-tree", 2048 * MiB)
+    assert sched.meta["pieces"] > nvls.FOLD_PIECES and not nvls.folds(sched)
+    monkeypatch.setattr(nvls, "FOLD_SYSTEMS", 4)
+    assert nvls.folds(sched)
+    monkeypatch.setattr(nvls, "FOLD_PIECES_SYSTEMS", sched.meta["pieces"] - 1)
+    assert not nvls.folds(sched)
+    monkeypatch.setattr(nvls, "FOLD_PIECES_SYSTEMS", sched.meta["pieces"])
+    r = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True)).run("all-reduce", "nvls-tree",
+                                                                                      2048 * MiB)
+    assert isinstance(r.sim.rate_patterns, tree_fold._FoldedPatterns)
+    sched.meta["trees"] = nvls.tree_units(sched)
+    assert tree_fold.Fold.of(Engine(sim.router, scale), sched).systems is not None
+    _assert_same(r.sim, Engine(sim.router, scale).run(sched), len(sched.groups))
