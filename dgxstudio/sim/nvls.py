@@ -68,7 +68,8 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
     # between systems wired alike
     sched.meta["systems"] = [[ups[(s, sw)] for sw in sh] + [downs[(s, sw)] for sw in sh] for s, sh in enumerate(shares)]
     rails = [double_trees([[members[i]] for members in systems]) for i in range(p)]
-    spans: dict[str, list[tuple[int, int]]] = {}  # each tree's runs of group ids, piece by piece
+    spans: dict[str, list[tuple[int, int]]] = {}  # each tree's runs of group ids, piece by piece as built
+    repeat = (0, 0)  # the pieces added as columns: (groups per piece, how many)
     # one pattern per (rail, tree, direction, level), shared by every piece's groups
     shared: dict[tuple[int, int, bool], dict] = {}
     fifo: dict[tuple[int, int, bool], dict] = {}  # each connection's last group: pieces leave it in order
@@ -85,10 +86,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
         # images: added as columns rather than built one by one (a 16 GiB run has 4,096 pieces)
         j0 = max(2, slots + 2)
         if j0 <= j <= j0 + 2 and sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1):
-            m = starts[j - 1] - starts[j - 2]  # (copy c, piece j - 1 + c, is piece j - 1's groups c m on)
-            for runs in spans.values():
-                last = [(a, b) for a, b in runs if a >= starts[j - 1]]
-                runs.extend((a + c * m, b + c * m) for c in range(1, n - j + 1) for a, b in last)
+            repeat = (starts[j - 1] - starts[j - 2], n - j)  # (copy c, piece j - 1 + c: piece j - 1's groups c m on)
             break
         up_ids = []
         for (s, sw), pattern in ups.items():
@@ -140,7 +138,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
                                   (last_down[(s, sw)],) if (s, sw) in last_down else (),
                                   meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
             last_down[(s, sw)] = gid
-    sched.meta["tree_groups"] = [np.concatenate([np.arange(a, b) for a, b in runs]) for runs in spans.values()]
+    sched.meta["tree_spans"] = (list(spans.values()), repeat)  # (read by tree_units, only if the run folds)
     return sched
 
 
@@ -172,13 +170,24 @@ def folds(sched: Schedule) -> bool:
     return pieces <= FOLD_PIECES and len(sched.groups) <= FOLD_GROUPS
 
 
+def _ids(runs: list[tuple[int, int]], m: int, copies: int) -> list[int]:
+    """A tree's group ids from its runs [a, b), one a piece, the last repeated ``copies`` times, each
+    m further on (the pieces added as columns)."""
+    lo, hi = np.asarray(runs, dtype=np.int64).T
+    if copies:
+        shift = np.arange(1, copies + 1, dtype=np.int64) * m
+        lo, hi = np.concatenate([lo, lo[-1] + shift]), np.concatenate([hi, hi[-1] + shift])
+    lens = hi - lo
+    return (np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(lo - (np.cumsum(lens) - lens), lens)).tolist()
+
+
 def tree_units(sched: Schedule) -> list[list[int]] | None:
     """The groups of each of an NVLS tree schedule's network trees (every rail's pair), ascending,
     read from the groups' "tree" key: the units ``tree_fold`` runs once per class of alike trees
     (the reduce, multicast and joins in between stay outside them). None with fewer than two."""
-    known = sched.meta.get("tree_groups")
+    known = sched.meta.get("tree_spans")
     if known is not None:  # (listed as the schedule was built: the same lists, without reading every meta)
-        return [t.tolist() for t in known] if len(known) > 1 else None
+        return [_ids(runs, *known[1]) for runs in known[0]] if len(known[0]) > 1 else None
     by_key: dict[str, list[int]] = {}
     for g, (_, meta) in enumerate(sched.groups.patterns_and_metas()):
         key = meta.get("tree")

@@ -149,12 +149,17 @@ class SystemFold:
         self.rep_ch: dict[int, np.ndarray] = {}
         for r in reps:
             rids = np.concatenate([engine.template(p)["route"] for p in systems[r]]).tolist()
+            chans = np.concatenate([engine.route_ch[i] for i in rids])
             if r in self.templates:  # the engine's routes are the templates the classes were read from
-                for rid, first, d in zip(rids, self.templates[r], self.offsets[r]):
-                    if not (np.array_equal(engine.route_ch[rid], first.channels + d)
-                            and np.array_equal(engine.route_w[rid], first.weights)):
-                        return False
-            self.rep_ch[r] = np.unique(np.concatenate([engine.route_ch[i] for i in rids]))
+                firsts = self.templates[r]
+                lens = [len(f.channels) for f in firsts]
+                if not (lens == [len(engine.route_ch[i]) for i in rids]
+                        and np.array_equal(chans, np.concatenate([f.channels for f in firsts])
+                                           + np.repeat(np.asarray(self.offsets[r], dtype=np.int64), lens))
+                        and np.array_equal(np.concatenate([engine.route_w[i] for i in rids]),
+                                           np.concatenate([f.weights for f in firsts]))):
+                    return False
+            self.rep_ch[r] = np.unique(chans)
         cap = engine.capacity
         every = []
         for s in range(len(systems)):
@@ -228,6 +233,8 @@ class _Legs:
         if template is None:
             return None
         first = template[2]
+        if router._cache[(a, b)] is first:  # (the search that made the template: the router answers it)
+            return first, 0
         engine = self.engine
         rid = int(engine.template(pattern)["route"][i])
         ch = engine.route_ch[rid]
