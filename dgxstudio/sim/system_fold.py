@@ -101,6 +101,7 @@ class SystemFold:
         fold.rep_sys, fold.deltas, fold.pid = rep_sys, deltas, pid
         fold.count = np.bincount(rep_sys, minlength=len(systems))  # each representative's class size
         fold.templates, fold.offsets = templates, offsets
+        fold._members = None
         return fold if fold._groups(cols, sys_of, role_of) and fold._channels(engine, systems) else None
 
     def _groups(self, cols: Columns, sys_of: np.ndarray, role_of: np.ndarray) -> bool:
@@ -177,12 +178,15 @@ class SystemFold:
         return not np.isin(self.channels, channels).any()
 
     def members(self) -> dict[int, np.ndarray]:
-        """Each representative's folded systems' offsets (itself excluded)."""
-        out: dict[int, list[int]] = {}
-        for s, r in enumerate(self.rep_sys.tolist()):
-            if r != s:
-                out.setdefault(r, []).append(int(self.deltas[s]))
-        return {r: np.asarray(d, dtype=np.int64) for r, d in out.items()}
+        """Each representative's folded systems' offsets (itself excluded; worked out once, as a
+        replay reads the run's rate patterns one after the other)."""
+        if self._members is None:
+            out: dict[int, list[int]] = {}
+            for s, r in enumerate(self.rep_sys.tolist()):
+                if r != s:
+                    out.setdefault(r, []).append(int(self.deltas[s]))
+            self._members = {r: np.asarray(d, dtype=np.int64) for r, d in out.items()}
+        return self._members
 
     def channel_bytes(self, bytes_: np.ndarray) -> None:
         """Give every folded system's channels its representative's bytes, in place."""
