@@ -28,6 +28,7 @@ start, move and finish together; one that waits for a tree group waits, in the f
 group's representative. Their transfers run as they are, one flow each, beside the folded trees,
 where no tree loads a channel they load (else the run is not folded): the engine counts each flow
 as the flows it stands for (``Engine.represents``, per route), in its budget and its bytes delivered.
+An NVLS tree's systems wired alike fold as well, one system per class (``sim/system_fold.py``).
 """
 
 from __future__ import annotations
