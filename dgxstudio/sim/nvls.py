@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .collectives import _tree_phase, double_trees, pieces
 from .schedule import Group, Pattern, Schedule
 
@@ -62,7 +64,12 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
         for sw in sh:
             ups[(s, sw)] = Pattern([(g, sw) for g in members], latency_s=intra_latency_s / 2)
             downs[(s, sw)] = Pattern([(sw, g) for g in members], latency_s=intra_latency_s / 2)
+    # each system's transfers, reduce then multicast per switch: the roles ``system_fold`` maps
+    # between systems wired alike
+    sched.meta["systems"] = [[ups[(s, sw)] for sw in sh] + [downs[(s, sw)] for sw in sh] for s, sh in enumerate(shares)]
     rails = [double_trees([[members[i]] for members in systems]) for i in range(p)]
+    spans: dict[str, list[tuple[int, int]]] = {}  # each tree's runs of group ids, piece by piece as built
+    repeat = (0, 0)  # the pieces added as columns: (groups per piece, how many)
     # one pattern per (rail, tree, direction, level), shared by every piece's groups
     shared: dict[tuple[int, int, bool], dict] = {}
     fifo: dict[tuple[int, int, bool], dict] = {}  # each connection's last group: pieces leave it in order
@@ -79,6 +86,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
         # images: added as columns rather than built one by one (a 16 GiB run has 4,096 pieces)
         j0 = max(2, slots + 2)
         if j0 <= j <= j0 + 2 and sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1):
+            repeat = (starts[j - 1] - starts[j - 2], n - j)  # (copy c, piece j - 1 + c: piece j - 1's groups c m on)
             break
         up_ids = []
         for (s, sw), pattern in ups.items():
@@ -102,6 +110,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
                 lanes = fifo.setdefault((i, k, True), {})
                 hold = held.setdefault((i, k), {})
                 # one colour key per rail and tree, not per piece (the replay's legend lists keys)
+                before = len(sched.groups)
                 upd = _tree_phase(sched, tree, slice_bytes, slice_bytes, True, 0.0, label, after={0: joined},
                                   latency_of=lambda pairs: inter_latency_s, cap_Bps=cap_Bps,
                                   patterns=shared.setdefault((i, k, True), {}), lanes=lanes, held=hold, slots=slots,
@@ -112,6 +121,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
                                    patterns=shared.setdefault((i, k, False), {}), lanes=fifo.setdefault((i, k, False), {}),
                                    held=hold, slots=slots, key=f"rail {i} tree {k}")
                 net_ids.append(down[0])
+                spans.setdefault(f"rail {i} tree {k}", []).append((before, len(sched.groups)))
         if slots > 0:
             gone = sched.add(Group(f"trees took piece {j}", deps_done=tuple(first_ids),
                                    deps_sent=(last_join[2],) if last_join[2] is not None else (),
@@ -128,24 +138,56 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
                                   (last_down[(s, sw)],) if (s, sw) in last_down else (),
                                   meta={"phase": "nvls-multicast", "switch": sw, "piece": j}))
             last_down[(s, sw)] = gid
+    sched.meta["tree_spans"] = (list(spans.values()), repeat)  # (read by tree_units, only if the run folds)
     return sched
 
 
-# When the simulator folds an NVLS tree's alike trees (``tree_units``): folding builds every group as
-# an object, twice, so it pays where the network is large and the pieces few. Measured (DGX H100,
-# rail-optimized, CPU): 128 systems at 256 MiB (32 pieces) 1.5 s folded against 1.7 s; at 4 GiB (512
-# pieces, 640,000 groups) 6.6 s and 1.0 GB against 3.8 s and 0.5 GB, and at 16 GiB (2.56 million
-# groups) 22 s and 3.6 GB against 4.8 s and 1.5 GB (the steady state is skipped flow by flow); 512
-# systems at 256 MiB and 1 GiB (128 pieces, 536,000 groups) 7.3 and 24 s, where flow by flow is
-# refused for its network states' memory; 2,048 at 256 MiB (535,648 groups) 33 s and 2.7 GB.
+# When the simulator folds an NVLS tree's alike trees (``tree_units``): folding builds the groups it
+# runs as objects, so it pays where the network is large and the pieces few. Measured (DGX H100,
+# rail-optimized, CPU), before the systems folded too: 128 systems at 256 MiB (32 pieces) 1.5 s
+# folded against 1.7 s; at 4 GiB (512 pieces, 640,000 groups) 6.6 s and 1.0 GB against 3.8 s and
+# 0.5 GB, and at 16 GiB (2.56 million groups) 22 s and 3.6 GB against 4.8 s and 1.5 GB (the steady
+# state is skipped flow by flow); 512 systems at 256 MiB and 1 GiB (128 pieces, 536,000 groups) 7.3
+# and 24 s, where flow by flow is refused for its network states' memory; 2,048 at 256 MiB
+# (535,648 groups) 33 s and 2.7 GB.
 FOLD_PIECES = 128
 FOLD_GROUPS = 1_000_000
+# With the systems folded (sim/system_fold.py) a piece runs a few dozen groups however many the
+# systems: from 64 systems on, folding pays up to 1,024 pieces (4 GiB). Measured (CPU, peak RSS, load
+# 5-6), folded against flow by flow: 64 systems at 4 GiB 1.2 against 1.9 s, at 16 GiB 3.8 against
+# 2.7 s; 128 systems at 4 GiB 1.7 s / 358 MB against 4.5 s / 418 MB, at 16 GiB 5.7 against 6.5 s
+# and 1.2 against 1.05 GB; 512 systems at 2 and 4 GiB 4.4 and 6.2 s (flow by flow is refused for its
+# network states' memory); 16 systems at 4 GiB 0.68 against 0.47 s.
+FOLD_SYSTEMS = 64
+FOLD_PIECES_SYSTEMS = 1024
+
+
+def folds(sched: Schedule) -> bool:
+    """Whether the simulator runs an NVLS tree schedule folded (``tree_fold`` with ``tree_units``)."""
+    pieces = sched.meta["pieces"]
+    if len(sched.meta.get("systems", ())) >= FOLD_SYSTEMS and pieces <= FOLD_PIECES_SYSTEMS:
+        return True
+    return pieces <= FOLD_PIECES and len(sched.groups) <= FOLD_GROUPS
+
+
+def _ids(runs: list[tuple[int, int]], m: int, copies: int) -> list[int]:
+    """A tree's group ids from its runs [a, b), one a piece, the last repeated ``copies`` times, each
+    m further on (the pieces added as columns)."""
+    lo, hi = np.asarray(runs, dtype=np.int64).T
+    if copies:
+        shift = np.arange(1, copies + 1, dtype=np.int64) * m
+        lo, hi = np.concatenate([lo, lo[-1] + shift]), np.concatenate([hi, hi[-1] + shift])
+    lens = hi - lo
+    return (np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(lo - (np.cumsum(lens) - lens), lens)).tolist()
 
 
 def tree_units(sched: Schedule) -> list[list[int]] | None:
     """The groups of each of an NVLS tree schedule's network trees (every rail's pair), ascending,
     read from the groups' "tree" key: the units ``tree_fold`` runs once per class of alike trees
     (the reduce, multicast and joins in between stay outside them). None with fewer than two."""
+    known = sched.meta.get("tree_spans")
+    if known is not None:  # (listed as the schedule was built: the same lists, without reading every meta)
+        return [_ids(runs, *known[1]) for runs in known[0]] if len(known[0]) > 1 else None
     by_key: dict[str, list[int]] = {}
     for g, (_, meta) in enumerate(sched.groups.patterns_and_metas()):
         key = meta.get("tree")

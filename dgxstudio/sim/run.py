@@ -529,8 +529,7 @@ class Simulator(NcclSchedules):
         try:
             if algorithm in ("tree", "collnet"):  # trees alike (NCCL's pair per rail, mirrored; CollNet's rails) run once
                 sim = tree_fold.run(self.router, sched, scale, progress, cancel)
-            elif (algorithm == "nvls-tree" and sched.meta["pieces"] <= nvls.FOLD_PIECES
-                  and len(sched.groups) <= nvls.FOLD_GROUPS):
+            elif algorithm == "nvls-tree" and nvls.folds(sched):
                 # its network trees likewise, beside the systems' NVLS reduce and multicast
                 sched.meta["trees"] = nvls.tree_units(sched)
                 sim = tree_fold.run(self.router, sched, scale, progress, cancel)

@@ -31,6 +31,7 @@ start, move and finish together; one that waits for a tree group waits, in the f
 group's representative. Their transfers run as they are, one flow each, beside the folded trees,
 where no tree loads a channel they load (else the run is not folded): the engine counts each flow
 as the flows it stands for (``Engine.represents``, per route), in its budget and its bytes delivered.
+An NVLS tree's systems wired alike fold as well, one system per class (``sim/system_fold.py``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from . import tree_orbits
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
 from .relation_ids import row_ids as _ids
+from .system_fold import LazyTemplate, SystemFold
 
 _MIX = np.int64(0x5851F42D4C957F2D)
 
@@ -72,8 +74,8 @@ class Fold:
         if not trees or len(trees) < 2:
             return None
         trees = [np.arange(*t) if isinstance(t, tuple) else np.asarray(t, dtype=np.int64) for t in trees]
-        groups = list(sched.groups)
-        n = len(groups)
+        cols = sched.columns()
+        n = cols.n
         size = len(trees[0])
         if any(len(mem) != size for mem in trees):
             return None
@@ -89,6 +91,8 @@ class Fold:
         roles: list[dict[int, int]] = []
         role_patterns: list[list] = []
         first_tree = trees[0].tolist()
+        # (the trees' groups only: an NVLS tree has 40 times as many in its systems)
+        groups = {g: sched.groups[g] for g in np.concatenate(trees).tolist()}
         for t, mem in enumerate(trees):
             mine: dict[int, int] = {}
             pats = []
@@ -114,16 +118,25 @@ class Fold:
                         return None
             roles.append(mine)
             role_patterns.append(pats)
-        outside = {id(groups[g].pattern): groups[g].pattern for g in np.flatnonzero(tree_of < 0).tolist()
-                   if groups[g].pattern is not None and groups[g].pattern.pairs}
+        rest = np.flatnonzero(tree_of < 0)
+        # the systems' transfers (an NVLS tree's): one system per class of systems wired alike
+        systems = sched.meta.get("systems")
+        sys_fold = SystemFold.of(engine, cols, systems, rest) if systems else None
+        if sys_fold is not None:
+            rest = rest[sys_fold.kept[rest]]
+        outside = {id(p): p for k in np.unique(cols.pattern[rest]).tolist() if k >= 0
+                   and (p := cols.patterns[k]).pairs}
         if any(len(p) != len(role_patterns[0]) or
                any(len(a.pairs) != len(b.pairs) for a, b in zip(p, role_patterns[0])) for p in role_patterns):
             return None
         fold = cls.__new__(cls)
         fold.eng0, fold.router, fold.scale = engine, engine.router, engine.capacity_scale
-        fold.sched, fold.groups = sched, groups
+        # (each group's pattern kept, not the columns' dependencies: 50 MB on 2,048 DGX H100)
+        fold.sched, fold.patterns, fold.pattern = sched, cols.patterns, cols.pattern
         fold.trees, fold.tree_of, fold.role_patterns = trees, tree_of, role_patterns
         fold.outside = list(outside.values())
+        fold.systems = sys_fold
+        del cols, groups  # (freed before the refinement's peak)
         return fold if fold._classes() and fold._apart() else None
 
     def _classes(self) -> bool:
@@ -236,17 +249,17 @@ class Fold:
         """Whether the transfers outside the trees (an NVLS tree's reduce and multicast inside the
         systems) load no channel a tree loads: they then run as they are, beside the folded trees."""
         if not self.outside:
-            return True
+            return self.systems is None or self.systems.apart_from(self.uch)
         eng0 = self.eng0
         for p in self.outside:
             self.tpls0[id(p)] = eng0.template(p)
         rids = np.unique(np.concatenate([self.tpls0[id(p)]["route"] for p in self.outside]))
         _, ch, _ = RouteTable(eng0.route_ch, eng0.route_w).gather(rids)
-        return not np.isin(ch, self.uch).any()
+        return not np.isin(ch, self.uch).any() and (self.systems is None or self.systems.apart_from(self.uch))
 
     def _rep_group(self) -> np.ndarray:
         """Each group's representative: the group in the same place of its tree's representative."""
-        src = np.arange(len(self.groups), dtype=np.int64)
+        src = np.arange(len(self.pattern), dtype=np.int64) if self.systems is None else self.systems.rep_group.copy()
         for t, mem in enumerate(self.trees):
             r = int(self.rep_of[t])
             if r != t:
@@ -274,18 +287,20 @@ class Fold:
                          eng0.routes[r].cap_Bps) for i, r in enumerate(rids)}
 
     def run(self, progress=None, cancel=None) -> SimResult:
-        groups, trees, tree_of = self.groups, self.trees, self.tree_of
-        n = len(groups)
+        groups, trees, tree_of = self.sched.groups, self.trees, self.tree_of
+        n = len(self.pattern)
         reps = sorted(set(self.rep_of.tolist()))
         keep = np.zeros(n, dtype=bool)
         keep[tree_of < 0] = True
+        if self.systems is not None:
+            keep &= self.systems.kept
         for t in reps:
             keep[trees[t]] = True
         # a dependency on a tree that is not run is one on its representative's group in that place
         new_id = (np.cumsum(keep) - 1)[self._rep_group()]
         reduced = Schedule([], self.sched.payload_bytes, self.sched.description, dict(self.sched.meta))
-        for g in np.flatnonzero(keep).tolist():
-            grp = groups[g]
+        kept = np.flatnonzero(keep).tolist()
+        for g, grp in zip(kept, _rows(groups, kept)):
             reduced.add(dataclasses.replace(grp, deps_done=tuple(dict.fromkeys(int(new_id[d]) for d in grp.deps_done)),
                                             deps_sent=tuple(dict.fromkeys(int(new_id[d]) for d in grp.deps_sent))))
         # the representatives' patterns travel on class routes (templates made here, not asked of the router)
@@ -307,12 +322,18 @@ class Fold:
                     eng1.route_cap.append(min(p.cap_Bps, route.cap_Bps))
                     eng1.represents[ids[-1]] = self.m
                 p._template = {"engine": eng1, "route": np.asarray(ids, dtype=np.int64), "latency": tpl["latency"]}
+        systems = self.sched.meta.get("systems")
+        if self.systems is not None:  # a representative system's flows stand for its class's
+            eng1.represents.update(self.systems.represents(eng1, systems))
         try:
             sim = eng1.run(reduced, progress, cancel)
         finally:
             for pats in (*self.role_patterns, self.outside):
                 for p in pats:
                     p._template = self.tpls0[id(p)]
+            if self.systems is not None:  # (never run: routed if a report reads their transfers)
+                for p in self.systems.folded_patterns(systems):
+                    p._template = LazyTemplate(self.eng0, p)
         return self._expand(sim, new_id)
 
     def _expand(self, sim: SimResult, new_id: np.ndarray) -> SimResult:
@@ -320,12 +341,23 @@ class Fold:
         idx = new_id
         channel_bytes = sim.channel_bytes.copy()  # (the outside's channels as they ran)
         channel_bytes[self.uch] = sim.channel_bytes[self.rep_ch[self.col_c]]
+        if self.systems is not None:
+            self.systems.channel_bytes(channel_bytes)
         delivered = sim.delivered  # (the engine counted each flow as the ones it stands for)
         return dataclasses.replace(
             sim, group_start=sim.group_start[idx], group_sent=sim.group_sent[idx], group_done=sim.group_done[idx],
             groups=self.sched.groups, flow_ends=_FoldedEnds(self, sim.flow_ends, idx),
             channel_bytes=channel_bytes, rate_patterns=_FoldedPatterns(self, sim.rate_patterns),
             delivered=delivered, routes=self.eng0.routes)
+
+
+def _rows(groups, ids: list[int]):
+    """The groups ``ids`` (ascending) of a GroupTable: read in order where they are most of it
+    (building each row's Group once), else one by one."""
+    if len(ids) * 4 < len(groups):
+        return (groups[g] for g in ids)
+    wanted = set(ids)
+    return (grp for g, grp in enumerate(groups) if g in wanted)
 
 
 class _FoldedEnds:
@@ -346,7 +378,7 @@ class _FoldedEnds:
         t = int(fold.tree_of[g])
         if t < 0 or int(fold.rep_of[t]) == t:
             return got
-        k = self._role[id(fold.groups[g].pattern)]
+        k = self._role[id(fold.patterns[fold.pattern[g]])]
         a, b = int(fold.role_start[k]), int(fold.role_start[k + 1])
         mine = fold.slot_perm[t * fold.per_tree + a:t * fold.per_tree + b]
         return got[mine - int(fold.rep_of[t]) * fold.per_tree - a]
@@ -360,6 +392,7 @@ class _FoldedPatterns:
 
     def __init__(self, fold: Fold, patterns):
         self.patterns = patterns
+        self.systems = fold.systems
         rep_cls = np.full(fold.router.n_channels, -1, dtype=np.int64)  # -1: outside the trees (as it ran)
         rep_cls[fold.uch] = -2  # a class member that is not its representative: never loaded in the run
         rep_cls[fold.rep_ch] = np.arange(fold.n_cls)
@@ -386,8 +419,11 @@ class _FoldedPatterns:
         k = k[~apart]
         sizes = self.size[k]
         at = np.repeat(self.start[k] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(int(sizes.sum()))
-        chans = np.concatenate([self.members[at], rp.channels[apart]])
-        loads = np.concatenate([np.repeat(rp.load_Bps[~apart], sizes), rp.load_Bps[apart]])
+        chans, loads = rp.channels[apart], rp.load_Bps[apart]
+        if self.systems is not None:  # (the systems' channels: each folded system's as its representative's)
+            chans, loads = self.systems.spread(chans, loads)
+        chans = np.concatenate([self.members[at], chans])
+        loads = np.concatenate([np.repeat(rp.load_Bps[~apart], sizes), loads])
         order = np.argsort(chans, kind="stable")
         out = RatePattern(chans[order], loads[order])
         self._last = (pid, out)
