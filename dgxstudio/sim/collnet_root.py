@@ -144,17 +144,16 @@ def _by_distances(router, topo, leaves: Counter, widest: int) -> dict[str, set[s
     if (widest * paths > router.max_paths).any():
         return False
     switch = np.array([topo.devices[d].kind in SWITCH_KINDS for d in graph.names])
-    row = {a: i for i, a in enumerate(names)}
     twin = {a: router._twin_class(a) for a in names}
-    kept: dict[tuple, tuple[str, str, frozenset[str]]] = {}  # see _sampled
     reach = {}
     for i, a in enumerate(names):
-        on = (dist[i][None, :] + dist) == between[i][:, None]  # (each leaf b, each device)
         use = np.array([b != a or leaves[a] > 1 for b in names])
         sampled = use & (count[i, cols] > router.max_paths)
-        seen = {graph.names[k] for k in np.flatnonzero(on[use & ~sampled].any(axis=0) & switch)}
+        read = np.flatnonzero(use & ~sampled)  # (each leaf b read from distances, each device)
+        on = (dist[i][None, :] + dist[read]) == between[i, read][:, None]
+        seen = {graph.names[k] for k in np.flatnonzero(on.any(axis=0) & switch)}
         for j in np.flatnonzero(sampled):
-            seen |= _sampled(router, topo, a, names[j], twin, kept, lambda x, y: between[row[x], row[y]])
+            seen |= _sampled(router, topo, a, names[j], twin, graph.kept, graph.cost)
         reach[a] = seen
     return reach
 
@@ -166,7 +165,7 @@ def _sampled(router, topo, a: str, b: str, twin: dict, kept: dict, cost) -> froz
     switches, the two pairs apart) maps the fabric onto itself, so a0 to b0's least-cost paths with
     their ends renamed are a to b's, in the same sorted order (the same inner devices), and the
     router keeps the same sample of them; unless a or b lies on one of them (``cost(x, y)``: the
-    least cost between two leaves)."""
+    least cost between two leaves). ``kept`` holds the first pairs asked over every rail's call."""
     key = (twin[a], twin[b])
     rep = kept.get(key)
     if rep is not None:
