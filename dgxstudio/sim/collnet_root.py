@@ -93,10 +93,11 @@ def _by_leaves(router, topo, heads: list[str]) -> set[str] | None:
     leg_last = {h: _switches(topo, last[h].paths) for h in heads}
     in_last = Counter(s for h in heads for s in leg_last[h])
     common = None
-    for h in heads:
-        seen = set(leg_first[h])
-        seen |= reach[leaf[h]]
-        seen.update(s for s, c in in_last.items() if c - (s in leg_last[h]) > 0)
+    # (a head's set follows from its leaf and its legs' switches: worked out once per kind of head)
+    for a, first_sw, last_sw in dict.fromkeys((leaf[h], leg_first[h], leg_last[h]) for h in heads):
+        seen = set(first_sw)
+        seen |= reach[a]
+        seen.update(s for s, c in in_last.items() if c - (s in last_sw) > 0)
         common = seen if common is None else common & seen
     return common
 
@@ -152,8 +153,7 @@ def _by_distances(router, topo, leaves: Counter, widest: int) -> dict[str, set[s
         read = np.flatnonzero(use & ~sampled)  # (each leaf b read from distances, each device)
         on = (dist[i][None, :] + dist[read]) == between[i, read][:, None]
         seen = {graph.names[k] for k in np.flatnonzero(on.any(axis=0) & switch)}
-        for j in np.flatnonzero(sampled):
-            seen |= _sampled(router, topo, a, names[j], twin, graph.kept, graph.cost)
+        seen |= _sampled_together(router, topo, a, [names[j] for j in np.flatnonzero(sampled)], twin, graph)
         reach[a] = seen
     return reach
 
@@ -178,6 +178,41 @@ def _sampled(router, topo, a: str, b: str, twin: dict, kept: dict, cost) -> froz
     if rep is None:
         kept[key] = (a, b, got - {a, b})
     return got
+
+
+def _sampled_together(router, topo, a: str, bs: list[str], twin: dict, graph) -> set[str]:
+    """The union of ``_sampled``'s switches from leaf a to each leaf of ``bs``, its guard read for the
+    leaves of one twin class at once (from the distance rows of the class's pair kept) where it
+    holds, and each remaining leaf asked of ``_sampled``."""
+    seen: set[str] = set()
+    kept, cost = graph.kept, graph.cost
+    by_class: dict[tuple, list[str]] = {}
+    for b in bs:
+        by_class.setdefault(twin[b], []).append(b)
+    for cb, group in by_class.items():
+        key = (twin[a], cb)
+        if key not in kept:  # (the first pair of the class: its route, kept)
+            seen |= _sampled(router, topo, a, group[0], twin, kept, cost)
+            group = group[1:]
+        if not group:
+            continue
+        a0, b0, inner = kept[key]
+        full = cost(a0, b0)
+        if a != b0 and a0 != b0 and (a == a0 or cost(a0, a) + cost(a, b0) != full):
+            at = np.array([graph.index[b] for b in group], dtype=np.int64)
+            b_ok = (graph.row(a0)[at] + graph.row(b0)[at] != full) | (at == graph.index[b0])
+            ok = [b for b, good in zip(group, b_ok.tolist()) if good and b != a and b != a0]
+        else:
+            ok = []
+        if ok:
+            seen |= inner
+            seen |= _switches(topo, [[a, *ok]])
+        if len(ok) < len(group):
+            done = set(ok)
+            for b in group:
+                if b not in done:
+                    seen |= _sampled(router, topo, a, b, twin, kept, cost)
+    return seen
 
 
 def aggregation_tree(router, topo, heads: list[str], common: set[str], flat_root: str) -> list[list[tuple[str, str]]]:

@@ -45,6 +45,7 @@ class OutsideGraph:
         self.targets = self.ev[self.starts]
         self._first: dict[tuple, int] = {}  # a class of twins -> its first source asked
         self._reps: dict[int, int] = {}  # a source -> that first source of its class
+        self._kept_rows: dict[str, np.ndarray] = {}  # see row
         self._rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # that source -> its two rows
         self._twins = bool(len(self.w)) and bool((self.w > 0).all())  # (see distances)
         self.kept: dict[tuple, tuple] = {}  # collnet_root._sampled's twin pairs' routes, every rail's
@@ -76,6 +77,13 @@ class OutsideGraph:
         if r not in self._rows:
             self.distances([a])
         return float(self._rows[r][0][i if j == r else j])
+
+    def row(self, a: str) -> np.ndarray:
+        """The least costs from a to every device (``distances``' row, kept: do not change it)."""
+        got = self._kept_rows.get(a)
+        if got is None:
+            got = self._kept_rows[a] = self.distances([a])[0][0]
+        return got
 
     def distances(self, sources: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(least cost, number of least-cost paths capped at a million) from each source (rows) to
