@@ -158,14 +158,16 @@ def _by_distances(router, topo, leaves: Counter, widest: int) -> dict[str, set[s
     return reach
 
 
-def _sampled(router, topo, a: str, b: str, twin: dict, kept: dict, cost) -> frozenset[str]:
+def _sampled(router, topo, a: str, b: str, twin: dict, graph) -> frozenset[str]:
     """The switches of the router's sample of the least-cost paths from leaf a to leaf b: those of
     the first pair of their twins asked (same neighbours at the same costs, ``Router._twin_class``)
-    with the ends renamed, else the route's own. Exchanging a with its twin a0 and b with b0 (four
+    with the ends renamed, else the route's own (its devices read from the distances,
+    ``OutsideGraph.sample``, where they can be). Exchanging a with its twin a0 and b with b0 (four
     switches, the two pairs apart) maps the fabric onto itself, so a0 to b0's least-cost paths with
     their ends renamed are a to b's, in the same sorted order (the same inner devices), and the
     router keeps the same sample of them; unless a or b lies on one of them (``cost(x, y)``: the
-    least cost between two leaves). ``kept`` holds the first pairs asked over every rail's call."""
+    least cost between two leaves). ``graph.kept`` holds the first pairs asked over every rail's call."""
+    kept, cost = graph.kept, graph.cost
     key = (twin[a], twin[b])
     rep = kept.get(key)
     if rep is not None:
@@ -174,7 +176,8 @@ def _sampled(router, topo, a: str, b: str, twin: dict, kept: dict, cost) -> froz
         if ({a, a0}.isdisjoint((b, b0)) and (a == a0 or cost(a0, a) + cost(a, b0) != full)
                 and (b == b0 or cost(a0, b) + cost(b, b0) != full)):
             return inner | _switches(topo, [[a, b]])
-    got = _switches(topo, router.routes(a, b).paths)
+    on = graph.sample(a, b, router.max_paths)  # (the router's route's devices, without the route)
+    got = _switches(topo, [list(on)] if on is not None else router.routes(a, b).paths)
     if rep is None:
         kept[key] = (a, b, got - {a, b})
     return got
@@ -192,7 +195,7 @@ def _sampled_together(router, topo, a: str, bs: list[str], twin: dict, graph) ->
     for cb, group in by_class.items():
         key = (twin[a], cb)
         if key not in kept:  # (the first pair of the class: its route, kept)
-            seen |= _sampled(router, topo, a, group[0], twin, kept, cost)
+            seen |= _sampled(router, topo, a, group[0], twin, graph)
             group = group[1:]
         if not group:
             continue
@@ -211,7 +214,7 @@ def _sampled_together(router, topo, a: str, bs: list[str], twin: dict, graph) ->
             done = set(ok)
             for b in group:
                 if b not in done:
-                    seen |= _sampled(router, topo, a, b, twin, kept, cost)
+                    seen |= _sampled(router, topo, a, b, twin, graph)
     return seen
 
 

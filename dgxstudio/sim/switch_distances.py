@@ -45,7 +45,9 @@ class OutsideGraph:
         self.targets = self.ev[self.starts]
         self._first: dict[tuple, int] = {}  # a class of twins -> its first source asked
         self._reps: dict[int, int] = {}  # a source -> that first source of its class
-        self._kept_rows: dict[str, np.ndarray] = {}  # see row
+        self._kept_rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # see row
+        self._nbrs: dict[int, list[tuple[int, float]]] = {}  # see _neighbours
+        self._kept_lists: dict[str, tuple[list[float], list[float]]] = {}  # see sample
         self._rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # that source -> its two rows
         self._twins = bool(len(self.w)) and bool((self.w > 0).all())  # (see distances)
         self.kept: dict[tuple, tuple] = {}  # collnet_root._sampled's twin pairs' routes, every rail's
@@ -80,10 +82,70 @@ class OutsideGraph:
 
     def row(self, a: str) -> np.ndarray:
         """The least costs from a to every device (``distances``' row, kept: do not change it)."""
+        return self._both_rows(a)[0]
+
+    def _both_rows(self, a: str) -> tuple[np.ndarray, np.ndarray]:
         got = self._kept_rows.get(a)
         if got is None:
-            got = self._kept_rows[a] = self.distances([a])[0][0]
+            dist, count = self.distances([a])
+            got = self._kept_rows[a] = (dist[0], count[0])
         return got
+
+    def _lists(self, a: str) -> tuple[list[float], list[float]]:
+        got = self._kept_lists.get(a)
+        if got is None:
+            got = self._kept_lists[a] = tuple(x.tolist() for x in self._both_rows(a))
+        return got
+
+    def _neighbours(self, u: int) -> list[tuple[int, float]]:
+        """Device u's neighbours with the costs to them (its edges in: a bundle costs alike both ways)."""
+        got = self._nbrs.get(u)
+        if got is None:
+            k = int(np.searchsorted(self.targets, u))
+            lo, hi = (self.starts[k], self.starts[k + 1] if k + 1 < len(self.starts) else len(self.ev)) \
+                if k < len(self.targets) and self.targets[k] == u else (0, 0)
+            got = self._nbrs[u] = list(zip(self.eu[lo:hi].tolist(), self.w[lo:hi].tolist()))
+        return got
+
+    def sample(self, a: str, b: str, max_paths: int) -> set[str] | None:
+        """The devices on the router's paths from a to b: every least-cost path sorted by its devices'
+        names and, past ``max_paths`` of them, ``max_paths`` evenly spaced (``Router._subsample``),
+        found without listing the paths: sorted paths that all start at a are the depth-first order
+        of the least-cost paths' graph with each device's next devices by name, and a subtree holds
+        as many paths as there are least-cost paths from its device to b (b's count, the same both
+        ways), so the sampled paths' positions lead down to their devices. None when the count is
+        capped (``_MANY``)."""
+        d_a, (d_b, c_b) = self._lists(a)[0], self._lists(b)  # (read item by item: lists)
+        ia, ib = self.index[a], self.index[b]
+        n, total = c_b[ia], d_a[ib]
+        if not n or n >= _MANY:
+            return None
+        n = int(n)
+        if n > max_paths:
+            step = n / max_paths
+            wanted = [int(i * step) for i in range(max_paths)]
+        else:
+            wanted = list(range(n))
+        names, on = self.names, set()
+        todo = [(ia, wanted)]  # a device and the positions of the wanted paths among those through it
+        while todo:
+            u, at = todo.pop()
+            on.add(u)
+            if u == ib:
+                continue
+            du = d_a[u]
+            nxt = sorted((names[v], v) for v, w in self._neighbours(u) if du + w == d_a[v] and d_a[v] + d_b[v] == total)
+            base, j = 0, 0
+            for _, v in nxt:
+                c = int(c_b[v])
+                mine = []
+                while j < len(at) and at[j] < base + c:
+                    mine.append(at[j] - base)
+                    j += 1
+                if mine:
+                    todo.append((v, mine))
+                base += c
+        return {names[v] for v in on}
 
     def distances(self, sources: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(least cost, number of least-cost paths capped at a million) from each source (rows) to

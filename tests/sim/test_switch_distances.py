@@ -53,3 +53,23 @@ def test_every_rail_on_one_router_reads_the_routes_switches(name, max_paths):
         leaves = collnet_root.Counter(router._uplink(rails[gpus[k]][0]) for gpus in systems)
         got = collnet_root._by_distances(router, topo, leaves, 1)
         assert got == collnet_root._by_routes(Router(topo, max_paths=max_paths), topo, leaves, 1)
+
+
+@pytest.mark.parametrize("max_paths", [64, 5, 2, 1])
+@pytest.mark.parametrize("name", list(FABRICS))
+def test_the_sample_read_from_distances_is_the_routers_route(name, max_paths):
+    """The devices of the router's route between two leaves (every least-cost path sorted, at most
+    max_paths of them evenly spaced), read from the distances without listing the paths."""
+    topo = FABRICS[name]()
+    router, graph = _graph(topo, max_paths)
+    switches = [d for d in graph.names if topo.devices[d].kind in collnet_root.SWITCH_KINDS]
+    asked = Router(topo, max_paths=max_paths)
+    sampled = 0
+    for a in switches[::7]:
+        for b in switches[::5]:
+            if a == b:
+                continue
+            route = asked.routes(a, b)
+            assert graph.sample(a, b, max_paths) == {d for p in route.paths for d in p}, (a, b)
+            sampled += graph._both_rows(b)[1][graph.index[a]] > max_paths
+    assert sampled or max_paths == 64, "no pair with more paths than the router keeps"
