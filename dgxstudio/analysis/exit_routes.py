@@ -31,6 +31,7 @@ class ExitRoutes:
         self._exits: dict[str, list[tuple[str, float, str]]] = {}  # system -> (device, bundle cost, outside device)
         self._cheapest_out: float | None = None
         self._by_system: dict[str, dict[str, list[tuple[str, float]]]] = {}  # see _joined
+        self._floors: dict[tuple, float] = {}  # see _floor
 
     @staticmethod
     def of(router) -> "ExitRoutes":
@@ -110,14 +111,18 @@ class ExitRoutes:
 
     def _floor(self, first: str, rel: str, sid: str, prefix: str, outside: str) -> float:
         """The least any path from the inside end through a device outside other than ``outside``
-        can cost (see the module's note)."""
-        inside = self._inside_costs(first, rel)
-        n = len(prefix)
-        best = math.inf
-        for e, cost, o in self._exits_of(sid):
-            if o != outside:
-                best = min(best, inside.get(e[n:], math.inf) + cost)
-        return best + self._cheapest()
+        can cost (see the module's note). Kept: the pair is asked both ways (CollNet's SHARP)."""
+        key = (first, rel, sid, outside)
+        got = self._floors.get(key)
+        if got is None:
+            inside = self._inside_costs(first, rel)
+            n = len(prefix)
+            best = math.inf
+            for e, cost, o in self._exits_of(sid):
+                if o != outside:
+                    best = min(best, inside.get(e[n:], math.inf) + cost)
+            got = self._floors[key] = best + self._cheapest()
+        return got
 
     def _inside_costs(self, first: str, rel: str) -> dict[str, float]:
         """Least cost from a device of system ``first`` to each of its devices, inside it (by id after
