@@ -238,7 +238,8 @@ def aggregation_tree(router, topo, heads: list[str], common: set[str], flat_root
     leaves = list(dict.fromkeys(leaf.values()))
     if len(leaves) == 1:
         return [[(h, leaves[0]) for h in heads]]
-    above = sorted(s for s in common if s not in leaf.values())
+    below = set(leaves)
+    above = sorted(s for s in common if s not in below)
     if not above:
         return [[(h, flat_root) for h in heads]]
     adj = router.fabric.adj
