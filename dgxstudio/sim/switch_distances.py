@@ -8,7 +8,7 @@ so its least-cost paths are exactly the shortest paths of that graph under those
 device v lies on one between a and b exactly when d(a, v) + d(v, b) = d(a, b) (costs are the same
 both ways), and the number of them is the count of shortest paths, summed along the tight edges.
 With more than ``max_paths`` of them the router keeps an even sample, so that set is not this one:
-callers ask the router for such a pair.
+``sample`` reads the sample's devices (or callers ask the router for such a pair).
 
 Twins (devices with the same neighbours at the same costs: the leaves of one pod, every rail's)
 have the same rows but at their own two columns, so one search serves a class of twins, over every
@@ -55,13 +55,7 @@ class OutsideGraph:
     def _class(self, i: int) -> tuple:
         """Device i's neighbours with their costs (its twins have the same), or i alone when some
         cost is not positive."""
-        if not self._twins:
-            return (i,)
-        k = np.searchsorted(self.targets, i)
-        if k == len(self.targets) or self.targets[k] != i:
-            return ()
-        end = self.starts[k + 1] if k + 1 < len(self.starts) else len(self.ev)
-        return tuple(sorted(zip(self.eu[self.starts[k]:end].tolist(), self.w[self.starts[k]:end].tolist())))
+        return tuple(sorted(self._neighbours(i))) if self._twins else (i,)
 
     def _rep(self, i: int) -> int:
         """The first source asked of device i's class of twins."""
