@@ -30,6 +30,8 @@ class ExitRoutes:
         self._inside: dict[tuple, dict[str, float]] = {}  # (system, device) -> least cost to each device inside
         self._exits: dict[str, list[tuple[str, float, str]]] = {}  # system -> (device, bundle cost, outside device)
         self._cheapest_out: float | None = None
+        self._by_system: dict[str, dict[str, list[tuple[str, float]]]] = {}  # see _joined
+        self._floors: dict[tuple, float] = {}  # see _floor
 
     @staticmethod
     def of(router) -> "ExitRoutes":
@@ -52,13 +54,11 @@ class ExitRoutes:
         if not sig or not inside.startswith(sig[2]):
             return None
         prefix, n = sig[2], len(sig[2])
-        bundles = r.fabric.bundles
         joined = []
-        for v in r.fabric.adj[outside]:
-            if system.get(v) == sid:
-                if not v.startswith(prefix):
-                    return None
-                joined.append((v[n:], bundles[(v, outside) if v <= outside else (outside, v)].bandwidth))
+        for v, bandwidth in self._joined(outside).get(sid, ()):
+            if not v.startswith(prefix):
+                return None
+            joined.append((v[n:], bandwidth))
         key = (sig[:2], inside[n:], forward, tuple(sorted(joined)))
         if key not in self._kept:
             return self._template(key, src, dst, sid, prefix, outside)
@@ -73,6 +73,20 @@ class ExitRoutes:
         if not forward:
             paths = [p[::-1] for p in paths]
         return r._route(sorted(paths))
+
+    def _joined(self, outside: str) -> dict[str, list[tuple[str, float]]]:
+        """The devices a device outside systems is joined to, by system, with their bundles' bandwidths
+        (in the fabric's order): a leaf is asked once per system under it and rail."""
+        got = self._by_system.get(outside)
+        if got is None:
+            r = self.router
+            system, bundles = r._system, r.fabric.bundles
+            got = self._by_system[outside] = {}
+            for v in r.fabric.adj[outside]:
+                sid = system.get(v)
+                if sid is not None:
+                    got.setdefault(sid, []).append((v, bundles[(v, outside) if v <= outside else (outside, v)].bandwidth))
+        return got
 
     def _template(self, key, src, dst, sid, prefix, outside):
         r = self.router
@@ -97,14 +111,18 @@ class ExitRoutes:
 
     def _floor(self, first: str, rel: str, sid: str, prefix: str, outside: str) -> float:
         """The least any path from the inside end through a device outside other than ``outside``
-        can cost (see the module's note)."""
-        inside = self._inside_costs(first, rel)
-        n = len(prefix)
-        best = math.inf
-        for e, cost, o in self._exits_of(sid):
-            if o != outside:
-                best = min(best, inside.get(e[n:], math.inf) + cost)
-        return best + self._cheapest()
+        can cost (see the module's note). Kept: the pair is asked both ways (CollNet's SHARP)."""
+        key = (first, rel, sid, outside)
+        got = self._floors.get(key)
+        if got is None:
+            inside = self._inside_costs(first, rel)
+            n = len(prefix)
+            best = math.inf
+            for e, cost, o in self._exits_of(sid):
+                if o != outside:
+                    best = min(best, inside.get(e[n:], math.inf) + cost)
+            got = self._floors[key] = best + self._cheapest()
+        return got
 
     def _inside_costs(self, first: str, rel: str) -> dict[str, float]:
         """Least cost from a device of system ``first`` to each of its devices, inside it (by id after
@@ -132,9 +150,11 @@ class ExitRoutes:
         got = self._exits.get(sid)
         if got is None:
             r = self.router
-            system = r._system
-            got = self._exits[sid] = [(u, c, v) for u in r.topo.groups[sid].devices if u in r.fabric.adj
-                                      for v, c in r._adj_cost[u] if system.get(v) is None]
+            system, adj, bundles = r._system, r.fabric.adj, r.fabric.bundles
+            # (Router._adj_cost's costs, without making every inside device's list)
+            got = self._exits[sid] = [(u, 1e9 / bundles[(u, v) if u <= v else (v, u)].bandwidth, v)
+                                      for u in r.topo.groups[sid].devices if u in adj
+                                      for v in adj[u] if system.get(v) is None]
         return got
 
     def _cheapest(self) -> float:

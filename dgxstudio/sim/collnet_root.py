@@ -80,25 +80,52 @@ def _by_leaves(router, topo, heads: list[str]) -> set[str] | None:
         elif key[0] != key[1] and ((key[0] in head_set and key[1] in head_set)
                                    or (key[0] in nic_set and key[1] in nic_set)):
             return None
-    first = {h: router.routes(h, nic[h]) for h in heads}   # the legs ``via`` would ask for
-    last = {h: router.routes(nic[h], h) for h in heads}
-    widest = max(len(r.paths) for r in first.values()) * max(len(r.paths) for r in last.values())
+    legs = _Legs(router, topo)  # the legs ``via`` would ask for: (their switches, how many paths)
+    first = {h: legs.of(h, nic[h]) for h in heads}
+    last = {h: legs.of(nic[h], h) for h in heads}
+    widest = max(n for _, n in first.values()) * max(n for _, n in last.values())
     leaves = Counter(leaf.values())
     reach = _by_distances(router, topo, leaves, widest) if _distances_answer(router) else None
     if reach is None:
         reach = _by_routes(router, topo, leaves, widest)
     if reach is False:
         return None
-    leg_first = {h: _switches(topo, first[h].paths) for h in heads}
-    leg_last = {h: _switches(topo, last[h].paths) for h in heads}
+    leg_first = {h: first[h][0] for h in heads}
+    leg_last = {h: last[h][0] for h in heads}
     in_last = Counter(s for h in heads for s in leg_last[h])
     common = None
-    for h in heads:
-        seen = set(leg_first[h])
-        seen |= reach[leaf[h]]
-        seen.update(s for s, c in in_last.items() if c - (s in leg_last[h]) > 0)
+    # (a head's set follows from its leaf and its legs' switches: worked out once per kind of head)
+    for a, first_sw, last_sw in dict.fromkeys((leaf[h], leg_first[h], leg_last[h]) for h in heads):
+        seen = set(first_sw)
+        seen |= reach[a]
+        seen.update(s for s, c in in_last.items() if c - (s in last_sw) > 0)
         common = seen if common is None else common & seen
     return common
+
+
+class _Legs:
+    """The switches of ``Router.routes(a, b)`` inside one system and its number of paths, read from
+    the route of the first system wired alike where the router would rename that one
+    (``Router.template_leg``: its paths with this system's prefix), without building the route
+    (2 x 16,384 of them over 2,048 DGX H100); else asked of the router."""
+
+    def __init__(self, router, topo):
+        self.router, self.topo = router, topo
+        self._devices: dict[int, tuple[object, list[str]]] = {}  # template -> (it, its devices after the prefix)
+
+    def of(self, a: str, b: str) -> tuple[frozenset[str], int]:
+        router, topo = self.router, self.topo
+        got = router.template_leg(a, b)
+        if got is None:
+            paths = router.routes(a, b).paths
+            return _switches(topo, paths), len(paths)
+        first = got[0]
+        kept = self._devices.get(id(first))
+        if kept is None:
+            n = len(router._signatures[router._system[first.paths[0][0]]][2])
+            kept = self._devices[id(first)] = (first, list(dict.fromkeys(d[n:] for p in first.paths for d in p)))
+        prefix = router._signatures[router._system[a]][2]
+        return frozenset(prefix + d for d in kept[1] if topo.devices[prefix + d].kind in SWITCH_KINDS), len(first.paths)
 
 
 def _distances_answer(router) -> bool:
@@ -144,29 +171,29 @@ def _by_distances(router, topo, leaves: Counter, widest: int) -> dict[str, set[s
     if (widest * paths > router.max_paths).any():
         return False
     switch = np.array([topo.devices[d].kind in SWITCH_KINDS for d in graph.names])
-    row = {a: i for i, a in enumerate(names)}
     twin = {a: router._twin_class(a) for a in names}
-    kept: dict[tuple, tuple[str, str, frozenset[str]]] = {}  # see _sampled
     reach = {}
     for i, a in enumerate(names):
-        on = (dist[i][None, :] + dist) == between[i][:, None]  # (each leaf b, each device)
         use = np.array([b != a or leaves[a] > 1 for b in names])
         sampled = use & (count[i, cols] > router.max_paths)
-        seen = {graph.names[k] for k in np.flatnonzero(on[use & ~sampled].any(axis=0) & switch)}
-        for j in np.flatnonzero(sampled):
-            seen |= _sampled(router, topo, a, names[j], twin, kept, lambda x, y: between[row[x], row[y]])
+        read = np.flatnonzero(use & ~sampled)  # (each leaf b read from distances, each device)
+        on = (dist[i][None, :] + dist[read]) == between[i, read][:, None]
+        seen = {graph.names[k] for k in np.flatnonzero(on.any(axis=0) & switch)}
+        seen |= _sampled_together(router, topo, a, [names[j] for j in np.flatnonzero(sampled)], twin, graph)
         reach[a] = seen
     return reach
 
 
-def _sampled(router, topo, a: str, b: str, twin: dict, kept: dict, cost) -> frozenset[str]:
+def _sampled(router, topo, a: str, b: str, twin: dict, graph) -> frozenset[str]:
     """The switches of the router's sample of the least-cost paths from leaf a to leaf b: those of
     the first pair of their twins asked (same neighbours at the same costs, ``Router._twin_class``)
-    with the ends renamed, else the route's own. Exchanging a with its twin a0 and b with b0 (four
+    with the ends renamed, else the route's own (its devices read from the distances,
+    ``OutsideGraph.sample``, where they can be). Exchanging a with its twin a0 and b with b0 (four
     switches, the two pairs apart) maps the fabric onto itself, so a0 to b0's least-cost paths with
     their ends renamed are a to b's, in the same sorted order (the same inner devices), and the
     router keeps the same sample of them; unless a or b lies on one of them (``cost(x, y)``: the
-    least cost between two leaves)."""
+    least cost between two leaves). ``graph.kept`` holds the first pairs asked over every rail's call."""
+    kept, cost = graph.kept, graph.cost
     key = (twin[a], twin[b])
     rep = kept.get(key)
     if rep is not None:
@@ -175,10 +202,46 @@ def _sampled(router, topo, a: str, b: str, twin: dict, kept: dict, cost) -> froz
         if ({a, a0}.isdisjoint((b, b0)) and (a == a0 or cost(a0, a) + cost(a, b0) != full)
                 and (b == b0 or cost(a0, b) + cost(b, b0) != full)):
             return inner | _switches(topo, [[a, b]])
-    got = _switches(topo, router.routes(a, b).paths)
+    on = graph.sample(a, b, router.max_paths)  # (the router's route's devices, without the route)
+    got = _switches(topo, [list(on)] if on is not None else router.routes(a, b).paths)
     if rep is None:
         kept[key] = (a, b, got - {a, b})
     return got
+
+
+def _sampled_together(router, topo, a: str, bs: list[str], twin: dict, graph) -> set[str]:
+    """The union of ``_sampled``'s switches from leaf a to each leaf of ``bs``, its guard read for the
+    leaves of one twin class at once (from the distance rows of the class's pair kept) where it
+    holds, and each remaining leaf asked of ``_sampled``."""
+    seen: set[str] = set()
+    kept, cost = graph.kept, graph.cost
+    by_class: dict[tuple, list[str]] = {}
+    for b in bs:
+        by_class.setdefault(twin[b], []).append(b)
+    for cb, group in by_class.items():
+        key = (twin[a], cb)
+        if key not in kept:  # (the first pair of the class: its route, kept)
+            seen |= _sampled(router, topo, a, group[0], twin, graph)
+            group = group[1:]
+        if not group:
+            continue
+        a0, b0, inner = kept[key]
+        full = cost(a0, b0)
+        if a != b0 and a0 != b0 and (a == a0 or cost(a0, a) + cost(a, b0) != full):
+            at = np.array([graph.index[b] for b in group], dtype=np.int64)
+            b_ok = (graph.row(a0)[at] + graph.row(b0)[at] != full) | (at == graph.index[b0])
+            ok = [b for b, good in zip(group, b_ok.tolist()) if good and b != a and b != a0]
+        else:
+            ok = []
+        if ok:
+            seen |= inner
+            seen |= _switches(topo, [[a, *ok]])
+        if len(ok) < len(group):
+            done = set(ok)
+            for b in group:
+                if b not in done:
+                    seen |= _sampled(router, topo, a, b, twin, graph)
+    return seen
 
 
 def aggregation_tree(router, topo, heads: list[str], common: set[str], flat_root: str) -> list[list[tuple[str, str]]]:
@@ -201,7 +264,8 @@ def aggregation_tree(router, topo, heads: list[str], common: set[str], flat_root
     leaves = list(dict.fromkeys(leaf.values()))
     if len(leaves) == 1:
         return [[(h, leaves[0]) for h in heads]]
-    above = sorted(s for s in common if s not in leaf.values())
+    below = set(leaves)
+    above = sorted(s for s in common if s not in below)
     if not above:
         return [[(h, flat_root) for h in heads]]
     adj = router.fabric.adj

@@ -71,6 +71,7 @@ class Shortcut:
         self.log_base = [0, 0, 0]
         self.span = [1]  # lane steps a period spans (the successor map's power the state is compared under)
         self.backoff = [0, 0, 0]  # events to let pass before looking again, the current wait, fruitless looks in a row
+        self.waits = 0  # waits set (see _fruitless)
         # the recent looks' snapshots, oldest first, and each one's image group sets one and two lane
         # steps on (``index``: the bytes of the sorted image and the span -> the snapshots): a look
         # finds at once any earlier state whose image has the groups now (see ``watch``)
@@ -358,7 +359,13 @@ class Shortcut:
         backoff[2] += 1
         if backoff[2] >= 8:
             backoff[1] = min(16, max(1, 2 * backoff[1]))
-            backoff[0] = backoff[1]
+            # Each wait another of 0 .. 2w - 1 (7 steps on, mod 2w: every one of them in turn), so
+            # that two looks lie every number of events apart: a state that repeats every P events
+            # is found from two looks P (or 2P) apart. Looks a constant w + 1 events apart saw only
+            # periods with P or 2P a multiple of w + 1 (CollNet's period of four events, once its
+            # chains inside systems had run ahead, never: its 16 GiB ran piece by piece).
+            self.waits += 1
+            backoff[0] = (7 * self.waits) % (2 * backoff[1])
 
     def watch(self, r: "_Now") -> None:
         """Look for an earlier state whose image is the state now, and skip the repeats from there.
@@ -369,8 +376,8 @@ class Shortcut:
         snapshot's, the most recent first: the first period that repeats is skipped as soon as it
         has been seen once, exactly as a later one would be. Looking costs a little at every event;
         where the state keeps not repeating (or lanes end among the groups), look less often (waits
-        double up to 16 events; a skip starts over). A late look only starts a skip later: the
-        answer is the same."""
+        of up to twice 1, 2, 4, 8, then 16 events, varied: ``_fruitless``; a skip starts over). A late
+        look only starts a skip later: the answer is the same."""
         backoff = self.backoff
         if backoff[0] > 0:
             backoff[0] -= 1

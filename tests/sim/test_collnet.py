@@ -143,3 +143,31 @@ def test_the_switches_read_from_distances_are_the_routes_switches(name, max_path
         sampled |= bool((count > max_paths).any())
     if max_paths == 2 and "3-tiers" in name:
         assert sampled, "no leaf pair had more paths than the router keeps"
+
+
+@pytest.mark.parametrize("name, switch_inside", [("h100-3-tiers", False), ("h100-3-tiers", True),
+                                                  ("a100-oversubscribed", False)])
+def test_a_legs_switches_and_paths_are_its_routes(name, switch_inside):
+    """A head's legs inside its system (GPU to NIC and back), read from the first system wired alike
+    without building the route: the route's switches and number of paths, system by system (also
+    where each system's PCIe switches are Ethernet switches: then a leg has a switch of its own)."""
+    topo = TOPOLOGIES[name]()
+    if switch_inside:
+        for d in topo.devices.values():
+            if d.kind == "pcie_switch":
+                d.kind = "eth_switch"
+    router, asked = Router(topo), Router(topo)
+    legs = collnet_root._Legs(router, topo)
+    systems = [g for g in topo.groups.values() if g.kind == "system"]
+    renamed = 0
+    for group in systems[:2] + systems[-2:]:
+        gpus = [d for d in group.devices if topo.devices[d].kind == "gpu"]
+        nics = [d for d in group.devices if topo.devices[d].kind == "nic"]
+        for a, b in [(g, n) for g in gpus[::3] for n in nics[::2]] + [(gpus[0], gpus[-1])]:
+            for x, y in ((a, b), (b, a)):
+                paths = asked.routes(x, y).paths
+                renamed += router.template_leg(x, y) is not None
+                assert legs.of(x, y) == (collnet_root._switches(topo, paths), len(paths))
+    assert renamed, "no leg was read from another system's route"
+    assert switch_inside == any(legs.of(g, n)[0] for g in gpus for n in nics)
+    assert any(len(asked.routes(g, h).paths) > 1 for g in [gpus[0]] for h in gpus[1:]), "no leg with several paths"
