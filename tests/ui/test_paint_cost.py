@@ -1,0 +1,51 @@
+"""What the canvas and the window no longer pay for in a frame (issue 17: every frame under 16 ms on
+the DGX presets, with margin), and that the picture on screen is the same: fills stay on the GUI
+thread, and the canvas's viewport is not filled under the scene's background. Their figures are
+measured by benchmarks/preset_frames.py; benchmarks/screens.py compares the pictures pixel by pixel."""
+
+import os
+import subprocess
+import sys
+
+from PySide6.QtCore import Qt
+
+from dgxstudio.ui.app import serial_raster_fills
+
+
+def test_raster_fills_stay_on_the_gui_thread_unless_the_user_says_otherwise():
+    env = {}
+    serial_raster_fills(env)
+    assert env == {"QT_NO_GUI_THREADPOOL": "1"}
+    mine = {"QT_NO_GUI_THREADPOOL": ""}   # a user's own setting (set and empty: Qt's pool is off too)
+    serial_raster_fills(mine)
+    assert mine == {"QT_NO_GUI_THREADPOOL": ""}
+
+
+def test_a_window_opened_by_the_application_paints_without_helper_threads(tmp_path):
+    """Qt names its raster helpers 'Thread (pooled)'; the old start made two in the first frame."""
+    script = (
+        "import glob, time\n"
+        "from dgxstudio.ui.app import application\n"
+        "app = application()\n"
+        "from dgxstudio.model.presets import load_preset\nfrom dgxstudio.ui.main_window import MainWindow\n"
+        "w = MainWindow(load_preset('gb200-nvl72'), None, 'gb200-nvl72')\nw.resize(1400, 900)\nw.show()\n"
+        "t = time.time()\nwhile time.time() - t < 0.6:\n    app.processEvents()\n"
+        "w.view.zoom(1.5)\nt = time.time()\nwhile time.time() - t < 0.3:\n    app.processEvents()\n"
+        "names = [open(p).read().strip() for p in glob.glob('/proc/self/task/*/comm')]\n"
+        "print('pooled', sum(n.startswith('Thread (pooled') for n in names))\n"
+        "w.document.undo_stack.setClean()\nw.close()\n")
+    env = {k: v for k, v in os.environ.items() if k != "QT_NO_GUI_THREADPOOL"}
+    env.update(QT_QPA_PLATFORM="offscreen", DGXSTUDIO_CONFIG_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "pooled 0" in done.stdout.splitlines(), done.stdout
+
+
+def test_the_canvas_viewport_is_filled_once_per_frame(make_window, qtbot):
+    """The scene's background is the only fill of the canvas (benchmarks/screens.py compares the
+    screen's pixels, first frame, panned and replaying, with the old code's: all equal)."""
+    w = make_window("gb200-nvl72")
+    vp = w.view.viewport()
+    assert not vp.autoFillBackground(), "no fill of the palette's base colour under the scene's background"
+    assert vp.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent), "still opaque to Qt: scrolls move its pixels"
+    assert w.scene.backgroundBrush().isOpaque(), "the scene's background covers every pixel itself"
