@@ -49,3 +49,30 @@ def test_the_canvas_viewport_is_filled_once_per_frame(make_window, qtbot):
     assert not vp.autoFillBackground(), "no fill of the palette's base colour under the scene's background"
     assert vp.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent), "still opaque to Qt: scrolls move its pixels"
     assert w.scene.backgroundBrush().isOpaque(), "the scene's background covers every pixel itself"
+
+
+def test_plot_menus_link_lists_measure_themselves_when_shown_as_wide_as_before(make_window, qtbot):
+    """pyqtgraph's axis-link lists re-measured themselves 20 ms after being filled, in the window's first
+    frame (ten of them, 0.7 ms); they now take their size when their menu is shown, the same size."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QComboBox
+
+    w = make_window("gb200-nvl72")
+    plots = [w.live_plots.delivered_plot, w.live_plots.rate_plot, w.live_plots.util_plot, w.sweep_plot.plot, w.gantt.plot]
+    combos = [ctrl.linkCombo for p in plots for ctrl in p.getViewBox().menu.ctrl]
+    assert len(combos) == 10
+    assert all(c.sizeAdjustPolicy() != QComboBox.SizeAdjustPolicy.AdjustToContents for c in combos)
+    menu = plots[0].getViewBox().menu
+    menu.popup(QPoint(20, 20))
+    x_axis = menu.actions()[1].menu()   # "X axis": the form with the link list
+    x_axis.popup(QPoint(60, 40))
+    qtbot.wait(50)
+    shown = menu.ctrl[0].linkCombo
+    assert shown.isVisible()
+    before = QComboBox()   # as pyqtgraph makes it, with the same entries
+    before.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+    before.addItems([shown.itemText(i) for i in range(shown.count())])
+    assert shown.sizeHint() == before.sizeHint()
+    assert shown.width() >= before.sizeHint().width()
+    x_axis.close()
+    menu.close()
