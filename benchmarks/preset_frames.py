@@ -11,9 +11,10 @@ Run: python benchmarks/preset_frames.py [preset ...] [--runs N] [--profile KIND]
 ("after first": the three turns after the first paint, which draw what it left for them. A fresh
 start's first frame in its own process: benchmarks/first_frame.py.)
 Prints median / 95th percentile / worst wall time per preset and kind, and the GUI thread's CPU time
-for the same frames (the machine is shared: wall time includes waiting for a core; Qt's raster engine
-also fills large areas on helper threads, which the GUI thread waits for), with the load average. --profile KIND prints a cProfile of the
-frames of that kind on each preset.
+for the same frames (the machine is shared: wall time includes waiting for a core), with the load
+average. Fills stay on the GUI thread as in the application (ui.app.serial_raster_fills; before, Qt's
+raster engine filled large areas on helper threads the GUI thread waited for, outside its CPU time).
+--profile KIND prints a cProfile of the frames of that kind on each preset.
 """
 
 import cProfile

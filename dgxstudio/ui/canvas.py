@@ -24,6 +24,7 @@ from ..model.layout import default_position, drawn_links, group_position, hidden
 from ..model.topology import Device, Topology
 from .canvas_lod import LevelOfDetail
 from .canvas_lod_sync import sync as lod_sync
+from .canvas_paint import fill_background
 from .canvas_text import LinkLabels
 from .canvas_sync import drawn_key, group_signature, members, sync, visible_groups
 from ..analysis.cluster_overview import build_overview
@@ -331,7 +332,7 @@ class TopologyScene(QGraphicsScene):
         self.update()
 
     def drawBackground(self, painter, rect) -> None:
-        super().drawBackground(painter, rect)
+        fill_background(painter, rect, self.backgroundBrush())   # (see canvas_paint: QGraphicsScene.drawBackground, unsmoothed)
         if not self.grid:
             return
         g = self.grid

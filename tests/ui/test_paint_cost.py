@@ -76,3 +76,26 @@ def test_plot_menus_link_lists_measure_themselves_when_shown_as_wide_as_before(m
     assert shown.width() >= before.sizeHint().width()
     x_axis.close()
     menu.close()
+
+
+def test_the_canvas_background_covers_every_pixel_of_the_area_it_repaints(make_window):
+    """The viewport is no longer filled under the scene's background, so that fill must leave no pixel
+    of the area it repaints partly covered, even where the area's edges, mapped to the scene and back,
+    land off the pixel grid: a smoothed fill blended the edge rows with what the backing store held
+    (after a pan on DGX-1 V100, rows of #fafafa where the old code showed #fbfbfb)."""
+    import numpy as np
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    w = make_window("dgx1-v100")
+    image = QImage(40, 30, QImage.Format.Format_RGB32)
+    image.fill(QColor("#d00000"))   # what a scroll left in the strip it uncovered
+    painter = QPainter(image)
+    painter.setRenderHints(w.view.renderHints())   # as the view paints: smoothed
+    painter.scale(1.15 ** 3, 1.15 ** 3)
+    inverse = painter.worldTransform().inverted()[0]
+    area = inverse.mapRect(QRectF(0.3, 0.2, 39.4, 29.5))   # every pixel centre of the image inside
+    w.scene.drawBackground(painter, area)
+    painter.end()
+    pixels = np.frombuffer(image.constBits(), np.uint32, image.sizeInBytes() // 4)
+    assert set(np.unique(pixels).tolist()) == {w.scene.backgroundBrush().color().rgba()}
