@@ -28,7 +28,7 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtTest import QTest
 
 from dgxstudio.model.presets import load_preset
-from dgxstudio.ui.app import settle_heap
+from dgxstudio.ui.app import before_show, settle_heap
 
 PRESETS = ("dgx1-p100", "dgx1-v100", "dgx-a100", "dgx-h100", "dgx-b200", "gb200-nvl72")
 KINDS = ("first paint", "after first", "zoom", "rest", "pan", "replay fit", "replay zoomed", "select", "hover", "drag")
@@ -98,6 +98,7 @@ def preset(name: str, out: dict) -> None:
     from dgxstudio.ui.main_window import MainWindow
     window = MainWindow(load_preset(name), None, name)
     window.resize(1400, 900)
+    before_show()   # as show_window does, before the window is on screen
     timed(app, window, "first paint", window.show, out)
     for _ in range(3):   # what the first frame left to the next ones (names and counts, the overview)
         time.sleep(0.006)
