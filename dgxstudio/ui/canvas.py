@@ -318,7 +318,7 @@ class TopologyScene(QGraphicsScene):
             self.labels_moved()
         if self.lod is not None and isinstance(item, DeviceItem):
             self.lod.device_moved(item)
-        if not self._frames_pending:
+        if not self._frames_pending and not self._syncing:   # (a rebuild or a model move updates them itself)
             self._frames_pending = True
             QTimer.singleShot(0, self._update_frames)
 

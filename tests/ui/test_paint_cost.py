@@ -122,3 +122,36 @@ def test_a_window_is_shown_with_its_build_already_collected(qtbot, monkeypatch):
         w.document.undo_stack.setClean()
         w.close()
         w.deleteLater()
+
+
+def test_a_built_window_leaves_no_group_frame_update_to_its_first_frame(make_window, qtbot, monkeypatch):
+    """A rebuild placed its collapsed boxes (and devices) one by one, and each placing queued an update
+    of the group frames for the next turn, the window's first frame, although the rebuild updates them
+    itself at its end. Moving a device by hand still updates the frames in the next turn."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtWidgets import QApplication
+
+    from dgxstudio.model.presets import load_preset
+    from dgxstudio.ui.canvas import TopologyScene
+    from dgxstudio.ui.main_window import MainWindow
+
+    calls = []
+    update_frames = TopologyScene._update_frames
+    monkeypatch.setattr(TopologyScene, "_update_frames", lambda self: (calls.append(1), update_frames(self)))
+    built = MainWindow(load_preset("gb200-nvl72"), None, "gb200-nvl72")
+    try:
+        calls.clear()
+        QApplication.processEvents()   # the turn the first frame is drawn in
+        assert calls == []
+    finally:
+        built.document.undo_stack.setClean()
+        built.close()
+        built.deleteLater()
+    w = make_window("dgx-h100")
+    topo = w.document.topology
+    frame = next(g for g in w.scene.group_items.values() if not g.collapsed)
+    device = next(d for d in w.scene.device_items.values()
+                  if topo.group_of(d.device_id) is not None and topo.group_of(d.device_id).id == frame.group_id)
+    before = frame.frame
+    device.setPos(device.pos() + QPointF(5000, 3000))   # as a drag moves it, out past the frame
+    qtbot.waitUntil(lambda: frame.frame != before, timeout=2000)
