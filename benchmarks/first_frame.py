@@ -47,6 +47,10 @@ def one(preset: str, old_order: bool) -> dict:
 
     watcher = Painted()
     window.view.viewport().installEventFilter(watcher)
+    if not old_order:
+        from dgxstudio.ui.app import before_show
+
+        before_show()   # show_window's own step before the window is on screen (again inside it: nearly free)
     c0, w0 = time.thread_time(), time.perf_counter()
     if old_order:
         window.show()

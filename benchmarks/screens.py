@@ -1,6 +1,9 @@
 """Screenshots of the main window for before/after comparisons (issue 17: a faster frame must draw the
 same picture): each preset opened offscreen in the default window, then grabbed at rest, after zoom
 notches (once the view rests), with a device selected by a mouse click, with a second one selected, and with a link selected.
+The "-screen" pictures are what the window's backing store holds (the screen's copy, which partial
+repaints and scrolled pixels build up): the first frame, zoomed in and panned twice, and a replay at fit
+after a run from the Simulation dock, halfway through.
 
 Run: python benchmarks/screens.py OUTDIR [preset ...]      (default: dgx-h100 gb200-nvl72)
      python benchmarks/screens.py --compare DIR_A DIR_B     (pixels that differ, per picture)
@@ -61,6 +64,46 @@ def shots(outdir: str, name: str) -> None:
     window.scene.select_ids([next(iter(window.document.topology.links))])
     settle(app)
     window.grab().save(os.path.join(outdir, f"{name}-link.png"))
+    dispose(window, app)
+    screen_shots(outdir, name)
+
+
+def on_screen(window):
+    """What the window's backing store holds now (the offscreen platform's copy of the screen)."""
+    return window.screen().grabWindow(window.winId())
+
+
+def screen_shots(outdir: str, name: str) -> None:
+    from PySide6.QtCore import QEvent
+
+    from dgxstudio.ui.main_window import MainWindow
+    from preset_frames import run_from_dock
+
+    app, window = open_window(load_preset(name), None, name)   # a window opened before, as a user's second one
+    dispose(window, app)
+    window = MainWindow(load_preset(name), None, name)
+    window.resize(1400, 900)
+    window.show()
+    app.processEvents()
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    on_screen(window).save(os.path.join(outdir, f"{name}-first-screen.png"))
+    settle(app)
+    view = window.view
+    view.zoom(2.0)
+    settle(app)
+    for dx, dy in ((120, 0), (0, 90)):   # scrolled pixels plus the strips uncovered
+        view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + dx)
+        view.verticalScrollBar().setValue(view.verticalScrollBar().value() + dy)
+        app.processEvents()
+    settle(app)
+    on_screen(window).save(os.path.join(outdir, f"{name}-pan-screen.png"))
+    view.fit()
+    run_from_dock(app, window)
+    view.fit()
+    settle(app)
+    window.replayer.set_time(window.replayer.duration / 2)
+    settle(app)
+    on_screen(window).save(os.path.join(outdir, f"{name}-replay-screen.png"))
     dispose(window, app)
 
 

@@ -24,6 +24,7 @@ from ..model.layout import default_position, drawn_links, group_position, hidden
 from ..model.topology import Device, Topology
 from .canvas_lod import LevelOfDetail
 from .canvas_lod_sync import sync as lod_sync
+from .canvas_paint import fill_background
 from .canvas_text import LinkLabels
 from .canvas_sync import drawn_key, group_signature, members, sync, visible_groups
 from ..analysis.cluster_overview import build_overview
@@ -317,7 +318,7 @@ class TopologyScene(QGraphicsScene):
             self.labels_moved()
         if self.lod is not None and isinstance(item, DeviceItem):
             self.lod.device_moved(item)
-        if not self._frames_pending:
+        if not self._frames_pending and not self._syncing:   # (a rebuild or a model move updates them itself)
             self._frames_pending = True
             QTimer.singleShot(0, self._update_frames)
 
@@ -331,7 +332,7 @@ class TopologyScene(QGraphicsScene):
         self.update()
 
     def drawBackground(self, painter, rect) -> None:
-        super().drawBackground(painter, rect)
+        fill_background(painter, rect, self.backgroundBrush())   # (see canvas_paint: QGraphicsScene.drawBackground, unsmoothed)
         if not self.grid:
             return
         g = self.grid

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsSimpleTextItem, QGraph
 from ..model.connect import link_options
 from .canvas_items import MIME_PALETTE, DeviceItem, GroupItem, LinkItem
 from .canvas_lod import MAX_ZOOM
+from .canvas_paint import opaque_viewport
 
 class CanvasView(QGraphicsView):
     """Zoom with the wheel or keys, pan with the middle button (or Space + drag), rubber-band select
@@ -23,6 +24,7 @@ class CanvasView(QGraphicsView):
         super().__init__(scene)
         self.canvas = scene
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        opaque_viewport(self.viewport())
         self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)

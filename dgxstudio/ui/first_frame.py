@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtWidgets import QComboBox
 
 
 def drop_polish_requests() -> None:
@@ -61,3 +62,18 @@ def _wait_until_seen(dock) -> None:
             content.setSizePolicy(kept)
             content.show()
     dock.visibilityChanged.connect(seen)
+
+
+def size_link_lists_when_shown(*plots) -> None:
+    """Each pyqtgraph plot's right-click menu has an axis-link list for each axis, which pyqtgraph
+    fills anew whenever a plot is made anywhere (its list of named plots), and which re-measures
+    itself 20 ms after each refill (AdjustToContents): the window's five plots are built more than
+    20 ms before it is shown, so ten lists measured themselves in its first frame (65-85 us each,
+    about 0.7 ms of GB200 NVL72's). This window names no plot, so each list holds only pyqtgraph's
+    empty entry: sized when its menu is first shown, from the same entries, it is as wide as before."""
+    for plot in plots:
+        menu = plot.getViewBox().menu
+        for ctrl in getattr(menu, "ctrl", ()):
+            combo = ctrl.linkCombo
+            if combo.sizeAdjustPolicy() == QComboBox.SizeAdjustPolicy.AdjustToContents:
+                combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContentsOnFirstShow)

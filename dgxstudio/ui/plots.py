@@ -19,6 +19,7 @@ from PySide6.QtGui import QColor, QPainter  # noqa: E402
 from PySide6.QtSvg import QSvgGenerator  # noqa: E402
 from PySide6.QtWidgets import QGraphicsWidget, QVBoxLayout, QWidget  # noqa: E402
 
+from .first_frame import size_link_lists_when_shown  # noqa: E402
 from .style import RING_COLORS  # noqa: E402
 
 pg.setConfigOptions(antialias=True, background="w", foreground="k")
@@ -189,6 +190,7 @@ class LivePlots(QWidget):
             self._util_curve(i, "").hide()
             self._legend_row(self._util_pool[i], False)
         self.layout_widget.hold_too(self.delivered_plot, self.rate_plot, self.util_plot, self.util_plot.legend)
+        size_link_lists_when_shown(self.delivered_plot, self.rate_plot, self.util_plot)
         self._t: list[float] = []
         self._bytes: list[float] = []
         self._rate: list[float] = []
@@ -337,6 +339,7 @@ class SweepPlot(QWidget):
         self.plot.addLegend(offset=(-10, -10))  # bottom right, under the curves, clear of the bound labels
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.widget.hold_too(self.plot.legend)
+        size_link_lists_when_shown(self.plot)
         self.curves: dict[str, pg.PlotDataItem] = {}
 
     def add_curve(self, label: str, sizes: list[float], busbw: list[float], bound: float | None = None) -> None:
@@ -375,6 +378,7 @@ class GanttPlot(QWidget):
         self.plot.setLabel("bottom", "time", units="s")
         self.plot.invertY(True)
         self.plot.getAxis("left").setWidth(70)
+        size_link_lists_when_shown(self.plot)
         self.bars: dict[str, pg.BarGraphItem] = {}
         self.timeline: list[dict] = []
         self.rows: list[str] = []
