@@ -425,7 +425,7 @@ def _fast_device(raw) -> Device | None:
     return Device(did, kind, part, name, props)
 
 
-def _fast_link(raw, devices, plain: set) -> Link | None:
+def _fast_link(raw, devices, plain: dict) -> Link | None:
     """A link in the common shape, checked by the same rules without building error paths; None
     sends it through the general reader (which then names what is wrong). ``plain`` remembers the
     (type, a_port, b_port) triples already checked, which a large fabric repeats on every link.
