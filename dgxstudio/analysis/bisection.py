@@ -18,7 +18,6 @@ import itertools
 import math
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from ..cancel import check_cancelled
@@ -398,6 +397,8 @@ def _coarse_graph(topo: Topology, units: list[list[str]], edges: list[tuple[str,
     order = order.tolist()
     pairs = list(zip(map(nodes.__getitem__, first_end[first_edge].tolist()),
                      map(nodes.__getitem__, second_end[first_edge].tolist())))
+    import networkx as nx  # (here, not at import: every simulate imports this module, 70 ms)
+
     c = nx.Graph()
     c.add_nodes_from(nodes)
     c.add_edges_from((a, b, {"capacity": sums[k]}) for (a, b), k in zip(pairs, order))
@@ -473,6 +474,8 @@ def _affinity(c: nx.Graph, names: list[str]) -> nx.Graph:
         firsts.append(ids[x])
         seconds.append(ids[y])
         values.append(np.where(caps[y] < caps[x], caps[y], caps[x]))  # min(ci, cj): ci on a tie
+    import networkx as nx
+
     affinity = nx.Graph()
     affinity.add_nodes_from(range(len(names)))
     if not firsts:
@@ -497,6 +500,8 @@ def _candidate_orders(c: nx.Graph, names: list[str]) -> list[list[int]]:
     affinity = _affinity(c, names)
     check_cancelled()
     if affinity.number_of_edges():
+        import networkx as nx
+
         a, b = nx.algorithms.community.kernighan_lin_bisection(affinity, weight="weight", seed=1)
         orders.append(sorted(a) + sorted(b))
     return orders
