@@ -146,8 +146,10 @@ class _Part:
         a = w * np.asarray(counts, dtype=float)[ridx]
         n_cls = len(self.ccap)
         load = np.bincount(cls, weights=a * x, minlength=n_cls)
+        order = np.argsort(cls, kind="stable")  # each class's fastest route (a sort: ufunc.at is slow)
+        starts = np.flatnonzero(np.concatenate([[True], cls[order][1:] != cls[order][:-1]]))
         top = np.zeros(n_cls)
-        np.maximum.at(top, cls, x)
+        top[cls[order][starts]] = np.maximum.reduceat(x[order], starts)
         ok = ~self.nb[cls] & (load[cls] >= self.ccap_arr[cls] * (1 - TOL)) & (x >= top[cls] * (1 - TOL))
         bott = np.full(len(routes), -2, dtype=np.int64)
         hit = np.flatnonzero(ok)
@@ -191,6 +193,7 @@ class _Part:
         changed = routes[at].tolist()
         cl = self.cl
         arrived = [r for r in changed if cl[r] == 0.0]  # (routes that start loading their classes)
+        was = [cl[r] for r in changed + gone]
         for r, f in zip(changed, counts[at].tolist()):
             cl[r] = f
         for r in gone:
@@ -215,7 +218,7 @@ class _Part:
             if grow is None:
                 return None
             if not grow:
-                self._commit(routes, at, counts, arrived, gone, region, x, bott, loads)
+                self._commit(routes, at, counts, arrived, gone, was, region, x, bott, loads)
                 return self._answer(routes)
             region |= grow
         return None
@@ -354,9 +357,14 @@ class _Part:
                     grow.add(s)
         return grow
 
-    def _commit(self, routes, at, counts, arrived, gone, region, x, bott, loads) -> None:
+    def _commit(self, routes, at, counts, arrived, gone, was, region, x, bott, loads) -> None:
         rl, ll, cl, in_use, bent, nent = self.rl, self.ll, self.cl, self.in_use, self.bent, self.nent
         changed_routes = routes[at].tolist()
+        # every route whose count or rate moves: its count and rate before
+        moved_from = {r: (cl_was, rl[r]) for r, cl_was in zip(changed_routes + gone, was)}
+        for r, v in x.items():
+            if v != rl[r] and r not in moved_from:
+                moved_from[r] = (cl[r], rl[r])
         for r in gone:
             self.bott.pop(r, None)
             for k, _ in bent[r] + nent[r]:
@@ -383,14 +391,17 @@ class _Part:
             for s, w in on[k]:
                 total += w * cl[s] * rl[s]
             ll[k] = total
-        # classes that never bind: their loads summed again where a rate or count moved
-        touched = {k for r in moved + changed_routes + gone for k, _ in nent[r]}
-        on_nb = self.on_nb
+        # classes that never bind: their loads moved by what each route that moved adds or takes
+        # (summed afresh on the next whole solve; a class no route loads any more is emptied)
+        for r in moved_from:
+            c_old, x_old = moved_from[r]
+            d = cl[r] * rl[r] - c_old * x_old
+            for k, w in nent[r]:
+                ll[k] += w * d
+        touched = {k for r in moved_from for k, _ in nent[r]}
         for k in touched:
-            total = 0.0
-            for s, w in on_nb[k]:
-                total += w * cl[s] * rl[s]
-            ll[k] = total
+            if not in_use[k]:
+                ll[k] = 0.0
         if loads or touched or left_behind:
             ks = list(loads) + list(touched) + list(left_behind)
             self.load[ks] = [ll[k] for k in ks]
