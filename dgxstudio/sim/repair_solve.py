@@ -159,16 +159,22 @@ class _Part:
             at_cap = rates >= self.route_cap[routes] * (1 - TOL)
             bott[(bott == -2) & at_cap] = -1
         self.has_base = bool((bott != -2).all())  # (a route with no bottleneck found: no base to repair)
-        self.rate[:] = 0.0
-        self.rate[routes] = rates
+        # (the lists written where they change: the part's own routes and the classes in use)
+        rl, cl = self.rl, self.cl
+        for r in self.routes.tolist():
+            cl[r] = 0.0
+        for r, v, f in zip(routes.tolist(), rates.tolist(), np.asarray(counts, dtype=float).tolist()):
+            rl[r] = v
+            cl[r] = f
+        self.rate[routes] = rates  # (a route's rate kept after it leaves: as in the list)
         self.count[:] = 0.0
         self.count[routes] = counts
         self.load = load
-        self.rl, self.cl, self.ll = self.rate.tolist(), self.count.tolist(), load.tolist()
         e_route, e_cls = self.pairs
         active = np.zeros(len(self.rate), dtype=bool)
         active[routes] = True
         self.in_use = np.bincount(e_cls[active[e_route]], minlength=n_cls)
+        self.ll = load.tolist()
         self.bott = dict(zip(routes.tolist(), bott.tolist()))
         self.routes = routes.copy()
 
@@ -288,14 +294,7 @@ class _Part:
                     left[kk] = v if v > 0.0 else 0.0
                     cnt[kk] -= a
             live = [k for k in live if cnt[k] > 1e-12]
-        # the loads as sums of the rates (not capacity less what is left): the check reads them
-        loads: dict[int, float] = {}
-        for k in cnt:
-            total = 0.0
-            for s, w in on[k]:
-                v = x.get(s)
-                total += w * cl[s] * (rl[s] if v is None else v)
-            loads[k] = total
+        loads = {k: ccap[k] - v for k, v in left.items()}
         return x, bott, loads
 
     def _check(self, region: set, x: dict, bott: dict, loads: dict) -> set | None:
