@@ -219,6 +219,9 @@ class _Part:
             got = self._fill(region)
             if got is None:
                 return None
+            if isinstance(got, set):
+                region |= got
+                continue
             x, bott, loads = got
             grow = self._check(region, x, bott, loads)
             if grow is None:
@@ -232,7 +235,8 @@ class _Part:
     def _fill(self, region: set):
         """Progressive filling of the region's routes on what the other routes leave of the binding
         classes they cross: per route its rate and the class (or -1: its cap) that froze it, and the
-        region's classes' new loads; None when a route cannot be filled (no room, no cap)."""
+        region's classes' new loads; or the routes to add first, those filling a class the region
+        loads; None when a route cannot be filled (no cap, no class that binds).""" 
         ccap, caps, bent, on, cl, rl = self.ccap, self.caps, self.bent, self.on, self.cl, self.rl
         cnt: dict[int, float] = {}
         ent: dict[int, list[tuple[int, float]]] = {}
@@ -255,6 +259,11 @@ class _Part:
                     used += w * cl[s] * rl[s]
             v = ccap[k] - used
             left[k] = v if v > 0.0 else 0.0
+        # a class the others fill already (they are bottlenecked at another full class too): they
+        # join the region, or the region's routes there would get nothing
+        crowded = {s for k, v in left.items() if v <= ccap[k] * TOL for s, _ in on[k] if s not in region and cl[s] > 0.0}
+        if crowded:
+            return crowded
         x: dict[int, float] = {}
         bott: dict[int, int] = {}
         open_ = set(region)
