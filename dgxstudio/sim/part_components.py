@@ -128,7 +128,8 @@ def solve_misses(reps: list, parts: list[np.ndarray], route_count: np.ndarray, t
     rates, its channels ascending, their loads). ``reps``: (component, key) pairs; ``parts``: each
     one's active routes; ``solve``: the joint solver. Components that share no channel are solved
     together and the answer split by the channels' components; components of a ``PartShapes``
-    (which share channels that cannot bind) one by one, as split_solve solves its parts."""
+    (which share channels that cannot bind) one by one, as split_solve solves its parts, each large one
+    re-solved around what changed since its last solve (sim/repair_solve.py)."""
     if getattr(shape, "shared", False):
         out = []
         for (c, _), r in zip(reps, parts):

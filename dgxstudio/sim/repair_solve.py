@@ -261,7 +261,8 @@ class _Part:
             left[k] = v if v > 0.0 else 0.0
         # a class the others fill already (they are bottlenecked at another full class too): they
         # join the region, or the region's routes there would get nothing
-        crowded = {s for k, v in left.items() if v <= ccap[k] * TOL for s, _ in on[k] if s not in region and cl[s] > 0.0}
+        crowded = {s for k, v in left.items() if v <= ccap[k] * TOL
+                   for s, _ in on[k] if s not in region and cl[s] > 0.0}
         if crowded:
             return crowded
         x: dict[int, float] = {}
