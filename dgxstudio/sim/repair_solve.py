@@ -7,22 +7,24 @@ median of 2 routes (1.8% of them) get another rate.
 
 How. The last answer of each large part is kept: every route's rate, every channel class's load
 (sim/maxmin.py's classes: a fat tree's 16 spine planes count once) and the class each route is
-*bottlenecked* at. A new solve starts from it: the routes whose flow counts changed, and those that
-share a class that can bind with one of them (or with a route that left), form the *region*; the
-rest keep their rates. The region is filled progressively on what the others leave of each class it
+*bottlenecked* at. A new solve starts from it: the routes whose flow counts changed, and those
+bottlenecked at a class one of them (or a route that left) loads, form the *region*; the rest keep
+their rates. The region is filled progressively on what the others leave of each class it
 crosses. Then the whole answer is checked against the definition of max-min fairness, and the
 region grows by what the check finds until it passes (or the part is solved whole, as before).
 
 Why it is exact. Rates are max-min fair if and only if they are feasible and every route has a
 bottleneck: its flow cap, or a class it loads that is full and on which no route runs faster
-(Bertsekas and Gallager, Data Networks, 6.5.2; the argument holds for any positive weights: a route
-can only gain at a full class by taking from a route that is not faster). The check asks exactly
+(Bertsekas and Gallager, Data Networks, max-min flow control; the argument holds for any positive
+weights: a route can only gain at a full class by taking from a route that is not faster). The check asks exactly
 that, to 1e-11 relative, of every route in the region and of every other route that loads a class
 whose load changed; the others' bottlenecks did not change. Classes that can never bind
 (sim/dominated.py) are left out of the fill and the check, as the joint solve leaves them out: the
 fair rates without them never load them past their capacity. The fair rates are unique, so an
 answer that passes is the joint solve's, up to rounding: the joint filling's own ties are to 1e-12,
-and the region's classes are filled from what the other routes leave (the tests bound both).
+and the region's classes are filled from what the other routes leave; the loads of classes that
+never bind are moved by what each route that moved adds or takes (the tests bound all three: within
+1e-14 of the whole solve over the 992-GPU tree's 6,400 solves).
 """
 
 from __future__ import annotations
