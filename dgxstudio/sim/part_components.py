@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .maxmin import maxmin
 from .rates import RouteTable, _components, _Shapes
+from .repair_solve import RepairSolver
 
 
 class NoStepBack:
@@ -105,6 +105,8 @@ class PartShapes:
         # stands for one real channel, a component's channels are distinct real ones)
         self.comp_ch = [real[c] for c in inner.comp_ch]
         self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # component -> its channels sorted, their local indices
+        # a large component re-solved around what changed since its last solve (sim/repair_solve.py)
+        self.repair = RepairSolver(table, capacity, route_cap, self.by_comp, self.bounds)
 
     def local(self, c: int, channels: np.ndarray) -> np.ndarray:
         """The local indices in component ``c`` of its real ``channels`` (ascending, as a solve
@@ -126,11 +128,12 @@ def solve_misses(reps: list, parts: list[np.ndarray], route_count: np.ndarray, t
     rates, its channels ascending, their loads). ``reps``: (component, key) pairs; ``parts``: each
     one's active routes; ``solve``: the joint solver. Components that share no channel are solved
     together and the answer split by the channels' components; components of a ``PartShapes``
-    (which share channels that cannot bind) one by one, as split_solve solves its parts."""
+    (which share channels that cannot bind) one by one, as split_solve solves its parts, each large one
+    re-solved around what changed since its last solve (sim/repair_solve.py)."""
     if getattr(shape, "shared", False):
         out = []
-        for r in parts:
-            rates, uch, load = maxmin(r, route_count[r], table, capacity, route_cap)
+        for (c, _), r in zip(reps, parts):
+            rates, uch, load = shape.repair.solve(c, r, route_count[r])
             out.append((r, rates, uch, load))
         _check(out)
         return out
