@@ -254,7 +254,8 @@ class Fold:
         for p in self.outside:
             self.tpls0[id(p)] = eng0.template(p)
         rids = np.unique(np.concatenate([self.tpls0[id(p)]["route"] for p in self.outside]))
-        _, ch, _ = RouteTable(eng0.route_ch, eng0.route_w).gather(rids)
+        # (their routes' channels only: a table of every route would copy all the trees' too)
+        ch = np.concatenate([eng0.route_ch[r] for r in rids.tolist()]) if len(rids) else np.zeros(0, np.int64)
         return not np.isin(ch, self.uch).any() and (self.systems is None or self.systems.apart_from(self.uch))
 
     def _rep_group(self) -> np.ndarray:
