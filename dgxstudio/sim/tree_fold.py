@@ -22,8 +22,9 @@ representative channel is the filling over all. The partition is checked exactly
 not by its hashes) before it is used; anything else runs flow by flow. The quotient's weights are
 sums over a class, so rates can differ from the flow-by-flow run in the last bits (see the tests).
 Where the trees are images of each other by maps checked outright (``tree_orbits.py``: a rail shift
-and a mirror on a rail-optimized cluster), the refinement runs on tree 0 and the maps' orbits of
-channels instead of on every tree: the same classes, found without reading every tree's routes.
+and a mirror on a rail-optimized cluster, for the NCCL tree and the NVLS tree alike), the refinement
+runs on tree 0 and the maps' orbits of channels instead of on every tree: the same classes, found
+without refining every tree's routes.
 
 Groups outside the trees (the launch; an NVLS tree's joins, and every system's NVLS reduce and
 multicast, between which its trees' pieces run) are shared by all trees, so trees of a class still
