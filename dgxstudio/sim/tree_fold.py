@@ -22,8 +22,9 @@ representative channel is the filling over all. The partition is checked exactly
 not by its hashes) before it is used; anything else runs flow by flow. The quotient's weights are
 sums over a class, so rates can differ from the flow-by-flow run in the last bits (see the tests).
 Where the trees are images of each other by maps checked outright (``tree_orbits.py``: a rail shift
-and a mirror on a rail-optimized cluster), the refinement runs on tree 0 and the maps' orbits of
-channels instead of on every tree: the same classes, found without reading every tree's routes.
+and a mirror on a rail-optimized cluster, for the NCCL tree and the NVLS tree alike), the refinement
+runs on tree 0 and the maps' orbits of channels instead of on every tree: the same classes, found
+without refining every tree's routes.
 
 Groups outside the trees (the launch; an NVLS tree's joins, and every system's NVLS reduce and
 multicast, between which its trees' pieces run) are shared by all trees, so trees of a class still
@@ -254,7 +255,8 @@ class Fold:
         for p in self.outside:
             self.tpls0[id(p)] = eng0.template(p)
         rids = np.unique(np.concatenate([self.tpls0[id(p)]["route"] for p in self.outside]))
-        _, ch, _ = RouteTable(eng0.route_ch, eng0.route_w).gather(rids)
+        # (their routes' channels only: a table of every route would copy all the trees' too)
+        ch = np.concatenate([eng0.route_ch[r] for r in rids.tolist()]) if len(rids) else np.zeros(0, np.int64)
         return not np.isin(ch, self.uch).any() and (self.systems is None or self.systems.apart_from(self.uch))
 
     def _rep_group(self) -> np.ndarray:

@@ -10,6 +10,9 @@ every route entry of every tree some fifteen times (12.6 million entries on 2,04
   name a GPU map; applied to every tree's transfers it names a map of trees (tree s to the tree
   whose transfers are its image). Maps are taken as generators until the trees they reach from tree
   0 are all of them (on a rail-optimized DGX H100 cluster two: a rail shift and a mirror).
+  Where trees join different devices (an NVLS tree's: rail k's pair joins GPU k of every system)
+  the devices fall in domains, one a rail, and a map off tree 0's devices is guessed domain by
+  domain (``_DeviceMaps``): the same two maps on an NVLS tree, each rail's mirror and rail k to k + 1.
 - the check, for each generator over every slot of every tree: slot j of tree s and slot j of its
   image have the same latency and rate cap, and their routes the same length and, entry by entry,
   the same weights; the channels they pair up must be a one-to-one map (every channel some tree
@@ -65,10 +68,9 @@ def orbits(ends: np.ndarray, s_route: np.ndarray, s_lat: np.ndarray, s_cap: np.n
     if n_trees < 2 or not per_tree:
         return None
     flat = ends.reshape(n_trees, -1)
-    domain = np.unique(flat[0])
-    if not np.isin(flat[1:], domain).all():
-        return None  # a tree joins devices tree 0 does not: no map from tree 0 reaches all of it
-    n_dev = int(flat.max()) + 1
+    maps = _DeviceMaps.of(flat)
+    if maps is None:
+        return None
     index = {flat[s].tobytes(): s for s in range(n_trees)}
     if len(index) != n_trees:
         return None
@@ -83,9 +85,8 @@ def orbits(ends: np.ndarray, s_route: np.ndarray, s_lat: np.ndarray, s_cap: np.n
     for t in range(1, n_trees):
         if reached[t]:
             continue
-        dev = np.full(n_dev, -1, dtype=np.int64)
-        dev[flat[0]] = flat[t]
-        if not (dev[flat[0]] == flat[t]).all() or len(np.unique(dev[domain])) != len(domain):
+        dev = maps.generator(t)
+        if dev is None:
             return None  # tree t's transfers are not a renaming of tree 0's, place for place
         tau = np.fromiter((index.get(dev[flat[s]].tobytes(), -1) for s in range(n_trees)), dtype=np.int64,
                           count=n_trees)
@@ -127,6 +128,74 @@ def orbits(ends: np.ndarray, s_route: np.ndarray, s_lat: np.ndarray, s_cap: np.n
             break
     return Orbits(uch, numbered(label, len(uch) + 1)[1])
 
+
+
+@dataclass
+class _DeviceMaps:
+    """Maps of devices guessed from the trees' transfers, where trees join different devices too.
+
+    The devices the trees join fall in domains: each tree joins exactly one domain's devices, every
+    domain as many as tree 0's, no device in two (an NCCL tree: one domain, every GPU; an NVLS
+    tree: one per rail, its GPU in every system). Tree 0's transfers set against the domain's first
+    tree's, slot by slot, name each domain's device in each *place* (a place: one of tree 0's
+    devices). Tree t's map is guessed on tree 0's devices slot by slot, as with one domain; off them
+    it is read as a renaming of places inside a domain (tree t's places set against its domain's
+    first tree's) followed by a shift of domains (domain i to i + j, j tree t's, numbered in the
+    order the trees come): on an NVLS tree a mirror in every rail, or GPU i of every system to GPU
+    i + 1. Only a guess: ``orbits`` checks it outright against every slot and route entry."""
+
+    dom: np.ndarray    # each device's domain (-1: no tree joins it)
+    where: np.ndarray  # each device's place
+    base: np.ndarray   # (domains, places): each domain's device in each place
+    place0: np.ndarray  # tree 0's transfers' ends as places
+    tree_dom: np.ndarray
+    flat: np.ndarray
+
+    @classmethod
+    def of(cls, flat: np.ndarray) -> "_DeviceMaps | None":
+        """The domains of the trees whose transfers' ends are ``flat`` (a row a tree), or None."""
+        n_dev = int(flat.max()) + 1
+        domain = np.unique(flat[0])
+        n_p = len(domain)
+        where = np.full(n_dev, -1, dtype=np.int64)
+        where[domain] = np.arange(n_p)
+        place0 = where[flat[0]]
+        keys: dict[bytes, int] = {}
+        first: list[int] = []
+        tree_dom = np.empty(len(flat), dtype=np.int64)
+        for t, row in enumerate(flat):
+            joined = np.unique(row)
+            if len(joined) != n_p:
+                return None
+            tree_dom[t] = d = keys.setdefault(joined.tobytes(), len(keys))
+            if d == len(first):
+                first.append(t)
+        base = np.full((len(first), n_p), -1, dtype=np.int64)
+        dom = np.full(n_dev, -1, dtype=np.int64)
+        for d, t in enumerate(first):
+            base[d, place0] = flat[t]
+            if not (base[d, place0] == flat[t]).all():
+                return None  # the first tree's transfers are not a renaming of tree 0's
+            if (dom[base[d]] >= 0).any():
+                return None  # two domains share a device
+            dom[base[d]] = d
+            where[base[d]] = np.arange(n_p)
+        return cls(dom, where, base, place0, tree_dom, flat)
+
+    def generator(self, t: int) -> np.ndarray | None:
+        """Tree t's guessed map (device -> device, -1 off the trees), or None where tree t's
+        transfers are not a renaming of tree 0's place for place."""
+        b_t = np.full(self.base.shape[1], -1, dtype=np.int64)
+        b_t[self.place0] = self.flat[t]
+        if not (b_t[self.place0] == self.flat[t]).all():
+            return None
+        # (its image is tree t's devices, as many as the places: one-to-one)
+        j = int(self.tree_dom[t])
+        h = self.where[b_t]  # tree t's places as places of its domain's first tree
+        on = np.flatnonzero(self.dom >= 0)
+        dev = np.full(len(self.dom), -1, dtype=np.int64)
+        dev[on] = self.base[(self.dom[on] + j) % len(self.base), h[self.where[on]]]
+        return dev
 
 
 def coarsened(orb: Orbits, s_route0: np.ndarray, s_init0: np.ndarray, route_ch: list[np.ndarray],
