@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fold_routes import RouteGraph
+from .place_maps import PlaceMaps
 from .rates import RouteTable
 from .relation_ids import numbered, row_ids
 
@@ -68,7 +69,7 @@ def orbits(ends: np.ndarray, s_route: np.ndarray, s_lat: np.ndarray, s_cap: np.n
     if n_trees < 2 or not per_tree:
         return None
     flat = ends.reshape(n_trees, -1)
-    maps = _DeviceMaps.of(flat)
+    maps = _DeviceMaps.of(flat) or PlaceMaps.of(flat)  # (trees sharing some devices: sim/place_maps.py)
     if maps is None:
         return None
     index = {flat[s].tobytes(): s for s in range(n_trees)}

@@ -6,12 +6,10 @@ import numpy as np
 import pytest
 
 from dgxstudio.model.fabrics import build_fat_tree
-from dgxstudio.sim import tree_fold, tree_orbits
-from dgxstudio.sim.engine import Engine
+from dgxstudio.sim import tree_orbits
 
 from .test_nvls_fold import _nvls_tree
-from .test_tree_fold import _assert_same
-from .test_tree_orbits import _canonical, _spy
+from .test_tree_orbits import assert_guessed_then_refused, assert_maps_give_the_refinements_fold
 
 MiB = 2**20
 
@@ -24,19 +22,8 @@ MiB = 2**20
 ])
 def test_an_nvls_trees_maps_give_the_refinements_classes_and_answer(monkeypatch, label, build, size):
     sim, sched, scale = _nvls_tree(build(), size)
-    seen = _spy(monkeypatch)
-    by_maps = tree_fold.Fold.of(Engine(sim.router, scale), sched)
-    assert by_maps is not None and seen["orbits"][0] is not None and seen["coarsened"][0] is not None, label
-    assert by_maps.m == len(sched.meta["trees"]) == 16 and not by_maps.rep_of.any()  # every rail's pair
-    monkeypatch.setattr(tree_orbits, "orbits", lambda *a: None)  # the refinement over every tree
-    refined = tree_fold.Fold.of(Engine(sim.router, scale), sched)
-    assert refined is not None
-    np.testing.assert_array_equal(by_maps.uch, refined.uch)
-    np.testing.assert_array_equal(_canonical(by_maps.col_c), _canonical(refined.col_c))
-    np.testing.assert_array_equal(np.sort(by_maps.rep_ch), np.sort(refined.rep_ch))
-    a, b = by_maps.run(), refined.run()
-    np.testing.assert_array_equal(a.group_done, b.group_done)
-    _assert_same(a, Engine(sim.router, scale).run(sched), len(sched.groups))
+    assert len(sched.meta["trees"]) == 16  # every rail's pair
+    assert_maps_give_the_refinements_fold(monkeypatch, sim, sched, scale, label)
 
 
 def test_an_nvls_rail_with_a_slower_cable_is_not_mapped_onto_the_others(monkeypatch):
@@ -47,20 +34,7 @@ def test_an_nvls_rail_with_a_slower_cable_is_not_mapped_onto_the_others(monkeypa
     cable = next(link for link in topo.links.values() if {link.a, link.b} == {"s2.ib3", "leaf4"})
     cable.bandwidth_per_direction_Bps = 25e9
     sim, sched, scale = _nvls_tree(topo, 24 * MiB)
-    seen = _spy(monkeypatch)
-    refused = []
-    real = tree_orbits._channel_map
-
-    def channel_map(*a):
-        out = real(*a)
-        refused.append(out is None)
-        return out
-    monkeypatch.setattr(tree_orbits, "_channel_map", channel_map)
-    fold = tree_fold.Fold.of(Engine(sim.router, scale), sched)
-    assert seen["orbits"] == [None] and refused and refused[-1]  # guessed, then refused by the check
-    assert fold is None or fold.m < len(sched.meta["trees"])  # (rail 3's pair apart: classes of unequal sizes)
-    folded = tree_fold.run(sim.router, sched, scale)
-    _assert_same(folded, Engine(sim.router, scale).run(sched), len(sched.groups))
+    assert_guessed_then_refused(monkeypatch, sim, sched, scale)
 
 
 def test_device_maps_shift_domains_and_rename_places():

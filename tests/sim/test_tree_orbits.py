@@ -41,18 +41,13 @@ def _spy(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("label, build, proto", [
-    ("4 DGX H100, rail-optimized", lambda: build_fat_tree(4, "dgx-h100", rail_optimized=True), "simple"),
-    ("40 DGX H100 over spines, LL128", lambda: build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8),
-     "ll128"),
-])
-def test_maps_between_trees_give_the_refinements_classes_and_answer(monkeypatch, label, build, proto):
-    sim, sched, scale = _schedule(build(), proto=proto)
+def assert_maps_give_the_refinements_fold(monkeypatch, sim, sched, scale, label):
+    """The fold by maps (``orbits`` and ``coarsened`` both answering) puts every tree in one class,
+    with the refinement's channel classes and representatives, and the flow-by-flow run's answer."""
     seen = _spy(monkeypatch)
     by_maps = tree_fold.Fold.of(Engine(sim.router, scale), sched)
     assert by_maps is not None and seen["orbits"][0] is not None and seen["coarsened"][0] is not None, label
-    # every tree of every rail reached, in one class
-    assert by_maps.m == len(sched.meta["trees"]) and not by_maps.rep_of.any()
+    assert by_maps.m == len(sched.meta["trees"]) and not by_maps.rep_of.any()  # every tree of every rail
     monkeypatch.setattr(tree_orbits, "orbits", lambda *a: None)  # the refinement over every tree
     refined = tree_fold.Fold.of(Engine(sim.router, scale), sched)
     assert refined is not None
@@ -60,9 +55,37 @@ def test_maps_between_trees_give_the_refinements_classes_and_answer(monkeypatch,
     np.testing.assert_array_equal(_canonical(by_maps.col_c), _canonical(refined.col_c))  # (numbered otherwise)
     np.testing.assert_array_equal(np.sort(by_maps.rep_ch), np.sort(refined.rep_ch))
     a, b = by_maps.run(), refined.run()
-    np.testing.assert_array_equal(a.group_done, b.group_done)  # the same classes: the same sums
+    np.testing.assert_array_equal(a.group_done, b.group_done)
     _assert_same(a, Engine(sim.router, scale).run(sched), len(sched.groups))
 
+
+def assert_guessed_then_refused(monkeypatch, sim, sched, scale):
+    """Maps of trees are guessed but the outright check refuses them (``orbits`` answers None after
+    a channel map fails); the fold, if any, keeps some tree apart and runs as the flow-by-flow run."""
+    seen = _spy(monkeypatch)
+    refused = []
+    real = tree_orbits._channel_map
+
+    def channel_map(*a):
+        out = real(*a)
+        refused.append(out is None)
+        return out
+    monkeypatch.setattr(tree_orbits, "_channel_map", channel_map)
+    fold = tree_fold.Fold.of(Engine(sim.router, scale), sched)
+    assert seen["orbits"] == [None] and refused and refused[-1]  # guessed, then refused by the check
+    assert fold is None or fold.m < len(sched.meta["trees"])  # (the rail apart: classes of unequal sizes)
+    folded = tree_fold.run(sim.router, sched, scale)
+    _assert_same(folded, Engine(sim.router, scale).run(sched), len(sched.groups))
+
+
+@pytest.mark.parametrize("label, build, proto", [
+    ("4 DGX H100, rail-optimized", lambda: build_fat_tree(4, "dgx-h100", rail_optimized=True), "simple"),
+    ("40 DGX H100 over spines, LL128", lambda: build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8),
+     "ll128"),
+])
+def test_maps_between_trees_give_the_refinements_classes_and_answer(monkeypatch, label, build, proto):
+    sim, sched, scale = _schedule(build(), proto=proto)
+    assert_maps_give_the_refinements_fold(monkeypatch, sim, sched, scale, label)
 
 def test_a_rail_with_a_slower_cable_is_not_mapped_onto_the_others(monkeypatch):
     """System 2's rail-3 cable at half speed: its trees have the same routes as every other rail's,
