@@ -22,7 +22,7 @@ representative channel is the filling over all. The partition is checked exactly
 not by its hashes) before it is used; anything else runs flow by flow. The quotient's weights are
 sums over a class, so rates can differ from the flow-by-flow run in the last bits (see the tests).
 Where the trees are images of each other by maps checked outright (``tree_orbits.py``: a rail shift
-and a mirror on a rail-optimized cluster, for the NCCL tree and the NVLS tree alike), the refinement
+and a mirror on a rail-optimized cluster, for the NCCL tree, the NVLS tree and CollNet), the refinement
 runs on tree 0 and the maps' orbits of channels instead of on every tree: the same classes, found
 without refining every tree's routes.
 

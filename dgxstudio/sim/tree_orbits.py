@@ -13,6 +13,8 @@ every route entry of every tree some fifteen times (12.6 million entries on 2,04
   Where trees join different devices (an NVLS tree's: rail k's pair joins GPU k of every system)
   the devices fall in domains, one a rail, and a map off tree 0's devices is guessed domain by
   domain (``_DeviceMaps``): the same two maps on an NVLS tree, each rail's mirror and rail k to k + 1.
+  Where trees share some devices and not others (CollNet's rails: every GPU, and each its own rail's
+  leaves) it is guessed place by place instead (``place_maps.py``): rail k to k + 1.
 - the check, for each generator over every slot of every tree: slot j of tree s and slot j of its
   image have the same latency and rate cap, and their routes the same length and, entry by entry,
   the same weights; the channels they pair up must be a one-to-one map (every channel some tree
