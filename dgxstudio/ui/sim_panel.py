@@ -19,7 +19,7 @@ from ..sim.training import TrainingError
 from ..sim.collectives import COLLECTIVES
 from ..sim.engine import SimulationCancelled
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
-from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, NCCL, SimOptions, Simulator, sweep_sizes
+from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, NCCL, SimOptions, Simulator, cuts_in_chunks, sweep_sizes
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
@@ -117,7 +117,8 @@ class SimulationPanel(QWidget):
         self.size = QLineEdit("256MiB")
         self.size.setToolTip('Bytes per GPU, e.g. 256MiB, 1GB, 4096')
         self.chunk = QLineEdit(format_size(DEFAULT_CHUNK).replace(" ", ""))
-        self.chunk.setToolTip('Pipelining chunk: each ring or tree step moves pieces of this size')
+        self.chunk.setToolTip("Pipelining chunk of the textbook and lecture algorithms and of nvls; NCCL's ring, tree,"
+                              " nvls-tree and collnet pipeline in NCCL's own slices (the box is off for them)")
         self.protocol = QComboBox()
         self.protocol.addItems(["auto", "ll", "ll128", "simple"])
         self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose")
@@ -137,8 +138,11 @@ class SimulationPanel(QWidget):
         return w
 
     def _protocol_applies(self) -> None:
-        self.protocol.setEnabled(self.algorithm.currentText() in (*NCCL, "auto")
-                                 and self.collective.currentText() != "all-to-all")
+        algorithm = self.algorithm.currentText()
+        self.protocol.setEnabled(algorithm in (*NCCL, "auto") and self.collective.currentText() != "all-to-all")
+        # the chunk likewise: NCCL's ring, tree, nvls-tree and collnet ignore it (`simulate --chunk`'s help)
+        self.chunk.setEnabled(algorithm == "auto" or self.collective.currentText() == "all-to-all"
+                              or cuts_in_chunks(algorithm))
 
     def _pipeline_tab(self) -> QWidget:
         w = QWidget()
