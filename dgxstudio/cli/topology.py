@@ -179,11 +179,15 @@ def cmd_analyze(args) -> int:
     lat = result["latency"]
     if lat["max_system_to_system_s"] is not None:
         print(f"  system-to-system latency: worst {lat['max_system_to_system_s'] * 1e6:.2f} us"
-              f" ({lat['switch_hops_worst']} switch hops), best {lat['min_system_to_system_s'] * 1e6:.2f} us")
+              f" ({_count(lat['switch_hops_worst'], 'switch hop')}), best {lat['min_system_to_system_s'] * 1e6:.2f} us")
     if lat["from_first_gpu_max_s"] is not None:
         a, z = lat["from_first_gpu_max_pair"]
-        print(f"  farthest GPU from {a}: {z}, {lat['from_first_gpu_max_s'] * 1e6:.2f} us over {lat['from_first_gpu_max_hops']} hops")
+        print(f"  farthest GPU from {a}: {z}, {lat['from_first_gpu_max_s'] * 1e6:.2f} us over {_count(lat['from_first_gpu_max_hops'], 'hop')}")
     return EXIT_OK
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def register(sub) -> None:
