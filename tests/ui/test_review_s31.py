@@ -1,0 +1,21 @@
+"""A new user's review of main at 030276d: what the GUI said wrong."""
+
+from dgxstudio.model.builders import build_fat_tree
+
+from .test_runs_belong_to_a_document import run
+
+
+def test_collnet_rails_are_not_offered_as_tree_pairs(make_window, qtbot):
+    """The replay bar's chooser called CollNet's rails 0 and 1 "tree pair 0" while the legend beside it
+    named them "collnet rail 0" and "collnet rail 1": CollNet runs one aggregation tree per rail, no
+    pairs. NCCL's tree keeps its pairs."""
+    w = make_window(topology=build_fat_tree(2, "dgx-h100", rail_optimized=True))
+    w.sim_panel.show_rings.setChecked(True)
+    run(w, qtbot, algorithm="collnet", size="64MiB")
+    qtbot.waitUntil(w.tree_pair.isVisible, timeout=3000)
+    items = [w.tree_pair.itemText(i) for i in range(w.tree_pair.count())]
+    assert items[0].startswith("collnet rail 0 and collnet rail 1 (roots "), items
+    assert not any("tree pair" in t for t in items), items
+    assert any(e.startswith("collnet rail 1:") for e in w.legend.entries), w.legend.entries
+    run(w, qtbot, algorithm="tree", size="64MiB")
+    assert w.tree_pair.itemText(0).startswith("tree pair 0 (roots ")
