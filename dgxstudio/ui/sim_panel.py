@@ -19,7 +19,8 @@ from ..sim.training import TrainingError
 from ..sim.collectives import COLLECTIVES
 from ..sim.engine import SimulationCancelled
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
-from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, NCCL, SimOptions, Simulator, cuts_in_chunks, sweep_sizes
+from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, Simulator, cuts_in_chunks,
+                       sweep_sizes)
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
@@ -135,7 +136,17 @@ class SimulationPanel(QWidget):
         # (the CLI refuses --protocol there), so the box says so instead of being read as used
         for box in (self.algorithm, self.collective):
             box.currentTextChanged.connect(self._protocol_applies)
+        # the algorithms a collective cannot run are greyed out in the list, as `simulate` refuses them
+        self.collective.currentTextChanged.connect(self._algorithms_apply)
+        self._algorithms_apply()
         return w
+
+    def _algorithms_apply(self) -> None:
+        runs = SUPPORTED.get(self.collective.currentText(), ())
+        model = self.algorithm.model()
+        for i in range(self.algorithm.count()):
+            name = self.algorithm.itemText(i)
+            model.item(i).setEnabled(name == "auto" or name in runs)
 
     def _protocol_applies(self) -> None:
         algorithm = self.algorithm.currentText()

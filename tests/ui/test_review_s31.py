@@ -19,3 +19,23 @@ def test_collnet_rails_are_not_offered_as_tree_pairs(make_window, qtbot):
     assert any(e.startswith("collnet rail 1:") for e in w.legend.entries), w.legend.entries
     run(w, qtbot, algorithm="tree", size="64MiB")
     assert w.tree_pair.itemText(0).startswith("tree pair 0 (roots ")
+
+
+def test_the_algorithm_list_greys_out_what_the_collective_cannot_run(make_window, qtbot):
+    """Every algorithm stayed selectable for every collective: all-to-all offered ring, tree, nvls ...
+    and each failed only after the run started ("ring is not an algorithm for all-to-all (choose from
+    direct)"), which `simulate` says before it runs."""
+    w = make_window("dgx-h100")
+    p = w.sim_panel
+    model = p.algorithm.model()
+
+    def offered():
+        return {p.algorithm.itemText(i) for i in range(p.algorithm.count()) if model.item(i).isEnabled()}
+
+    p.collective.setCurrentText("all-to-all")
+    assert offered() == {"auto", "direct"}
+    p.collective.setCurrentText("all-gather")
+    assert offered() == {"auto", "ring", "single-ring"}
+    p.collective.setCurrentText("all-reduce")
+    assert {"ring", "tree", "nvls", "nvls-tree", "collnet", "hierarchical"} <= offered()
+    assert "direct" not in offered()
