@@ -20,3 +20,14 @@ def test_analyze_says_one_switch_hop_not_one_switch_hops(capsys, tmp_path):
     assert "(1 switch hop)," in out
     code, out, _ = run(capsys, "analyze", "--preset", "dgx1-fat-tree-124")
     assert "(3 switch hops)," in out and "over 8 hops" in out
+
+
+def test_a_leaf_too_small_for_per_leaf_names_the_option(capsys, tmp_path):
+    # "--per-leaf 1000" answered "a leaf needs 8000 ports down and 8000 up", naming no option
+    code, _, err = run(capsys, "generate", "fat-tree", "--systems", "16", "--system", "dgx-h100", "--per-leaf", "1000",
+                       "-o", str(tmp_path / "x.dgxs"))
+    assert code == 2
+    assert "--per-leaf 1000: a leaf of 1000 systems needs 8000 ports down and 8000 up" in err
+    code, _, err = run(capsys, "generate", "fat-tree", "--systems", "16", "--system", "dgx-h100", "--spines", "100",
+                       "-o", str(tmp_path / "x.dgxs"))
+    assert code == 2 and "--spines 100: a leaf of 4 systems needs 32 ports down and 100 up" in err
