@@ -39,3 +39,21 @@ def test_the_algorithm_list_greys_out_what_the_collective_cannot_run(make_window
     p.collective.setCurrentText("all-reduce")
     assert {"ring", "tree", "nvls", "nvls-tree", "collnet", "hierarchical"} <= offered()
     assert "direct" not in offered()
+
+
+def test_a_link_stays_selected_after_an_inspector_edit_redraws_it(make_window, qtbot):
+    """Setting a link's bandwidth (or count) in the Inspector redraws its item, which dropped the
+    selection: the Inspector went to "Nothing selected" at once, so the figure just typed could not
+    be read back, nor the latency set next."""
+    from PySide6.QtCore import Qt
+    w = make_window("dgx1-v100")
+    w.select_and_center(["l0"])
+    field = w.inspector.fields["bandwidth"]
+    field.setFocus()
+    qtbot.keyClicks(field, "20")
+    qtbot.keyClick(field, Qt.Key.Key_Return)
+    assert w.document.topology.links["l0"].bandwidth_per_direction_Bps == 20e9
+    qtbot.waitUntil(lambda: "latency" in w.inspector.fields, timeout=2000)
+    assert w.inspector.ids == ["l0"]
+    assert w.inspector.fields["bandwidth"].text() == "20"
+    assert [list(i.link_ids) for i in w.scene.selectedItems()] == [["l0"]]
