@@ -41,6 +41,24 @@ def test_the_algorithm_list_greys_out_what_the_collective_cannot_run(make_window
     assert "direct" not in offered()
 
 
+def test_a_link_override_is_named_in_words_in_the_history(make_window, qtbot):
+    """The Inspector's bandwidth and latency overrides were pushed as "set bandwidth_per_direction_Bps
+    of l0" and "set latency_s of l0": the History panel, and now the status bar after a History click
+    or Ctrl+Z, showed the code's field names."""
+    from PySide6.QtCore import Qt
+    w = make_window("dgx1-v100")
+    stack = w.document.undo_stack
+    w.select_and_center(["l0"])
+    for key, value in (("bandwidth", "20"), ("latency", "1.5")):
+        field = w.inspector.fields[key]
+        field.setFocus()
+        qtbot.keyClicks(field, value)
+        qtbot.keyClick(field, Qt.Key.Key_Return)
+    assert [stack.text(i) for i in range(stack.count())] == ["set bandwidth per direction of l0", "set latency of l0"]
+    qtbot.keyClick(w.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert w.status.text() == "Undid: set latency of l0"
+
+
 def test_a_link_stays_selected_after_an_inspector_edit_redraws_it(make_window, qtbot):
     """Setting a link's bandwidth (or count) in the Inspector redraws its item, which dropped the
     selection: the Inspector went to "Nothing selected" at once, so the figure just typed could not
