@@ -31,3 +31,16 @@ def test_a_leaf_too_small_for_per_leaf_names_the_option(capsys, tmp_path):
     code, _, err = run(capsys, "generate", "fat-tree", "--systems", "16", "--system", "dgx-h100", "--spines", "100",
                        "-o", str(tmp_path / "x.dgxs"))
     assert code == 2 and "--spines 100: a leaf of 4 systems needs 32 ports down and 100 up" in err
+
+
+def test_a_ring_inside_one_system_is_not_said_to_run_across_systems(capsys, tmp_path):
+    # the README's PCIe-only server, and two DGX-1 GPUs no NVLink joins, read "rings: 1 across systems"
+    code, out, _ = run(capsys, "analyze", "--preset", "pcie-8gpu")
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.strip().startswith("rings:"))
+    assert "rings: 1 not on NVLink alone: " in line and "across systems" not in line
+    code, out, _ = run(capsys, "analyze", "--preset", "dgx1-v100", "--gpus", "gpu0,gpu5")
+    assert "across systems" not in out and "not on NVLink alone" in out
+    assert run(capsys, "report", "--preset", "pcie-8gpu", "--size", "", "-o", str(tmp_path / "r.html"))[0] == 0
+    html = (tmp_path / "r.html").read_text()
+    assert "across systems" not in html and "over 1 ring not on NVLink alone" in html

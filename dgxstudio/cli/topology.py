@@ -154,7 +154,9 @@ def cmd_analyze(args) -> int:
           f" ({'exact' if b['exact'] else 'upper bound'}, {b['method']}"
           f"{'; its refinement stopped at its work budget' if stopped else ''})")
     r = result["rings"]
-    over = {"nvlink": "over NVLink", "all": "across systems"}.get(r["fabric"], f"over {r['fabric']}")
+    systems = len({topo.system_of(g) for g in gpus} - {None})
+    over = {"nvlink": "over NVLink", "all": "across systems" if systems > 1 else "not on NVLink alone"
+            }.get(r["fabric"], f"over {r['fabric']}")   # a PCIe server's ring crosses no system
     print(f"  rings: {r['count']} {over}: {r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'};"
           f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s at peak link figures"
           f" (NCCL runs each ring both ways: their bidirectional rates added; simulate's bound is at achievable figures)")
