@@ -75,3 +75,20 @@ def test_a_link_stays_selected_after_an_inspector_edit_redraws_it(make_window, q
     assert w.inspector.ids == ["l0"]
     assert w.inspector.fields["bandwidth"].text() == "20"
     assert [list(i.link_ids) for i in w.scene.selectedItems()] == [["l0"]]
+
+
+def test_a_sweeps_bottleneck_list_says_which_size_it_is_of(make_window, qtbot):
+    """After a size sweep the list under "Bottleneck links (click to select on the canvas):"
+    held the last size's links, beside a table of every size, without saying which."""
+    from PySide6.QtCore import Qt
+    from .test_simulation_gui import configure
+    w = make_window("dgx-h100")
+    p = configure(w, algorithm="ring", sweep=True, sweep_range="1MiB:64MiB")
+    with qtbot.waitSignal(p.resultReady, timeout=60000):
+        qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    assert w.results.bottlenecks_label.text().startswith("Bottleneck links at 64 MiB (click")
+    p.sweep.setChecked(False)
+    p.size.setText("64MiB")
+    with qtbot.waitSignal(p.resultReady, timeout=60000):
+        qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    assert w.results.bottlenecks_label.text() == "Bottleneck links (click to select on the canvas):"
