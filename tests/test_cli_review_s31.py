@@ -44,3 +44,11 @@ def test_a_ring_inside_one_system_is_not_said_to_run_across_systems(capsys, tmp_
     assert run(capsys, "report", "--preset", "pcie-8gpu", "--size", "", "-o", str(tmp_path / "r.html"))[0] == 0
     html = (tmp_path / "r.html").read_text()
     assert "across systems" not in html and "over 1 ring not on NVLink alone" in html
+
+
+def test_info_counts_groups_in_the_plural(capsys):
+    # "groups:  129  (1 cluster, 1 fabric, 127 system)" on the SuperPOD, "27 tray" on the NVL72
+    code, out, _ = run(capsys, "info", "--preset", "dgx-h100-superpod")
+    assert code == 0 and "groups:  129  (1 cluster, 1 fabric, 127 systems)" in out
+    code, out, _ = run(capsys, "info", "--preset", "gb200-nvl72")
+    assert "(1 system, 27 trays)" in out

@@ -67,7 +67,7 @@ def cmd_info(args) -> int:
           + ", ".join(f"{n} x {t}" for t, n in physical.items()) + ")")
     print(f"  GPUs:    {info['gpus']}")
     print(f"  NVLink bandwidth per GPU: {info['nvlink_bw_per_gpu_bidir_Bps'] / 1e9:.0f} GB/s bidirectional")
-    print(f"  groups:  {info['groups']}  (" + ", ".join(f"{n} {k}" for k, n in info["groups_by_kind"].items()) + ")")
+    print(f"  groups:  {info['groups']}  (" + ", ".join(_count(n, k) for k, n in info["groups_by_kind"].items()) + ")")
     return EXIT_OK
 
 
