@@ -91,6 +91,9 @@ def test_simulate_bad_input(capsys):
     assert code == 2 and "--size" in err
     code, _, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--gpus", "gpu0")
     assert code == 2 and "at least 2 GPUs" in err
+    # the same GPU named twice is one GPU: the message says which one the set holds
+    code, _, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--gpus", "gpu3,gpu3")
+    assert code == 2 and "at least 2 GPUs; the GPU set holds 1: gpu3" in err
     code, _, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--collective", "all-gather", "--algorithm", "tree")
     assert code == 2 and "not an algorithm for all-gather" in err
 

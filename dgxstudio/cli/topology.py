@@ -67,7 +67,7 @@ def cmd_info(args) -> int:
           + ", ".join(f"{n} x {t}" for t, n in physical.items()) + ")")
     print(f"  GPUs:    {info['gpus']}")
     print(f"  NVLink bandwidth per GPU: {info['nvlink_bw_per_gpu_bidir_Bps'] / 1e9:.0f} GB/s bidirectional")
-    print(f"  groups:  {info['groups']}  (" + ", ".join(f"{n} {k}" for k, n in info["groups_by_kind"].items()) + ")")
+    print(f"  groups:  {info['groups']}  (" + ", ".join(_count(n, k) for k, n in info["groups_by_kind"].items()) + ")")
     return EXIT_OK
 
 
@@ -154,7 +154,9 @@ def cmd_analyze(args) -> int:
           f" ({'exact' if b['exact'] else 'upper bound'}, {b['method']}"
           f"{'; its refinement stopped at its work budget' if stopped else ''})")
     r = result["rings"]
-    over = {"nvlink": "over NVLink", "all": "across systems"}.get(r["fabric"], f"over {r['fabric']}")
+    systems = len({topo.system_of(g) for g in gpus} - {None})
+    over = {"nvlink": "over NVLink", "all": "across systems" if systems > 1 else "not on NVLink alone"
+            }.get(r["fabric"], f"over {r['fabric']}")   # a PCIe server's ring crosses no system
     print(f"  rings: {r['count']} {over}: {r['method']}{', link-disjoint' if r['link_disjoint'] else ', sharing links'};"
           f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s at peak link figures"
           f" (NCCL runs each ring both ways: their bidirectional rates added; simulate's bound is at achievable figures)")
@@ -179,11 +181,15 @@ def cmd_analyze(args) -> int:
     lat = result["latency"]
     if lat["max_system_to_system_s"] is not None:
         print(f"  system-to-system latency: worst {lat['max_system_to_system_s'] * 1e6:.2f} us"
-              f" ({lat['switch_hops_worst']} switch hops), best {lat['min_system_to_system_s'] * 1e6:.2f} us")
+              f" ({_count(lat['switch_hops_worst'], 'switch hop')}), best {lat['min_system_to_system_s'] * 1e6:.2f} us")
     if lat["from_first_gpu_max_s"] is not None:
         a, z = lat["from_first_gpu_max_pair"]
-        print(f"  farthest GPU from {a}: {z}, {lat['from_first_gpu_max_s'] * 1e6:.2f} us over {lat['from_first_gpu_max_hops']} hops")
+        print(f"  farthest GPU from {a}: {z}, {lat['from_first_gpu_max_s'] * 1e6:.2f} us over {_count(lat['from_first_gpu_max_hops'], 'hop')}")
     return EXIT_OK
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def register(sub) -> None:

@@ -263,6 +263,7 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
         per_system_per_leaf = ports_per_system // n_rails
     else:
         per_system_per_leaf = ports_per_system
+    asked_per_leaf = per_leaf is not None
     if per_leaf is None:
         per_leaf = int(radix * oversubscription / (oversubscription + 1)) // per_system_per_leaf
         while per_leaf > 1 and not _whole(per_leaf * per_system_per_leaf / oversubscription):
@@ -286,7 +287,10 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
     if down + up > radix:
         hint = ("; spread the NICs over rails (--rail-optimized) or cable fewer (--nics-per-system)"
                 if per_leaf == 1 and not rail_optimized else "")
-        raise ValueError(f"a leaf needs {down} ports down and {up} up, but {_a(switch_part.label)} has {radix}{hint}")
+        asked = [f"--per-leaf {per_leaf}"] * asked_per_leaf + [f"--spines {spines}"] * (spines is not None)
+        held = (", ".join(asked) + ": " if asked else "") + (
+            f"a leaf of {per_leaf} systems" if per_leaf > 1 else "a leaf of one system")
+        raise ValueError(f"{held} needs {down} ports down and {up} up, but {_a(switch_part.label)} has {radix}{hint}")
     units = math.ceil(systems / per_leaf)
     leaves = units * n_rails
     common = dict(systems=systems, per_leaf=per_leaf, leaves=leaves, link_type=link_type,

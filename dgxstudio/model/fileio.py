@@ -499,6 +499,9 @@ def _loads(text: str, catalog: Catalog | None, filename: str) -> Topology:
     except TopologyFileError as exc:
         raise TopologyFileError(exc.detail, filename=filename) from None
     except json.JSONDecodeError as exc:
+        if text.isspace() or not text:   # checked only on failure: a file cut to nothing by a crash or `touch`
+            raise TopologyFileError("not valid JSON: the file is empty" if not text
+                                    else "not valid JSON: the file holds only white space", filename=filename) from None
         raise TopologyFileError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                                 filename=filename) from None
     except ValueError as exc:

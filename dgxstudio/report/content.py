@@ -137,7 +137,7 @@ def summary(data: ReportData) -> str:
     r = a["rings"]
     parts.append(f"Its bisection bandwidth is {gbs(a['bisection']['bidir_Bps'])} GB/s bidirectional"
                  f"{'' if a['bisection']['exact'] else ' (upper bound)'}, and ring all-reduce can reach at most "
-                 f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s bus bandwidth over {r['count']} {_rings_over(r['fabric'])} "
+                 f"{gbs(r['allreduce_busbw_bound_Bps'])} GB/s bus bandwidth over {_rings_over(r['fabric'], systems, r['count'])} "
                  f"at the catalog's peak link figures.")
     best = max(data.runs, key=lambda run: run.busbw_Bps, default=None)
     if best is not None:
@@ -161,9 +161,12 @@ def summary(data: ReportData) -> str:
     return " ".join(parts)
 
 
-def _rings_over(fabric: str) -> str:
-    """'3 NVLink rings', '4 rings across systems' (the analysis calls the fabric 'nvlink', 'all', ...)."""
-    return {"nvlink": "NVLink rings", "all": "rings across systems"}.get(fabric, f"rings over {fabric}")
+def _rings_over(fabric: str, systems: int, count: int) -> str:
+    """'3 NVLink rings', '4 rings across systems' (the analysis calls the fabric 'nvlink', 'all', ...);
+    a PCIe server's ring (every link, one system) crosses no system."""
+    rings = "ring" if count == 1 else "rings"
+    across = f"{rings} across systems" if systems > 1 else f"{rings} not on NVLink alone"
+    return f"{count} " + {"nvlink": f"NVLink {rings}", "all": across}.get(fabric, f"{rings} over {fabric}")
 
 
 def protocol_label(result) -> str:

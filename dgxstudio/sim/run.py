@@ -86,7 +86,8 @@ class Simulator(NcclSchedules):
         self.gpus = list(gpus)
         self.options = options or SimOptions()
         if len(self.gpus) < 2:
-            raise SimulationError("a collective needs at least 2 GPUs")
+            held = f"1: {self.gpus[0]}" if self.gpus else "none"   # `--gpus gpu0,gpu0` names one GPU twice
+            raise SimulationError(f"a collective needs at least 2 GPUs; the GPU set holds {held}")
         with paused_gc(), cancellable(cancel):
             self._check_and_route(topo, router, checked)
 

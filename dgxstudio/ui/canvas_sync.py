@@ -126,13 +126,20 @@ def sync(scene: "TopologyScene", event) -> None:
             refresh.add(dev.id)
     # links: drawn ones compared by what they stand for
     wanted = {drawn_key(a, b, links, bundle): (a, b, links, bundle) for a, b, links, bundle in drawn_links(topo, hidden)}
+    reselect: list[str] = []   # a link redrawn for a new figure (the Inspector's count, bandwidth) stays selected
     for item in [i for i in scene.link_items if getattr(i, "key", None) not in wanted]:
+        if item.isSelected():
+            reselect.extend(item.link_ids)
         _drop_link_item(scene, item, refresh)
     have = {getattr(i, "key", None) for i in scene.link_items}
     for key, (a, b, links, bundle) in wanted.items():
         if key not in have:
             scene._make_link(a, b, links, bundle)
             refresh.update((a, b))
+    for lid in reselect:
+        item = scene.items_by_link.get(lid)
+        if item is not None:
+            item.setSelected(True)
     for did in refresh:   # port counts and names on the ends
         item = scene.device_items.get(did) if did else None
         if item is not None:

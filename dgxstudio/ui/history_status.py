@@ -35,6 +35,9 @@ def history_words(stack: QUndoStack, before: int, after: int) -> str:
         return f"{verb}: {steps[0]}"
     if len(set(steps)) == 1:
         return f"{verb} {len(steps)} edits, each: {steps[0]}"
+    if len(steps) <= 3:
+        # all of them: "X … X" for X, Y, X read as "each: X", and "…" between two hides nothing
+        return f"{verb} {len(steps)} edits: {', '.join(steps)}"
     return f"{verb} {len(steps)} edits: {steps[0]} … {steps[-1]}"
 
 

@@ -336,7 +336,9 @@ class Inspector(QWidget):
                                    f"or empty for the catalog value")
                 return
         if value != current:
-            self.document.push(SetAttribute(lid, attribute, value, f"set {attribute} of {lid}"))
+            # the step's name is what the History panel and the status bar show: words, not the field's code name
+            words = {"bandwidth_per_direction_Bps": "bandwidth per direction", "latency_s": "latency"}[attribute]
+            self.document.push(SetAttribute(lid, attribute, value, f"set {words} of {lid}"))
 
     def _what(self, obj_id: str) -> str:
         """The object an edit was for, as the inspector's title names it."""

@@ -102,14 +102,15 @@ class ResultsPanel(QWidget):
         self._bottlenecks([])
         self.table.setRowCount(0)
 
-    def _bottlenecks(self, items: list[dict] | None, why: str | None = None, run=None) -> None:
+    def _bottlenecks(self, items: list[dict] | None, why: str | None = None, run=None, at: str = "") -> None:
         """The run's bottleneck links; None hides the list (a training run names link classes instead).
-        ``why`` no link limited the run (sim/latency_bound.py): its busiest links, not called that."""
+        ``why`` no link limited the run (sim/latency_bound.py): its busiest links, not called that.
+        ``at``: the size they are of, for a sweep (" at 4 GiB"), whose rows are of every size."""
         self.bottlenecks.setVisible(items is not None)
         self.bottlenecks_label.setVisible(items is not None)
         self.bottlenecks_label.setText(
-            f"Busiest links, none a bottleneck: the run is {why.split(':')[0]} (click to select on the canvas):"
-            if why is not None else "Bottleneck links (click to select on the canvas):")
+            f"Busiest links{at}, none a bottleneck: the run is {why.split(':')[0]} (click to select on the canvas):"
+            if why is not None else f"Bottleneck links{at} (click to select on the canvas):")
         self.bottlenecks.clear()
         for b in items or []:
             item = QListWidgetItem(f"{self.namer(b['from'])} → {self.namer(b['to'])}: {100 * b['utilization']:.1f}% busy,"
@@ -178,7 +179,7 @@ class ResultsPanel(QWidget):
                              f"at {_figures(last)} link figures)"
                              + (f"<br>at {format_size(last.size_bytes)}: {why}"
                                 if (why := limit_words(last.sim)) is not None else ""))
-        self._bottlenecks(last.sim.bottlenecks(10), why, last)
+        self._bottlenecks(last.sim.bottlenecks(10), why, last, f" at {format_size(last.size_bytes)}")
         for r in rows:
             chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""
             self._row([f"{request.label} @ {format_size(r.size_bytes)}{chosen}", topology_name, str(len(r.gpus)),

@@ -19,7 +19,8 @@ from ..sim.training import TrainingError
 from ..sim.collectives import COLLECTIVES
 from ..sim.engine import SimulationCancelled
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
-from ..sim.run import ALGORITHMS, DEFAULT_CHUNK, NCCL, SimOptions, Simulator, sweep_sizes
+from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, Simulator, cuts_in_chunks,
+                       sweep_sizes)
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
@@ -117,7 +118,8 @@ class SimulationPanel(QWidget):
         self.size = QLineEdit("256MiB")
         self.size.setToolTip('Bytes per GPU, e.g. 256MiB, 1GB, 4096')
         self.chunk = QLineEdit(format_size(DEFAULT_CHUNK).replace(" ", ""))
-        self.chunk.setToolTip('Pipelining chunk: each ring or tree step moves pieces of this size')
+        self.chunk.setToolTip("Pipelining chunk of the textbook and lecture algorithms and of nvls; NCCL's ring, tree,"
+                              " nvls-tree and collnet pipeline in NCCL's own slices (the box is off for them)")
         self.protocol = QComboBox()
         self.protocol.addItems(["auto", "ll", "ll128", "simple"])
         self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose")
@@ -134,11 +136,24 @@ class SimulationPanel(QWidget):
         # (the CLI refuses --protocol there), so the box says so instead of being read as used
         for box in (self.algorithm, self.collective):
             box.currentTextChanged.connect(self._protocol_applies)
+        # the algorithms a collective cannot run are greyed out in the list, as `simulate` refuses them
+        self.collective.currentTextChanged.connect(self._algorithms_apply)
+        self._algorithms_apply()
         return w
 
+    def _algorithms_apply(self) -> None:
+        runs = SUPPORTED.get(self.collective.currentText(), ())
+        model = self.algorithm.model()
+        for i in range(self.algorithm.count()):
+            name = self.algorithm.itemText(i)
+            model.item(i).setEnabled(name == "auto" or name in runs)
+
     def _protocol_applies(self) -> None:
-        self.protocol.setEnabled(self.algorithm.currentText() in (*NCCL, "auto")
-                                 and self.collective.currentText() != "all-to-all")
+        algorithm = self.algorithm.currentText()
+        self.protocol.setEnabled(algorithm in (*NCCL, "auto") and self.collective.currentText() != "all-to-all")
+        # the chunk likewise: NCCL's ring, tree, nvls-tree and collnet ignore it (`simulate --chunk`'s help)
+        self.chunk.setEnabled(algorithm == "auto" or self.collective.currentText() == "all-to-all"
+                              or cuts_in_chunks(algorithm))
 
     def _pipeline_tab(self) -> QWidget:
         w = QWidget()

@@ -200,9 +200,13 @@ class ReplayActions:
         pairs = (len(trees) + MAX_TREES_DRAWN - 1) // MAX_TREES_DRAWN
         self._structs = structs
         self.tree_pair.clear()
+        double = all(t.label.startswith("tree ") for t in trees)   # NCCL's double binary trees, in pairs
         for k in range(pairs):
-            roots = ", ".join(self._device_name(t.root) for t in trees[MAX_TREES_DRAWN * k:MAX_TREES_DRAWN * (k + 1)])
-            self.tree_pair.addItem(f"tree pair {k} (roots {roots})", k)
+            shown = trees[MAX_TREES_DRAWN * k:MAX_TREES_DRAWN * (k + 1)]
+            roots = ", ".join(self._device_name(t.root) for t in shown)
+            # CollNet's trees are one per rail, not pairs: named by their own labels, as the legend does
+            what = f"tree pair {k}" if double else " and ".join(t.label for t in shown)
+            self.tree_pair.addItem(f"{what} (roots {roots})", k)
         if pairs > 1:
             self.tree_pair.addItem(f"all {len(trees)} trees", None)
         self.tree_pair_action.setVisible(pairs > 1)

@@ -81,6 +81,19 @@ def test_non_topologies_are_refused_cleanly(content, expected):
         fileio.loads(content)
 
 
+def test_an_empty_file_is_called_empty_not_a_column_of_it(tmp_path):
+    # an empty or blank .dgxs (a save cut short elsewhere, a `touch`) read "Expecting value at line 1
+    # column 1", or "column 3000001" for three million spaces
+    path = tmp_path / "empty.dgxs"
+    path.write_bytes(b"")
+    with pytest.raises(fileio.TopologyFileError, match="the file is empty"):
+        fileio.load(path)
+    path.write_bytes(b" \n\t " * 1000)
+    with pytest.raises(fileio.TopologyFileError, match="the file holds only white space") as info:
+        fileio.load(path)
+    assert "column" not in str(info.value)
+
+
 def test_oversized_files_are_refused_before_parsing(tmp_path, monkeypatch):
     monkeypatch.setattr(fileio, "MAX_FILE_BYTES", 1000)
     path = tmp_path / "big.dgxs"

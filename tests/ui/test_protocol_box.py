@@ -14,3 +14,21 @@ def test_the_protocol_box_is_enabled_only_where_a_protocol_is_used(make_window):
     assert not p.protocol.isEnabled()
     p.collective.setCurrentText("broadcast")
     assert p.protocol.isEnabled()
+
+
+def test_the_chunk_box_is_enabled_only_where_the_run_cuts_its_data_in_chunks(make_window):
+    """NCCL's ring, tree, nvls-tree and collnet pipeline in NCCL's own slices (`simulate --chunk`'s
+    help): the chunk box stayed enabled for them, its tooltip saying each ring or tree step moved
+    pieces of that size, while a 1 B and a 64 MiB chunk gave the same ring to the last bit."""
+    w = make_window("dgx1-v100")
+    p = w.sim_panel
+    p.collective.setCurrentText("all-reduce")
+    for algorithm, used in (("ring", False), ("tree", False), ("nvls-tree", False), ("collnet", False),
+                            ("nvls", True), ("hierarchical", True), ("single-ring", True),
+                            ("parameter-server", True), ("auto", True)):
+        p.algorithm.setCurrentText(algorithm)
+        assert p.chunk.isEnabled() == used, algorithm
+    p.algorithm.setCurrentText("ring")
+    p.collective.setCurrentText("all-to-all")   # runs direct, in chunks
+    assert p.chunk.isEnabled()
+    assert "NCCL's own slices" in p.chunk.toolTip()

@@ -62,10 +62,10 @@ def test_a_click_in_the_history_panel_names_what_it_undid_and_redid(make_window,
     assert w.status.text() == f"Undid: {steps[2]}"
     _click_history_row(w, qtbot, 0)          # "<opened>": undoes steps 1 and 0, newest first
     assert stack.index() == 0
-    assert w.status.text() == f"Undid 2 edits: {steps[1]} … {steps[0]}"
+    assert w.status.text() == f"Undid 2 edits: {steps[1]}, {steps[0]}"
     _click_history_row(w, qtbot, 3)          # redoes all three, oldest first
     assert stack.index() == 3
-    assert w.status.text() == f"Redid 3 edits: {steps[0]} … {steps[2]}"
+    assert w.status.text() == f"Redid 3 edits: {steps[0]}, {steps[1]}, {steps[2]}"
     # a click on the step already current moves nothing and says nothing new
     w.show_status("unchanged")
     _click_history_row(w, qtbot, 3)
@@ -92,4 +92,17 @@ def test_steps_alike_are_named_once():
     for text in ("add GPU", "add GPU", "link"):
         stack.push(QUndoCommand(text))
     assert history_words(stack, 2, 0) == "Undid 2 edits, each: add GPU"
-    assert history_words(stack, 1, 3) == "Redid 2 edits: add GPU … link"
+    assert history_words(stack, 1, 3) == "Redid 2 edits: add GPU, link"
+
+
+def test_a_few_edits_are_all_named_so_a_step_between_two_alike_is_not_hidden():
+    """Undoing "add GPU", "add NIC", "add GPU" in one History click once read "Undid 3 edits: add GPU
+    … add GPU", which says the same as three GPUs added; a few steps are named each, more as a span."""
+    from PySide6.QtGui import QUndoCommand, QUndoStack
+    from dgxstudio.ui.history_status import history_words
+    stack = QUndoStack()
+    for text in ("add GPU", "add NIC", "add GPU", "link", "move"):
+        stack.push(QUndoCommand(text))
+    assert history_words(stack, 3, 0) == "Undid 3 edits: add GPU, add NIC, add GPU"
+    assert history_words(stack, 0, 3) == "Redid 3 edits: add GPU, add NIC, add GPU"
+    assert history_words(stack, 5, 0) == "Undid 5 edits: move … add GPU"

@@ -1,0 +1,54 @@
+"""A new user's review of main at 030276d: what the command line said wrong."""
+
+from dgxstudio.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_analyze_says_one_switch_hop_not_one_switch_hops(capsys, tmp_path):
+    # two rail-optimized DGX H100 meet in one leaf per rail: the worst system-to-system path crosses
+    # one switch, which `analyze` printed as "(1 switch hops)"
+    path = str(tmp_path / "two.dgxs")
+    assert run(capsys, "generate", "fat-tree", "--systems", "2", "--system", "dgx-h100", "--rail-optimized",
+               "-o", path)[0] == 0
+    code, out, _ = run(capsys, "analyze", path)
+    assert code == 0
+    assert "(1 switch hop)," in out
+    code, out, _ = run(capsys, "analyze", "--preset", "dgx1-fat-tree-124")
+    assert "(3 switch hops)," in out and "over 8 hops" in out
+
+
+def test_a_leaf_too_small_for_per_leaf_names_the_option(capsys, tmp_path):
+    # "--per-leaf 1000" answered "a leaf needs 8000 ports down and 8000 up", naming no option
+    code, _, err = run(capsys, "generate", "fat-tree", "--systems", "16", "--system", "dgx-h100", "--per-leaf", "1000",
+                       "-o", str(tmp_path / "x.dgxs"))
+    assert code == 2
+    assert "--per-leaf 1000: a leaf of 1000 systems needs 8000 ports down and 8000 up" in err
+    code, _, err = run(capsys, "generate", "fat-tree", "--systems", "16", "--system", "dgx-h100", "--spines", "100",
+                       "-o", str(tmp_path / "x.dgxs"))
+    assert code == 2 and "--spines 100: a leaf of 4 systems needs 32 ports down and 100 up" in err
+
+
+def test_a_ring_inside_one_system_is_not_said_to_run_across_systems(capsys, tmp_path):
+    # the README's PCIe-only server, and two DGX-1 GPUs no NVLink joins, read "rings: 1 across systems"
+    code, out, _ = run(capsys, "analyze", "--preset", "pcie-8gpu")
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.strip().startswith("rings:"))
+    assert "rings: 1 not on NVLink alone: " in line and "across systems" not in line
+    code, out, _ = run(capsys, "analyze", "--preset", "dgx1-v100", "--gpus", "gpu0,gpu5")
+    assert "across systems" not in out and "not on NVLink alone" in out
+    assert run(capsys, "report", "--preset", "pcie-8gpu", "--size", "", "-o", str(tmp_path / "r.html"))[0] == 0
+    html = (tmp_path / "r.html").read_text()
+    assert "across systems" not in html and "over 1 ring not on NVLink alone" in html
+
+
+def test_info_counts_groups_in_the_plural(capsys):
+    # "groups:  129  (1 cluster, 1 fabric, 127 system)" on the SuperPOD, "27 tray" on the NVL72
+    code, out, _ = run(capsys, "info", "--preset", "dgx-h100-superpod")
+    assert code == 0 and "groups:  129  (1 cluster, 1 fabric, 127 systems)" in out
+    code, out, _ = run(capsys, "info", "--preset", "gb200-nvl72")
+    assert "(1 system, 27 trays)" in out
