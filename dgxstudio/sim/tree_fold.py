@@ -255,9 +255,11 @@ class Fold:
 
     def _slot_ends(self, n_trees: int, per_tree: int) -> np.ndarray:
         """Each slot's source and destination as numbers, (trees, slots per tree, 2)."""
-        ids: dict[str, int] = {}
-        return np.fromiter((ids.setdefault(x, len(ids)) for pats in self.role_patterns for p in pats
-                            for pair in p.pairs for x in pair), dtype=np.int64,
+        names = [x for pats in self.role_patterns for p in pats for pair in p.pairs for x in pair]
+        ids = dict.fromkeys(names)  # (numbered in the order they first come)
+        for i, x in enumerate(ids):
+            ids[x] = i
+        return np.fromiter(map(ids.__getitem__, names), dtype=np.int64,
                            count=2 * n_trees * per_tree).reshape(n_trees, per_tree, 2)
 
     def _take_orbits(self, uch: np.ndarray, col_c: np.ndarray, n_trees: int, per_tree: int, per_role: list[int],

@@ -57,12 +57,10 @@ class TreeParts:
         lat: list[np.ndarray] = []
         caps: list[np.ndarray] = []
 
-        def part(chans: np.ndarray, weights: np.ndarray, key: tuple) -> int:
-            got = known.get(key)
-            if got is None:
-                got = known[key] = -len(ch) - 1
-                ch.append(chans)
-                w.append(weights)
+        def part(key: tuple, chans: np.ndarray, weights: np.ndarray) -> int:
+            got = known[key] = -len(ch) - 1
+            ch.append(chans)
+            w.append(weights)
             return got
 
         for p in patterns:
@@ -70,15 +68,25 @@ class TreeParts:
             tpl = engine.template(p, spreads=spreads)
             block = np.full((len(p.pairs), WIDTH), -1, dtype=np.int64)
             block[:, 0] = tpl["route"]  # (-1 where a spread hop's parts go)
+            at, ids = [], []
             for k, (_, (leg0, out_link, _, spread, in_link, leg1)) in spreads:
                 whole, first, first_w, later, later_w, _ = spread
-                # (legs and links by their content: equal parts are one part)
-                block[k] = (part(leg0, np.full(len(leg0), whole), (leg0.dtype.str, leg0.tobytes(), whole)),
-                            part(np.array([out_link]), np.array([whole]), (out_link, whole)),
-                            part(first, first_w, (id(first), id(first_w))),
-                            part(np.array([in_link]), np.array([whole]), (in_link, whole)),
-                            part(leg1, np.full(len(leg1), whole), (leg1.dtype.str, leg1.tobytes(), whole)),
-                            part(later, later_w, (id(later), id(later_w))))
+                # legs and links by their content (equal parts are one part), a spread's by its arrays
+                keys = ((leg0.dtype.str, leg0.tobytes(), whole), (out_link, whole), (id(first), id(first_w)),
+                        (in_link, whole), (leg1.dtype.str, leg1.tobytes(), whole), (id(later), id(later_w)))
+                got = [known.get(key) for key in keys]
+                if None in got:  # (arrays made for new parts only)
+                    a, b, c, d, e, f = keys
+                    got = [got[0] or part(a, leg0, np.full(len(leg0), whole)),
+                           got[1] or part(b, np.array([out_link]), np.array([whole])),
+                           got[2] or part(c, first, first_w),
+                           got[3] or part(d, np.array([in_link]), np.array([whole])),
+                           got[4] or part(e, leg1, np.full(len(leg1), whole)),
+                           got[5] or part(f, later, later_w)]
+                at.append(k)
+                ids.append(got)
+            if at:
+                block[at] = ids
             rows.append(block)
             lat.append(tpl["latency"])
             # a spread hop's cap: the pattern's (a LazyRoute's is none)
