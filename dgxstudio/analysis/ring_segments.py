@@ -25,6 +25,7 @@ is the via hop through the two GPUs' own NICs, which is what the router answers 
 from __future__ import annotations
 
 from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 
@@ -253,6 +254,14 @@ def ring_loads_by_template(plan, router) -> tuple[np.ndarray, np.ndarray]:
     return seg.assemble()
 
 
+class SpreadHop(NamedTuple):
+    """A hop spread over the spines as the router joins it (``Router._spread_parts``): its
+    waypoints and (first leg, NIC link out, leaf pair, the pair's spread, NIC link in, last leg)."""
+
+    way: list[str]
+    parts: tuple
+
+
 class HopRoutes:
     """The routes of ring hops for the engine, read from the same templates as the ring loads: a hop
     inside a system wired like another is that system's template route moved by the channel offset
@@ -272,24 +281,33 @@ class HopRoutes:
         """The router's one instance (its caches serve every run on that router)."""
         return router.companion(HopRoutes)
 
-    def route(self, src: str, dst: str, way: list[str] | None):
-        """The hop's ``LazyRoute`` (one object per request, for the router's life), or None."""
+    def route(self, src: str, dst: str, way: list[str] | None, parts: bool = False):
+        """The hop's ``LazyRoute`` (one object per request, for the router's life), or None. With
+        ``parts``, a hop spread over the spines not asked before comes as ``SpreadHop`` instead:
+        the parts the router would join into its route now (then kept by no one)."""
         key = (src, dst) if way is None else ("via", *way)
         known = self._known.get(key, self)
         if known is self:
-            known = self._known[key] = self._route(src, dst, way)
+            known = self._route(src, dst, way, True) if parts else self._route(src, dst, way)
+            if not isinstance(known, SpreadHop):
+                self._known[key] = known
         return known
 
-    def _route(self, src: str, dst: str, way: list[str] | None):
+    def _route(self, src: str, dst: str, way: list[str] | None, parts: bool = False):
         router = self.router
         if way is None:
             leg = self.loads.leg(src, dst)
             if leg is None:
-                return self._between_systems(src, dst)
+                return self._between_systems(src, dst, parts)
             first, delta = leg
             return LazyRoute(first.channels + delta, first.weights, first.latency_s, (src, dst),
                              partial(router.routes, src, dst))
         legs = self.loads.via_legs(way)
+        if legs is None and parts and ("via", *way) not in router._cache and router._single_path_via(way) is None:
+            # (``via_loads``' own order: a route it keeps, one path per leg, then the spread)
+            spread = router._spread_parts(way)
+            if spread is not None:
+                return SpreadHop(way, spread)
         if legs is None:
             # spread over the spines (or anything else): ``via_loads`` gives its arrays
             chans, weights = router.via_loads(way)
@@ -300,7 +318,7 @@ class HopRoutes:
         return LazyRoute(chans, weights, None, (way[0], way[-1]), partial(router.via, way),
                          partial(self.via_latency, way))
 
-    def _between_systems(self, src: str, dst: str):
+    def _between_systems(self, src: str, dst: str, parts: bool = False):
         """GPUs of two systems asked for without waypoints (hierarchical's ring across systems):
         ``Router.routes`` answers them with ``via`` through each GPU's own NIC (``_rail_waypoints``),
         so they are that via hop's ``LazyRoute``, the same object a ring hop through those NICs
@@ -315,4 +333,4 @@ class HopRoutes:
         way = router._rail_waypoints(src, dst)
         if way is None or len(way) != 4:
             return None
-        return self.route(src, dst, way)
+        return self.route(src, dst, way, parts)

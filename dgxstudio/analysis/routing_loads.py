@@ -140,7 +140,7 @@ class TemplateLoads:
             return None
         return chans, np.ones(len(chans))
 
-    def _spread_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    def _spread_parts(self, waypoints: list[str]) -> tuple | None:
         """``via_loads`` of a GPU, its NIC, another leaf's NIC and its GPU, when the two GPU legs are
         one path each: the N paths share the legs and the NICs' links, so the loads the even split adds
         up are known per leaf pair. In first-seen order: the first leg, the first NIC link, the first
@@ -186,14 +186,23 @@ class TemplateLoads:
             if (a, b) in self._route_inner and self.spread == "even" and self._uniform_outside():
                 # the first leaf pair of its twin classes worked out: the others read from it
                 self._spread_reps.setdefault((self._twin_class(a), self._twin_class(b)), (a, b))
-        whole, first, first_w, later, later_w, inner = spread
         index = self.channel_index
         out_link, in_link = index[(n0, a)], index[(b, n1)]
         ends = legs[0].tolist() + [out_link, in_link] + legs[1].tolist()
-        if len(set(ends)) != len(ends) or not inner.isdisjoint(ends):
+        if len(set(ends)) != len(ends) or not spread[5].isdisjoint(ends):
             return None
-        chans = np.concatenate([legs[0], [out_link], first, [in_link], legs[1], later])
-        k0, k1 = len(legs[0]) + 1, len(legs[1]) + 1
+        return legs[0], out_link, (a, b), spread, in_link, legs[1]
+
+    def _spread_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """``via_loads`` of a hop spread over the spines: ``_spread_parts`` joined. The parts: the
+        first leg's channels, the channel out of its NIC, the leaf pair, its spread, the channel
+        into the last NIC, the last leg's channels."""
+        parts = self._spread_parts(waypoints)
+        if parts is None:
+            return None
+        leg0, out_link, (a, b), (whole, first, first_w, later, later_w, _), in_link, leg1 = parts
+        chans = np.concatenate([leg0, [out_link], first, [in_link], leg1, later])
+        k0, k1 = len(leg0) + 1, len(leg1) + 1
         # one weights array per leaf pair and leg lengths, shared by its hops (read, never written:
         # 65,000 copies of 200 weights on 2,048 DGX H100 systems were 96 MB)
         weights = self._spread_weights.get((a, b, k0, k1))

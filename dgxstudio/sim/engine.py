@@ -22,7 +22,7 @@ import numpy as np
 
 from ..cancel import Cancelled, as_check
 from . import accounting, limits
-from ..analysis.ring_segments import HopRoutes
+from ..analysis.ring_segments import HopRoutes, SpreadHop
 from ..analysis.routing import Route, Router
 from .fanout import release as release_dependents
 from .periods import Dependents, FlowEnds, _Periods
@@ -105,9 +105,12 @@ class Engine:
         self.route_cap.append(cap)
         return rid
 
-    def template(self, pattern: Pattern, is_cancelled=None) -> dict:
-        """One flow per pair of a pattern: its route id and latency."""
-        if pattern._template is not None and pattern._template["engine"] is self:
+    def template(self, pattern: Pattern, is_cancelled=None, spreads: list | None = None) -> dict:
+        """One flow per pair of a pattern: its route id and latency. With ``spreads``, a hop spread
+        over the spines not asked before is not routed: its route id is -1 and (its pair, its
+        ``SpreadHop``: the parts the router would join) goes to ``spreads`` (sim/tree_parts.py);
+        the template is then not kept."""
+        if spreads is None and pattern._template is not None and pattern._template["engine"] is self:
             return pattern._template
         route, latency = [], []
         by_object = self._by_object  # the router hands out one Route object per pair: its id is found once
@@ -117,7 +120,8 @@ class Engine:
         for k, (src, dst) in enumerate(pattern.pairs):
             if is_cancelled is not None and k % 64 == 63 and is_cancelled():
                 raise SimulationCancelled()
-            r = hops.route(src, dst, pattern.via[k] if pattern.via is not None else None) if hops is not None else None
+            r = (hops.route(src, dst, pattern.via[k] if pattern.via is not None else None, spreads is not None)
+                 if hops is not None else None)
             if r is None:
                 if pattern.paths is not None and pattern.paths[k] is not None:
                     r = self.router.direct(pattern.paths[k])
@@ -125,14 +129,20 @@ class Engine:
                     r = self.router.via(pattern.via[k])
                 else:
                     r = self.router.routes(src, dst)
+            elif spreads is not None and type(r) is SpreadHop:
+                spreads.append((k, r))
+                route.append(-1)
+                latency.append(hops.via_latency(r.way) if pattern.latency_s is None else pattern.latency_s)
+                continue
             hit = by_object.get((id(r), cap_Bps))
             if hit is None:
                 hit = by_object[(id(r), cap_Bps)] = (self._route_id(r, cap_Bps, getattr(r, "ends", None)), r)
             route.append(hit[0])
             latency.append(r.latency_s if pattern.latency_s is None else pattern.latency_s)
-        pattern._template = {"engine": self, "route": np.asarray(route, dtype=np.int64),
-                             "latency": np.asarray(latency, dtype=float)}
-        return pattern._template
+        tpl = {"engine": self, "route": np.asarray(route, dtype=np.int64), "latency": np.asarray(latency, dtype=float)}
+        if spreads is None:
+            pattern._template = tpl
+        return tpl
 
     def run(self, schedule: Schedule, progress: Callable[[Progress], None] | None = None,
             cancel=None, progress_interval_s: float = 0.05, periods: bool = True) -> SimResult:

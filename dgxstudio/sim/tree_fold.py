@@ -24,7 +24,9 @@ sums over a class, so rates can differ from the flow-by-flow run in the last bit
 Where the trees are images of each other by maps checked outright (``tree_orbits.py``: a rail shift
 and a mirror on a rail-optimized cluster, for the NCCL tree, the NVLS tree and CollNet), the refinement
 runs on tree 0 and the maps' orbits of channels instead of on every tree: the same classes, found
-without refining every tree's routes.
+without refining every tree's routes. The maps are checked on the routes' parts (``tree_parts.py``:
+a hop spread over the spines is its legs, its NICs' links and its leaf pair's spread), so only tree
+0 is routed; the other trees' templates are looked up if something reads them.
 
 Groups outside the trees (the launch; an NVLS tree's joins, and every system's NVLS reduce and
 multicast, between which its trees' pieces run) are shared by all trees, so trees of a class still
@@ -47,6 +49,7 @@ from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
 from .relation_ids import row_ids as _ids
 from .system_fold import LazyTemplate, SystemFold
+from .tree_parts import TreeParts
 
 _MIX = np.int64(0x5851F42D4C957F2D)
 
@@ -67,7 +70,7 @@ class Fold:
     @classmethod
     def of(cls, engine: Engine, sched: Schedule) -> "Fold | None":
         """The fold of ``sched`` on ``engine``'s router, or None (then ``engine`` has every tree's
-        routes looked up, as a run of the whole schedule needs). Its trees: ``sched.meta["trees"]``,
+        routes looked up, or looks them up when a run of the whole schedule reads them). Its trees: ``sched.meta["trees"]``,
         each a (first, end) range of group ids or a list of its group ids, ascending.
         Groups outside the trees may wait for tree groups (each then waits for its
         representative's), and may move data where no tree does (``_apart``)."""
@@ -143,24 +146,51 @@ class Fold:
     def _classes(self) -> bool:
         """Colour refinement of slots, channels and trees (see the module's note), checked exactly."""
         eng0 = self.eng0
-        tpls = [[eng0.template(p) for p in pats] for pats in self.role_patterns]
-        self.tpls0 = {id(p): tpl for pats, ts in zip(self.role_patterns, tpls) for p, tpl in zip(pats, ts)}
         n_trees = len(self.trees)
         n_roles = len(self.role_patterns[0])
         per_role = [len(p.pairs) for p in self.role_patterns[0]]
-        s_route = np.concatenate([tpl["route"] for ts in tpls for tpl in ts]).astype(np.int64)
-        s_lat = np.concatenate([tpl["latency"] for ts in tpls for tpl in ts]).astype(float)
-        s_role = np.tile(np.repeat(np.arange(n_roles), per_role), n_trees)
         per_tree = int(sum(per_role))
         if not per_tree:
             return False
+        s_role = np.tile(np.repeat(np.arange(n_roles), per_role), n_trees)
+        caps = eng0.route_cap
+        # trees that are images of each other by maps checked outright (sim/tree_orbits.py), on
+        # every tree's routes in parts (sim/tree_parts.py: tree 0's read before the engine routes it)
+        parts = TreeParts.of(eng0, [p for pats in self.role_patterns for p in pats])
+        tpl0 = [eng0.template(p) for p in self.role_patterns[0]]
+        s_route0 = np.concatenate([tpl["route"] for tpl in tpl0]).astype(np.int64)
+        s_lat0 = np.concatenate([tpl["latency"] for tpl in tpl0]).astype(float)
+        cap0 = np.asarray(caps, dtype=float)[s_route0]
+        packed = parts.packed(n_trees)
+        in_parts = packed is not None and parts.matches(s_route0, eng0.route_ch, eng0.route_w, s_lat0, cap0)
+        if in_parts:
+            found = tree_orbits.orbits(self._slot_ends(n_trees, per_tree), packed, parts.lat, parts.cap,
+                                       parts.ch, parts.w, eng0.capacity)
+            s_init0 = _ids(s_role[:per_tree], s_lat0.view(np.int64), cap0.view(np.int64))
+            col_c = None if found is None else tree_orbits.coarsened(
+                found, s_route0, s_init0, eng0.route_ch, eng0.route_w, eng0.capacity, _MIX)
+            if col_c is not None:
+                del parts
+                # tree 0 is the representative: the others' routes only if something reads them
+                self.tpls0 = {id(p): tpl for p, tpl in zip(self.role_patterns[0], tpl0)}
+                for pats in self.role_patterns[1:]:
+                    for p in pats:
+                        self.tpls0[id(p)] = p._template = LazyTemplate(eng0, p)
+                self._take_orbits(found.uch, col_c, n_trees, per_tree, per_role, s_route0)
+                return True
+        del parts
+        tpls = [[eng0.template(p) for p in pats] for pats in self.role_patterns]
+        self.tpls0 = {id(p): tpl for pats, ts in zip(self.role_patterns, tpls) for p, tpl in zip(pats, ts)}
+        s_route = np.concatenate([tpl["route"] for ts in tpls for tpl in ts]).astype(np.int64)
+        s_lat = np.concatenate([tpl["latency"] for ts in tpls for tpl in ts]).astype(float)
         s_tree = np.repeat(np.arange(n_trees), per_tree)
         n_s = len(s_route)
-        caps = np.asarray(eng0.route_cap, dtype=float)
-        # trees that are images of each other by maps checked outright (sim/tree_orbits.py)
+        caps = np.asarray(caps, dtype=float)
         s_init = _ids(s_role, s_lat.view(np.int64), caps[s_route].view(np.int64))
-        found = tree_orbits.orbits(self._slot_ends(n_trees, per_tree), s_route, s_lat, caps[s_route],
-                                   eng0.route_ch, eng0.route_w, eng0.capacity)
+        # (maps checked on the parts failed: they fail on the joined routes, or only where parts of
+        # different lengths join into routes a map carries onto each other; not looked for again)
+        found = None if in_parts else tree_orbits.orbits(self._slot_ends(n_trees, per_tree), s_route, s_lat,
+                                                         caps[s_route], eng0.route_ch, eng0.route_w, eng0.capacity)
         col_c = None if found is None else tree_orbits.coarsened(
             found, s_route[:per_tree], s_init[:per_tree], eng0.route_ch, eng0.route_w, eng0.capacity, _MIX)
         if col_c is not None:
@@ -225,9 +255,11 @@ class Fold:
 
     def _slot_ends(self, n_trees: int, per_tree: int) -> np.ndarray:
         """Each slot's source and destination as numbers, (trees, slots per tree, 2)."""
-        ids: dict[str, int] = {}
-        return np.fromiter((ids.setdefault(x, len(ids)) for pats in self.role_patterns for p in pats
-                            for pair in p.pairs for x in pair), dtype=np.int64,
+        names = [x for pats in self.role_patterns for p in pats for pair in p.pairs for x in pair]
+        ids = dict.fromkeys(names)  # (numbered in the order they first come)
+        for i, x in enumerate(ids):
+            ids[x] = i
+        return np.fromiter(map(ids.__getitem__, names), dtype=np.int64,
                            count=2 * n_trees * per_tree).reshape(n_trees, per_tree, 2)
 
     def _take_orbits(self, uch: np.ndarray, col_c: np.ndarray, n_trees: int, per_tree: int, per_role: list[int],

@@ -77,7 +77,7 @@ def orbits(ends: np.ndarray, s_route: np.ndarray, s_lat: np.ndarray, s_cap: np.n
     index = {flat[s].tobytes(): s for s in range(n_trees)}
     if len(index) != n_trees:
         return None
-    R = s_route.reshape(n_trees, per_tree)
+    R = s_route.reshape(n_trees, -1)  # (a slot's route, or its parts: tree_parts.py)
     lat = s_lat.reshape(n_trees, per_tree)
     cap = s_cap.reshape(n_trees, per_tree)
     n_ch = len(capacity)

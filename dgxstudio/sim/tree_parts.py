@@ -1,0 +1,127 @@
+"""Every tree's transfers as parts of routes: tree_orbits' check without routing every tree.
+
+A folded tree run needs only its representative's routes, but the maps between trees are checked on
+every tree's (``tree_orbits.py``). On a rail-optimized cluster most of those routes are hops between
+systems spread over the spines (on 2,048 DGX H100 systems 65,000 of them, some 200 entries each),
+and each is, as the router joins it (``Router._spread_parts``), a handful of parts: the leg inside
+the source system, the channel out of its NIC, the leaf pair's spread's first path, the channel into
+the destination NIC, the leg inside the destination system, the spread's other paths' channels. The spreads are the router's own arrays, one per leaf pair, shared by every hop
+between those leaves (3,440 leaf pairs on that cluster).
+
+So each slot is given as a row of parts (``WIDTH`` of them; a route the engine looks up, as one part
+and empty ones), its route being the parts joined in order, and tree_orbits' check compares parts
+instead of routes: a map that carries each part of a slot onto the part in the same place of its
+image's slot, entry by entry (same length, weights, channels paired one-to-one at equal capacity),
+carries the joined routes onto each other entry by entry, which is what the check asks. A spread
+shared by many hops is then compared once per pair of leaf pairs, not once per hop.
+
+Nothing is assumed of the router: a hop is taken in parts only where the engine's own look-up
+(``Engine.template``, through ``HopRoutes.route``) reaches the point where ``Router.via_loads``
+would join those parts into its route; it answers the parts instead. The representative's routes,
+which the run reads, are checked against their parts entry by entry once the engine has them
+(``matches``). A tree checked on its parts is routed only if something reads its transfers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+WIDTH = 6  # parts per slot: a spread hop's (first leg, NIC link, spread's first path, NIC link, last leg,
+#             the spread's other paths)
+
+
+@dataclass
+class TreeParts:
+    """``rows``: (slots, WIDTH) part ids, tree after tree; ``ch``, ``w``: each part's channels and
+    weights (the engine's routes, then the spreads' parts: the first of them empty); ``lat``,
+    ``cap``: each slot's latency and rate cap, as the engine's template and route give them."""
+
+    rows: np.ndarray
+    ch: list[np.ndarray]
+    w: list[np.ndarray]
+    lat: np.ndarray
+    cap: np.ndarray
+    n_routes: int
+
+    @classmethod
+    def of(cls, engine, patterns: list) -> "TreeParts":
+        """The parts of ``patterns``' slots, pattern after pattern: a pair not a spread hop is its
+        route in the engine's template, the part numbered by its route id; the spreads' parts are
+        numbered after the engine's routes."""
+        ch: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]  # (part -1: empty; -2, -3, ... after it)
+        w: list[np.ndarray] = [np.zeros(0)]
+        known: dict[tuple, int] = {}  # a part of equal channels and weights met before
+        rows: list[np.ndarray] = []
+        lat: list[np.ndarray] = []
+        caps: list[np.ndarray] = []
+
+        def part(key: tuple, chans: np.ndarray, weights: np.ndarray) -> int:
+            got = known[key] = -len(ch) - 1
+            ch.append(chans)
+            w.append(weights)
+            return got
+
+        for p in patterns:
+            spreads: list = []
+            tpl = engine.template(p, spreads=spreads)
+            block = np.full((len(p.pairs), WIDTH), -1, dtype=np.int64)
+            block[:, 0] = tpl["route"]  # (-1 where a spread hop's parts go)
+            at, ids = [], []
+            for k, (_, (leg0, out_link, _, spread, in_link, leg1)) in spreads:
+                whole, first, first_w, later, later_w, _ = spread
+                # legs and links by their content (equal parts are one part), a spread's by its arrays
+                keys = ((leg0.dtype.str, leg0.tobytes(), whole), (out_link, whole), (id(first), id(first_w)),
+                        (in_link, whole), (leg1.dtype.str, leg1.tobytes(), whole), (id(later), id(later_w)))
+                got = [known.get(key) for key in keys]
+                if None in got:  # (arrays made for new parts only)
+                    a, b, c, d, e, f = keys
+                    got = [got[0] or part(a, leg0, np.full(len(leg0), whole)),
+                           got[1] or part(b, np.array([out_link]), np.array([whole])),
+                           got[2] or part(c, first, first_w),
+                           got[3] or part(d, np.array([in_link]), np.array([whole])),
+                           got[4] or part(e, leg1, np.full(len(leg1), whole)),
+                           got[5] or part(f, later, later_w)]
+                at.append(k)
+                ids.append(got)
+            if at:
+                block[at] = ids
+            rows.append(block)
+            lat.append(tpl["latency"])
+            # a spread hop's cap: the pattern's (a LazyRoute's is none)
+            caps.append(np.full(len(p.pairs), min(p.cap_Bps, np.inf)))
+        # the routes' caps; the parts after the routes (part -i is number n_routes + i - 1)
+        out = np.concatenate(rows)
+        routed = out[:, 0] >= 0
+        cap = np.concatenate(caps)
+        cap[routed] = np.asarray(engine.route_cap, dtype=float)[out[routed, 0]]
+        n_routes = len(engine.route_ch)
+        out[out < 0] = n_routes - 1 - out[out < 0]
+        return cls(out, [*engine.route_ch, *ch], [*engine.route_w, *w], np.concatenate(lat), cap, n_routes)
+
+    def packed(self, n_trees: int) -> np.ndarray | None:
+        """``rows`` without the empty parts, tree after tree, where every tree's slots have them
+        in the same places as tree 0's (else None: slot j of some tree is not in the same parts as
+        slot j of tree 0, so no map of the check could carry one onto the other part for part)."""
+        rows = self.rows.reshape(n_trees, -1)
+        empty = self.n_routes  # (the first part after the routes)
+        used = rows != empty
+        if not (used == used[0]).all():
+            return None
+        return rows[:, used[0]].ravel()
+
+    def matches(self, s_route: np.ndarray, route_ch: list[np.ndarray], route_w: list[np.ndarray],
+                s_lat: np.ndarray, s_cap: np.ndarray) -> bool:
+        """Whether the first ``len(s_route)`` slots' parts, joined, are the routes ``s_route``
+        (channels and weights entry by entry), with the same latencies and caps."""
+        n = len(s_route)
+        if not ((self.lat[:n] == s_lat).all() and (self.cap[:n] == s_cap).all()):
+            return False
+        rows = self.rows[:n].ravel().tolist()
+        ch = np.concatenate([self.ch[i] for i in rows])
+        mine = np.concatenate([route_ch[r] for r in s_route.tolist()])
+        if len(ch) != len(mine) or not (ch == mine).all():
+            return False
+        return bool((np.concatenate([self.w[i] for i in rows]) == np.concatenate([route_w[r] for r in
+                                                                                 s_route.tolist()])).all())

@@ -1,0 +1,78 @@
+"""tree_fold's maps between trees checked on the parts of hops spread over the spines
+(sim/tree_parts.py): the other trees are not routed, the run is the flow-by-flow run's, and a link
+slower in any part of a hop (the leg inside a system, the NIC's cable, the spread between leaves)
+keeps its rail's trees from being mapped onto the others."""
+
+import numpy as np
+import pytest
+
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.sim import tree_fold
+from dgxstudio.sim.engine import Engine
+from dgxstudio.sim.system_fold import LazyTemplate
+from dgxstudio.sim.tree_parts import TreeParts
+
+from .test_tree_fold import _assert_same
+from .test_tree_orbits import _schedule, _spy
+
+
+def _over_spines():
+    """40 rail-optimized DGX H100 systems, 8 per leaf: hops between leaves spread over the spines."""
+    return build_fat_tree(40, "dgx-h100", rail_optimized=True, per_leaf=8)
+
+
+def _spy_parts(monkeypatch) -> list:
+    seen = []
+    real = TreeParts.of.__func__
+
+    def wrapped(cls, *a):
+        out = real(cls, *a)
+        seen.append(out)
+        return out
+    monkeypatch.setattr(TreeParts, "of", classmethod(wrapped))
+    return seen
+
+
+def test_trees_over_the_spines_are_checked_in_parts_and_only_tree_0_is_routed(monkeypatch):
+    sim, sched, scale = _schedule(_over_spines())
+    parts = _spy_parts(monkeypatch)
+    fold = tree_fold.Fold.of(Engine(sim.router, scale), sched)
+    assert fold is not None and fold.m == len(sched.meta["trees"]) and not fold.rep_of.any()
+    rows = parts[0].rows
+    in_parts = (rows[:, 1:] != parts[0].n_routes).any(axis=1)
+    n_trees = len(sched.meta["trees"])
+    # every tree has hops in parts, in the same places
+    assert in_parts.any() and (in_parts.reshape(n_trees, -1) == in_parts.reshape(n_trees, -1)[0]).all()
+    # a spread is one part however many hops cross it: far fewer parts than hops
+    spread_ids = np.unique(rows[in_parts][:, [2, 5]])
+    assert len(spread_ids) < int(in_parts.sum())
+    for pats in fold.role_patterns[1:]:
+        assert all(isinstance(p._template, LazyTemplate) for p in pats)
+    trees = [np.arange(*t) if isinstance(t, tuple) else np.asarray(t) for t in sched.meta["trees"]]
+    g = next(g for g in trees[5].tolist() if sched.groups[g].pattern is not None)
+    folded = fold.run()
+    # a report reading a transfer of a tree not routed gets it routed then: the same paths
+    paths = [t["paths"] for t in folded.transfers(g)]
+    whole = Engine(sim.router, scale).run(sched)  # (its templates replace the patterns' own)
+    _assert_same(folded, whole, len(sched.groups))
+    assert paths == [t["paths"] for t in whole.transfers(g)]
+
+
+@pytest.mark.parametrize("part", ["leg", "nic cable", "spread"])
+def test_a_slower_link_in_a_part_keeps_its_rail_from_being_mapped(monkeypatch, part):
+    # (one system per leaf: every hop between systems is spread, so its links are in parts only)
+    topo = build_fat_tree(8, "dgx-h100", rail_optimized=True, per_leaf=1)
+    links = list(topo.links.values())
+    leaf = next(x.a if x.b == "s2.ib3" else x.b for x in links if "s2.ib3" in (x.a, x.b) and "leaf" in x.a + x.b)
+    ends = {"leg": {"s2.pcie1", "s2.ib3"}, "nic cable": {"s2.ib3", leaf},  # system 2's, on rail 3
+            "spread": {leaf, next(x.b for x in links if x.a == leaf and x.b.startswith("spine"))}}[part]
+    link = next(x for x in links if {x.a, x.b} == ends)
+    link.bandwidth_per_direction_Bps = 25e9
+    sim, sched, scale = _schedule(topo)
+    parts = _spy_parts(monkeypatch)
+    seen = _spy(monkeypatch)
+    fold = tree_fold.Fold.of(Engine(sim.router, scale), sched)
+    assert parts and seen["orbits"] == [None]  # (checked in parts, and refused)
+    assert fold is None or fold.m < len(sched.meta["trees"])
+    folded = tree_fold.run(sim.router, sched, scale)
+    _assert_same(folded, Engine(sim.router, scale).run(sched), len(sched.groups))
