@@ -52,3 +52,19 @@ def test_info_counts_groups_in_the_plural(capsys):
     assert code == 0 and "groups:  129  (1 cluster, 1 fabric, 127 systems)" in out
     code, out, _ = run(capsys, "info", "--preset", "gb200-nvl72")
     assert "(1 system, 27 trays)" in out
+
+
+def test_train_headline_says_the_critical_resource_is_the_rated_verdict(capsys, tmp_path):
+    # two DGX A100 at tp=8 pp=2 headed "critical resource: infiniband" while InfiniBand was 0.4% busy and
+    # the achievable and simulated verdicts below it said "nvlink limits"; the headline names its basis
+    path = str(tmp_path / "a100x2.dgxs")
+    assert run(capsys, "generate", "fat-tree", "--systems", "2", "--system", "dgx-a100", "-o", path)[0] == 0
+    code, out, _ = run(capsys, "train", path, "--dp", "1", "--tp", "8", "--pp", "2")
+    assert code == 0
+    assert "  critical resource at rated figures: infiniband (achievable and simulated: nvlink) - " in out
+    assert "achievable: nvlink limits" in out and "simulated:  nvlink limits" in out
+    code, out, _ = run(capsys, "train", path, "--dp", "1", "--tp", "8", "--pp", "2", "--json")
+    assert '"critical_resource": "infiniband"' in out   # the JSON key keeps its meaning
+    # without the lecture's verdict (no tensor traffic across the network) the headline has no basis
+    code, out, _ = run(capsys, "train", path, "--dp", "2", "--tp", "8", "--pp", "1")
+    assert "  critical resource: compute - " in out

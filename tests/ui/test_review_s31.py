@@ -92,3 +92,14 @@ def test_a_sweeps_bottleneck_list_says_which_size_it_is_of(make_window, qtbot):
     with qtbot.waitSignal(p.resultReady, timeout=60000):
         qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
     assert w.results.bottlenecks_label.text() == "Bottleneck links (click to select on the canvas):"
+
+
+def test_the_training_headline_says_the_critical_resource_is_at_rated_figures(make_window, qtbot):
+    """The Results dock's "Critical:" line named infiniband on two DGX A100 at tp=8 pp=2 while the
+    achievable and simulated verdicts under it said NVLink limits: it now says which basis it is on."""
+    from .test_simulation_gui import run_training_tab
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    run_training_tab(w, qtbot, 1, 8, 2, microbatches=4, schedule="1f1b")
+    text = w.results.summary.text()
+    assert "<b>Critical resource at rated figures: infiniband (achievable and simulated: nvlink)</b> - " in text
+    assert "Critical:" not in text
