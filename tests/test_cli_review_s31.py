@@ -68,3 +68,25 @@ def test_train_headline_says_the_critical_resource_is_the_rated_verdict(capsys, 
     # without the lecture's verdict (no tensor traffic across the network) the headline has no basis
     code, out, _ = run(capsys, "train", path, "--dp", "2", "--tp", "8", "--pp", "1")
     assert "  critical resource: compute - " in out
+
+
+def test_self_test_drops_only_the_offscreen_size_hint_warning():
+    # `dgxstudio --self-test` printed "This plugin does not support propagateSizeHints()" twice on stderr
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, "-m", "dgxstudio", "--self-test"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "propagateSizeHints" not in result.stderr, result.stderr
+    # the handler drops exactly that message: any other Qt warning still reaches stderr, and the previous
+    # handler is back afterwards
+    script = ("from PySide6.QtCore import qWarning\n"
+              "from dgxstudio.ui.selftest import OFFSCREEN_NOISE, quiet_offscreen_noise\n"
+              "restore = quiet_offscreen_noise()\n"
+              "qWarning(OFFSCREEN_NOISE)\nqWarning('another warning')\n"
+              "qWarning(OFFSCREEN_NOISE + ' (not quite)')\n"
+              "restore()\nqWarning(OFFSCREEN_NOISE)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ["another warning", "This plugin does not support propagateSizeHints() "
+                                          "(not quite)", "This plugin does not support propagateSizeHints()"]
