@@ -90,3 +90,20 @@ def test_self_test_drops_only_the_offscreen_size_hint_warning():
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == ["another warning", "This plugin does not support propagateSizeHints() "
                                           "(not quite)", "This plugin does not support propagateSizeHints()"]
+
+
+def test_nvls_on_systems_without_an_nvswitch_says_they_have_none(capsys):
+    # `--algorithm nvls-tree` on DGX-1 said it "needs NVSwitches ... in every system" (or, on one DGX-1,
+    # pointed at nvls, which fails too); the DGX-1 has no NVSwitch at all, and the refusal says so
+    for preset in ("dgx1-v100", "dgx1-fat-tree-124"):
+        code, _, err = run(capsys, "simulate", "--preset", preset, "--algorithm", "nvls-tree")
+        assert code != 0
+        assert ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and later) in "
+                "every system; DGX-1 (V100) has no NVSwitch") in err, err
+    code, _, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--algorithm", "nvls")
+    assert "; DGX-1 (V100) has no NVSwitch" in err
+    # systems with NVSwitches too old to reduce name the switches they have
+    code, _, err = run(capsys, "simulate", "--preset", "dgx-a100-superpod", "--algorithm", "nvls-tree")
+    assert "in every system; these GPUs reach NVSwitch (2nd gen)" in err
+    code, _, err = run(capsys, "simulate", "--preset", "dgx-h100", "--algorithm", "nvls-tree")
+    assert "inside one system NCCL uses nvls" in err
