@@ -107,3 +107,34 @@ def test_nvls_on_systems_without_an_nvswitch_says_they_have_none(capsys):
     assert "in every system; these GPUs reach NVSwitch (2nd gen)" in err
     code, _, err = run(capsys, "simulate", "--preset", "dgx-h100", "--algorithm", "nvls-tree")
     assert "inside one system NCCL uses nvls" in err
+
+
+def test_one_gpu_and_empty_counts_read_as_english(capsys, tmp_path):
+    # a one-GPU file: `analyze` said "Untitled: 1 GPUs", `train` "only 1 are selected", `info`
+    # "links: 0 connections, 0 physical  ()" and "groups: 0  ()"
+    from dgxstudio.model import fileio
+    from dgxstudio.model.topology import Device, Topology
+    topo = Topology()
+    topo.add_device(Device("gpu0", "gpu", "tesla-v100-sxm2", "gpu0"))
+    path = str(tmp_path / "one.dgxs")
+    fileio.save(topo, path)
+    code, out, _ = run(capsys, "analyze", path)
+    assert code == 0 and out.splitlines()[0] == "Untitled: 1 GPU"
+    code, _, err = run(capsys, "train", path, "--tp", "2")
+    assert code == 2 and "dp x tp x pp = 2 GPUs, but only 1 GPU is selected" in err
+    code, out, _ = run(capsys, "info", path)
+    assert code == 0 and "()" not in out
+    assert "  links:   0 connections, 0 physical\n" in out and "  groups:  0\n" in out
+    assert "  devices: 1  (1 GPU)\n" in out
+    code, out, _ = run(capsys, "info", "--preset", "dgx-h100")   # a breakdown still follows a count
+    assert "  links:   55 connections, 170 physical  (144 x NVLink4, 22 x PCIe5, 4 x UPI-16GT)" in out
+    code, _, err = run(capsys, "pipeline", path, "--stages", "2", "--microbatches", "4")
+    assert code == 2 and "--stages 2: only 1 GPU is selected" in err
+
+
+def test_a_device_that_is_not_a_gpu_is_named_by_its_display_name(capsys):
+    # "--gpus nvswitch0" answered "'nvswitch0' is a nvswitch, not a GPU"
+    code, _, err = run(capsys, "analyze", "--preset", "dgx-h100", "--gpus", "nvswitch0")
+    assert code == 2 and "'nvswitch0' is an NVSwitch, not a GPU" in err
+    code, _, err = run(capsys, "analyze", "--preset", "dgx-h100", "--gpus", "cpu0")
+    assert "'cpu0' is a CPU, not a GPU" in err

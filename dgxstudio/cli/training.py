@@ -54,13 +54,14 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_pipeline(args) -> int:
     from ..sim.engine import SimulationCancelled
+    from ..analysis.gpuset import only_selected
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
     from ..sim.training import TrainingError, stage_times
 
     topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     if args.stages > len(gpus):
-        raise CliError(f"--stages {args.stages}: only {len(gpus)} GPUs are selected")
+        raise CliError(f"--stages {args.stages}: {only_selected(len(gpus))}")
     stage_gpus = gpus[:args.stages]
     fwd = _times(args.fwd_time, args.stages, "--fwd-time")
     bwd = _times(args.bwd_time, args.stages, "--bwd-time")
