@@ -175,7 +175,8 @@ class ResultsPanel(QWidget):
 
     def show_sweep(self, request: RunRequest, rows, topology_name: str) -> None:
         last = rows[-1]
-        self.summary.setText(f"<b>Sweep</b> {request.label}: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
+        # the label says "sweep" already ("all-reduce auto sweep 1 KiB..1 GiB"): no "Sweep" before it
+        self.summary.setText(f"<b>{request.label}</b>: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
                              f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound, "
                              f"at {_figures(last)} link figures)"
                              + (f"<br>at {format_size(last.size_bytes)}: {why}"

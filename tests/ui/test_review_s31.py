@@ -103,3 +103,13 @@ def test_the_training_headline_says_the_critical_resource_is_at_rated_figures(ma
     text = w.results.summary.text()
     assert "<b>Critical resource at rated figures: infiniband (achievable and simulated: nvlink)</b> - " in text
     assert "Critical:" not in text
+
+
+def test_the_sweep_header_says_sweep_once(make_window, qtbot):
+    """A size sweep's summary read "Sweep all-reduce auto sweep 1 KiB..1 GiB": the run's label says
+    "sweep" already."""
+    w = make_window("dgx1-v100")
+    run(w, qtbot, algorithm="ring", sweep=True, sweep_range="1KiB:1MiB")
+    head = w.results.summary.text().split("<br>")[0]
+    assert head.startswith("<b>all-reduce ring sweep 1 KiB..1 MiB, "), head
+    assert head.lower().count("sweep") == 1, head
