@@ -127,6 +127,8 @@ class SimulationPanel(QWidget):
         self.sweep.setToolTip('Run every power-of-two size in the range instead of one size')
         self.sweep_range = QLineEdit("1KiB:4GiB")
         self.sweep_range.setToolTip('Smallest and largest size of the sweep, e.g. 1KiB:4GiB')
+        self.sweep_range.setEnabled(False)   # read only with "size sweep" ticked
+        self.sweep.toggled.connect(self.sweep_range.setEnabled)
         self.show_rings = QCheckBox("show rings")
         self.show_rings.setToolTip("draw the rings used by the run over the canvas, one colour each")
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),

@@ -1,5 +1,7 @@
 """A new user's review of main at 030276d: what the GUI said wrong."""
 
+from PySide6.QtCore import Qt
+
 from dgxstudio.model.builders import build_fat_tree
 
 from .test_runs_belong_to_a_document import run
@@ -113,3 +115,18 @@ def test_the_sweep_header_says_sweep_once(make_window, qtbot):
     head = w.results.summary.text().split("<br>")[0]
     assert head.startswith("<b>all-reduce ring sweep 1 KiB..1 MiB, "), head
     assert head.lower().count("sweep") == 1, head
+
+
+def test_the_sweep_range_is_off_unless_size_sweep_is_ticked(make_window, qtbot):
+    """The Sweep range field stayed enabled with "size sweep" unticked, where a run ignores it."""
+    w = make_window("dgx1-v100")
+    w.sim_dock.show()
+    w.sim_dock.raise_()
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(0)
+    qtbot.waitUntil(p.sweep.isVisible, timeout=3000)
+    assert not p.sweep.isChecked() and not p.sweep_range.isEnabled()
+    qtbot.mouseClick(p.sweep, Qt.MouseButton.LeftButton, pos=p.sweep.rect().center())
+    assert p.sweep.isChecked() and p.sweep_range.isEnabled()
+    qtbot.mouseClick(p.sweep, Qt.MouseButton.LeftButton, pos=p.sweep.rect().center())
+    assert not p.sweep.isChecked() and not p.sweep_range.isEnabled()
