@@ -5,6 +5,7 @@ from PySide6.QtCore import Qt
 from dgxstudio.model.builders import build_fat_tree
 
 from .test_runs_belong_to_a_document import run
+from .test_simulation_gui import configure
 
 
 def test_collnet_rails_are_not_offered_as_tree_pairs(make_window, qtbot):
@@ -130,3 +131,19 @@ def test_the_sweep_range_is_off_unless_size_sweep_is_ticked(make_window, qtbot):
     assert p.sweep.isChecked() and p.sweep_range.isEnabled()
     qtbot.mouseClick(p.sweep, Qt.MouseButton.LeftButton, pos=p.sweep.rect().center())
     assert not p.sweep.isChecked() and not p.sweep_range.isEnabled()
+
+
+def test_a_refusal_names_the_chunk_box_not_the_cli_option(make_window, qtbot, monkeypatch):
+    """A run over the schedule's size limit failed with the engine's "--chunk sets the pieces of the
+    others", an option the GUI does not have: it names the panel's Chunk box."""
+    from dgxstudio.sim import limits
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", 5000)
+    w = make_window(topology=build_fat_tree(2, "dgx-h100"))
+    p = configure(w, algorithm="nvls-tree", size="8GiB")
+    messages = []
+    p.message.connect(messages.append)
+    qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.state.text().startswith("Error"), timeout=30000)
+    assert "flow groups to simulate" in p.state.text(), p.state.text()
+    assert "the Chunk box sets the pieces of the others" in p.state.text()
+    assert "--chunk" not in p.state.text() and "--chunk" not in messages[-1]
