@@ -9,11 +9,23 @@ from __future__ import annotations
 
 import re
 
+from ..model.catalog import KIND_LABELS
 from ..model.topology import Topology
 
 
 class GpuSetError(ValueError):
     """A spec that selects nothing usable; the message says which item is at fault."""
+
+
+def only_selected(n: int) -> str:
+    """'only 1 GPU is selected', 'only 3 GPUs are selected': for a run that needs more."""
+    return f"only {n} GPU is selected" if n == 1 else f"only {n} GPUs are selected"
+
+
+def kind_words(kind: str) -> str:
+    """A device kind with its article, by display name: 'an NVSwitch', 'a NIC', 'an InfiniBand switch'."""
+    label = KIND_LABELS.get(kind, kind)
+    return f"{'an' if label.startswith(('NV', 'InfiniBand', 'Ethernet')) else 'a'} {label}"
 
 
 _RANGE = re.compile(r"^(?P<a>.*?)(?P<n>\d+)-(?P<b>.*?)(?P<m>\d+)$")
@@ -64,7 +76,7 @@ def select_gpus(topo: Topology, spec: str | None = "all") -> list[str]:
             continue
         if item in topo.devices:
             if topo.devices[item].kind != "gpu":
-                raise GpuSetError(f"{item!r} is a {topo.devices[item].kind}, not a GPU")
+                raise GpuSetError(f"{item!r} is {kind_words(topo.devices[item].kind)}, not a GPU")
             chosen.add(item)
             continue
         found = _group_gpus(topo, item)

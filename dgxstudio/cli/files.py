@@ -78,6 +78,7 @@ def report_path(output: str, fmt: str | None) -> str:
 
 
 def cmd_report(args) -> int:
+    from ..analysis.gpuset import only_selected
     from ..analysis.summary import analyze
     from ..report.html import ReportData, write_report
     from ..report.provenance import stamp
@@ -100,7 +101,7 @@ def cmd_report(args) -> int:
         if args.pipeline_stages:
             p = args.pipeline_stages
             if p > len(gpus):
-                raise CliError(f"--pipeline-stages {p}: only {len(gpus)} GPUs are selected")
+                raise CliError(f"--pipeline-stages {p}: {only_selected(len(gpus))}")
             spec = PipelineSpec(args.schedule, p, args.microbatches, gpus[:p], [2e-3] * p, [4e-3] * p, 16 * 2**20)
             result = run_pipeline(topo, spec, achievable=args.figures == "achievable")  # as the report's runs
             data.pipelines.append(stamp(result, data.document))

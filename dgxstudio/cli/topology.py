@@ -60,14 +60,14 @@ def cmd_info(args) -> int:
         print_json(info)
         return EXIT_OK
     print(f"{info['name']}")
-    print(f"  devices: {info['devices']}  (" + ", ".join(f"{n} {KIND_LABELS[k]}" for k, n in info["devices_by_kind"].items()) + ")")
+    print(f"  devices: {info['devices']}" + _parts(f"{n} {KIND_LABELS[k]}" for k, n in info["devices_by_kind"].items()))
     physical = info["physical_links_by_type"]
     # a link entry may stand for several cables (count): say both, so the breakdown adds up
-    print(f"  links:   {info['links']} connections, {sum(physical.values())} physical  ("
-          + ", ".join(f"{n} x {t}" for t, n in physical.items()) + ")")
+    print(f"  links:   {_count(info['links'], 'connection')}, {sum(physical.values())} physical"
+          + _parts(f"{n} x {t}" for t, n in physical.items()))
     print(f"  GPUs:    {info['gpus']}")
     print(f"  NVLink bandwidth per GPU: {info['nvlink_bw_per_gpu_bidir_Bps'] / 1e9:.0f} GB/s bidirectional")
-    print(f"  groups:  {info['groups']}  (" + ", ".join(_count(n, k) for k, n in info["groups_by_kind"].items()) + ")")
+    print(f"  groups:  {info['groups']}" + _parts(_count(n, k) for k, n in info["groups_by_kind"].items()))
     return EXIT_OK
 
 
@@ -147,7 +147,7 @@ def cmd_analyze(args) -> int:
         print_json(result)
         return EXIT_OK
     gb = 1e9
-    print(f"{topo.name}: {result['gpus']} GPUs")
+    print(f"{topo.name}: {_count(result['gpus'], 'GPU')}")
     b = result["bisection"]
     stopped = b["refinement"] is not None and b["refinement"]["ended_by_budget"]
     print(f"  bisection bandwidth: {b['bidir_Bps'] / gb:,.1f} GB/s bidirectional"
@@ -190,6 +190,12 @@ def cmd_analyze(args) -> int:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _parts(parts) -> str:
+    """'  (a, b)' after a count, or nothing when there is nothing to break it into."""
+    parts = list(parts)
+    return f"  ({', '.join(parts)})" if parts else ""
 
 
 def register(sub) -> None:

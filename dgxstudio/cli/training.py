@@ -54,13 +54,14 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_pipeline(args) -> int:
     from ..sim.engine import SimulationCancelled
+    from ..analysis.gpuset import only_selected
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
     from ..sim.training import TrainingError, stage_times
 
     topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
     if args.stages > len(gpus):
-        raise CliError(f"--stages {args.stages}: only {len(gpus)} GPUs are selected")
+        raise CliError(f"--stages {args.stages}: {only_selected(len(gpus))}")
     stage_gpus = gpus[:args.stages]
     fwd = _times(args.fwd_time, args.stages, "--fwd-time")
     bwd = _times(args.bwd_time, args.stages, "--bwd-time")
@@ -131,7 +132,7 @@ def train_chunks(args) -> int:
 
 def cmd_train(args) -> int:
     from ..sim.training import TrainingError, train_iteration
-    from ..sim.training_words import data_parallel_words, pipeline_words
+    from ..sim.training_words import critical_headline, data_parallel_words, pipeline_words
 
     _check_train_options(args)
     topo = open_runnable_topology(args.file, args.preset)
@@ -170,7 +171,7 @@ def cmd_train(args) -> int:
         print(f"  pipeline: {pipeline_words(r)}")
     if data_parallel_words(r):
         print(f"  data-parallel: {data_parallel_words(r)}")
-    print(f"  critical resource: {d['critical_resource']} - {d['critical_resource_words']}")
+    print(f"  {critical_headline(r)} - {d['critical_resource_words']}")
     verdicts = d.get("verdicts") or {}
     for key in ("rated", "achievable", "simulated"):
         v = verdicts.get(key)

@@ -375,28 +375,42 @@ class Simulator(NcclSchedules):
             if self.channel_plan().nodes != 1:
                 return "nvls reduces inside one system's NVSwitches; across systems use nvls-tree"
             if self._nvls_switch_shares() is None:
-                kinds = sorted({self.topo.part_of(v).label for g in self.gpus for v in self.router.fabric.adj[g]
-                                if self.router.fabric.kind.get(v) == "nvswitch"})
-                what = ", ".join(kinds) if kinds else "no NVSwitch"
                 return (f"nvls needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and later); "
-                        f"these GPUs reach {what}")
+                        f"{self._nvswitches_reached()}")
         if algorithm == "nvls-tree":
             if collective != "all-reduce":
                 return "nvls-tree does all-reduce only"
             plan = self.channel_plan()
+            needs = ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and later) "
+                     "in every system; ")
+            reached = self._nvswitches_reached()
+            if reached.endswith("no NVSwitch"):   # before "use nvls", which these GPUs cannot run either
+                return needs + reached
             if plan.nodes < 2:
                 return "nvls-tree joins systems through their NICs; inside one system NCCL uses nvls"
             if len(counts := {len(m) for m in plan.systems}) != 1:
                 return (f"nvls-tree needs the same number of GPUs in every system; these are {min(counts)} to"
                         f" {max(counts)} per system: select as many in each")
             if self._nvls_shares() is None:
-                return ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and "
-                        "later) in every system")
+                return needs + reached
         if algorithm == "collnet":
             if collective != "all-reduce":
                 return "collnet does all-reduce only"
             return collnet_refusal(self.topo, self.channel_plan().nodes)
         return None
+
+    def _nvswitches_reached(self) -> str:
+        """Which NVSwitches the GPUs reach, for a refusal: their parts, or which systems have none."""
+        kinds = sorted({self.topo.part_of(v).label for g in self.gpus for v in self.router.fabric.adj[g]
+                        if self.router.fabric.kind.get(v) == "nvswitch"})
+        if kinds:
+            return f"these GPUs reach {', '.join(kinds)}"
+        models = set()
+        for g in self.gpus:
+            sid = self.topo.system_of(g)
+            grp = self.topo.groups.get(sid) if sid else None
+            models.add(grp.properties.get("model") or grp.name if grp else self.topo.name)
+        return f"{' and '.join(sorted(models))} {'has' if len(models) == 1 else 'have'} no NVSwitch"
 
     # ---- schedules ------------------------------------------------------------------------------
     def _ring_specs(self, count: int | None = None) -> list[C.RingSpec]:

@@ -19,6 +19,7 @@ from . import symmetry
 from .engine import Engine, Group, Pattern, Schedule, SimResult
 from .pipeline import PipelineSpec, run_pipeline
 from ..analysis.routing import Router
+from ..analysis.gpuset import only_selected
 
 PRECISION_BYTES = {"fp16": 2, "bf16": 2, "tf32": 4, "fp32": 4}
 PRECISION_PEAK = {"fp16": ("fp16_flops",), "bf16": ("bf16_flops", "fp16_flops"),
@@ -134,7 +135,7 @@ def grid(gpus: list[str], dp: int, tp: int, pp: int, order: str = "tp,pp,dp") ->
         raise TrainingError("dp, tp and pp must be at least 1")
     need = dp * tp * pp
     if need > len(gpus):
-        raise TrainingError(f"dp x tp x pp = {need} GPUs, but only {len(gpus)} are selected")
+        raise TrainingError(f"dp x tp x pp = {need} GPUs, but {only_selected(len(gpus))}")
     dims = [d.strip() for d in order.split(",")]
     if sorted(dims) != ["dp", "pp", "tp"]:
         raise TrainingError(f"placement order {order!r} must name tp, pp and dp once each")

@@ -43,3 +43,26 @@ def pipeline_words(r: TrainResult) -> str | None:
     return (f"{format_time(total)} of bubble and boundary sends; the sends take at most {format_time(sends)} of it "
             f"({crossings:,} crossings of {format_time(d['boundary_send_s'])}, every lane at once"
             + (f", over {net}" if net != "none" else "") + f"), the rest is the {d.get('schedule')} schedule's bubble")
+
+
+def critical_headline(r: TrainResult) -> str:
+    """The critical resource with the basis it is judged on: the lecture's verdict at rated figures
+    decides `critical_resource` (so a run that NCCL's achievable rates and the engine's simulated rates
+    find NVLink-bound still heads "infiniband" at rated figures); the other bases follow when they differ,
+    as the verdict lines below it name them."""
+    d = r.details
+    verdicts = d.get("verdicts") or {}
+    rated = verdicts.get("rated")
+    if not isinstance(rated, dict):
+        return f"critical resource: {d['critical_resource']}"
+    others = [k for k in ("achievable", "simulated") if isinstance(verdicts.get(k), dict)]
+    differ: dict[str, list[str]] = {}
+    for k in others:
+        if verdicts[k]["limit"] != d["critical_resource"]:
+            differ.setdefault(verdicts[k]["limit"], []).append(k)
+    head = f"critical resource at rated figures: {d['critical_resource']}"
+    if differ:
+        head += " (" + "; ".join(f"{' and '.join(ks)}: {lim}" for lim, ks in differ.items()) + ")"
+    elif others:
+        head += f" ({' and '.join(others)} agree)"
+    return head

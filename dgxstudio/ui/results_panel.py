@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWi
 
 from ..sim.latency_bound import limit_words
 from ..sim.results import capacity_words
-from ..sim.training_words import data_parallel_words, pipeline_words
+from ..sim.training_words import critical_headline, data_parallel_words, pipeline_words
 from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
 
@@ -154,6 +154,7 @@ class ResultsPanel(QWidget):
     def show_training(self, request: RunRequest, r, topology_name: str) -> None:
         parts = "<br>".join(f"{k}: {format_time(v)} (bottleneck: {r.bottleneck[k]})" for k, v in r.breakdown_s.items())
         critical = r.details.get("critical_resource_words")
+        headline = critical_headline(r)
         verdicts = r.details.get("verdicts") or {}
         lines = [f"{key}: {v['limit']} limits (NVLink offers {v['offered_ratio']:.2f}x the network, needs "
                  f"{v['required_ratio']:.2f}x)" for key, v in verdicts.items() if isinstance(v, dict)]
@@ -163,7 +164,7 @@ class ResultsPanel(QWidget):
         # The headline first (the time, the critical resource and how busy each class was, as the CLI
         # gives them), the breakdown and the verdicts after: the summary scrolls past its first lines.
         self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s"
-                             + (f"<br><b>Critical:</b> {critical}" if critical else "")
+                             + (f"<br><b>{headline[:1].upper() + headline[1:]}</b> - {critical}" if critical else "")
                              + (f"<br><b>Busy fraction per link class:</b> {busy}" if busy else "")
                              + f"<br>{parts}"
                              + (f"<br>pipeline: {pipeline_words(r)}" if pipeline_words(r) else "")
@@ -174,7 +175,8 @@ class ResultsPanel(QWidget):
 
     def show_sweep(self, request: RunRequest, rows, topology_name: str) -> None:
         last = rows[-1]
-        self.summary.setText(f"<b>Sweep</b> {request.label}: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
+        # the label says "sweep" already ("all-reduce auto sweep 1 KiB..1 GiB"): no "Sweep" before it
+        self.summary.setText(f"<b>{request.label}</b>: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
                              f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound, "
                              f"at {_figures(last)} link figures)"
                              + (f"<br>at {format_size(last.size_bytes)}: {why}"

@@ -7,6 +7,7 @@ next), in a worker thread, so the user can keep editing while a run goes on.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, Signal
@@ -127,6 +128,8 @@ class SimulationPanel(QWidget):
         self.sweep.setToolTip('Run every power-of-two size in the range instead of one size')
         self.sweep_range = QLineEdit("1KiB:4GiB")
         self.sweep_range.setToolTip('Smallest and largest size of the sweep, e.g. 1KiB:4GiB')
+        self.sweep_range.setEnabled(False)   # read only with "size sweep" ticked
+        self.sweep.toggled.connect(self.sweep_range.setEnabled)
         self.show_rings = QCheckBox("show rings")
         self.show_rings.setToolTip("draw the rings used by the run over the canvas, one colour each")
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
@@ -379,6 +382,7 @@ class SimulationPanel(QWidget):
         return f" at {value / 10:.0f}%" if value > 0 else ""
 
     def _fail(self, message: str) -> None:
+        message = _form_words(message)
         self._idle()
         where = self._stopped_at()
         self.state.setText(f"Error: {message}")
@@ -392,6 +396,12 @@ class SimulationPanel(QWidget):
         where = self._stopped_at()
         self.state.setText("Cancelled")
         self.message.emit(f"Simulation cancelled{where} (Cancel pressed), no result")
+
+
+def _form_words(message: str) -> str:
+    """The core's refusals name the CLI's options; here the form's fields stand for them (the engine's
+    "--chunk sets the pieces of the others" means this panel's Chunk box)."""
+    return re.sub(r"--chunk\b", "the Chunk box", message)
 
 
 def _side_by_side(*widgets: QWidget) -> QWidget:

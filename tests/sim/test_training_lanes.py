@@ -79,7 +79,7 @@ def test_cli_train_reports_critical_resource(capsys, tmp_path):
     assert d["critical_resource"] == "nvlink" and d["figures"] == "achievable"
     assert d["nvlink_to_network"]["required_ratio"] == pytest.approx(1.75)
     assert main(["train", str(f), "--tp", "8", "--pp", "2", "--microbatches", "4"]) == 0
-    assert "critical resource: nvlink" in capsys.readouterr().out
+    assert "critical resource at rated figures: nvlink" in capsys.readouterr().out
 
 
 def test_expert_parallel_all_to_all_matches_the_simulator(pairs):

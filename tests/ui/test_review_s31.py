@@ -1,8 +1,11 @@
 """A new user's review of main at 030276d: what the GUI said wrong."""
 
+from PySide6.QtCore import Qt
+
 from dgxstudio.model.builders import build_fat_tree
 
 from .test_runs_belong_to_a_document import run
+from .test_simulation_gui import configure
 
 
 def test_collnet_rails_are_not_offered_as_tree_pairs(make_window, qtbot):
@@ -92,3 +95,55 @@ def test_a_sweeps_bottleneck_list_says_which_size_it_is_of(make_window, qtbot):
     with qtbot.waitSignal(p.resultReady, timeout=60000):
         qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
     assert w.results.bottlenecks_label.text() == "Bottleneck links (click to select on the canvas):"
+
+
+def test_the_training_headline_says_the_critical_resource_is_at_rated_figures(make_window, qtbot):
+    """The Results dock's "Critical:" line named infiniband on two DGX A100 at tp=8 pp=2 while the
+    achievable and simulated verdicts under it said NVLink limits: it now says which basis it is on."""
+    from .test_simulation_gui import run_training_tab
+    w = make_window(topology=build_fat_tree(2, "dgx-a100"))
+    run_training_tab(w, qtbot, 1, 8, 2, microbatches=4, schedule="1f1b")
+    text = w.results.summary.text()
+    assert "<b>Critical resource at rated figures: infiniband (achievable and simulated: nvlink)</b> - " in text
+    assert "Critical:" not in text
+
+
+def test_the_sweep_header_says_sweep_once(make_window, qtbot):
+    """A size sweep's summary read "Sweep all-reduce auto sweep 1 KiB..1 GiB": the run's label says
+    "sweep" already."""
+    w = make_window("dgx1-v100")
+    run(w, qtbot, algorithm="ring", sweep=True, sweep_range="1KiB:1MiB")
+    head = w.results.summary.text().split("<br>")[0]
+    assert head.startswith("<b>all-reduce ring sweep 1 KiB..1 MiB, "), head
+    assert head.lower().count("sweep") == 1, head
+
+
+def test_the_sweep_range_is_off_unless_size_sweep_is_ticked(make_window, qtbot):
+    """The Sweep range field stayed enabled with "size sweep" unticked, where a run ignores it."""
+    w = make_window("dgx1-v100")
+    w.sim_dock.show()
+    w.sim_dock.raise_()
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(0)
+    qtbot.waitUntil(p.sweep.isVisible, timeout=3000)
+    assert not p.sweep.isChecked() and not p.sweep_range.isEnabled()
+    qtbot.mouseClick(p.sweep, Qt.MouseButton.LeftButton, pos=p.sweep.rect().center())
+    assert p.sweep.isChecked() and p.sweep_range.isEnabled()
+    qtbot.mouseClick(p.sweep, Qt.MouseButton.LeftButton, pos=p.sweep.rect().center())
+    assert not p.sweep.isChecked() and not p.sweep_range.isEnabled()
+
+
+def test_a_refusal_names_the_chunk_box_not_the_cli_option(make_window, qtbot, monkeypatch):
+    """A run over the schedule's size limit failed with the engine's "--chunk sets the pieces of the
+    others", an option the GUI does not have: it names the panel's Chunk box."""
+    from dgxstudio.sim import limits
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", 5000)
+    w = make_window(topology=build_fat_tree(2, "dgx-h100"))
+    p = configure(w, algorithm="nvls-tree", size="8GiB")
+    messages = []
+    p.message.connect(messages.append)
+    qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.state.text().startswith("Error"), timeout=30000)
+    assert "flow groups to simulate" in p.state.text(), p.state.text()
+    assert "the Chunk box sets the pieces of the others" in p.state.text()
+    assert "--chunk" not in p.state.text() and "--chunk" not in messages[-1]

@@ -84,7 +84,7 @@ def test_a_training_summary_scrolls_instead_of_growing_the_window(make_window, q
     qtbot.wait(50)
     assert w.minimumSizeHint().height() <= 800 and w.height() == before
     text = w.results.summary.text()
-    assert text.index("Critical:") < text.index("Busy fraction") < text.index("compute:")   # the headline first
+    assert text.index("Critical resource at rated figures:") < text.index("Busy fraction") < text.index("compute:")   # the headline first
     area = w.results.summary_area
     assert area.height() < w.results.summary.heightForWidth(area.viewport().width())   # the rest scrolls
 
