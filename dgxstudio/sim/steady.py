@@ -103,6 +103,7 @@ class Shortcut:
         snap = {"t": t, "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
                 "heap": [(w, g) for w, _, g in heap],
                 "heads": heads, "arrival": self.arrival[heads] - t, "partial": self.partial[heads].copy(),
+                "open": self._open_ends_at(heads, t),
                 "seg": len(self.segments), "delivered": r.delivered_bytes, "n_delivered": len(self.delivered),
                 "log_at": tuple(len(x) + b for x, b in zip(self.logs, self.log_base)), "keys": []}
         two = succ[one]
@@ -184,7 +185,38 @@ class Shortcut:
         heads = snap["heads"]
         now = per.step(heads, span[0])
         return bool(np.allclose(arrival[now] - t, snap["arrival"], rtol=0, atol=tol)
-                    and np.array_equal(partial[now], snap["partial"]))
+                    and np.array_equal(partial[now], snap["partial"])
+                    and self._open_ends_match(snap["open"], per.step(np.asarray([h for h, _ in snap["open"]],
+                                                                                 dtype=np.int64), span[0]), t, tol))
+
+    def _open_ends_at(self, heads: np.ndarray, t: float) -> list[tuple[int, np.ndarray]]:
+        """The end times, less ``t``, of the flows already ended in each active group some of whose
+        flows are still running (NaN where a flow runs). A skip copies the groups' per-flow ends into
+        the periods it fills in, so these must repeat too: two states alike in every running flow
+        can differ in when a group's ended flows ended (a ring's first piece, whose third flow ended
+        a microsecond earlier than in the pieces after it, was copied into them;
+        test_engine_periods_adversarial)."""
+        open_ends = self.open_ends
+        if not open_ends:
+            return []
+        part = heads[self.partial[heads]]
+        return [(h, open_ends[h] - t) for h in part.tolist() if h in open_ends]
+
+    def _open_ends_match(self, kept: list[tuple[int, np.ndarray]], images: np.ndarray, t: float, tol: float) -> bool:
+        """Each snapshot group's ended flows ended, relative to its time, when its image's did now (and
+        no other active group has ended flows: ``partial`` was compared, so the counts agree)."""
+        open_ends = self.open_ends
+        if len(open_ends) < len(kept):
+            return False
+        for (_h, rel), g in zip(kept, images.tolist()):
+            ends = open_ends.get(g)
+            if ends is None or len(ends) != len(rel):
+                return False
+            now = ends - t
+            gaps = np.isnan(rel)
+            if not np.array_equal(gaps, np.isnan(now)) or (np.abs(now[~gaps] - rel[~gaps]) > tol).any():
+                return False
+        return True
 
     def jump(self, T: float, r: "_Now") -> bool:
         """Skip as many repeats of the period just seen as the groups ahead stay alike and as the

@@ -235,3 +235,33 @@ def test_a_flow_that_crawls_at_its_end_turns_a_tolerated_difference_into_a_late_
     # at 1/1000 of its link's rate turned 9e-7 B into 0.9 ns, copied into every skipped period (9.5e-8 relative)
     fast, _ = exact(monkeypatch, *crawl_case(0.9e-6))
     assert fast.periods_skipped > 0
+
+
+def test_a_groups_flows_that_ended_early_are_not_copied_into_later_periods(monkeypatch):
+    """Found by test_collectives_run_at_once_are_exact: two rings of two 250 kB pieces per step over
+    g0, g1, g2 (one each way, g2's link twice as fast) and two small tree transfers. Ring 1's first
+    piece has its g0 -> g2 flow end 1 us before its other flows; in the pieces after it that flow
+    ends with the first. Every running flow repeats from the first piece on, so the shortcut
+    skipped from there and copied the early end into every later piece (0.9995 ms instead of
+    1.0005 ms for piece 1): the flows that already ended must repeat too."""
+    t = Topology("switch", CATALOG)
+    t.add_device(Device("s", "pcie_switch", "pcie-switch-gen3", "S"))
+    for i, bw in enumerate([1e9, 1e9, 2e9, 1e9, 1e9]):
+        t.add_device(Device(f"g{i}", "gpu", "tesla-v100-pcie", f"G{i}"))
+        t.add_link(Link(f"l{i}", f"g{i}", "s", "PCIe3", bandwidth_per_direction_Bps=bw, latency_s=0.0))
+    sched = Schedule([])
+    for ring, pairs in enumerate(([("g0", "g1"), ("g1", "g2"), ("g2", "g0")],
+                                  [("g2", "g1"), ("g1", "g0"), ("g0", "g2")])):
+        ids = []
+        for step in range(4):
+            for piece in range(2):
+                done = (ids[-2],) if len(ids) >= 2 else ()
+                sent = (ids[-1],) if ids else ()
+                ids.append(sched.add(Group(f"ring {ring} step {step} piece {piece}", Pattern(pairs), 250e3,
+                                           done, sent)))
+    for tree, (a, b, c) in enumerate((("g2", "g1", "g0"), ("g1", "g2", "g0"))):
+        first = sched.add(Group(f"tree {tree} up level 2", Pattern([(a, b)]), 500.0))
+        sched.add(Group(f"tree {tree} up level 1", Pattern([(b, c)]), 500.0, (first,)))
+    fast, slow = exact(monkeypatch, t, sched)
+    assert slow.flow_ends.get(9) is not None
+    np.testing.assert_allclose(fast.flow_ends.get(9), [1.0005e-3, 1.0015e-3, 1.0005e-3], rtol=1e-9)

@@ -60,7 +60,7 @@ def test_each_snapshot_reads_the_logs_since_it_and_the_index_files_the_history(d
     succ = np.where(np.arange(n) % 10 < 9, np.arange(n) + 1, -1)  # four lanes of ten groups
     cut = Shortcut.__new__(Shortcut)
     cut.per = types.SimpleNamespace(succ=succ)
-    cut.arrival, cut.partial = np.zeros(n), np.zeros(n, dtype=bool)
+    cut.arrival, cut.partial, cut.open_ends = np.zeros(n), np.zeros(n, dtype=bool), {}
     cut.segments, cut.delivered = [], []
     cut.logs, cut.log_base = ([], [], []), [0, 0, 0]
     cut.history, cut.index, cut.held_flows = __import__("collections").deque(), {}, 0
