@@ -138,3 +138,10 @@ def test_a_device_that_is_not_a_gpu_is_named_by_its_display_name(capsys):
     assert code == 2 and "'nvswitch0' is an NVSwitch, not a GPU" in err
     code, _, err = run(capsys, "analyze", "--preset", "dgx-h100", "--gpus", "cpu0")
     assert "'cpu0' is a CPU, not a GPU" in err
+
+
+def test_info_counts_devices_in_plural_forms(capsys):
+    from dgxstudio.cli import main
+    assert main(["info", "--preset", "dgx-h100"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("devices:"))
+    assert "(8 GPUs, 4 NVSwitches, 10 NICs, 4 PCIe switches, 2 CPUs)" in line

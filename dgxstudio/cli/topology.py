@@ -60,7 +60,7 @@ def cmd_info(args) -> int:
         print_json(info)
         return EXIT_OK
     print(f"{info['name']}")
-    print(f"  devices: {info['devices']}" + _parts(f"{n} {KIND_LABELS[k]}" for k, n in info["devices_by_kind"].items()))
+    print(f"  devices: {info['devices']}" + _parts(_count(n, KIND_LABELS[k]) for k, n in info["devices_by_kind"].items()))
     physical = info["physical_links_by_type"]
     # a link entry may stand for several cables (count): say both, so the breakdown adds up
     print(f"  links:   {_count(info['links'], 'connection')}, {sum(physical.values())} physical"
@@ -189,7 +189,10 @@ def cmd_analyze(args) -> int:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+    """'1 GPU', '8 GPUs', '4 NVSwitches', '2 PCIe switches'."""
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {noun}" + ("es" if noun.endswith(("ch", "sh", "s", "x")) else "s")
 
 
 def _parts(parts) -> str:
