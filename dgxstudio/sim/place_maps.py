@@ -22,6 +22,25 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def tree0_places(flat: np.ndarray) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """The devices' count, tree 0's devices' count (the places), each device's place in tree 0
+    (-1 off it) and tree 0's transfers' ends as places, for trees whose transfers' ends are
+    ``flat`` (a row a tree)."""
+    n_dev = int(flat.max()) + 1
+    domain = np.unique(flat[0])
+    where = np.full(n_dev, -1, dtype=np.int64)
+    where[domain] = np.arange(len(domain))
+    return n_dev, len(domain), where, where[flat[0]]
+
+
+def renaming(row: np.ndarray, place0: np.ndarray, n_p: int) -> np.ndarray | None:
+    """A tree's device in each place (its transfers' ends ``row`` set against tree 0's, ``place0``),
+    or None where one place would hold two devices."""
+    base = np.full(n_p, -1, dtype=np.int64)
+    base[place0] = row
+    return base if (base[place0] == row).all() else None
+
+
 @dataclass
 class PlaceMaps:
     """Each tree's device in each place (``base``, trees x places) and each device's place in
@@ -35,19 +54,15 @@ class PlaceMaps:
         """The places of the trees whose transfers' ends are ``flat`` (a row a tree), or None where
         a tree is not a renaming of tree 0's devices, one to one, place for place."""
         n_trees = len(flat)
-        n_dev = int(flat.max()) + 1
-        domain = np.unique(flat[0])
-        n_p = len(domain)
-        where0 = np.full(n_dev, -1, dtype=np.int64)
-        where0[domain] = np.arange(n_p)
-        place0 = where0[flat[0]]
+        n_dev, n_p, _where, place0 = tree0_places(flat)
         base = np.full((n_trees, n_p), -1, dtype=np.int64)
         inv = np.full((n_trees, n_dev), -1, dtype=np.int64)
         for t, row in enumerate(flat):
-            base[t, place0] = row
-            if not (base[t, place0] == row).all() or len(np.unique(base[t])) != n_p:
+            named = renaming(row, place0, n_p)
+            if named is None or len(np.unique(named)) != n_p:
                 return None  # two devices in one place, or one device in two
-            inv[t, base[t]] = np.arange(n_p)
+            base[t] = named
+            inv[t, named] = np.arange(n_p)
         return cls(base, inv)
 
     def generator(self, t: int) -> np.ndarray | None:

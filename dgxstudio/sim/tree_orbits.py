@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fold_routes import RouteGraph
-from .place_maps import PlaceMaps
+from .place_maps import PlaceMaps, renaming, tree0_places
 from .rates import RouteTable
 from .relation_ids import numbered, row_ids
 
@@ -157,12 +157,7 @@ class _DeviceMaps:
     @classmethod
     def of(cls, flat: np.ndarray) -> "_DeviceMaps | None":
         """The domains of the trees whose transfers' ends are ``flat`` (a row a tree), or None."""
-        n_dev = int(flat.max()) + 1
-        domain = np.unique(flat[0])
-        n_p = len(domain)
-        where = np.full(n_dev, -1, dtype=np.int64)
-        where[domain] = np.arange(n_p)
-        place0 = where[flat[0]]
+        n_dev, n_p, where, place0 = tree0_places(flat)
         keys: dict[bytes, int] = {}
         first: list[int] = []
         tree_dom = np.empty(len(flat), dtype=np.int64)
@@ -176,9 +171,10 @@ class _DeviceMaps:
         base = np.full((len(first), n_p), -1, dtype=np.int64)
         dom = np.full(n_dev, -1, dtype=np.int64)
         for d, t in enumerate(first):
-            base[d, place0] = flat[t]
-            if not (base[d, place0] == flat[t]).all():
+            named = renaming(flat[t], place0, n_p)
+            if named is None:
                 return None  # the first tree's transfers are not a renaming of tree 0's
+            base[d] = named
             if (dom[base[d]] >= 0).any():
                 return None  # two domains share a device
             dom[base[d]] = d
@@ -188,9 +184,8 @@ class _DeviceMaps:
     def generator(self, t: int) -> np.ndarray | None:
         """Tree t's guessed map (device -> device, -1 off the trees), or None where tree t's
         transfers are not a renaming of tree 0's place for place."""
-        b_t = np.full(self.base.shape[1], -1, dtype=np.int64)
-        b_t[self.place0] = self.flat[t]
-        if not (b_t[self.place0] == self.flat[t]).all():
+        b_t = renaming(self.flat[t], self.place0, self.base.shape[1])
+        if b_t is None:
             return None
         # (its image is tree t's devices, as many as the places: one-to-one)
         j = int(self.tree_dom[t])
