@@ -57,7 +57,7 @@ class NcclSchedules:
             def level_latency(pairs) -> float:
                 return max(T.hop_latency(c, "tree", proto) for c in self._hop_classes(pairs))
             def over_network(pairs) -> bool:
-                return any(self._hop_class(a, b) == "net" for a, b in pairs)
+                return "net" in self._hop_classes(pairs)
             depth = T.tree_depth(len(self.gpus), plan.nodes)
             piece, step_pieces = T.tree_pieces(proto, size, nch, depth)
             chunk = piece * max(nch / (2 * rails), 1.0)
