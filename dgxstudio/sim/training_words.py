@@ -66,3 +66,28 @@ def critical_headline(r: TrainResult) -> str:
     elif others:
         head += f" ({' and '.join(others)} agree)"
     return head
+
+
+CLI_MEMORY_ADVICE = ("split the model over more GPUs (--tp, --pp) or shorten the micro-batch "
+                     "(--micro-batch-size, --seq-len)")
+
+
+def memory_words(r: TrainResult, advice: str = CLI_MEMORY_ADVICE) -> str | None:
+    """GPU memory per GPU of the stage that needs the most (of its capacity), in decimal GB as GPU
+    memory is sold; says plainly when a stage does not fit and what would make it fit (``advice``,
+    in the controls of the caller: the CLI's options or the GUI's fields)."""
+    mem = r.details.get("memory")
+    if not mem:
+        return None
+    st = mem["per_stage"][mem["worst_stage"]]
+    held = st["microbatches_held"]
+    acts = (f"activations of {held:g} micro-batch{'' if held == 1 else 'es'} {st['activation_bytes'] / 1e9:.2f} GB")
+    where, need = (f"stage {mem['worst_stage']}'s GPUs", "need") if r.pp > 1 else ("each GPU", "needs")
+    parts = f"model states {st['model_state_bytes'] / 1e9:.2f} GB, {acts}"
+    if st["capacity_bytes"] is None:
+        return f"{where} {need} at least {st['total_bytes'] / 1e9:.2f} GB ({parts}); the catalog gives no memory for this GPU"
+    of = f"the {st['gpu_model']}'s {st['capacity_bytes'] / 1e9:.0f} GB" if st["gpu_model"] else \
+        f"{st['capacity_bytes'] / 1e9:.0f} GB"
+    if st["fits"]:
+        return f"{where} {need} at least {st['total_bytes'] / 1e9:.2f} GB of {of} ({parts})"
+    return f"DOES NOT FIT: {where} {need} at least {st['total_bytes'] / 1e9:.2f} GB, more than {of} ({parts}); {advice}"
