@@ -28,6 +28,7 @@ from .fanout import release as release_dependents
 from .periods import Dependents, FlowEnds, _Periods
 from . import part_components
 from .part_components import NoStepBack, PartsFound, PartShapes, solve_misses
+from .single_routes import SingleRoutes
 from .split_solve import Parts
 from .steady import Shortcut, _Now
 from .timeline import Timeline
@@ -310,6 +311,9 @@ class Engine:
         global_parts: list[np.ndarray] = []
         pattern_time: list[float] = []
         rate_patterns = _ComponentPatterns(global_parts, shape.comp_ch, cp_lch, cp_load, never_binds is not None)
+        # one-route components with one flow or none, moved all at once (sim/single_routes.py)
+        singles = SingleRoutes(comp_bounds, by_comp, shape.comp_class, comp_mul)
+        single_of: list[bool] = singles.single.tolist()
 
         def add_flows(routes: np.ndarray, sign: int) -> None:
             rc = route_comp[routes]
@@ -352,11 +356,17 @@ class Engine:
             a small numpy call costing more than the arithmetic it does.)"""
             changed = comp_dirty.nonzero()[0]
             comp_dirty[changed] = False
+            if singles.any:
+                changed = singles.settle(changed, comp_n, comp_pid, route_rate, g_key)
             misses: dict[tuple[int, int, int, int], list[int]] = {}
+            ones = []  # one-route components and their flows: their class's pattern of that many, for ``singles``
             for c, a, b, nn in zip(changed.tolist(), comp_k1[changed].tolist(), comp_k2[changed].tolist(),
                                    comp_n[changed].tolist()):
                 now = (a, b, nn)
-                if seen[c] == now:
+                if single_of[c]:  # (``singles`` moves them without ``pid_of`` or ``seen``)
+                    pid_of[c] = int(comp_pid[c])
+                    ones.append((c, nn))
+                elif seen[c] == now:
                     continue  # back to the key it had when last brought up to date
                 seen[c] = now
                 if nn == 0:
@@ -389,6 +399,10 @@ class Engine:
                     comp_cache[key] = cpid
                     for member in misses[key]:
                         set_pattern(member, cpid, r if member == c else None)
+            for c, nn in ones:
+                pid = pid_of[c]
+                if pid >= 0:
+                    singles.learn(c, nn, pid, cp_hash[pid], cp_single[pid][1])
             gkey = (g_key[0] & _MASK64, g_key[1] & _MASK64, g_key[2])
             gpid = global_cache.get(gkey)
             if gpid is None:
