@@ -24,6 +24,7 @@ from ..cancel import Cancelled, as_check
 from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes, SpreadHop
 from ..analysis.routing import Route, Router
+from .active_flows import ActiveFlows
 from .fanout import release as release_dependents
 from .periods import Dependents, FlowEnds, _Periods
 from . import part_components
@@ -196,8 +197,8 @@ class Engine:
         heap: list[tuple[float, int, int]] = []
         seq = 0
 
-        a_int = np.zeros((3, 0), dtype=np.int64)
-        a_flt = np.zeros((2, 0))
+        flows = ActiveFlows()  # (sim/active_flows.py: closed up and appended to in place)
+        a_int, a_flt = flows.views()
         a_route, a_group, a_pos = a_int
         a_rem, a_lat = a_flt
         pend_route, pend_rem, pend_group, pend_lat, pend_pos = [], [], [], [], []
@@ -442,10 +443,10 @@ class Engine:
             if pend_route:
                 new_routes = np.concatenate(pend_route)
                 add_flows(new_routes, 1)
-                # Parallel arrays packed in two blocks, so adding and dropping flows is two copies.
-                a_int = np.concatenate([a_int, np.vstack([new_routes, np.concatenate(pend_group),
-                                                          np.concatenate(pend_pos)])], axis=1)
-                a_flt = np.concatenate([a_flt, np.vstack([np.concatenate(pend_rem), np.concatenate(pend_lat)])], axis=1)
+                # Parallel arrays packed in two blocks, so adding and dropping flows is two copies (of a
+                # few: sim/active_flows.py)
+                a_int, a_flt = flows.add(np.vstack([new_routes, np.concatenate(pend_group), np.concatenate(pend_pos)]),
+                                         np.vstack([np.concatenate(pend_rem), np.concatenate(pend_lat)]))
                 a_route, a_group, a_pos = a_int
                 a_rem, a_lat = a_flt
                 pend_route.clear(); pend_rem.clear(); pend_group.clear(); pend_lat.clear(); pend_pos.clear()
@@ -512,9 +513,7 @@ class Engine:
                 if steady is not None and steady.logs is not None:
                     steady.logs[1].extend(completed)
                 add_flows(a_route[finished], -1)
-                keep = np.flatnonzero(~finished)
-                a_int = np.take(a_int, keep, axis=1)
-                a_flt = np.take(a_flt, keep, axis=1)
+                a_int, a_flt = flows.drop(finished)
                 a_route, a_group, a_pos = a_int
                 a_rem, a_lat = a_flt
                 dirty = True
