@@ -32,29 +32,36 @@ class SingleRoutes:
         self.single = np.diff(bounds) == 1
         self.route = np.full(len(self.single), -1, dtype=np.int64)
         self.route[self.single] = by_comp[bounds[:-1][self.single]]
-        self.cls = np.asarray(comp_class, dtype=np.int64)
+        cls = np.asarray(comp_class, dtype=np.int64)
+        n_cls = int(cls.max()) + 1 if len(cls) else 0
+        # per class and number of flows 0 .. MAX_FLOWS + 1, flat: its class pattern (-1 with no
+        # flow; -2: not met yet, and always past MAX_FLOWS); ``at``: where a component's class starts
+        self.pid = np.full(n_cls * (MAX_FLOWS + 2), -2, dtype=np.int64)
+        self.pid[::MAX_FLOWS + 2] = -1
+        self.at = cls * (MAX_FLOWS + 2)
+        self.cls = cls
         self.mul = np.asarray(comp_mul, dtype=np.uint64)
-        n_cls = int(self.cls.max()) + 1 if len(self.cls) else 0
-        # per class and number of flows: its class pattern (-1 with none, -2: not met yet)
-        self.pid = np.full((n_cls, MAX_FLOWS + 1), -2, dtype=np.int64)
-        self.pid[:, 0] = -1
-        # per class pattern met here: its two hash terms and the route's rate in it
-        self.known = np.zeros(64, dtype=bool)
-        self.hash = np.zeros((2, 64), dtype=np.uint64)
-        self.rate = np.zeros(64)
+        # per class pattern met here: known, its two hash terms and the route's rate in it; the last
+        # place stands for idle (pattern -1): known, no hash terms
+        self.known = np.zeros(65, dtype=bool)
+        self.known[-1] = True
+        self.hash = np.zeros((2, 65), dtype=np.uint64)
+        self.rate = np.zeros(65)
         self.any = bool(self.single.any())
 
     def learn(self, c: int, n: int, pid: int, hash_terms: tuple[int, int], rate: float) -> None:
         """One-route component ``c`` with ``n`` flows is in class pattern ``pid``, in which its route's
         rate is ``rate``."""
-        if n > MAX_FLOWS or self.pid[self.cls[c], n] != -2:
+        at = self.at[c] + n
+        if n > MAX_FLOWS or self.pid[at] != -2:
             return
-        if pid >= len(self.known):
-            grow = max(2 * len(self.known), pid + 1) - len(self.known)
-            self.known = np.concatenate([self.known, np.zeros(grow, dtype=bool)])
-            self.hash = np.concatenate([self.hash, np.zeros((2, grow), dtype=np.uint64)], axis=1)
-            self.rate = np.concatenate([self.rate, np.zeros(grow)])
-        self.pid[self.cls[c], n] = pid
+        room = len(self.known) - 1
+        if pid >= room:
+            grow = max(2 * room, pid + 1) - room
+            self.known = np.concatenate([self.known[:-1], np.zeros(grow, dtype=bool), [True]])
+            self.hash = np.concatenate([self.hash[:, :-1], np.zeros((2, grow + 1), dtype=np.uint64)], axis=1)
+            self.rate = np.concatenate([self.rate[:-1], np.zeros(grow + 1)])
+        self.pid[at] = pid
         self.known[pid] = True
         self.hash[0, pid], self.hash[1, pid] = hash_terms
         self.rate[pid] = rate
@@ -65,23 +72,21 @@ class SingleRoutes:
         to their state (``comp_pid``, ``route_rate``, the hash sums ``g_key``); the changed
         components left to the engine."""
         one = self.single[changed]
-        if not one.any():
-            return changed
         cs = changed[one]
-        nn = comp_n[cs]
-        new = self.pid[self.cls[cs], np.minimum(nn, MAX_FLOWS)]
-        new[nn > MAX_FLOWS] = -2
+        if not len(cs):
+            return changed
+        new = self.pid[self.at[cs] + np.minimum(comp_n[cs], MAX_FLOWS + 1)]
         old = comp_pid[cs]
-        ok = (new >= -1) & ((old == -1) | self.known[old])  # (known[-1]: read, and not used)
+        ok = (new >= -1) & self.known[old]  # (old -1, idle: the last place)
         move = ok & (old != new)
         if move.any():
             c_m, new_m, old_m = cs[move], new[move], old[move]
-            m = self.mul[c_m]
-            into, out = new_m >= 0, old_m >= 0
-            for i in (0, 1):  # (uint64: wraps mod 2**64, as the engine's sums are read)
-                g_key[i] += (int((self.hash[i, new_m[into]] * m[into]).sum(dtype=np.uint64))
-                             - int((self.hash[i, old_m[out]] * m[out]).sum(dtype=np.uint64)))
-            g_key[2] += int(into.sum()) - int(out.sum())
+            # (uint64: wraps mod 2**64, as the engine's sums are read; idle's terms are 0)
+            terms = ((self.hash[:, new_m] - self.hash[:, old_m]) * self.mul[c_m]).sum(axis=1, dtype=np.uint64)
+            g_key[0] += int(terms[0])
+            g_key[1] += int(terms[1])
+            into = new_m >= 0
+            g_key[2] += int(np.count_nonzero(into)) - int(np.count_nonzero(old_m >= 0))
             comp_pid[c_m] = new_m
             route_rate[self.route[c_m[into]]] = self.rate[new_m[into]]
         if ok.all():
