@@ -312,6 +312,8 @@ class Engine:
         global_parts: list[np.ndarray] = []
         pattern_time: list[float] = []
         rate_patterns = _ComponentPatterns(global_parts, shape.comp_ch, cp_lch, cp_load, never_binds is not None)
+        # (the run keeps every network state it went through: local indices and pattern ids as int32)
+        route_local32 = shape.route_local.astype(np.int32)
         # one-route components with one flow or none, moved all at once (sim/single_routes.py)
         singles = SingleRoutes(comp_bounds, by_comp, shape.comp_class, comp_mul)
         single_of: list[bool] = singles.single.tolist()
@@ -389,7 +391,7 @@ class Engine:
                 split = solve_misses(reps, parts, route_count, table, self.capacity, route_cap, shape, _maxmin)
                 for (c, key), (r, rates_c, ch_c, load_c) in zip(reps, split):
                     cpid = len(cp_lroutes)
-                    cp_lroutes.append(shape.route_local[r])
+                    cp_lroutes.append(route_local32[r])
                     cp_rates.append(rates_c)
                     cp_single.append((int(cp_lroutes[-1][0]), float(rates_c[0])) if len(rates_c) == 1 else None)
                     cp_lch.append(shape.local(c, ch_c))
@@ -409,7 +411,7 @@ class Engine:
             if gpid is None:
                 gpid = len(global_parts)
                 busy = (comp_pid >= 0).nonzero()[0]
-                global_parts.append(np.array([busy, comp_pid[busy]]))
+                global_parts.append(np.array([busy, comp_pid[busy]], dtype=np.int32))
                 pattern_time.append(0.0)
                 global_cache[gkey] = gpid
             return gpid

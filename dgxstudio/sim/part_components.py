@@ -127,7 +127,7 @@ class PartShapes:
         got = self._sorted.get(c)
         if got is None:
             real = self.comp_ch[c]
-            order = np.argsort(real, kind="stable")
+            order = np.argsort(real, kind="stable").astype(np.int32)  # (kept per network state: int32)
             got = self._sorted[c] = (real[order], order)
         real, order = got
         if len(channels) == len(real) and np.array_equal(channels, real):
