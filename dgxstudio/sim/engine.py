@@ -24,10 +24,12 @@ from ..cancel import Cancelled, as_check
 from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes, SpreadHop
 from ..analysis.routing import Route, Router
+from .active_flows import ActiveFlows
 from .fanout import release as release_dependents
 from .periods import Dependents, FlowEnds, _Periods
 from . import part_components
 from .part_components import NoStepBack, PartsFound, PartShapes, solve_misses
+from .single_routes import SingleRoutes
 from .split_solve import Parts
 from .steady import Shortcut, _Now
 from .timeline import Timeline
@@ -195,8 +197,8 @@ class Engine:
         heap: list[tuple[float, int, int]] = []
         seq = 0
 
-        a_int = np.zeros((3, 0), dtype=np.int64)
-        a_flt = np.zeros((2, 0))
+        flows = ActiveFlows()  # (sim/active_flows.py: closed up and appended to in place)
+        a_int, a_flt = flows.views()
         a_route, a_group, a_pos = a_int
         a_rem, a_lat = a_flt
         pend_route, pend_rem, pend_group, pend_lat, pend_pos = [], [], [], [], []
@@ -310,6 +312,11 @@ class Engine:
         global_parts: list[np.ndarray] = []
         pattern_time: list[float] = []
         rate_patterns = _ComponentPatterns(global_parts, shape.comp_ch, cp_lch, cp_load, never_binds is not None)
+        # (the run keeps every network state it went through: local indices and pattern ids as int32)
+        route_local32 = shape.route_local.astype(np.int32)
+        # one-route components with one flow or none, moved all at once (sim/single_routes.py)
+        singles = SingleRoutes(comp_bounds, by_comp, shape.comp_class, comp_mul)
+        single_of: list[bool] = singles.single.tolist()
 
         def add_flows(routes: np.ndarray, sign: int) -> None:
             rc = route_comp[routes]
@@ -352,11 +359,17 @@ class Engine:
             a small numpy call costing more than the arithmetic it does.)"""
             changed = comp_dirty.nonzero()[0]
             comp_dirty[changed] = False
+            if singles.any:
+                changed = singles.settle(changed, comp_n, comp_pid, route_rate, g_key)
             misses: dict[tuple[int, int, int, int], list[int]] = {}
+            ones = []  # one-route components and their flows: their class's pattern of that many, for ``singles``
             for c, a, b, nn in zip(changed.tolist(), comp_k1[changed].tolist(), comp_k2[changed].tolist(),
                                    comp_n[changed].tolist()):
                 now = (a, b, nn)
-                if seen[c] == now:
+                if single_of[c]:  # (``singles`` moves them without ``pid_of`` or ``seen``)
+                    pid_of[c] = int(comp_pid[c])
+                    ones.append((c, nn))
+                elif seen[c] == now:
                     continue  # back to the key it had when last brought up to date
                 seen[c] = now
                 if nn == 0:
@@ -378,7 +391,7 @@ class Engine:
                 split = solve_misses(reps, parts, route_count, table, self.capacity, route_cap, shape, _maxmin)
                 for (c, key), (r, rates_c, ch_c, load_c) in zip(reps, split):
                     cpid = len(cp_lroutes)
-                    cp_lroutes.append(shape.route_local[r])
+                    cp_lroutes.append(route_local32[r])
                     cp_rates.append(rates_c)
                     cp_single.append((int(cp_lroutes[-1][0]), float(rates_c[0])) if len(rates_c) == 1 else None)
                     cp_lch.append(shape.local(c, ch_c))
@@ -389,12 +402,16 @@ class Engine:
                     comp_cache[key] = cpid
                     for member in misses[key]:
                         set_pattern(member, cpid, r if member == c else None)
+            for c, nn in ones:
+                pid = pid_of[c]
+                if pid >= 0:
+                    singles.learn(c, nn, pid, cp_hash[pid], cp_single[pid][1])
             gkey = (g_key[0] & _MASK64, g_key[1] & _MASK64, g_key[2])
             gpid = global_cache.get(gkey)
             if gpid is None:
                 gpid = len(global_parts)
                 busy = (comp_pid >= 0).nonzero()[0]
-                global_parts.append(np.array([busy, comp_pid[busy]]))
+                global_parts.append(np.array([busy, comp_pid[busy]], dtype=np.int32))
                 pattern_time.append(0.0)
                 global_cache[gkey] = gpid
             return gpid
@@ -428,10 +445,10 @@ class Engine:
             if pend_route:
                 new_routes = np.concatenate(pend_route)
                 add_flows(new_routes, 1)
-                # Parallel arrays packed in two blocks, so adding and dropping flows is two copies.
-                a_int = np.concatenate([a_int, np.vstack([new_routes, np.concatenate(pend_group),
-                                                          np.concatenate(pend_pos)])], axis=1)
-                a_flt = np.concatenate([a_flt, np.vstack([np.concatenate(pend_rem), np.concatenate(pend_lat)])], axis=1)
+                # Parallel arrays packed in two blocks, so adding and dropping flows is two copies (of a
+                # few: sim/active_flows.py)
+                a_int, a_flt = flows.add(np.vstack([new_routes, np.concatenate(pend_group), np.concatenate(pend_pos)]),
+                                         np.vstack([np.concatenate(pend_rem), np.concatenate(pend_lat)]))
                 a_route, a_group, a_pos = a_int
                 a_rem, a_lat = a_flt
                 pend_route.clear(); pend_rem.clear(); pend_group.clear(); pend_lat.clear(); pend_pos.clear()
@@ -498,9 +515,7 @@ class Engine:
                 if steady is not None and steady.logs is not None:
                     steady.logs[1].extend(completed)
                 add_flows(a_route[finished], -1)
-                keep = np.flatnonzero(~finished)
-                a_int = np.take(a_int, keep, axis=1)
-                a_flt = np.take(a_flt, keep, axis=1)
+                a_int, a_flt = flows.drop(finished)
                 a_route, a_group, a_pos = a_int
                 a_rem, a_lat = a_flt
                 dirty = True

@@ -105,16 +105,29 @@ class PartShapes:
         # stands for one real channel, a component's channels are distinct real ones)
         self.comp_ch = [real[c] for c in inner.comp_ch]
         self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # component -> its channels sorted, their local indices
+        self._local_of: dict[int, tuple[np.ndarray, int, np.ndarray]] = {}  # id(channels) -> them, component, local()
         # a large component re-solved around what changed since its last solve (sim/repair_solve.py)
         self.repair = RepairSolver(table, capacity, route_cap, self.by_comp, self.bounds)
 
     def local(self, c: int, channels: np.ndarray) -> np.ndarray:
         """The local indices in component ``c`` of its real ``channels`` (ascending, as a solve
-        gives them: most often every channel of the component)."""
+        gives them: most often every channel of the component). A repaired solve hands out one
+        array per set of classes in use (maxmin's ``expand``), so the answer is kept per such array:
+        a large part's solves mostly come back to the same few (one array for all of them, read-only)."""
+        hit = self._local_of.get(id(channels))
+        if hit is not None and hit[0] is channels and hit[1] == c:
+            return hit[2]
+        out = self._local(c, channels)
+        if len(self._local_of) >= 256:  # (a whole solve's channels are new each time)
+            self._local_of.clear()
+        self._local_of[id(channels)] = (channels, c, out)  # (the array kept: its id stays its own)
+        return out
+
+    def _local(self, c: int, channels: np.ndarray) -> np.ndarray:
         got = self._sorted.get(c)
         if got is None:
             real = self.comp_ch[c]
-            order = np.argsort(real, kind="stable")
+            order = np.argsort(real, kind="stable").astype(np.int32)  # (kept per network state: int32)
             got = self._sorted[c] = (real[order], order)
         real, order = got
         if len(channels) == len(real) and np.array_equal(channels, real):

@@ -110,3 +110,38 @@ def test_a_run_started_again_reports_progress_that_never_steps_back(monkeypatch)
     fractions = [p.fraction for p in seen]
     assert len(seen) > 2 and times == sorted(times) and fractions == sorted(fractions)
     assert fractions[-1] == 1.0
+
+
+def test_local_indices_kept_per_array_are_each_components_own(monkeypatch):
+    """``local`` keeps its answer per channel array a repaired solve hands out (one per set of classes
+    in use): every answer, kept or not, is what the component's channels give, and one array asked
+    for by two components gets each its own indices."""
+    from dgxstudio.sim import repair_solve
+
+    topo = build_fat_tree(8, "dgx1-v100", per_leaf=2)
+    made = _spied(monkeypatch)
+    monkeypatch.setattr(repair_solve, "MIN_ROUTES", 8)  # this small cluster's parts are small
+    asked = []
+    real = part_components.PartShapes.local
+
+    def spy(self, c, channels):
+        out = real(self, c, channels)
+        asked.append((c, channels, out))
+        return out
+
+    monkeypatch.setattr(part_components.PartShapes, "local", spy)
+    found = []
+    uncached = part_components.PartShapes._local
+    monkeypatch.setattr(part_components.PartShapes, "_local", lambda self, *a: found.append(1) or uncached(self, *a))
+    _tree(topo, 8 * MiB, monkeypatch, reference=False)
+    shape = made[-1]
+    assert shape.repair.repaired > 50
+    for c, channels, out in asked:
+        np.testing.assert_array_equal(shape.comp_ch[c][out], channels)
+    assert len(found) < len(asked) / 2  # most answers were kept ones
+    # one array asked for by two components that list its channels at other places: each its own
+    shape = part_components.PartShapes.__new__(part_components.PartShapes)
+    shape.comp_ch = [np.array([5, 7, 9]), np.array([9, 5])]
+    shape._sorted, shape._local_of = {}, {}
+    both = np.array([5, 9])
+    assert [shape.local(c, both).tolist() for c in (0, 1, 0, 1)] == [[0, 2], [1, 0], [0, 2], [1, 0]]
