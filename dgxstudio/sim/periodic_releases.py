@@ -113,12 +113,19 @@ def moving_dependents(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) ->
     return None if fixed[-1] is None else np.concatenate(fixed)
 
 
+def applies(parts, k: int) -> bool:
+    """Is the window large enough for ``stretched`` to be tried (it is not switched off)?"""
+    return k >= 8 and k * sum(gs.shape[1] for gs, _ in parts) >= MIN_GROUPS
+
+
 def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k: int, tol: float,
-              check: Callable) -> tuple[np.ndarray, np.ndarray] | None:
+              check: Callable, count: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
     """What ``check(parts, T, k, tol)`` answers when the window holds, read from a few periods: the
     released groups (ascending) and their counts left; or None when the periods are not images of
-    one another as above, or the few periods do not hold (then the full check decides)."""
-    if not ENABLED or k < 8 or k * sum(gs.shape[1] for gs, _ in parts) < MIN_GROUPS:
+    one another as above, or the few periods do not hold (then the full check decides).
+    ``count``: False asks whether it holds (a skip choosing its length: see ``Shortcut.jump``),
+    also with ``ENABLED`` off, and does not count it in ``uses``."""
+    if (count and not ENABLED) or not applies(parts, k):
         return None
     d = constant_shift(parts)
     if d is None:
@@ -199,5 +206,6 @@ def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k:
     if len(barriers):
         at_b = np.searchsorted(u, barriers)
         u, left = np.insert(u, at_b, barriers), np.insert(left, at_b, left_b)
-    uses[0] += 1
+    if count:
+        uses[0] += 1
     return u, left
