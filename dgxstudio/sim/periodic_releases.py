@@ -85,10 +85,19 @@ def moving_dependents(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) ->
     columns' lanes span (columns whose spans overlap, as one span), but for the last ``tail``
     periods, whose spans hold groups past the window (a lane's last pieces, which release nothing
     after them): there, group by group. The barriers (ids, repeated), or None when not."""
-    deps = per.on_sent if sent else per.on_done
+    at_end = moving_at_end(per, gs, sent, d, tail)
+    if at_end is None:
+        return None
+    before = moving_before_end(per, gs, sent, d, tail)
+    return None if before is None else np.concatenate([before, at_end])
+
+
+def _spans(gs: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
+    """The ids the columns of ``gs`` span (first row to last), overlapping spans merged, and each
+    column's span."""
     lo, hi = gs[0], gs[-1]
     order = np.argsort(lo, kind="stable")
-    spans: list[list[int]] = []  # the columns' spans, overlapping ones merged
+    spans: list[list[int]] = []
     span_of = np.empty(len(lo), dtype=np.int64)
     for i, a, b in zip(order.tolist(), lo[order].tolist(), hi[order].tolist()):
         if spans and a <= spans[-1][1]:
@@ -96,21 +105,32 @@ def moving_dependents(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) ->
         else:
             spans.append([a, b])
         span_of[i] = len(spans) - 1
-    cut = tail * d
-    fixed = []
-    for a, b in spans:
-        fixed.append(periodic_lists(deps, a, b - cut, d))
-        if fixed[-1] is None:
-            return None
-    # the groups those slices leave out (x + d past them), one by one
-    last = np.asarray([b for _, b in spans], dtype=np.int64)[span_of] - cut - d
+    return spans, span_of
+
+
+def moving_at_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
+    """``moving_dependents`` for the groups of the last ``tail`` periods' spans, group by group: the
+    few that a window ending at its lanes' last groups fails on, so asked first (a window one
+    period too long for the few-period check is turned down before its slices are read)."""
+    spans, span_of = _spans(gs)
+    last = np.asarray([b for _, b in spans], dtype=np.int64)[span_of] - tail * d - d
     x = gs[:-1][gs[:-1] > last[None, :]]
     got, n = per.dependents(x, sent)
     moved, m = per.dependents(x + d, sent)
     if not np.array_equal(n, m):
         return None
-    fixed.append(_alike_lists(got, moved, d))
-    return None if fixed[-1] is None else np.concatenate(fixed)
+    return _alike_lists(got, moved, d)
+
+
+def moving_before_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
+    """``moving_dependents`` for the rest: read as slices over each span but its last ``tail`` periods."""
+    deps = per.on_sent if sent else per.on_done
+    fixed = []
+    for a, b in _spans(gs)[0]:
+        fixed.append(periodic_lists(deps, a, b - tail * d, d))
+        if fixed[-1] is None:
+            return None
+    return np.concatenate(fixed)
 
 
 def applies(parts, k: int) -> bool:
@@ -127,15 +147,18 @@ def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k:
     also with ``ENABLED`` off, and does not count it in ``uses``."""
     if (count and not ENABLED) or not applies(parts, k):
         return None
-    d = constant_shift(parts)
-    if d is None:
+    # the cheap questions first (a window that ends its lanes fails at its end), then every period
+    d = next((int(gs[1, 0] - gs[0, 0]) for gs, _ in parts if gs.shape[1]), None)
+    if d is None or d <= 0:
         return None
-    fixed = []
-    for (gs, _), sent in ((parts[1], True), (parts[2], False)):
-        if gs.shape[1]:
-            fixed.append(moving_dependents(per, gs, sent, d))
-            if fixed[-1] is None:
-                return None
+    moving = [(gs, sent) for (gs, _), sent in ((parts[1], True), (parts[2], False)) if gs.shape[1]]
+    fixed = [moving_at_end(per, gs, sent, d) for gs, sent in moving]
+    if any(f is None for f in fixed) or constant_shift(parts) != d:
+        return None
+    for gs, sent in moving:
+        fixed.append(moving_before_end(per, gs, sent, d))
+        if fixed[-1] is None:
+            return None
     # barriers: groups that every period releases alike (a stage's join); the jump starts none
     barriers = np.unique(np.concatenate(fixed)) if fixed else np.zeros(0, dtype=np.int64)
     if np.isin(barriers, parts[0][0][0]).any():
