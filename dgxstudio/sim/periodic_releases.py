@@ -147,14 +147,16 @@ def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k:
     also with ``ENABLED`` off, and does not count it in ``uses``."""
     if (count and not ENABLED) or not applies(parts, k):
         return None
-    # the cheap questions first (a window that ends its lanes fails at its end), then every period
-    d = next((int(gs[1, 0] - gs[0, 0]) for gs, _ in parts if gs.shape[1]), None)
-    if d is None or d <= 0:
+    d = constant_shift(parts)
+    if d is None:
         return None
+    # the dependents at the window's end first (a window that ends its lanes fails there), then every period's
     moving = [(gs, sent) for (gs, _), sent in ((parts[1], True), (parts[2], False)) if gs.shape[1]]
-    fixed = [moving_at_end(per, gs, sent, d) for gs, sent in moving]
-    if any(f is None for f in fixed) or constant_shift(parts) != d:
-        return None
+    fixed = []
+    for gs, sent in moving:
+        fixed.append(moving_at_end(per, gs, sent, d))
+        if fixed[-1] is None:
+            return None
     for gs, sent in moving:
         fixed.append(moving_before_end(per, gs, sent, d))
         if fixed[-1] is None:
