@@ -79,19 +79,6 @@ def periodic_lists(deps, lo: int, hi: int, d: int) -> np.ndarray | None:
     return _alike_lists(deps.flat[ptr[lo]:ptr[hi + 1 - d]], deps.flat[ptr[lo + d]:ptr[hi + 1]], d)
 
 
-def moving_dependents(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
-    """Are the dependents of each group of ``gs`` (a period per row) a period on those of its group a
-    period before, moved by d, or the same groups (barriers)? Read as slices over the ids that the
-    columns' lanes span (columns whose spans overlap, as one span), but for the last ``tail``
-    periods, whose spans hold groups past the window (a lane's last pieces, which release nothing
-    after them): there, group by group. The barriers (ids, repeated), or None when not."""
-    at_end = moving_at_end(per, gs, sent, d, tail)
-    if at_end is None:
-        return None
-    before = moving_before_end(per, gs, sent, d, tail)
-    return None if before is None else np.concatenate([before, at_end])
-
-
 def _spans(gs: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
     """The ids the columns of ``gs`` span (first row to last), overlapping spans merged, and each
     column's span."""
@@ -109,9 +96,13 @@ def _spans(gs: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
 
 
 def moving_at_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
-    """``moving_dependents`` for the groups of the last ``tail`` periods' spans, group by group: the
-    few that a window ending at its lanes' last groups fails on, so asked first (a window one
-    period too long for the few-period check is turned down before its slices are read)."""
+    """Are the dependents of each group of ``gs`` (a period per row) a period on those of its group a
+    period before, moved by d, or the same groups (barriers)? Here for the groups of the last
+    ``tail`` periods of the ids the columns' lanes span, whose spans hold groups past the window (a
+    lane's last pieces, which release nothing after them): group by group. A window that ends its
+    lanes fails here, so this is asked before ``moving_before_end`` (a window one period too long
+    for the few-period check is turned down before its slices are read). The barriers (ids,
+    repeated), or None when not."""
     spans, span_of = _spans(gs)
     last = np.asarray([b for _, b in spans], dtype=np.int64)[span_of] - tail * d - d
     x = gs[:-1][gs[:-1] > last[None, :]]
@@ -123,7 +114,8 @@ def moving_at_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.
 
 
 def moving_before_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
-    """``moving_dependents`` for the rest: read as slices over each span but its last ``tail`` periods."""
+    """The same question for the rest (``moving_at_end``): read as slices over each span (columns whose
+    spans overlap, as one span) but its last ``tail`` periods."""
     deps = per.on_sent if sent else per.on_done
     fixed = []
     for a, b in _spans(gs)[0]:
