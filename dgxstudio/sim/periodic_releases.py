@@ -79,16 +79,12 @@ def periodic_lists(deps, lo: int, hi: int, d: int) -> np.ndarray | None:
     return _alike_lists(deps.flat[ptr[lo]:ptr[hi + 1 - d]], deps.flat[ptr[lo + d]:ptr[hi + 1]], d)
 
 
-def moving_dependents(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
-    """Are the dependents of each group of ``gs`` (a period per row) a period on those of its group a
-    period before, moved by d, or the same groups (barriers)? Read as slices over the ids that the
-    columns' lanes span (columns whose spans overlap, as one span), but for the last ``tail``
-    periods, whose spans hold groups past the window (a lane's last pieces, which release nothing
-    after them): there, group by group. The barriers (ids, repeated), or None when not."""
-    deps = per.on_sent if sent else per.on_done
+def _spans(gs: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
+    """The ids the columns of ``gs`` span (first row to last), overlapping spans merged, and each
+    column's span."""
     lo, hi = gs[0], gs[-1]
     order = np.argsort(lo, kind="stable")
-    spans: list[list[int]] = []  # the columns' spans, overlapping ones merged
+    spans: list[list[int]] = []
     span_of = np.empty(len(lo), dtype=np.int64)
     for i, a, b in zip(order.tolist(), lo[order].tolist(), hi[order].tolist()):
         if spans and a <= spans[-1][1]:
@@ -96,39 +92,67 @@ def moving_dependents(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) ->
         else:
             spans.append([a, b])
         span_of[i] = len(spans) - 1
-    cut = tail * d
-    fixed = []
-    for a, b in spans:
-        fixed.append(periodic_lists(deps, a, b - cut, d))
-        if fixed[-1] is None:
-            return None
-    # the groups those slices leave out (x + d past them), one by one
-    last = np.asarray([b for _, b in spans], dtype=np.int64)[span_of] - cut - d
+    return spans, span_of
+
+
+def moving_at_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
+    """Are the dependents of each group of ``gs`` (a period per row) a period on those of its group a
+    period before, moved by d, or the same groups (barriers)? Here for the groups of the last
+    ``tail`` periods of the ids the columns' lanes span, whose spans hold groups past the window (a
+    lane's last pieces, which release nothing after them): group by group. A window that ends its
+    lanes fails here, so this is asked before ``moving_before_end`` (a window one period too long
+    for the few-period check is turned down before its slices are read). The barriers (ids,
+    repeated), or None when not."""
+    spans, span_of = _spans(gs)
+    last = np.asarray([b for _, b in spans], dtype=np.int64)[span_of] - tail * d - d
     x = gs[:-1][gs[:-1] > last[None, :]]
     got, n = per.dependents(x, sent)
     moved, m = per.dependents(x + d, sent)
     if not np.array_equal(n, m):
         return None
-    fixed.append(_alike_lists(got, moved, d))
-    return None if fixed[-1] is None else np.concatenate(fixed)
+    return _alike_lists(got, moved, d)
+
+
+def moving_before_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
+    """The same question for the rest (``moving_at_end``): read as slices over each span (columns whose
+    spans overlap, as one span) but its last ``tail`` periods."""
+    deps = per.on_sent if sent else per.on_done
+    fixed = []
+    for a, b in _spans(gs)[0]:
+        fixed.append(periodic_lists(deps, a, b - tail * d, d))
+        if fixed[-1] is None:
+            return None
+    return np.concatenate(fixed)
+
+
+def applies(parts, k: int) -> bool:
+    """Is the window large enough for ``stretched`` to be tried (it is not switched off)?"""
+    return k >= 8 and k * sum(gs.shape[1] for gs, _ in parts) >= MIN_GROUPS
 
 
 def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k: int, tol: float,
-              check: Callable) -> tuple[np.ndarray, np.ndarray] | None:
+              check: Callable, count: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
     """What ``check(parts, T, k, tol)`` answers when the window holds, read from a few periods: the
     released groups (ascending) and their counts left; or None when the periods are not images of
-    one another as above, or the few periods do not hold (then the full check decides)."""
-    if not ENABLED or k < 8 or k * sum(gs.shape[1] for gs, _ in parts) < MIN_GROUPS:
+    one another as above, or the few periods do not hold (then the full check decides).
+    ``count``: False asks whether it holds (a skip choosing its length: see ``Shortcut.jump``),
+    also with ``ENABLED`` off, and does not count it in ``uses``."""
+    if (count and not ENABLED) or not applies(parts, k):
         return None
     d = constant_shift(parts)
     if d is None:
         return None
+    # the dependents at the window's end first (a window that ends its lanes fails there), then every period's
+    moving = [(gs, sent) for (gs, _), sent in ((parts[1], True), (parts[2], False)) if gs.shape[1]]
     fixed = []
-    for (gs, _), sent in ((parts[1], True), (parts[2], False)):
-        if gs.shape[1]:
-            fixed.append(moving_dependents(per, gs, sent, d))
-            if fixed[-1] is None:
-                return None
+    for gs, sent in moving:
+        fixed.append(moving_at_end(per, gs, sent, d))
+        if fixed[-1] is None:
+            return None
+    for gs, sent in moving:
+        fixed.append(moving_before_end(per, gs, sent, d))
+        if fixed[-1] is None:
+            return None
     # barriers: groups that every period releases alike (a stage's join); the jump starts none
     barriers = np.unique(np.concatenate(fixed)) if fixed else np.zeros(0, dtype=np.int64)
     if np.isin(barriers, parts[0][0][0]).any():
@@ -199,5 +223,6 @@ def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k:
     if len(barriers):
         at_b = np.searchsorted(u, barriers)
         u, left = np.insert(u, at_b, barriers), np.insert(left, at_b, left_b)
-    uses[0] += 1
+    if count:
+        uses[0] += 1
     return u, left

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import periodic_releases
 from .periodic_releases import stretched
 from .periods import _Periods
 
@@ -80,6 +81,7 @@ class Shortcut:
         self.held_flows = 0  # active flows the history's snapshots copy, all told
         self.misses = 0  # looks in a row whose groups were the image of no snapshot
         self.mismatches = 0  # looks in a row that found such a snapshot but not the same state
+        self._found = None  # (a window's parts, what the few-period check answered for them): see _stretches
 
 
     HISTORY = 256  # snapshots kept at most (a period of more looks than this is not found) ...
@@ -230,14 +232,12 @@ class Shortcut:
         segments, delivered = self.segments, self.delivered
         started, sent_l, done_l = (np.asarray(x[at - base:], dtype=np.int64)
                                    for x, at, base in zip(logs, snap["log_at"], self.log_base))
-        touched = np.unique(np.concatenate([started, sent_l, done_l, snap["heads"],
-                                            np.fromiter((g for _, g in snap["heap"]), dtype=np.int64)]))
         ms = span[0]  # lane steps per period
-        k = (per.reach_all(touched) - 1) // ms
-        if k < 1:
-            return False
         # the groups that the period started, sent and finished, and when
         e = np.unique(np.concatenate([started, sent_l, done_l]))
+        k, k_sure = self._periods_ahead(e, ms)
+        if k < 1:
+            return False
         masks = [np.isin(e, lg) for lg in (started, sent_l, done_l)]
         times = [arr[e[m]] for arr, m in zip((start, sent, done), masks)]
         whole = [bool(m.all()) for m in masks]  # a kind that has every group of the period: its table is img
@@ -247,6 +247,9 @@ class Shortcut:
             steps = np.arange(1, k + 1)[:, None] * T
             parts = [(img if every else img[:, mask], vals[None, :] + steps)
                      for mask, every, vals in zip(masks, whole, times)]
+            if k > k_sure and not self._stretches(parts, T, k):
+                k = k_sure  # see _periods_ahead
+                continue
             checked = self._releases(parts, T, k)
             if isinstance(checked, tuple):
                 break
@@ -313,6 +316,46 @@ class Shortcut:
         per.skipped_periods += k
         return True
 
+    def _periods_ahead(self, e: np.ndarray, ms: int) -> int:
+        """How many periods of ``ms`` lane steps a jump may fill in: the window's groups ``e`` are
+        copied k periods on (k ms links along their lanes, all alike), and the state now, the
+        snapshot's image one period on, is moved k periods further (its groups (k + 1) ms links
+        from the snapshot's). Asking the snapshot's groups for one period more than the window's,
+        rather than every group for one more, lets a skip end a period later (a hierarchical
+        all-reduce's last full period inside a system was played event by event)."""
+        snap, per = self.snap, self.per
+        held = np.concatenate([snap["heads"], np.fromiter((g for _, g in snap["heap"]), dtype=np.int64)])
+        k = (per.reach_all(held) - ms) // ms
+        if len(e) and k >= 1:
+            k = min(k, per.reach_all(e) // ms)
+        # The window's last period then holds its lanes' last groups, whose releases are not the
+        # period before's moved on: the check on a few periods (sim/periodic_releases.py) declines
+        # and a long window is checked group by group. Such a window keeps to one period less (the
+        # length every group allows one more of, ``k_sure``), where the few periods still answer.
+        k_sure = min(k, (per.reach_all(np.concatenate([e, held])) - 1) // ms)
+        return k, k_sure
+
+    def _stretches(self, parts, T: float, k: int) -> bool:
+        """Does a window of k periods get its releases checked without reading every group: too
+        short for the few-period check (the full one is cheap), or one that check answers? The
+        same answer with ``periodic_releases.ENABLED`` off, so that the skip's length and the run
+        do not depend on it. The answer found is kept for ``_releases``."""
+        self._found = None
+        if not periodic_releases.applies(parts, k):
+            return True
+        got = stretched(self.per, self.deps_left, self.start, parts, T, k, self._tol(parts, T, k), self._releases,
+                        count=False)
+        if got is None:
+            return False
+        self._found = (parts, got)
+        return True
+
+    def _tol(self, parts, T: float, k: int) -> float:
+        """How far a start may be from its last release in a window: relative to the period, and to
+        the window's times (which grow down each column: the largest is in its first or last period)."""
+        ends_t = parts[0][1][[0, -1]] if k > 2 else parts[0][1].ravel()
+        return _Periods.REL * T + 1e-15 * float(np.abs(ends_t).max(initial=0.0))
+
     def _releases(self, parts, T: float, k: int, tol: float | None = None):
         """What the k skipped periods release, checked against what the jump fills in.
 
@@ -329,9 +372,11 @@ class Shortcut:
         per = self.per
         s_g, s_t = parts[0][0].ravel(), parts[0][1].ravel()
         if tol is None:
-            # (times grow down each column: the largest is in the first or the last period)
-            ends_t = parts[0][1][[0, -1]] if k > 2 else s_t
-            tol = _Periods.REL * T + 1e-15 * float(np.abs(ends_t).max(initial=0.0))
+            tol = self._tol(parts, T, k)
+            found, self._found = self._found, None
+            if found is not None and found[0] is parts and periodic_releases.ENABLED:
+                periodic_releases.uses[0] += 1
+                return found[1]
             few = stretched(per, self.deps_left, self.start, parts, T, k, tol, self._releases)
             if few is not None:
                 return few
