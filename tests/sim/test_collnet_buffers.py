@@ -94,3 +94,26 @@ def test_without_the_bound_the_chains_would_run_ahead(monkeypatch):
     up1 = lanes[("collnet rail 0", "up", 1)]
     assert all(bounded.group_start[up1[j]] >= bounded.group_sent[into_net[j - slots]] - EPS
                for j in range(slots, len(into_net)))
+
+
+@pytest.mark.parametrize("label, build, size", [
+    ("2 DGX H100", lambda: build_fat_tree(2, "dgx-h100", rail_optimized=True), 1024 * MiB),
+    *CASES[1:],
+])
+def test_pieces_added_as_columns_give_the_piece_by_piece_answer(monkeypatch, label, build, size):
+    # once the buffers are in steady use a rail's pieces are added as copies of the last one built
+    # (sched.repeat_piece); the run must be the one of the schedule built piece by piece
+    from dgxstudio.sim.schedule import Lanes, Schedule
+
+    topo = build()
+    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    sched, _, _ = sim.nccl_schedule("all-reduce", "collnet", "simple", size)
+    assert any(isinstance(c, Lanes) for c in sched.groups._chunks), label  # (the columns are used)
+    fast = _run(topo, size)
+    monkeypatch.setattr(Schedule, "repeat_piece", lambda *args: False)
+    slow = _run(topo, size)
+    assert len(fast.groups) == len(slow.groups)
+    assert [g.name for g in fast.groups] == [g.name for g in slow.groups]
+    assert [g.meta for g in fast.groups] == [g.meta for g in slow.groups]
+    assert fast.time_s == slow.time_s and fast.events == slow.events
+    assert (fast.group_done == slow.group_done).all() and (fast.group_sent == slow.group_sent).all()
