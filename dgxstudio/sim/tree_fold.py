@@ -44,7 +44,7 @@ import dataclasses
 import numpy as np
 
 from ..analysis.routing import Route
-from . import tree_orbits
+from . import fold_alike, tree_orbits
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
 from .relation_ids import row_ids as _ids
@@ -92,36 +92,9 @@ class Fold:
             pos[mem] = np.arange(size)
         # every tree a copy of the first, group for group (bytes, delays, dependencies inside it
         # in the same places, outside it the same), and its patterns in the same roles
-        roles: list[dict[int, int]] = []
-        role_patterns: list[list] = []
-        first_tree = trees[0].tolist()
-        # (the trees' groups only: an NVLS tree has 40 times as many in its systems)
-        groups = {g: sched.groups[g] for g in np.concatenate(trees).tolist()}
-        for t, mem in enumerate(trees):
-            mine: dict[int, int] = {}
-            pats = []
-            for i, (f, r) in enumerate(zip(mem.tolist(), first_tree)):
-                g, r = groups[f], groups[r]
-                if (g.bytes_each != r.bytes_each or g.duration_s != r.duration_s or g.post_delay_s != r.post_delay_s
-                        or (g.pattern is None) != (r.pattern is None)):
-                    return None
-                for dg, dr in ((g.deps_done, r.deps_done), (g.deps_sent, r.deps_sent)):
-                    if len(dg) != len(dr):
-                        return None
-                    for x, y in zip(dg, dr):
-                        if tree_of[x] == t:
-                            if tree_of[y] != 0 or pos[x] != pos[y]:
-                                return None
-                        elif tree_of[x] >= 0 or x != y:
-                            return None
-                if g.pattern is not None:
-                    role = mine.setdefault(id(g.pattern), len(mine))
-                    if role == len(pats):
-                        pats.append(g.pattern)
-                    if t and roles[0].get(id(r.pattern)) != role:
-                        return None
-            roles.append(mine)
-            role_patterns.append(pats)
+        role_patterns = fold_alike.role_patterns(cols, trees, tree_of, pos)
+        if role_patterns is None:
+            return None
         rest = np.flatnonzero(tree_of < 0)
         # the systems' transfers (an NVLS tree's): one system per class of systems wired alike
         systems = sched.meta.get("systems")
@@ -140,7 +113,7 @@ class Fold:
         fold.trees, fold.tree_of, fold.role_patterns = trees, tree_of, role_patterns
         fold.outside = list(outside.values())
         fold.systems = sys_fold
-        del cols, groups  # (freed before the refinement's peak)
+        del cols  # (freed before the refinement's peak)
         return fold if fold._classes() and fold._apart() else None
 
     def _classes(self) -> bool:
