@@ -44,7 +44,7 @@ import dataclasses
 import numpy as np
 
 from ..analysis.routing import Route
-from . import fold_alike, tree_orbits
+from . import fold_alike, fold_reduced, tree_orbits
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
 from .relation_ids import row_ids as _ids
@@ -293,23 +293,21 @@ class Fold:
         return {r: Route((), chans[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]], 0.0,
                          eng0.routes[r].cap_Bps) for i, r in enumerate(rids)}
 
-    def run(self, progress=None, cancel=None) -> SimResult:
-        groups, trees, tree_of = self.sched.groups, self.trees, self.tree_of
-        n = len(self.pattern)
-        reps = sorted(set(self.rep_of.tolist()))
-        keep = np.zeros(n, dtype=bool)
-        keep[tree_of < 0] = True
+    def kept(self) -> tuple[np.ndarray, np.ndarray]:
+        """The groups the folded run simulates (ascending), and each group's number among them
+        (a group of a tree not run: its representative's in that place)."""
+        keep = np.zeros(len(self.pattern), dtype=bool)
+        keep[self.tree_of < 0] = True
         if self.systems is not None:
             keep &= self.systems.kept
-        for t in reps:
-            keep[trees[t]] = True
-        # a dependency on a tree that is not run is one on its representative's group in that place
-        new_id = (np.cumsum(keep) - 1)[self._rep_group()]
-        reduced = Schedule([], self.sched.payload_bytes, self.sched.description, dict(self.sched.meta))
-        kept = np.flatnonzero(keep).tolist()
-        for g, grp in zip(kept, _rows(groups, kept)):
-            reduced.add(dataclasses.replace(grp, deps_done=tuple(dict.fromkeys(int(new_id[d]) for d in grp.deps_done)),
-                                            deps_sent=tuple(dict.fromkeys(int(new_id[d]) for d in grp.deps_sent))))
+        for t in set(self.rep_of.tolist()):
+            keep[self.trees[t]] = True
+        return np.flatnonzero(keep), (np.cumsum(keep) - 1)[self._rep_group()]
+
+    def run(self, progress=None, cancel=None) -> SimResult:
+        reps = sorted(set(self.rep_of.tolist()))
+        kept, new_id = self.kept()
+        reduced = fold_reduced.reduced(self.sched, self.sched.columns(), kept, new_id)
         # the representatives' patterns travel on class routes (templates made here, not asked of the router)
         eng1 = Engine(self.router, self.scale)
         eng1.represents = {}  # each class route's flow stands for m (the outside's for one)
@@ -356,15 +354,6 @@ class Fold:
             groups=self.sched.groups, flow_ends=_FoldedEnds(self, sim.flow_ends, idx),
             channel_bytes=channel_bytes, rate_patterns=_FoldedPatterns(self, sim.rate_patterns),
             delivered=delivered, routes=self.eng0.routes)
-
-
-def _rows(groups, ids: list[int]):
-    """The groups ``ids`` (ascending) of a GroupTable: read in order where they are most of it
-    (building each row's Group once), else one by one."""
-    if len(ids) * 4 < len(groups):
-        return (groups[g] for g in ids)
-    wanted = set(ids)
-    return (grp for g, grp in enumerate(groups) if g in wanted)
 
 
 class _FoldedEnds:
