@@ -57,13 +57,18 @@ def _trees(sched):
     return trees, tree_of, pos
 
 
-def _schedule(algorithm, build, size):
+def built(algorithm, build, size):
+    """The simulator, the schedule of an all-reduce by ``algorithm`` (its trees listed) and its scale."""
     topo = build()
     sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
-    sched, _, _ = sim.nccl_schedule("all-reduce", algorithm, "simple", size)
+    sched, scale, _ = sim.nccl_schedule("all-reduce", algorithm, "simple", size)
     if algorithm == "nvls-tree":
         sched.meta["trees"] = nvls.tree_units(sched)
-    return sched
+    return sim, sched, scale
+
+
+def _schedule(algorithm, build, size):
+    return built(algorithm, build, size)[1]
 
 
 def _same(sched):

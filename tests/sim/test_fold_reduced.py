@@ -6,13 +6,12 @@ import dataclasses
 
 import pytest
 
-from dgxstudio.model.fabrics import build_fat_tree
-from dgxstudio.sim.run import SimOptions, Simulator  # (first: the modules import in its order)
-from dgxstudio.sim import fold_reduced, nvls, tree_fold
+from dgxstudio.sim.run import Simulator  # noqa: F401 (first: the modules import in its order)
+from dgxstudio.sim import fold_reduced, tree_fold
 from dgxstudio.sim.engine import Engine
 from dgxstudio.sim.schedule import Schedule
 
-MiB = 2**20
+from .test_fold_alike import SCHEDULES, built
 
 
 def _reference(sched, kept, new_id):
@@ -24,19 +23,9 @@ def _reference(sched, kept, new_id):
     return out
 
 
-@pytest.mark.parametrize("algorithm, build, size", [
-    ("collnet", lambda: build_fat_tree(4, "dgx-h100", rail_optimized=True, per_leaf=2), 64 * MiB),
-    ("collnet", lambda: build_fat_tree(2, "dgx-h100", rail_optimized=True), 1024 * MiB),  # (columns)
-    ("tree", lambda: build_fat_tree(4, "dgx-h100", rail_optimized=True), 64 * MiB),
-    ("tree", lambda: build_fat_tree(4, "dgx-a100"), 16 * MiB),
-    ("nvls-tree", lambda: build_fat_tree(3, "dgx-h100", rail_optimized=True), 32 * MiB),  # (systems folded)
-])
+@pytest.mark.parametrize("algorithm, build, size", SCHEDULES)  # (they fold)
 def test_the_reduced_schedule_is_the_group_by_group_one(algorithm, build, size):
-    topo = build()
-    sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
-    sched, scale, _ = sim.nccl_schedule("all-reduce", algorithm, "simple", size)
-    if algorithm == "nvls-tree":
-        sched.meta["trees"] = nvls.tree_units(sched)
+    sim, sched, scale = built(algorithm, build, size)
     fold = tree_fold.Fold.of(Engine(sim.router, scale), sched)
     assert fold is not None
     kept, new_id = fold.kept()
