@@ -34,6 +34,7 @@ class ExitRoutes:
         self._cheapest_out: float | None = None
         self._by_system: dict[str, dict[str, list[tuple[str, float]]]] = {}  # see _joined
         self._floors: dict[tuple, float] = {}  # see _floor
+        self._caps: list[float] | None = None  # the router's capacities as floats (see _renamed)
 
     @staticmethod
     def of(router) -> "ExitRoutes":
@@ -98,11 +99,13 @@ class ExitRoutes:
         them: same capacities and latencies, devices of the same hop latency), the bundle to the
         outside end looked up, its capacity and latency and the outside end's hop latency checked;
         the same weights and latency, which ``Router._route`` then sums alike. None if a check fails."""
-        from .routing import LazyRoute
-
         r = self.router
         route, roles, first_outside = shape
-        index, cap, lat = r.channel_index, r.capacity, r._channel_latency
+        if self._caps is None:
+            from .routing import LazyRoute  # (routing imports this module)
+
+            self._caps, self._lazy = r.capacity.tolist(), LazyRoute
+        index, cap, lat = r.channel_index, self._caps, r._channel_latency
         hop = r.fabric.hop_latency
         if hop[outside] != hop[first_outside]:
             return None
@@ -116,7 +119,7 @@ class ExitRoutes:
             if got is None or cap[got] != cap[c] or lat[got] != lat[c]:
                 return None
             chans.append(got)
-        return LazyRoute(np.asarray(chans, dtype=np.int64), route.weights, route.latency_s, pair, build)
+        return self._lazy(np.array(chans, dtype=np.int64), route.weights, route.latency_s, pair, build)
 
     def _joined(self, outside: str) -> dict[str, list[tuple[str, float]]]:
         """The devices a device outside systems is joined to, by system, with their bundles' bandwidths
