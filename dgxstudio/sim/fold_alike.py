@@ -39,12 +39,13 @@ def role_patterns(cols: Columns, trees: list[np.ndarray], tree_of: np.ndarray,
     pat = cols.pattern[m]
     if not ((pat >= 0) == (pat[0] >= 0)).all():
         return None
-    rows, refs = m.ravel(), np.tile(first, n_trees)
+    rows = m.ravel()
     for ptr, flat in ((cols.done_ptr, cols.done_flat), (cols.sent_ptr, cols.sent_flat)):
         x, counts = _gather(ptr, flat, rows)
-        y, ref_counts = _gather(ptr, flat, refs)
-        if not (counts == ref_counts).all():
+        y, ref_counts = _gather(ptr, flat, first)
+        if not (counts == np.tile(ref_counts, n_trees)).all():
             return None
+        y = np.tile(y, n_trees)  # (tree 0's dependencies, beside every tree's)
         t = np.repeat(np.repeat(np.arange(n_trees, dtype=np.int64), m.shape[1]), counts)  # each dependency's tree
         tx = tree_of[x]
         own = tx == t
