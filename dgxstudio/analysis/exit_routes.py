@@ -35,6 +35,7 @@ class ExitRoutes:
         self._by_system: dict[str, dict[str, list[tuple[str, float]]]] = {}  # see _joined
         self._floors: dict[tuple, float] = {}  # see _floor
         self._caps: list[float] | None = None  # the router's capacities as floats (see _renamed)
+        self._lazy = None  # routing.LazyRoute, imported when first needed (routing imports this module)
 
     @staticmethod
     def of(router) -> "ExitRoutes":
@@ -102,7 +103,7 @@ class ExitRoutes:
         r = self.router
         route, roles, first_outside = shape
         if self._caps is None:
-            from .routing import LazyRoute  # (routing imports this module)
+            from .routing import LazyRoute
 
             self._caps, self._lazy = r.capacity.tolist(), LazyRoute
         index, cap, lat = r.channel_index, self._caps, r._channel_latency
