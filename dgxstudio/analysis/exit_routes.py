@@ -20,6 +20,8 @@ from __future__ import annotations
 import heapq
 import math
 
+import numpy as np
+
 _MARGIN = 1e-6  # (far above the search's tie tolerance, 1e-9 of the cost)
 
 
@@ -32,6 +34,8 @@ class ExitRoutes:
         self._cheapest_out: float | None = None
         self._by_system: dict[str, dict[str, list[tuple[str, float]]]] = {}  # see _joined
         self._floors: dict[tuple, float] = {}  # see _floor
+        self._caps: list[float] | None = None  # the router's capacities as floats (see _renamed)
+        self._lazy = None  # routing.LazyRoute, imported when first needed (routing imports this module)
 
     @staticmethod
     def of(router) -> "ExitRoutes":
@@ -65,14 +69,58 @@ class ExitRoutes:
         kept = self._kept[key]
         if kept is None:
             return None
-        first, rel, cost = kept
-        if (r._channel_offset(first, sid) is None
-                or self._floor(first, inside[n:], sid, prefix, outside) <= cost * (1 + _MARGIN) + _MARGIN):
+        first, rel, cost = kept[:3]
+        delta = r._channel_offset(first, sid)
+        if delta is None or self._floor(first, inside[n:], sid, prefix, outside) <= cost * (1 + _MARGIN) + _MARGIN:
             return None
-        paths = [[outside if d is None else prefix + d for d in p] for p in rel]
-        if not forward:
-            paths = [p[::-1] for p in paths]
-        return r._route(sorted(paths))
+
+        def build():
+            paths = [[outside if d is None else prefix + d for d in p] for p in rel]
+            if not forward:
+                paths = [p[::-1] for p in paths]
+            return r._route(sorted(paths))
+
+        return self._renamed(kept[3], delta, prefix, outside, (src, dst), build) or build()
+
+    @staticmethod
+    def _shape(r, route, prefix: str, outside: str) -> tuple:
+        """What renaming a route needs: the route (its paths sorted, as ``route`` builds it), and per
+        channel either its number (inside the system) or (the inside end after the prefix, whether
+        the channel leaves the outside end) for the bundle to the outside end."""
+        n, ends = len(prefix), r.channel_ends
+        roles = []
+        for c in route.channels.tolist():
+            u, v = ends[c]
+            roles.append((v[n:], True) if u == outside else (u[n:], False) if v == outside else c)
+        return route, roles, outside
+
+    def _renamed(self, shape, delta: int, prefix: str, outside: str, pair: tuple[str, str], build):
+        """The renamed route without its paths (a ``LazyRoute``: ``build`` makes them if read): the
+        template's channels, those inside the system ``delta`` on (``Router._channel_offset`` checked
+        them: same capacities and latencies, devices of the same hop latency), the bundle to the
+        outside end looked up, its capacity and latency and the outside end's hop latency checked;
+        the same weights and latency, which ``Router._route`` then sums alike. None if a check fails."""
+        r = self.router
+        route, roles, first_outside = shape
+        if self._caps is None:
+            from .routing import LazyRoute
+
+            self._caps, self._lazy = r.capacity.tolist(), LazyRoute
+        index, cap, lat = r.channel_index, self._caps, r._channel_latency
+        hop = r.fabric.hop_latency
+        if hop[outside] != hop[first_outside]:
+            return None
+        chans = []
+        for c, role in zip(route.channels.tolist(), roles):
+            if type(role) is int:
+                chans.append(role + delta)
+                continue
+            rel, leaves = role
+            got = index.get((outside, prefix + rel) if leaves else (prefix + rel, outside))
+            if got is None or cap[got] != cap[c] or lat[got] != lat[c]:
+                return None
+            chans.append(got)
+        return self._lazy(np.array(chans, dtype=np.int64), route.weights, route.latency_s, pair, build)
 
     def _joined(self, outside: str) -> dict[str, list[tuple[str, float]]]:
         """The devices a device outside systems is joined to, by system, with their bundles' bandwidths
@@ -98,7 +146,7 @@ class ExitRoutes:
         if ok:
             ways = [p if p[0] != outside else p[::-1] for p in paths]
             self._kept[key] = (sid, [[None if d == outside else d[n:] for d in p] for p in ways],
-                               self._cost(ways[0]))
+                               self._cost(ways[0]), self._shape(r, r._route(sorted(paths)), prefix, outside))
         else:
             self._kept[key] = None
         return route

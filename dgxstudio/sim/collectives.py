@@ -236,7 +236,7 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
                 label: str, after: dict[int, int] | None = None, latency_of=None,
                 cap_Bps: float = math.inf, patterns: dict | None = None, lanes: dict | None = None,
                 held: dict | None = None, slots: int = 0, key: str | None = None,
-                step_pieces: int = 1, whole_step=None) -> dict[int, int]:
+                step_pieces: int = 1, whole_step=None, first_piece: int = 0) -> dict[int, int]:
     """Up (reduce towards the root) or down (broadcast from it), level by level, pipelined by piece.
 
     Returns, per piece, the group that completes the phase for that piece. ``patterns``: a dict kept
@@ -250,7 +250,8 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
     ``key``: the tree's name in the groups' meta (default ``label``), which the replay colours by.
     ``step_pieces`` pieces make a step; a level for which ``whole_step(pairs)`` is true (a network
     hop, whose proxy sends a step once all of it is written) sends a piece only once the level before
-    it has delivered the last piece of that piece's step.
+    it has delivered the last piece of that piece's step. ``first_piece``: the number the call's first
+    piece has in names and meta (a caller adding a piece at a time).
     """
     n, piece = pieces(size, chunk)
     if not patterns:  # the first call on this tree and direction (or the only one)
@@ -281,10 +282,10 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
                 q = len(mine) - slots
                 if onward is not None and 0 <= q < len(onward):
                     sent_deps = (*sent_deps, onward[q])
-            gid = sched.add(Group(f"{label} {'up' if up else 'down'} level {d} piece {j}", patterns[d], piece, deps_done,
-                                  sent_deps,
+            gid = sched.add(Group(f"{label} {'up' if up else 'down'} level {d} piece {j + first_piece}", patterns[d], piece,
+                                  deps_done, sent_deps,
                                   post_delay_s=piece * reduce_s_per_byte if up else 0.0,
-                                  meta={"tree": label if key is None else key, "level": d, "piece": j,
+                                  meta={"tree": label if key is None else key, "level": d, "piece": j + first_piece,
                                         "phase": "up" if up else "down"}))
             cur[j] = gid
             last = gid

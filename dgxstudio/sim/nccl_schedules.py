@@ -11,9 +11,10 @@ import math
 
 from . import collectives as C
 from . import collnet_root
+from .collnet_chain import collnet_rail
 from . import tuning as T
 from .results import SimulationError
-from .schedule import Group, Pattern, Schedule
+from .schedule import Schedule
 
 
 class NcclSchedules:
@@ -125,6 +126,7 @@ class NcclSchedules:
         net_lat = T.hop_latency("net", "collnet", "simple")
         share = size / len(plan.tree_chains)
         n, piece = C.pieces(share, T.slice_bytes("simple", "all-reduce"))
+        slots = T.slots_per_connection("all-reduce")  # NCCL_STEPS buffers of a piece's steps each
         ranges = []  # each rail's groups, first to last (rails alike run once: sim/tree_fold.py)
         for r, rail in enumerate(plan.tree_chains):
             first = len(sched.groups)
@@ -134,33 +136,9 @@ class NcclSchedules:
                 parent[chain[0]] = None
                 for k in range(1, len(chain)):
                     parent[chain[k]] = chain[k - 1]
-            chains = C._tree(parent)
-            label = f"collnet rail {r}"
-            up = C._tree_phase(sched, chains, share, piece, True, o.reduce_s_per_byte, label,
-                               latency_of=lambda pairs: lat_intra)
-            # in the network: SHARP's tree of switches, each reducing its children's data
-            levels = self._sharp_levels(heads)
-            lat = net_lat / 2 / len(levels)  # (each way: the network's latency over the tree's levels)
-            ups = [Pattern(pairs, latency_s=lat) for pairs in levels]
-            downs = [Pattern([(p, c) for c, p in pairs], latency_s=lat) for pairs in reversed(levels)]
-            many = len(levels) > 1
-            prev_u: list[int | None] = [None] * len(levels)
-            prev_d: list[int | None] = [None] * len(levels)
-            after = {}
-            for j in range(n):
-                dep = up.get(j)  # (none when every system has one GPU: no chain hop before the NIC)
-                for i, pattern in enumerate(ups):
-                    name = f"{label} SHARP reduce piece {j}" + (f" level {i}" if many else "")
-                    dep = prev_u[i] = sched.add(Group(name, pattern, piece, (dep,) if dep is not None else (),
-                                                      (prev_u[i],) if prev_u[i] is not None else (),
-                                                      meta={"phase": "sharp-reduce", "piece": j}))
-                for i, pattern in enumerate(downs):
-                    name = f"{label} SHARP broadcast piece {j}" + (f" level {i}" if many else "")
-                    dep = prev_d[i] = sched.add(Group(name, pattern, piece, (dep,),
-                                                      (prev_d[i],) if prev_d[i] is not None else (),
-                                                      meta={"phase": "sharp-broadcast", "piece": j}))
-                after[j] = dep
-            C._tree_phase(sched, chains, share, piece, False, 0.0, label, after=after, latency_of=lambda pairs: lat_intra)
+            # the chains, and in the network SHARP's tree of switches, each reducing its children's data
+            collnet_rail(sched, C._tree(parent), self._sharp_levels(heads), n, piece, lat_intra, net_lat,
+                         o.reduce_s_per_byte, f"collnet rail {r}", slots)
             ranges.append((first, len(sched.groups)))
         sched.meta["trees"] = ranges
         return sched

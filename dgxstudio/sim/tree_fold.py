@@ -44,7 +44,7 @@ import dataclasses
 import numpy as np
 
 from ..analysis.routing import Route
-from . import tree_orbits
+from . import fold_alike, fold_reduced, tree_orbits
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
 from .relation_ids import row_ids as _ids
@@ -92,36 +92,9 @@ class Fold:
             pos[mem] = np.arange(size)
         # every tree a copy of the first, group for group (bytes, delays, dependencies inside it
         # in the same places, outside it the same), and its patterns in the same roles
-        roles: list[dict[int, int]] = []
-        role_patterns: list[list] = []
-        first_tree = trees[0].tolist()
-        # (the trees' groups only: an NVLS tree has 40 times as many in its systems)
-        groups = {g: sched.groups[g] for g in np.concatenate(trees).tolist()}
-        for t, mem in enumerate(trees):
-            mine: dict[int, int] = {}
-            pats = []
-            for i, (f, r) in enumerate(zip(mem.tolist(), first_tree)):
-                g, r = groups[f], groups[r]
-                if (g.bytes_each != r.bytes_each or g.duration_s != r.duration_s or g.post_delay_s != r.post_delay_s
-                        or (g.pattern is None) != (r.pattern is None)):
-                    return None
-                for dg, dr in ((g.deps_done, r.deps_done), (g.deps_sent, r.deps_sent)):
-                    if len(dg) != len(dr):
-                        return None
-                    for x, y in zip(dg, dr):
-                        if tree_of[x] == t:
-                            if tree_of[y] != 0 or pos[x] != pos[y]:
-                                return None
-                        elif tree_of[x] >= 0 or x != y:
-                            return None
-                if g.pattern is not None:
-                    role = mine.setdefault(id(g.pattern), len(mine))
-                    if role == len(pats):
-                        pats.append(g.pattern)
-                    if t and roles[0].get(id(r.pattern)) != role:
-                        return None
-            roles.append(mine)
-            role_patterns.append(pats)
+        role_patterns = fold_alike.role_patterns(cols, trees, tree_of, pos)
+        if role_patterns is None:
+            return None
         rest = np.flatnonzero(tree_of < 0)
         # the systems' transfers (an NVLS tree's): one system per class of systems wired alike
         systems = sched.meta.get("systems")
@@ -140,7 +113,7 @@ class Fold:
         fold.trees, fold.tree_of, fold.role_patterns = trees, tree_of, role_patterns
         fold.outside = list(outside.values())
         fold.systems = sys_fold
-        del cols, groups  # (freed before the refinement's peak)
+        del cols  # (freed before the refinement's peak)
         return fold if fold._classes() and fold._apart() else None
 
     def _classes(self) -> bool:
@@ -320,23 +293,21 @@ class Fold:
         return {r: Route((), chans[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]], 0.0,
                          eng0.routes[r].cap_Bps) for i, r in enumerate(rids)}
 
-    def run(self, progress=None, cancel=None) -> SimResult:
-        groups, trees, tree_of = self.sched.groups, self.trees, self.tree_of
-        n = len(self.pattern)
-        reps = sorted(set(self.rep_of.tolist()))
-        keep = np.zeros(n, dtype=bool)
-        keep[tree_of < 0] = True
+    def kept(self) -> tuple[np.ndarray, np.ndarray]:
+        """The groups the folded run simulates (ascending), and each group's number among them
+        (a group of a tree not run: its representative's in that place)."""
+        keep = np.zeros(len(self.pattern), dtype=bool)
+        keep[self.tree_of < 0] = True
         if self.systems is not None:
             keep &= self.systems.kept
-        for t in reps:
-            keep[trees[t]] = True
-        # a dependency on a tree that is not run is one on its representative's group in that place
-        new_id = (np.cumsum(keep) - 1)[self._rep_group()]
-        reduced = Schedule([], self.sched.payload_bytes, self.sched.description, dict(self.sched.meta))
-        kept = np.flatnonzero(keep).tolist()
-        for g, grp in zip(kept, _rows(groups, kept)):
-            reduced.add(dataclasses.replace(grp, deps_done=tuple(dict.fromkeys(int(new_id[d]) for d in grp.deps_done)),
-                                            deps_sent=tuple(dict.fromkeys(int(new_id[d]) for d in grp.deps_sent))))
+        for t in set(self.rep_of.tolist()):
+            keep[self.trees[t]] = True
+        return np.flatnonzero(keep), (np.cumsum(keep) - 1)[self._rep_group()]
+
+    def run(self, progress=None, cancel=None) -> SimResult:
+        reps = sorted(set(self.rep_of.tolist()))
+        kept, new_id = self.kept()
+        reduced = fold_reduced.reduced(self.sched, self.sched.columns(), kept, new_id)
         # the representatives' patterns travel on class routes (templates made here, not asked of the router)
         eng1 = Engine(self.router, self.scale)
         eng1.represents = {}  # each class route's flow stands for m (the outside's for one)
@@ -383,15 +354,6 @@ class Fold:
             groups=self.sched.groups, flow_ends=_FoldedEnds(self, sim.flow_ends, idx),
             channel_bytes=channel_bytes, rate_patterns=_FoldedPatterns(self, sim.rate_patterns),
             delivered=delivered, routes=self.eng0.routes)
-
-
-def _rows(groups, ids: list[int]):
-    """The groups ``ids`` (ascending) of a GroupTable: read in order where they are most of it
-    (building each row's Group once), else one by one."""
-    if len(ids) * 4 < len(groups):
-        return (groups[g] for g in ids)
-    wanted = set(ids)
-    return (grp for g, grp in enumerate(groups) if g in wanted)
 
 
 class _FoldedEnds:

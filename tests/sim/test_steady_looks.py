@@ -1,7 +1,8 @@
 """The steady-state shortcut's looks, spaced so that a state that repeats is found whatever its
 period (issue #17: CollNet at 16 GiB ran piece by piece at every scale). Once CollNet's chains
-inside systems have run ahead of its SHARP stage, its state repeats every few events; looks a
-constant 17 events apart (the longest wait) never saw two states one or two periods apart."""
+inside systems have run ahead of its SHARP stage (as far as their buffers let them: see
+test_collnet_buffers.py), its state repeats every few events; looks a constant 17 events apart (the
+longest wait) never saw two states one or two periods apart."""
 
 import pytest
 
