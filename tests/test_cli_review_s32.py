@@ -31,3 +31,21 @@ def test_info_says_a_file_has_validation_errors_and_names_the_first(capsys, tmp_
     assert code == 0 and "  findings: none\n" in out
     code, out, _ = run(capsys, "info", str(text), "--json")
     assert json.loads(out)["findings"] == {"errors": 0, "warnings": 0, "first": None}
+
+
+def test_chunk_bytes_is_reported_only_for_algorithms_that_cut_in_chunks(capsys, tmp_path):
+    # `simulate --json` said "chunk_bytes": 4194304 for NCCL's ring, which pipelines in NCCL's own slices
+    # (a 1 B and a 64 MiB --chunk give the same time, and the GUI greys its Chunk box for it)
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--collective", "all-reduce", "--algorithm", "ring",
+                       "--size", "64MiB", "--json")
+    assert code == 0 and json.loads(out)["chunk_bytes"] is None
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--collective", "all-reduce", "--algorithm", "nvls",
+                       "--size", "64MiB", "--chunk", "1MiB", "--json")
+    assert code == 0 and json.loads(out)["chunk_bytes"] == 2**20
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx1-v100", "--collective", "all-reduce", "--algorithm",
+                       "single-ring", "--size", "64MiB", "--json")
+    assert json.loads(out)["chunk_bytes"] == 4 * 2**20
+    report = tmp_path / "r.html"
+    assert run(capsys, "report", "--preset", "dgx-h100", "--algorithm", "tree", "--size", "64MiB", "-o", str(report))[0] == 0
+    assert "not used: tree pipelines in NCCL&#x27;s own slices" in report.read_text()
+    assert json.loads((tmp_path / "r.json").read_text())["runs"][0]["chunk_bytes"] is None

@@ -257,7 +257,8 @@ def build_blocks(data: ReportData) -> list:
         out.append(Heading(2, f"Simulation {i + 1}: {run.collective} with {run.algorithm}"))
         out.append(Table(["parameter", "value"], [
             ["collective", run.collective], ["algorithm", f"{run.algorithm} ({run.reason})"], ["GPUs", len(run.gpus)],
-            ["size", f"{run.size_bytes:,.0f} bytes"], ["chunk", f"{run.options.chunk:,.0f} bytes"],
+            ["size", f"{run.size_bytes:,.0f} bytes"], ["chunk", f"{run.options.chunk:,.0f} bytes" if run.chunk_used
+                                                                   else f"not used: {run.algorithm} pipelines in NCCL's own slices"],
             ["link figures", "achievable" if run.options.achievable else "peak"]]))
         out.append(Table(["result", "value"], [
             ["time", f"{run.time_s * 1e3:.4f} ms"], ["algorithm bandwidth", f"{gbs(run.algbw_Bps)} GB/s"],
