@@ -49,3 +49,29 @@ def test_chunk_bytes_is_reported_only_for_algorithms_that_cut_in_chunks(capsys, 
     assert run(capsys, "report", "--preset", "dgx-h100", "--algorithm", "tree", "--size", "64MiB", "-o", str(report))[0] == 0
     assert "not used: tree pipelines in NCCL&#x27;s own slices" in report.read_text()
     assert json.loads((tmp_path / "r.json").read_text())["runs"][0]["chunk_bytes"] is None
+
+
+def test_train_explanation_does_not_repeat_its_headline_or_the_verdict_lines(capsys, tmp_path):
+    # the lecture's A100 pair read "critical resource at rated figures: infiniband (achievable and simulated:
+    # nvlink) - the pipeline boundary's infiniband is the limit; NVLink has 1.07x the headroom ... (1.88x
+    # offered, 1.75x required) (the lecture's verdict, at rated figures; at the catalog's achievable figures
+    # NVLink limits: 1.25x offered)", each part said again by the headline or the verdict lines below it
+    lines = {}
+    for system in ("dgx-a100", "hgx-a800"):
+        path = str(tmp_path / f"{system}.dgxs")
+        assert run(capsys, "generate", "fat-tree", "--systems", "2", "--system", system, "-o", path)[0] == 0
+        code, out, _ = run(capsys, "train", path, "--tp", "8", "--pp", "2")
+        assert code == 0
+        lines[system] = next(x for x in out.splitlines() if "critical resource" in x)
+        assert "offered" not in lines[system] and "required" not in lines[system]
+        assert "rated:      " in out and "achievable: " in out   # the ratios stay, once, in the verdict lines
+    assert lines["dgx-a100"] == ("  critical resource at rated figures: infiniband (achievable and simulated: nvlink)"
+                                 " - the pipeline boundary's infiniband limits; NVLink has 1.07x the headroom the"
+                                 " tensor traffic needs")
+    assert lines["hgx-a800"] == ("  critical resource at rated figures: nvlink (achievable and simulated agree)"
+                                 " - NVLink offers 0.71x the bandwidth the tensor traffic needs against the network")
+    code, out, _ = run(capsys, "train", str(tmp_path / "dgx-a100.dgxs"), "--dp", "16")
+    assert "  critical resource: compute - 96% of the iteration; the infiniband links are the busiest" in out
+    code, out, _ = run(capsys, "train", str(tmp_path / "dgx-a100.dgxs"), "--tp", "8", "--pp", "2", "--json")
+    words = json.loads(out)["critical_resource_words"]   # the JSON's sentence stands alone, unchanged
+    assert "(1.88x offered, 1.75x required)" in words

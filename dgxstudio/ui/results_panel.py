@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWi
 
 from ..sim.latency_bound import limit_words
 from ..sim.results import capacity_words
-from ..sim.training_words import critical_headline, data_parallel_words, pipeline_words
+from ..sim.training_words import critical_headline, critical_reason, data_parallel_words, pipeline_words
 from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
 
@@ -153,7 +153,7 @@ class ResultsPanel(QWidget):
 
     def show_training(self, request: RunRequest, r, topology_name: str) -> None:
         parts = "<br>".join(f"{k}: {format_time(v)} (bottleneck: {r.bottleneck[k]})" for k, v in r.breakdown_s.items())
-        critical = r.details.get("critical_resource_words")
+        critical = critical_reason(r) if r.details.get("critical_resource_words") else None
         headline = critical_headline(r)
         verdicts = r.details.get("verdicts") or {}
         lines = [f"{key}: {v['limit']} limits (NVLink offers {v['offered_ratio']:.2f}x the network, needs "
