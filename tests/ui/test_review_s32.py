@@ -16,3 +16,23 @@ def test_training_summary_explains_the_headline_without_repeating_it(make_window
     assert headline.endswith("</b> - the pipeline boundary's infiniband limits; NVLink has 1.07x the headroom the"
                              " tensor traffic needs"), headline
     assert text.count("1.88x") == 1 and "rated: infiniband limits (NVLink offers 1.88x the network" in text
+
+
+def test_a_ring_sweep_plot_does_not_call_the_any_algorithm_bound_the_rings(make_window, qtbot):
+    # a ring sweep on a DGX H100 drew "DGX H100: all-reduce ring bound 575.4 GB/s" while the CLI says
+    # "575.40 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s)": the rings never reach that line
+    import pyqtgraph as pg
+
+    w = make_window("dgx-h100")
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(0)
+    p.collective.setCurrentText("all-reduce")
+    p.algorithm.setCurrentText("ring")
+    p.sweep.setChecked(True)
+    p.sweep_range.setText("1KiB:64KiB")
+    with qtbot.waitSignal(p.resultReady, timeout=60000):
+        p.run()
+    lines = [i for i in w.sweep_plot.plot.items if isinstance(i, pg.InfiniteLine)]
+    texts = [line.label.textItem.toPlainText() for line in lines]
+    assert texts == ["DGX H100: all-reduce bound 575.4 GB/s (any algorithm)"], texts
+    assert "DGX H100: all-reduce ring" in w.sweep_plot.curves   # the curve keeps its algorithm
