@@ -61,6 +61,7 @@ class CollectiveResult:
     rings: list[list[str]] = field(default_factory=list)
     protocol: str | None = None
     channels: int | None = None
+    rings_alone_Bps: float | None = None   # set by the Results dock's job (sim/ring_bound_note.py)
     model_estimates: dict[str, float] = field(default_factory=dict)
 
     @property

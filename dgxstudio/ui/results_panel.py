@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWi
 
 from ..sim.latency_bound import limit_words
 from ..sim.results import capacity_words
+from ..sim.ring_bound_note import rings_alone_words
 from ..sim.training_words import critical_headline, critical_reason, data_parallel_words, pipeline_words
 from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
@@ -134,7 +135,8 @@ class ResultsPanel(QWidget):
             f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
-            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s, at {_figures(r)} link figures"
+            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(getattr(r, 'rings_alone_Bps', None))}, "
+            f"at {_figures(r)} link figures"
             + (f"<br><b>{why[0].upper()}{why[1:]}</b>" if (why := limit_words(r.sim)) is not None else "")
             + f"<br><i>{r.reason}</i>")
         self._bottlenecks(r.sim.bottlenecks(10), why, r)

@@ -22,6 +22,7 @@ from ..sim.engine import SimulationCancelled
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, Simulator, cuts_in_chunks,
                        sweep_sizes)
+from ..sim.ring_bound_note import rings_alone_Bps
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
@@ -310,7 +311,10 @@ class SimulationPanel(QWidget):
             label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs, {figures}"
 
             def collective_job(topo, progress, cancel):
-                return Simulator(topo, gpus, options, cancel=cancel).run(collective, algorithm, size, progress, cancel)
+                sim = Simulator(topo, gpus, options, cancel=cancel)
+                result = sim.run(collective, algorithm, size, progress, cancel)
+                result.rings_alone_Bps = rings_alone_Bps(sim, result)   # the CLI's "NCCL's rings alone allow"
+                return result
             return collective_job, RunRequest("collective", label, size * len(gpus))
         if tab == 1:
             p = self.stages.value()

@@ -18,21 +18,40 @@ def test_training_summary_explains_the_headline_without_repeating_it(make_window
     assert text.count("1.88x") == 1 and "rated: infiniband limits (NVLink offers 1.88x the network" in text
 
 
+def run_collective(w, qtbot, collective, algorithm, size=None, sweep=None):
+    """Run a collective (or a size sweep) from the Simulation dock's first tab and wait for it."""
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(0)
+    p.collective.setCurrentText(collective)
+    p.algorithm.setCurrentText(algorithm)
+    p.sweep.setChecked(sweep is not None)
+    if sweep is not None:
+        p.sweep_range.setText(sweep)
+    if size is not None:
+        p.size.setText(size)
+    with qtbot.waitSignal(p.resultReady, timeout=60000):
+        p.run()
+
+
 def test_a_ring_sweep_plot_does_not_call_the_any_algorithm_bound_the_rings(make_window, qtbot):
     # a ring sweep on a DGX H100 drew "DGX H100: all-reduce ring bound 575.4 GB/s" while the CLI says
     # "575.40 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s)": the rings never reach that line
     import pyqtgraph as pg
 
     w = make_window("dgx-h100")
-    p = w.sim_panel
-    p.tabs.setCurrentIndex(0)
-    p.collective.setCurrentText("all-reduce")
-    p.algorithm.setCurrentText("ring")
-    p.sweep.setChecked(True)
-    p.sweep_range.setText("1KiB:64KiB")
-    with qtbot.waitSignal(p.resultReady, timeout=60000):
-        p.run()
+    run_collective(w, qtbot, "all-reduce", "ring", sweep="1KiB:64KiB")
     lines = [i for i in w.sweep_plot.plot.items if isinstance(i, pg.InfiniteLine)]
     texts = [line.label.textItem.toPlainText() for line in lines]
     assert texts == ["DGX H100: all-reduce bound 575.4 GB/s (any algorithm)"], texts
     assert "DGX H100: all-reduce ring" in w.sweep_plot.curves   # the curve keeps its algorithm
+
+
+def test_results_dock_says_what_the_rings_alone_allow_as_the_cli_does(make_window, qtbot):
+    # a ring all-reduce on a DGX H100 read "354.28 GB/s = 61.6% of the topology's 575.4 GB/s" in the Results
+    # dock, as if the ring ran at 60%; the CLI adds "(any algorithm; NCCL's rings alone allow 369.90 GB/s)"
+    w = make_window("dgx-h100")
+    run_collective(w, qtbot, "all-reduce", "ring", "64MiB")
+    text = w.results.summary.text()
+    assert "of the topology's 575.4 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s), at achievable" in text
+    run_collective(w, qtbot, "all-to-all", "direct", "1MiB")   # no ring bound to compare with
+    assert "rings alone" not in w.results.summary.text()
