@@ -86,3 +86,13 @@ def test_a_latency_bound_run_does_not_say_100_percent_idle_beside_busy_links(cap
     from dgxstudio.sim.latency_bound import percent
     assert [percent(x) for x in (0.0, 1.0, 0.5, 0.997, 0.9999, 0.003, 0.0004)] == [
         "0%", "100%", "50%", "99.7%", "over 99.9%", "0.3%", "under 0.1%"]
+
+
+def test_a_switch_part_that_is_an_nvswitch_reads_an_nvswitch(capsys, tmp_path):
+    # "--switch nvswitch-gen3: NVSwitch (3rd gen) is a NVSwitch", where `--gpus nvswitch0` says "an NVSwitch"
+    code, _, err = run(capsys, "generate", "fat-tree", "--systems", "4", "--switch", "nvswitch-gen3",
+                       "-o", str(tmp_path / "x.dgxs"))
+    assert code == 2 and "NVSwitch (3rd gen) is an NVSwitch, not an InfiniBand or Ethernet switch" in err
+    from dgxstudio.model.catalog import with_article
+    assert [with_article(x) for x in ("NVSwitch", "NIC", "InfiniBand switch", "ConnectX-7", "Ethernet switch")] == [
+        "an NVSwitch", "a NIC", "an InfiniBand switch", "a ConnectX-7", "an Ethernet switch"]
