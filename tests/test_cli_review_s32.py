@@ -96,3 +96,12 @@ def test_a_switch_part_that_is_an_nvswitch_reads_an_nvswitch(capsys, tmp_path):
     from dgxstudio.model.catalog import with_article
     assert [with_article(x) for x in ("NVSwitch", "NIC", "InfiniBand switch", "ConnectX-7", "Ethernet switch")] == [
         "an NVSwitch", "a NIC", "an InfiniBand switch", "a ConnectX-7", "an Ethernet switch"]
+
+
+def test_the_report_says_what_the_rings_alone_allow_beside_the_bound(capsys, tmp_path):
+    # `report --algorithm ring` on a DGX H100: "topology bound 575.40 GB/s" and "share of the bound 61.6%"
+    # with no word that NCCL's rings allow 369.90 GB/s, which `simulate` says
+    report = tmp_path / "r.html"
+    assert run(capsys, "report", "--preset", "dgx-h100", "--algorithm", "ring", "--size", "64MiB",
+               "-o", str(report))[0] == 0
+    assert "575.40 GB/s (any algorithm; NCCL&#x27;s rings alone allow 369.90 GB/s)" in report.read_text()
