@@ -40,7 +40,15 @@ def collnet_refusal(topo, nodes: int) -> str | None:
     return (f"collnet reduces in the switches through NCCL's SHARP plugin, which needs every InfiniBand switch to be "
             f"an NVIDIA Quantum (HDR) or later (SHARPv2 and above; EDR's SHARPv1 is not supported); {which}"
             + (f"; generate the fabric with `generate fat-tree ... --switch PART`, PART one of {', '.join(capable)}"
-               if capable else ""))
+               + _nic_hint(topo) if capable else ""))
+
+
+def _nic_hint(topo) -> str:
+    """When the NICs would be refused next (DGX-1's ConnectX-4 on EDR), the --nic parts the plugin drives."""
+    if _adapter_refusal(topo) is None:
+        return ""
+    nics = sorted(p.id for p in topo.catalog.parts.values() if p.kind == "nic" and does_collnet(p))
+    return f", and `--nic PART`, PART one of {', '.join(nics)} (the SHARP plugin needs ConnectX-6 HDR and above)"
 
 
 def _adapter_refusal(topo) -> str | None:

@@ -53,6 +53,9 @@ def test_an_edr_fabric_is_refused_for_what_the_sharp_plugin_needs_not_for_lackin
     assert text.startswith("collnet reduces in the switches through NCCL's SHARP plugin, which needs every InfiniBand"
                            " switch to be an NVIDIA Quantum (HDR) or later (SHARPv2 and above; EDR's SHARPv1 is not"
                            " supported); none of its 47 does, e.g. Leaf 1 (InfiniBand EDR switch (36 ports))"), text
+    # DGX-1's ConnectX-4 NICs would be refused next: the hint names the --nic parts too, and only then
+    assert "and `--nic PART`, PART one of connectx-6-hdr, connectx-6-hdr-dual, connectx-7-ndr" in text
+    assert "--nic" not in collnet_refusal(build_fat_tree(4, "dgx-h100", switch="ib-switch-edr-36"), 4)
     edr = load_preset("dgx1-v100").catalog.parts["ib-switch-edr-36"]
     assert "Quantum HDR switches and above" in edr.extra["sharp_source"] and "docs.nvidia.com" in edr.extra["sharp_source"]
 
