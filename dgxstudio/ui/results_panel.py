@@ -179,7 +179,8 @@ class ResultsPanel(QWidget):
         last = rows[-1]
         # the label says "sweep" already ("all-reduce auto sweep 1 KiB..1 GiB"): no "Sweep" before it
         self.summary.setText(f"<b>{request.label}</b>: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
-                             f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound, "
+                             f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of the bound "
+                             f"{last.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(last.rings_alone_Bps)}, "
                              f"at {_figures(last)} link figures)"
                              + (f"<br>at {format_size(last.size_bytes)}: {why}"
                                 if (why := limit_words(last.sim)) is not None else ""))

@@ -304,6 +304,7 @@ class SimulationPanel(QWidget):
                     out = []
                     for i, s in enumerate(sizes):
                         out.append(sim.run(collective, algorithm, s, cancel=cancel))
+                        out[-1].rings_alone_Bps = rings_alone_Bps(sim, out[-1])
                         progress(_Fraction((i + 1) / len(sizes)))
                     return out
                 return sweep_job, RunRequest("sweep", label)
