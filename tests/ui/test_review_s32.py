@@ -44,7 +44,7 @@ def test_a_ring_sweep_plot_does_not_call_the_any_algorithm_bound_the_rings(make_
     texts = [line.label.textItem.toPlainText() for line in lines]
     assert texts == ["DGX H100: all-reduce bound 575.4 GB/s (any algorithm)"], texts
     assert "DGX H100: all-reduce ring" in w.sweep_plot.curves   # the curve keeps its algorithm
-    # and the summary says the bound with what the rings alone allow ("0.7% of bound" before, no figure)
+    # and the summary says the bound with what the rings alone allow (it read "N% of bound", without the figure)
     assert "% of the bound 575.4 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s)" in w.results.summary.text()
 
 
