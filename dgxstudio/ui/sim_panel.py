@@ -405,7 +405,10 @@ class SimulationPanel(QWidget):
 
 def _form_words(message: str) -> str:
     """The core's refusals name the CLI's options; here the form's fields stand for them (the engine's
-    "--chunk sets the pieces of the others" means this panel's Chunk box)."""
+    "--chunk sets the pieces of the others" means this panel's Chunk box); a refusal for the design's
+    errors points at the Findings tab, as the CLI's points at `validate`."""
+    message = message.replace("the topology has errors; fix them first: ",
+                              "the topology has errors; fix them first (the Findings tab lists them): ")
     return re.sub(r"--chunk\b", "the Chunk box", message)
 
 

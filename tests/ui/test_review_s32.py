@@ -57,3 +57,19 @@ def test_results_dock_says_what_the_rings_alone_allow_as_the_cli_does(make_windo
     assert "of the topology's 575.4 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s), at achievable" in text
     run_collective(w, qtbot, "all-to-all", "direct", "1MiB")   # no ring bound to compare with
     assert "rings alone" not in w.results.summary.text()
+
+
+def test_a_run_refused_for_the_designs_errors_points_at_the_findings_tab(make_window, qtbot):
+    # "Error: the topology has errors; fix them first: GPU3 (gpu3): unknown part 'h100-bogus'" did not say
+    # where the errors are listed (the CLI's refusal names `dgxstudio validate`)
+    from dgxstudio.model.presets import load_preset
+
+    topo = load_preset("dgx-h100")
+    topo.devices["gpu3"].part = "h100-bogus"
+    w = make_window(topology=topo)
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(0)
+    p.run()
+    qtbot.waitUntil(lambda: p.state.text().startswith("Error:"), timeout=30000)
+    assert p.state.text() == ("Error: the topology has errors; fix them first (the Findings tab lists them): "
+                              "GPU3 (gpu3): unknown part 'h100-bogus'")
