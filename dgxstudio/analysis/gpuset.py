@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..model.catalog import KIND_LABELS
+from ..model.catalog import KIND_LABELS, with_article
 from ..model.topology import Topology
 
 
@@ -24,8 +24,7 @@ def only_selected(n: int) -> str:
 
 def kind_words(kind: str) -> str:
     """A device kind with its article, by display name: 'an NVSwitch', 'a NIC', 'an InfiniBand switch'."""
-    label = KIND_LABELS.get(kind, kind)
-    return f"{'an' if label.startswith(('NV', 'InfiniBand', 'Ethernet')) else 'a'} {label}"
+    return with_article(KIND_LABELS.get(kind, kind))
 
 
 _RANGE = re.compile(r"^(?P<a>.*?)(?P<n>\d+)-(?P<b>.*?)(?P<m>\d+)$")

@@ -84,6 +84,7 @@ def cmd_report(args) -> int:
     from ..report.provenance import stamp
     from ..sim.limits import TooLarge
     from ..sim.pipeline import PipelineError, PipelineSpec, run_pipeline
+    from ..sim.ring_bound_note import rings_alone_Bps
     from ..sim.run import SimulationError, Simulator
 
     args.output = report_path(args.output, getattr(args, "format", None))
@@ -93,8 +94,9 @@ def cmd_report(args) -> int:
     try:
         sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True)  # open_runnable_topology validated it
         if args.size:
-            data.runs.append(stamp(sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size")),
-                                   data.document))
+            run = sim.run(args.collective, args.algorithm, parse_size_arg(args.size, "--size"))
+            run.rings_alone_Bps = rings_alone_Bps(sim, run)   # the report says it beside the bound, as simulate does
+            data.runs.append(stamp(run, data.document))
         if args.sweep:
             sizes = sweep_arg(args.sweep, one_size_ok=True)
             data.sweeps.append(stamp([sim.run(args.collective, args.algorithm, s) for s in sizes], data.document))

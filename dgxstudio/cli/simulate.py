@@ -69,14 +69,9 @@ def _row(result) -> dict:
 
 
 def _ring_note(sim, result) -> str:
-    """The bound is the best any algorithm allows (NVLS, trees and CollNet can pass the rings); when
-    NCCL's rings allow less, say how much, so a ring at its own ceiling does not read as half-used."""
-    if result.collective == "all-to-all" or result.bound_busbw_Bps <= 0:
-        return ""
-    rings = sim.plan_bound(for_ring=False)  # cached: the bound was read from it
-    if not 0 < rings < result.bound_busbw_Bps * 0.99:
-        return ""
-    return f" (any algorithm; NCCL's rings alone allow {rings / 1e9:.2f} GB/s)"
+    from ..sim.ring_bound_note import rings_alone_Bps, rings_alone_words
+
+    return rings_alone_words(rings_alone_Bps(sim, result))
 
 
 def cmd_simulate(args) -> int:

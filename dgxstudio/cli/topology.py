@@ -56,6 +56,7 @@ def topology_info(topo: Topology) -> dict:
 def cmd_info(args) -> int:
     topo = open_topology(args.file, args.preset)
     info = topology_info(topo)
+    info["findings"] = _findings_summary(validate(topo))
     if args.json:
         print_json(info)
         return EXIT_OK
@@ -68,7 +69,22 @@ def cmd_info(args) -> int:
     print(f"  GPUs:    {info['gpus']}")
     print(f"  NVLink bandwidth per GPU: {info['nvlink_bw_per_gpu_bidir_Bps'] / 1e9:.0f} GB/s bidirectional")
     print(f"  groups:  {info['groups']}" + _parts(_count(n, k) for k, n in info["groups_by_kind"].items()))
+    found = info["findings"]
+    if found["first"] is None:
+        print("  findings: none")
+    else:
+        # a file `simulate` will refuse must not look clean here: say how many and name the first
+        print(f"  findings: {_count(found['errors'], 'error')}, {_count(found['warnings'], 'warning')};"
+              f" the first: {found['first']['message']} (`dgxstudio validate` lists them)")
     return EXIT_OK
+
+
+def _findings_summary(findings) -> dict:
+    """How many errors and warnings `validate` finds, and the first (errors before warnings)."""
+    errors = [f for f in findings if f.severity == ERROR]
+    first = (errors or findings or [None])[0]
+    return {"errors": len(errors), "warnings": len(findings) - len(errors),
+            "first": first.as_dict() if first is not None else None}
 
 
 def cmd_validate(args) -> int:

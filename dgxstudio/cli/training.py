@@ -132,7 +132,7 @@ def train_chunks(args) -> int:
 
 def cmd_train(args) -> int:
     from ..sim.training import TrainingError, train_iteration
-    from ..sim.training_words import critical_headline, data_parallel_words, memory_words, pipeline_words
+    from ..sim.training_words import critical_headline, critical_reason, data_parallel_words, memory_words, pipeline_words
 
     _check_train_options(args)
     topo = open_runnable_topology(args.file, args.preset)
@@ -173,7 +173,7 @@ def cmd_train(args) -> int:
         print(f"  data-parallel: {data_parallel_words(r)}")
     if memory_words(r):
         print(f"  memory: {memory_words(r)}")
-    print(f"  {critical_headline(r)} - {d['critical_resource_words']}")
+    print(f"  {critical_headline(r)} - {critical_reason(r)}")
     verdicts = d.get("verdicts") or {}
     for key in ("rated", "achievable", "simulated"):
         v = verdicts.get(key)

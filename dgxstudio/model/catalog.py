@@ -24,6 +24,14 @@ KIND_LABELS = {
     "pcie_switch": "PCIe switch",
     "cpu": "CPU",
 }
+
+
+def with_article(noun: str) -> str:
+    """The noun with its indefinite article as it is read aloud: 'an InfiniBand switch', 'an NVSwitch'
+    (en-vee), 'a NIC', 'a ConnectX-7'."""
+    return ("an " if noun[:1] in ("A", "E", "I", "O", "U") or noun.startswith("NV") else "a ") + noun
+
+
 SWITCH_KINDS = frozenset({"nvswitch", "ib_switch", "eth_switch", "pcie_switch"})
 LINK_FAMILIES = ("nvlink", "pcie", "infiniband", "ethernet", "cpu")
 NETWORK_FAMILIES = frozenset({"infiniband", "ethernet"})

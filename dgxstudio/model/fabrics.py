@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from .catalog import KIND_LABELS, NETWORK_FAMILIES, Catalog, Part, default_catalog
+from .catalog import with_article as _a
 from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, power_note, system_power_W
 from .topology import Device, Group, Link, Topology
 
@@ -183,11 +184,6 @@ def set_compute_nics(topo: Topology, group_id: str, nic_part: str) -> list[str]:
         topo.devices[did].part = nic_part
         _retype_links(topo, did)
     return nics
-
-
-def _a(noun: str) -> str:
-    """The noun with its indefinite article (an InfiniBand switch, a ConnectX-7)."""
-    return ("an " if noun[:1] in ("A", "E", "I", "O", "U") else "a ") + noun
 
 
 def _check_nic_part(catalog: Catalog, nic: str) -> Part:

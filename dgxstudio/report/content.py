@@ -13,6 +13,7 @@ from ..model.catalog import KIND_LABELS, NETWORK_FAMILIES
 from ..model.systems import power_text
 from ..model.topology import Topology
 from ..sim.latency_bound import limit_words
+from ..sim.ring_bound_note import rings_alone_words
 from .provenance import document_ref, ran_on
 from .svg import gantt_chart, line_chart, topology_svg
 
@@ -257,11 +258,12 @@ def build_blocks(data: ReportData) -> list:
         out.append(Heading(2, f"Simulation {i + 1}: {run.collective} with {run.algorithm}"))
         out.append(Table(["parameter", "value"], [
             ["collective", run.collective], ["algorithm", f"{run.algorithm} ({run.reason})"], ["GPUs", len(run.gpus)],
-            ["size", f"{run.size_bytes:,.0f} bytes"], ["chunk", f"{run.options.chunk:,.0f} bytes"],
+            ["size", f"{run.size_bytes:,.0f} bytes"], ["chunk", f"{run.options.chunk:,.0f} bytes" if run.chunk_used
+                                                                   else f"not used: {run.algorithm} pipelines in NCCL's own slices"],
             ["link figures", "achievable" if run.options.achievable else "peak"]]))
         out.append(Table(["result", "value"], [
             ["time", f"{run.time_s * 1e3:.4f} ms"], ["algorithm bandwidth", f"{gbs(run.algbw_Bps)} GB/s"],
-            ["bus bandwidth", f"{gbs(run.busbw_Bps)} GB/s"], ["topology bound", f"{gbs(run.bound_busbw_Bps)} GB/s"],
+            ["bus bandwidth", f"{gbs(run.busbw_Bps)} GB/s"], ["topology bound", f"{gbs(run.bound_busbw_Bps)} GB/s{rings_alone_words(run.rings_alone_Bps)}"],
             ["share of the bound", f"{100 * run.fraction_of_bound:.1f}%"]]))
         if limit_words(run.sim) is not None:
             out += [Heading(3, "Busiest links"), Para(f"The run was {limit_words(run.sim)}.")]

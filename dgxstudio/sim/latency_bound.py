@@ -60,14 +60,27 @@ def is_link_bound(sim) -> bool:
     return not is_latency_bound(sim) and busiest_share(sim) >= DOMINATES
 
 
+def percent(share: float) -> str:
+    """A share as a whole percent, but never "100%" or "0%" for a share that is not all or nothing:
+    "no byte moved for 100% of the run" read beside links 0.3% busy."""
+    text = f"{100 * share:.0f}%"
+    if text in ("100%", "0%") and 0.0 < share < 1.0:
+        text = f"{100 * share:.1f}%"
+        if text == "100.0%":
+            return "over 99.9%"
+        if text == "0.0%":
+            return "under 0.1%"
+    return text
+
+
 def limit_words(sim) -> str | None:
     """Why no link is the bottleneck, in one clause (the Results dock, the CLI and the report say it);
     None when the busiest link is."""
     if is_latency_bound(sim):
-        return (f"latency-bound: no byte moved on any link for {100 * idle_share(sim):.0f}% of the run "
+        return (f"latency-bound: no byte moved on any link for {percent(idle_share(sim))} of the run "
                 f"(per-call and per-hop latency dominate), so no link is its bottleneck")
     if busiest_share(sim) < DOMINATES:
-        return (f"not link-bound: bytes moved {100 * (1 - idle_share(sim)):.0f}% of the run but below link speed "
+        return (f"not link-bound: bytes moved {percent(1 - idle_share(sim))} of the run but below link speed "
                 f"(NCCL's per-channel protocol ceilings, per-hop latency between pipelined pieces, or steps that "
                 f"load different links in turn); the busiest "
                 f"link was busy {100 * busiest_share(sim):.1f}% of it, so no link is its bottleneck")

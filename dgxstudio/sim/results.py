@@ -61,6 +61,7 @@ class CollectiveResult:
     rings: list[list[str]] = field(default_factory=list)
     protocol: str | None = None
     channels: int | None = None
+    rings_alone_Bps: float | None = None   # set by the Results dock's job (sim/ring_bound_note.py)
     model_estimates: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -85,6 +86,14 @@ class CollectiveResult:
     def fraction_of_bound(self) -> float:
         return self.busbw_Bps / self.bound_busbw_Bps if self.bound_busbw_Bps > 0 else 0.0
 
+    @property
+    def chunk_used(self) -> bool:
+        """Whether the run cut its data in ``options.chunk`` pieces: not NCCL's ring, tree, nvls-tree and
+        collnet, which pipeline in NCCL's own slices (the GUI greys its Chunk box for them)."""
+        from .run import cuts_in_chunks  # run imports this module
+
+        return cuts_in_chunks(self.algorithm)
+
     def as_dict(self, bottlenecks: int = 10) -> dict:
         return {
             "collective": self.collective,
@@ -95,7 +104,7 @@ class CollectiveResult:
             "reason": self.reason,
             "gpus": len(self.gpus),
             "size_bytes": self.size_bytes,
-            "chunk_bytes": self.options.chunk,
+            "chunk_bytes": self.options.chunk if self.chunk_used else None,  # None: the algorithm has its own
             "figures": "achievable" if self.options.achievable else "peak",
             "gpus_per_thread": self.options.gpus_per_thread,
             "time_s": self.time_s,

@@ -68,6 +68,23 @@ def critical_headline(r: TrainResult) -> str:
     return head
 
 
+def critical_reason(r: TrainResult) -> str:
+    """What follows the headline: `critical_resource_words` without what the headline and the verdict
+    lines below it already say (the limit's name, the offered and required ratios, the other bases'
+    verdicts), so the explanation adds the headroom instead of repeating them."""
+    d = r.details
+    words = d["critical_resource_words"]
+    rated = (d.get("verdicts") or {}).get("rated")
+    if isinstance(rated, dict):
+        share = rated["offered_ratio"] / rated["required_ratio"]
+        if rated["limit"] == "nvlink":
+            return f"NVLink offers {share:.2f}x the bandwidth the tensor traffic needs against the network"
+        return f"the pipeline boundary's {rated['limit']} limits; NVLink has {share:.2f}x the headroom the tensor traffic needs"
+    if d["critical_resource"] == "compute" and words.startswith("compute is "):
+        return words[len("compute is "):]
+    return words
+
+
 CLI_MEMORY_ADVICE = ("split the model over more GPUs (--tp, --pp) or shorten the micro-batch "
                      "(--micro-batch-size, --seq-len)")
 

@@ -342,7 +342,10 @@ class SweepPlot(QWidget):
         size_link_lists_when_shown(self.plot)
         self.curves: dict[str, pg.PlotDataItem] = {}
 
-    def add_curve(self, label: str, sizes: list[float], busbw: list[float], bound: float | None = None) -> None:
+    def add_curve(self, label: str, sizes: list[float], busbw: list[float], bound: float | None = None,
+                  bound_name: str | None = None, bound_note: str = "") -> None:
+        """A sweep's curve, and its bound as a dashed line named ``bound_name`` (the curve's label unless
+        given: a bound no algorithm of the curve's own reaches must not read as that algorithm's)."""
         color = RING_COLORS[len(self.curves) % len(RING_COLORS)]
         if label in self.curves:
             self.plot.removeItem(self.curves.pop(label))
@@ -350,7 +353,7 @@ class SweepPlot(QWidget):
                                             symbolBrush=color, name=label)
         if bound:
             line = pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(color, style=pg.QtCore.Qt.PenStyle.DashLine),
-                                   label=f"{label} bound {bound / 1e9:.1f} GB/s", labelOpts={"position": 0.3, "color": color})
+                                   label=f"{bound_name or label} bound {bound / 1e9:.1f} GB/s{bound_note}", labelOpts={"position": 0.3, "color": color})
             self.plot.addItem(line)
 
     def clear(self) -> None:

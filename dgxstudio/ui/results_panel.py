@@ -11,7 +11,8 @@ from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWi
 
 from ..sim.latency_bound import limit_words
 from ..sim.results import capacity_words
-from ..sim.training_words import critical_headline, data_parallel_words, memory_words, pipeline_words
+from ..sim.ring_bound_note import rings_alone_words
+from ..sim.training_words import critical_headline, critical_reason, data_parallel_words, memory_words, pipeline_words
 from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
 
@@ -136,7 +137,8 @@ class ResultsPanel(QWidget):
             f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
-            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s, at {_figures(r)} link figures"
+            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(getattr(r, 'rings_alone_Bps', None))}, "
+            f"at {_figures(r)} link figures"
             + (f"<br><b>{why[0].upper()}{why[1:]}</b>" if (why := limit_words(r.sim)) is not None else "")
             + f"<br><i>{r.reason}</i>")
         self._bottlenecks(r.sim.bottlenecks(10), why, r)
@@ -155,7 +157,7 @@ class ResultsPanel(QWidget):
 
     def show_training(self, request: RunRequest, r, topology_name: str) -> None:
         parts = "<br>".join(f"{k}: {format_time(v)} (bottleneck: {r.bottleneck[k]})" for k, v in r.breakdown_s.items())
-        critical = r.details.get("critical_resource_words")
+        critical = critical_reason(r) if r.details.get("critical_resource_words") else None
         headline = critical_headline(r)
         verdicts = r.details.get("verdicts") or {}
         lines = [f"{key}: {v['limit']} limits (NVLink offers {v['offered_ratio']:.2f}x the network, needs "
@@ -180,7 +182,8 @@ class ResultsPanel(QWidget):
         last = rows[-1]
         # the label says "sweep" already ("all-reduce auto sweep 1 KiB..1 GiB"): no "Sweep" before it
         self.summary.setText(f"<b>{request.label}</b>: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
-                             f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of bound, "
+                             f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of the bound "
+                             f"{last.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(last.rings_alone_Bps)}, "
                              f"at {_figures(last)} link figures)"
                              + (f"<br>at {format_size(last.size_bytes)}: {why}"
                                 if (why := limit_words(last.sim)) is not None else ""))

@@ -22,6 +22,7 @@ from ..sim.engine import SimulationCancelled
 from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, Simulator, cuts_in_chunks,
                        sweep_sizes)
+from ..sim.ring_bound_note import rings_alone_Bps
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
@@ -303,6 +304,7 @@ class SimulationPanel(QWidget):
                     out = []
                     for i, s in enumerate(sizes):
                         out.append(sim.run(collective, algorithm, s, cancel=cancel))
+                        out[-1].rings_alone_Bps = rings_alone_Bps(sim, out[-1])
                         progress(_Fraction((i + 1) / len(sizes)))
                     return out
                 return sweep_job, RunRequest("sweep", label)
@@ -310,7 +312,10 @@ class SimulationPanel(QWidget):
             label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs, {figures}"
 
             def collective_job(topo, progress, cancel):
-                return Simulator(topo, gpus, options, cancel=cancel).run(collective, algorithm, size, progress, cancel)
+                sim = Simulator(topo, gpus, options, cancel=cancel)
+                result = sim.run(collective, algorithm, size, progress, cancel)
+                result.rings_alone_Bps = rings_alone_Bps(sim, result)   # the CLI's "NCCL's rings alone allow"
+                return result
             return collective_job, RunRequest("collective", label, size * len(gpus))
         if tab == 1:
             p = self.stages.value()
@@ -400,7 +405,10 @@ class SimulationPanel(QWidget):
 
 def _form_words(message: str) -> str:
     """The core's refusals name the CLI's options; here the form's fields stand for them (the engine's
-    "--chunk sets the pieces of the others" means this panel's Chunk box)."""
+    "--chunk sets the pieces of the others" means this panel's Chunk box); a refusal for the design's
+    errors points at the Findings tab, as the CLI's points at `validate`."""
+    message = message.replace("the topology has errors; fix them first: ",
+                              "the topology has errors; fix them first (the Findings tab lists them): ")
     return re.sub(r"--chunk\b", "the Chunk box", message)
 
 

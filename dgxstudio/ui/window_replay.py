@@ -162,8 +162,11 @@ class ReplayActions:
         elif request.kind == "sweep":
             self.results.show_sweep(request, result, name)
             first = result[0]
+            # the bound is the topology's for the collective, whichever algorithm (the CLI's "any algorithm")
             self.sweep_plot.add_curve(f"{name}: {first.collective} {first.requested_algorithm}",
-                                      [r.size_bytes for r in result], [r.busbw_Bps for r in result], first.bound_busbw_Bps)
+                                      [r.size_bytes for r in result], [r.busbw_Bps for r in result], first.bound_busbw_Bps,
+                                      f"{name}: {first.collective}",
+                                      "" if first.collective == "all-to-all" else " (any algorithm)")
             self.replayer.load(result[-1].sim)
             self._show_structure(result[-1], f"{first.collective} with {result[-1].algorithm} "
                                              f"at {format_size(result[-1].size_bytes)}")

@@ -43,3 +43,35 @@ def test_nvls_tree_on_uneven_systems_says_how_uneven():
     with pytest.raises(SimulationError, match="nvls-tree needs the same number of GPUs in every system; these are 1 to 2"
                                               " per system: select as many in each"):
         simulate(topo, "all-reduce", "nvls-tree", 16 * MiB, gpus)
+
+
+def test_an_edr_fabric_is_refused_for_what_the_sharp_plugin_needs_not_for_lacking_sharp():
+    # "collnet needs every InfiniBand switch to reduce in the network (SHARP); none of its 47 does" on the EDR
+    # fat tree, though Switch-IB 2 (EDR) has SHARPv1: NCCL's SHARP plugin needs Quantum (HDR) and above
+    # (NVIDIA SHARP docs, "Using NVIDIA SHARP with NVIDIA NCCL"; the catalog's sharp_source)
+    text = collnet_refusal(load_preset("dgx1-fat-tree-124"), 124)
+    assert text.startswith("collnet reduces in the switches through NCCL's SHARP plugin, which needs every InfiniBand"
+                           " switch to be an NVIDIA Quantum (HDR) or later (SHARPv2 and above; EDR's SHARPv1 is not"
+                           " supported); none of its 47 does, e.g. Leaf 1 (InfiniBand EDR switch (36 ports))"), text
+    # DGX-1's ConnectX-4 NICs would be refused next: the hint names the --nic parts too, and only then
+    assert "and `--nic PART`, PART one of connectx-6-hdr, connectx-6-hdr-dual, connectx-7-ndr" in text
+    assert "--nic" not in collnet_refusal(build_fat_tree(4, "dgx-h100", switch="ib-switch-edr-36"), 4)
+    edr = load_preset("dgx1-v100").catalog.parts["ib-switch-edr-36"]
+    assert "Quantum HDR switches and above" in edr.extra["sharp_source"] and "docs.nvidia.com" in edr.extra["sharp_source"]
+
+
+def test_adapters_the_sharp_plugin_does_not_drive_are_refused_by_name():
+    # DGX-1's ConnectX-4 EDR NICs on Quantum HDR switches ran CollNet; the plugin needs ConnectX-6 HDR and above
+    topo = build_fat_tree(4, "dgx1-v100", switch="ib-switch-hdr-40")
+    with pytest.raises(SimulationError, match=r"collnet needs NICs that NCCL's SHARP plugin drives \(ConnectX-6 HDR"
+                                              r" and above\); DGX-1 #1 IB0 \(ConnectX-4 EDR \(1 port\)\) joins Leaf 1"
+                                              " and is not one"):
+        simulate(topo, "all-reduce", "collnet", 16 * MiB)
+    assert simulate(topo, "all-reduce", "auto", 16 * MiB).algorithm != "collnet"
+    # a NIC joined to no InfiniBand switch does not count (the DGX A100's storage NIC, on PCIe only)
+    a100 = build_fat_tree(2, "dgx-a100")
+    assert collnet_refusal(a100, 2) is None
+    nic = next(d for d in a100.devices.values() if d.kind == "nic" and all(
+        a100.devices[lk.other(d.id)].kind != "ib_switch" for lk in a100.links_of(d.id)))
+    nic.part = "connectx-4-edr"
+    assert collnet_refusal(a100, 2) is None

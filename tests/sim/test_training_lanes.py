@@ -194,4 +194,5 @@ def test_verdicts_at_rated_and_achievable_figures(pairs, capsys, tmp_path):
     assert main(["train", str(f), "--tp", "8", "--pp", "2", "--microbatches", "4"]) == 0
     out = capsys.readouterr().out
     assert "rated:      infiniband limits" in out and "achievable: nvlink limits" in out and "why: NCCL reaches" in out
-    assert "at the catalog's achievable figures NVLink limits" in out
+    # the achievable verdict is said in the headline and its own line (not a third time after the headline)
+    assert "critical resource at rated figures: infiniband (achievable and simulated: nvlink)" in out
