@@ -146,8 +146,9 @@ def ring_words(structs: list[Structure], channels: int | None) -> tuple[dict[str
 
 
 def _reversed(a: list[str], b: list[str]) -> bool:
-    """Whether ring ``b`` is ring ``a`` driven the other way (from any start)."""
-    if len(a) != len(b) or len(a) < 3 or not a:
+    """Whether ring ``b`` is ring ``a`` driven the other way (from any start; two GPUs' ring is its
+    own reverse)."""
+    if len(a) != len(b) or len(a) < 2:
         return False
     back = a[::-1]
     try:
