@@ -25,9 +25,11 @@ from .catalog import with_article as _a
 from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, power_note, system_power_W
 from .topology import Device, Group, Link, Topology
 
-# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a column under it.
+# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a column under it (two
+# lines of them about the spine row when one would be a strip: _Bands).
 COLUMN, ROW = 170.0, 90.0
 CORE_Y, SPINE_Y, LEAF_Y, SYSTEM_Y = -400.0, 0.0, 500.0, 650.0
+SCREEN_ASPECT = 1.4   # the shape the drawing is made to fill at fit (the canvas beside the docks: 1.3-1.4)
 MAX_SYSTEMS = 100_000
 
 
@@ -324,6 +326,37 @@ def _whole(x: float) -> bool:
     return abs(x - round(x)) < 1e-9 and round(x) >= 1
 
 
+class _Bands:
+    """Where a fat tree's leaf columns go: ``columns`` columns (a leaf each, a unit's systems spread over
+    ``unit_cols`` of them, ``rows`` rows of systems under a leaf). A two-level tree whose one line of
+    leaves would be drawn smaller at fit on a SCREEN_ASPECT screen than two is split in two lines of
+    whole units, mirrored about the spine row: the first line's leaves above the spines with their
+    systems above them, the second's below, so every leaf-spine cable runs between the two leaf rows
+    and none crosses a system. A 64-system DGX A100 tree (32 leaves of two systems) was one line, a
+    strip a sixth as tall as wide; it is now drawn twice as large."""
+
+    def __init__(self, columns: int, unit_cols: int, rows: int, levels: int):
+        units = math.ceil(columns / unit_cols)
+        self._columns = self.per_line = columns
+        self._rows = rows
+        if levels == 2 and units > 1:
+            top = SYSTEM_Y + rows * ROW   # below the spines (and as much above them when mirrored)
+            one = min(SCREEN_ASPECT / (columns * COLUMN), 1.0 / (top - SPINE_Y))
+            halves = math.ceil(units / 2) * unit_cols
+            two = min(SCREEN_ASPECT / (halves * COLUMN), 1.0 / (2 * (top - SPINE_Y)))
+            if two > one:
+                self.per_line = halves
+        self.width = self.per_line * COLUMN   # what the switch rows spread over
+
+    def at(self, column: int, row: int | None = None) -> tuple[float, float]:
+        """Where a column's leaf (``row`` None) or its system in ``row`` goes (the first line's rows
+        counted from the top, as the second's: the first system of a unit stays top left)."""
+        line, col = divmod(column, self.per_line)
+        if line or self.per_line == self._columns:
+            return col * COLUMN, LEAF_Y if row is None else SYSTEM_Y + row * ROW
+        return col * COLUMN, 2 * SPINE_Y - (LEAF_Y if row is None else SYSTEM_Y + (self._rows - 1 - row) * ROW)
+
+
 def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None = None, spines: int | None = None,
                    catalog: Catalog | None = None, *, nic: str | None = None, nics_per_system: int | None = None,
                    rail_optimized: bool = False, rails: int | None = None, oversubscription: float = 1.0,
@@ -354,6 +387,8 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
     sys_groups = []
     digits = len(str(systems))
     short = label.split(" (")[0]
+    unit_cols = max(plan.rails, 1) if rail_optimized else 1   # leaf columns a unit's systems spread over
+    bands = _Bands(plan.leaves, unit_cols, math.ceil(plan.per_leaf / unit_cols), plan.levels)
     for i in range(systems):
         prefix = f"s{i + 1:0{digits}d}."
         gid = SYSTEM_BUILDERS[system](topo, prefix=prefix, name=f"{short} #{i + 1}",
@@ -362,10 +397,8 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
         # each leaf's systems stacked in a column under it, each unit's in rows as wide as its rails,
         # so the drawing is not one endless row
         col, row = divmod(i, plan.per_leaf)
-        if rail_optimized:
-            width = max(plan.rails, 1)
-            col, row = col * width + row % width, row // width
-        topo.layout.positions[gid] = (col * COLUMN, SYSTEM_Y + row * ROW)
+        col, row = col * unit_cols + row % unit_cols, row // unit_cols
+        topo.layout.positions[gid] = bands.at(col, row)
         topo.layout.collapsed.add(gid)
     nlink = 0
 
@@ -380,8 +413,8 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
         topo.add_device(Device(sid, kind, plan.switch_part, sname), xy, fabric.id)
         return sid
 
-    width = plan.leaves * COLUMN
-    leaves = [make_switch(f"leaf{k + 1}", f"Leaf {k + 1}", (k * COLUMN, LEAF_Y)) for k in range(plan.leaves)]
+    width = bands.width
+    leaves = [make_switch(f"leaf{k + 1}", f"Leaf {k + 1}", bands.at(k)) for k in range(plan.leaves)]
     local_nics = _fabric_nics(probe, "system")[:plan.nics_cabled]
     for i, gid in enumerate(sys_groups):
         prefix = gid[:-len("system")]

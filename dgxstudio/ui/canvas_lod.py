@@ -25,7 +25,7 @@ from shiboken6 import isValid
 
 from .canvas_items import DeviceItem, GroupItem
 from .canvas_lod_items import BlockItem, BundleItem, SystemBoxItem, TierLabel, _forms, place_bundle_labels  # noqa: F401  (importable from here)
-from .canvas_text import LABEL_BOLD, LABEL_FONT, Taken, draw_placed, metrics
+from .canvas_text import LABEL_BOLD, LABEL_FONT, Taken, draw_placed, metrics, need_key
 from ..analysis.cluster_overview import BLOCK_W, GAP_X, TIER_GAP, Block, Bundle, Overview, grid
 from .style import FAMILY_COLORS
 
@@ -99,16 +99,18 @@ class LevelOfDetail:
     def measure_forms(self, tier: int) -> None:
         """The width each form of a block's name and summary needs, the widest of its tier's (so the
         blocks of a row show the same form)."""
-        blocks = [b for b in self.overview.blocks.values() if b.tier == tier]
+        forms = [_forms(b) for b in self.overview.blocks.values() if b.tier == tier]
         need = self.form_needs[tier] = {}
-        for k, font in enumerate((LABEL_BOLD, LABEL_FONT)):
-            fm, _h = metrics(font)
-            kinds = [_forms(b)[k] for b in blocks]
-            for i in range(max(len(f) for f in kinds)):
-                widest = max(fm.horizontalAdvance(f[i]) for f in kinds if i < len(f))
-                for f in kinds:
-                    if i < len(f):
-                        need[f[i]] = max(need.get(f[i], 0.0), widest)
+        for line in range(len(forms[0])):
+            for k, (_f, font) in enumerate(forms[0][line]):
+                fm, _h = metrics(font)
+                kinds = [f[line][k][0] for f in forms]
+                for i in range(max(len(f) for f in kinds)):
+                    widest = max(fm.horizontalAdvance(f[i]) for f in kinds if i < len(f))
+                    for f in kinds:
+                        if i < len(f):
+                            key = need_key(f[i], font)
+                            need[key] = max(need.get(key, 0.0), widest)
 
     def add_tier_label(self, row: tuple[str, float, float]) -> None:
         """A row's name, left of its row (every row starts at x = 0: see cluster_overview._layout)."""

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsPathItem
 
 from .canvas_items import SELECTED, GroupItem, LinkItem
-from .canvas_text import LABEL_BOLD, LABEL_FONT, LABEL_SMALL, ScreenText, Taken, metrics
+from .canvas_text import LABEL_BOLD, LABEL_FONT, LABEL_SMALL, LABEL_SMALL_PLAIN, ScreenText, Taken, metrics
 from ..analysis.cluster_overview import Block, Bundle
 from ..analysis.cluster_overview import _bw as _bw_text
 from .style import link_width
@@ -28,12 +28,25 @@ TIER_FILL = {0: QColor("#eef3fb"), 1: QColor("#f3f0e6"), 2: QColor("#efe8f5"), 3
 _EDGE_PEN = QPen(QColor("#404040"), 0)
 _OPEN_PEN = QPen(QColor("#606060"), 0, Qt.PenStyle.DashLine)
 _TITLE_FILL = QColor(230, 230, 230, 220)
+BLOCK_TEXT_SIDE = 1.5     # px kept clear left and right of a closed block's text, inside its 1 px edge
 
 
-def _forms(block: Block) -> tuple[list[str], list[str]]:
-    """A closed block's name and summary, each longest first (a number is never elided: a block
-    whose shortest name does not fit shows none)."""
-    return [block.label, block.short, block.short.replace(" ", "")], [block.summary, *_shorter(block)]
+def _forms(block: Block) -> list[list[tuple[list[str], QFont]]]:
+    """A closed block's name and summary, each as forms in a font, longest first (a number is never
+    elided: a block whose shortest name does not fit shows none). The name falls back to smaller type:
+    at fit a 2,048-system cluster's switch blocks are 42 x 14.7 px on screen, where the bold name's
+    line (12.8 px) and its inset do not fit, nor 'Pod 16' (43 px) or '505–512' (51 px) across;
+    '505–512' is 39 px in the small plain type."""
+    compact = block.short.replace(" ", "")
+    name = [([block.label, block.short, compact], LABEL_BOLD), ([block.short, compact], LABEL_SMALL),
+            ([compact], LABEL_SMALL_PLAIN)]
+    return [name, [([block.summary, *_shorter(block)], LABEL_FONT)]]
+
+
+def block_text(block: Block, needs: dict | None) -> ScreenText:
+    """What a closed block draws: its name and summary, centred (``needs``: see LevelOfDetail.measure_forms)."""
+    return ScreenText([[("|".join(forms), font) for forms, font in line] for line in _forms(block)],
+                      inset=1.0, elide=False, needs=needs, side=BLOCK_TEXT_SIDE)
 
 
 def _shorter(block: Block) -> list[str]:
@@ -98,8 +111,7 @@ class BlockItem(QGraphicsItem):
         painter.drawRect(self.rect)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         if self._text is None:
-            self._text = ScreenText([("|".join(f), font) for f, font in zip(_forms(self.block), (LABEL_BOLD, LABEL_FONT))],
-                                    inset=1.0, elide=False, needs=self.lod.form_needs.get(self.block.tier))
+            self._text = block_text(self.block, self.lod.form_needs.get(self.block.tier))
         self._text.draw(painter, self.rect)
 
     def mousePressEvent(self, event) -> None:

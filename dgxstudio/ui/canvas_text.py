@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText, QTransform
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QStaticText, QTransform
 
 LABEL_FONT = QFont("Sans Serif", 8)
 LABEL_BOLD = QFont("Sans Serif", 8, QFont.Weight.Bold)
 LABEL_SMALL = QFont("Sans Serif", 7, QFont.Weight.Bold)
+LABEL_SMALL_PLAIN = QFont("Sans Serif", 7)
 INK = QColor("#1b1b1b")
 WHITE = QColor(255, 255, 255, 235)
 
@@ -78,11 +79,27 @@ def draw_centred(painter: QPainter, box: QRectF, text: str, dt: DeviceText) -> N
                                    box.y() + (box.height() - dt.line_h) / 2), static_text(text))
 
 
+def need_key(form: str, font: QFont) -> tuple[str, str]:
+    """How ``ScreenText``'s ``needs`` names a form drawn in a font."""
+    return form, font.key()
+
+
+_SCREEN: list[QImage] = []
+
+
 def metrics(font: QFont) -> tuple[QFontMetricsF, float]:
-    """The font's metrics and line height, made once per font object (the labels' fonts are constants)."""
+    """The font's metrics and line height, made once per font object (the labels' fonts are constants).
+
+    Measured as on an image at the screen's resolution, which is how the canvas draws them (a
+    painter on a widget or a cached picture sets the font for its device): the labels' fonts are
+    made when this module is imported, before the application, and a font made then keeps Qt's
+    fallback of 100 dpi for its own metrics. At 96 dpi that measured 7 pt text at 10 px where it is
+    drawn at 9 ('505–512' 43 px wide where it takes 39)."""
     got = _METRICS.get(id(font))
     if got is None or got[0] is not font:
-        fm = QFontMetricsF(font)
+        if not _SCREEN:
+            _SCREEN.append(QImage(1, 1, QImage.Format.Format_ARGB32_Premultiplied))
+        fm = QFontMetricsF(font, _SCREEN[0])
         got = _METRICS[id(font)] = (font, fm, fm.height())
     return got[1], got[2]
 
@@ -92,22 +109,27 @@ class ScreenText:
     left out line by line (from the last) where the rectangle is too small on screen to hold them.
     A line offers shorter forms after '|' for when the long one does not fit; a form may break into
     several lines with '\\n' (a name wrapped in a narrow margin); the last resort is eliding, or with
-    ``elide`` off, leaving the line and those after it out. ``needs`` may ask more width for a form
-    than it takes (labels of one row that should switch to their shorter forms together)."""
+    ``elide`` off, leaving the line and those after it out. A line given as a list of (forms, font)
+    pairs tries each font's forms in turn: a smaller font for when no form fits in the first (a switch
+    block 42 x 15 px on screen). ``needs`` may ask more width for a form in a font (keyed by
+    ``need_key``) than it takes (labels of one row that should switch to their shorter forms together).
+    ``side`` is kept clear left and right, on screen."""
 
-    def __init__(self, lines: list[tuple[str, QFont]], inset: float = 2.0, elide: bool = True,
-                 needs: dict[str, float] | None = None):
+    def __init__(self, lines: list, inset: float = 2.0, elide: bool = True,
+                 needs: dict[tuple[str, str], float] | None = None, side: float = 3.0):
         self.inset = inset   # kept clear above and below the text, on screen
+        self.side = side
         self.elide = elide
         self.lines = []
-        for text, font in lines:
-            fm, line_h = metrics(font)
+        for line in lines:
             forms = []
-            for form in dict.fromkeys(text.split("|")):
-                parts = [(p, fm.horizontalAdvance(p)) for p in form.split("\n")]
-                need = max((needs or {}).get(form, 0.0), *(w for _p, w in parts))
-                forms.append((parts, need, len(parts) * line_h))
-            self.lines.append((forms, font, fm, line_h))
+            for text, font in ([line] if isinstance(line, tuple) else line):
+                fm, line_h = metrics(font)
+                for form in dict.fromkeys(text.split("|")):
+                    parts = [(p, fm.horizontalAdvance(p)) for p in form.split("\n")]
+                    need = max((needs or {}).get(need_key(form, font), 0.0), *(w for _p, w in parts))
+                    forms.append((parts, need, len(parts) * line_h, font, fm, line_h))
+            self.lines.append(forms)
         self._size: tuple[float, float] | None = None
         self._shown: list[tuple[str, QFont, float]] = []
         self._height = 0.0
@@ -115,12 +137,12 @@ class ScreenText:
 
     def _layout(self, width: float, height: float) -> None:
         shown, used, whole = [], 0.0, True
-        for forms, font, fm, line_h in self.lines:
+        for forms in self.lines:
             fitting = [f for f in forms if f[2] + used <= height]
             if not fitting:
                 whole = False
                 break
-            parts, _w, h = next((f for f in fitting if f[1] <= width), fitting[-1])
+            parts, _w, h, font, fm, line_h = next((f for f in fitting if f[1] <= width), fitting[-1])
             if not self.elide and _w > width:
                 whole = False
                 break
@@ -133,7 +155,7 @@ class ScreenText:
         self._shown, self._height, self._whole = shown, used, whole
 
     def _box(self, painter: QPainter, rect: QRectF) -> QRectF | None:
-        box = painter.worldTransform().mapRect(rect).adjusted(3, self.inset, -3, -self.inset)
+        box = painter.worldTransform().mapRect(rect).adjusted(self.side, self.inset, -self.side, -self.inset)
         if box.width() < 24 or box.height() < 10:
             return None
         size = (box.width(), box.height())

@@ -21,7 +21,8 @@ from .inspector import Inspector, InspectorScroll
 from .minimap import MiniMap
 from .palette import Palette
 from .replay_legend import ReplayLegend
-from .first_frame import drop_polish_requests, polish_scenes_before_show, show_contents_when_raised
+from .first_frame import (drop_polish_requests, hold_contents_until_tabbed, polish_scenes_before_show,
+                          show_contents_when_raised)
 from .plots import GanttPlot, LivePlots, SweepPlot
 from .qt_style import install_style
 from .settings import MAX_RECENT, WINDOW_STATE_VERSION, settings  # noqa: F401  (importable from here)
@@ -75,6 +76,8 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         # (the Plots dock waits in its own way: plots.py)
         show_contents_when_raised(self, (self.palette_dock, self.sim_dock, self.inspector_dock, self.history_dock,
                                          self.findings_dock, self.results_dock))
+        if self._default_layout_pending:   # a first start: the docks the default layout puts behind a tab
+            hold_contents_until_tabbed(self._behind_tabs())
 
     # ---- layout ---------------------------------------------------------------------------------
     def _dock(self, title: str, widget, area, name: str) -> QDockWidget:
@@ -277,14 +280,24 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
             self._default_layout_pending = False
             QTimer.singleShot(0, self._default_layout)
 
+    def _tab_groups(self) -> tuple:
+        """The docks a first start tabs together, the first of each on top (see _default_layout)."""
+        return ((self.inspector_dock, self.history_dock), (self.palette_dock, self.sim_dock),
+                (self.findings_dock, self.results_dock, self.plots_dock))
+
+    def _behind_tabs(self) -> list:
+        """The docks a first start puts behind a tab, whose contents wait until raised (the Plots dock
+        waits in its own way: plots.py)."""
+        return [d for group in self._tab_groups() for d in group[1:] if d is not self.plots_dock]
+
     def _default_layout(self) -> None:
         """Tab groups and dock sizes when no saved layout exists. Done once the window is shown and
         laid out: Qt 6.11 leaves stale tab bars painted over the docks when docks are tabbed earlier."""
-        for group in ((self.inspector_dock, self.history_dock), (self.palette_dock, self.sim_dock),
-                      (self.findings_dock, self.results_dock, self.plots_dock)):
+        for group in self._tab_groups():
             for a, b in zip(group, group[1:]):
                 self.tabifyDockWidget(a, b)
             group[0].raise_()
+        show_contents_when_raised(self, self._behind_tabs())   # (held since __init__: hold_contents_until_tabbed)
         # side docks narrower in a narrow window (a 800 px screen left the canvas 247 px of it)
         self.resizeDocks([self.palette_dock, self.inspector_dock],
                          [min(240, self.width() // 5), min(280, self.width() // 5)], Qt.Orientation.Horizontal)

@@ -14,8 +14,8 @@ import numpy as np  # noqa: E402
 import numpy.ma  # noqa: E402,F401 - imported on first use otherwise: 150 ms of GUI thread at the first result
 import pyqtgraph as pg  # noqa: E402
 import pyqtgraph.exporters  # noqa: E402,F401
-from PySide6.QtCore import QEvent, QObject, Signal  # noqa: E402
-from PySide6.QtGui import QColor, QPainter  # noqa: E402
+from PySide6.QtCore import QEvent, QObject, Qt, Signal  # noqa: E402
+from PySide6.QtGui import QColor, QFontMetricsF, QPainter  # noqa: E402
 from PySide6.QtSvg import QSvgGenerator  # noqa: E402
 from PySide6.QtWidgets import QGraphicsWidget, QVBoxLayout, QWidget  # noqa: E402
 
@@ -158,6 +158,7 @@ def export_plot(plot: pg.PlotItem | pg.GraphicsLayout, view: QWidget, path: str)
 
 
 UTIL_CURVES = 5  # busiest links plotted after a run
+LEGEND_INSET = 10  # px between the busiest links' legend and the plot's top right corner
 
 
 class LivePlots(QWidget):
@@ -182,7 +183,8 @@ class LivePlots(QWidget):
         self.util_plot.setLabel("left", "busy fraction")
         self.util_plot.setYRange(0, 1.05)
         # five rows in one column do not fit the dock: three columns, on a light backing over the curves
-        self.util_plot.addLegend(offset=(-10, 10), colCount=3, brush=pg.mkBrush(255, 255, 255, 210))
+        self.util_plot.addLegend(offset=(-LEGEND_INSET, LEGEND_INSET), colCount=3, brush=pg.mkBrush(255, 255, 255, 210))
+        self.util_plot.getViewBox().sigResized.connect(lambda _vb: self._fit_legend())
         self.util_curves: list[pg.PlotDataItem] = []  # the curves of the run shown
         self._util_pool: list[pg.PlotDataItem] = []   # made once and reused: building a pyqtgraph curve
         # and its legend row costs ~15 ms of GUI thread each, 5 of them per run shown
@@ -217,6 +219,7 @@ class LivePlots(QWidget):
                 label.setVisible(visible)
                 if name is not None:
                     label.setText(name)
+                    label.whole = name   # (what _fit_legend elides from)
 
     def _util_curve(self, i: int, name: str) -> pg.PlotDataItem:
         if i < len(self._util_pool):
@@ -287,7 +290,34 @@ class LivePlots(QWidget):
             curve.setData(xs, ys)
             curve.link_ids = bneck["links"]
             self.util_curves.append(curve)
-        self.util_plot.legend.updateSize()
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """The busiest links' legend in as many columns (three at most) as the plot's width holds, its
+        names elided in the middle when even one column is too narrow. The legend stands in the plot's
+        top right corner and grows to the left, where the plot cut off what stuck out: on the 124-system
+        tree's hierarchical run the names ('s001.l17 s001.pcie0→s001.gpu0') lost their first words."""
+        legend = self.util_plot.legend
+        shown = [(sample, label) for sample, label in legend.items if label.isVisible()]
+        room = self.util_plot.getViewBox().width() - 2 * LEGEND_INSET
+        if not shown or room <= 0:
+            legend.updateSize()
+            return
+        for _sample, label in shown:
+            whole = getattr(label, "whole", None)
+            if whole is not None and label.text != whole:
+                label.setText(whole)
+        widths = [sample.boundingRect().width() + label.item.boundingRect().width() + 6 for sample, label in shown]
+        cols = next((n for n in (3, 2) if sum(max(widths[c::n]) for c in range(n)) <= room), 1)
+        if cols == 1 and max(widths) > room:
+            for (sample, label), w in zip(shown, widths):
+                if w > room:
+                    fm = QFontMetricsF(label.item.font())
+                    keep = room - sample.boundingRect().width() - 6 - (label.item.boundingRect().width() - fm.horizontalAdvance(label.text))
+                    label.setText(fm.elidedText(label.text, Qt.TextElideMode.ElideMiddle, max(keep, 0.0)))
+        if cols != legend.columnCount:
+            legend.setColumnCount(cols)
+        legend.updateSize()
 
 
 class SizeAxis(pg.AxisItem):

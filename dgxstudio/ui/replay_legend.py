@@ -126,9 +126,9 @@ class ReplayLegend(QFrame):
         self.entries.append(text)
 
     def show_run(self, title: str, series: list[tuple[str, QColor, str]], states: dict[str, QColor | None],
-                 trees: bool = False) -> None:
+                 trees: bool = False, note: str | None = None) -> None:
         """``series``: (label, colour, mark) for each ring, tree or phase the run draws; ``states``: the GPU
-        states it can show."""
+        states it can show; ``note``: a line under the title (how the rings make the run's channels)."""
         self.clear()
         if not self._styled:
             self._styled = True
@@ -137,6 +137,11 @@ class ReplayLegend(QFrame):
         heading.setWordWrap(True)
         self.rows.addWidget(heading)
         self.entries.append(title)
+        if note:
+            line = QLabel(note)
+            line.setWordWrap(True)
+            self.rows.addWidget(line)
+            self.entries.append(note)
         for label, color, mark in series[:MAX_ROWS]:
             self._row(_Swatch(mark, color), label)
         if len(series) > MAX_ROWS:

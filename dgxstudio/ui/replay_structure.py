@@ -118,3 +118,41 @@ def _ring_order(edges: list[tuple[str, str]]) -> list[str]:
         seen.add(node)
         node = nxt.get(node)
     return order
+
+
+def ring_words(structs: list[Structure], channels: int | None) -> tuple[dict[str, str], str | None]:
+    """The legend's names for a run's rings, in NCCL's words, and a line that ties them to the run's
+    channel count: each ring a run draws is one ring direction standing for ``channels`` / rings of
+    NCCL's channels, and NCCL's ring algorithm here runs each ring it finds both ways (the second of
+    each pair is the first reversed). A DGX-1 V100's run listed 'ring 0' ... 'ring 5' beside
+    '12 channels': now '12 channels: 3 rings, each run both ways (2 channels a way)', then 'ring 0:
+    8 GPUs', 'ring 0 reversed' ... Without a channel count (not one of NCCL's algorithms), no names."""
+    rings = [s for s in structs if s.kind == "ring"]
+    if not rings or not channels:
+        return {}, None
+    per = channels // len(rings) if channels % len(rings) == 0 else None
+    each = f"{per} channel{'s' if per != 1 else ''}" if per else None
+    paired = len(rings) % 2 == 0 and all(_reversed(a.order, b.order) for a, b in zip(rings[::2], rings[1::2]))
+    if not paired:
+        names = {s.label: f"{s.label}: {len(s.order)} GPUs" for s in rings}
+        return names, f"{channels} channels on {len(rings)} ring{'s' if len(rings) > 1 else ''}" + (f", {each} each" if each else "")
+    names = {}
+    for k, (a, b) in enumerate(zip(rings[::2], rings[1::2])):
+        names[a.label] = f"ring {k}: {len(a.order)} GPUs"
+        names[b.label] = f"ring {k} reversed"
+    pairs = len(rings) // 2
+    return names, (f"{channels} channels: {pairs} ring{'s' if pairs > 1 else ''}, {'each ' if pairs > 1 else ''}run both ways"
+                   + (f" ({each} a way)" if each else ""))
+
+
+def _reversed(a: list[str], b: list[str]) -> bool:
+    """Whether ring ``b`` is ring ``a`` driven the other way (from any start; two GPUs' ring is its
+    own reverse)."""
+    if len(a) != len(b) or len(a) < 2:
+        return False
+    back = a[::-1]
+    try:
+        k = back.index(b[0])
+    except ValueError:
+        return False
+    return back[k:] + back[:k] == b

@@ -273,7 +273,7 @@ class SimulationPanel(QWidget):
         try:
             job, request = self._job(live)
         except (ValueError, GpuSetError, TrainingError) as exc:
-            self._fail(str(exc))
+            self._fail(str(exc), TAB_KINDS[min(self.tabs.currentIndex(), len(TAB_KINDS) - 1)])
             return
         pending = live.frozen_copy_later({"document": document_ref})
         self.request = request
@@ -386,8 +386,9 @@ class SimulationPanel(QWidget):
         self.progress.reset()
         return f" at {value / 10:.0f}%" if value > 0 else ""
 
-    def _fail(self, message: str) -> None:
-        message = _form_words(message)
+    def _fail(self, message: str, kind: str | None = None) -> None:
+        """``kind``: the form the message is about (a run's failure: its request's)."""
+        message = _form_words(message, kind or getattr(self.request, "kind", None))
         self._idle()
         where = self._stopped_at()
         self.state.setText(f"Error: {message}")
@@ -403,12 +404,24 @@ class SimulationPanel(QWidget):
         self.message.emit(f"Simulation cancelled{where} (Cancel pressed), no result")
 
 
-def _form_words(message: str) -> str:
+TAB_KINDS = ("collective", "pipeline", "train")   # what a run from each tab of the panel is (RunRequest.kind)
+# the fields that stand for `--chunks` (model chunks per stage): the Pipeline tab's "Model chunks" box and
+# the Training tab's count beside its Schedule ("interleaved x2")
+_CHUNKS_FIELD = {"pipeline": ("the Model chunks box", r"Model chunks \1"),
+                 "train": ("the chunks box beside Schedule", r"Schedule x\1")}
+
+
+def _form_words(message: str, kind: str | None = None) -> str:
     """The core's refusals name the CLI's options; here the form's fields stand for them (the engine's
-    "--chunk sets the pieces of the others" means this panel's Chunk box); a refusal for the design's
-    errors points at the Findings tab, as the CLI's points at `validate`."""
+    "--chunk sets the pieces of the others" means this panel's Chunk box; a pipeline's "--chunks 3"
+    its Model chunks box set to 3, a training run's the "x3" beside its Schedule); a refusal for the
+    design's errors points at the Findings tab, as the CLI's points at `validate`."""
     message = message.replace("the topology has errors; fix them first: ",
                               "the topology has errors; fix them first (the Findings tab lists them): ")
+    if kind in _CHUNKS_FIELD:
+        box, valued = _CHUNKS_FIELD[kind]
+        message = re.sub(r"--chunks (\d+)", valued, message)
+        message = re.sub(r"--chunks\b", box, message)
     return re.sub(r"--chunk\b", "the Chunk box", message)
 
 

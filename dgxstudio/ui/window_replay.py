@@ -11,7 +11,7 @@ from ..sim.run import compact
 from ..units import format_size
 from .animation import MAX_TREES_DRAWN, STATE_COLORS
 from .plots import export_plot
-from .replay_structure import structures
+from .replay_structure import ring_words, structures
 from .style import RING_COLORS
 
 
@@ -217,10 +217,11 @@ class ReplayActions:
             self.rings_overlay.show_structures(structs, self.replayer.color_for, 0)
         names = self.document.topology.devices
         series = []
+        ring_names, channels = ring_words(structs, getattr(result, "channels", None) if getattr(result, "protocol", None) else None)
         for st in structs:
             color = self.replayer.color_for(st.label)
             if st.kind == "ring":
-                series.append((f"{st.label}: {len(st.order)} GPUs", color, "line"))
+                series.append((ring_names.get(st.label) or f"{st.label}: {len(st.order)} GPUs", color, "line"))
             elif st.kind == "tree":
                 root = names[st.root].name if st.root in names else st.root
                 series.append((f"{st.label}: root {root}, {max(st.depth.values(), default=0)} levels", color, "line"))
@@ -232,7 +233,7 @@ class ReplayActions:
                 what = f"{count} transfer{'s' if st.transfers != 1 else ''}"
                 series.append((what if st.label == "transfers" else f"{st.label}: {what}", color, "line"))
         states = {k: v for k, v in STATE_COLORS.items() if k in ("sending", "reducing", "idle")}
-        self.legend.show_run(title, series, states, trees=bool(trees))
+        self.legend.show_run(title, series, states, trees=bool(trees), note=channels)
 
     _structs: list = []
 

@@ -190,3 +190,44 @@ def test_a_link_draws_its_path_as_a_line_with_the_same_pixels(make_window):
             pen = item.drawn_pen()
             as_path = _pixels(item, lambda p, item=item, pen=pen: (p.setPen(pen), p.drawPath(item.path())))
             assert as_line == as_path and as_line != _pixels(item, lambda p: None)   # (and not blank)
+
+
+def test_a_first_start_shows_no_content_of_the_docks_it_puts_behind_a_tab(qtbot):
+    """A first start (no saved layout) tabs its docks once the window is shown, before its first
+    frame: the contents of the docks that end up behind a tab (Simulation, History, Results) wait
+    until their tab is raised, as on a later start; the others are shown in that frame."""
+    from dgxstudio.ui.settings import settings
+
+    shown = []
+
+    class Shows(QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Show:
+                shown.append(obj)
+            return False
+
+    settings().remove("window")
+    w = MainWindow(load_preset("dgx-h100"), None, "dgx-h100")
+    watcher = Shows()
+    for content in (w.sim_panel, w.history, w.results, w.palette, w.findings):
+        content.installEventFilter(watcher)
+    try:
+        w.resize(1300, 850)
+        w.show()
+        qtbot.waitExposed(w)
+        qtbot.wait(20)   # the default layout is applied once the window is laid out
+        assert w.tabifiedDockWidgets(w.sim_dock) == [w.palette_dock]
+        assert w.palette in shown and w.findings in shown and w.palette.isVisible()
+        waiting = [c for c in (w.sim_panel, w.history, w.results) if c in shown or c.isVisible()]
+        assert not waiting, [type(c).__name__ for c in waiting]
+        _click_tab(qtbot, w, "Simulation")
+        qtbot.waitUntil(w.sim_panel.isVisible, timeout=3000)
+        QApplication.processEvents()
+        assert w.sim_panel.run_button.width() > 20 and not w.sim_panel.run_button.visibleRegion().isEmpty()
+        _click_tab(qtbot, w, "Results")
+        qtbot.waitUntil(w.results.isVisible, timeout=3000)
+        _click_tab(qtbot, w, "History")
+        qtbot.waitUntil(w.history.isVisible, timeout=3000)
+    finally:
+        _close(w)
+        settings().remove("window")   # (the next test's window: not one with History raised)

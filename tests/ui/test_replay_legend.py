@@ -85,3 +85,36 @@ def test_a_design_seen_whole_stays_whole_beside_the_legend(make_window, qtbot):
     run(w, qtbot, size="64MiB")
     qtbot.waitUntil(w.legend.isVisible, timeout=5000)
     assert w.view.transform().m11() == zoom and not _whole_in_sight(w)
+
+
+def test_the_legend_counts_nccl_channels_as_the_results_do(make_window, qtbot):
+    """NCCL's ring runs each ring it finds both ways, each direction standing for some of the run's
+    channels: the legend listed 'ring 0' ... 'ring 5' beside the summary's '12 channels' (a DGX-1
+    V100). It now says how the rings make the channels, and names each ring's reverse as such."""
+    w = make_window("dgx1-v100")
+    result = run(w, qtbot, size="64MiB", algorithm="ring")
+    qtbot.waitUntil(w.legend.isVisible, timeout=5000)
+    assert f"{result.channels} channels" in w.results.summary.text()
+    rings = [e for e in w.legend.entries if e.startswith("ring ")]
+    pairs = len(rings) // 2
+    assert len(rings) == 2 * pairs and pairs >= 1
+    note = w.legend.entries[1]
+    assert note == (f"{result.channels} channels: {pairs} rings, each run both ways "
+                    f"({result.channels // len(rings)} channels a way)"), w.legend.entries
+    assert rings[:2] == ["ring 0: 8 GPUs", "ring 0 reversed"], rings
+
+
+def test_ring_names_pair_each_ring_with_its_reverse_only():
+    from dgxstudio.ui.replay_structure import Structure, ring_words
+
+    def rings(*orders):
+        return [Structure("ring", f"ring {i}", order=list(o)) for i, o in enumerate(orders)]
+    names, note = ring_words(rings("abcd", "adcb", "acbd", "adbc"), 8)
+    assert note == "8 channels: 2 rings, each run both ways (2 channels a way)"
+    assert names == {"ring 0": "ring 0: 4 GPUs", "ring 1": "ring 0 reversed", "ring 2": "ring 1: 4 GPUs",
+                     "ring 3": "ring 1 reversed"}
+    names, note = ring_words(rings("ab", "ba"), 2)   # two GPUs: one ring, both ways
+    assert note == "2 channels: 1 ring, run both ways (1 channel a way)"
+    _names, note = ring_words(rings("abcd", "acbd"), 4)   # two rings, neither the other reversed
+    assert note == "4 channels on 2 rings, 2 channels each"
+    assert ring_words(rings("abcd", "adcb"), None) == ({}, None)   # not one of NCCL's algorithms
