@@ -28,6 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .schedule import Pattern
+from .spread_hops import SpreadHops
+
 WIDTH = 6  # parts per slot: a spread hop's (first leg, NIC link, spread's first path, NIC link, last leg,
 #             the spread's other paths)
 
@@ -53,9 +56,7 @@ class TreeParts:
         ch: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]  # (part -1: empty; -2, -3, ... after it)
         w: list[np.ndarray] = [np.zeros(0)]
         known: dict[tuple, int] = {}  # a part of equal channels and weights met before
-        rows: list[np.ndarray] = []
-        lat: list[np.ndarray] = []
-        caps: list[np.ndarray] = []
+        index = engine.router.channel_index
 
         def part(key: tuple, chans: np.ndarray, weights: np.ndarray) -> int:
             got = known[key] = -len(ch) - 1
@@ -63,42 +64,100 @@ class TreeParts:
             w.append(weights)
             return got
 
+        def hop(leg0, out_link, spread, in_link, leg1) -> list[int]:
+            """A spread hop's parts: legs and links by their content (equal parts are one part), its
+            spread by its arrays."""
+            whole, first, first_w, later, later_w, _ = spread
+            keys = ((leg0.dtype.str, leg0.tobytes(), whole), (out_link, whole), (id(first), id(first_w)),
+                    (in_link, whole), (leg1.dtype.str, leg1.tobytes(), whole), (id(later), id(later_w)))
+            got = [known.get(key) for key in keys]
+            if None in got:  # (arrays made for new parts only)
+                a, b, c, d, e, f = keys
+                got = [got[0] or part(a, leg0, np.full(len(leg0), whole)),
+                       got[1] or part(b, np.array([out_link]), np.array([whole])),
+                       got[2] or part(c, first, first_w),
+                       got[3] or part(d, np.array([in_link]), np.array([whole])),
+                       got[4] or part(e, leg1, np.full(len(leg1), whole)),
+                       got[5] or part(f, later, later_w)]
+            return got
+
+        # a pair asked again (the trees' levels share most of their pairs: 98,000 of 524,000 slots
+        # are new on 2,048 DGX H100 systems) is the row its first slot got, in any pattern alike in
+        # what the engine's template reads besides the pair (no waypoints or paths, the same cap
+        # and latency); new pairs are asked in the order they come, so routes are numbered as before
+        row_of: dict[tuple, dict] = {}
+        asks = []  # (pattern, its pairs not asked before)
+        take: list[np.ndarray] = []  # each slot's row
+        n_rows = 0
         for p in patterns:
-            spreads: list = []
-            tpl = engine.template(p, spreads=spreads)
-            block = np.full((len(p.pairs), WIDTH), -1, dtype=np.int64)
-            block[:, 0] = tpl["route"]  # (-1 where a spread hop's parts go)
-            at, ids = [], []
-            for k, (_, (leg0, out_link, _, spread, in_link, leg1)) in spreads:
-                whole, first, first_w, later, later_w, _ = spread
-                # legs and links by their content (equal parts are one part), a spread's by its arrays
-                keys = ((leg0.dtype.str, leg0.tobytes(), whole), (out_link, whole), (id(first), id(first_w)),
-                        (in_link, whole), (leg1.dtype.str, leg1.tobytes(), whole), (id(later), id(later_w)))
-                got = [known.get(key) for key in keys]
-                if None in got:  # (arrays made for new parts only)
-                    a, b, c, d, e, f = keys
-                    got = [got[0] or part(a, leg0, np.full(len(leg0), whole)),
-                           got[1] or part(b, np.array([out_link]), np.array([whole])),
-                           got[2] or part(c, first, first_w),
-                           got[3] or part(d, np.array([in_link]), np.array([whole])),
-                           got[4] or part(e, leg1, np.full(len(leg1), whole)),
-                           got[5] or part(f, later, later_w)]
-                at.append(k)
-                ids.append(got)
-            if at:
-                block[at] = ids
+            if p.via is None and p.paths is None:
+                seen = row_of.setdefault((p.cap_Bps, p.latency_s), {})
+                new = [pair for pair in dict.fromkeys(p.pairs) if pair not in seen]
+                for i, pair in enumerate(new, n_rows):
+                    seen[pair] = i
+                take.append(np.fromiter(map(seen.__getitem__, p.pairs), dtype=np.int64, count=len(p.pairs)))
+                asks.append((p, new, True))
+            else:
+                new = p.pairs
+                take.append(np.arange(n_rows, n_rows + len(new), dtype=np.int64))
+                asks.append((p, new, False))
+            n_rows += len(new)
+        # hops spread over the spines, many at once (sim/spread_hops.py); their parts by sides
+        bulk = SpreadHops(engine)
+        taken = [bulk.taken(new) if alike else [] for _, new, alike in asks]
+        spreads, ok = bulk.parts([h for ks in taken for h in ks])
+        hops = iter(zip(spreads, ok.tolist()))
+        sides: dict = {}  # (a GPU's side, the spread's whole, out 0 or in 1), a spread: their parts in a row
+        rows: list[np.ndarray] = []
+        lat: list[np.ndarray] = []
+        caps: list[np.ndarray] = []
+        for (p, new, _), ks in zip(asks, taken):
+            block = np.full((len(new), WIDTH), -1, dtype=np.int64)
+            latency = np.empty(len(new))
+            mine, ids, ways = [], [], []
+            for (k, a, b), (spread, good) in zip(ks, hops):
+                if not good:
+                    continue
+                whole = spread[0]
+                got = (sides.get((id(a), whole, 0)), sides.get(id(spread)), sides.get((id(b), whole, 1)))
+                if None in got:
+                    got = hop(a[3], index[(a[0], a[2])], spread, index[(b[2], b[0])], b[4])
+                    got = (sides.setdefault((id(a), whole, 0), got[:2]), sides.setdefault(id(spread), got[2::3]),
+                           sides.setdefault((id(b), whole, 1), got[3:5]))
+                mine.append(k)
+                ids.append([*got[0], got[1][0], *got[2], got[1][1]])
+                ways.append([new[k][0], a[0], b[0], new[k][1]])
+            if mine:
+                block[mine] = ids
+                latency[mine] = ([bulk.hops.via_latency(way) for way in ways] if p.latency_s is None
+                                 else p.latency_s)
+            rest = np.ones(len(new), dtype=bool)
+            rest[mine] = False
+            rest = np.flatnonzero(rest)
+            if len(rest):
+                ask = p if len(rest) == len(p.pairs) else Pattern(
+                    [new[k] for k in rest.tolist()], latency_s=p.latency_s, cap_Bps=p.cap_Bps)
+                spreads: list = []
+                tpl = engine.template(ask, spreads=spreads)
+                block[rest, 0] = tpl["route"]  # (-1 where a spread hop's parts go)
+                latency[rest] = tpl["latency"]
+                if spreads:
+                    block[rest[[k for k, _ in spreads]]] = [
+                        hop(leg0, out_link, spread, in_link, leg1)
+                        for _, (_, (leg0, out_link, _, spread, in_link, leg1)) in spreads]
             rows.append(block)
-            lat.append(tpl["latency"])
+            lat.append(latency)
             # a spread hop's cap: the pattern's (a LazyRoute's is none)
-            caps.append(np.full(len(p.pairs), min(p.cap_Bps, np.inf)))
+            caps.append(np.full(len(new), min(p.cap_Bps, np.inf)))
         # the routes' caps; the parts after the routes (part -i is number n_routes + i - 1)
-        out = np.concatenate(rows)
+        take = np.concatenate(take)
+        out = np.concatenate(rows)[take]
         routed = out[:, 0] >= 0
-        cap = np.concatenate(caps)
+        cap = np.concatenate(caps)[take]
         cap[routed] = np.asarray(engine.route_cap, dtype=float)[out[routed, 0]]
         n_routes = len(engine.route_ch)
         out[out < 0] = n_routes - 1 - out[out < 0]
-        return cls(out, [*engine.route_ch, *ch], [*engine.route_w, *w], np.concatenate(lat), cap, n_routes)
+        return cls(out, [*engine.route_ch, *ch], [*engine.route_w, *w], np.concatenate(lat)[take], cap, n_routes)
 
     def packed(self, n_trees: int) -> np.ndarray | None:
         """``rows`` without the empty parts, tree after tree, where every tree's slots have them
