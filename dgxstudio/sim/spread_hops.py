@@ -17,6 +17,8 @@ met twice or in the spread) is left to the engine's template, pair by pair as be
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..analysis.ring_segments import HopRoutes
@@ -69,11 +71,12 @@ class SpreadHops:
         side, sides = self._side, self._sides
         out = []
         for k, (s, d) in enumerate(pairs):
-            if s == d or (s, d) in known or (s, d) in cache:
+            # (GPUs of one system first: most pairs that are no such hop)
+            if system.get(s) == system.get(d) or (s, d) in known or (s, d) in cache:
                 continue
             a = sides[s] if s in sides else side(s)
             b = sides[d] if d in sides else side(d)
-            if a is None or b is None or a[3] is None or b[4] is None or system.get(s) == system.get(d):
+            if a is None or b is None or a[3] is None or b[4] is None:
                 continue
             n0, n1 = a[0], b[0]
             way = ("via", s, n0, n1, d)
@@ -84,20 +87,27 @@ class SpreadHops:
             out.append((k, a, b))
         return out
 
-    def parts(self, hops: list[tuple[int, tuple, tuple]]) -> tuple[list, np.ndarray]:
-        """For hops ``hops`` (``taken``): the spread of each one's leaf pair, and whether its ends'
-        channels (first leg, NIC links, last leg) are apart from each other and from that spread,
-        as ``Router._spread_parts`` requires (a hop where they are not is the template's)."""
+    def parts(self, hops: list[tuple[int, tuple, tuple]]) -> "Hops":
+        """For hops ``hops`` (``taken``): their ends' sides and leaf pairs' spreads, numbered, and
+        whether each hop's ends' channels (first leg, NIC links, last leg) are apart from each
+        other and from its spread, as ``Router._spread_parts`` requires (a hop where they are not
+        is the template's)."""
         router = self.router
-        spreads = {}
+        spreads: dict[tuple, int] = {}
+        spread_of = []
         for _, a, b in hops:
-            if (a[2], b[2]) not in spreads:
-                spreads[(a[2], b[2])] = router._leaf_spread(a[2], b[2])
-        ways = [(a[2], b[2]) for _, a, b in hops]
+            pair = (a[2], b[2])
+            i = spreads.get(pair)
+            if i is None:
+                i = spreads[pair] = len(spreads)
+            spread_of.append(i)
+        spread_i = np.asarray(spread_of, dtype=np.int64)
+        every_spread = [router._leaf_spread(a, b) for a, b in spreads]
         # each hop's ends: the first leg and the link out, the link in and the last leg, read from
         # each GPU's side (padded apart: -1 and -2 are no channel)
-        e0 = _by_side([a for _, a, _ in hops], 5, -1)
-        e1 = _by_side([b for _, _, b in hops], 6, -2)
+        src, src_i, e0 = _by_side([a for _, a, _ in hops], 5, -1)
+        dst, dst_i, e1 = _by_side([b for _, _, b in hops], 6, -2)
+        e0, e1 = e0[src_i], e1[dst_i]
         ok = (e0[:, :, None] != e1[:, None, :]).all(axis=(1, 2))
         for e in (e0, e1):  # (a side's own channels apart)
             s = np.sort(e, axis=1)
@@ -105,17 +115,33 @@ class SpreadHops:
         # apart from the spread: looked at hop by hop only where some spread has one of its ends
         top = max(int(e0.max(initial=0)), int(e1.max(initial=0)))
         every = np.zeros(top + 1, dtype=bool)
-        for spread in spreads.values():
+        for spread in every_spread:
             every[[c for c in spread[5] if c <= top]] = True
         near = ok & ((every[np.maximum(e0, 0)] & (e0 >= 0)).any(axis=1)
                      | (every[np.maximum(e1, 0)] & (e1 >= 0)).any(axis=1))
         for k in np.flatnonzero(near).tolist():
-            ok[k] = spreads[ways[k]][5].isdisjoint([*e0[k][e0[k] >= 0].tolist(), *e1[k][e1[k] >= 0].tolist()])
-        return [spreads[w] for w in ways], ok
+            ends = [*e0[k][e0[k] >= 0].tolist(), *e1[k][e1[k] >= 0].tolist()]
+            ok[k] = every_spread[spread_of[k]][5].isdisjoint(ends)
+        return Hops(src, src_i, dst, dst_i, every_spread, spread_i, ok)
 
 
-def _by_side(sides: list[tuple], at: int, pad: int) -> np.ndarray:
-    """Field ``at`` of each hop's side (an array), one row per hop, padded with ``pad``."""
+class Hops(NamedTuple):
+    """Hops taken many at once: ``src``, ``dst`` the distinct sides of their sources and
+    destinations, ``src_i``, ``dst_i`` each hop's; ``spreads`` the leaf pairs' spreads,
+    ``spread`` each hop's; ``ok`` whether the hop is taken so."""
+
+    src: list
+    src_i: np.ndarray
+    dst: list
+    dst_i: np.ndarray
+    spreads: list
+    spread: np.ndarray
+    ok: np.ndarray
+
+
+def _by_side(sides: list[tuple], at: int, pad: int) -> tuple[list, np.ndarray, np.ndarray]:
+    """The distinct ``sides``, each one's number, and their field ``at`` (an array) as rows
+    padded with ``pad``."""
     number: dict[int, int] = {}
     first: list[tuple] = []
     which = []
@@ -129,4 +155,4 @@ def _by_side(sides: list[tuple], at: int, pad: int) -> np.ndarray:
     out = np.full((len(first), width), pad, dtype=np.int64)
     for i, x in enumerate(first):
         out[i, :len(x[at])] = x[at]
-    return out[np.asarray(which, dtype=np.int64)]
+    return first, np.asarray(which, dtype=np.int64), out

@@ -64,22 +64,24 @@ class TreeParts:
             w.append(weights)
             return got
 
+        # legs and links by their content (equal parts are one part), a spread's paths by its arrays
+        def leg(chans: np.ndarray, whole: float) -> int:
+            key = (chans.dtype.str, chans.tobytes(), whole)
+            return known.get(key) or part(key, chans, np.full(len(chans), whole))
+
+        def link(c: int, whole: float) -> int:
+            return known.get((c, whole)) or part((c, whole), np.array([c]), np.array([whole]))
+
+        def paths(spread: tuple) -> tuple[int, int]:
+            _, first, first_w, later, later_w, _ = spread
+            return (known.get((id(first), id(first_w))) or part((id(first), id(first_w)), first, first_w),
+                    known.get((id(later), id(later_w))) or part((id(later), id(later_w)), later, later_w))
+
         def hop(leg0, out_link, spread, in_link, leg1) -> list[int]:
-            """A spread hop's parts: legs and links by their content (equal parts are one part), its
-            spread by its arrays."""
-            whole, first, first_w, later, later_w, _ = spread
-            keys = ((leg0.dtype.str, leg0.tobytes(), whole), (out_link, whole), (id(first), id(first_w)),
-                    (in_link, whole), (leg1.dtype.str, leg1.tobytes(), whole), (id(later), id(later_w)))
-            got = [known.get(key) for key in keys]
-            if None in got:  # (arrays made for new parts only)
-                a, b, c, d, e, f = keys
-                got = [got[0] or part(a, leg0, np.full(len(leg0), whole)),
-                       got[1] or part(b, np.array([out_link]), np.array([whole])),
-                       got[2] or part(c, first, first_w),
-                       got[3] or part(d, np.array([in_link]), np.array([whole])),
-                       got[4] or part(e, leg1, np.full(len(leg1), whole)),
-                       got[5] or part(f, later, later_w)]
-            return got
+            """A spread hop's parts, in their order in the row."""
+            whole = spread[0]
+            a, b, first = leg(leg0, whole), link(out_link, whole), paths(spread)
+            return [a, b, first[0], link(in_link, whole), leg(leg1, whole), first[1]]
 
         # a pair asked again (the trees' levels share most of their pairs: 98,000 of 524,000 slots
         # are new on 2,048 DGX H100 systems) is the row its first slot got, in any pattern alike in
@@ -102,35 +104,39 @@ class TreeParts:
                 take.append(np.arange(n_rows, n_rows + len(new), dtype=np.int64))
                 asks.append((p, new, False))
             n_rows += len(new)
-        # hops spread over the spines, many at once (sim/spread_hops.py); their parts by sides
+        # hops spread over the spines, many at once (sim/spread_hops.py): each one's row from its
+        # ends' sides and its spread, their parts worked out once per side (and whole) and spread
         bulk = SpreadHops(engine)
         taken = [bulk.taken(new) if alike else [] for _, new, alike in asks]
-        spreads, ok = bulk.parts([h for ks in taken for h in ks])
-        hops = iter(zip(spreads, ok.tolist()))
-        sides: dict = {}  # (a GPU's side, the spread's whole, out 0 or in 1), a spread: their parts in a row
+        got = bulk.parts([h for ks in taken for h in ks])
+        wholes, w_id = np.unique([sp[0] for sp in got.spreads], return_inverse=True)
+        w_of = w_id.ravel()[got.spread] if len(got.spreads) else got.spread
+        n_w = len(wholes)
+        cols = []
+        for sides, at, parts_of in ((got.src, 3, lambda x, wh: (leg(x[3], wh), link(index[(x[0], x[2])], wh))),
+                                    (got.dst, 4, lambda x, wh: (link(index[(x[2], x[0])], wh), leg(x[4], wh)))):
+            which = (got.src_i if at == 3 else got.dst_i) * n_w + w_of
+            keys, first, inv = np.unique(which[got.ok], return_index=True, return_inverse=True)
+            cols.append(np.array([parts_of(sides[k // n_w], float(wholes[k % n_w])) for k in keys.tolist()],
+                                 dtype=np.int64).reshape(-1, 2)[inv.ravel()])
+        spread_parts = np.array([paths(sp) for sp in got.spreads], dtype=np.int64).reshape(-1, 2)[got.spread[got.ok]]
+        bulk_rows = np.column_stack([cols[0], spread_parts[:, 0], cols[1], spread_parts[:, 1]])
+        good = np.cumsum(got.ok) - 1  # each hop's row in bulk_rows (where ok)
         rows: list[np.ndarray] = []
         lat: list[np.ndarray] = []
         caps: list[np.ndarray] = []
+        at_hop = 0
         for (p, new, _), ks in zip(asks, taken):
             block = np.full((len(new), WIDTH), -1, dtype=np.int64)
             latency = np.empty(len(new))
-            mine, ids, ways = [], [], []
-            for (k, a, b), (spread, good) in zip(ks, hops):
-                if not good:
-                    continue
-                whole = spread[0]
-                got = (sides.get((id(a), whole, 0)), sides.get(id(spread)), sides.get((id(b), whole, 1)))
-                if None in got:
-                    got = hop(a[3], index[(a[0], a[2])], spread, index[(b[2], b[0])], b[4])
-                    got = (sides.setdefault((id(a), whole, 0), got[:2]), sides.setdefault(id(spread), got[2::3]),
-                           sides.setdefault((id(b), whole, 1), got[3:5]))
-                mine.append(k)
-                ids.append([*got[0], got[1][0], *got[2], got[1][1]])
-                ways.append([new[k][0], a[0], b[0], new[k][1]])
+            ok = got.ok[at_hop:at_hop + len(ks)]
+            mine = [h[0] for h, yes in zip(ks, ok.tolist()) if yes]
             if mine:
-                block[mine] = ids
-                latency[mine] = ([bulk.hops.via_latency(way) for way in ways] if p.latency_s is None
-                                 else p.latency_s)
+                block[mine] = bulk_rows[good[at_hop:at_hop + len(ks)][ok]]
+                latency[mine] = ([bulk.hops.via_latency([new[k][0], a[0], b[0], new[k][1]])
+                                  for (k, a, b), yes in zip(ks, ok.tolist()) if yes]
+                                 if p.latency_s is None else p.latency_s)
+            at_hop += len(ks)
             rest = np.ones(len(new), dtype=bool)
             rest[mine] = False
             rest = np.flatnonzero(rest)
@@ -150,13 +156,15 @@ class TreeParts:
             # a spread hop's cap: the pattern's (a LazyRoute's is none)
             caps.append(np.full(len(new), min(p.cap_Bps, np.inf)))
         # the routes' caps; the parts after the routes (part -i is number n_routes + i - 1)
+        # (on each distinct row, then taken for every slot)
         take = np.concatenate(take)
-        out = np.concatenate(rows)[take]
+        out = np.concatenate(rows)
         routed = out[:, 0] >= 0
-        cap = np.concatenate(caps)[take]
+        cap = np.concatenate(caps)
         cap[routed] = np.asarray(engine.route_cap, dtype=float)[out[routed, 0]]
         n_routes = len(engine.route_ch)
-        out[out < 0] = n_routes - 1 - out[out < 0]
+        out = np.where(out < 0, n_routes - 1 - out, out)[take]
+        cap = cap[take]
         return cls(out, [*engine.route_ch, *ch], [*engine.route_w, *w], np.concatenate(lat)[take], cap, n_routes)
 
     def packed(self, n_trees: int) -> np.ndarray | None:
