@@ -17,9 +17,12 @@ shared by many hops is then compared once per pair of leaf pairs, not once per h
 
 Nothing is assumed of the router: a hop is taken in parts only where the engine's own look-up
 (``Engine.template``, through ``HopRoutes.route``) reaches the point where ``Router.via_loads``
-would join those parts into its route; it answers the parts instead. The representative's routes,
-which the run reads, are checked against their parts entry by entry once the engine has them
-(``matches``). A tree checked on its parts is routed only if something reads its transfers.
+would join those parts into its route; it answers the parts instead. Most such hops are put together
+many at once (``spread_hops.py``: each GPU's side and each leaf pair's spread asked of the router
+once, the router's checks made hop by hop), any other one is the template's as before. The
+representative's routes, which the run reads, are checked against their parts entry by entry once
+the engine has them (``matches``). A tree checked on its parts is routed only if something reads its
+transfers.
 """
 
 from __future__ import annotations
@@ -110,14 +113,13 @@ class TreeParts:
         taken = [bulk.taken(new) if alike else [] for _, new, alike in asks]
         got = bulk.parts([h for ks in taken for h in ks])
         wholes, w_id = np.unique([sp[0] for sp in got.spreads], return_inverse=True)
-        w_of = w_id.ravel()[got.spread] if len(got.spreads) else got.spread
         n_w = len(wholes)
-        cols = []
-        for sides, at, parts_of in ((got.src, 3, lambda x, wh: (leg(x[3], wh), link(index[(x[0], x[2])], wh))),
-                                    (got.dst, 4, lambda x, wh: (link(index[(x[2], x[0])], wh), leg(x[4], wh)))):
-            which = (got.src_i if at == 3 else got.dst_i) * n_w + w_of
-            keys, first, inv = np.unique(which[got.ok], return_index=True, return_inverse=True)
-            cols.append(np.array([parts_of(sides[k // n_w], float(wholes[k % n_w])) for k in keys.tolist()],
+        w_of = w_id.ravel()[got.spread]  # each hop's spread's whole, numbered
+        cols = []  # (first leg, link out) and (link in, last leg) of each hop taken so
+        for sides, at, of_side in ((got.src, got.src_i, lambda x, wh: (leg(x[3], wh), link(index[(x[0], x[2])], wh))),
+                                   (got.dst, got.dst_i, lambda x, wh: (link(index[(x[2], x[0])], wh), leg(x[4], wh)))):
+            keys, inv = np.unique((at * n_w + w_of)[got.ok], return_inverse=True)
+            cols.append(np.array([of_side(sides[k // n_w], float(wholes[k % n_w])) for k in keys.tolist()],
                                  dtype=np.int64).reshape(-1, 2)[inv.ravel()])
         spread_parts = np.array([paths(sp) for sp in got.spreads], dtype=np.int64).reshape(-1, 2)[got.spread[got.ok]]
         bulk_rows = np.column_stack([cols[0], spread_parts[:, 0], cols[1], spread_parts[:, 1]])
