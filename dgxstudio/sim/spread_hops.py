@@ -36,9 +36,9 @@ class SpreadHops:
 
     def _side(self, g: str) -> tuple | None:
         """GPU ``g``'s side of a hop: (its NIC, the NIC's system, the NIC's leaf, the leg to the NIC,
-        the leg from it, the first with the link out of the NIC, the second with the link into it;
-        the legs None where they are not one path of weights 1); None where the router gives ``g``
-        no rail waypoints."""
+        the leg from it, the link out of the NIC to its leaf, the link into it; the legs None where
+        they are not one path of weights 1, the links -1 without a leaf); None where the router
+        gives ``g`` no rail waypoints."""
         known = self._sides.get(g, self)
         if known is not self:
             return known
@@ -53,10 +53,8 @@ class SpreadHops:
                 ok = fast is not None and fast[2] == 1 and router._unit_weights(fast[1])
                 legs.append(fast[0] if ok else None)
             up = router._uplink(nic)
-            index = router.channel_index
-            ends = [None if up is None or leg is None else np.append(leg, index[link])
-                    for leg, link in ((legs[0], (nic, up)), (legs[1], (up, nic)))]
-            got = (nic, router._system.get(nic), up, *legs, *ends)
+            links = (-1, -1) if up is None else (router.channel_index[(nic, up)], router.channel_index[(up, nic)])
+            got = (nic, router._system.get(nic), up, *legs, *links)
         self._sides[g] = got
         return got
 
@@ -105,8 +103,8 @@ class SpreadHops:
         every_spread = [router._leaf_spread(a, b) for a, b in spreads]
         # each hop's ends: the first leg and the link out, the link in and the last leg, read from
         # each GPU's side (padded apart: -1 and -2 are no channel)
-        src, src_i, e0 = _by_side([a for _, a, _ in hops], 5, -1)
-        dst, dst_i, e1 = _by_side([b for _, _, b in hops], 6, -2)
+        src, src_i, e0 = _by_side([a for _, a, _ in hops], 3, 5, -1)
+        dst, dst_i, e1 = _by_side([b for _, _, b in hops], 4, 6, -2)
         e0, e1 = e0[src_i], e1[dst_i]
         ok = (e0[:, :, None] != e1[:, None, :]).all(axis=(1, 2))
         for e in (e0, e1):  # (a side's own channels apart)
@@ -139,9 +137,9 @@ class Hops(NamedTuple):
     ok: np.ndarray
 
 
-def _by_side(sides: list[tuple], at: int, pad: int) -> tuple[list, np.ndarray, np.ndarray]:
-    """The distinct ``sides``, each one's number, and their field ``at`` (an array) as rows
-    padded with ``pad``."""
+def _by_side(sides: list[tuple], leg: int, link: int, pad: int) -> tuple[list, np.ndarray, np.ndarray]:
+    """The distinct ``sides``, each one's number, and their leg (field ``leg``) with their link
+    (field ``link``) after it as rows padded with ``pad``."""
     number: dict[int, int] = {}
     first: list[tuple] = []
     which = []
@@ -151,8 +149,10 @@ def _by_side(sides: list[tuple], at: int, pad: int) -> tuple[list, np.ndarray, n
             i = number[id(x)] = len(first)
             first.append(x)
         which.append(i)
-    width = max((len(x[at]) for x in first), default=0)
+    width = max((len(x[leg]) for x in first), default=-1) + 1
     out = np.full((len(first), width), pad, dtype=np.int64)
     for i, x in enumerate(first):
-        out[i, :len(x[at])] = x[at]
+        n = len(x[leg])
+        out[i, :n] = x[leg]
+        out[i, n] = x[link]
     return first, np.asarray(which, dtype=np.int64), out

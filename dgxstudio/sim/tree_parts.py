@@ -59,7 +59,6 @@ class TreeParts:
         ch: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]  # (part -1: empty; -2, -3, ... after it)
         w: list[np.ndarray] = [np.zeros(0)]
         known: dict[tuple, int] = {}  # a part of equal channels and weights met before
-        index = engine.router.channel_index
 
         def part(key: tuple, chans: np.ndarray, weights: np.ndarray) -> int:
             got = known[key] = -len(ch) - 1
@@ -116,8 +115,8 @@ class TreeParts:
         n_w = len(wholes)
         w_of = w_id.ravel()[got.spread]  # each hop's spread's whole, numbered
         cols = []  # (first leg, link out) and (link in, last leg) of each hop taken so
-        for sides, at, of_side in ((got.src, got.src_i, lambda x, wh: (leg(x[3], wh), link(index[(x[0], x[2])], wh))),
-                                   (got.dst, got.dst_i, lambda x, wh: (link(index[(x[2], x[0])], wh), leg(x[4], wh)))):
+        for sides, at, of_side in ((got.src, got.src_i, lambda x, wh: (leg(x[3], wh), link(x[5], wh))),
+                                   (got.dst, got.dst_i, lambda x, wh: (link(x[6], wh), leg(x[4], wh)))):
             keys, inv = np.unique((at * n_w + w_of)[got.ok], return_inverse=True)
             cols.append(np.array([of_side(sides[k // n_w], float(wholes[k % n_w])) for k in keys.tolist()],
                                  dtype=np.int64).reshape(-1, 2)[inv.ravel()])
