@@ -160,6 +160,16 @@ class TemplateLoads:
         a, b = self._uplink(n0), self._uplink(n1)
         if a is None or b is None or a == b:
             return None
+        spread = self._leaf_spread(a, b)
+        index = self.channel_index
+        out_link, in_link = index[(n0, a)], index[(b, n1)]
+        ends = legs[0].tolist() + [out_link, in_link] + legs[1].tolist()
+        if len(set(ends)) != len(ends) or not spread[5].isdisjoint(ends):
+            return None
+        return legs[0], out_link, (a, b), spread, in_link, legs[1]
+
+    def _leaf_spread(self, a: str, b: str) -> tuple:
+        """Leaves ``a`` to ``b``'s spread that ``_spread_parts`` joins (sim/spread_hops.py: per leaf pair)."""
         spread = self._spreads.get((a, b))
         if spread is None:
             spread = self._twin_spread(a, b)
@@ -186,12 +196,7 @@ class TemplateLoads:
             if (a, b) in self._route_inner and self.spread == "even" and self._uniform_outside():
                 # the first leaf pair of its twin classes worked out: the others read from it
                 self._spread_reps.setdefault((self._twin_class(a), self._twin_class(b)), (a, b))
-        index = self.channel_index
-        out_link, in_link = index[(n0, a)], index[(b, n1)]
-        ends = legs[0].tolist() + [out_link, in_link] + legs[1].tolist()
-        if len(set(ends)) != len(ends) or not spread[5].isdisjoint(ends):
-            return None
-        return legs[0], out_link, (a, b), spread, in_link, legs[1]
+        return spread
 
     def _spread_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
         """``via_loads`` of a hop spread over the spines: ``_spread_parts`` joined. The parts: the

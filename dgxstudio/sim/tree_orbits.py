@@ -46,7 +46,7 @@ import numpy as np
 from .fold_routes import RouteGraph
 from .place_maps import PlaceMaps, renaming, tree0_places
 from .rates import RouteTable
-from .relation_ids import numbered, row_ids
+from .relation_ids import distinct, numbered, row_ids
 
 _CHUNK = 1 << 19  # route entries compared at a time
 
@@ -93,7 +93,7 @@ def orbits(ends: np.ndarray, s_route: np.ndarray, s_lat: np.ndarray, s_cap: np.n
             return None  # tree t's transfers are not a renaming of tree 0's, place for place
         tau = np.fromiter((index.get(dev[flat[s]].tobytes(), -1) for s in range(n_trees)), dtype=np.int64,
                           count=n_trees)
-        if (tau < 0).any() or len(np.unique(tau)) != n_trees:
+        if (tau < 0).any() or len(distinct(tau)) != n_trees:
             return None
         if not ((lat[tau] == lat).all() and (cap[tau] == cap).all()):
             return None
@@ -162,7 +162,7 @@ class _DeviceMaps:
         first: list[int] = []
         tree_dom = np.empty(len(flat), dtype=np.int64)
         for t, row in enumerate(flat):
-            joined = np.unique(row)
+            joined = distinct(row)
             if len(joined) != n_p:
                 return None
             tree_dom[t] = d = keys.setdefault(joined.tobytes(), len(keys))
@@ -246,11 +246,13 @@ def _channel_map(a_routes: np.ndarray, b_routes: np.ndarray, route_ch: list[np.n
     entry (same length, same weights, channels of the same capacity), one-to-one; None if none.
     Routes are read a few million entries at a time from their own arrays (not copied whole)."""
     n_r = len(route_ch)
-    pairs = np.unique(a_routes.astype(np.int64) * n_r + b_routes)
-    a, b = (x.tolist() for x in np.divmod(pairs, n_r))
-    lens = np.fromiter((len(route_ch[r]) for r in a), dtype=np.int64, count=len(a))
-    if not (lens == np.fromiter((len(route_ch[r]) for r in b), dtype=np.int64, count=len(b))).all():
+    pairs = distinct(a_routes.astype(np.int64) * n_r + b_routes)
+    a, b = np.divmod(pairs, n_r)
+    size = np.fromiter(map(len, route_ch), dtype=np.int64, count=n_r)
+    lens = size[a]
+    if not (lens == size[b]).all():
         return None
+    a, b = a.tolist(), b.tolist()
     pi = np.full(len(capacity), -1, dtype=np.int64)
     ends = np.cumsum(lens)
     i = 0
@@ -270,6 +272,6 @@ def _channel_map(a_routes: np.ndarray, b_routes: np.ndarray, route_ch: list[np.n
             return None
         i = j
     img = pi[pi >= 0]
-    if len(np.unique(img)) != len(img) or not np.isin(img, np.flatnonzero(pi >= 0)).all():
+    if len(distinct(img)) != len(img) or not np.isin(img, np.flatnonzero(pi >= 0)).all():
         return None  # two channels onto one, or onto a channel no tree loads
     return pi

@@ -17,9 +17,12 @@ shared by many hops is then compared once per pair of leaf pairs, not once per h
 
 Nothing is assumed of the router: a hop is taken in parts only where the engine's own look-up
 (``Engine.template``, through ``HopRoutes.route``) reaches the point where ``Router.via_loads``
-would join those parts into its route; it answers the parts instead. The representative's routes,
-which the run reads, are checked against their parts entry by entry once the engine has them
-(``matches``). A tree checked on its parts is routed only if something reads its transfers.
+would join those parts into its route; it answers the parts instead. Most such hops are put together
+many at once (``spread_hops.py``: each GPU's side and each leaf pair's spread asked of the router
+once, the router's checks made hop by hop), any other one is the template's as before. The
+representative's routes, which the run reads, are checked against their parts entry by entry once
+the engine has them (``matches``). A tree checked on its parts is routed only if something reads its
+transfers.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from .schedule import Pattern
+from .spread_hops import SpreadHops
 
 WIDTH = 6  # parts per slot: a spread hop's (first leg, NIC link, spread's first path, NIC link, last leg,
 #             the spread's other paths)
@@ -53,9 +59,6 @@ class TreeParts:
         ch: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]  # (part -1: empty; -2, -3, ... after it)
         w: list[np.ndarray] = [np.zeros(0)]
         known: dict[tuple, int] = {}  # a part of equal channels and weights met before
-        rows: list[np.ndarray] = []
-        lat: list[np.ndarray] = []
-        caps: list[np.ndarray] = []
 
         def part(key: tuple, chans: np.ndarray, weights: np.ndarray) -> int:
             got = known[key] = -len(ch) - 1
@@ -63,42 +66,107 @@ class TreeParts:
             w.append(weights)
             return got
 
+        # legs and links by their content (equal parts are one part), a spread's paths by its arrays
+        def leg(chans: np.ndarray, whole: float) -> int:
+            key = (chans.dtype.str, chans.tobytes(), whole)
+            return known.get(key) or part(key, chans, np.full(len(chans), whole))
+
+        def link(c: int, whole: float) -> int:
+            return known.get((c, whole)) or part((c, whole), np.array([c]), np.array([whole]))
+
+        def paths(spread: tuple) -> tuple[int, int]:
+            _, first, first_w, later, later_w, _ = spread
+            return (known.get((id(first), id(first_w))) or part((id(first), id(first_w)), first, first_w),
+                    known.get((id(later), id(later_w))) or part((id(later), id(later_w)), later, later_w))
+
+        def hop(leg0, out_link, spread, in_link, leg1) -> list[int]:
+            """A spread hop's parts, in their order in the row."""
+            whole = spread[0]
+            a, b, first = leg(leg0, whole), link(out_link, whole), paths(spread)
+            return [a, b, first[0], link(in_link, whole), leg(leg1, whole), first[1]]
+
+        # a pair asked again (the trees' levels share most of their pairs: 98,000 of 524,000 slots
+        # are new on 2,048 DGX H100 systems) is the row its first slot got, in any pattern alike in
+        # what the engine's template reads besides the pair (no waypoints or paths, the same cap
+        # and latency); new pairs are asked in the order they come, so routes are numbered as before
+        row_of: dict[tuple, dict] = {}
+        asks = []  # (pattern, its pairs not asked before)
+        take: list[np.ndarray] = []  # each slot's row
+        n_rows = 0
         for p in patterns:
-            spreads: list = []
-            tpl = engine.template(p, spreads=spreads)
-            block = np.full((len(p.pairs), WIDTH), -1, dtype=np.int64)
-            block[:, 0] = tpl["route"]  # (-1 where a spread hop's parts go)
-            at, ids = [], []
-            for k, (_, (leg0, out_link, _, spread, in_link, leg1)) in spreads:
-                whole, first, first_w, later, later_w, _ = spread
-                # legs and links by their content (equal parts are one part), a spread's by its arrays
-                keys = ((leg0.dtype.str, leg0.tobytes(), whole), (out_link, whole), (id(first), id(first_w)),
-                        (in_link, whole), (leg1.dtype.str, leg1.tobytes(), whole), (id(later), id(later_w)))
-                got = [known.get(key) for key in keys]
-                if None in got:  # (arrays made for new parts only)
-                    a, b, c, d, e, f = keys
-                    got = [got[0] or part(a, leg0, np.full(len(leg0), whole)),
-                           got[1] or part(b, np.array([out_link]), np.array([whole])),
-                           got[2] or part(c, first, first_w),
-                           got[3] or part(d, np.array([in_link]), np.array([whole])),
-                           got[4] or part(e, leg1, np.full(len(leg1), whole)),
-                           got[5] or part(f, later, later_w)]
-                at.append(k)
-                ids.append(got)
-            if at:
-                block[at] = ids
+            if p.via is None and p.paths is None:
+                seen = row_of.setdefault((p.cap_Bps, p.latency_s), {})
+                new = [pair for pair in dict.fromkeys(p.pairs) if pair not in seen]
+                for i, pair in enumerate(new, n_rows):
+                    seen[pair] = i
+                take.append(np.fromiter(map(seen.__getitem__, p.pairs), dtype=np.int64, count=len(p.pairs)))
+                asks.append((p, new, True))
+            else:
+                new = p.pairs
+                take.append(np.arange(n_rows, n_rows + len(new), dtype=np.int64))
+                asks.append((p, new, False))
+            n_rows += len(new)
+        # hops spread over the spines, many at once (sim/spread_hops.py): each one's row from its
+        # ends' sides and its spread, their parts worked out once per side (and whole) and spread
+        bulk = SpreadHops(engine)
+        taken = [bulk.taken(new) if alike else [] for _, new, alike in asks]
+        got = bulk.parts([h for ks in taken for h in ks])
+        wholes, w_id = np.unique([sp[0] for sp in got.spreads], return_inverse=True)
+        n_w = len(wholes)
+        w_of = w_id.ravel()[got.spread]  # each hop's spread's whole, numbered
+        cols = []  # (first leg, link out) and (link in, last leg) of each hop taken so
+        for sides, at, of_side in ((got.src, got.src_i, lambda x, wh: (leg(x[3], wh), link(x[5], wh))),
+                                   (got.dst, got.dst_i, lambda x, wh: (link(x[6], wh), leg(x[4], wh)))):
+            keys, inv = np.unique((at * n_w + w_of)[got.ok], return_inverse=True)
+            cols.append(np.array([of_side(sides[k // n_w], float(wholes[k % n_w])) for k in keys.tolist()],
+                                 dtype=np.int64).reshape(-1, 2)[inv.ravel()])
+        spread_parts = np.array([paths(sp) for sp in got.spreads], dtype=np.int64).reshape(-1, 2)[got.spread[got.ok]]
+        bulk_rows = np.column_stack([cols[0], spread_parts[:, 0], cols[1], spread_parts[:, 1]])
+        good = np.cumsum(got.ok) - 1  # each hop's row in bulk_rows (where ok)
+        rows: list[np.ndarray] = []
+        lat: list[np.ndarray] = []
+        caps: list[np.ndarray] = []
+        at_hop = 0
+        for (p, new, _), ks in zip(asks, taken):
+            block = np.full((len(new), WIDTH), -1, dtype=np.int64)
+            latency = np.empty(len(new))
+            ok = got.ok[at_hop:at_hop + len(ks)]
+            mine = [h[0] for h, yes in zip(ks, ok.tolist()) if yes]
+            if mine:
+                block[mine] = bulk_rows[good[at_hop:at_hop + len(ks)][ok]]
+                latency[mine] = ([bulk.hops.via_latency([new[k][0], a[0], b[0], new[k][1]])
+                                  for (k, a, b), yes in zip(ks, ok.tolist()) if yes]
+                                 if p.latency_s is None else p.latency_s)
+            at_hop += len(ks)
+            rest = np.ones(len(new), dtype=bool)
+            rest[mine] = False
+            rest = np.flatnonzero(rest)
+            if len(rest):
+                ask = p if len(rest) == len(p.pairs) else Pattern(
+                    [new[k] for k in rest.tolist()], latency_s=p.latency_s, cap_Bps=p.cap_Bps)
+                spreads: list = []
+                tpl = engine.template(ask, spreads=spreads)
+                block[rest, 0] = tpl["route"]  # (-1 where a spread hop's parts go)
+                latency[rest] = tpl["latency"]
+                if spreads:
+                    block[rest[[k for k, _ in spreads]]] = [
+                        hop(leg0, out_link, spread, in_link, leg1)
+                        for _, (_, (leg0, out_link, _, spread, in_link, leg1)) in spreads]
             rows.append(block)
-            lat.append(tpl["latency"])
+            lat.append(latency)
             # a spread hop's cap: the pattern's (a LazyRoute's is none)
-            caps.append(np.full(len(p.pairs), min(p.cap_Bps, np.inf)))
+            caps.append(np.full(len(new), min(p.cap_Bps, np.inf)))
         # the routes' caps; the parts after the routes (part -i is number n_routes + i - 1)
+        # (on each distinct row, then taken for every slot)
+        take = np.concatenate(take)
         out = np.concatenate(rows)
         routed = out[:, 0] >= 0
         cap = np.concatenate(caps)
         cap[routed] = np.asarray(engine.route_cap, dtype=float)[out[routed, 0]]
         n_routes = len(engine.route_ch)
-        out[out < 0] = n_routes - 1 - out[out < 0]
-        return cls(out, [*engine.route_ch, *ch], [*engine.route_w, *w], np.concatenate(lat), cap, n_routes)
+        out = np.where(out < 0, n_routes - 1 - out, out)[take]
+        cap = cap[take]
+        return cls(out, [*engine.route_ch, *ch], [*engine.route_w, *w], np.concatenate(lat)[take], cap, n_routes)
 
     def packed(self, n_trees: int) -> np.ndarray | None:
         """``rows`` without the empty parts, tree after tree, where every tree's slots have them

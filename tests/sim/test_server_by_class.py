@@ -85,6 +85,13 @@ def test_value_ids_are_unique_s_inverse(dense):
         assert relation_ids.value_ids(values, dense).tolist() == ref.tolist()
 
 
+def test_distinct_is_unique_by_one_sort():
+    rng = np.random.default_rng(5)
+    for values in (rng.integers(0, 9, 500), rng.integers(-2**62, 2**62, 300), rng.integers(-3, 3, 1),
+                   np.zeros(0, np.int64), np.repeat(rng.integers(0, 2**40, 50), 7)):
+        assert relation_ids.distinct(values).tolist() == np.unique(values).tolist()
+
+
 def _relations_by_every_pair(qid, slot, weights, scolor, between):
     """symmetry's relation ids as it numbered them before: every pair of systems hashed and sorted."""
     m = len(scolor)

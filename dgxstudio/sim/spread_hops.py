@@ -1,0 +1,158 @@
+"""Hops spread over the spines taken in parts many at once, for tree_parts.py.
+
+``TreeParts.of`` has every tree's slots in parts; a hop between GPUs of two systems under different
+leaves came, pair by pair through the router's Python (``HopRoutes.route``, ``_between_systems``,
+``_rail_waypoints``, ``via_legs``, ``_single_path_via``, ``Router._spread_parts``), as the parts
+``Router.via_loads`` would join: 64,500 such hops on 2,048 DGX H100 systems, about 1.5 s. Those
+parts depend on little: the first leg and the link out of the NIC are the source GPU's (the leg
+inside its system to its own NIC, the cable from that NIC to its leaf), the link into the NIC and
+the last leg the destination GPU's, the spread its leaf pair's. So the router is asked once per
+GPU (``Router._leg_loads``, ``_uplink``, the rails) and once per leaf pair (``Router._leaf_spread``),
+and each hop is put together from them. The checks the router makes on the way are made hop by hop
+(names and cache look-ups per pair; the channels met twice or in the spread with numpy), and a hop
+any of them would answer otherwise (a route kept for the pair or the way, PXN, GPUs of one system,
+NICs under one leaf or in no system, a leg of several paths or of weights other than 1, a channel
+met twice or in the spread) is left to the engine's template, pair by pair as before.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..analysis.ring_segments import HopRoutes
+
+
+class SpreadHops:
+    """The hops of some pairs taken in parts; made for one ``TreeParts.of`` (its per-GPU answers
+    are the router's at that time)."""
+
+    def __init__(self, engine):
+        self.router = router = engine.router
+        # (the engine's template asks ``HopRoutes`` only with templates on, and never under PXN)
+        self.hops = HopRoutes.of(router) if engine.templates and not router.pxn else None
+        self._sides: dict[str, tuple | None] = {}
+
+    def _side(self, g: str) -> tuple | None:
+        """GPU ``g``'s side of a hop: (its NIC, the NIC's system, the NIC's leaf, the leg to the NIC,
+        the leg from it, the link out of the NIC to its leaf, the link into it; the legs None where
+        they are not one path of weights 1, the links -1 without a leaf); None where the router
+        gives ``g`` no rail waypoints."""
+        known = self._sides.get(g, self)
+        if known is not self:
+            return known
+        router = self.router
+        rail = router._rails()
+        got = None
+        if g in router._gpus and g in rail and router._system.get(g) is not None:
+            nic = rail[g][0]
+            legs = []
+            for a, b in ((g, nic), (nic, g)):
+                fast = router._leg_loads(a, b)
+                ok = fast is not None and fast[2] == 1 and router._unit_weights(fast[1])
+                legs.append(fast[0] if ok else None)
+            up = router._uplink(nic)
+            links = (-1, -1) if up is None else (router.channel_index[(nic, up)], router.channel_index[(up, nic)])
+            got = (nic, router._system.get(nic), up, *legs, *links)
+        self._sides[g] = got
+        return got
+
+    def taken(self, pairs: list[tuple[str, str]]) -> list[tuple[int, tuple, tuple]]:
+        """The hops among ``pairs`` the engine's template would give as the router's
+        ``_spread_parts`` were their ends' channels apart (``parts`` checks that): (place, the
+        source's side, the destination's)."""
+        if self.hops is None:
+            return []
+        router = self.router
+        known, cache, system = self.hops._known, router._cache, router._system
+        side, sides = self._side, self._sides
+        out = []
+        for k, (s, d) in enumerate(pairs):
+            # (GPUs of one system first: most pairs that are no such hop)
+            if system.get(s) == system.get(d) or (s, d) in known or (s, d) in cache:
+                continue
+            a = sides[s] if s in sides else side(s)
+            b = sides[d] if d in sides else side(d)
+            if a is None or b is None or a[3] is None or b[4] is None:
+                continue
+            n0, n1 = a[0], b[0]
+            way = ("via", s, n0, n1, d)
+            if way in known or way in cache or (n0, n1) in cache:
+                continue
+            if a[1] is None or a[1] == b[1] or a[2] is None or b[2] is None or a[2] == b[2]:
+                continue
+            out.append((k, a, b))
+        return out
+
+    def parts(self, hops: list[tuple[int, tuple, tuple]]) -> "Hops":
+        """For hops ``hops`` (``taken``): their ends' sides and leaf pairs' spreads, numbered, and
+        whether each hop's ends' channels (first leg, NIC links, last leg) are apart from each
+        other and from its spread, as ``Router._spread_parts`` requires (a hop where they are not
+        is the template's)."""
+        router = self.router
+        spreads: dict[tuple, int] = {}
+        spread_of = []
+        for _, a, b in hops:
+            pair = (a[2], b[2])
+            i = spreads.get(pair)
+            if i is None:
+                i = spreads[pair] = len(spreads)
+            spread_of.append(i)
+        spread_i = np.asarray(spread_of, dtype=np.int64)
+        every_spread = [router._leaf_spread(a, b) for a, b in spreads]
+        # each hop's ends: the first leg and the link out, the link in and the last leg, read from
+        # each GPU's side (padded apart: -1 and -2 are no channel)
+        src, src_i, e0 = _by_side([a for _, a, _ in hops], 3, 5, -1)
+        dst, dst_i, e1 = _by_side([b for _, _, b in hops], 4, 6, -2)
+        e0, e1 = e0[src_i], e1[dst_i]
+        ok = (e0[:, :, None] != e1[:, None, :]).all(axis=(1, 2))
+        for e in (e0, e1):  # (a side's own channels apart)
+            s = np.sort(e, axis=1)
+            ok &= ((s[:, 1:] != s[:, :-1]) | (s[:, 1:] < 0)).all(axis=1)
+        # apart from the spread: looked at hop by hop only where some spread has one of its ends
+        top = max(int(e0.max(initial=0)), int(e1.max(initial=0)))
+        every = np.zeros(top + 1, dtype=bool)
+        for spread in every_spread:
+            every[[c for c in spread[5] if c <= top]] = True
+        near = ok & ((every[np.maximum(e0, 0)] & (e0 >= 0)).any(axis=1)
+                     | (every[np.maximum(e1, 0)] & (e1 >= 0)).any(axis=1))
+        for k in np.flatnonzero(near).tolist():
+            ends = [*e0[k][e0[k] >= 0].tolist(), *e1[k][e1[k] >= 0].tolist()]
+            ok[k] = every_spread[spread_of[k]][5].isdisjoint(ends)
+        return Hops(src, src_i, dst, dst_i, every_spread, spread_i, ok)
+
+
+class Hops(NamedTuple):
+    """Hops taken many at once: ``src``, ``dst`` the distinct sides of their sources and
+    destinations, ``src_i``, ``dst_i`` each hop's; ``spreads`` the leaf pairs' spreads,
+    ``spread`` each hop's; ``ok`` whether the hop is taken so."""
+
+    src: list
+    src_i: np.ndarray
+    dst: list
+    dst_i: np.ndarray
+    spreads: list
+    spread: np.ndarray
+    ok: np.ndarray
+
+
+def _by_side(sides: list[tuple], leg: int, link: int, pad: int) -> tuple[list, np.ndarray, np.ndarray]:
+    """The distinct ``sides``, each one's number, and their leg (field ``leg``) with their link
+    (field ``link``) after it as rows padded with ``pad``."""
+    number: dict[int, int] = {}
+    first: list[tuple] = []
+    which = []
+    for x in sides:
+        i = number.get(id(x))
+        if i is None:
+            i = number[id(x)] = len(first)
+            first.append(x)
+        which.append(i)
+    width = max((len(x[leg]) for x in first), default=-1) + 1
+    out = np.full((len(first), width), pad, dtype=np.int64)
+    for i, x in enumerate(first):
+        n = len(x[leg])
+        out[i, :n] = x[leg]
+        out[i, n] = x[link]
+    return first, np.asarray(which, dtype=np.int64), out
