@@ -223,7 +223,7 @@ def test_a_first_start_shows_no_content_of_the_docks_it_puts_behind_a_tab(qtbot)
         # the default layout resizes the docks after tabbing them: the tab bars settle before a click
         # (a loaded machine once clicked where "Simulation" was about to be, and hit "Palette")
         QApplication.processEvents()
-        qtbot.wait(100)
+        qtbot.wait(300)
         _click_tab(qtbot, w, "Simulation")
         qtbot.waitUntil(w.sim_panel.isVisible, timeout=3000)
         QApplication.processEvents()
