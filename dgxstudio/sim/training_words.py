@@ -108,3 +108,16 @@ def memory_words(r: TrainResult, advice: str = CLI_MEMORY_ADVICE) -> str | None:
     if st["fits"]:
         return f"{where} {need} at least {st['total_bytes'] / 1e9:.2f} GB of {of} ({parts})"
     return f"DOES NOT FIT: {where} {need} at least {st['total_bytes'] / 1e9:.2f} GB, more than {of} ({parts}); {advice}"
+
+
+def breakdown_rows(r: TrainResult) -> list[tuple[str, str, str]]:
+    """The iteration's time by category in words for a reader (the JSON keys stay the CLI's table):
+    each category, its time ("none" for a category the run does not have, not "0.0 ns") and the link
+    class that bounds it ("" where none does)."""
+    rows = []
+    for key, t in r.breakdown_s.items():
+        words = key.replace("_", " ") + (" (exposed)" if key == "data_parallel" else "")
+        neck = r.bottleneck.get(key, "none")
+        absent = t <= 1e-9 * r.iteration_s   # (a difference of sums a rounding error above 0: not "0.0 ns")
+        rows.append((words, "none" if absent else format_time(t), "" if neck == "none" or absent else neck))
+    return rows

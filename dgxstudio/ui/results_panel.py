@@ -12,7 +12,8 @@ from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWi
 from ..sim.latency_bound import limit_words
 from ..sim.results import capacity_words
 from ..sim.ring_bound_note import rings_alone_words
-from ..sim.training_words import critical_headline, critical_reason, data_parallel_words, memory_words, pipeline_words
+from ..sim.training_words import (breakdown_rows, critical_headline, critical_reason, data_parallel_words, memory_words,
+                                  pipeline_words)
 from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
 
@@ -156,7 +157,7 @@ class ResultsPanel(QWidget):
         self._row([request.label, topology_name, str(r.spec.stages), format_time(r.makespan_s), "", "", ""])
 
     def show_training(self, request: RunRequest, r, topology_name: str) -> None:
-        parts = "<br>".join(f"{k}: {format_time(v)} (bottleneck: {r.bottleneck[k]})" for k, v in r.breakdown_s.items())
+        parts = "<br>".join(f"{what}: {t}" + (f" (bottleneck: {neck})" if neck else "") for what, t, neck in breakdown_rows(r))
         critical = critical_reason(r) if r.details.get("critical_resource_words") else None
         headline = critical_headline(r)
         verdicts = r.details.get("verdicts") or {}

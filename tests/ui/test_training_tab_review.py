@@ -192,3 +192,14 @@ def test_training_summary_says_when_the_model_does_not_fit_in_gpu_memory(make_wi
     run_training_tab(w, qtbot, 1, 8, 1)
     text = w.results.summary.text()
     assert "<b>Memory:</b> each GPU needs at least" in text and "DOES NOT FIT" not in text
+
+
+def test_training_breakdown_reads_in_words_not_json_keys(make_window, qtbot):
+    """The Results dock listed 'tensor_parallel: 0.0 ns (bottleneck: none)' (the review): categories
+    now read as words, an absent one as 'none' without a bottleneck."""
+    w = make_window("dgx1-v100")
+    run_training_tab(w, qtbot, 1, 8, 1)
+    text = w.results.summary.text()
+    assert "tensor parallel: " in text and "(bottleneck: nvlink)" in text
+    assert "pipeline bubble and transfers: none<br>" in text and "data parallel (exposed): none" in text
+    assert "_" not in text.split("Memory")[0] + text.split("compute:")[1] and "0.0 ns" not in text
