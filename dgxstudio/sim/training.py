@@ -350,8 +350,8 @@ def _critical_words(balance: dict, busy: dict[str, float], compute_share: float 
     achievable = balance.get("verdicts", {}).get("achievable")
     if achievable and achievable["limit"] != balance["rated"]["limit"]:
         other = "NVLink" if achievable["limit"] == "nvlink" else balance.get("network_class", "the network")
-        words += (f" (the lecture's verdict, at rated figures; at the catalog's achievable figures {other} limits: "
-                  f"{achievable['offered_ratio']:.2f}x offered)")
+        words += (f"; that is the lecture's verdict, at rated figures; at the catalog's achievable figures {other} "
+                  f"limits ({achievable['offered_ratio']:.2f}x offered)")
     return words
 
 
