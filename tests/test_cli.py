@@ -193,3 +193,14 @@ def test_analyze_of_a_system_without_published_power_does_not_say_zero_kw(capsys
     code, text, _ = run(capsys, "analyze", "--preset", "hgx-h800")
     assert code == 0
     assert "published power: no published figure (HGX H800)" in text and "0.0 kW" not in text
+
+
+@pytest.mark.parametrize("ratio", ["0", "1:2", "nan"])
+def test_an_oversubscription_below_one_is_refused_as_typed(capsys, tmp_path, ratio):
+    """'--oversubscription 0' was refused as '--oversubscription 0.0' (the review)."""
+    out = tmp_path / "bad.dgxs"
+    with pytest.raises(SystemExit) as exc:
+        main(["generate", "fat-tree", "--systems", "4", "--oversubscription", ratio, "-o", str(out)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"'{ratio}': the leaf down:up ratio must be 1 or more" in err
+    assert not out.exists()

@@ -143,10 +143,14 @@ def _ratio(text: str) -> float:
     try:
         if ":" in text:
             a, b = text.split(":", 1)
-            return float(a) / float(b)
-        return float(text)
+            value = float(a) / float(b)
+        else:
+            value = float(text)
     except (ValueError, ZeroDivisionError):
         raise argparse.ArgumentTypeError(f"{text!r} is not a ratio such as 2 or 2:1") from None
+    if not value >= 1:   # said as typed ('0', not '0.0'), NaN included
+        raise argparse.ArgumentTypeError(f"{text!r}: the leaf down:up ratio must be 1 or more (such as 2 or 2:1)")
+    return value
 
 
 def cmd_analyze(args) -> int:

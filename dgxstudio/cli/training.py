@@ -132,7 +132,7 @@ def train_chunks(args) -> int:
 
 def cmd_train(args) -> int:
     from ..sim.training import TrainingError, train_iteration
-    from ..sim.training_words import critical_headline, critical_reason, data_parallel_words, pipeline_words
+    from ..sim.training_words import critical_headline, critical_reason, data_parallel_words, memory_words, pipeline_words
 
     _check_train_options(args)
     topo = open_runnable_topology(args.file, args.preset)
@@ -171,6 +171,8 @@ def cmd_train(args) -> int:
         print(f"  pipeline: {pipeline_words(r)}")
     if data_parallel_words(r):
         print(f"  data-parallel: {data_parallel_words(r)}")
+    if memory_words(r):
+        print(f"  memory: {memory_words(r)}")
     print(f"  {critical_headline(r)} - {critical_reason(r)}")
     verdicts = d.get("verdicts") or {}
     for key in ("rated", "achievable", "simulated"):
@@ -257,7 +259,8 @@ def cmd_scaling(args) -> int:
                                progress=progress)
             finally:
                 progress.done()
-            table.append({"topology": topo.name, "compute_scale": model.compute_scale,
+            largest = max((r.gpus for r in rows), default=0)
+            table.append({"topology": topo.name, "compute_scale": model.compute_scale, "gpu_order": gpus[:largest],
                           "rows": [{**r.__dict__, "strong_batch_per_gpu": args.global_batch / r.gpus} for r in rows]})
     except (ScalingError, *sim_errors()) as exc:
         raise CliError(str(exc)) from None
@@ -284,9 +287,13 @@ def cmd_scaling(args) -> int:
             # Below one sample a GPU, strong scaling is no longer a batch anyone can run: no figure.
             strong = (f"{r['strong_samples_per_s']:>17,.1f} {100 * r['strong_efficiency']:>5.1f}%"
                       if r["strong_batch_per_gpu"] >= 1 else f"{'-':>17} {'-':>6}")
-            print(f"    {r['gpus']:>5} {r['allreduce_s'] * 1e3:>10.3f}ms {r['weak_samples_per_s']:>15,.1f} "
+            print(f"    {r['gpus']:>5} {r['allreduce_s'] * 1e3:>9.3f} ms {r['weak_samples_per_s']:>15,.1f} "
                   f"{100 * r['weak_efficiency']:>5.1f}% {strong}"
-                  + (f" {r['weak_input_copy_s'] * 1e3:>13.3f}ms ({r['weak_exposed_input_s'] * 1e3:.3f}ms)" if inp else ""))
+                  + (f" {r['weak_input_copy_s'] * 1e3:>12.3f} ms ({r['weak_exposed_input_s'] * 1e3:.3f} ms)" if inp else ""))
+        order = entry.get("gpu_order") or []
+        if order:   # which GPUs a row of N runs on: a 2-GPU row slower than a 4-GPU one is read from them
+            shown = ", ".join(order[:8]) + (f", ... ({len(order):,} in all)" if len(order) > 8 else "")
+            print(f"    a row of N GPUs runs on the first N of: {shown} (--gpus chooses them)")
         if any(r["strong_batch_per_gpu"] < 1 for r in entry["rows"]):
             print(f"    strong: no figure above {args.global_batch:,} GPUs, where the global batch of "
                   f"{args.global_batch:,} (--global-batch) gives each GPU less than one sample")

@@ -248,7 +248,7 @@ def plan_fat_tree(topo_probe: Topology, system_group: str, systems: int, per_lea
     radix = sw_group.count
     ports_per_system = len(nics) * pg.count
     if not (isinstance(oversubscription, (int, float)) and math.isfinite(oversubscription) and oversubscription >= 1):
-        raise ValueError(f"--oversubscription {oversubscription}: the leaf down:up ratio must be 1 or more")
+        raise ValueError(f"--oversubscription {oversubscription:g}: the leaf down:up ratio must be 1 or more")
     if tiers not in (None, 2, 3):
         raise ValueError(f"--tiers {tiers}: a fat tree here has 2 or 3 tiers")
     if rails is not None and not rail_optimized:

@@ -359,10 +359,16 @@ def _peak_inflight(spec: PipelineSpec, tasks: dict[int, Task], sim: SimResult, u
                 events.append((float(sim.group_start[i]), 1))
             elif t.kind == until:
                 events.append((float(sim.group_done[i]), -1))
-        events.sort(key=lambda e: (e[0], e[1]))
-        level = peak = 0
-        for _, step in events:
-            level += step
-            peak = max(peak, level)
+        peak = int(peak_level(events))
         peaks.append(peak if spec.chunks == 1 else -(-peak // spec.chunks))
     return peaks
+
+
+def peak_level(events: list[tuple[float, float]]) -> float:
+    """The highest running sum of (time, step) events in time order, a release (negative step) at the
+    same instant as an acquire counted first."""
+    level = peak = 0
+    for _, step in sorted(events, key=lambda e: (e[0], e[1])):
+        level += step
+        peak = max(peak, level)
+    return peak

@@ -350,8 +350,8 @@ def _critical_words(balance: dict, busy: dict[str, float], compute_share: float 
     achievable = balance.get("verdicts", {}).get("achievable")
     if achievable and achievable["limit"] != balance["rated"]["limit"]:
         other = "NVLink" if achievable["limit"] == "nvlink" else balance.get("network_class", "the network")
-        words += (f" (the lecture's verdict, at rated figures; at the catalog's achievable figures {other} limits: "
-                  f"{achievable['offered_ratio']:.2f}x offered)")
+        words += (f"; that is the lecture's verdict, at rated figures; at the catalog's achievable figures {other} "
+                  f"limits ({achievable['offered_ratio']:.2f}x offered)")
     return words
 
 
@@ -405,6 +405,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     (replica, tensor rank) lane's pipeline sends at once, every data-parallel group's bucketed
     gradient all-reduce (overlapped with the backward pass of the last micro-batch when ``overlap``)."""
     from .scaling import ddp_bucket_bytes, overlapped_exposure
+    from .train_memory import memory_per_gpu
 
     model.check()
     if schedule == "interleaved" and pp > 1:
@@ -554,7 +555,8 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
                "critical_resource": critical, "critical_resource_words": _critical_words(balance, busy, compute_share),
                "verdicts": verdict_rows(balance),
                "busy_fraction": busy, "nvlink_to_network": balance,
-               "boundary_send_s": t_send}
+               "boundary_send_s": t_send,
+               "memory": memory_per_gpu(topo, [place[(0, p, 0)] for p in range(pp)], model, tp, pp, ep, pipe)}
     return TrainResult(dp, tp, pp, microbatches, iteration, breakdown, bottleneck,
                        samples / iteration if iteration > 0 else 0.0, details)
 

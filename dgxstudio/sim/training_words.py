@@ -83,3 +83,41 @@ def critical_reason(r: TrainResult) -> str:
     if d["critical_resource"] == "compute" and words.startswith("compute is "):
         return words[len("compute is "):]
     return words
+
+
+CLI_MEMORY_ADVICE = ("split the model over more GPUs (--tp, --pp) or shorten the micro-batch "
+                     "(--micro-batch-size, --seq-len)")
+
+
+def memory_words(r: TrainResult, advice: str = CLI_MEMORY_ADVICE) -> str | None:
+    """GPU memory per GPU of the stage that needs the most (of its capacity), in decimal GB as GPU
+    memory is sold; says plainly when a stage does not fit and what would make it fit (``advice``,
+    in the controls of the caller: the CLI's options or the GUI's fields)."""
+    mem = r.details.get("memory")
+    if not mem:
+        return None
+    st = mem["per_stage"][mem["worst_stage"]]
+    held = st["microbatches_held"]
+    acts = (f"activations of {held:g} micro-batch{'' if held == 1 else 'es'} {st['activation_bytes'] / 1e9:.2f} GB")
+    where, need = (f"stage {mem['worst_stage']}'s GPUs", "need") if r.pp > 1 else ("each GPU", "needs")
+    parts = f"model states {st['model_state_bytes'] / 1e9:.2f} GB, {acts}"
+    if st["capacity_bytes"] is None:
+        return f"{where} {need} at least {st['total_bytes'] / 1e9:.2f} GB ({parts}); the catalog gives no memory for this GPU"
+    of = f"the {st['gpu_model']}'s {st['capacity_bytes'] / 1e9:.0f} GB" if st["gpu_model"] else \
+        f"{st['capacity_bytes'] / 1e9:.0f} GB"
+    if st["fits"]:
+        return f"{where} {need} at least {st['total_bytes'] / 1e9:.2f} GB of {of} ({parts})"
+    return f"DOES NOT FIT: {where} {need} at least {st['total_bytes'] / 1e9:.2f} GB, more than {of} ({parts}); {advice}"
+
+
+def breakdown_rows(r: TrainResult) -> list[tuple[str, str, str]]:
+    """The iteration's time by category in words for a reader (the JSON keys stay the CLI's table):
+    each category, its time ("none" for a category the run does not have, not "0.0 ns") and the link
+    class that bounds it ("" where none does)."""
+    rows = []
+    for key, t in r.breakdown_s.items():
+        words = key.replace("_", " ") + (" (exposed)" if key == "data_parallel" else "")
+        neck = r.bottleneck.get(key, "none")
+        absent = t <= 1e-9 * r.iteration_s   # (a difference of sums a rounding error above 0: not "0.0 ns")
+        rows.append((words, "none" if absent else format_time(t), "" if neck == "none" or absent else neck))
+    return rows

@@ -371,24 +371,31 @@ class SweepPlot(QWidget):
         self.widget.hold_too(self.plot.legend)
         size_link_lists_when_shown(self.plot)
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self.bounds: dict[str, tuple[str, pg.InfiniteLine]] = {}   # each curve's bound (text, line), by its label
 
     def add_curve(self, label: str, sizes: list[float], busbw: list[float], bound: float | None = None,
                   bound_name: str | None = None, bound_note: str = "") -> None:
         """A sweep's curve, and its bound as a dashed line named ``bound_name`` (the curve's label unless
         given: a bound no algorithm of the curve's own reaches must not read as that algorithm's)."""
         color = RING_COLORS[len(self.curves) % len(RING_COLORS)]
-        if label in self.curves:
+        if label in self.curves:   # the same sweep again: its curve and its bound line replaced, not piled up
             self.plot.removeItem(self.curves.pop(label))
+            if label in self.bounds:
+                self.plot.removeItem(self.bounds.pop(label)[1])
         self.curves[label] = self.plot.plot(sizes, busbw, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=5,
                                             symbolBrush=color, name=label)
-        if bound:
+        text = f"{bound_name or label} bound {bound / 1e9:.1f} GB/s{bound_note}" if bound else None
+        # a bound another curve draws already (one topology's 'any algorithm' bound): drawn once
+        if text and text not in (t for t, _ in self.bounds.values()):
             line = pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(color, style=pg.QtCore.Qt.PenStyle.DashLine),
-                                   label=f"{bound_name or label} bound {bound / 1e9:.1f} GB/s{bound_note}", labelOpts={"position": 0.3, "color": color})
+                                   label=text, labelOpts={"position": 0.3, "color": color})
             self.plot.addItem(line)
+            self.bounds[label] = (text, line)
 
     def clear(self) -> None:
         self.plot.clear()
         self.curves.clear()
+        self.bounds.clear()
 
 
 class GanttPlot(QWidget):

@@ -107,7 +107,8 @@ class ReplayLegend(QFrame):
         while self.rows.count():
             item = self.rows.takeAt(0)
             w = item.widget()
-            if w is not None:
+            if w is not None:   # hidden now: deleteLater waits for the event loop, and a paint or grab
+                w.hide()        # before it drew the old run's rows under the new one's
                 w.deleteLater()
         self.entries = []
         self.hide()

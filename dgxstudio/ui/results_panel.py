@@ -3,6 +3,8 @@ session (the Simulation dock, sim_panel.py, starts the runs)."""
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWidgetItem, QScrollArea, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
@@ -10,7 +12,8 @@ from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWi
 from ..sim.latency_bound import limit_words
 from ..sim.results import capacity_words
 from ..sim.ring_bound_note import rings_alone_words
-from ..sim.training_words import critical_headline, critical_reason, data_parallel_words, pipeline_words
+from ..sim.training_words import (breakdown_rows, critical_headline, critical_reason, data_parallel_words, memory_words,
+                                  pipeline_words)
 from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
 
@@ -154,7 +157,7 @@ class ResultsPanel(QWidget):
         self._row([request.label, topology_name, str(r.spec.stages), format_time(r.makespan_s), "", "", ""])
 
     def show_training(self, request: RunRequest, r, topology_name: str) -> None:
-        parts = "<br>".join(f"{k}: {format_time(v)} (bottleneck: {r.bottleneck[k]})" for k, v in r.breakdown_s.items())
+        parts = "<br>".join(f"{what}: {t}" + (f" (bottleneck: {neck})" if neck else "") for what, t, neck in breakdown_rows(r))
         critical = critical_reason(r) if r.details.get("critical_resource_words") else None
         headline = critical_headline(r)
         verdicts = r.details.get("verdicts") or {}
@@ -168,6 +171,7 @@ class ResultsPanel(QWidget):
         self.summary.setText(f"<b>Iteration</b> {format_time(r.iteration_s)}, {r.samples_per_s:,.1f} samples/s"
                              + (f"<br><b>{headline[:1].upper() + headline[1:]}</b> - {critical}" if critical else "")
                              + (f"<br><b>Busy fraction per link class:</b> {busy}" if busy else "")
+                             + _memory_line(r)
                              + f"<br>{parts}"
                              + (f"<br>pipeline: {pipeline_words(r)}" if pipeline_words(r) else "")
                              + (f"<br>data-parallel: {data_parallel_words(r)}" if data_parallel_words(r) else "")
@@ -190,3 +194,14 @@ class ResultsPanel(QWidget):
             self._row([f"{request.label} @ {format_size(r.size_bytes)}{chosen}", topology_name, str(len(r.gpus)),
                        format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}", f"{r.busbw_Bps / 1e9:.2f}",
                        f"{100 * r.fraction_of_bound:.1f}"])
+
+
+def _memory_line(r) -> str:
+    """The training run's GPU memory line; a stage that does not fit in red, before the breakdown
+    (a run whose model cannot be held is not a run to read times from)."""
+    words = memory_words(r, "split the model over more GPUs (Tensor (tp), Pipeline (pp))")
+    if not words:
+        return ""
+    if r.details["memory"].get("fits") is False:
+        return f'<br><b style="color:#c0392b">Memory:</b> <span style="color:#c0392b">{html.escape(words)}</span>'
+    return f"<br><b>Memory:</b> {html.escape(words)}"

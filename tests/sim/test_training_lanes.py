@@ -196,3 +196,13 @@ def test_verdicts_at_rated_and_achievable_figures(pairs, capsys, tmp_path):
     assert "rated:      infiniband limits" in out and "achievable: nvlink limits" in out and "why: NCCL reaches" in out
     # the achievable verdict is said in the headline and its own line (not a third time after the headline)
     assert "critical resource at rated figures: infiniband (achievable and simulated: nvlink)" in out
+
+
+def test_the_json_sentence_has_no_two_parentheses_in_a_row(tmp_path):
+    """The review: '... (1.88x offered, 1.75x required) (the lecture's verdict, at rated figures; ...)'."""
+    from dgxstudio.model.builders import build_fat_tree
+    from dgxstudio.sim.training import ModelSpec, train_iteration
+    topo = build_fat_tree(2, "dgx-a100")
+    r = train_iteration(topo, [g.id for g in topo.gpus()], 1, 8, 2, ModelSpec(), 4, "1f1b")
+    words = r.details["critical_resource_words"]
+    assert ") (" not in words and "(1.88x offered, 1.75x required); that is the lecture's verdict" in words

@@ -118,3 +118,19 @@ def test_ring_names_pair_each_ring_with_its_reverse_only():
     _names, note = ring_words(rings("abcd", "acbd"), 4)   # two rings, neither the other reversed
     assert note == "4 channels on 2 rings, 2 channels each"
     assert ring_words(rings("abcd", "adcb"), None) == ({}, None)   # not one of NCCL's algorithms
+
+
+def test_a_second_run_leaves_no_row_of_the_first_in_the_legend(make_window, qtbot):
+    """The review: after an all-to-all, then a ring all-reduce, the legend drew both runs' rows on top
+    of each other: the old rows were only scheduled for deletion, and shown until the event loop came
+    round to it (a grab, or a paint, before then showed both)."""
+    w = make_window("dgx-h100")
+    run(w, qtbot, collective="all-to-all", algorithm="auto", size="1KiB")
+    qtbot.waitUntil(w.legend.isVisible, timeout=5000)
+    old = [lab for lab in w.legend.findChildren(QLabel) if lab.isVisibleTo(w.legend)]
+    w.legend.show_run("all-reduce with ring", [("ring 0: 8 GPUs", QColor("red"), "line")], {"idle": None})
+    still = [lab.text() for lab in old if lab.isVisibleTo(w.legend)]   # before any event is processed
+    assert not still, still
+    run(w, qtbot, size="64MiB", algorithm="ring")
+    shown = [lab.text() for lab in w.legend.findChildren(QLabel) if lab.isVisibleTo(w.legend)]
+    assert not [t for t in shown if "all-to-all" in t], shown

@@ -73,3 +73,17 @@ def test_a_run_refused_for_the_designs_errors_points_at_the_findings_tab(make_wi
     qtbot.waitUntil(lambda: p.state.text().startswith("Error:"), timeout=30000)
     assert p.state.text() == ("Error: the topology has errors; fix them first (the Findings tab lists them): "
                               "GPU3 (gpu3): unknown part 'h100-bogus'")
+
+
+def test_sweeps_again_and_of_other_algorithms_draw_one_bound_line(make_window, qtbot):
+    """The review: a sweep run again replaced its curve but left its bound line, and each algorithm's
+    sweep on one topology drew the same 'any algorithm' bound again: dashed lines piled up."""
+    import pyqtgraph as pg
+
+    w = make_window("dgx-h100")
+    for algorithm in ("ring", "ring", "tree"):
+        run_collective(w, qtbot, "all-reduce", algorithm, sweep="1KiB:64KiB")
+    lines = [i for i in w.sweep_plot.plot.items if isinstance(i, pg.InfiniteLine)]
+    texts = [line.label.textItem.toPlainText() for line in lines]
+    assert texts == ["DGX H100: all-reduce bound 575.4 GB/s (any algorithm)"], texts
+    assert sorted(w.sweep_plot.curves) == ["DGX H100: all-reduce ring", "DGX H100: all-reduce tree"]

@@ -179,3 +179,27 @@ def test_training_tab_runs_interleaved_with_its_chunks_as_the_cli_does(make_wind
     gpus = [g.id for g in topo.gpus()]
     cli = train_iteration(topo, gpus, 1, 8, 2, ModelSpec(), 4, "interleaved", chunks=3)
     assert w.results.table.item(w.results.table.rowCount() - 1, 3).text() == format_time(cli.iteration_s)
+
+
+def test_training_summary_says_when_the_model_does_not_fit_in_gpu_memory(make_window, qtbot):
+    """GPT-3 XL's 1.2 B parameters need 19 GB of model states on one GPU: more than a DGX-1 V100's
+    16 GB; tensor parallelism over 8 GPUs fits. The summary said nothing about memory at all."""
+    w = make_window("dgx1-v100")
+    run_training_tab(w, qtbot, 8, 1, 1)
+    text = w.results.summary.text()
+    assert 'color:#c0392b">Memory:</b>' in text and "DOES NOT FIT: each GPU needs at least" in text
+    assert "16 GB" in text and "more GPUs (Tensor (tp), Pipeline (pp))" in text and "--tp" not in text
+    run_training_tab(w, qtbot, 1, 8, 1)
+    text = w.results.summary.text()
+    assert "<b>Memory:</b> each GPU needs at least" in text and "DOES NOT FIT" not in text
+
+
+def test_training_breakdown_reads_in_words_not_json_keys(make_window, qtbot):
+    """The Results dock listed 'tensor_parallel: 0.0 ns (bottleneck: none)' (the review): categories
+    now read as words, an absent one as 'none' without a bottleneck."""
+    w = make_window("dgx1-v100")
+    run_training_tab(w, qtbot, 1, 8, 1)
+    text = w.results.summary.text()
+    assert "tensor parallel: " in text and "(bottleneck: nvlink)" in text
+    assert "pipeline bubble and transfers: none<br>" in text and "data parallel (exposed): none" in text
+    assert "_" not in text.split("Memory")[0] + text.split("compute:")[1] and "0.0 ns" not in text
