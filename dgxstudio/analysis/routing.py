@@ -139,6 +139,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self.spread = spread
         self.pxn = pxn
         self._rail: dict[str, tuple[str, frozenset]] | None = None
+        self._nic_gpus_known: tuple | None = None  # see channels.nic_gpus_per_system
         self._signatures: dict[str, tuple] = {}
         self._shapes: dict[tuple, tuple] = {}
         self._offsets: dict[str, int | None] = {}      # system -> channel offset from its reference
