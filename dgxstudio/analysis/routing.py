@@ -473,10 +473,14 @@ class Router(SwitchRoutes, TemplateLoads):
             systems = [[d for d in group.devices if d in self._gpus] for group in topo.groups.values()
                        if group.kind == "system"]
             # (once per class of systems wired alike: the router's own tables say which)
+            uplinks = self._uplinks
             for pairs in nic_gpus_per_system(topo, self.fabric, systems, self):
                 for nic, gpu in pairs:
-                    leaves = frozenset(v for v in self.fabric.adj[nic]
-                                       if self.fabric.bundle(nic, v).family in ("infiniband", "ethernet"))
+                    if uplinks.get(nic) is not None:  # (its one network switch, found already)
+                        leaves = frozenset((uplinks[nic],))
+                    else:
+                        leaves = frozenset(v for v in self.fabric.adj[nic]
+                                           if self.fabric.bundle(nic, v).family in ("infiniband", "ethernet"))
                     self._rail.setdefault(gpu, (nic, leaves))
         return self._rail
 

@@ -45,3 +45,28 @@ def test_other_gpus_are_not_given_the_last_answer(monkeypatch):
     answer = nic_gpus_per_system(topo, router.fabric, fewer, router)
     assert answer == [channels._nic_gpus(topo, router.fabric, m) for m in fewer] and answer != whole
     assert nic_gpus_per_system(topo, router.fabric, systems, router) == whole
+
+
+def test_the_rails_read_each_nics_switch_where_the_ring_loads_found_it():
+    """A NIC with one network link: its leaves are the switch ``_uplink`` found for the ring loads; one
+    given a second link to another leaf: both, searched as before. Either way what a fresh router gives."""
+    from dataclasses import replace
+
+    from dgxstudio.analysis.channels import ring_rates
+
+    topo = build_fat_tree(12, "dgx-h100", rail_optimized=True)
+    router = Router(topo)
+    nic = next(d for d in topo.devices.values() if d.kind == "nic" and router._uplink(d.id) is not None)
+    leaf = router._uplink(nic.id)
+    link = next(lk for lk in topo.links.values() if {lk.a, lk.b} == {nic.id, leaf})
+    other = next(d.id for d in topo.devices.values() if d.kind == "ib_switch" and d.id != leaf
+                 and any(router._uplink(n) == d.id for n in router.fabric.adj[d.id]))
+    topo.links["extra"] = replace(link, id="extra", a=nic.id, b=other)
+    router, fresh = Router(topo), Router(topo)
+    gpus = [d.id for d in topo.gpus()]
+    ring_rates(plan(topo, gpus, router.fabric, None, router.system_of, router), router)
+    assert router._uplinks and router._uplinks.get(nic.id, "absent") in (None, "absent")
+    rails = router._rails()
+    assert rails == fresh._rails()
+    assert {leaves for n, leaves in rails.values() if n == nic.id} == {frozenset((leaf, other))}
+    assert sum(len(leaves) == 1 and next(iter(leaves)) == router._uplinks.get(n) for n, leaves in rails.values()) > 80
