@@ -95,6 +95,9 @@ class ChannelEnds(list):
         router = self._router()
         return router.channel_devices() if router is not None and len(self) == router.n_channels else None
 
+    def __reduce__(self):
+        return list, (list(self),)  # (copied or pickled: a plain list)
+
 
 class _CostAdjacency(dict):
     """``{device: [(neighbour, 1e9 / bundle bandwidth), ...]}`` in the Fabric's adjacency order,

@@ -2,6 +2,9 @@
 channels that can never bind (sim/dominated.py) reads that numbering instead of numbering 300,000
 channel ends again per run (0.08 s of a tree all-reduce over 16,384 GPUs): the same channels found."""
 
+import copy
+import pickle
+
 import numpy as np
 
 from dgxstudio.analysis.routing import Router
@@ -20,6 +23,9 @@ def test_the_routers_numbers_name_each_channels_own_ends():
     assert [(devices[a], devices[b]) for a, b in zip(tail.tolist(), head.tolist())] == list(router.channel_ends)
     assert router.channel_devices()[0] is tail  # worked out once
     assert type(list(router.channel_ends)) is list and not hasattr(list(router.channel_ends), "numbered")
+    for copied in (copy.copy(router.channel_ends), copy.deepcopy(router.channel_ends),
+                   pickle.loads(pickle.dumps(router.channel_ends))):  # (plain lists: no router in them)
+        assert type(copied) is list and copied == router.channel_ends
 
 
 def test_channels_that_cannot_bind_are_the_same_from_the_routers_numbers(monkeypatch):
