@@ -87,8 +87,8 @@ class ChannelEnds(list):
     numbers, ``Router.channel_devices()`` (worked out once per router from its own tables), or None
     once the router is gone; a copy of the list is a plain list."""
 
-    def __init__(self, router: "Router"):
-        super().__init__()
+    def __init__(self, router: "Router", ends: list[tuple[str, str]]):
+        super().__init__(ends)
         self._router = weakref.ref(router)
 
     def numbered(self) -> tuple[np.ndarray, np.ndarray, int] | None:
@@ -176,7 +176,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self.fabric = fabric if usable else Fabric(topo, achievable=achievable)
         # Channels 2i and 2i + 1: the i-th bundle's two directions (its key's order, then reversed).
         bundles = list(self.fabric.bundles.values())
-        ends = ChannelEnds(self)
+        ends = []
         for key in self.fabric.bundles:
             ends.append(key)
             ends.append(key[::-1])
@@ -185,7 +185,7 @@ class Router(SwitchRoutes, TemplateLoads):
         check_cancelled()
         self.capacity = np.repeat(np.array([b.bandwidth for b in bundles], dtype=float), 2)
         self._channel_latency = [b.latency_s for b in bundles for _ in (0, 1)]
-        self.channel_ends = ends
+        self.channel_ends = ChannelEnds(self, ends)
         self._channel_links: list[tuple[str, ...]] | None = None  # see channel_links
         # A route between two systems never detours through a third system's insides.
         self._system = system_map(topo)
