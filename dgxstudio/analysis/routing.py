@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import weakref
 from collections import deque
 from dataclasses import dataclass
 
@@ -81,6 +82,23 @@ class LazyRoute(Route):
         return self._latency
 
 
+class ChannelEnds(list):
+    """``Router.channel_ends``: each channel's (tail, head) device ids. ``numbered()`` gives them as
+    numbers, ``Router.channel_devices()`` (worked out once per router from its own tables), or None
+    once the router is gone; a copy of the list is a plain list."""
+
+    def __init__(self, router: "Router", ends: list[tuple[str, str]]):
+        super().__init__(ends)
+        self._router = weakref.ref(router)
+
+    def numbered(self) -> tuple[np.ndarray, np.ndarray, int] | None:
+        router = self._router()
+        return router.channel_devices() if router is not None and len(self) == router.n_channels else None
+
+    def __reduce__(self):
+        return list, (list(self),)  # (copied or pickled: a plain list)
+
+
 class _CostAdjacency(dict):
     """``{device: [(neighbour, 1e9 / bundle bandwidth), ...]}`` in the Fabric's adjacency order,
     each device's list made when first read (a search reaches a small part of a large fabric)."""
@@ -124,6 +142,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self.spread = spread
         self.pxn = pxn
         self._rail: dict[str, tuple[str, frozenset]] | None = None
+        self._nic_gpus_known: tuple | None = None  # see channels.nic_gpus_per_system
         self._signatures: dict[str, tuple] = {}
         self._shapes: dict[tuple, tuple] = {}
         self._offsets: dict[str, int | None] = {}      # system -> channel offset from its reference
@@ -132,6 +151,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self._figures: np.ndarray | None = None
         self._ends: tuple | None = None                   # see _bundle_ends
         self._renaming: tuple | None = None               # see _renaming_tables
+        self._channel_devices: tuple | None = None        # see channel_devices
         self._uniform: bool | None = None                 # see _uniform_outside
         self._complete: dict[tuple[str, str], list[list[str]]] = {}  # every path of a route, kept for its reverse
         self._middle: dict[tuple[str, str], list[list[int]]] = {}   # switch-to-switch routes' channels per path
@@ -165,7 +185,7 @@ class Router(SwitchRoutes, TemplateLoads):
         check_cancelled()
         self.capacity = np.repeat(np.array([b.bandwidth for b in bundles], dtype=float), 2)
         self._channel_latency = [b.latency_s for b in bundles for _ in (0, 1)]
-        self.channel_ends = ends
+        self.channel_ends = ChannelEnds(self, ends)
         self._channel_links: list[tuple[str, ...]] | None = None  # see channel_links
         # A route between two systems never detours through a third system's insides.
         self._system = system_map(topo)
@@ -191,6 +211,20 @@ class Router(SwitchRoutes, TemplateLoads):
         if self._channel_links is None:
             self._channel_links = [tuple(b.links) for b in self.fabric.bundles.values() for _ in (0, 1)]
         return self._channel_links
+
+    def channel_devices(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """Per channel, its tail and head device numbers (``_bundle_ends``' numbering), and how many
+        devices there are: worked out once (the renaming tables and the engine's channels that
+        cannot bind read them)."""
+        if self._channel_devices is None:
+            devices, _, ends, _, _ = self._bundle_ends()
+            tail_dev = np.empty(2 * len(ends), dtype=np.int64)
+            head_dev = np.empty(2 * len(ends), dtype=np.int64)
+            tail_dev[0::2], head_dev[0::2] = ends[:, 0], ends[:, 1]   # channel 2i runs the key's way
+            tail_dev[1::2], head_dev[1::2] = ends[:, 1], ends[:, 0]   # channel 2i + 1 the other way
+            tail_dev.flags.writeable = head_dev.flags.writeable = False  # (shared)
+            self._channel_devices = (tail_dev, head_dev, len(devices))
+        return self._channel_devices
 
     @property
     def n_channels(self) -> int:
@@ -442,10 +476,14 @@ class Router(SwitchRoutes, TemplateLoads):
             systems = [[d for d in group.devices if d in self._gpus] for group in topo.groups.values()
                        if group.kind == "system"]
             # (once per class of systems wired alike: the router's own tables say which)
+            uplinks = self._uplinks
             for pairs in nic_gpus_per_system(topo, self.fabric, systems, self):
                 for nic, gpu in pairs:
-                    leaves = frozenset(v for v in self.fabric.adj[nic]
-                                       if self.fabric.bundle(nic, v).family in ("infiniband", "ethernet"))
+                    if uplinks.get(nic) is not None:  # (its one network switch, found already)
+                        leaves = frozenset((uplinks[nic],))
+                    else:
+                        leaves = frozenset(v for v in self.fabric.adj[nic]
+                                           if self.fabric.bundle(nic, v).family in ("infiniband", "ethernet"))
                     self._rail.setdefault(gpu, (nic, leaves))
         return self._rail
 

@@ -549,11 +549,8 @@ class TemplateLoads:
         return self._renaming
 
     def _make_renaming_tables(self):
-        devices, _, ends, _, _ = self._bundle_ends()
-        tail_dev = np.empty(2 * len(ends), dtype=np.int64)
-        head_dev = np.empty(2 * len(ends), dtype=np.int64)
-        tail_dev[0::2], head_dev[0::2] = ends[:, 0], ends[:, 1]   # channel 2i runs the key's way
-        tail_dev[1::2], head_dev[1::2] = ends[:, 1], ends[:, 0]   # channel 2i + 1 the other way
+        devices = self._bundle_ends()[0]
+        tail_dev, head_dev, _ = self.channel_devices()
         check_cancelled()
         prefix_ids: dict[str, int] = {}
         rest_ids: dict[str, int] = {}

@@ -41,10 +41,7 @@ def never_binding(lens: np.ndarray, ch: np.ndarray, w: np.ndarray, capacity: np.
     out = np.zeros(n_ch, dtype=bool)
     if not len(ch) or len(channel_ends) != n_ch:
         return out
-    dev: dict[str, int] = {}
-    tail = np.fromiter((dev.setdefault(a, len(dev)) for a, _ in channel_ends), dtype=np.int64, count=n_ch)
-    head = np.fromiter((dev.setdefault(b, len(dev)) for _, b in channel_ends), dtype=np.int64, count=n_ch)
-    n_dev = max(len(dev), 1)
+    tail, head, n_dev = _numbered(channel_ends)
     # one entry per (route, channel): a route's weights on a channel summed
     route = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
     key, inv = np.unique(route * n_ch + ch, return_inverse=True)
@@ -86,6 +83,21 @@ def never_binding(lens: np.ndarray, ch: np.ndarray, w: np.ndarray, capacity: np.
         pending &= ~stay
     out[accepted] = True
     return out
+
+
+def _numbered(channel_ends) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each channel's tail and head as device numbers, and how many numbers: the router's own
+    (``ChannelEnds.numbered``, already worked out on a large fabric) where the list is a router's,
+    else numbered here in order of appearance. Only which ends are the same device matters below."""
+    numbered = getattr(channel_ends, "numbered", None)
+    known = numbered() if numbered is not None else None
+    if known is not None:
+        return known
+    dev: dict[str, int] = {}
+    n_ch = len(channel_ends)
+    tail = np.fromiter((dev.setdefault(a, len(dev)) for a, _ in channel_ends), dtype=np.int64, count=n_ch)
+    head = np.fromiter((dev.setdefault(b, len(dev)) for _, b in channel_ends), dtype=np.int64, count=n_ch)
+    return tail, head, max(len(dev), 1)
 
 
 def _rule(e_route, e_ch, e_w, near, far, cap, n_ch, n_dev):
