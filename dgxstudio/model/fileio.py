@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 
 from ..heap import paused_gc
 from .atomic import atomic_write_bytes, atomic_write_text  # noqa: F401 - the shared writers
@@ -511,7 +512,26 @@ def _loads(text: str, catalog: Catalog | None, filename: str) -> Topology:
     try:
         return topology_from_dict(doc, catalog)
     except TopologyFileError as exc:
-        raise TopologyFileError(exc.detail, exc.path, filename) from None
+        raise TopologyFileError(exc.detail + _whose(doc, exc.path), exc.path, filename) from None
+
+
+_ENTRY_PATH = re.compile(r"(devices|links|groups)\[(\d+)\]\.(?!id\b)")
+_ENTRY_WORD = {"devices": "device", "links": "link", "groups": "group"}
+
+
+def _whose(doc, path: str) -> str:
+    """' (device 'gpu3')' for a fault inside an entry that has a readable id: 'devices[41].part' alone
+    sends the reader counting entries. Worked out only once a load has failed."""
+    m = _ENTRY_PATH.match(path or "")
+    if not m or not isinstance(doc, dict):
+        return ""
+    entries = doc.get(m.group(1))
+    i = int(m.group(2))
+    entry = entries[i] if isinstance(entries, list) and i < len(entries) else None
+    ident = entry.get("id") if isinstance(entry, dict) else None
+    if not isinstance(ident, str) or not ident or len(ident) > 200 or not ident.isprintable():
+        return ""
+    return f" ({_ENTRY_WORD[m.group(1)]} {ident!r})"
 
 
 def load(path: str | os.PathLike, catalog: Catalog | None = None) -> Topology:
