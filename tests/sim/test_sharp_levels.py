@@ -96,3 +96,20 @@ def test_collnet_over_three_tiers_keeps_most_of_the_bandwidth_of_two():
 def test_the_tree_rules_come_from_the_sourced_data():
     data = collnet_root.sharp_trees()
     assert data["tree_per_rail"] is True and "each rail can use a different tree" in data["tree_per_rail_source"]
+
+
+def test_without_a_root_above_one_plane_the_fewest_switches_cover_each_level():
+    """Where no switch of the common set sits above a level's switches (here the cores left out of
+    it), each level is covered greedily by the fewest switches above, most covered first, then by
+    name: the leaves by one spine of their pod, those spines by one core."""
+    assert collnet_root._greedy(["a", "b", "c"], {"a": ["x", "y"], "b": ["y"], "c": ["y", "z"]}) == {"a": "y", "b": "y", "c": "y"}
+    assert collnet_root._greedy(["a", "b"], {"a": ["x"], "b": ["z"]}) == {"a": "x", "b": "z"}
+    topo = _three_tiers()
+    router = Router(topo)
+    heads = [[d for d in g.devices if topo.devices[d].kind == "gpu"][0]
+             for g in topo.groups.values() if g.kind == "system"]
+    common = {s for s in collnet_root.fast(router, topo, heads) if not s.startswith("core")}
+    levels = collnet_root.aggregation_tree(router, topo, heads, common, "unused", 0)
+    assert len(levels) == 3
+    assert {p for _, p in levels[1]} == {"pod1.spine1", "pod2.spine1", "pod3.spine1"}
+    assert {p for _, p in levels[2]} == {"core1.1"}
