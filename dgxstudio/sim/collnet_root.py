@@ -39,7 +39,7 @@ SWITCH_KINDS = ("ib_switch", "eth_switch")
 def sharp_trees() -> dict:
     """How SHARP lays out its trees (``resources/sharp_trees.json``, with its sources)."""
     data = json.loads(files("dgxstudio.resources").joinpath("sharp_trees.json").read_text(encoding="utf-8"))
-    if data.get("format") != "dgxstudio-sharp-trees" or not isinstance(data.get("tree_per_rail"), bool):
+    if data.get("format") != "dgxstudio-sharp-trees" or not all(isinstance(data.get(k), bool) for k in ("tree_per_rail", "streaming")):
         raise ValueError("resources/sharp_trees.json is not a DGX Studio SHARP trees file")
     return data
 

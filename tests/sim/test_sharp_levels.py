@@ -34,7 +34,8 @@ def test_three_tiers_reduce_in_three_levels_with_one_stream_per_spine_core_link(
     sched, _, _ = sim.nccl_schedule("all-reduce", "collnet", "simple", 64 * MiB)
     groups = _sharp_reduce_groups(sched, 0)
     rails = len(sim.channel_plan().tree_chains)
-    assert rails == 8 and len(groups) == 3 * rails  # heads -> leaf, leaf -> spine, spine -> core
+    # one streaming stage a rail (SHARP's SAT), holding heads -> leaf, leaf -> spine, spine -> core
+    assert rails == 8 and len(groups) == rails
     router = Router(topo)
     crossing = Counter()  # (spine, core) hop -> how many of the first piece's streams cross it
     parents = Counter()
@@ -85,12 +86,12 @@ def test_on_two_tiers_every_rail_keeps_the_first_spine():
 
 def test_collnet_over_three_tiers_keeps_most_of_the_bandwidth_of_two():
     """One stream per link above the leaves: the bus bandwidth over three pods stays near that of
-    three leaves under one spine tier (64 MiB: 317 against 351 GB/s, the third level one more
-    piece-sized stage each way; it fell to 236, 67%, with every leaf's stream sent to one core)."""
+    three leaves under one spine tier (it fell to 67% with every leaf's stream sent to one core;
+    with the levels one after the other, 90%)."""
     two = simulate(build_fat_tree(12, "dgx-h100", rail_optimized=True, per_leaf=4), "all-reduce", "collnet", 64 * MiB)
     three = simulate(_three_tiers(), "all-reduce", "collnet", 64 * MiB)
     assert three.algorithm == "collnet"
-    assert 0.85 * two.busbw_Bps <= three.busbw_Bps <= two.busbw_Bps
+    assert three.busbw_Bps == pytest.approx(two.busbw_Bps, rel=0.02)  # (busbw counts 2(p-1)/p: 320 GPUs against 96)
 
 
 def test_the_tree_rules_come_from_the_sourced_data():
