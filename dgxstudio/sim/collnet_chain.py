@@ -20,6 +20,7 @@ over 2,048 DGX H100 systems the run never settled into a repeating state within 
 
 from __future__ import annotations
 
+from . import collnet_root
 from .collectives import _tree_phase
 from .schedule import Group, Pattern, Schedule
 
@@ -29,7 +30,15 @@ def collnet_rail(sched: Schedule, chains: dict, levels: list[list[tuple[str, str
     """Add one rail's groups, piece by piece. ``chains``: the rail's chains as a forest (``_tree``),
     each rooted at its system's head GPU; ``levels``: SHARP's tree of switches over the heads, leaves
     first (pairs child -> parent); ``lat_net``: the network's latency one way and back, spread over
-    the levels; ``slots``: pieces a connection's buffers hold (0: unbounded)."""
+    the levels; ``slots``: pieces a connection's buffers hold (0: unbounded).
+
+    SHARP streams (its Streaming Aggregation Tree, which NCCL's SHARP plugin turns on; see
+    ``resources/sharp_trees.json``): a switch reduces its children's packets and forwards the result
+    as they arrive, so a piece crosses every level of the tree at once, one stage each way, not
+    level after level (which, on three tiers, held a head's send buffers for six piece times and
+    bound CollNet to its buffers' round trip)."""
+    if collnet_root.sharp_trees()["streaming"]:
+        levels = [[pair for pairs in levels for pair in pairs]]
     lat = lat_net / 2 / len(levels)  # (each way: the network's latency over the tree's levels)
     ups = [Pattern(pairs, latency_s=lat) for pairs in levels]
     downs = [Pattern([(p, c) for c, p in pairs], latency_s=lat) for pairs in reversed(levels)]

@@ -23,13 +23,25 @@ route per pair of twin classes (over 2,048 DGX H100: 240 routes a rail instead o
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from functools import lru_cache
+from importlib.resources import files
 
 import numpy as np
 
 from . import switch_distances
 
 SWITCH_KINDS = ("ib_switch", "eth_switch")
+
+
+@lru_cache(maxsize=1)
+def sharp_trees() -> dict:
+    """How SHARP lays out its trees (``resources/sharp_trees.json``, with its sources)."""
+    data = json.loads(files("dgxstudio.resources").joinpath("sharp_trees.json").read_text(encoding="utf-8"))
+    if data.get("format") != "dgxstudio-sharp-trees" or not all(isinstance(data.get(k), bool) for k in ("tree_per_rail", "streaming")):
+        raise ValueError("resources/sharp_trees.json is not a DGX Studio SHARP trees file")
+    return data
 
 
 def plain(router, topo, heads: list[str]) -> set[str]:
@@ -244,16 +256,23 @@ def _sampled_together(router, topo, a: str, bs: list[str], twin: dict, graph) ->
     return seen
 
 
-def aggregation_tree(router, topo, heads: list[str], common: set[str], flat_root: str) -> list[list[tuple[str, str]]]:
+def aggregation_tree(router, topo, heads: list[str], common: set[str], flat_root: str,
+                     rail: int = 0) -> list[list[tuple[str, str]]]:
     """SHARP's reduction tree for one rail as levels of (child, parent) pairs, the heads' level first.
 
     SHARP reduces in every switch of its tree, so each link of the tree carries the data once each
     way (NVIDIA SHARP: the switches form an aggregation tree, each reducing its children's data and
-    sending one result to its parent). Each head sends to its NIC's leaf; with several leaves, each
-    leaf sends one stream to a switch joined to all of them (a spine every head's routes pass
-    through). Without such a switch (three tiers) the leaves send to the nearest common switch above
-    them, over the router's routes. With one leaf, or heads whose NICs have no single uplink, every
-    head sends to ``flat_root`` (one level)."""
+    sending one result to its parent; ``resources/sharp_trees.json``). Each head sends to its NIC's leaf;
+    then, level by level, the switches of a level send to the switch above joined to all of them
+    where one exists (a spine every head's routes pass through: the root). Where none does (three
+    tiers or more), they are grouped under the fewest switches above (``_cover``): under switches
+    that all reach one switch of ``common`` above them where some do (a pod's spines of one plane,
+    the plane's core joined to them all), else the fewest that cover them; a level no smaller than
+    the one below sends to the nearest common switch over the router's routes (``_nearest``).
+    ``rail`` picks among the switches above that reach such a root over different switches: each
+    rail's tree its own plane of spines and cores where the fabric has them, as SHARP gives each
+    rail its own tree (``resources/sharp_trees.json``). With one leaf, or heads whose NICs have no single
+    uplink, every head sends to ``flat_root`` (one level)."""
     rails = router._rails()
     leaf = {}
     for h in heads:
@@ -264,14 +283,78 @@ def aggregation_tree(router, topo, heads: list[str], common: set[str], flat_root
     leaves = list(dict.fromkeys(leaf.values()))
     if len(leaves) == 1:
         return [[(h, leaves[0]) for h in heads]]
-    below = set(leaves)
-    above = sorted(s for s in common if s not in below)
-    if not above:
+    if not [s for s in common if s not in leaves]:
         return [[(h, flat_root) for h in heads]]
+    if not sharp_trees()["tree_per_rail"]:
+        rail = 0
+    levels = [[(h, leaf[h]) for h in heads]]
+    level, done, root = leaves, set(leaves), None
+    while len(level) > 1:
+        adj = router.fabric.adj
+        above = sorted(s for s in common if s not in done)
+        joined = [s for s in above if all(s in adj[a] for a in level)]
+        if joined:
+            top = root if root in joined else joined[0]
+            levels.append([(a, top) for a in level])
+            break
+        parent, root = _cover(router, topo, level, done, above, rail)
+        if parent is None or len(set(parent.values())) >= len(level):
+            if not above:  # (every common switch is in the tree already: the leaves' nearest one)
+                return [levels[0], [(a, _nearest(router, leaves, sorted(set(common) - set(leaves)))) for a in leaves]]
+            top = _nearest(router, level, above)
+            levels.append([(a, top) for a in level])
+            break
+        levels.append([(a, parent[a]) for a in level])
+        level = list(dict.fromkeys(parent[a] for a in level))
+        done.update(level)
+    return levels
+
+
+def _cover(router, topo, level: list[str], done: set[str], above: list[str], rail: int):
+    """The fewest switches above ``level`` (not yet in the tree) that each of its switches is joined
+    to, as {switch: its parent}, and the switch of ``above`` they all join (None if not found that
+    way). Preferred: the middle switches joined to one root switch of ``above`` (tried in turn,
+    grouped by the middle switches they use, ``rail`` picking the group and then the root within
+    it, so that each rail takes its own plane); else a greedy cover, most switches first, then by
+    name. (None, None) when some switch of the level has no switch above it."""
     adj = router.fabric.adj
-    joined = [s for s in above if all(s in adj[a] for a in leaves)]
-    root = joined[0] if joined else _nearest(router, leaves, above)
-    return [[(h, leaf[h]) for h in heads], [(a, root) for a in leaves]]
+    kinds = topo.devices
+
+    def up(a: str) -> list[str]:
+        return sorted(s for s in adj[a] if s not in done and kinds[s].kind in SWITCH_KINDS)
+
+    ups = {a: up(a) for a in level}
+    if not all(ups.values()):
+        return None, None
+    middles = set().union(*ups.values())
+    by_group: dict[frozenset, list[str]] = {}
+    for t in above:
+        if t in middles:
+            continue
+        mids = frozenset(m for m in adj[t] if m in middles)
+        if mids and all(mids.intersection(ups[a]) for a in level):
+            by_group.setdefault(mids, []).append(t)
+    if by_group:
+        groups = list(by_group.items())
+        mids, tops = groups[rail % len(groups)]
+        root = tops[(rail // len(groups)) % len(tops)]
+        return _greedy(level, {a: [m for m in ups[a] if m in mids] for a in level}), root
+    return _greedy(level, ups), None
+
+
+def _greedy(level: list[str], ups: dict[str, list[str]]) -> dict[str, str]:
+    """Each switch of ``level`` to one of its ``ups``: the switch above covering the most of those
+    still uncovered taken first (then by name), until every one has its parent."""
+    below: dict[str, list[str]] = {}
+    for a in level:
+        for m in ups[a]:
+            below.setdefault(m, []).append(a)
+    parent: dict[str, str] = {}
+    while len(parent) < len(level):
+        m = min(below, key=lambda m: (-sum(1 for a in below[m] if a not in parent), m))
+        for a in below.pop(m):
+            parent.setdefault(a, m)
+    return parent
 
 
 def _nearest(router, leaves: list[str], above: list[str]) -> str:

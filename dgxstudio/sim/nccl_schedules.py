@@ -137,17 +137,18 @@ class NcclSchedules:
                 for k in range(1, len(chain)):
                     parent[chain[k]] = chain[k - 1]
             # the chains, and in the network SHARP's tree of switches, each reducing its children's data
-            collnet_rail(sched, C._tree(parent), self._sharp_levels(heads), n, piece, lat_intra, net_lat,
+            collnet_rail(sched, C._tree(parent), self._sharp_levels(heads, r), n, piece, lat_intra, net_lat,
                          o.reduce_s_per_byte, f"collnet rail {r}", slots)
             ranges.append((first, len(sched.groups)))
         sched.meta["trees"] = ranges
         return sched
 
-    def _sharp_levels(self, heads: list[str]) -> list[list[tuple[str, str]]]:
-        """SHARP's tree over the network switches every head's route passes through."""
+    def _sharp_levels(self, heads: list[str], rail: int) -> list[list[tuple[str, str]]]:
+        """SHARP's tree over the network switches every head's route passes through (each rail its
+        own, ``collnet_root.aggregation_tree``)."""
         common = collnet_root.fast(self.router, self.topo, heads)
         if not common:
             raise SimulationError("collnet: the systems' routes share no switch to reduce in")
         fab = self.router.fabric
         flat = min(common, key=lambda s: (len(fab.adj[s]) == 0, -sum(1 for v in fab.adj[s] if fab.kind.get(v) == "nic"), s))
-        return collnet_root.aggregation_tree(self.router, self.topo, heads, common, flat)
+        return collnet_root.aggregation_tree(self.router, self.topo, heads, common, flat, rail)
