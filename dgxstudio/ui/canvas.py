@@ -327,6 +327,21 @@ class TopologyScene(QGraphicsScene):
         self._press_positions = {self._key(i): (i.pos().x(), i.pos().y()) for i in self.selectedItems()
                                  if self._key(i) is not None}
 
+    def cancel_move(self) -> bool:
+        """Escape while items are being dragged: they go back where the press found them and the rest
+        of the drag moves nothing (they stayed where the mouse left them, while the document kept the
+        old places: the file saved another drawing than the one shown). True when a drag was cancelled."""
+        grabber = self.mouseGrabberItem()
+        back = {i: self._press_positions[k] for i in self.selectedItems()
+                if (k := self._key(i)) in self._press_positions and (i.pos().x(), i.pos().y()) != self._press_positions[k]}
+        if grabber is None or not back:
+            return False
+        for item, xy in back.items():
+            item.setPos(*xy)
+        grabber.ungrabMouse()
+        self._press_positions = {}
+        return True
+
     def set_grid(self, size: float) -> None:
         self.grid = size
         self.update()

@@ -53,10 +53,13 @@ class CanvasView(QGraphicsView):
             self.canvas.statusMessage.emit("Link cancelled: the design changed while the link was being dragged")
 
     def escape(self) -> None:
-        """Escape on the canvas: a link being dragged is dropped (nothing is connected), else the
-        selection is cleared."""
+        """Escape on the canvas: a link being dragged is dropped (nothing is connected), items being
+        dragged go back where they were, else the selection is cleared."""
         if self._link_line is not None:
             self._drop_link("Link cancelled (Escape)")
+            return
+        if self.canvas.cancel_move():
+            self.canvas.statusMessage.emit("Move cancelled (Escape): the items are back where they were")
             return
         self.canvas.select_ids([])
 

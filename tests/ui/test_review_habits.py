@@ -78,7 +78,7 @@ def test_shortcut_list_names_undo_not_the_step_it_would_undo(make_window, qtbot)
     table = dialog.findChild(QTableWidget)
     commands = {table.item(r, 1).text() for r in range(table.rowCount())}
     assert "Edit › Undo" in commands and not any(c.startswith("Edit › Undo ") for c in commands)
-    assert "Select nothing on the canvas (or drop the link being dragged)" in commands
+    assert "Select nothing on the canvas (or drop the link or move being dragged)" in commands
     assert "View › Zoom to selection" in commands
     dialog.close()
     QApplication.processEvents()
