@@ -74,7 +74,7 @@ class HabitActions:
                 action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # only with the canvas focused
                 action.triggered.connect(lambda _c=False, x=dx * step, y=dy * step: self.nudge(x, y))
                 self.view.addAction(action)
-        deselect = QAction("Select none (or drop the link being dragged)", self.view)
+        deselect = QAction("Select none (or drop the link or move being dragged)", self.view)
         deselect.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         deselect.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # Escape in a field stays the field's
         deselect.triggered.connect(self.view.escape)
@@ -220,9 +220,11 @@ class HabitActions:
         xs = [p[0] for p in clip.get("layout", {}).get("positions", {}).values()] or [0.0]
         ys = [p[1] for p in clip.get("layout", {}).get("positions", {}).values()] or [0.0]
         offset = (scene_pos.x() - (min(xs) + max(xs)) / 2, scene_pos.y() - (min(ys) + max(ys)) / 2)
-        cmd, mapping = paste_command(self.document.topology, clip, offset, text=what)
-        name_copies(self.document.topology, cmd)
+        topo = self.document.topology
+        cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, offset), text=what)
+        name_copies(topo, cmd)
         self.document.push(cmd)
+        self.paste_spots.remember(topo, mapping.values())
         self.scene.select_ids(mapping.values())
         self.show_status(f"Pasted {len(cmd.devices)} devices and {len(cmd.links)} links")
         return list(mapping.values())
@@ -332,7 +334,7 @@ class HabitActions:
                         rows.append((", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts()),
                                      f"{where} › {text}"))
         rows += [("Arrow keys (Shift: 1 unit)", "Nudge the selection on the canvas"),
-                 ("Escape", "Select nothing on the canvas (or drop the link being dragged)"),
+                 ("Escape", "Select nothing on the canvas (or drop the link or move being dragged)"),
                  ("Wheel", "Zoom the canvas"), ("Middle drag, or Space + drag", "Pan the canvas"),
                  ("Drag from a device's round handle", "Link it to another device"),
                  ("Double-click a system", "Expand or collapse it"), ("Right click", "What you can do with the item")]
