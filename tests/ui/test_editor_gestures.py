@@ -1,0 +1,138 @@
+"""A diagram-editor review of the canvas (session 32): gestures a draw.io, Visio or yEd user expects,
+driven with real keys and mouse events on the real widgets."""
+
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtWidgets import QApplication
+
+from dgxstudio.model import dumps
+
+from .conftest import send_mouse
+from .test_editor import view_pos
+
+
+def _key(qtbot, w, key, mods=Qt.KeyboardModifier.NoModifier):
+    w.view.setFocus()
+    qtbot.keyClick(w.view, key, mods)
+    QApplication.processEvents()
+
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+def test_undo_and_redo_bring_back_the_selection_of_their_moment(make_window, qtbot):
+    """Undo of a delete selected nothing (the restored devices had to be picked again), redo of a
+    duplicate left the copy unselected, undo of a group selected nothing."""
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    w.scene.select_ids(["gpu0", "gpu1"])
+    _key(qtbot, w, Qt.Key.Key_Delete)
+    assert "gpu0" not in topo.devices and w.scene.selected_ids() == []
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert sorted(w.scene.selected_ids()) == ["gpu0", "gpu1"]
+    _key(qtbot, w, Qt.Key.Key_Y, CTRL)   # redo the delete: nothing left to select
+    assert w.scene.selected_ids() == []
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert sorted(w.scene.selected_ids()) == ["gpu0", "gpu1"]
+
+    w.scene.select_ids(["gpu3"])
+    _key(qtbot, w, Qt.Key.Key_D, CTRL)
+    (copy,) = w.scene.selected_ids()
+    assert copy != "gpu3" and copy in topo.devices
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert w.scene.selected_ids() == ["gpu3"] and copy not in topo.devices
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL | Qt.KeyboardModifier.ShiftModifier)
+    assert w.scene.selected_ids() == [copy]
+
+    lid = next(iter(topo.links))
+    w.scene.select_ids([lid])
+    _key(qtbot, w, Qt.Key.Key_Delete)
+    assert lid not in topo.links
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert w.scene.selected_ids() == [lid]
+
+
+def test_undo_of_a_group_selects_its_devices_again(make_window, qtbot):
+    from dgxstudio.model.topology import Topology
+
+    from .test_editor import drop_from_palette
+
+    w = make_window(topology=Topology("t"))
+    drop_from_palette(w, "part:tesla-v100-sxm2", QPoint(300, 250))
+    drop_from_palette(w, "part:tesla-v100-sxm2", QPoint(600, 250))
+    topo = w.document.topology
+    gpus = sorted(topo.devices)
+    before = dumps(topo)
+    w.scene.select_ids(gpus)
+    _key(qtbot, w, Qt.Key.Key_G, CTRL | Qt.KeyboardModifier.AltModifier)
+    (gid,) = topo.groups
+    assert w.scene.selected_ids() == [gid]
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert dumps(topo) == before and sorted(w.scene.selected_ids()) == gpus
+    _key(qtbot, w, Qt.Key.Key_Y, CTRL)
+    assert w.scene.selected_ids() == [gid]
+
+
+def test_escape_during_a_move_puts_the_items_back_and_moves_nothing(make_window, qtbot):
+    """Escape in the middle of dragging devices cleared the selection and left the dragged device where
+    the mouse was, while the document kept its old place: the canvas showed one drawing and Save wrote
+    another. Now the devices go back, nothing is pushed, and the selection stays."""
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    before = dumps(topo)
+    w.scene.select_ids(["gpu0", "gpu1"])
+    at = {d: w.scene.device_items[d].pos() for d in ("gpu0", "gpu1")}
+    vp = w.view.viewport()
+    start = view_pos(w, "gpu0")
+    w.view.setFocus()
+    send_mouse(vp, QEvent.Type.MouseButtonPress, start)
+    for i in range(1, 6):
+        send_mouse(vp, QEvent.Type.MouseMove, start + QPoint(25 * i, 12 * i), button=Qt.MouseButton.NoButton)
+    assert w.scene.device_items["gpu0"].pos() != at["gpu0"]   # the drag is under way
+    qtbot.keyClick(w.view, Qt.Key.Key_Escape)
+    assert {d: w.scene.device_items[d].pos() for d in at} == at
+    assert "Move cancelled" in w.status.text()
+    assert sorted(w.scene.selected_ids()) == ["gpu0", "gpu1"]
+    for i in range(6, 9):   # the hand goes on moving before it lets go: nothing follows it
+        send_mouse(vp, QEvent.Type.MouseMove, start + QPoint(25 * i, 12 * i), button=Qt.MouseButton.NoButton)
+    send_mouse(vp, QEvent.Type.MouseButtonRelease, start + QPoint(200, 96), buttons=Qt.MouseButton.NoButton)
+    QApplication.processEvents()
+    assert {d: w.scene.device_items[d].pos() for d in at} == at
+    assert w.document.undo_stack.count() == 0 and dumps(topo) == before
+    for d, p in at.items():   # the drawing and the document agree
+        assert topo.layout.positions[d] == (p.x(), p.y())
+
+
+def test_a_second_paste_or_duplicate_lands_beside_the_first_not_on_it(make_window, qtbot):
+    """Ctrl+V twice with the mouse off the canvas, or Ctrl+D twice on the same original, put the second
+    copy exactly over the first: one copy seen, two in the design."""
+    from unittest import mock
+
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+
+    def spots(ids):
+        return [topo.layout.positions[i] for i in ids]
+
+    w.scene.select_ids(["gpu0"])
+    _key(qtbot, w, Qt.Key.Key_C, CTRL)
+    with mock.patch("dgxstudio.ui.window_editing.cursor_scene_pos", return_value=None):   # mouse off the canvas
+        seen = []
+        for _ in range(3):
+            _key(qtbot, w, Qt.Key.Key_V, CTRL)
+            (copy,) = w.scene.selected_ids()
+            seen.append(topo.layout.positions[copy])
+    assert len(set(seen)) == 3, seen
+    x0, y0 = topo.layout.positions["gpu0"]
+    assert seen == [(x0 + 60, y0 + 60), (x0 + 120, y0 + 120), (x0 + 180, y0 + 180)]
+    dups = []
+    for _ in range(2):
+        w.scene.select_ids(["gpu5"])
+        _key(qtbot, w, Qt.Key.Key_D, CTRL)
+        dups += w.scene.selected_ids()
+    assert len(set(spots(dups))) == 2
+    second = topo.layout.positions[dups[1]]
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)   # the second duplicate undone: a third lands where it was
+    w.scene.select_ids(["gpu5"])
+    _key(qtbot, w, Qt.Key.Key_D, CTRL)
+    (third,) = w.scene.selected_ids()
+    assert topo.layout.positions[third] == second != topo.layout.positions[dups[0]]
