@@ -30,6 +30,7 @@ from .canvas_sync import drawn_key, group_signature, members, sync, visible_grou
 from ..analysis.cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
+from .window_habits import unique_names
 
 
 RECACHE_BATCH = 24      # boxes given their cached picture back per frame once a zoom rests
@@ -563,6 +564,10 @@ class TopologyScene(QGraphicsScene):
             offset = (pos.x() - (min(xs) + max(xs)) / 2, pos.y() - (min(ys) + max(ys)) / 2)
             cmd, mapping = paste_command(topo, copy_selection(scratch, list(scratch.devices)), offset,
                                          text=f"add {SYSTEM_LABELS[what]}")
+            taken = {g.name for g in topo.groups.values()}   # a second DGX H100 is "DGX H100 #2", not a twin
+            for grp in cmd.groups:
+                if grp.name in taken:
+                    (grp.name,) = unique_names(taken, [f"{grp.name} #2"])
             self.document.push(cmd)
             new = [mapping[d] for d in scratch.devices]
             self.select_ids([mapping["system"]])

@@ -42,11 +42,14 @@ def unique_names(taken: set[str], names: list[str]) -> list[str]:
 
 
 def name_copies(topo, cmd) -> None:
-    """Pasted or duplicated devices get names of their own (``GPU 3`` -> the next free number), so
-    finds, findings and reports never show two devices of one name."""
+    """Pasted or duplicated devices and groups get names of their own (``GPU 3`` -> the next free
+    number), so finds, findings, reports and ``export --system NAME`` never meet two of one name."""
     taken = {d.name for d in topo.devices.values()}
     for dev, name in zip(cmd.devices, unique_names(taken, [d.name for d in cmd.devices])):
         dev.name = name
+    taken = {g.name for g in topo.groups.values()}   # a duplicated system too: "DGX H100 #1" -> "DGX H100 #17"
+    for grp, name in zip(cmd.groups, unique_names(taken, [g.name for g in cmd.groups])):
+        grp.name = name
 
 
 class HabitActions:

@@ -136,3 +136,31 @@ def test_a_second_paste_or_duplicate_lands_beside_the_first_not_on_it(make_windo
     _key(qtbot, w, Qt.Key.Key_D, CTRL)
     (third,) = w.scene.selected_ids()
     assert topo.layout.positions[third] == second != topo.layout.positions[dups[0]]
+
+
+def test_a_duplicated_or_second_dropped_system_gets_a_name_of_its_own(make_window, qtbot):
+    """Ctrl+D on a collapsed "DGX H100 #1" of a generated fat tree made a second "DGX H100 #1", and two
+    DGX H100 dragged from the palette were both "DGX H100": the Inspector, findings and
+    ``export --system NAME`` could not tell them apart."""
+    from dgxstudio.model.topology import Topology
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    from .test_editor import drop_from_palette
+
+    w = make_window(topology=build_fat_tree(4, "dgx-h100", rail_optimized=True))
+    topo = w.document.topology
+    first = next(g for g in topo.groups.values() if g.kind == "system")
+    w.scene.select_ids([first.id])
+    _key(qtbot, w, Qt.Key.Key_D, CTRL)
+    (copy,) = w.scene.selected_ids()
+    names = [g.name for g in topo.groups.values() if g.kind == "system"]
+    assert len(names) == len(set(names)) == 5, names
+    assert topo.groups[copy].name == first.name.rstrip("0123456789") + "5"
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert copy not in topo.groups
+
+    w = make_window(topology=Topology("t"))
+    drop_from_palette(w, "system:dgx-h100", QPoint(250, 250))
+    drop_from_palette(w, "system:dgx-h100", QPoint(650, 250))
+    names = sorted(g.name for g in w.document.topology.groups.values())
+    assert names == ["DGX H100", "DGX H100 #2"]
