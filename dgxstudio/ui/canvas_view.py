@@ -3,8 +3,8 @@ and drops from the palette."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtCore import QEvent, QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QCursor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsSimpleTextItem, QGraphicsView, QMenu
 
 from ..model.connect import link_options
@@ -34,6 +34,7 @@ class CanvasView(QGraphicsView):
         self._panning: QPointF | None = None
         self._space = False
         self._port_hint: QGraphicsSimpleTextItem | None = None
+        self._band_from: list[str] = []
         scene.rebuilt.connect(self._scene_rebuilt)
         scene.updated.connect(self._scene_updated)
         # the overview of a large cluster opens and closes what the view shows
@@ -61,7 +62,20 @@ class CanvasView(QGraphicsView):
         if self.canvas.cancel_move():
             self.canvas.statusMessage.emit("Move cancelled (Escape): the items are back where they were")
             return
+        if not self.rubberBandRect().isNull():   # a selection rectangle being dragged
+            self._cancel_band()
+            return
         self.canvas.select_ids([])
+
+    def _cancel_band(self) -> None:
+        """Escape while dragging a selection rectangle: the rectangle goes and the selection is what it
+        was before the press (it cleared the selection and the rectangle went on selecting)."""
+        at = self.viewport().mapFromGlobal(QCursor.pos())
+        end = QMouseEvent(QEvent.Type.MouseButtonRelease, QPointF(at), QPointF(self.viewport().mapToGlobal(at)),
+                          Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+        super().mouseReleaseEvent(end)   # Qt ends its rectangle (a release selects nothing by itself)
+        self.canvas.select_ids(self._band_from)
+        self.canvas.statusMessage.emit("Selection rectangle cancelled (Escape)")
 
     def _scene_updated(self) -> None:
         """An edit changed some items: a link being dragged from a device that is gone ends here."""
@@ -130,6 +144,7 @@ class CanvasView(QGraphicsView):
             self.setCursor(Qt.CursorShape.ClosedHandCursor)
             return
         if event.button() == Qt.MouseButton.LeftButton:
+            self._band_from = self.canvas.selected_ids()   # what Escape during a selection rectangle gives back
             scene_pos = self.mapToScene(event.position().toPoint())
             for item in self.scene().items(scene_pos):
                 if isinstance(item, DeviceItem) and item.on_handle(scene_pos):

@@ -164,3 +164,27 @@ def test_a_duplicated_or_second_dropped_system_gets_a_name_of_its_own(make_windo
     drop_from_palette(w, "system:dgx-h100", QPoint(650, 250))
     names = sorted(g.name for g in w.document.topology.groups.values())
     assert names == ["DGX H100", "DGX H100 #2"]
+
+
+def test_escape_during_a_selection_rectangle_drops_it_and_gives_the_selection_back(make_window, qtbot):
+    """Escape while dragging a selection rectangle cleared the selection, and the rectangle went on
+    selecting whatever the mouse swept afterwards."""
+    w = make_window("dgx-h100")
+    w.view.fit()
+    QApplication.processEvents()
+    w.scene.select_ids(["gpu0"])
+    vp = w.view.viewport()
+    corner = w.view.mapFromScene(w.scene.itemsBoundingRect().topLeft()) - QPoint(10, 10)
+    w.view.setFocus()
+    send_mouse(vp, QEvent.Type.MouseButtonPress, corner)
+    for i in range(1, 5):
+        send_mouse(vp, QEvent.Type.MouseMove, corner + QPoint(90 * i, 70 * i), button=Qt.MouseButton.NoButton)
+    assert len(w.scene.selected_ids()) > 5 and not w.view.rubberBandRect().isNull()
+    qtbot.keyClick(w.view, Qt.Key.Key_Escape)
+    assert w.view.rubberBandRect().isNull()
+    assert w.scene.selected_ids() == ["gpu0"]
+    assert "cancelled" in w.status.text()
+    send_mouse(vp, QEvent.Type.MouseMove, corner + QPoint(600, 450), button=Qt.MouseButton.NoButton)
+    send_mouse(vp, QEvent.Type.MouseButtonRelease, corner + QPoint(600, 450), buttons=Qt.MouseButton.NoButton)
+    QApplication.processEvents()
+    assert w.scene.selected_ids() == ["gpu0"] and w.document.undo_stack.count() == 0
