@@ -44,6 +44,7 @@ class TopologyScene(QGraphicsScene):
     rebuilt = Signal()   # every item was replaced
     updated = Signal()   # some items were added, removed or refreshed after an edit (see canvas_sync)
     detailChanged = Signal()   # the overview opened or closed blocks or systems as the view moved
+    renameRequested = Signal()   # a device was double-clicked: the window offers its name for editing
 
     def __init__(self, document: Document):
         super().__init__()

@@ -82,6 +82,9 @@ class HabitActions:
         deselect.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # Escape in a field stays the field's
         deselect.triggered.connect(self.view.escape)
         self.view.addAction(deselect)
+        self._action(e, "&Rename", self.rename_selection, "F2",
+                     "type a new name for the selected device or group (double-click a device does the same)")
+        self.scene.renameRequested.connect(self.rename_selection)
         self._action(e, "&Group", self.group_selection, "Ctrl+Alt+G",
                      "put the selected devices (or groups) in a new group: a system when they are in none")
         self._action(e, "&Ungroup", self.ungroup, "Ctrl+Shift+G",
@@ -112,6 +115,18 @@ class HabitActions:
             self.show_status("Nothing selected to zoom to")
             return
         self.view.fit_rect(rect, at_most=1.0)
+
+    def rename_selection(self) -> None:
+        """F2, or a double-click on a device, as in every diagram tool: the Inspector's Name field, its
+        text selected, so typing renames (Enter keeps it, one undo step; Escape on the canvas after)."""
+        field = self.inspector.fields.get("name") if len(self.scene.selected_ids()) == 1 else None
+        if field is None:
+            self.show_status("Select one device or group to rename it")
+            return
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
+        field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        field.selectAll()
 
     def group_selection(self) -> str | None:
         """A new group around the selection (one undo step): kind ``system`` for devices in no system
@@ -340,7 +355,8 @@ class HabitActions:
                  ("Escape", "Select nothing on the canvas (or drop the link or move being dragged)"),
                  ("Wheel", "Zoom the canvas"), ("Middle drag, or Space + drag", "Pan the canvas"),
                  ("Drag from a device's round handle", "Link it to another device"),
-                 ("Double-click a system", "Expand or collapse it"), ("Right click", "What you can do with the item")]
+                 ("Double-click a system", "Expand or collapse it"), ("Double-click a device", "Rename it (as F2)"),
+                 ("Right click", "What you can do with the item")]
         dialog = QDialog(self)
         dialog.setObjectName("shortcutList")
         dialog.setWindowTitle("Keyboard shortcuts")

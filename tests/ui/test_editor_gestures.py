@@ -188,3 +188,41 @@ def test_escape_during_a_selection_rectangle_drops_it_and_gives_the_selection_ba
     send_mouse(vp, QEvent.Type.MouseButtonRelease, corner + QPoint(600, 450), buttons=Qt.MouseButton.NoButton)
     QApplication.processEvents()
     assert w.scene.selected_ids() == ["gpu0"] and w.document.undo_stack.count() == 0
+
+
+def test_f2_or_a_double_click_on_a_device_renames_it_in_one_undo_step(make_window, qtbot):
+    """Every diagram tool renames with F2 or a double-click on a shape; here both did nothing and the
+    name had to be found in the Inspector by mouse."""
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    w.inspector_dock.hide()
+    w.scene.select_ids(["gpu2"])
+    _key(qtbot, w, Qt.Key.Key_F2)
+    field = QApplication.focusWidget()
+    assert field is w.inspector.fields["name"] and w.inspector_dock.isVisible()
+    assert field.selectedText() == topo.devices["gpu2"].name
+    qtbot.keyClicks(field, "Left GPU")
+    qtbot.keyClick(field, Qt.Key.Key_Return)
+    assert topo.devices["gpu2"].name == "Left GPU" and w.document.undo_stack.count() == 1
+
+    w.view.fit()
+    QApplication.processEvents()
+    at = view_pos(w, "gpu5")
+    w.view.setFocus()
+    for kind in (QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease,   # what a mouse sends
+                 QEvent.Type.MouseButtonDblClick, QEvent.Type.MouseButtonRelease):
+        held = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseButtonRelease else Qt.MouseButton.LeftButton
+        send_mouse(w.view.viewport(), kind, at, buttons=held)
+    QApplication.processEvents()
+    field = QApplication.focusWidget()
+    assert w.scene.selected_ids() == ["gpu5"] and field is w.inspector.fields["name"]
+    assert field.selectedText() == topo.devices["gpu5"].name
+    qtbot.keyClicks(field, "Right GPU")
+    qtbot.keyClick(field, Qt.Key.Key_Return)
+    assert topo.devices["gpu5"].name == "Right GPU" and w.document.undo_stack.count() == 2
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert topo.devices["gpu5"].name == "GPU5" and w.scene.selected_ids() == ["gpu5"]
+
+    w.scene.select_ids(["gpu0", "gpu1"])
+    _key(qtbot, w, Qt.Key.Key_F2)
+    assert "Select one device or group" in w.status.text() and QApplication.focusWidget() is w.view
