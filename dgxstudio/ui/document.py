@@ -35,6 +35,13 @@ class UndoableCommand(QUndoCommand):
             self.document.selection_memory.restore(self.selection_after)
         self._pushed = True
 
+    def id(self) -> int:   # (Qt's name) steps that may merge into the one before: arrow-key nudges (ui/nudge)
+        return 1 if getattr(self.command, "merge_key", None) is not None else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:   # noqa: N802 (Qt's name)
+        return isinstance(other, UndoableCommand) and hasattr(other.command, "merge_key") and \
+            self.command.absorb(other.command)
+
     def undo(self) -> None:
         memory = self.document.selection_memory
         if memory is not None:

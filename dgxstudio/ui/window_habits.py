@@ -16,6 +16,7 @@ from ..model.grouping import GroupItems, grouping_kind, grouping_plan
 from ..model.topology import ModelError
 from .canvas_items import DeviceItem, GroupItem, LinkItem
 from .canvas_lod_items import SYSTEM_BOX_STAYS, SystemBoxItem
+from .nudge import Nudge
 
 NUDGE = 10.0        # arrow keys; with Shift one unit
 GRID = 20.0
@@ -202,8 +203,10 @@ class HabitActions:
         if not items:
             self._nothing_movable()
             return
-        self._push_move({k: (p.x() + dx, p.y() + dy) for k, p in items.items()},
-                        f"nudge {len(items)} item{'s' if len(items) > 1 else ''}")
+        positions = {k: (p.x() + dx, p.y() + dy) for k, p in items.items()}
+        topo = self.document.topology
+        self.document.push(Nudge(positions, {k: topo.layout.positions.get(k) for k in positions},
+                                 f"nudge {len(items)} item{'s' if len(items) > 1 else ''}", "x" if dx else "y"))
 
     def align(self, mode: str) -> None:
         items = self._movable()

@@ -226,3 +226,31 @@ def test_f2_or_a_double_click_on_a_device_renames_it_in_one_undo_step(make_windo
     w.scene.select_ids(["gpu0", "gpu1"])
     _key(qtbot, w, Qt.Key.Key_F2)
     assert "Select one device or group" in w.status.text() and QApplication.focusWidget() is w.view
+
+
+def test_arrow_key_nudges_of_one_selection_along_one_axis_are_one_undo_step(make_window, qtbot, tmp_path):
+    """Holding an arrow key pushed one undo step per auto-repeat (thirty Ctrl+Z for one gesture);
+    as in Inkscape, nudges of the same selection along one axis merge until something else happens."""
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    stack = w.document.undo_stack
+    start = {d: topo.layout.positions[d] for d in ("gpu0", "gpu1")}
+    w.scene.select_ids(["gpu0", "gpu1"])
+    for _ in range(5):
+        _key(qtbot, w, Qt.Key.Key_Right)
+    assert stack.count() == 1
+    assert topo.layout.positions["gpu0"] == (start["gpu0"][0] + 50, start["gpu0"][1])
+    for _ in range(2):
+        _key(qtbot, w, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    assert stack.count() == 2   # the other axis: a step of its own
+    w.document.save(str(tmp_path / "a.dgxs"))
+    _key(qtbot, w, Qt.Key.Key_Down)
+    assert stack.count() == 3   # never merged into the saved step
+    w.scene.select_ids(["gpu0"])
+    _key(qtbot, w, Qt.Key.Key_Down)
+    assert stack.count() == 4   # another selection
+    for _ in range(4):
+        _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert {d: topo.layout.positions[d] for d in start} == start
+    assert {d: (w.scene.device_items[d].pos().x(), w.scene.device_items[d].pos().y()) for d in start} == start
+    assert sorted(w.scene.selected_ids()) == ["gpu0", "gpu1"]
