@@ -545,6 +545,10 @@ class TopologyScene(QGraphicsScene):
             inside = self.lod.open_system_at(pos) if self.lod is not None else None
             if inside is not None:   # dropped into a system opened in the overview: it joins that system
                 at, memberships = self.lod.to_document(inside, pos), {did: inside}
+            elif self.lod is None:   # into a drawn group's frame: it joins the innermost, as in a container
+                frames = [g for g in self.group_items.values() if not g.collapsed and g.frame.contains(g.mapFromScene(pos))]
+                if frames:
+                    memberships = {did: min(frames, key=lambda g: g.frame.width() * g.frame.height()).group_id}
             self.document.push(AddItems([dev], positions={did: at}, memberships=memberships, text=f"add {part.label}"))
             if self.lod is not None:
                 for view in self.views()[:1]:

@@ -1,8 +1,8 @@
 """A diagram-editor review of the canvas (session 32): gestures a draw.io, Visio or yEd user expects,
 driven with real keys and mouse events on the real widgets."""
 
-from PySide6.QtCore import QEvent, QPoint, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtWidgets import QApplication, QLabel
 
 from dgxstudio.model import dumps
 
@@ -254,3 +254,31 @@ def test_arrow_key_nudges_of_one_selection_along_one_axis_are_one_undo_step(make
     assert {d: topo.layout.positions[d] for d in start} == start
     assert {d: (w.scene.device_items[d].pos().x(), w.scene.device_items[d].pos().y()) for d in start} == start
     assert sorted(w.scene.selected_ids()) == ["gpu0", "gpu1"]
+
+
+def test_a_part_dropped_inside_a_systems_frame_joins_that_system(make_window, qtbot):
+    """A GPU dragged from the palette into the DGX-1's frame was drawn inside it but belonged to no
+    group (the Inspector said "Group —", the frame still counted 8 GPUs, a run left it out of the
+    system), while the cluster overview already made a part dropped into an open system join it."""
+    from .test_editor import drop_from_palette
+
+    w = make_window("dgx1-v100")
+    w.view.fit()
+    QApplication.processEvents()
+    topo = w.document.topology
+    before = dumps(topo)
+    (gid,) = topo.groups
+    frame = w.scene.group_items[gid]
+    inside = w.view.mapFromScene(frame.mapToScene(frame.frame.center() + (frame.frame.bottomLeft() - frame.frame.center()) * 0.2))
+    drop_from_palette(w, "part:tesla-v100-sxm2", inside)
+    (gpu,) = w.scene.selected_ids()
+    assert gpu in topo.groups[gid].devices
+    assert w.scene.group_items[gid].summary == "9 GPUs, 20 devices"
+    assert w.inspector.findChildren(QLabel) and any(lbl.text() == topo.groups[gid].name for lbl in w.inspector.findChildren(QLabel)
+                                                    if lbl.isVisible())
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert dumps(topo) == before
+    outside = w.view.mapFromScene(frame.mapToScene(frame.frame.topRight()) + QPointF(150, 0))
+    drop_from_palette(w, "part:tesla-v100-sxm2", outside)
+    (gpu,) = w.scene.selected_ids()
+    assert all(gpu not in g.devices for g in topo.groups.values())
