@@ -208,7 +208,7 @@ class CanvasView(QGraphicsView):
             source, self._link_from = self._link_from, None
             target = self._device_at(scene_pos)
             if target is None or target == source:
-                self.canvas.statusMessage.emit("Link cancelled: release over another device to connect")
+                self.canvas.statusMessage.emit(self._missed_link_words(scene_pos, target))
                 return
             options = link_options(self.canvas.topology, source, target)
             if not options[0].ok:
@@ -219,6 +219,17 @@ class CanvasView(QGraphicsView):
                 self._connect(options[0])
             return
         super().mouseReleaseEvent(event)
+
+    def _missed_link_words(self, scene_pos: QPointF, target: str | None) -> str:
+        """Why a link released here connects nothing: on a collapsed system's box (which stands for its
+        devices, not one of them) it says how to reach them, instead of only "release over a device"."""
+        box = next((i for i in self.scene().items(scene_pos) if getattr(i, "collapsed", False)
+                    and getattr(i, "group_id", None) in self.canvas.topology.groups), None)
+        if target is None and box is not None:
+            name = self.canvas.topology.groups[box.group_id].name
+            return (f"Link cancelled: {name} is drawn collapsed, a box for all its devices; double-click it "
+                    "to open it, then drag to one of its devices (a GPU, a NIC, a switch)")
+        return "Link cancelled: release over another device to connect"
 
     def _connect(self, proposal) -> None:
         self.canvas.document.push(proposal.command)

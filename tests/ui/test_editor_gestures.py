@@ -282,3 +282,23 @@ def test_a_part_dropped_inside_a_systems_frame_joins_that_system(make_window, qt
     drop_from_palette(w, "part:tesla-v100-sxm2", outside)
     (gpu,) = w.scene.selected_ids()
     assert all(gpu not in g.devices for g in topo.groups.values())
+
+
+def test_a_link_released_on_a_collapsed_system_says_how_to_reach_its_devices(make_window, qtbot):
+    """Dragging a link from a leaf switch onto a collapsed DGX H100 box said only "release over another
+    device", though the user had released over what looks like one."""
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    from .conftest import drag
+
+    w = make_window(topology=build_fat_tree(4, "dgx-h100", rail_optimized=True))
+    w.view.fit()
+    QApplication.processEvents()
+    topo = w.document.topology
+    links = len(topo.links)
+    leaf = next(d for d in w.scene.device_items if topo.devices[d].kind == "ib_switch")
+    box = next(g for g in w.scene.group_items.values() if g.collapsed)
+    drag(w.view, view_pos(w, leaf, handle=True), w.view.mapFromScene(box.sceneBoundingRect().center()))
+    name = topo.groups[box.group_id].name
+    assert f"{name} is drawn collapsed" in w.status.text() and "double-click it" in w.status.text()
+    assert len(topo.links) == links
