@@ -86,14 +86,16 @@ class HabitActions:
         self._action(e, "&Rename", self.rename_selection, "F2",
                      "type a new name for the selected device or group (double-click a device does the same)")
         self.scene.renameRequested.connect(self.rename_selection)
-        self._action(e, "&Group", self.group_selection, "Ctrl+Alt+G",
-                     "put the selected devices (or groups) in a new group: a system when they are in none")
+        group = self._action(e, "&Group", self.group_selection, "Ctrl+G",
+                             "put the selected devices (or groups) in a new group: a system when they are in none")
+        group.setShortcuts([QKeySequence("Ctrl+G"), QKeySequence("Ctrl+Alt+G")])   # (Ctrl+Alt+G: before session 32)
         self._action(e, "&Ungroup", self.ungroup, "Ctrl+Shift+G",
                      "dissolve the selected groups; their devices stay, in the group around")
         view_menu.addSeparator()
         self._action(view_menu, "Zoom to &selection", self.zoom_to_selection, "Shift+F",
                      "fit the selected items in the view")
-        self.snap_action = self._action(view_menu, "&Snap to grid", self._toggle_snap, "Ctrl+G",
+        # Ctrl+G groups in draw.io, Visio and Inkscape; the grid takes Ctrl+' (Illustrator's grid key)
+        self.snap_action = self._action(view_menu, "&Snap to grid", self._toggle_snap, "Ctrl+'",
                                         f"show a {GRID:g}-unit grid and snap moved items to it")
         self.snap_action.setCheckable(True)
         self._action(view_menu, "Actual si&ze (100%)", self._zoom_reset, "Ctrl+0")

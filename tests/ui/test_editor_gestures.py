@@ -63,7 +63,8 @@ def test_undo_of_a_group_selects_its_devices_again(make_window, qtbot):
     gpus = sorted(topo.devices)
     before = dumps(topo)
     w.scene.select_ids(gpus)
-    _key(qtbot, w, Qt.Key.Key_G, CTRL | Qt.KeyboardModifier.AltModifier)
+    _key(qtbot, w, Qt.Key.Key_G, CTRL)   # Ctrl+G groups, as in draw.io, Visio and Inkscape (it was snap to grid)
+    assert not w.snap_action.isChecked()
     (gid,) = topo.groups
     assert w.scene.selected_ids() == [gid]
     _key(qtbot, w, Qt.Key.Key_Z, CTRL)

@@ -244,7 +244,7 @@ def test_the_user_guides_tour_names_an_algorithm_the_panel_offers(make_window, q
     named = re.search(r"choose all-reduce, (\S+), 256MiB", step).group(1)
     combo = w.sim_panel.algorithm
     assert named in [combo.itemText(i) for i in range(combo.count())]
-    assert "Ctrl+Alt+G" in text and "Shift+F" in text
+    assert "Ctrl+G" in text and "Shift+F" in text and "F2" in text
 
 
 def test_duplicate_and_menu_paste_give_copies_names_of_their_own(make_window, qtbot):
