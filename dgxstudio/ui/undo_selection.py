@@ -9,6 +9,8 @@ it); undo selects the first again, redo the second. Ids that no longer exist are
 
 from __future__ import annotations
 
+from shiboken6 import isValid
+
 
 class SelectionMemory:
     """What the document's undo steps read and restore: the canvas's selection, as ids."""
@@ -17,10 +19,10 @@ class SelectionMemory:
         self.scene = scene
 
     def current(self) -> tuple[str, ...]:
-        return tuple(self.scene.selected_ids())
+        return tuple(self.scene.selected_ids()) if isValid(self.scene) else ()
 
     def restore(self, ids: tuple[str, ...] | None) -> None:
-        if ids is None:
+        if ids is None or not isValid(self.scene):   # (a window being closed)
             return
         topo = self.scene.topology
         alive = [i for i in ids if i in topo.devices or i in topo.groups or i in topo.links]
