@@ -303,3 +303,25 @@ def test_a_link_released_on_a_collapsed_system_says_how_to_reach_its_devices(mak
     name = topo.groups[box.group_id].name
     assert f"{name} is drawn collapsed" in w.status.text() and "double-click it" in w.status.text()
     assert len(topo.links) == links
+
+
+def test_collapsing_a_system_in_the_inspector_keeps_it_selected(make_window, qtbot):
+    """Ticking the Inspector's "Drawn: collapsed" replaced the frame by a box that was not selected:
+    the Inspector jumped to "Nothing selected", taking away the box just ticked."""
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    (gid,) = topo.groups
+    w.scene.select_ids([gid])
+    QApplication.processEvents()
+    box = w.inspector.fields["collapsed"]
+    box.setFocus()
+    qtbot.keyClick(box, Qt.Key.Key_Space)   # (the box toggles on the key's release)
+    QApplication.processEvents()
+    assert gid in topo.layout.collapsed and w.scene.group_items[gid].collapsed
+    assert w.scene.selected_ids() == [gid]
+    box = w.inspector.fields["collapsed"]
+    assert box.isVisible() and box.isChecked()
+    box.setFocus()
+    qtbot.keyClick(box, Qt.Key.Key_Space)   # and back, from the same place
+    QApplication.processEvents()
+    assert gid not in topo.layout.collapsed and w.scene.selected_ids() == [gid]
