@@ -4,6 +4,8 @@ Ctrl+V twice (the mouse off the canvas, or not moved) or Ctrl+D twice on the sam
 second copy exactly over the first: the user saw one copy where there were two, and the hidden one
 went into the file, the findings and every run. As draw.io and Visio do, a copy that would land on the
 very spot of an earlier one still standing there is shifted by one step more, as often as needed.
+With the mouse off the canvas a paste starts from the copied places: a cut goes back where it was
+(it went 60 units away), a copy lands one step beside its original.
 """
 
 from __future__ import annotations
@@ -27,15 +29,21 @@ class PasteSpots:
         return item is not None and item in topo.layout.positions and _spot(topo.layout.positions[item]) == spot
 
     def offset(self, topo, clip: dict, offset: tuple[float, float]) -> tuple[float, float]:
-        """``offset``, or that shifted by steps until no copy lands on an earlier copy's spot."""
+        """``offset``, or that shifted by steps until no copy lands on an earlier copy's spot or on its
+        original still standing where it was copied from (so a cut pasted with ``(0, 0)`` goes back in
+        place, and a copy beside its original)."""
         places = []
-        for xy in clip.get("layout", {}).get("positions", {}).values():
+        for original, xy in clip.get("layout", {}).get("positions", {}).items():
             try:
-                places.append((float(xy[0]), float(xy[1])))
+                places.append((original, float(xy[0]), float(xy[1])))
             except (TypeError, ValueError, IndexError, KeyError):   # the paste itself names what is wrong
                 continue
+
+        def taken(original: str, spot: tuple[float, float]) -> bool:
+            return self._taken(topo, spot) or (original in topo.layout.positions
+                                               and _spot(topo.layout.positions[original]) == spot)
         for _ in range(1000):
-            if not any(self._taken(topo, _spot((x + offset[0], y + offset[1]))) for x, y in places):
+            if not any(taken(o, _spot((x + offset[0], y + offset[1]))) for o, x, y in places):
                 break
             offset = (offset[0] + STEP, offset[1] + STEP)
         return offset

@@ -14,7 +14,7 @@ from ..model.commands import Macro, Move, RemoveItems, SetCollapsed
 from ..model.layout import auto_layout
 
 from .canvas_items import DeviceItem
-from .paste_spots import STEP, PasteSpots
+from .paste_spots import PasteSpots
 from .window_habits import cursor_scene_pos, name_copies
 
 READABLE = 0.6   # a device found in a cluster's overview is drawn at least at this scale: its name and ports show
@@ -103,7 +103,7 @@ class EditActions:
     def _paste_clip(self, clip: dict, what: str) -> None:
         topo = self.document.topology
         try:
-            cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, (STEP, STEP)), text=what)
+            cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, (0.0, 0.0)), text=what)
         except fileio.TopologyFileError as exc:
             self.show_status(f"Cannot paste: {exc}")
             return

@@ -325,3 +325,24 @@ def test_collapsing_a_system_in_the_inspector_keeps_it_selected(make_window, qtb
     qtbot.keyClick(box, Qt.Key.Key_Space)   # and back, from the same place
     QApplication.processEvents()
     assert gid not in topo.layout.collapsed and w.scene.selected_ids() == [gid]
+
+
+def test_a_cut_pasted_with_the_mouse_off_the_canvas_goes_back_in_place(make_window, qtbot):
+    """Ctrl+X then Ctrl+V (the mouse off the canvas) put the device 60 units away from where it was cut
+    from; a cut and paste moves nothing in draw.io. A copy still lands beside its original."""
+    from unittest import mock
+
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    at = topo.layout.positions["gpu4"]
+    w.scene.select_ids(["gpu4"])
+    _key(qtbot, w, Qt.Key.Key_X, CTRL)
+    assert "gpu4" not in topo.devices
+    with mock.patch("dgxstudio.ui.window_editing.cursor_scene_pos", return_value=None):
+        _key(qtbot, w, Qt.Key.Key_V, CTRL)
+        (back,) = w.scene.selected_ids()
+        assert topo.layout.positions[back] == at
+        _key(qtbot, w, Qt.Key.Key_C, CTRL)
+        _key(qtbot, w, Qt.Key.Key_V, CTRL)
+        (copy,) = w.scene.selected_ids()
+    assert topo.layout.positions[copy] == (at[0] + 60, at[1] + 60)
