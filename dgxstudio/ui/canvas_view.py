@@ -233,7 +233,7 @@ class CanvasView(QGraphicsView):
 
     def _connect(self, proposal) -> None:
         self.canvas.document.push(proposal.command)
-        self.canvas.statusMessage.emit(f"Connected: {proposal.description}")
+        self.canvas.statusMessage.emit(f"Connected: {proposal.done or proposal.description}")   # (free counts after it)
 
     def _choose_link(self, options, global_pos) -> QMenu:
         """A small menu of every link type and port group that fits; choosing one connects."""

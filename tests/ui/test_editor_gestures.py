@@ -346,3 +346,22 @@ def test_a_cut_pasted_with_the_mouse_off_the_canvas_goes_back_in_place(make_wind
         _key(qtbot, w, Qt.Key.Key_V, CTRL)
         (copy,) = w.scene.selected_ids()
     assert topo.layout.positions[copy] == (at[0] + 60, at[1] + 60)
+
+
+def test_connected_says_the_free_ports_left_after_the_link(make_window, qtbot):
+    """After a link was drawn the status bar said "GPU 0 nvlink, 6 free" (the count before it), beside
+    the device's own "nvlink 1/6"."""
+    from dgxstudio.model.topology import Topology
+
+    from .conftest import drag
+    from .test_editor import drop_from_palette
+
+    w = make_window(topology=Topology("t"))
+    drop_from_palette(w, "part:tesla-v100-sxm2", QPoint(250, 250))
+    drop_from_palette(w, "part:tesla-v100-sxm2", QPoint(600, 250))
+    a, b = sorted(w.document.topology.devices)
+    drag(w.view, view_pos(w, a, handle=True), view_pos(w, b))
+    assert w.status.text().startswith("Connected: NVLink 2.0 between")
+    assert "nvlink, 5 free" in w.status.text() and "6 free" not in w.status.text()
+    drag(w.view, view_pos(w, a, handle=True), view_pos(w, b))
+    assert "x2" in w.status.text() and "nvlink, 4 free" in w.status.text()
