@@ -365,3 +365,42 @@ def test_connected_says_the_free_ports_left_after_the_link(make_window, qtbot):
     assert "nvlink, 5 free" in w.status.text() and "6 free" not in w.status.text()
     drag(w.view, view_pos(w, a, handle=True), view_pos(w, b))
     assert "x2" in w.status.text() and "nvlink, 4 free" in w.status.text()
+
+
+def _type_and_enter(qtbot, field, text: str) -> None:
+    """Replace a field's text by typing, then Enter; the Inspector then shows the edited object again."""
+    field.setFocus()
+    field.selectAll()
+    qtbot.keyClicks(field, text)
+    qtbot.keyClick(field, Qt.Key.Key_Return)
+    qtbot.wait(20)
+
+
+def test_ctrl_z_in_an_inspector_field_after_enter_undoes_the_edit(make_window, qtbot):
+    """After typing a name and Enter the focus stays in the Inspector's field, which claimed Ctrl+Z with
+    nothing of its own left to undo: the key did nothing. It now undoes the rename (and Ctrl+Shift+Z
+    redoes it); while the field holds typing of its own, Ctrl+Z stays the field's."""
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    w.scene.select_ids(["gpu0"])
+    QApplication.processEvents()
+    _type_and_enter(qtbot, w.inspector.fields["name"], "Alpha")
+    assert topo.devices["gpu0"].name == "Alpha" and QApplication.focusWidget() is w.inspector.fields["name"]
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Z, CTRL)
+    qtbot.wait(20)
+    assert topo.devices["gpu0"].name == "GPU0" and w.inspector.fields["name"].text() == "GPU0"
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Z, CTRL | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.wait(20)
+    assert topo.devices["gpu0"].name == "Alpha"
+    qtbot.keyClicks(QApplication.focusWidget(), "x")   # typing of the field's own: its own undo
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Z, CTRL)
+    assert w.inspector.fields["name"].text() == "Alpha" and topo.devices["gpu0"].name == "Alpha"
+
+    lid = next(lk.id for lk in topo.links.values() if lk.count > 1)
+    w.select_and_center([lid])
+    QApplication.processEvents()
+    _type_and_enter(qtbot, w.inspector.fields["count"], "1")
+    assert topo.links[lid].count == 1
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Z, CTRL)
+    qtbot.wait(20)
+    assert topo.links[lid].count == 2
