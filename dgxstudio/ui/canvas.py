@@ -55,6 +55,7 @@ class TopologyScene(QGraphicsScene):
         self.items_by_link: dict[str, LinkItem] = {}
         self._links_at: dict[QGraphicsItem, list[LinkItem]] = {}
         self._press_positions: dict[str, tuple[float, float]] = {}
+        self._pressed: list[QGraphicsItem] = []   # the items a drag from the last press moves
         self._syncing = False
         self._frames_pending = False
         self._hidden: dict[str, str] = {}
@@ -326,15 +327,17 @@ class TopologyScene(QGraphicsScene):
 
     def mousePressEvent(self, event) -> None:
         super().mousePressEvent(event)
-        self._press_positions = {self._key(i): (i.pos().x(), i.pos().y()) for i in self.selectedItems()
-                                 if self._key(i) is not None}
+        # what a drag moves: the selection and the item pressed, selected or not (a Ctrl+press selects
+        # nothing until the release, yet Qt drags the item with the selection)
+        self._pressed = [i for i in dict.fromkeys([*self.selectedItems(), self.mouseGrabberItem()]) if self._key(i)]
+        self._press_positions = {self._key(i): (i.pos().x(), i.pos().y()) for i in self._pressed}
 
     def cancel_move(self) -> bool:
         """Escape while items are being dragged: they go back where the press found them and the rest
         of the drag moves nothing (they stayed where the mouse left them, while the document kept the
         old places: the file saved another drawing than the one shown). True when a drag was cancelled."""
         grabber = self.mouseGrabberItem()
-        back = {i: self._press_positions[k] for i in self.selectedItems()
+        back = {i: self._press_positions[k] for i in self._pressed if isValid(i) and i.scene() is self
                 if (k := self._key(i)) in self._press_positions and (i.pos().x(), i.pos().y()) != self._press_positions[k]}
         if grabber is None or not back:
             return False
@@ -413,7 +416,7 @@ class TopologyScene(QGraphicsScene):
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
         moved, old = {}, {}
-        for i in self.selectedItems():
+        for i in [i for i in self._pressed if isValid(i) and i.scene() is self]:   # (a rebuild deletes items)
             key = self._key(i)
             if key is None or key not in self._press_positions:
                 continue

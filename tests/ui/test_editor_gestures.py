@@ -404,3 +404,34 @@ def test_ctrl_z_in_an_inspector_field_after_enter_undoes_the_edit(make_window, q
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Z, CTRL)
     qtbot.wait(20)
     assert topo.links[lid].count == 2
+
+
+def test_a_ctrl_drag_from_an_unselected_device_moves_it_in_the_document_too(make_window, qtbot):
+    """Ctrl+pressing a device outside the selection and dragging moved it on the canvas with the
+    selection (Qt drags the pressed item too), but only the selection's places reached the document:
+    the device was drawn 200 units from where the file put it."""
+    from PySide6.QtGui import QMouseEvent
+
+    w = make_window("dgx1-v100")
+    topo = w.document.topology
+    before = dumps(topo)
+    vp = w.view.viewport()
+    w.scene.select_ids(["gpu1"])
+    start = view_pos(w, "gpu0")
+    held, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+
+    def ctrl_mouse(kind, pos, buttons, button):
+        QApplication.sendEvent(vp, QMouseEvent(kind, QPointF(pos), QPointF(vp.mapToGlobal(pos)), button, buttons, CTRL))
+
+    ctrl_mouse(QEvent.Type.MouseButtonPress, start, held, held)
+    for i in range(1, 6):
+        ctrl_mouse(QEvent.Type.MouseMove, start + QPoint(20 * i, 10 * i), held, none)
+    ctrl_mouse(QEvent.Type.MouseButtonRelease, start + QPoint(100, 50), none, held)
+    QApplication.processEvents()
+    for d in ("gpu0", "gpu1"):
+        item = w.scene.device_items[d]
+        assert topo.layout.positions[d] == (round(item.pos().x(), 3), round(item.pos().y(), 3))
+    assert topo.layout.positions["gpu0"] != (0.0, 0.0)
+    assert w.document.undo_stack.count() == 1
+    _key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert dumps(topo) == before and w.scene.device_items["gpu0"].pos() == QPointF(0, 0)
