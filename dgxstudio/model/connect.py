@@ -17,6 +17,8 @@ class Proposal:
     command: Command | None
     description: str
     reason: str = ""
+    done: str = ""   # the description once connected: the ports' free counts one less each
+
 
     @property
     def ok(self) -> bool:
@@ -80,15 +82,18 @@ def link_options(topo: Topology, a: str, b: str) -> list[Proposal]:
     out = []
     for t, ga, gb in feasible:
         lt = topo.catalog.link_type(t)
-        ports = f" ({da.name} {ga.name}, {free_a.get(ga.name, 0)} free; {db.name} {gb.name}, {free_b.get(gb.name, 0)} free)"
+        fa, fb = free_a.get(ga.name, 0), free_b.get(gb.name, 0)
+        ports = f" ({da.name} {ga.name}, {fa} free; {db.name} {gb.name}, {fb} free)"
+        after = f" ({da.name} {ga.name}, {fa - 1} free; {db.name} {gb.name}, {fb - 1} free)"
         existing = next((lk for lk in topo.links.values() if lk.type == t and {lk.a, lk.b} == {a, b}
                          and lk.bandwidth_per_direction_Bps is None and {lk.a_port, lk.b_port} <= {ga.name, gb.name, None}),
                         None)
         if existing is not None:
+            head = f"{lt.label} x{existing.count + 1} between {da.name} and {db.name}"
             out.append(Proposal(SetAttribute(existing.id, "count", existing.count + 1, f"add a {lt.label} to {existing.id}"),
-                                f"{lt.label} x{existing.count + 1} between {da.name} and {db.name}" + ports))
+                                head + ports, done=head + after))
             continue
         link = Link(topo.new_id("l"), a, b, t, 1, ga.name, gb.name, lt.default_width if lt.per_lane else None)
-        out.append(Proposal(AddItems(links=[link], text=f"connect {da.name} and {db.name}"),
-                            f"{lt.label} between {da.name} and {db.name}" + ports))
+        head = f"{lt.label} between {da.name} and {db.name}"
+        out.append(Proposal(AddItems(links=[link], text=f"connect {da.name} and {db.name}"), head + ports, done=head + after))
     return out

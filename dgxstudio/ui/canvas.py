@@ -30,6 +30,7 @@ from .canvas_sync import drawn_key, group_signature, members, sync, visible_grou
 from ..analysis.cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
+from .window_habits import unique_names
 
 
 RECACHE_BATCH = 24      # boxes given their cached picture back per frame once a zoom rests
@@ -43,6 +44,7 @@ class TopologyScene(QGraphicsScene):
     rebuilt = Signal()   # every item was replaced
     updated = Signal()   # some items were added, removed or refreshed after an edit (see canvas_sync)
     detailChanged = Signal()   # the overview opened or closed blocks or systems as the view moved
+    renameRequested = Signal()   # a device was double-clicked: the window offers its name for editing
 
     def __init__(self, document: Document):
         super().__init__()
@@ -53,6 +55,7 @@ class TopologyScene(QGraphicsScene):
         self.items_by_link: dict[str, LinkItem] = {}
         self._links_at: dict[QGraphicsItem, list[LinkItem]] = {}
         self._press_positions: dict[str, tuple[float, float]] = {}
+        self._pressed: list[QGraphicsItem] = []   # the items a drag from the last press moves
         self._syncing = False
         self._frames_pending = False
         self._hidden: dict[str, str] = {}
@@ -324,8 +327,25 @@ class TopologyScene(QGraphicsScene):
 
     def mousePressEvent(self, event) -> None:
         super().mousePressEvent(event)
-        self._press_positions = {self._key(i): (i.pos().x(), i.pos().y()) for i in self.selectedItems()
-                                 if self._key(i) is not None}
+        # what a drag moves: the selection and the item pressed, selected or not (a Ctrl+press selects
+        # nothing until the release, yet Qt drags the item with the selection)
+        self._pressed = [i for i in dict.fromkeys([*self.selectedItems(), self.mouseGrabberItem()]) if self._key(i)]
+        self._press_positions = {self._key(i): (i.pos().x(), i.pos().y()) for i in self._pressed}
+
+    def cancel_move(self) -> bool:
+        """Escape while items are being dragged: they go back where the press found them and the rest
+        of the drag moves nothing (they stayed where the mouse left them, while the document kept the
+        old places: the file saved another drawing than the one shown). True when a drag was cancelled."""
+        grabber = self.mouseGrabberItem()
+        back = {i: self._press_positions[k] for i in self._pressed if isValid(i) and i.scene() is self
+                if (k := self._key(i)) in self._press_positions and (i.pos().x(), i.pos().y()) != self._press_positions[k]}
+        if grabber is None or not back:
+            return False
+        for item, xy in back.items():
+            item.setPos(*xy)
+        grabber.ungrabMouse()
+        self._press_positions = {}
+        return True
 
     def set_grid(self, size: float) -> None:
         self.grid = size
@@ -396,7 +416,7 @@ class TopologyScene(QGraphicsScene):
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
         moved, old = {}, {}
-        for i in self.selectedItems():
+        for i in [i for i in self._pressed if isValid(i) and i.scene() is self]:   # (a rebuild deletes items)
             key = self._key(i)
             if key is None or key not in self._press_positions:
                 continue
@@ -528,6 +548,10 @@ class TopologyScene(QGraphicsScene):
             inside = self.lod.open_system_at(pos) if self.lod is not None else None
             if inside is not None:   # dropped into a system opened in the overview: it joins that system
                 at, memberships = self.lod.to_document(inside, pos), {did: inside}
+            elif self.lod is None:   # into a drawn group's frame: it joins the innermost, as in a container
+                frames = [g for g in self.group_items.values() if not g.collapsed and g.frame.contains(g.mapFromScene(pos))]
+                if frames:
+                    memberships = {did: min(frames, key=lambda g: g.frame.width() * g.frame.height()).group_id}
             self.document.push(AddItems([dev], positions={did: at}, memberships=memberships, text=f"add {part.label}"))
             if self.lod is not None:
                 for view in self.views()[:1]:
@@ -548,6 +572,10 @@ class TopologyScene(QGraphicsScene):
             offset = (pos.x() - (min(xs) + max(xs)) / 2, pos.y() - (min(ys) + max(ys)) / 2)
             cmd, mapping = paste_command(topo, copy_selection(scratch, list(scratch.devices)), offset,
                                          text=f"add {SYSTEM_LABELS[what]}")
+            taken = {g.name for g in topo.groups.values()}   # a second DGX H100 is "DGX H100 #2", not a twin
+            for grp in cmd.groups:
+                if grp.name in taken:
+                    (grp.name,) = unique_names(taken, [f"{grp.name} #2"])
             self.document.push(cmd)
             new = [mapping[d] for d in scratch.devices]
             self.select_ids([mapping["system"]])

@@ -234,6 +234,12 @@ class DeviceItem(QGraphicsItem):
             self.canvas.item_moved(self)
         return super().itemChange(change, value)
 
+    def mouseDoubleClickEvent(self, event) -> None:
+        """A double-click offers the device's name for typing (the window's Rename, F2); the press
+        before it selected the device alone."""
+        self.canvas.renameRequested.emit()
+        event.accept()
+
 
 class GroupItem(QGraphicsItem):
     """A group: a frame around its members when expanded, a box standing for them when collapsed."""

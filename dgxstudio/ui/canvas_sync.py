@@ -75,8 +75,11 @@ def _sync_groups(scene: "TopologyScene", touched: set[str], refresh: set) -> Non
     topo = scene.topology
     scene._hidden = hidden_by_collapsed(topo)
     wanted = visible_groups(topo)
+    reselect = set()   # a group collapsed or expanded (the Inspector's "Drawn", its -/+ box) stays selected
     for gid, item in list(scene.group_items.items()):
         if wanted.get(gid) is None or wanted[gid] != item.collapsed:
+            if item.isSelected() and gid in wanted:
+                reselect.add(gid)
             del scene.group_items[gid]
             for link in list(scene._links_at.pop(item, ())):
                 if link in scene.link_items:
@@ -91,6 +94,8 @@ def _sync_groups(scene: "TopologyScene", touched: set[str], refresh: set) -> Non
                 item.setPos(*group_position(topo, gid))
             scene.addItem(item)
             scene.group_items[gid] = item
+            if gid in reselect:
+                item.setSelected(True)
 
 
 def sync(scene: "TopologyScene", event) -> None:

@@ -3,8 +3,8 @@ and drops from the palette."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtCore import QEvent, QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QCursor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsSimpleTextItem, QGraphicsView, QMenu
 
 from ..model.connect import link_options
@@ -34,6 +34,7 @@ class CanvasView(QGraphicsView):
         self._panning: QPointF | None = None
         self._space = False
         self._port_hint: QGraphicsSimpleTextItem | None = None
+        self._band_from: list[str] = []
         scene.rebuilt.connect(self._scene_rebuilt)
         scene.updated.connect(self._scene_updated)
         # the overview of a large cluster opens and closes what the view shows
@@ -53,12 +54,28 @@ class CanvasView(QGraphicsView):
             self.canvas.statusMessage.emit("Link cancelled: the design changed while the link was being dragged")
 
     def escape(self) -> None:
-        """Escape on the canvas: a link being dragged is dropped (nothing is connected), else the
-        selection is cleared."""
+        """Escape on the canvas: a link being dragged is dropped (nothing is connected), items being
+        dragged go back where they were, else the selection is cleared."""
         if self._link_line is not None:
             self._drop_link("Link cancelled (Escape)")
             return
+        if self.canvas.cancel_move():
+            self.canvas.statusMessage.emit("Move cancelled (Escape): the items are back where they were")
+            return
+        if not self.rubberBandRect().isNull():   # a selection rectangle being dragged
+            self._cancel_band()
+            return
         self.canvas.select_ids([])
+
+    def _cancel_band(self) -> None:
+        """Escape while dragging a selection rectangle: the rectangle goes and the selection is what it
+        was before the press (it cleared the selection and the rectangle went on selecting)."""
+        at = self.viewport().mapFromGlobal(QCursor.pos())
+        end = QMouseEvent(QEvent.Type.MouseButtonRelease, QPointF(at), QPointF(self.viewport().mapToGlobal(at)),
+                          Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+        super().mouseReleaseEvent(end)   # Qt ends its rectangle (a release selects nothing by itself)
+        self.canvas.select_ids(self._band_from)
+        self.canvas.statusMessage.emit("Selection rectangle cancelled (Escape)")
 
     def _scene_updated(self) -> None:
         """An edit changed some items: a link being dragged from a device that is gone ends here."""
@@ -127,6 +144,7 @@ class CanvasView(QGraphicsView):
             self.setCursor(Qt.CursorShape.ClosedHandCursor)
             return
         if event.button() == Qt.MouseButton.LeftButton:
+            self._band_from = self.canvas.selected_ids()   # what Escape during a selection rectangle gives back
             scene_pos = self.mapToScene(event.position().toPoint())
             for item in self.scene().items(scene_pos):
                 if isinstance(item, DeviceItem) and item.on_handle(scene_pos):
@@ -190,7 +208,7 @@ class CanvasView(QGraphicsView):
             source, self._link_from = self._link_from, None
             target = self._device_at(scene_pos)
             if target is None or target == source:
-                self.canvas.statusMessage.emit("Link cancelled: release over another device to connect")
+                self.canvas.statusMessage.emit(self._missed_link_words(scene_pos, target))
                 return
             options = link_options(self.canvas.topology, source, target)
             if not options[0].ok:
@@ -202,9 +220,20 @@ class CanvasView(QGraphicsView):
             return
         super().mouseReleaseEvent(event)
 
+    def _missed_link_words(self, scene_pos: QPointF, target: str | None) -> str:
+        """Why a link released here connects nothing: on a collapsed system's box (which stands for its
+        devices, not one of them) it says how to reach them, instead of only "release over a device"."""
+        box = next((i for i in self.scene().items(scene_pos) if getattr(i, "collapsed", False)
+                    and getattr(i, "group_id", None) in self.canvas.topology.groups), None)
+        if target is None and box is not None:
+            name = self.canvas.topology.groups[box.group_id].name
+            return (f"Link cancelled: {name} is drawn collapsed, a box for all its devices; double-click it "
+                    "to open it, then drag to one of its devices (a GPU, a NIC, a switch)")
+        return "Link cancelled: release over another device to connect"
+
     def _connect(self, proposal) -> None:
         self.canvas.document.push(proposal.command)
-        self.canvas.statusMessage.emit(f"Connected: {proposal.description}")
+        self.canvas.statusMessage.emit(f"Connected: {proposal.done or proposal.description}")   # (free counts after it)
 
     def _choose_link(self, options, global_pos) -> QMenu:
         """A small menu of every link type and port group that fits; choosing one connects."""

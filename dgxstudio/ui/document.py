@@ -24,12 +24,31 @@ class UndoableCommand(QUndoCommand):
         super().__init__(command.text)
         self.document = document
         self.command = command
+        memory = document.selection_memory   # (ui/undo_selection): the selection as the edit found it
+        self.selection_before = memory.current() if memory is not None else None
+        self.selection_after: tuple[str, ...] | None = None
+        self._pushed = False
 
     def redo(self) -> None:
         self.command.do(self.document.topology)
+        if self._pushed and self.document.selection_memory is not None:   # a redo, not the push itself
+            self.document.selection_memory.restore(self.selection_after)
+        self._pushed = True
+
+    def id(self) -> int:   # (Qt's name) steps that may merge into the one before: arrow-key nudges (ui/nudge)
+        return 1 if getattr(self.command, "merge_key", None) is not None else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:   # noqa: N802 (Qt's name)
+        return isinstance(other, UndoableCommand) and hasattr(other.command, "merge_key") and \
+            self.command.absorb(other.command)
 
     def undo(self) -> None:
+        memory = self.document.selection_memory
+        if memory is not None:
+            self.selection_after = memory.current()
         self.command.undo(self.document.topology)
+        if memory is not None:
+            memory.restore(self.selection_before)
 
 
 class Document(QObject):
@@ -40,6 +59,7 @@ class Document(QObject):
     def __init__(self, topology: Topology, path: str | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self.undo_stack = QUndoStack(self)
+        self.selection_memory = None   # set by the window: undo and redo restore the selection (ui/undo_selection)
         self.topology = topology
         self.path = path
         self._attach(topology)

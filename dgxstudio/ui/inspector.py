@@ -13,6 +13,7 @@ from ..model.commands import ChangeLinkType, Macro, SetAttribute, SetCollapsed
 from ..model.topology import Topology
 from .choice_box import ChoiceBox
 from .document import Document
+from .field_undo import UndoKeysToDocument
 
 
 class Inspector(QWidget):
@@ -32,6 +33,7 @@ class Inspector(QWidget):
         self.outer.addWidget(self.form_host)
         self.outer.addStretch(1)
         self.fields: dict[str, QWidget] = {}
+        self._undo_keys = UndoKeysToDocument(self)
         self._pool: dict[type, list[QWidget]] = {}   # field widgets kept for the next selection (see _clear)
         self._used: dict[type, int] = {}
         self._names: list[QLabel] = []   # the rows' name labels, likewise
@@ -115,6 +117,8 @@ class Inspector(QWidget):
         if k == len(pool):
             widget = cls()
             widget.setParent(self.form_host)
+            if cls in (QLineEdit, QSpinBox):
+                widget.installEventFilter(self._undo_keys)   # Ctrl+Z with nothing typed: the document's (field_undo)
             pool.append(widget)
             return widget
         widget = pool[k]

@@ -29,6 +29,7 @@ from .settings import MAX_RECENT, WINDOW_STATE_VERSION, settings  # noqa: F401  
 from .results_panel import ResultsPanel
 from .sim_panel import SimulationPanel
 from .style import icon
+from .undo_selection import SelectionMemory
 from .window_editing import MIME_CLIP, EditActions  # noqa: F401
 from .window_files import FILE_FILTER, FileActions  # noqa: F401
 from .window_habits import HabitActions
@@ -52,6 +53,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.preset = preset
         self.scene = TopologyScene(self.document)
         self.view = CanvasView(self.scene)
+        self.document.selection_memory = SelectionMemory(self.scene)
         self.setCentralWidget(self.view)
         self.status = QLabel()
         self.statusBar().addWidget(self.status, 1)

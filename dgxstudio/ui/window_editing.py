@@ -14,6 +14,7 @@ from ..model.commands import Macro, Move, RemoveItems, SetCollapsed
 from ..model.layout import auto_layout
 
 from .canvas_items import DeviceItem
+from .paste_spots import PasteSpots
 from .window_habits import cursor_scene_pos, name_copies
 
 READABLE = 0.6   # a device found in a cluster's overview is drawn at least at this scale: its name and ports show
@@ -63,6 +64,14 @@ class EditActions:
     """Mixed into MainWindow: edits of the selection and finding devices."""
 
     _found: tuple[str | None, str | None] = (None, None)   # the last find's text (lower case) and match
+    _paste_spots: PasteSpots | None = None
+
+    @property
+    def paste_spots(self) -> PasteSpots:
+        """Where this window's copies landed: a further copy of the same goes beside them (paste_spots)."""
+        if self._paste_spots is None:
+            self._paste_spots = PasteSpots()
+        return self._paste_spots
 
     # ---- editing ----------------------------------------------------------------------------------
     def _selection_changed(self) -> None:
@@ -92,13 +101,15 @@ class EditActions:
         return clip
 
     def _paste_clip(self, clip: dict, what: str) -> None:
+        topo = self.document.topology
         try:
-            cmd, mapping = paste_command(self.document.topology, clip, (60.0, 60.0), text=what)
+            cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, (0.0, 0.0)), text=what)
         except fileio.TopologyFileError as exc:
             self.show_status(f"Cannot paste: {exc}")
             return
-        name_copies(self.document.topology, cmd)   # as a paste under the mouse does
+        name_copies(topo, cmd)   # as a paste under the mouse does
         self.document.push(cmd)
+        self.paste_spots.remember(topo, mapping.values())
         self.scene.select_ids(mapping.values())
         self.show_status(f"{what.capitalize()}d {len(clip['devices'])} devices and {len(clip['links'])} links")
 

@@ -16,6 +16,7 @@ from ..model.grouping import GroupItems, grouping_kind, grouping_plan
 from ..model.topology import ModelError
 from .canvas_items import DeviceItem, GroupItem, LinkItem
 from .canvas_lod_items import SYSTEM_BOX_STAYS, SystemBoxItem
+from .nudge import Nudge
 
 NUDGE = 10.0        # arrow keys; with Shift one unit
 GRID = 20.0
@@ -42,11 +43,14 @@ def unique_names(taken: set[str], names: list[str]) -> list[str]:
 
 
 def name_copies(topo, cmd) -> None:
-    """Pasted or duplicated devices get names of their own (``GPU 3`` -> the next free number), so
-    finds, findings and reports never show two devices of one name."""
+    """Pasted or duplicated devices and groups get names of their own (``GPU 3`` -> the next free
+    number), so finds, findings, reports and ``export --system NAME`` never meet two of one name."""
     taken = {d.name for d in topo.devices.values()}
     for dev, name in zip(cmd.devices, unique_names(taken, [d.name for d in cmd.devices])):
         dev.name = name
+    taken = {g.name for g in topo.groups.values()}   # a duplicated system too: "DGX H100 #1" -> "DGX H100 #17"
+    for grp, name in zip(cmd.groups, unique_names(taken, [g.name for g in cmd.groups])):
+        grp.name = name
 
 
 class HabitActions:
@@ -74,19 +78,24 @@ class HabitActions:
                 action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # only with the canvas focused
                 action.triggered.connect(lambda _c=False, x=dx * step, y=dy * step: self.nudge(x, y))
                 self.view.addAction(action)
-        deselect = QAction("Select none (or drop the link being dragged)", self.view)
+        deselect = QAction("Select none (or drop the link or move being dragged)", self.view)
         deselect.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         deselect.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # Escape in a field stays the field's
         deselect.triggered.connect(self.view.escape)
         self.view.addAction(deselect)
-        self._action(e, "&Group", self.group_selection, "Ctrl+Alt+G",
-                     "put the selected devices (or groups) in a new group: a system when they are in none")
+        self._action(e, "&Rename", self.rename_selection, "F2",
+                     "type a new name for the selected device or group (double-click a device does the same)")
+        self.scene.renameRequested.connect(self.rename_selection)
+        group = self._action(e, "&Group", self.group_selection, "Ctrl+G",
+                             "put the selected devices (or groups) in a new group: a system when they are in none")
+        group.setShortcuts([QKeySequence("Ctrl+G"), QKeySequence("Ctrl+Alt+G")])   # (Ctrl+Alt+G: before session 32)
         self._action(e, "&Ungroup", self.ungroup, "Ctrl+Shift+G",
                      "dissolve the selected groups; their devices stay, in the group around")
         view_menu.addSeparator()
         self._action(view_menu, "Zoom to &selection", self.zoom_to_selection, "Shift+F",
                      "fit the selected items in the view")
-        self.snap_action = self._action(view_menu, "&Snap to grid", self._toggle_snap, "Ctrl+G",
+        # Ctrl+G groups in draw.io, Visio and Inkscape; the grid takes Ctrl+' (Illustrator's grid key)
+        self.snap_action = self._action(view_menu, "&Snap to grid", self._toggle_snap, "Ctrl+'",
                                         f"show a {GRID:g}-unit grid and snap moved items to it")
         self.snap_action.setCheckable(True)
         self._action(view_menu, "Actual si&ze (100%)", self._zoom_reset, "Ctrl+0")
@@ -109,6 +118,18 @@ class HabitActions:
             self.show_status("Nothing selected to zoom to")
             return
         self.view.fit_rect(rect, at_most=1.0)
+
+    def rename_selection(self) -> None:
+        """F2, or a double-click on a device, as in every diagram tool: the Inspector's Name field, its
+        text selected, so typing renames (Enter keeps it, one undo step; Escape on the canvas after)."""
+        field = self.inspector.fields.get("name") if len(self.scene.selected_ids()) == 1 else None
+        if field is None:
+            self.show_status("Select one device or group to rename it")
+            return
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
+        field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        field.selectAll()
 
     def group_selection(self) -> str | None:
         """A new group around the selection (one undo step): kind ``system`` for devices in no system
@@ -184,8 +205,10 @@ class HabitActions:
         if not items:
             self._nothing_movable()
             return
-        self._push_move({k: (p.x() + dx, p.y() + dy) for k, p in items.items()},
-                        f"nudge {len(items)} item{'s' if len(items) > 1 else ''}")
+        positions = {k: (p.x() + dx, p.y() + dy) for k, p in items.items()}
+        topo = self.document.topology
+        self.document.push(Nudge(positions, {k: topo.layout.positions.get(k) for k in positions},
+                                 f"nudge {len(items)} item{'s' if len(items) > 1 else ''}", "x" if dx else "y"))
 
     def align(self, mode: str) -> None:
         items = self._movable()
@@ -220,9 +243,11 @@ class HabitActions:
         xs = [p[0] for p in clip.get("layout", {}).get("positions", {}).values()] or [0.0]
         ys = [p[1] for p in clip.get("layout", {}).get("positions", {}).values()] or [0.0]
         offset = (scene_pos.x() - (min(xs) + max(xs)) / 2, scene_pos.y() - (min(ys) + max(ys)) / 2)
-        cmd, mapping = paste_command(self.document.topology, clip, offset, text=what)
-        name_copies(self.document.topology, cmd)
+        topo = self.document.topology
+        cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, offset), text=what)
+        name_copies(topo, cmd)
         self.document.push(cmd)
+        self.paste_spots.remember(topo, mapping.values())
         self.scene.select_ids(mapping.values())
         self.show_status(f"Pasted {len(cmd.devices)} devices and {len(cmd.links)} links")
         return list(mapping.values())
@@ -332,10 +357,11 @@ class HabitActions:
                         rows.append((", ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts()),
                                      f"{where} › {text}"))
         rows += [("Arrow keys (Shift: 1 unit)", "Nudge the selection on the canvas"),
-                 ("Escape", "Select nothing on the canvas (or drop the link being dragged)"),
+                 ("Escape", "Select nothing on the canvas (or drop the link or move being dragged)"),
                  ("Wheel", "Zoom the canvas"), ("Middle drag, or Space + drag", "Pan the canvas"),
                  ("Drag from a device's round handle", "Link it to another device"),
-                 ("Double-click a system", "Expand or collapse it"), ("Right click", "What you can do with the item")]
+                 ("Double-click a system", "Expand or collapse it"), ("Double-click a device", "Rename it (as F2)"),
+                 ("Right click", "What you can do with the item")]
         dialog = QDialog(self)
         dialog.setObjectName("shortcutList")
         dialog.setWindowTitle("Keyboard shortcuts")

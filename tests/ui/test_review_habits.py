@@ -78,7 +78,7 @@ def test_shortcut_list_names_undo_not_the_step_it_would_undo(make_window, qtbot)
     table = dialog.findChild(QTableWidget)
     commands = {table.item(r, 1).text() for r in range(table.rowCount())}
     assert "Edit › Undo" in commands and not any(c.startswith("Edit › Undo ") for c in commands)
-    assert "Select nothing on the canvas (or drop the link being dragged)" in commands
+    assert "Select nothing on the canvas (or drop the link or move being dragged)" in commands
     assert "View › Zoom to selection" in commands
     dialog.close()
     QApplication.processEvents()
@@ -244,7 +244,7 @@ def test_the_user_guides_tour_names_an_algorithm_the_panel_offers(make_window, q
     named = re.search(r"choose all-reduce, (\S+), 256MiB", step).group(1)
     combo = w.sim_panel.algorithm
     assert named in [combo.itemText(i) for i in range(combo.count())]
-    assert "Ctrl+Alt+G" in text and "Shift+F" in text
+    assert "Ctrl+G" in text and "Shift+F" in text and "F2" in text
 
 
 def test_duplicate_and_menu_paste_give_copies_names_of_their_own(make_window, qtbot):
