@@ -158,8 +158,13 @@ FOLD_GROUPS = 1_000_000
 # 2.7 s; 128 systems at 4 GiB 1.7 s / 358 MB against 4.5 s / 418 MB, at 16 GiB 5.7 against 6.5 s
 # and 1.2 against 1.05 GB; 512 systems at 2 and 4 GiB 4.4 and 6.2 s (flow by flow is refused for its
 # network states' memory); 16 systems at 4 GiB 0.68 against 0.47 s.
+# Since the maps' path (sim/place_maps.py) folding pays at every size the group limit lets through,
+# so the cap is 8,192 pieces (32 GiB). Measured (CPU user+sys, peak RSS, load 1.9-2.7), folded
+# against flow by flow: 64 systems at 16 GiB 1.07 s / 497 MB against 2.0 s / 597 MB, at 32 GiB
+# 1.6 s / 940 MB against 4.0 s / 1.10 GB; 128 systems at 16 GiB 1.6 s / 862 MB against 4.9 s /
+# 1.02 GB (every answer the same to 1e-11; past these sizes the schedule's groups are refused).
 FOLD_SYSTEMS = 64
-FOLD_PIECES_SYSTEMS = 1024
+FOLD_PIECES_SYSTEMS = 8192
 
 
 def folds(sched: Schedule) -> bool:

@@ -125,9 +125,23 @@ def test_a_long_nvls_tree_of_many_systems_folds_with_the_flow_by_flow_answer(mon
     monkeypatch.setattr(nvls, "FOLD_PIECES_SYSTEMS", sched.meta["pieces"] - 1)
     assert not nvls.folds(sched)
     monkeypatch.setattr(nvls, "FOLD_PIECES_SYSTEMS", sched.meta["pieces"])
-    r = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True)).run("all-reduce", "nvls-tree",
-                                                                                      2048 * MiB)
+    _assert_folds_as_flow_by_flow(topo, sim, sched, scale, 2048 * MiB)
+
+
+def _assert_folds_as_flow_by_flow(topo, sim, sched, scale, size):
+    """The simulator's run of ``size`` folds its systems, with the flow-by-flow run's answer."""
+    r = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True)).run("all-reduce", "nvls-tree", size)
     assert isinstance(r.sim.rate_patterns, tree_fold._FoldedPatterns)
     sched.meta["trees"] = nvls.tree_units(sched)
     assert tree_fold.Fold.of(Engine(sim.router, scale), sched).systems is not None
     _assert_same(r.sim, Engine(sim.router, scale).run(sched), len(sched.groups))
+
+
+def test_a_16_gib_nvls_tree_of_many_systems_folds_with_the_flow_by_flow_answer(monkeypatch):
+    """From ``FOLD_SYSTEMS`` systems (here lowered to four) a 16 GiB NVLS tree (2,048 pieces here, past the
+    old cap of 1,024; most of them columns) folds as it is, and the answer is the flow-by-flow run's."""
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True, per_leaf=2)
+    monkeypatch.setattr(nvls, "FOLD_SYSTEMS", 4)
+    sim, sched, scale = _schedule(topo, "nvls-tree", 16384 * MiB)
+    assert sched.meta["pieces"] > 1024 and nvls.folds(sched)
+    _assert_folds_as_flow_by_flow(topo, sim, sched, scale, 16384 * MiB)
