@@ -18,6 +18,7 @@ from .document import Document
 from .findings import FindingsList
 from .history_status import HistoryStatus, history_words
 from .inspector import Inspector, InspectorScroll
+from .empty_hint import EmptyHint
 from .minimap import MiniMap
 from .palette import Palette
 from .replay_legend import ReplayLegend
@@ -53,6 +54,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.preset = preset
         self.scene = TopologyScene(self.document)
         self.view = CanvasView(self.scene)
+        self.empty_hint = EmptyHint(self.view)   # how to start, while the design has no device
         self.document.selection_memory = SelectionMemory(self.scene)
         self.setCentralWidget(self.view)
         self.status = QLabel()
