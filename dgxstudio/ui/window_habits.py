@@ -305,6 +305,11 @@ class HabitActions:
                 menu.addAction(item.toolTip().removeprefix("bundle: ")).setEnabled(False)
                 menu.addAction("Zoom to its ends", lambda a=item.a, b=item.b: self.view.fit_rect(
                     a.sceneBoundingRect().united(b.sceneBoundingRect())))
+                # a collapsed system's links could not be deleted without opening it (the editor review)
+                menu.addSeparator()
+                n = len(item.link_ids)
+                menu.addAction(f"Delete its {n:,} link{'s' if n > 1 else ''}", lambda ids=list(item.link_ids): self.document.push(
+                    RemoveItems(ids, f"delete {len(ids):,} link{'s' if len(ids) > 1 else ''} of a bundle")))
         elif isinstance(item, GroupItem):
             group = self.document.topology.groups[item.group_id]
             menu.addSection(group.name)

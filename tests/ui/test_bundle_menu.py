@@ -32,3 +32,20 @@ def test_a_collapsed_systems_bundle_zooms_to_its_ends(make_window, qtbot):
     seen = w.view.mapToScene(w.view.viewport().rect()).boundingRect()
     assert seen.contains(bundle.a.scenePos()) and seen.contains(bundle.b.scenePos())
     assert menu.actions()[1].text() == bundle.toolTip() and not menu.actions()[1].isEnabled()
+
+
+def test_a_collapsed_systems_bundle_can_be_deleted_and_undone(make_window, qtbot):
+    """The editor review: links between collapsed systems could not be selected or deleted without
+    opening a system; the bundle's menu now deletes its links in one undo step."""
+    w = make_window("dgx1-fat-tree-124")
+    bundle = next(i for i in w.scene.link_items if i.bundle)
+    ids = list(bundle.link_ids)
+    before = len(w.document.topology.links)
+    menu = w.context_menu(bundle, bundle.a.scenePos(), None)
+    action = next(a for a in menu.actions() if a.text().startswith("Delete its "))
+    assert action.text() == f"Delete its {len(ids):,} link{'s' if len(ids) > 1 else ''}"
+    action.trigger()
+    assert len(w.document.topology.links) == before - len(ids) and not any(i in w.document.topology.links for i in ids)
+    assert w.document.undo_stack.count() == 1
+    qtbot.keyClick(w.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert len(w.document.topology.links) == before and all(i in w.document.topology.links for i in ids)
