@@ -321,8 +321,8 @@ def run_pipeline(topo: Topology, spec: PipelineSpec, achievable: bool = False,
                          "microbatch": task.micro, "chunk": task.chunk, "start_s": start, "end_s": end})
     makespan = sim.time_s
     bubble = 1.0 - sum(busy) / (spec.stages * makespan) if makespan > 0 else 0.0
-    return PipelineResult(spec, makespan, bubble, _peak_inflight(spec, tasks, sim), timeline, sim, busy,
-                          zero_bubble.stage_bubble(timeline, spec.stages), _peak_inflight(spec, tasks, sim, "B"))
+    return PipelineResult(spec, makespan, bubble, _peak_inflight(spec, timeline), timeline, sim, busy,
+                          zero_bubble.stage_bubble(timeline, spec.stages), _peak_inflight(spec, timeline, "B"))
 
 
 def boundary_estimate(router: Router, spec: PipelineSpec) -> float:
@@ -345,30 +345,35 @@ def boundary_estimate(router: Router, spec: PipelineSpec) -> float:
     return worst
 
 
-def _peak_inflight(spec: PipelineSpec, tasks: dict[int, Task], sim: SimResult, until: str | None = None) -> list[int]:
+def _peak_inflight(spec: PipelineSpec, timeline: list[dict], until: str | None = None) -> list[int]:
     """Per stage, the most micro-batches whose activations it holds at once: from the forward's start
-    to the end of the backward (its W in zero-bubble schedules), or to the end of pass ``until``."""
-    until = until or ("W" if spec.schedule in SPLIT_BACKWARD else "B")
+    to the end of the backward (its W in zero-bubble schedules), or to the end of pass ``until``
+    (model chunks counted up to whole micro-batches)."""
+    peaks = [int(p) for p in peak_held(timeline, spec.stages, 1.0, until or last_reader(spec))]
+    return peaks if spec.chunks == 1 else [-(-p // spec.chunks) for p in peaks]
+
+
+def last_reader(spec: PipelineSpec) -> str:
+    """The pass after which a stage no longer holds a micro-batch's activations: its backward, or W
+    (which still reads the layer inputs) in the zero-bubble schedules."""
+    return "W" if spec.schedule in SPLIT_BACKWARD else "B"
+
+
+def peak_held(timeline: list[dict], stages: int, per_forward: float, until: str) -> list[float]:
+    """Per stage, the most a stage holds at once when each forward (of one model chunk) takes
+    ``per_forward`` from its start until its pass ``until`` ends and gives it back; a release at the
+    same instant as a forward's start comes first. ``timeline``: a PipelineResult's."""
+    events: list[list[tuple[float, float]]] = [[] for _ in range(stages)]
+    for row in timeline:
+        if row["kind"] == "F":
+            events[row["stage"]].append((row["start_s"], per_forward))
+        elif row["kind"] == until:
+            events[row["stage"]].append((row["end_s"], -per_forward))
     peaks = []
-    for s in range(spec.stages):
-        events = []
-        for i, t in tasks.items():
-            if t.stage != s:
-                continue
-            if t.kind == "F":
-                events.append((float(sim.group_start[i]), 1))
-            elif t.kind == until:
-                events.append((float(sim.group_done[i]), -1))
-        peak = int(peak_level(events))
-        peaks.append(peak if spec.chunks == 1 else -(-peak // spec.chunks))
+    for ev in events:
+        level = peak = 0.0
+        for _, step in sorted(ev, key=lambda e: (e[0], e[1])):
+            level += step
+            peak = max(peak, level)
+        peaks.append(peak)
     return peaks
-
-
-def peak_level(events: list[tuple[float, float]]) -> float:
-    """The highest running sum of (time, step) events in time order, a release (negative step) at the
-    same instant as an acquire counted first."""
-    level = peak = 0
-    for _, step in sorted(events, key=lambda e: (e[0], e[1])):
-        level += step
-        peak = max(peak, level)
-    return peak

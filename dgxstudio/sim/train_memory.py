@@ -10,7 +10,7 @@ zero-bubble schedules each hold what they really hold in this run."""
 from __future__ import annotations
 
 from ..model.topology import Topology
-from .pipeline import SPLIT_BACKWARD, peak_level
+from .pipeline import last_reader, peak_held
 from .scaling import training_data
 
 
@@ -44,21 +44,6 @@ def activation_bytes_per_layer(model, tp: int, data: dict | None = None) -> floa
     return total * sbh
 
 
-def layers_held(timeline: list[dict], stages: int, layers_per_chunk: float, split_backward: bool) -> list[float]:
-    """Per stage, the most layers' worth of one micro-batch's activations it holds at once: each
-    forward (of one model chunk) holds its layers from its start until its backward ends (its W in
-    the zero-bubble schedules) releases them; a release at the same instant as a forward's start
-    comes first."""
-    until = "W" if split_backward else "B"
-    events: list[list[tuple[float, float]]] = [[] for _ in range(stages)]
-    for row in timeline:
-        if row["kind"] == "F":
-            events[row["stage"]].append((row["start_s"], layers_per_chunk))
-        elif row["kind"] == until:
-            events[row["stage"]].append((row["end_s"], -layers_per_chunk))
-    return [float(peak_level(ev)) for ev in events]
-
-
 def memory_per_gpu(topo: Topology, stage_gpus: list[str], model, tp: int, pp: int, ep: int,
                    pipe=None) -> dict:
     """Per pipeline stage: model-state and activation bytes on each of its GPUs, the GPU's memory
@@ -72,7 +57,7 @@ def memory_per_gpu(topo: Topology, stage_gpus: list[str], model, tp: int, pp: in
         held = [float(model.layers)] * pp
     else:
         chunks = pipe.spec.chunks
-        held = layers_held(pipe.timeline, pp, model.layers / (pp * chunks), pipe.spec.schedule in SPLIT_BACKWARD)
+        held = peak_held(pipe.timeline, pp, model.layers / (pp * chunks), last_reader(pipe.spec))
     stages = []
     for s in range(pp):
         part = topo.part_of(stage_gpus[s])

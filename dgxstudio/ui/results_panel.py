@@ -138,7 +138,7 @@ class ResultsPanel(QWidget):
             f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
-            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(getattr(r, 'rings_alone_Bps', None))}, "
+            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(r.rings_alone_Bps)}, "
             f"at {_figures(r)} link figures"
             + (f"<br><b>{why[0].upper()}{why[1:]}</b>" if (why := limit_words(r.sim)) is not None else "")
             + f"<br><i>{r.reason}</i>")
