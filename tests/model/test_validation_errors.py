@@ -98,3 +98,16 @@ def test_the_reader_refuses_what_those_checks_find(tmp_path, entry):
     path.write_text(text)
     with pytest.raises(fileio.TopologyFileError):
         fileio.load(path)
+
+
+def test_a_simulator_still_refuses_a_design_with_errors():
+    """The simulator's own check (a caller that has not validated) reads ``errors``: a design error
+    is refused, naming it, and a warning alone is not."""
+    from dgxstudio.sim.run import SimulationError, Simulator
+
+    t = build_preset("dgx-a100")
+    gpus = [d.id for d in t.gpus()]
+    Simulator(t, gpus)  # (clean: runs)
+    t.add_link(Link("extra", gpus[0], gpus[1], "NVLink3", 12))
+    with pytest.raises(SimulationError, match="ports"):
+        Simulator(t, gpus)
