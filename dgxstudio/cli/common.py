@@ -74,10 +74,10 @@ def open_topology(path: str | None, preset: str | None = None) -> Topology:
 def open_runnable_topology(path: str | None, preset: str | None = None) -> Topology:
     """A topology to run something on (simulate, pipeline, train, scaling, report): one with
     validation errors is refused with exit 1, as `validate` does, whichever command is run."""
-    from ..model.validation import ERROR, validate
+    from ..model.validation import errors as design_errors
 
     topo = open_topology(path, preset)
-    errors = [f for f in validate(topo) if f.severity == ERROR]
+    errors = design_errors(topo, as_read=not preset)  # (a file's topology, just read: see validation.errors)
     if errors:
         listed = "; ".join(f.message for f in errors[:3])
         more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""

@@ -279,10 +279,30 @@ CHECKS = (_check_ids, _check_devices, _check_links, _check_ports, _check_groups,
           _check_negotiated_speed)
 
 
+# Checks that find nothing but warnings: a run, which refuses errors only, need not make them.
+WARNING_ONLY = (_check_connectivity, _check_negotiated_speed)
+# What the file reader itself refuses (an id used twice or filed under another, a group listing a
+# device that is not there or one already in a group, a missing parent, a parent cycle): these find
+# nothing in a topology as ``fileio.load`` returns it.
+READER_REFUSES = (_check_ids, _check_groups)
+
+
 def validate(topo: Topology) -> list[Finding]:
+    return _run(topo, CHECKS)
+
+
+def errors(topo: Topology, as_read: bool = False) -> list[Finding]:
+    """``validate(topo)``'s errors, in its order, without the checks that only warn (0.1 s of a
+    16,384-GPU design). ``as_read``: ``topo`` is as ``fileio.load`` returned it, not edited since,
+    so the checks its reader already made are not made again (a further 0.06 s)."""
+    skip = WARNING_ONLY + (READER_REFUSES if as_read else ())
+    return [f for f in _run(topo, tuple(c for c in CHECKS if c not in skip)) if f.severity == ERROR]
+
+
+def _run(topo: Topology, checks) -> list[Finding]:
     findings: list[Finding] = []
     with paused_gc():
-        for check in CHECKS:
+        for check in checks:
             check_cancelled()  # between the checks: each takes up to a fraction of a second on a 59 MB design
             findings.extend(check(topo))
     return findings

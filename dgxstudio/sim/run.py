@@ -30,7 +30,7 @@ from . import limits
 from ..analysis.bisection import bisection_bandwidth
 from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
-from ..model.validation import ERROR, validate
+from ..model.validation import errors as design_errors
 from . import collectives as C
 from . import nvls, symmetry, tree_fold
 from ..heap import paused_gc
@@ -92,7 +92,7 @@ class Simulator(NcclSchedules):
             self._check_and_route(topo, router, checked)
 
     def _check_and_route(self, topo: Topology, router: Router | None, checked: bool = False) -> None:
-        errors = [] if checked else [f for f in validate(topo) if f.severity == ERROR]
+        errors = [] if checked else design_errors(topo)
         if errors:
             listed = "; ".join(f.message for f in errors[:3])
             more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
