@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from . import limits
 from .collectives import _tree_phase, double_trees, pieces
 from .schedule import Group, Pattern, Schedule
 
@@ -43,7 +44,7 @@ def nvls_allreduce(gpus: list[str], switch_shares: dict[str, float], size: float
 
 def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]], size: float, chunk: float,
                         intra_latency_s: float, inter_latency_s: float, cap_Bps: float = math.inf,
-                        slots: int = 0) -> Schedule:
+                        slots: int = 0, virtual: bool = False) -> Schedule:
     """NCCL's NVLS tree: in every system the NVSwitches reduce (NVLink SHARP), each GPU then
     all-reduces its 1/P slice with the GPUs of the same rank in the other systems over a double
     binary tree through its own NIC, and the switches multicast the result back. ``shares`` gives,
@@ -54,7 +55,10 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
     j waits until the trees have taken piece j - slots (NCCL_STEPS step buffers per connection, a
     piece being one slice), so the NVLink side cannot run ahead of the network without bound; and
     likewise every tree connection's receiver: a level runs at most ``slots`` pieces ahead of the
-    level its receiver forwards to."""
+    level its receiver forwards to.
+
+    With ``virtual``, the pieces added as columns are virtual rows instead (``virtual_rows``) where
+    building them would pass the group limit: only a folded run reads them (``sim/nvls_virtual.py``)."""
     p = len(systems[0])
     sched = Schedule([], size, f"NVLS tree all-reduce over {len(systems)} systems of {p} GPUs")
     n, piece = pieces(size, chunk)
@@ -85,9 +89,12 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
         # once the buffers are in their steady use, the pieces from here on are the last one's
         # images: added as columns rather than built one by one (a 16 GiB run has 4,096 pieces)
         j0 = max(2, slots + 2)
-        if j0 <= j <= j0 + 2 and sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1):
-            repeat = (starts[j - 1] - starts[j - 2], n - j)  # (copy c, piece j - 1 + c: piece j - 1's groups c m on)
-            break
+        if j0 <= j <= j0 + 2:
+            m = starts[j - 1] - starts[j - 2]
+            big = virtual and len(sched.groups) + (n - j) * m > limits.MAX_SCHEDULED_GROUPS
+            if sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1, virtual=big):
+                repeat = (m, n - j)  # (copy c, piece j - 1 + c: piece j - 1's groups c m on)
+                break
         up_ids = []
         for (s, sw), pattern in ups.items():
             # each GPU sends its piece, and receives its reduced 1/P slice back: (1 + 1/P) each way
