@@ -1,7 +1,9 @@
-"""An NVLS tree too large to build, run through its fold (issue #17): 16 GiB over 512 and 2,048 DGX H100
-systems is 9.0 and 34.3 million groups, where the limit is 3 million, and its folded run simulates
-a few dozen groups a piece (one system per class of systems wired alike, one tree per class of
-trees: ``sim/system_fold.py``, ``sim/tree_fold.py``).
+"""An NVLS tree run through its fold without building the pieces it does not run (issue #17): 16 GiB
+over 512 and 2,048 DGX H100 systems is 9.0 and 34.3 million groups, where the limit is 3 million,
+and its folded run simulates a few dozen groups a piece (one system per class of systems wired
+alike, one tree per class of trees: ``sim/system_fold.py``, ``sim/tree_fold.py``). From 64 systems
+on (``nvls.FOLD_SYSTEMS``, where the NVLS tree folds) its pieces stay virtual rows below the limit
+too: 16 GiB over 128 systems built 2.56 million groups (2.2 s CPU, 841 MB) to run 51,200.
 
 The schedule keeps its later pieces as virtual rows (``virtual_rows.RepeatedLanes``), images of the
 last piece built. The fold is found on a shorter schedule: the pieces built, then the first
@@ -29,7 +31,7 @@ import math
 
 import numpy as np
 
-from . import fold_reduced, limits, ragged
+from . import fold_reduced, limits, ragged, tree_fold
 from .engine import Engine
 from .schedule import Group, Lanes, Schedule, SimResult
 from .tree_fold import Fold, _FoldedEnds, _FoldedPatterns
@@ -42,6 +44,10 @@ def block(sched: Schedule) -> tuple[int, int] | None:
     found = [(k, first) for k, (chunk, first) in enumerate(zip(table._chunks, table._starts))
              if isinstance(chunk, RepeatedLanes)]
     return found[0] if len(found) == 1 else None
+
+
+class _NoFold(Exception):
+    """Why the shorter schedule's fold cannot stand for the whole run."""
 
 
 def _refuse(sched: Schedule, why: str):
@@ -100,24 +106,44 @@ def shorter(sched: Schedule, k: int, first: int, built: int) -> Schedule | None:
 
 
 def run(router, sched: Schedule, capacity_scale: float, progress=None, cancel=None) -> SimResult:
-    """The run of an NVLS tree schedule with virtual rows (see the module's note). Refused
-    (``limits.TooLarge``) where it does not fold, or its folded schedule is over the limit too."""
+    """The run of an NVLS tree schedule with virtual rows (see the module's note). Where its fold
+    cannot be read from the shorter schedule, the rows are built and the schedule runs as it would
+    have (``tree_fold.run``), or, past the group limit, the run is refused (``limits.TooLarge``), as
+    it is where its folded schedule is over the limit too."""
+    try:
+        return _folded(router, sched, capacity_scale, progress, cancel)
+    except _NoFold as exc:
+        if len(sched.groups) > limits.MAX_SCHEDULED_GROUPS:
+            _refuse(sched, str(exc))
+    from .nvls import tree_units  # (nvls and collectives import each other: collectives first)
+
+    k, _ = block(sched)
+    chunk = sched.groups._chunks[k]
+    sched.groups._chunks[k] = chunk.materialized(chunk.copies)  # (the columns repeat_piece builds)
+    cols = sched.columns()
+    for p in cols.patterns:  # (as a schedule built whole comes: routed by the run's own engine)
+        p._template = None
+    sched.meta["trees"] = tree_units(sched)
+    return tree_fold.run(router, sched, capacity_scale, progress, cancel)
+
+
+def _folded(router, sched: Schedule, capacity_scale: float, progress, cancel) -> SimResult:
     at = block(sched)
     if at is None:
-        _refuse(sched, "its pieces are not one block of images")
+        raise _NoFold("its pieces are not one block of images")
     k, first = at
     chunk = sched.groups._chunks[k]
     m, copies = chunk.image.m, chunk.copies
     built = min(copies, _reach(chunk, first) + 2)
     short = shorter(sched, k, first, built)
     if short is None:
-        _refuse(sched, "its groups after the pieces wait for them")
+        raise _NoFold("its groups after the pieces wait for them")
     from .nvls import tree_units  # (nvls and collectives import each other: collectives first)
 
     short.meta["trees"] = tree_units(short)
     fold = Fold.of(Engine(router, capacity_scale), short)
     if fold is None:
-        _refuse(sched, "its systems or trees are not all wired alike here")
+        raise _NoFold("its systems or trees are not all wired alike here")
     kept, new_id = fold.kept()
     n = len(short.groups)
     mask = np.zeros(n, dtype=bool)
@@ -127,7 +153,7 @@ def run(router, sched: Schedule, capacity_scale: float, progress=None, cancel=No
     step = int(rows[0].sum())
     ids = new_id[first:end].reshape(built, m)
     if not ((rows == rows[0]).all() and (ids - ids[0] == np.arange(built)[:, None] * step).all()):
-        _refuse(sched, "its fold is not the same in every piece")
+        raise _NoFold("its fold is not the same in every piece")
     more = (copies - built) * step
     renamed = new_id.copy()
     renamed[end:] += more  # (the tail's groups come after every copy's)
@@ -136,11 +162,11 @@ def run(router, sched: Schedule, capacity_scale: float, progress=None, cancel=No
     k0 = int(mask[:first].sum())
     if copies > built and not reduced.repeat_piece(k0 + (built - 2) * step, k0 + (built - 1) * step, copies - built,
                                                    chunk.image.piece + built):
-        _refuse(sched, "its folded pieces are not images of each other")
+        raise _NoFold("its folded pieces are not images of each other")
     for g in tail.tolist():
         grp = short.groups[g]
         if len(reduced.groups) != renamed[g]:
-            _refuse(sched, "its groups after the pieces do not fold")
+            raise _NoFold("its groups after the pieces do not fold")
         reduced.add(Group(grp.name, grp.pattern, grp.bytes_each, tuple(dict.fromkeys(renamed[list(grp.deps_done)].tolist())),
                           tuple(dict.fromkeys(renamed[list(grp.deps_sent)].tolist())), grp.duration_s,
                           grp.post_delay_s, grp.meta))

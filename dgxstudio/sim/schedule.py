@@ -335,8 +335,10 @@ class Schedule:
 
         parts = {key: [] for key in ("pattern", "bytes", "dur", "post", "done_n", "done", "sent_n", "sent")}
         for chunk in self.groups._chunks:
-            if isinstance(chunk, Lanes) and chunk.virtual:  # (rows not built: only a fold reads them)
-                self._too_large(len(self.groups))
+            if isinstance(chunk, Lanes) and chunk.virtual:  # (rows not built: built here, as the limit allows)
+                if len(self.groups) > limits.MAX_SCHEDULED_GROUPS:
+                    self._too_large(len(self.groups))
+                chunk = chunk.materialized(chunk.copies)
             if isinstance(chunk, Lanes):
                 local = np.asarray([pid(p) for p in chunk.patterns] + [-1], dtype=np.int64)
                 parts["pattern"].append(local[chunk.pattern])

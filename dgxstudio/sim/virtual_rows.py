@@ -5,8 +5,8 @@ A 16 GiB NVLS tree over 2,048 DGX H100 systems is 34.3 million groups, 16,384 of
 the systems' NVLink SHARP reduce and multicast. Its columns alone would take gigabytes, and the run
 reads a few dozen groups a piece (its fold keeps one system per class and one tree per class,
 ``sim/nvls_virtual.py``). Virtual rows count in the schedule's length and read as Groups one at a
-time, each from its copy number and its row of the piece; a run that needs their columns is refused
-(``Schedule.columns``), as the group limit would refuse them built.
+time, each from its copy number and its row of the piece; a run that needs their columns has them
+built (``Schedule.columns``), or is refused past the group limit, as the limit would refuse them built.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ class RepeatedLanes(Lanes):
     """``copies`` copies of a :class:`PieceImage` in a schedule, not built: row r is copy r // m's
     row r % m, its ids moved on by ``offset`` (a schedule appended to another). It reads as Groups
     (``group``, ``groups``, ``metas``, ``pattern_list``) but has no columns: ``materialized`` builds
-    the first few copies."""
+    the first copies."""
 
     __slots__ = ("image", "copies", "offset")
     virtual = True
@@ -237,6 +237,7 @@ class Gathered(np.lib.mixins.NDArrayOperatorsMixin):
 
     def __init__(self, values: np.ndarray, index: Piecewise):
         self.values, self.index = values, index
+        self._whole = None  # (built once numpy asks for it: a replay reads it at every frame)
 
     def __len__(self) -> int:
         return len(self.index)
@@ -249,8 +250,9 @@ class Gathered(np.lib.mixins.NDArrayOperatorsMixin):
         return self.values[self.index[key]]
 
     def __array__(self, dtype=None, copy=None):
-        out = self.values[self.index[slice(None)]]
-        return out if dtype is None else out.astype(dtype)
+        if self._whole is None:
+            self._whole = self.values[self.index[slice(None)]]
+        return self._whole if dtype is None else self._whole.astype(dtype)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         inputs = tuple(np.asarray(x) if isinstance(x, Gathered) else x for x in inputs)

@@ -47,24 +47,32 @@ def test_virtual_rows_read_as_the_columns_they_stand_for(monkeypatch):
     assert [(p and p.pairs, m) for p, m in built.groups.patterns_and_metas()] == \
         [(p and p.pairs, m) for p, m in virtual.groups.patterns_and_metas()]
     assert _fields(virtual.groups[-1]) == _fields(built.groups[-1])
-    # the first copies as columns, and the schedule appended to another
+    # the first copies as columns
     first = virtual.groups._starts[virtual.groups._chunks.index(chunks[0])]
     lanes = chunks[0].materialized(3)
     assert [_fields(lanes.group(r)) for r in range(lanes.n)] == [_fields(built.groups[first + r]) for r in range(lanes.n)]
+    # its columns: built as the limit allows (the columns of the pieces built), refused past it
+    a, b = built.columns(), virtual.columns()
+    for key in ("pattern", "bytes_each", "duration_s", "post_delay_s", "done_ptr", "done_flat", "sent_ptr", "sent_flat"):
+        np.testing.assert_array_equal(getattr(a, key), getattr(b, key), err_msg=key)
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", len(built.groups) - 2)
+    with pytest.raises(limits.TooLarge, match=f"{len(built.groups):,} or more flow groups"):
+        virtual.columns()
+    monkeypatch.undo()
+    # appended to another schedule (which takes its groups, their ids moved on)
     both = Schedule([Group("before", duration_s=1e-6)])
     both.extend(virtual)
     assert _fields(both.groups[first + 1 + 5]) == _fields(
         dataclasses.replace(built.groups[first + 5], deps_done=tuple(d + 1 for d in built.groups[first + 5].deps_done),
                             deps_sent=tuple(d + 1 for d in built.groups[first + 5].deps_sent)))
-    # its columns are what the limit refuses: only a fold reads virtual rows
-    with pytest.raises(limits.TooLarge, match="flow groups"):
-        virtual.columns()
 
 
-def test_virtual_rows_only_past_the_limit():
-    """Under the limit the pieces are built as before (the run that answered is the one that answers)."""
-    sched = _nvls_tree(virtual=True)
-    assert not any(isinstance(c, RepeatedLanes) for c in sched.groups._chunks)
+def test_virtual_rows_only_past_the_limit_or_where_the_run_folds(monkeypatch):
+    """Under the limit and below 64 systems (where the NVLS tree runs flow by flow from 129 pieces
+    on) the pieces are built as before; from 64 systems on they stay virtual rows."""
+    assert not any(isinstance(c, RepeatedLanes) for c in _nvls_tree(virtual=True).groups._chunks)
+    monkeypatch.setattr(nvls, "FOLD_SYSTEMS", 3)
+    assert any(isinstance(c, RepeatedLanes) for c in _nvls_tree(virtual=True).groups._chunks)
 
 
 def test_piecewise_numbers_read_like_the_array_they_stand_for():
@@ -98,13 +106,17 @@ def _sim(topo, per_thread=1):
     ("5 DGX H100, uneven leaves oversubscribed 2:1",
      lambda: build_fat_tree(5, "dgx-h100", rail_optimized=True, oversubscription=2, per_leaf=2), 64 * MiB, 1),
 ])
-def test_a_schedule_too_large_to_build_runs_folded_with_the_built_answer(monkeypatch, label, build, size, per_thread):
+@pytest.mark.parametrize("why", ["past the limit", "folds"])
+def test_virtual_rows_run_folded_with_the_built_answer(monkeypatch, label, build, size, per_thread, why):
     topo = build()
     ref = _sim(topo, per_thread).run("all-reduce", "nvls-tree", size)  # built, folded
     sched, scale, _ = _sim(topo, per_thread).nccl_schedule("all-reduce", "nvls-tree", "simple", size)
     full = Engine(_sim(topo, per_thread).router, scale).run(sched)  # built, flow by flow
     n = len(ref.schedule.groups)
-    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", n - 2)
+    if why == "folds":  # (from 64 systems on the NVLS tree folds, and its pieces stay virtual rows)
+        monkeypatch.setattr(nvls, "FOLD_SYSTEMS", 2)
+    else:
+        monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", n - 2)
     got = _sim(topo, per_thread).run("all-reduce", "nvls-tree", size)
     assert nvls_virtual.block(got.schedule) is not None, label  # (it did go through virtual rows)
     launch = [g for g in got.schedule.groups._chunks[-1] if g.meta.get("phase") == "launch"] \
@@ -125,17 +137,29 @@ def test_a_schedule_too_large_to_build_runs_folded_with_the_built_answer(monkeyp
             [(x["src"], x["dst"], x["end_s"]) for x in ref.sim.transfers(g)]
 
 
-def test_what_does_not_fold_is_refused_with_the_reason(monkeypatch):
+def test_what_does_not_fold_is_built_under_the_limit_and_refused_past_it(monkeypatch):
     topo = build_fat_tree(4, "dgx-h100", rail_optimized=True, per_leaf=2)
-    n = len(_sim(topo).run("all-reduce", "nvls-tree", 64 * MiB).schedule.groups)
+    ref = _sim(topo).run("all-reduce", "nvls-tree", 64 * MiB)  # built, folded
+    n = len(ref.schedule.groups)
+    monkeypatch.setattr(nvls, "FOLD_SYSTEMS", 2)
+    # a fold the first pieces cannot stand for: the rows are built, and the run is the one built
+    monkeypatch.setattr(nvls_virtual, "shorter", lambda *args: None)
+    got = _sim(topo).run("all-reduce", "nvls-tree", 64 * MiB)
+    assert nvls_virtual.block(got.schedule) is None and len(got.schedule.groups) == n
+    a, b = got.as_dict(), ref.as_dict()
+    a.pop("wall_s"), b.pop("wall_s")
+    assert a == b
+    np.testing.assert_array_equal(got.sim.group_done, ref.sim.group_done)
+    # past the limit, refused with the reason
     monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", n - 2)
-    # a run that does not fold (here: one that the simulator runs flow by flow) reads its virtual
+    with pytest.raises(limits.TooLarge, match=f"takes {n:,} flow groups to simulate, more than the limit of {n - 2:,}; "
+                                              "only a folded run of its alike systems and trees fits, and its "
+                                              "groups after the pieces wait for them"):
+        _sim(topo).run("all-reduce", "nvls-tree", 64 * MiB)
+    # a run that does not fold at all (here: one the simulator runs flow by flow) reads its virtual
     # rows' columns, which the limit refuses as it refused them built
+    monkeypatch.undo()
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", n - 2)
     monkeypatch.setattr(nvls, "FOLD_PIECES", 0)
     with pytest.raises(limits.TooLarge, match=f"{n:,} or more flow groups"):
-        _sim(topo).run("all-reduce", "nvls-tree", 64 * MiB)
-    monkeypatch.setattr(nvls, "FOLD_SYSTEMS", 2)
-    monkeypatch.setattr(nvls_virtual.Fold, "of", classmethod(lambda cls, engine, sched: None))
-    with pytest.raises(limits.TooLarge, match="only a folded run of its alike systems and trees fits, and its "
-                                              "systems or trees are not all wired alike here"):
         _sim(topo).run("all-reduce", "nvls-tree", 64 * MiB)
