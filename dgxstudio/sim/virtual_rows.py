@@ -254,6 +254,11 @@ class Gathered(np.lib.mixins.NDArrayOperatorsMixin):
             self._whole = self.values[self.index[slice(None)]]
         return self._whole if dtype is None else self._whole.astype(dtype)
 
+    def __getattr__(self, name: str):
+        if name.startswith("_"):  # (never the array's: and no loop while the object is being made)
+            raise AttributeError(name)
+        return getattr(np.asarray(self), name)  # (max, tolist, tobytes ...: the array's own)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         inputs = tuple(np.asarray(x) if isinstance(x, Gathered) else x for x in inputs)
         return getattr(ufunc, method)(*inputs, **kwargs)

@@ -90,6 +90,7 @@ def test_piecewise_numbers_read_like_the_array_they_stand_for():
     assert len(got) == 20 and got[4] == values[full[4]]
     np.testing.assert_array_equal(np.asarray(got), values[full])
     np.testing.assert_array_equal(got <= 0.4, values[full] <= 0.4)
+    assert got.max() == values[full].max() and got.tolist() == values[full].tolist()
     with pytest.raises(IndexError):
         idx[20]
 
