@@ -172,6 +172,9 @@ FOLD_GROUPS = 1_000_000
 # against flow by flow: 64 systems at 16 GiB 1.07 s / 497 MB against 2.0 s / 597 MB, at 32 GiB
 # 1.6 s / 940 MB against 4.0 s / 1.10 GB; 128 systems at 16 GiB 1.6 s / 862 MB against 4.9 s /
 # 1.02 GB (every answer the same to 1e-11; past these sizes the schedule's groups are refused).
+# Since a folded run's pieces stay virtual rows (sim/nvls_virtual.py: only the groups it runs are
+# built), 16 GiB over 128 systems takes 0.85 s / 96 MB, over 512 (8,984,576 groups, refused before)
+# 2.6 s / 255 MB (CPU of the whole CLI run, peak RSS, load 3.5-4.3; the same answers).
 FOLD_SYSTEMS = 64
 FOLD_PIECES_SYSTEMS = 8192
 

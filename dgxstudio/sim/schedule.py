@@ -160,6 +160,7 @@ class GroupTable(Sequence):
         self._chunks: list[list[Group] | Lanes] = []
         self._starts: list[int] = []
         self._n = 0
+        self.unbuilt = 0  # rows of virtual chunks (``virtual_rows.RepeatedLanes``): not counted against the limit
 
     def __len__(self) -> int:
         return self._n
@@ -203,6 +204,7 @@ class GroupTable(Sequence):
             self._chunks.append(item)
             self._starts.append(first)
             self._n += item.n
+            self.unbuilt += item.n if item.virtual else 0
         else:
             if not self._chunks or isinstance(self._chunks[-1], Lanes):
                 self._chunks.append([])
@@ -226,11 +228,12 @@ class Schedule:
             self.add(g)
 
     def _check_size(self, before: int) -> None:
-        n = len(self.groups)
-        if n // 4096 != before // 4096:
+        skip = self.groups.unbuilt  # (the limit counts the groups built)
+        n = len(self.groups) - skip
+        if n // 4096 != (before - skip) // 4096:
             check_cancelled()
             if n > limits.MAX_SCHEDULED_GROUPS:
-                self._too_large(n)
+                self._too_large(len(self.groups))
 
     def reserve(self, more: int) -> None:
         """Refuse, before anything is allocated, a block of ``more`` groups that would take the

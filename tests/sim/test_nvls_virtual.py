@@ -67,6 +67,22 @@ def test_virtual_rows_read_as_the_columns_they_stand_for(monkeypatch):
                             deps_sent=tuple(d + 1 for d in built.groups[first + 5].deps_sent)))
 
 
+def test_the_limit_counts_the_groups_built(monkeypatch):
+    """Groups added after virtual rows (the launch) are counted with the groups built, not with the
+    rows that stand for millions."""
+    built = _nvls_tree()
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", len(built.groups) - 2)
+    virtual = _nvls_tree(virtual=True)
+    n = len(virtual.groups)
+    for _ in range(4096 - n % 4096 + 1):  # (past a multiple of 4,096: where the count is checked)
+        virtual.add(Group("after", duration_s=1e-6))
+    assert len(virtual.groups) // 4096 > n // 4096
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", 4096 + 1)  # (the groups built do pass it: refused)
+    with pytest.raises(limits.TooLarge):
+        for _ in range(2 * 4096):
+            virtual.add(Group("after", duration_s=1e-6))
+
+
 def test_virtual_rows_only_past_the_limit_or_where_the_run_folds(monkeypatch):
     """Under the limit and below 64 systems (where the NVLS tree runs flow by flow from 129 pieces
     on) the pieces are built as before; from 64 systems on they stay virtual rows."""
