@@ -58,7 +58,8 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
     level its receiver forwards to.
 
     With ``virtual``, the pieces added as columns are virtual rows instead (``virtual_rows``) where
-    building them would pass the group limit: only a folded run reads them (``sim/nvls_virtual.py``)."""
+    the run folds (from ``FOLD_SYSTEMS`` systems) or building them would pass the group limit: a
+    folded run reads only the groups it keeps (``sim/nvls_virtual.py``)."""
     p = len(systems[0])
     sched = Schedule([], size, f"NVLS tree all-reduce over {len(systems)} systems of {p} GPUs")
     n, piece = pieces(size, chunk)

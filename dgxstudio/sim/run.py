@@ -545,7 +545,8 @@ class Simulator(NcclSchedules):
             if algorithm in ("tree", "collnet"):  # trees alike (NCCL's pair per rail, mirrored; CollNet's rails) run once
                 sim = tree_fold.run(self.router, sched, scale, progress, cancel)
             elif algorithm == "nvls-tree" and nvls.folds(sched) and nvls_virtual.block(sched) is not None:
-                # too large to build: its later pieces are virtual rows, read through the fold
+                # from 64 systems, or past the group limit: its later pieces are virtual rows (not
+                # built), read through the fold
                 sim = nvls_virtual.run(self.router, sched, scale, progress, cancel)
             elif algorithm == "nvls-tree" and nvls.folds(sched):
                 # its network trees likewise, beside the systems' NVLS reduce and multicast

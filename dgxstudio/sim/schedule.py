@@ -305,7 +305,8 @@ class Schedule:
         then piece ``piece`` + c, its dependencies shifted by c m where the piece's are. Returns
         False (and adds nothing) when the two pieces do not show that. With ``virtual`` the copies
         are not built (``virtual_rows.RepeatedLanes``: rows read when asked, not counted against the
-        limit; a run reads them through a fold, ``sim/nvls_virtual.py``, or is refused)."""
+        limit; a run reads them through a fold, ``sim/nvls_virtual.py``, or ``columns`` builds them
+        as the limit allows)."""
         from .virtual_rows import PieceImage, RepeatedLanes  # (it builds on this module's Lanes)
 
         m = len(self.groups) - first
