@@ -76,7 +76,7 @@ class NcclSchedules:
             sched = C.nvls_tree_allreduce(systems, self._nvls_shares(), size, slice_ * nch / 2,
                                           T.hop_latency("nvlink", "nvls-tree", "simple"),
                                           T.hop_latency("net", "nvls-tree", "simple"), cap if cap > 0 else math.inf,
-                                          slots=T.slots_per_connection("all-reduce"))
+                                          slots=T.slots_per_connection("all-reduce"), virtual=True)
             scale = gen["nvls_efficiency"] or 1.0
         elif algorithm == "collnet":
             sched = self._collnet(size, proto)

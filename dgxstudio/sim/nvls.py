@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from . import limits
 from .collectives import _tree_phase, double_trees, pieces
 from .schedule import Group, Pattern, Schedule
 
@@ -43,7 +44,7 @@ def nvls_allreduce(gpus: list[str], switch_shares: dict[str, float], size: float
 
 def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]], size: float, chunk: float,
                         intra_latency_s: float, inter_latency_s: float, cap_Bps: float = math.inf,
-                        slots: int = 0) -> Schedule:
+                        slots: int = 0, virtual: bool = False) -> Schedule:
     """NCCL's NVLS tree: in every system the NVSwitches reduce (NVLink SHARP), each GPU then
     all-reduces its 1/P slice with the GPUs of the same rank in the other systems over a double
     binary tree through its own NIC, and the switches multicast the result back. ``shares`` gives,
@@ -54,7 +55,11 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
     j waits until the trees have taken piece j - slots (NCCL_STEPS step buffers per connection, a
     piece being one slice), so the NVLink side cannot run ahead of the network without bound; and
     likewise every tree connection's receiver: a level runs at most ``slots`` pieces ahead of the
-    level its receiver forwards to."""
+    level its receiver forwards to.
+
+    With ``virtual``, the pieces added as columns are virtual rows instead (``virtual_rows``) where
+    the run folds (from ``FOLD_SYSTEMS`` systems) or building them would pass the group limit: a
+    folded run reads only the groups it keeps (``sim/nvls_virtual.py``)."""
     p = len(systems[0])
     sched = Schedule([], size, f"NVLS tree all-reduce over {len(systems)} systems of {p} GPUs")
     n, piece = pieces(size, chunk)
@@ -85,9 +90,14 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
         # once the buffers are in their steady use, the pieces from here on are the last one's
         # images: added as columns rather than built one by one (a 16 GiB run has 4,096 pieces)
         j0 = max(2, slots + 2)
-        if j0 <= j <= j0 + 2 and sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1):
-            repeat = (starts[j - 1] - starts[j - 2], n - j)  # (copy c, piece j - 1 + c: piece j - 1's groups c m on)
-            break
+        if j0 <= j <= j0 + 2:
+            m = starts[j - 1] - starts[j - 2]
+            # (a run that folds reads only the rows it keeps: from 64 systems on, or past the limit)
+            big = virtual and (len(sched.groups) + (n - j) * m > limits.MAX_SCHEDULED_GROUPS
+                               or (len(systems) >= FOLD_SYSTEMS and n <= FOLD_PIECES_SYSTEMS))
+            if sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1, virtual=big):
+                repeat = (m, n - j)  # (copy c, piece j - 1 + c: piece j - 1's groups c m on)
+                break
         up_ids = []
         for (s, sw), pattern in ups.items():
             # each GPU sends its piece, and receives its reduced 1/P slice back: (1 + 1/P) each way
@@ -163,6 +173,9 @@ FOLD_GROUPS = 1_000_000
 # against flow by flow: 64 systems at 16 GiB 1.07 s / 497 MB against 2.0 s / 597 MB, at 32 GiB
 # 1.6 s / 940 MB against 4.0 s / 1.10 GB; 128 systems at 16 GiB 1.6 s / 862 MB against 4.9 s /
 # 1.02 GB (every answer the same to 1e-11; past these sizes the schedule's groups are refused).
+# Since a folded run's pieces stay virtual rows (sim/nvls_virtual.py: only the groups it runs are
+# built), 16 GiB over 128 systems takes 0.85 s / 96 MB, over 512 (8,984,576 groups, refused before)
+# 2.6 s / 255 MB (CPU of the whole CLI run, peak RSS, load 3.5-4.3; the same answers).
 FOLD_SYSTEMS = 64
 FOLD_PIECES_SYSTEMS = 8192
 

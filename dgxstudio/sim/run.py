@@ -32,7 +32,7 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
 from ..model.validation import errors as design_errors
 from . import collectives as C
-from . import nvls, symmetry, tree_fold
+from . import nvls, nvls_virtual, symmetry, tree_fold
 from ..heap import paused_gc
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
@@ -544,6 +544,10 @@ class Simulator(NcclSchedules):
         try:
             if algorithm in ("tree", "collnet"):  # trees alike (NCCL's pair per rail, mirrored; CollNet's rails) run once
                 sim = tree_fold.run(self.router, sched, scale, progress, cancel)
+            elif algorithm == "nvls-tree" and nvls.folds(sched) and nvls_virtual.block(sched) is not None:
+                # from 64 systems, or past the group limit: its later pieces are virtual rows (not
+                # built), read through the fold
+                sim = nvls_virtual.run(self.router, sched, scale, progress, cancel)
             elif algorithm == "nvls-tree" and nvls.folds(sched):
                 # its network trees likewise, beside the systems' NVLS reduce and multicast
                 sched.meta["trees"] = nvls.tree_units(sched)

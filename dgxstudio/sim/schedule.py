@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -51,28 +50,6 @@ class Group:
     meta: dict = field(default_factory=dict)
 
 
-class _Renumber:
-    """A text with "piece <j>" in it, cut once, so that the text for another piece is one join."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self, text: str, piece: int):
-        self.parts = re.split(rf"\bpiece {piece}\b", text)
-
-    def __call__(self, piece: int) -> str:
-        return f"piece {piece}".join(self.parts)
-
-
-def _next_piece(text: str, piece: int) -> str:
-    """``text`` with "piece <piece>" made "piece <piece + 1>"."""
-    return _Renumber(text, piece)(piece + 1)
-
-
-def _next_meta(meta: dict, piece: int) -> dict:
-    return {k: (v + 1 if k == "piece" and v == piece and type(v) is int else
-                _next_piece(v, piece) if isinstance(v, str) else v) for k, v in meta.items()}
-
-
 class Lanes:
     """Many groups added at once, kept as columns rather than one Python object each (a 16 GiB ring
     is 15,000 pieces): row r is group ``first + r``. ``deps_done`` and ``deps_sent`` are (rows, width)
@@ -85,6 +62,7 @@ class Lanes:
 
     __slots__ = ("n", "patterns", "pattern", "bytes_each", "duration_s", "post_delay_s", "deps_done",
                  "deps_sent", "meta", "name", "overrides")
+    virtual = False  # (``virtual_rows.RepeatedLanes``: rows not built, read one by one when asked)
 
     def __init__(self, n: int, name, patterns: list[Pattern | None], pattern, bytes_each, deps_done: np.ndarray,
                  deps_sent: np.ndarray, duration_s=0.0, post_delay_s=0.0, meta: dict | None = None):
@@ -182,6 +160,7 @@ class GroupTable(Sequence):
         self._chunks: list[list[Group] | Lanes] = []
         self._starts: list[int] = []
         self._n = 0
+        self.unbuilt = 0  # rows of virtual chunks (``virtual_rows.RepeatedLanes``): not counted against the limit
 
     def __len__(self) -> int:
         return self._n
@@ -225,6 +204,7 @@ class GroupTable(Sequence):
             self._chunks.append(item)
             self._starts.append(first)
             self._n += item.n
+            self.unbuilt += item.n if item.virtual else 0
         else:
             if not self._chunks or isinstance(self._chunks[-1], Lanes):
                 self._chunks.append([])
@@ -248,11 +228,12 @@ class Schedule:
             self.add(g)
 
     def _check_size(self, before: int) -> None:
-        n = len(self.groups)
-        if n // 4096 != before // 4096:
+        skip = self.groups.unbuilt  # (the limit counts the groups built)
+        n = len(self.groups) - skip
+        if n // 4096 != (before - skip) // 4096:
             check_cancelled()
             if n > limits.MAX_SCHEDULED_GROUPS:
-                self._too_large(n)
+                self._too_large(len(self.groups))
 
     def reserve(self, more: int) -> None:
         """Refuse, before anything is allocated, a block of ``more`` groups that would take the
@@ -290,7 +271,9 @@ class Schedule:
         """The groups that wait for nothing, in id order (read from the columns of Lanes as they are)."""
         out: list[int] = []
         for chunk, first in zip(self.groups._chunks, self.groups._starts):
-            if isinstance(chunk, Lanes):
+            if isinstance(chunk, Lanes) and chunk.virtual:
+                out.extend((chunk.roots() + first).tolist())
+            elif isinstance(chunk, Lanes):
                 n_sent = ragged.counts_and_flat(chunk.deps_sent)[0]
                 free = (ragged.counts_and_flat(chunk.deps_done)[0] == 0) & (n_sent == 0)
                 for r, ov in chunk.overrides.items():
@@ -313,71 +296,31 @@ class Schedule:
                     self.add(g)
         return offset
 
-    def repeat_piece(self, prev_first: int, first: int, copies: int, piece: int) -> bool:
+    def repeat_piece(self, prev_first: int, first: int, copies: int, piece: int, virtual: bool = False) -> bool:
         """Append ``copies`` more pieces of a piece-by-piece builder as columns, when the last two
         pieces show its pattern: the groups from ``first`` on are piece ``piece``'s, those from
         ``prev_first`` to ``first`` the piece before's, and each is the other's image shifted by
         their count m (same pattern, bytes and delays; every dependency the same group, outside
         both pieces, or the one m on; name and meta the same with "piece <j>" one on). Copy c is
         then piece ``piece`` + c, its dependencies shifted by c m where the piece's are. Returns
-        False (and adds nothing) when the two pieces do not show that."""
+        False (and adds nothing) when the two pieces do not show that. With ``virtual`` the copies
+        are not built (``virtual_rows.RepeatedLanes``: rows read when asked, not counted against the
+        limit; a run reads them through a fold, ``sim/nvls_virtual.py``, or ``columns`` builds them
+        as the limit allows)."""
+        from .virtual_rows import PieceImage, RepeatedLanes  # (it builds on this module's Lanes)
+
         m = len(self.groups) - first
         if copies <= 0 or m <= 0 or first - prev_first != m:
             return False
-        self.reserve(copies * m)
-        a_groups, b_groups = self.groups[prev_first:first], self.groups[first:]
-        rows = {"done": [], "sent": []}  # per row: its dependencies, and which of them move with the piece
-        for a, b in zip(a_groups, b_groups):
-            if (a.pattern is not b.pattern or a.bytes_each != b.bytes_each or a.duration_s != b.duration_s
-                    or a.post_delay_s != b.post_delay_s or _next_piece(a.name, piece - 1) != b.name
-                    or _next_meta(a.meta, piece - 1) != b.meta):
-                return False
-            for key, da, db in (("done", a.deps_done, b.deps_done), ("sent", a.deps_sent, b.deps_sent)):
-                if len(da) != len(db):
-                    return False
-                for x, y in zip(da, db):
-                    if y != x + m and not (y == x and x < prev_first):
-                        return False
-                rows[key].append((db, tuple(y == x + m for x, y in zip(da, db))))
-        patterns: list[Pattern] = []
-        index: dict[int, int] = {}
-        which = []
-        for b in b_groups:
-            if b.pattern is None:
-                which.append(-1)
-                continue
-            if id(b.pattern) not in index:
-                index[id(b.pattern)] = len(patterns)
-                patterns.append(b.pattern)
-            which.append(index[id(b.pattern)])
-        which = np.asarray(which, dtype=np.int64)
-        # each name and meta string cut once where its piece number goes (a copy joins the parts)
-        names = [_Renumber(b.name, piece) for b in b_groups]
-        metas = [{k: (_Renumber(v, piece) if isinstance(v, str) else v) for k, v in b.meta.items()} for b in b_groups]
-
-        def name(r: int) -> str:
-            c, i = divmod(r, m)
-            return names[i](piece + c + 1)
-
-        def meta(r: int) -> dict:
-            c, i = divmod(r, m)
-            j = piece + c + 1
-            return {k: (v(j) if type(v) is _Renumber else j if k == "piece" and v == piece and type(v) is int else v)
-                    for k, v in metas[i].items()}
-
-        columns = {attr: np.asarray([getattr(b, attr) for b in b_groups], dtype=float)
-                   for attr in ("bytes_each", "duration_s", "post_delay_s")}
-
-        # each copy's dependencies: the piece's, those that move with it shifted by the copy's offset
-        # (kept flat: a join over every rail's trees would make a dense table as wide as it for every row)
-        deps = {}
-        for key in ("done", "sent"):
-            flat = [x for d, _ in rows[key] for x in d]
-            moves = [x for _, mv in rows[key] for x in mv]
-            deps[key] = Ragged.repeated([len(d) for d, _ in rows[key]], flat, moves, copies, m)
-        col = lambda attr: np.tile(columns[attr], copies)  # noqa: E731
-        self.add_lanes(Lanes(copies * m, name, patterns, np.tile(which, copies), col("bytes_each"), deps["done"],
-                             deps["sent"], col("duration_s"), col("post_delay_s"), meta))
+        if not virtual:
+            self.reserve(copies * m)
+        image = PieceImage.of(self.groups[prev_first:first], self.groups[first:], prev_first, m, piece)
+        if image is None:
+            return False
+        if virtual:
+            self.groups._push(RepeatedLanes(image, copies))
+        else:
+            self.add_lanes(image.lanes(copies))
         return True
 
     def columns(self) -> Columns:
@@ -396,6 +339,10 @@ class Schedule:
 
         parts = {key: [] for key in ("pattern", "bytes", "dur", "post", "done_n", "done", "sent_n", "sent")}
         for chunk in self.groups._chunks:
+            if isinstance(chunk, Lanes) and chunk.virtual:  # (rows not built: built here, as the limit allows)
+                if len(self.groups) > limits.MAX_SCHEDULED_GROUPS:
+                    self._too_large(len(self.groups))
+                chunk = chunk.materialized(chunk.copies)
             if isinstance(chunk, Lanes):
                 local = np.asarray([pid(p) for p in chunk.patterns] + [-1], dtype=np.int64)
                 parts["pattern"].append(local[chunk.pattern])

@@ -305,9 +305,14 @@ class Fold:
         return np.flatnonzero(keep), (np.cumsum(keep) - 1)[self._rep_group()]
 
     def run(self, progress=None, cancel=None) -> SimResult:
-        reps = sorted(set(self.rep_of.tolist()))
         kept, new_id = self.kept()
         reduced = fold_reduced.reduced(self.sched, self.sched.columns(), kept, new_id)
+        return self._expand(self.run_reduced(reduced, progress, cancel), new_id)
+
+    def run_reduced(self, reduced: Schedule, progress=None, cancel=None) -> SimResult:
+        """The engine's run of the folded schedule ``reduced`` (the kept groups, see ``kept``), as
+        it ran: one row per kept group, the representatives' channels only."""
+        reps = sorted(set(self.rep_of.tolist()))
         # the representatives' patterns travel on class routes (templates made here, not asked of the router)
         eng1 = Engine(self.router, self.scale)
         eng1.represents = {}  # each class route's flow stands for m (the outside's for one)
@@ -339,15 +344,20 @@ class Fold:
             if self.systems is not None:  # (never run: routed if a report reads their transfers)
                 for p in self.systems.folded_patterns(systems):
                     p._template = LazyTemplate(self.eng0, p)
-        return self._expand(sim, new_id)
+        return sim
 
-    def _expand(self, sim: SimResult, new_id: np.ndarray) -> SimResult:
-        # every group reads its representative's row: the same place in the representative tree
-        idx = new_id
+    def channel_bytes(self, sim: SimResult) -> np.ndarray:
+        """Every channel's bytes in the full run, from the folded run ``sim``."""
         channel_bytes = sim.channel_bytes.copy()  # (the outside's channels as they ran)
         channel_bytes[self.uch] = sim.channel_bytes[self.rep_ch[self.col_c]]
         if self.systems is not None:
             self.systems.channel_bytes(channel_bytes)
+        return channel_bytes
+
+    def _expand(self, sim: SimResult, new_id: np.ndarray) -> SimResult:
+        # every group reads its representative's row: the same place in the representative tree
+        idx = new_id
+        channel_bytes = self.channel_bytes(sim)
         delivered = sim.delivered  # (the engine counted each flow as the ones it stands for)
         return dataclasses.replace(
             sim, group_start=sim.group_start[idx], group_sent=sim.group_sent[idx], group_done=sim.group_done[idx],
@@ -361,8 +371,10 @@ class _FoldedEnds:
     mapped to the representative's slot of the same class (what a result's readers ask of a
     ``FlowEnds``: ``get`` and ``in``)."""
 
-    def __init__(self, fold: Fold, ends, idx: np.ndarray):
-        self.fold, self.ends, self.idx = fold, ends, idx
+    def __init__(self, fold: Fold, ends, idx: np.ndarray, at=None):
+        # ``at``: each group's number in the fold's schedule, where the result's is longer (its
+        # virtual rows read as the built copy of the same place: sim/nvls_virtual.py)
+        self.fold, self.ends, self.idx, self.at = fold, ends, idx, at
         # each pattern's role in its tree (its slots are the role's, in the tree's run of slots)
         self._role = {id(p): k for pats in fold.role_patterns for k, p in enumerate(pats)}
 
@@ -371,6 +383,8 @@ class _FoldedEnds:
         if got is None:
             return default
         fold = self.fold
+        if self.at is not None:
+            g = int(self.at[g])
         t = int(fold.tree_of[g])
         if t < 0 or int(fold.rep_of[t]) == t:
             return got

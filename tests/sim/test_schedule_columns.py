@@ -101,7 +101,7 @@ def test_extend_shifts_the_dependencies_of_columns():
 
 def nvls_tree(monkeypatch, columns: bool, n_systems=2, size=64 * 2**20, slots=4):
     if not columns:
-        monkeypatch.setattr(Schedule, "repeat_piece", lambda self, *a: False)
+        monkeypatch.setattr(Schedule, "repeat_piece", lambda self, *a, **k: False)
     systems = [[f"s{s}g{i}" for i in range(4)] for s in range(n_systems)]
     shares = [{f"s{s}sw{k}": 0.5 for k in range(2)} for s in range(n_systems)]
     out = C.nvls_tree_allreduce(systems, shares, size, 2 * 2**20, 1e-6, 5e-6, slots=slots)
