@@ -90,6 +90,9 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
     gpu_rank = {d: i for i, d in enumerate(x for x in members if topo.devices[x].kind == "gpu")}
     nic_rank = {d: i for i, d in enumerate(x for x in members if topo.devices[x].kind == "nic")}
     placed: set[str] = set()
+    # NCCL makes one NET node per <net>, keyed by its dev (topo.cc ncclTopoAddNet): every port of a card needs a
+    # dev of its own, while the card's guid (its asic) stays shared so NCCL knows the ports share a NIC
+    net_devs = iter(range(10**6))
 
     def pcie_link(a: str, b: str):
         for lk in topo.links_of(a):
@@ -126,7 +129,7 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
             ports = sum(pg.count for pg in part.ports if pg.name != "pcie") if part else 1
             ethernet = _nic_family(topo, dev_id, part) == "ethernet"
             for port in range(ports):
-                ET.SubElement(nic, "net", name=f"{'eth' if ethernet else 'mlx5_'}{nic_rank[dev_id]}", dev=str(nic_rank[dev_id]), speed=str(speed),
+                ET.SubElement(nic, "net", name=f"{'eth' if ethernet else 'mlx5_'}{nic_rank[dev_id]}", dev=str(next(net_devs)), speed=str(speed),
                               port=str(port + 1), latency="0", guid=f"0x{0x1000 + nic_rank[dev_id]:x}",
                               maxconn="262144", gdr="1")
         else:  # a PCIe switch: its other PCIe neighbours hang below it
