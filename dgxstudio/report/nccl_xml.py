@@ -18,6 +18,13 @@ from .formats import ExportError
 
 GPU_CLASS, NVS_CLASS, BRIDGE_CLASS, NIC_CLASS = "0x030200", "0x068000", "0x060400", "0x020700"
 SPEEDS = {"2.5 GT/s": None, "5 GT/s": None, "8 GT/s": "PCIe3", "16 GT/s": "PCIe4", "32 GT/s": "PCIe5"}
+# NCCL's kvDictPciGen (src/graph/topo.cc) reads both spellings of a PCIe link speed: "16 GT/s" as kernels up to
+# 5.6 give it in sysfs, and "16.0 GT/s PCIe" as later kernels do (so dumps from today's machines hold these);
+# anything else counts as Gen3 (its fallback, 60). NCCL (src/graph/topo.cc, ncclTopoAddNet): a NIC
+# speed of 0 or less ("some NICs define speed = -1") counts as 10,000 Mb/s.
+SPEEDS.update({"2.5 GT/s PCIe": None, "5.0 GT/s PCIe": None, "8.0 GT/s PCIe": "PCIe3", "16.0 GT/s PCIe": "PCIe4",
+               "32.0 GT/s PCIe": "PCIe5", "64.0 GT/s PCIe": None})
+NCCL_UNKNOWN_NIC_SPEED_MBPS = 10_000
 NVLINK_BY_SM = {60: "NVLink1", 70: "NVLink2", 80: "NVLink3", 90: "NVLink4", 100: "NVLink5"}
 NVSWITCH_BY_SM = {70: "nvswitch-gen1", 80: "nvswitch-gen2", 90: "nvswitch-gen3", 100: "nvswitch-gen4"}
 
@@ -172,7 +179,7 @@ def _nearest_gpu(catalog: Catalog, sm: int, warnings: list[str]) -> str:
 
 
 # What each numeric attribute may hold; the limits match the native file's, so an import saves and reopens.
-INT_RANGES = {"link_width": (1, 32), "count": (1, 1024), "sm": (0, 10_000), "speed": (0, 10**8)}
+INT_RANGES = {"link_width": (1, 32), "count": (1, 1024), "sm": (0, 10_000), "speed": (-1, 10**8)}
 MAX_DEPTH = 64
 MAX_ELEMENTS = 200_000
 
@@ -243,37 +250,59 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
             by_bus[busid.lower()] = did
         return did
 
+    odd_speeds: dict[str, list[str]] = {}  # an unusual link_speed: the bus ids that give it, warned about once
+
+    def link_type(busid: str, speed: str) -> str:
+        """The catalog's PCIe link for an NCCL link_speed: NCCL's own fallback (Gen3) for one it does not know,
+        Gen5 for Gen6 (the catalog's fastest), each with a warning."""
+        if speed in SPEEDS and SPEEDS[speed]:
+            return SPEEDS[speed]
+        if speed not in ("", "2.5 GT/s", "5 GT/s", "2.5 GT/s PCIe", "5.0 GT/s PCIe"):
+            odd_speeds.setdefault(speed[:40], []).append(busid[:40])
+        return "PCIe5" if speed == "64.0 GT/s PCIe" else "PCIe3"
+
     def walk(el: ET.Element, parent: str) -> None:
         for pci in el.findall("pci"):
             busid = pci.get("busid", "")
-            speed = pci.get("link_speed", "")
-            width = _int(pci, "link_width", 16)
-            ltype = SPEEDS.get(speed, "PCIe3") or "PCIe3"
-            gpu, nic = pci.find("gpu"), pci.find("nic")
-            if gpu is not None:
-                sm = _int(gpu, "sm", 0)
-                did = add("gpu", _nearest_gpu(catalog, sm, warnings), "GPU", busid)
-                topo.devices[did].properties["nccl_sm"] = sm
-                for nv in gpu.findall("nvlink"):
-                    nvlinks.append((did, nv.get("target", "").lower(), _int(nv, "count", 1), nv.get("tclass", GPU_CLASS), sm))
-            elif nic is not None:
-                nets = nic.findall("net")
-                speed_mbps = max((_int(n, "speed", 0) for n in nets), default=0)
-                ethernet = all(not n.get("name", "mlx5").startswith("mlx5") for n in nets) and nets
-                table = ({10000: "nic-10gbe-dual", 25000: "nic-25gbe-dual", 100000: "nic-100gbe"} if ethernet else
-                         {100000: "connectx-4-edr", 200000: "connectx-6-hdr", 400000: "connectx-7-ndr"})
-                part = table.get(speed_mbps) or _catalog_nic(catalog, speed_mbps, bool(ethernet))
-                if part is None:
-                    part = "nic-100gbe" if ethernet else "connectx-6-hdr"
-                    warnings.append(f"NIC at {busid} runs at {speed_mbps} Mb/s; using {catalog.part(part).label}")
-                if len(nets) > 1:  # a dual-port card (each port is a <net>): the part with that many ports
-                    part = _catalog_nic(catalog, speed_mbps, bool(ethernet), len(nets)) or part
-                did = add("nic", part, "ETH" if ethernet else "IB", busid)
-            else:
-                gen = {"PCIe3": "pcie-switch-gen3", "PCIe5": "pcie-switch-gen5"}.get(ltype, "pcie-switch-gen4")
-                did = add("pcie_switch", gen, "PCIe sw ", busid)
-            pending_pcie.append((parent, did, ltype, width))
-            walk(pci, did)
+            try:
+                walk_pci(pci, busid, parent)
+            except NcclXmlError as exc:
+                if "(in <pci" in str(exc):
+                    raise
+                raise NcclXmlError(f"{exc} (in <pci busid={busid[:40]!r}>)") from None
+
+    def walk_pci(pci: ET.Element, busid: str, parent: str) -> None:
+        width = _int(pci, "link_width", 16)
+        ltype = link_type(busid, pci.get("link_speed", ""))
+        gpu, nic = pci.find("gpu"), pci.find("nic")
+        if gpu is not None:
+            sm = _int(gpu, "sm", 0)
+            did = add("gpu", _nearest_gpu(catalog, sm, warnings), "GPU", busid)
+            topo.devices[did].properties["nccl_sm"] = sm
+            for nv in gpu.findall("nvlink"):
+                nvlinks.append((did, nv.get("target", "").lower(), _int(nv, "count", 1), nv.get("tclass", GPU_CLASS), sm))
+        elif nic is not None:
+            nets = nic.findall("net")
+            speed_mbps = max((_int(n, "speed", 0) for n in nets), default=0)
+            if nets and speed_mbps <= 0:
+                speed_mbps = NCCL_UNKNOWN_NIC_SPEED_MBPS
+                warnings.append(f"NIC at {busid} gives no speed ({nets[0].get('speed')}); "
+                                f"read as {speed_mbps} Mb/s, as NCCL does")
+            ethernet = all(not n.get("name", "mlx5").startswith("mlx5") for n in nets) and nets
+            table = ({10000: "nic-10gbe-dual", 25000: "nic-25gbe-dual", 100000: "nic-100gbe"} if ethernet else
+                     {100000: "connectx-4-edr", 200000: "connectx-6-hdr", 400000: "connectx-7-ndr"})
+            part = table.get(speed_mbps) or _catalog_nic(catalog, speed_mbps, bool(ethernet))
+            if part is None:
+                part = "nic-100gbe" if ethernet else "connectx-6-hdr"
+                warnings.append(f"NIC at {busid} runs at {speed_mbps} Mb/s; using {catalog.part(part).label}")
+            if len(nets) > 1:  # a dual-port card (each port is a <net>): the part with that many ports
+                part = _catalog_nic(catalog, speed_mbps, bool(ethernet), len(nets)) or part
+            did = add("nic", part, "ETH" if ethernet else "IB", busid)
+        else:
+            gen = {"PCIe3": "pcie-switch-gen3", "PCIe5": "pcie-switch-gen5"}.get(ltype, "pcie-switch-gen4")
+            did = add("pcie_switch", gen, "PCIe sw ", busid)
+        pending_pcie.append((parent, did, ltype, width))
+        walk(pci, did)
 
     for cpu_el in root.findall("cpu"):
         vendor = cpu_el.get("vendor", "")
@@ -284,6 +313,10 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
             warnings.append(f"CPU vendor {vendor!r} unknown; using {catalog.part(part).label}")
         cpu = add("cpu", part, "CPU")
         walk(cpu_el, cpu)
+    for speed, where in odd_speeds.items():
+        warnings.append(f"link_speed {speed!r} at {where[0]}" + (f" and {len(where) - 1} more" if len(where) > 1 else "")
+                        + (": PCIe Gen6, which the catalog has no link for; read as Gen5, half its speed"
+                           if speed == "64.0 GT/s PCIe" else ": not a speed NCCL knows; read as Gen3, as NCCL does"))
     if not topo.gpus():
         raise NcclXmlError("the file describes no GPUs")
     n = 0

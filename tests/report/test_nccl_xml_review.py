@@ -2,6 +2,8 @@
 
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from dgxstudio.model.presets import load_preset
 from dgxstudio.report.nccl_xml import from_nccl_xml, to_nccl_xml
 
@@ -30,3 +32,41 @@ def test_the_dual_port_cards_come_back_as_dual_port_cards():
     ports = sorted(sum(pg.count for pg in back.part_of(n.id).ports if pg.name != "pcie")
                    for n in back.devices_of_kind("nic"))
     assert ports == [1] * 8 + [2, 2]
+
+
+def _pcie_types(topo):
+    return {lk.type for lk in topo.links.values() if lk.type.startswith("PCIe")}
+
+
+def test_a_dump_from_a_kernel_after_5_6_keeps_its_pcie_generation():
+    """Kernels after 5.6 give sysfs link speeds as "32.0 GT/s PCIe", and NCCL_TOPO_DUMP_FILE writes them so
+    (NCCL's kvDictPciGen reads both spellings): such a DGX H100 dump came back with every PCIe link Gen3."""
+    xml = to_nccl_xml(load_preset("dgx-h100"))
+    assert 'link_speed="32 GT/s"' in xml
+    back, warnings = from_nccl_xml(xml.replace('link_speed="32 GT/s"', 'link_speed="32.0 GT/s PCIe"'))
+    assert warnings == [] and _pcie_types(back) == {"PCIe5"}
+    a100 = to_nccl_xml(load_preset("dgx-a100")).replace('link_speed="16 GT/s"', 'link_speed="16.0 GT/s PCIe"')
+    assert _pcie_types(from_nccl_xml(a100)[0]) == {"PCIe4"}
+
+
+def test_an_unknown_link_speed_is_read_as_nccl_reads_it_and_said_once():
+    xml = to_nccl_xml(load_preset("dgx-h100"))
+    back, warnings = from_nccl_xml(xml.replace('link_speed="32 GT/s"', 'link_speed="fast"'))
+    assert _pcie_types(back) == {"PCIe3"}
+    assert len(warnings) == 1 and "'fast'" in warnings[0] and "Gen3, as NCCL does" in warnings[0]
+    back, warnings = from_nccl_xml(xml.replace('link_speed="32 GT/s"', 'link_speed="64.0 GT/s PCIe"'))
+    assert _pcie_types(back) == {"PCIe5"} and len(warnings) == 1 and "Gen6" in warnings[0]
+
+
+def test_a_nic_without_a_speed_is_read_as_nccl_reads_it():
+    """NCCL's ncclTopoAddNet: 'Some NICs define speed = -1', read as 10,000 Mb/s. The import refused the file."""
+    xml = to_nccl_xml(load_preset("dgx-h100")).replace('speed="400000"', 'speed="-1"', 1)
+    back, warnings = from_nccl_xml(xml)
+    assert len(back.devices_of_kind("nic")) == 10
+    assert any("gives no speed (-1)" in w and "10000 Mb/s" in w for w in warnings)
+
+
+def test_a_bad_attribute_names_the_device_it_is_in():
+    xml = to_nccl_xml(load_preset("dgx-h100")).replace('sm="90" rank="3"', 'sm="nine" rank="3"')
+    with pytest.raises(ValueError, match=r"<gpu sm='nine'>: not a number \(in <pci busid='0000:0a:00.0'>\)"):
+        from_nccl_xml(xml)
