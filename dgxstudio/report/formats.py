@@ -212,6 +212,9 @@ def _intra_dimension(topo: Topology, gpus: list[str], where: str) -> tuple[str, 
         lk0 = next(lk for lk in topo.links_of(gpus[0]) if lk.other(gpus[0]) in members)
         return "Ring", min(bws) / 1e9, topo.link_latency_s(lk0) * 1e9
     degrees = sorted({len(p) for p in peers.values()})
+    if degrees == [0]:  # a PCIe server: nothing joins its GPUs but the PCIe tree and the CPUs
+        raise ExportError(f"{where}: its GPUs have no NVLink; ASTRA-sim's analytical network has no dimension for "
+                          "a PCIe tree under CPUs (Ring, FullyConnected and Switch only)")
     raise ExportError(f"{where}: its GPUs are joined neither as a ring, a full mesh nor through NVSwitches "
                       f"(NVLink peers per GPU: {', '.join(map(str, degrees))}); ASTRA-sim's analytical network "
                       "cannot express an irregular graph such as the DGX-1 hybrid cube-mesh")
