@@ -70,3 +70,29 @@ def test_a_bad_attribute_names_the_device_it_is_in():
     xml = to_nccl_xml(load_preset("dgx-h100")).replace('sm="90" rank="3"', 'sm="nine" rank="3"')
     with pytest.raises(ValueError, match=r"<gpu sm='nine'>: not a number \(in <pci busid='0000:0a:00.0'>\)"):
         from_nccl_xml(xml)
+
+
+def test_a_gb200_compute_tray_exports_as_nccl_writes_it_and_comes_back():
+    """GB200's GPUs hang on their Grace by NVLink-C2C, not PCIe, so the export refused every GB200 NVL72
+    system. NCCL lists such a GPU under its CPU (arch arm64, no x86 vendor or model) with a <c2c bw (MB/s per
+    link) count> (topo.cc ncclTopoAddC2c) and the fabric's switches, in other trays, as one NVSwitch."""
+    topo = load_preset("gb200-nvl72")
+    root = ET.fromstring(to_nccl_xml(topo, "tray1"))
+    cpus = root.findall("cpu")
+    assert len(cpus) == 2 and all(c.get("arch") == "arm64" and c.get("vendor") is None for c in cpus)
+    gpus = list(root.iter("gpu"))
+    assert len(gpus) == 4 and {g.get("sm") for g in gpus} == {"100"}
+    for g in gpus:
+        (nv,) = g.findall("nvlink")
+        assert (nv.get("target"), nv.get("count"), nv.get("tclass")) == ("fffffff:ff:ff.0", "18", "0x068000")
+        (c2c,) = g.findall("c2c")
+        assert int(c2c.get("bw")) * int(c2c.get("count")) / 1e3 == 450  # GB/s per direction, as NCCL sums it
+    for cpu in cpus:  # each Grace holds its own two GPUs
+        assert len(list(cpu.iter("gpu"))) == 2
+    back, warnings = from_nccl_xml(to_nccl_xml(topo, "tray1"))
+    assert warnings == []
+    assert {back.part_of(g.id).id for g in back.gpus()} == {"b200-gb200"}
+    assert {back.part_of(c.id).id for c in back.devices_of_kind("cpu")} == {"grace-cpu"}
+    c2c = [lk for lk in back.links.values() if lk.type == "NVLink-C2C"]
+    assert len(c2c) == 4
+    assert sorted(lk.count for g in back.gpus() for lk in back.links_of(g.id) if lk.type == "NVLink5") == [18] * 4
