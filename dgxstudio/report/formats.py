@@ -90,12 +90,45 @@ def _check_graphml_root(text: str) -> None:
         return
 
 
+_GRAPHML_NUMBERS = {"int": int, "long": int, "float": float, "double": float}
+
+
+def _check_graphml_values(text: str) -> None:
+    """Every typed <data> value reads as its key's type, or the node or edge it sits on is named: networkx
+    said only "invalid literal for int() with base 10: 'five'"."""
+    import xml.etree.ElementTree as ET
+
+    keys: dict[str, tuple[str, str]] = {}
+    where = "the graph"
+    for event, elem in ET.iterparse(io.StringIO(text), events=("start", "end")):
+        tag = elem.tag.rsplit("}", 1)[-1]
+        if (event == "end") != (tag == "data"):  # places when they open, values once read whole
+            continue
+        if tag == "key":
+            keys[elem.get("id", "")] = (elem.get("attr.name", ""), elem.get("attr.type", "string"))
+        elif tag == "node":
+            where = f"<node id={elem.get('id', '')[:60]!r}>"
+        elif tag == "edge":
+            where = f"<edge {elem.get('source', '')[:60]!r} -> {elem.get('target', '')[:60]!r}>"
+        elif tag == "data" and elem.get("key") in keys:
+            name, kind = keys[elem.get("key")]
+            convert = _GRAPHML_NUMBERS.get(kind)
+            if convert is None:
+                continue
+            value = (elem.text or "").strip()
+            try:
+                convert(value)
+            except ValueError:
+                raise GraphmlError(f"{where}: {name} {value[:40]!r} is not a {'whole ' if convert is int else ''}number") from None
+
+
 def _from_graphml(text: str, catalog=None) -> Topology:
     from ..model import fileio
 
     import warnings
 
     _check_graphml_root(text)
+    _check_graphml_values(text)
     with warnings.catch_warnings():  # networkx warns on stderr about keys it guesses; errors are ours to say
         warnings.simplefilter("ignore")
         g = nx.read_graphml(io.StringIO(text), force_multigraph=True)
