@@ -216,7 +216,7 @@ def _nearest_gpu(catalog: Catalog, sm: int, warnings: list[str], c2c: bool = Fal
 
 
 # What each numeric attribute may hold; the limits match the native file's, so an import saves and reopens.
-INT_RANGES = {"link_width": (1, 32), "count": (1, 1024), "sm": (0, 10_000), "speed": (-1, 10**8)}
+INT_RANGES = {"link_width": (0, 32), "count": (1, 1024), "sm": (0, 10_000), "speed": (-1, 10**8)}
 MAX_DEPTH = 64
 MAX_ELEMENTS = 200_000
 
@@ -310,7 +310,8 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
                 raise NcclXmlError(f"{exc} (in <pci busid={busid[:40]!r}>)") from None
 
     def walk_pci(pci: ET.Element, busid: str, parent: str) -> None:
-        width = _int(pci, "link_width", 16)
+        # NCCL writes 0 where sysfs gave no width (cloud VMs) and reads it as x16 (topo.cc ncclTopoAddPci)
+        width = _int(pci, "link_width", 16) or 16
         ltype = link_type(busid, pci.get("link_speed", ""))
         gpu, nic = pci.find("gpu"), pci.find("nic")
         if gpu is not None:
@@ -343,7 +344,12 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
                 part = _catalog_nic(catalog, speed_mbps, bool(ethernet), len(nets)) or part
             did = add("nic", part, "ETH" if ethernet else "IB", busid)
         else:
-            gen = {"PCIe3": "pcie-switch-gen3", "PCIe5": "pcie-switch-gen5"}.get(ltype, "pcie-switch-gen4")
+            # a switch runs its ports at its devices' speed even when its own link reads slower (a cloud VM's
+            # bridges give 2.5 GT/s x1 above Gen5 GPUs): the fastest of its own link and its children's
+            order = ("PCIe3", "PCIe4", "PCIe5")
+            fastest = max([ltype] + [SPEEDS.get(c.get("link_speed", "")) or "PCIe3" for c in pci.findall("pci")],
+                          key=lambda t: order.index(t) if t in order else 0)
+            gen = {"PCIe3": "pcie-switch-gen3", "PCIe5": "pcie-switch-gen5"}.get(fastest, "pcie-switch-gen4")
             did = add("pcie_switch", gen, "PCIe sw ", busid)
         pending_pcie.append((parent, did, ltype, width))
         walk(pci, did)
@@ -361,6 +367,10 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
             warnings.append(f"CPU vendor {vendor!r} unknown; using {catalog.part(part).label}")
         cpu = add("cpu", part, "CPU")
         walk(cpu_el, cpu)
+        for nic_el in cpu_el.findall("nic"):  # a NIC NCCL found no PCI device for (a virtual one): not drawn
+            names = ", ".join(n.get("name", "?")[:20] for n in nic_el.findall("net"))
+            warnings.append(f"<nic> ({names or 'no <net>'}) hangs directly under <cpu numaid="
+                            f"{cpu_el.get('numaid', '?')[:8]!r}> with no PCI device; left out")
     for speed, where in odd_speeds.items():
         warnings.append(f"link_speed {speed!r} at {where[0]}" + (f" and {len(where) - 1} more" if len(where) > 1 else "")
                         + (": PCIe Gen6, which the catalog has no link for; read as Gen5, half its speed"

@@ -96,3 +96,40 @@ def test_a_gb200_compute_tray_exports_as_nccl_writes_it_and_comes_back():
     c2c = [lk for lk in back.links.values() if lk.type == "NVLink-C2C"]
     assert len(c2c) == 4
     assert sorted(lk.count for g in back.gpus() for lk in back.links_of(g.id) if lk.type == "NVLink5") == [18] * 4
+
+
+def _as_a_cloud_vm_dumps_it(xml: str) -> str:
+    """The DGX H100 export with what NCCL writes on a cloud VM (IBM Cloud publishes such a file for its H100
+    instances, cloud.ibm.com/media/docs/downloads/vpc/topo.xml): link_width 0 where sysfs gives none, the
+    kernel's '32.0 GT/s PCIe', virtual bridges at 2.5 GT/s x1, Ethernet-class NICs, a host_hash."""
+    import re
+
+    xml = xml.replace("<cpu ", '<cpu host_hash="0xa5f31daa95182da8" ')
+    xml = re.sub(r'class="0x030200" link_speed="32 GT/s" link_width="16"',
+                 'class="0x030200" link_speed="32.0 GT/s PCIe" link_width="0"', xml)
+    xml = re.sub(r'class="0x020700" link_speed="32 GT/s" link_width="16"',
+                 'class="0x020000" link_speed="32.0 GT/s PCIe" link_width="0"', xml)
+    return re.sub(r'class="0x060400" link_speed="32 GT/s" link_width="16"',
+                  'class="0x060400" link_speed="2.5 GT/s PCIe" link_width="1"', xml)
+
+
+def test_a_cloud_vm_dump_imports_as_nccl_reads_it():
+    """It was refused (link_width 0 out of range 1..32); NCCL reads 0 as x16 (ncclTopoAddPci: 'Manage cases
+    where speed was not indicated in /sys'), and a bridge reading slower than its devices is a switch of
+    their generation, so the GPUs and NICs keep their Gen5 x16."""
+    from dgxstudio.model.validation import validate
+
+    back, warnings = from_nccl_xml(_as_a_cloud_vm_dumps_it(to_nccl_xml(load_preset("dgx-h100"))))
+    assert warnings == []
+    assert [f.message for f in validate(back) if f.severity == "error"] == []
+    ends = {lk.type: lk.width for g in back.gpus() for lk in back.links_of(g.id) if lk.type.startswith("PCIe")}
+    assert ends == {"PCIe5": 16}
+    assert {back.part_of(d.id).id for d in back.devices_of_kind("pcie_switch")} == {"pcie-switch-gen5"}
+
+
+def test_a_nic_without_a_pci_device_is_said_to_be_left_out():
+    xml = to_nccl_xml(load_preset("dgx-h100")).replace(
+        "</cpu>", '<nic><net name="eth0" dev="12" speed="100000" port="0" gdr="0"/></nic></cpu>', 1)
+    back, warnings = from_nccl_xml(xml)
+    assert len(back.devices_of_kind("nic")) == 10
+    assert warnings == ["<nic> (eth0) hangs directly under <cpu numaid='0'> with no PCI device; left out"]
