@@ -90,6 +90,12 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
         if len(systems) > 1:
             raise ExportError(f"NCCL XML describes one system; choose one of {', '.join(systems[:5])}"
                               + (" ..." if len(systems) > 5 else ""))
+        # a rack drawn as trays (GB200 NVL72): NCCL reads one file per host, and a host is a compute tray
+        trays = [g.id for g in topo.groups.values() if g.kind == "tray" and systems and g.parent == systems[0]
+                 and any(topo.devices[d].kind == "gpu" for d in g.devices if d in topo.devices)]
+        if trays:
+            raise ExportError(f"NCCL XML describes one host, and a host of {topo.groups[systems[0]].name} is a "
+                              f"compute tray; choose one of {', '.join(trays[:5])}" + (" ..." if len(trays) > 5 else ""))
         members = topo.devices_in_group(systems[0]) if systems else list(topo.devices)
     else:
         gid = system if system in topo.groups else next((g.id for g in topo.groups.values() if g.name == system), None)
