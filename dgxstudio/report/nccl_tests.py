@@ -4,8 +4,8 @@
 nccl-tests (github.com/NVIDIA/nccl-tests, src/common.cu) prints, per size, ``%12li  %12li  %8s  %6s  %6i``
 (size in bytes, count in elements, type, reduction, root) and then, out-of-place and in-place, ``  %7s  %6.2f
 %6.2f  %5s`` (time in microseconds, algbw and busbw in GB/s, the count of wrong values or N/A when data is not
-checked); the time has two decimals under 100 us, one under 10,000 us and none above (as nccl-tests printed
-it to 2.16; 2.17 keeps a digit more, "2169.01", "12681.1": the columns parse alike); the log ends with
+checked); the time has two decimals under 100 us, one under 10,000 us and none above (as the logs of
+2023-2025 print it; a 2.17.9 log keeps a digit more, "2169.01", "12681.1": the columns parse alike); the log ends with
 ``# Avg bus bandwidth    : %g``. The size is the whole buffer as nccl-tests counts it (all-gather: every
 rank's part), which is what ``simulate --size`` takes. The simulator does not tell in-place from
 out-of-place, so both columns hold the same run, and nothing is checked (#wrong N/A, as nccl-tests -c 0).
