@@ -57,3 +57,12 @@ def test_nccl_tests_and_json_output_are_one_or_the_other(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["simulate", "--preset", "dgx-h100", "--json", "--nccl-tests"])
     assert exc.value.code == 2
+
+
+def test_sizes_that_are_not_whole_floats_are_counted_as_bytes(capsys):
+    # 1-3 bytes printed a count of 0 floats
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--sweep", "1:8", "--nccl-tests")
+    assert code == 0
+    found = rows(out)
+    assert [(int(m.group(1)), int(m.group(2)), m.group(3)) for m in found] == [
+        (1, 1, "int8"), (2, 2, "int8"), (4, 4, "int8"), (8, 8, "int8")]

@@ -13,7 +13,7 @@ out-of-place, so both columns hold the same run, and nothing is checked (#wrong 
 
 from __future__ import annotations
 
-WORD = {"float": 4}
+WORD = {"float": 4, "int8": 1}
 # nccl-tests' reduction and root columns per collective: reductions print their op, the others "none";
 # rooted collectives print their root, the rest -1
 REDOP = {"all-reduce": "sum", "reduce-scatter": "sum", "reduce": "sum", "all-gather": "none",
@@ -28,10 +28,12 @@ def time_us_text(time_us: float) -> str:
     return f"{time_us:7.2f}" if time_us < 100 else f"{time_us:7.1f}" if time_us < 10_000 else f"{time_us:7.0f}"
 
 
-def nccl_tests_log(results, title: str, ranks: int, root_rank: int = 0, dtype: str = "float") -> str:
+def nccl_tests_log(results, title: str, ranks: int, root_rank: int = 0, dtype: str | None = None) -> str:
     """The lines nccl-tests prints for a sweep: a comment header, a row per size, the average bus bandwidth.
-    ``root_rank`` is the root's place in the GPU set (broadcast and reduce)."""
+    ``root_rank`` is the root's place in the GPU set (broadcast and reduce). The type is nccl-tests' default,
+    float, unless a size is not a whole number of them (then int8, as `-d int8` would run it)."""
     first = results[0]
+    dtype = dtype or ("float" if all(r.size_bytes % WORD["float"] == 0 for r in results) else "int8")
     coll = first.collective
     root = root_rank if coll in ROOTED else -1
     out = [f"# {PERF_NAME.get(coll, coll)}, simulated by DGX Studio: {title}",
