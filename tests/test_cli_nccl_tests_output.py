@@ -66,3 +66,23 @@ def test_sizes_that_are_not_whole_floats_are_counted_as_bytes(capsys):
     found = rows(out)
     assert [(int(m.group(1)), int(m.group(2)), m.group(3)) for m in found] == [
         (1, 1, "int8"), (2, 2, "int8"), (4, 4, "int8"), (8, 8, "int8")]
+
+
+def test_an_all_gather_counts_each_ranks_part_as_nccl_tests_does(capsys, tmp_path):
+    # all_gather_perf over 32 ranks prints 1024 bytes as a count of 8 (github.com/ZiyanIshani/vpbenchmarking,
+    # results/nccl/nccl_multinode/nccl_allgather_20260224_225706.txt); the output said 256
+    path = tmp_path / "four.dgxs"
+    assert main(["generate", "fat-tree", "--systems", "4", "--system", "dgx-h100", "--rail-optimized",
+                 "-o", str(path)]) == 0
+    capsys.readouterr()
+    code, out, _ = run(capsys, "simulate", str(path), "--collective", "all-gather", "--sweep", "1KiB:2KiB",
+                       "--nccl-tests")
+    assert code == 0
+    assert [(int(m.group(1)), int(m.group(2)), m.group(4)) for m in rows(out)] == [(1024, 8, "none"), (2048, 16, "none")]
+
+
+def test_the_count_of_a_per_rank_collective(capsys):
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--collective", "reduce-scatter",
+                       "--sweep", "1KiB:2KiB", "--nccl-tests")
+    assert code == 0
+    assert [(int(m.group(1)), int(m.group(2)), m.group(4)) for m in rows(out)] == [(1024, 32, "sum"), (2048, 64, "sum")]

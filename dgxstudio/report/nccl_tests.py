@@ -19,6 +19,8 @@ WORD = {"float": 4, "int8": 1}
 REDOP = {"all-reduce": "sum", "reduce-scatter": "sum", "reduce": "sum", "all-gather": "none",
          "broadcast": "none", "all-to-all": "none"}
 ROOTED = ("broadcast", "reduce")
+# all_gather_perf and reduce_scatter_perf count each rank's part: 8 floats for 1,024 bytes over 32 ranks
+PER_RANK_COUNT = ("all-gather", "reduce-scatter")
 PERF_NAME = {"all-reduce": "all_reduce_perf", "all-gather": "all_gather_perf", "reduce-scatter": "reduce_scatter_perf",
              "broadcast": "broadcast_perf", "reduce": "reduce_perf", "all-to-all": "alltoall_perf"}
 
@@ -46,7 +48,8 @@ def nccl_tests_log(results, title: str, ranks: int, root_rank: int = 0, dtype: s
     for r in results:
         t = time_us_text(r.time_s * 1e6)
         half = f"  {t}  {r.algbw_Bps / 1e9:6.2f}  {r.busbw_Bps / 1e9:6.2f}  {'N/A':>5}"
-        out.append(f"{r.size_bytes:12d}  {r.size_bytes // WORD[dtype]:12d}  {dtype:>8}  {REDOP.get(coll, 'none'):>6}  "
+        count = r.size_bytes // WORD[dtype] // (ranks if coll in PER_RANK_COUNT else 1)
+        out.append(f"{r.size_bytes:12d}  {count:12d}  {dtype:>8}  {REDOP.get(coll, 'none'):>6}  "
                    f"{root:6d}{half}{half}")
     average = sum(r.busbw_Bps for r in results) / len(results) / 1e9
     out += ["#", f"# Avg bus bandwidth    : {average:g} ", "#"]
