@@ -54,10 +54,11 @@ def printed_half_unit(value: float, unit: str) -> float:
     return PRINTED_HALF_UNIT
 
 
-def agrees_with_its_time(size: float, busbw: float, time_us: float, ranks: int = 8) -> bool:
+def agrees_with_its_time(size: float, busbw: float, time_us: float, ranks: int = 8,
+                         collective: str = "all-reduce") -> bool:
     """Whether a printed all-reduce point keeps nccl-tests' arithmetic, busbw = size / time x 2(n-1)/n, within the
     rounding of both printed figures: a point copied with a wrong digit does not."""
-    factor = 2 * (ranks - 1) / ranks
+    factor = busbw_factor(collective, ranks)
     h = printed_half_unit(time_us, "us")
     lo, hi = size * factor / ((time_us + h) * 1e3), size * factor / ((time_us - h) * 1e3)
     return lo - PRINTED_HALF_UNIT <= busbw <= hi + PRINTED_HALF_UNIT
@@ -127,6 +128,11 @@ def build_machine(source: dict):
     return build_fat_tree(options.pop("systems"), options.pop("system"), **options)
 
 
+def collective_of(source: dict) -> str:
+    """The collective a source measured (nccl-tests' all_reduce_perf unless it says)."""
+    return source.get("collective", "all-reduce")
+
+
 def ranks_of(source: dict) -> int:
     """GPUs a source's all-reduce ran over, as its data file states them (8 unless it says)."""
     return int(source.get("ranks", 8))
@@ -145,26 +151,27 @@ def compare(source: dict, simulators: dict, azure: dict[int, float]) -> list[dic
     if len(sim.gpus) != ranks_of(source):
         raise ValueError(f"source {source['key']}: {ranks_of(source)} ranks stated, the machine gives {len(sim.gpus)}")
     algorithm = source.get("simulate_algorithm", "auto")
-    ring_simple_latency = T.model_latency(sim.call_shape("all-reduce"), "ring", "simple")
+    collective = collective_of(source)
+    ring_simple_latency = T.model_latency(sim.call_shape(collective), "ring", "simple")
     compare_azure = source.get("simulate_on", {"preset": "dgx-a100"}) == {"preset": "dgx-a100"}
     rows = []
     for size, measured, _time_us in source["points"]:
         try:
-            r = sim.run("all-reduce", algorithm, size)
+            r = sim.run(collective, algorithm, size)
         except (TooLarge, SimulationError) as e:  # the simulator's own refusal is a finding, not a crash
             rows.append({"size": int(size), "measured": float(measured), "refused": str(e), "ok": False,
                          "tolerance": tolerance(size), "ranks": len(sim.gpus)})
             continue
         simulated = r.busbw_Bps / 1e9
         model_t = next(iter(r.model_estimates.values()), None)
-        model_bus = size / model_t * busbw_factor("all-reduce", len(sim.gpus)) / 1e9 if model_t else None
+        model_bus = size / model_t * busbw_factor(collective, len(sim.gpus)) / 1e9 if model_t else None
         err = simulated / measured - 1
         beyond = error_beyond_printing(float(measured), simulated)
         rows.append({"size": int(size), "measured": float(measured), "simulated": simulated, "error": err,
                      "beyond_printing": beyond, "tolerance": tolerance(size), "ok": abs(beyond) <= tolerance(size),
                      "choice": f"{r.algorithm}/{r.protocol} {r.channels}ch", "nccl_model": model_bus,
                      "azure": azure.get(int(size)) if compare_azure else None,
-                     "ring_simple_latency": ring_simple_latency, "ranks": len(sim.gpus)})
+                     "ring_simple_latency": ring_simple_latency, "ranks": len(sim.gpus), "collective": collective})
     return rows
 
 
@@ -172,7 +179,7 @@ def large_size_fit(rows: list[dict], lo: int = 512 * MiB) -> tuple[float, float]
     """Least squares time = a + size/B over the measured points from ``lo`` up (needs two): the fixed cost
     a (seconds) and B as bus bandwidth (GB/s). A diagnostic of the measurement, never fed to the model."""
     ranks = rows[0].get("ranks", 8) if rows else 8
-    f = 2 * (ranks - 1) / ranks  # all-reduce bus factor
+    f = busbw_factor(rows[0].get("collective", "all-reduce") if rows else "all-reduce", ranks)
     pts = [(r["size"], r["size"] * f / (r["measured"] * 1e9)) for r in rows if r["size"] >= lo]
     if len(pts) < 2:
         return None
@@ -195,7 +202,7 @@ def report(source: dict, rows: list[dict]) -> str:
     machine = source.get("simulate_on", {"preset": "dgx-a100"})
     out = [f"\n== {source['label']}", f"   {source['url']}",
            f"   NCCL {source['nccl_version']}; {source.get('launch', '')}; {source.get('command', '')}",
-           f"   simulated on {json.dumps(machine)}, {ranks_of(source)} GPUs, "
+           f"   {collective_of(source)} simulated on {json.dumps(machine)}, {ranks_of(source)} GPUs, "
            f"algorithm {source.get('simulate_algorithm', 'auto')}",
            f"{'size':>9} {'measured':>9} {'simulated':>9} {'error':>7} {'beyond':>7} {'tol':>4}    {'chosen':<18} "
            f"{'NCCL model':>10} {'Azure':>7} {'src/Azure':>9}"]
@@ -238,7 +245,7 @@ def plot(source: dict, rows: list[dict], folder: Path) -> Path:
     import fidelity
     folder.mkdir(parents=True, exist_ok=True)
     machine = fidelity.Machine(f"offfile-{source['key']}", f"{source['label']} (off-file)", None)
-    items = [(machine, {"size_bytes": str(r["size"]), "collective": "all-reduce"}, r["measured"], r["simulated"],
+    items = [(machine, {"size_bytes": str(r["size"]), "collective": collective_of(source)}, r["measured"], r["simulated"],
               "GB/s", None) for r in rows if "refused" not in r]
     path = folder / f"offfile-{source['key']}.png"
     fidelity._plot_qt(items, path)

@@ -76,7 +76,7 @@ def test_every_copied_point_agrees_with_its_own_time():
     for s in mod.load_sources(mod.DEFAULT_DATA):
         for size, busbw, time_us in s["points"]:
             if time_us is not None:
-                assert mod.agrees_with_its_time(size, busbw, time_us, mod.ranks_of(s)), (s["key"], size, busbw, time_us)
+                assert mod.agrees_with_its_time(size, busbw, time_us, mod.ranks_of(s), mod.collective_of(s)), (s["key"], size, busbw, time_us)
                 checked += 1
     assert checked >= 31
     assert "galvatron-dgx-a100" in {s["key"] for s in mod.load_sources(mod.DEFAULT_DATA)}
@@ -130,3 +130,18 @@ def test_a_refusal_of_the_simulator_is_a_row_not_a_crash(monkeypatch):
     rows = mod.compare(source, {}, {})
     assert rows[0]["refused"] == "too many flow groups" and not rows[0]["ok"]
     assert "refused: too many flow groups" in mod.report(source, rows)
+
+
+def test_a_source_of_another_collective_is_simulated_and_checked_as_that_collective():
+    """An all_gather_perf log is compared as an all-gather: its busbw is algbw x (n-1)/n, not 2(n-1)/n."""
+    mod = _script()
+    source = {"key": "t", "label": "t", "url": "https://github.com/x/y", "gpus_per_thread": 1, "nccl_version": "x",
+              "simulate_on": {"preset": "dgx-h100"}, "collective": "all-gather",
+              "points": [[1 << 30, 370.0, None]]}
+    (row,) = mod.compare(source, {}, {})
+    assert row["collective"] == "all-gather" and row["choice"].startswith("ring/")
+    assert 330 < row["simulated"] < 400  # NCCL's ring on NVLink4 (~370), not NVLS all-reduce (~480)
+    assert "all-gather simulated on" in mod.report(source, [row])
+    # a point of the 4-node all-gather log keeps nccl-tests' arithmetic for (n-1)/n and 32 ranks
+    assert mod.agrees_with_its_time(8589934592, 323.53, 25720.7, 32, "all-gather")
+    assert not mod.agrees_with_its_time(8589934592, 323.53, 25720.7, 32, "all-reduce")
