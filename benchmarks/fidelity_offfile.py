@@ -1,12 +1,14 @@
-"""Off-file check: published 8x A100 NVSwitch sweeps that the calibration file does not hold.
+"""Off-file check: published nccl-tests all-reduce figures that the calibration file does not hold.
 
 The calibration file's only full sweep on one 8x A100 node (Azure ND A100 v4) is slower than the
-simulator from 8 to 128 MiB. This script asks whether other machines of the same kind say the same:
-it reads `benchmarks/fidelity_offfile.json` (each source with its URL, launch mode and caveats),
-simulates every point on the DGX A100 preset with NCCL's choice (`auto`) and the source's launch
-mode (nccl-tests -g N), and prints per source: size, measured, simulated, error against the issue's
-tolerance (15% at 64 MiB and above, 30% below), the algorithm/protocol/channels chosen, NCCL's own
-cost-model estimate for that choice, and the Azure sweep's figure at the same size.
+simulator from 8 to 128 MiB. This script asks whether other machines of the same kind say the same,
+and how the simulator does on today's machines (DGX H100/H200, DGX B200, GB200 NVL72, several systems
+over NDR): it reads `benchmarks/fidelity_offfile.json` (each source with its URL, launch mode, caveats
+and the machine it ran on: a preset, or `generate fat-tree` options; the DGX A100 preset when it names
+none), simulates every point with NCCL's choice (`auto`, or the algorithm the source forced) and the
+source's launch mode (nccl-tests -g N), and prints per source: size, measured, simulated, error against
+the issue's tolerance (15% at 64 MiB and above, 30% below), the algorithm/protocol/channels chosen,
+NCCL's own cost-model estimate for that choice, and the Azure sweep's figure at the same size.
 
     python benchmarks/fidelity_offfile.py [--data PATH] [--csv PATH] [--plots DIR]
 
@@ -24,10 +26,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from dgxstudio.model.fabrics import build_fat_tree  # noqa: E402
 from dgxstudio.model.presets import load_preset  # noqa: E402
 from dgxstudio.sim.results import busbw_factor  # noqa: E402
 from dgxstudio.sim import tuning as T  # noqa: E402
+from dgxstudio.sim.limits import TooLarge  # noqa: E402
 from dgxstudio.sim.run import SimOptions, Simulator  # noqa: E402
+from dgxstudio.sim.results import SimulationError  # noqa: E402
 
 DEFAULT_DATA = HERE / "fidelity_offfile.json"
 DEFAULT_CSV = HERE.parent.parent / "shared" / "calibration" / "nccl-tests.csv"
@@ -49,10 +54,11 @@ def printed_half_unit(value: float, unit: str) -> float:
     return PRINTED_HALF_UNIT
 
 
-def agrees_with_its_time(size: float, busbw: float, time_us: float, ranks: int = 8) -> bool:
+def agrees_with_its_time(size: float, busbw: float, time_us: float, ranks: int = 8,
+                         collective: str = "all-reduce") -> bool:
     """Whether a printed all-reduce point keeps nccl-tests' arithmetic, busbw = size / time x 2(n-1)/n, within the
     rounding of both printed figures: a point copied with a wrong digit does not."""
-    factor = 2 * (ranks - 1) / ranks
+    factor = busbw_factor(collective, ranks)
     h = printed_half_unit(time_us, "us")
     lo, hi = size * factor / ((time_us + h) * 1e3), size * factor / ((time_us - h) * 1e3)
     return lo - PRINTED_HALF_UNIT <= busbw <= hi + PRINTED_HALF_UNIT
@@ -84,6 +90,9 @@ def load_sources(path: Path) -> list[dict]:
         for key in ("key", "label", "url", "gpus_per_thread", "nccl_version", "points"):
             if key not in s:
                 raise ValueError(f"{path}: source {s.get('key', '?')} has no {key!r}")
+        machine = s.get("simulate_on", {"preset": "dgx-a100"})
+        if not isinstance(machine, dict) or len(set(machine) & {"preset", "fat_tree"}) != 1:
+            raise ValueError(f"{path}: source {s['key']}: simulate_on needs one of 'preset' or 'fat_tree'")
         if not str(s["url"]).startswith("https://"):
             raise ValueError(f"{path}: source {s['key']} needs a URL")
         for point in s["points"]:
@@ -101,34 +110,76 @@ def azure_sweep(csv_path: Path) -> dict[int, float]:
                 if r["system"].startswith("Azure ND A100") and r["size_bytes"] and r["busbw_GBps"]}
 
 
-def compare(source: dict, simulators: dict[int, Simulator], azure: dict[int, float]) -> list[dict]:
+def machine_key(source: dict) -> tuple:
+    """What a source ran on, as a hashable key: the machine (a preset by name, or `generate fat-tree`
+    options), the first N GPUs of it (None: all), the launch mode and the algorithm (NCCL's choice:
+    auto). A source that names no machine ran on one DGX A100."""
+    machine = source.get("simulate_on", {"preset": "dgx-a100"})
+    spec = json.dumps(machine, sort_keys=True)
+    return spec, source.get("gpus"), int(source["gpus_per_thread"])
+
+
+def build_machine(source: dict):
+    """The topology a source ran on: a preset, or a fat tree generated as `dgxstudio generate fat-tree`."""
+    machine = source.get("simulate_on", {"preset": "dgx-a100"})
+    if "preset" in machine:
+        return load_preset(machine["preset"])
+    options = dict(machine["fat_tree"])
+    return build_fat_tree(options.pop("systems"), options.pop("system"), **options)
+
+
+def collective_of(source: dict) -> str:
+    """The collective a source measured (nccl-tests' all_reduce_perf unless it says)."""
+    return source.get("collective", "all-reduce")
+
+
+def ranks_of(source: dict) -> int:
+    """GPUs a source's all-reduce ran over, as its data file states them (8 unless it says)."""
+    return int(source.get("ranks", 8))
+
+
+def compare(source: dict, simulators: dict, azure: dict[int, float]) -> list[dict]:
     """One row per point: measured against simulated, with NCCL's own estimate and Azure's figure."""
-    per_thread = int(source["gpus_per_thread"])
-    if per_thread not in simulators:
-        topo = load_preset("dgx-a100")
+    key = machine_key(source)
+    if key not in simulators:
+        topo = build_machine(source)
         gpus = [d.id for d in topo.gpus()]
-        simulators[per_thread] = Simulator(topo, gpus, SimOptions(achievable=True, gpus_per_thread=per_thread))
-    sim = simulators[per_thread]
-    ring_simple_latency = T.model_latency(sim.call_shape("all-reduce"), "ring", "simple")
+        if source.get("gpus"):
+            gpus = gpus[:int(source["gpus"])]
+        simulators[key] = Simulator(topo, gpus, SimOptions(achievable=True, gpus_per_thread=key[2]))
+    sim = simulators[key]
+    if len(sim.gpus) != ranks_of(source):
+        raise ValueError(f"source {source['key']}: {ranks_of(source)} ranks stated, the machine gives {len(sim.gpus)}")
+    algorithm = source.get("simulate_algorithm", "auto")
+    collective = collective_of(source)
+    ring_simple_latency = T.model_latency(sim.call_shape(collective), "ring", "simple")
+    compare_azure = source.get("simulate_on", {"preset": "dgx-a100"}) == {"preset": "dgx-a100"}
     rows = []
     for size, measured, _time_us in source["points"]:
-        r = sim.run("all-reduce", "auto", size)
+        try:
+            r = sim.run(collective, algorithm, size)
+        except (TooLarge, SimulationError) as e:  # the simulator's own refusal is a finding, not a crash
+            rows.append({"size": int(size), "measured": float(measured), "refused": str(e), "ok": False,
+                         "tolerance": tolerance(size), "ranks": len(sim.gpus)})
+            continue
         simulated = r.busbw_Bps / 1e9
         model_t = next(iter(r.model_estimates.values()), None)
-        model_bus = size / model_t * busbw_factor("all-reduce", len(sim.gpus)) / 1e9 if model_t else None
+        model_bus = size / model_t * busbw_factor(collective, len(sim.gpus)) / 1e9 if model_t else None
         err = simulated / measured - 1
         beyond = error_beyond_printing(float(measured), simulated)
         rows.append({"size": int(size), "measured": float(measured), "simulated": simulated, "error": err,
                      "beyond_printing": beyond, "tolerance": tolerance(size), "ok": abs(beyond) <= tolerance(size),
                      "choice": f"{r.algorithm}/{r.protocol} {r.channels}ch", "nccl_model": model_bus,
-                     "azure": azure.get(int(size)), "ring_simple_latency": ring_simple_latency})
+                     "azure": azure.get(int(size)) if compare_azure else None,
+                     "ring_simple_latency": ring_simple_latency, "ranks": len(sim.gpus), "collective": collective})
     return rows
 
 
 def large_size_fit(rows: list[dict], lo: int = 512 * MiB) -> tuple[float, float] | None:
     """Least squares time = a + size/B over the measured points from ``lo`` up (needs two): the fixed cost
     a (seconds) and B as bus bandwidth (GB/s). A diagnostic of the measurement, never fed to the model."""
-    f = 2 * 7 / 8  # all-reduce bus factor on 8 GPUs
+    ranks = rows[0].get("ranks", 8) if rows else 8
+    f = busbw_factor(rows[0].get("collective", "all-reduce") if rows else "all-reduce", ranks)
     pts = [(r["size"], r["size"] * f / (r["measured"] * 1e9)) for r in rows if r["size"] >= lo]
     if len(pts) < 2:
         return None
@@ -148,11 +199,17 @@ def _size(n: int) -> str:
 
 
 def report(source: dict, rows: list[dict]) -> str:
+    machine = source.get("simulate_on", {"preset": "dgx-a100"})
     out = [f"\n== {source['label']}", f"   {source['url']}",
            f"   NCCL {source['nccl_version']}; {source.get('launch', '')}; {source.get('command', '')}",
+           f"   {collective_of(source)} simulated on {json.dumps(machine)}, {ranks_of(source)} GPUs, "
+           f"algorithm {source.get('simulate_algorithm', 'auto')}",
            f"{'size':>9} {'measured':>9} {'simulated':>9} {'error':>7} {'beyond':>7} {'tol':>4}    {'chosen':<18} "
            f"{'NCCL model':>10} {'Azure':>7} {'src/Azure':>9}"]
     for row in rows:
+        if "refused" in row:
+            out.append(f"{_size(row['size']):>9} {row['measured']:>9.2f}   refused: {row['refused']}")
+            continue
         az = row["azure"]
         vs = f"{100 * (row['measured'] / az - 1):+.0f}%" if az else "-"
         model = f"{row['nccl_model']:.1f}" if row["nccl_model"] else "-"
@@ -160,9 +217,11 @@ def report(source: dict, rows: list[dict]) -> str:
                    f"{100 * row['error']:>+6.1f}% {100 * row['beyond_printing']:>+6.1f}% {100 * row['tolerance']:>3.0f}%"
                    f"{'' if row['ok'] else ' !'}"
                    f"{'  ' if row['ok'] else ''} {row['choice']:<18} {model:>10} {az if az else '-':>7} {vs:>9}")
+    refused = [r for r in rows if "refused" in r]
+    rows = [r for r in rows if "refused" not in r]
     mid = [r for r in rows if MID[0] <= r["size"] <= MID[1]]
     bad = sum(not r["ok"] for r in rows)
-    out.append(f"   {len(rows)} points, {bad} outside tolerance" + (
+    out.append(f"   {len(rows)} points, {bad} outside tolerance" + (f", {len(refused)} refused" if refused else "") + (
         f"; 4-128 MiB: simulated/measured {sum(r['simulated'] / r['measured'] for r in mid) / len(mid):.2f} on average"
         if mid else ""))
     paired = [r for r in mid if r["azure"]]
@@ -186,8 +245,8 @@ def plot(source: dict, rows: list[dict], folder: Path) -> Path:
     import fidelity
     folder.mkdir(parents=True, exist_ok=True)
     machine = fidelity.Machine(f"offfile-{source['key']}", f"{source['label']} (off-file)", None)
-    items = [(machine, {"size_bytes": str(r["size"]), "collective": "all-reduce"}, r["measured"], r["simulated"],
-              "GB/s", None) for r in rows]
+    items = [(machine, {"size_bytes": str(r["size"]), "collective": collective_of(source)}, r["measured"], r["simulated"],
+              "GB/s", None) for r in rows if "refused" not in r]
     path = folder / f"offfile-{source['key']}.png"
     fidelity._plot_qt(items, path)
     return path
@@ -201,7 +260,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     sources = load_sources(Path(args.data))
     azure = azure_sweep(Path(args.csv))
-    simulators: dict[int, Simulator] = {}
+    simulators: dict[tuple, Simulator] = {}
     total = bad = 0
     for source in sources:
         rows = compare(source, simulators, azure)

@@ -153,7 +153,9 @@ def _nic_gpus(topo: Topology, fabric, members: list[str]) -> list[tuple[str, str
     wanted = set(members)
     taken: set[str] = set()
     out = []
-    for did in topo.groups[sid].devices:
+    # a system drawn as trays (GB200 NVL72) holds its devices in its trays, none itself: every NIC was missed
+    # and its racks were joined by one ring over whatever route there was
+    for did in topo.groups[sid].devices or topo.devices_in_group(sid):
         dev = topo.devices[did]
         if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
             continue

@@ -8,7 +8,7 @@ import sys
 from ..model import fileio
 from ..sim.collectives import COLLECTIVES
 from .simulate import sim_options
-from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, open_topology,
+from .common import (EXIT_FINDINGS, EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, open_topology,
                      parse_size_arg, select, sweep_arg, write_topology)
 
 
@@ -56,6 +56,16 @@ def cmd_import(args) -> int:
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     write_topology(topo, args.output)
+    # written all the same (the GUI opens it to mend), but a file NCCL's own hardware could not be, e.g. 500
+    # NVLinks from a GPU to a switch, is not a clean import: said, with exit 1 as `validate` gives
+    from ..model.validation import ERROR, validate
+
+    errors = [f for f in validate(topo) if f.severity == ERROR]
+    if errors:
+        listed = "; ".join(f.message for f in errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
+        print(f"dgxstudio: {args.file}: the imported topology has {len(errors)} error(s)"
+              f" (`dgxstudio validate {args.output}` lists them): {listed}", file=sys.stderr)
+        return EXIT_FINDINGS
     return EXIT_OK
 
 

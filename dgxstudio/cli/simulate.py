@@ -97,6 +97,12 @@ def cmd_simulate(args) -> int:
     except SimulationCancelled:
         raise CliError("cancelled") from None
     args.built = (topo, sim, results)  # left for the process's end (cli.main), not freed one by one
+    if args.nccl_tests:
+        from ..report.nccl_tests import nccl_tests_log
+
+        root = sim.gpus.index(args.root) if args.root in sim.gpus else 0
+        print(nccl_tests_log(results, f"{topo.name}, {args.algorithm}", len(gpus), root), end="")
+        return EXIT_OK
     if args.json:
         if args.sweep:
             first = results[0]
@@ -152,5 +158,9 @@ def register(sub) -> None:
     p.add_argument("--sweep", help="LOW:HIGH, powers of two, e.g. 1KiB:4GiB")
     p.add_argument("--gpus", default="all", help="GPU set (see analyze)")
     add_sim_options(p)
-    p.add_argument("--json", action="store_true")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--nccl-tests", action="store_true",
+                     help="print the rows as nccl-tests prints them (size in bytes, count, type, redop, root, time in "
+                          "us, algbw, busbw), to set beside a measured log")
     p.set_defaults(func=cmd_simulate)

@@ -188,10 +188,16 @@ def set_compute_nics(topo: Topology, group_id: str, nic_part: str) -> list[str]:
     return nics
 
 
+def _parts_named(catalog: Catalog, kinds: tuple[str, ...]) -> str:
+    """Every catalog part of these kinds, as `id (label)`: what a mistyped --nic or --switch could have been
+    (the 400 GbE RoCE switch is not something a user guesses)."""
+    return ", ".join(f"{p.id} ({p.label})" for kind in kinds for p in catalog.parts_of_kind(kind))
+
+
 def _check_nic_part(catalog: Catalog, nic: str) -> Part:
     part = catalog.part(nic)
     if part is None:
-        raise ValueError(f"--nic {nic}: no such catalog part")
+        raise ValueError(f"--nic {nic}: no such catalog part; the NICs: {_parts_named(catalog, ('nic',))}")
     if part.kind != "nic":
         raise ValueError(f"--nic {nic}: {part.label} is {_a(KIND_LABELS[part.kind])}, not a NIC")
     if _network_group(part, catalog) is None:
@@ -202,7 +208,8 @@ def _check_nic_part(catalog: Catalog, nic: str) -> Part:
 def _check_switch_part(catalog: Catalog, switch: str) -> Part:
     part = catalog.part(switch)
     if part is None:
-        raise ValueError(f"--switch {switch}: no such catalog part")
+        raise ValueError(f"--switch {switch}: no such catalog part; the switches: "
+                         f"{_parts_named(catalog, ('ib_switch', 'eth_switch'))}")
     if part.kind not in ("ib_switch", "eth_switch"):
         raise ValueError(f"--switch {switch}: {part.label} is {_a(KIND_LABELS[part.kind])}, "
                          "not an InfiniBand or Ethernet switch")

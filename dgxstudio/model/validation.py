@@ -275,8 +275,58 @@ def _check_negotiated_speed(topo: Topology) -> list[Finding]:
     return out
 
 
+def _check_nic_host_link(topo: Topology) -> list[Finding]:
+    """A NIC whose cabled network ports carry more than its PCIe host link: an 800 Gb/s ConnectX-8 behind a
+    PCIe Gen5 x16 (63 GB/s) moves at most what the host link does. One finding per kind of NIC so placed.
+    Only NICs whose part could outrun its host port are looked at (a 400G ConnectX-7 on Gen5 x16 cannot)."""
+    cat = topo.catalog
+    could: dict[str, bool] = {}
+
+    def outruns(part_id: str) -> bool:
+        if part_id not in could:
+            part = cat.part(part_id)
+            most = {"net": 0.0, "pcie": 0.0}
+            for group in (part.ports if part else ()):
+                for t in group.accepts:
+                    lt = cat.link_type(t)
+                    kind = "net" if lt is not None and lt.family in NETWORK_FAMILIES else \
+                        "pcie" if lt is not None and lt.family == "pcie" else None
+                    if kind:
+                        rate = lt.bandwidth_per_direction_Bps(group.max_width) * (group.count if kind == "net" else 1)
+                        most[kind] = max(most[kind], rate)
+            could[part_id] = most["net"] > most["pcie"] > 0
+        return could[part_id]
+
+    shapes: dict[tuple, list[str]] = {}
+    for nic in topo.devices_of_kind("nic"):
+        if not outruns(nic.part):
+            continue
+        net = host = 0.0
+        host_types = set()
+        for lk in topo.links_of(nic.id):
+            lt = topo.link_type_of(lk)
+            if lt is None:
+                continue
+            if lt.family in NETWORK_FAMILIES:
+                net += topo.link_bandwidth_per_direction_Bps(lk)
+            elif lt.family == "pcie":
+                host += topo.link_bandwidth_per_direction_Bps(lk)
+                host_types.add(f"{lt.label} x{lk.width or lt.default_width or 16}")
+        if host > 0 and net > host * 1.001:
+            shapes.setdefault((nic.part, round(net), round(host), tuple(sorted(host_types))), []).append(nic.id)
+    out = []
+    for (part, carried, through, types), which in shapes.items():
+        first = topo.devices[which[0]]
+        who = first.name if len(which) == 1 else f"{len(which)} NICs such as {first.name}"
+        out.append(Finding(WARNING, "nic-host-bound",
+                           f"{who} ({cat.part(part).label}): the network links carry {carried / 1e9:g} GB/s "
+                           f"per direction, the {', '.join(types)} host link {through / 1e9:.1f} GB/s; traffic "
+                           "through the NIC runs at most at the host link's rate", tuple(which)))
+    return out
+
+
 CHECKS = (_check_ids, _check_devices, _check_links, _check_ports, _check_groups, _check_connectivity,
-          _check_negotiated_speed)
+          _check_negotiated_speed, _check_nic_host_link)
 
 
 # Checks that find nothing but warnings: a run, which refuses errors only, need not make them.

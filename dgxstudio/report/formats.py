@@ -90,12 +90,45 @@ def _check_graphml_root(text: str) -> None:
         return
 
 
+_GRAPHML_NUMBERS = {"int": int, "long": int, "float": float, "double": float}
+
+
+def _check_graphml_values(text: str) -> None:
+    """Every typed <data> value reads as its key's type, or the node or edge it sits on is named: networkx
+    said only "invalid literal for int() with base 10: 'five'"."""
+    import xml.etree.ElementTree as ET
+
+    keys: dict[str, tuple[str, str]] = {}
+    where = "the graph"
+    for event, elem in ET.iterparse(io.StringIO(text), events=("start", "end")):
+        tag = elem.tag.rsplit("}", 1)[-1]
+        if (event == "end") != (tag == "data"):  # places when they open, values once read whole
+            continue
+        if tag == "key":
+            keys[elem.get("id", "")] = (elem.get("attr.name", ""), elem.get("attr.type", "string"))
+        elif tag == "node":
+            where = f"<node id={elem.get('id', '')[:60]!r}>"
+        elif tag == "edge":
+            where = f"<edge {elem.get('source', '')[:60]!r} -> {elem.get('target', '')[:60]!r}>"
+        elif tag == "data" and elem.get("key") in keys:
+            name, kind = keys[elem.get("key")]
+            convert = _GRAPHML_NUMBERS.get(kind)
+            if convert is None:
+                continue
+            value = (elem.text or "").strip()
+            try:
+                convert(value)
+            except ValueError:
+                raise GraphmlError(f"{where}: {name} {value[:40]!r} is not a {'whole ' if convert is int else ''}number") from None
+
+
 def _from_graphml(text: str, catalog=None) -> Topology:
     from ..model import fileio
 
     import warnings
 
     _check_graphml_root(text)
+    _check_graphml_values(text)
     with warnings.catch_warnings():  # networkx warns on stderr about keys it guesses; errors are ours to say
         warnings.simplefilter("ignore")
         g = nx.read_graphml(io.StringIO(text), force_multigraph=True)
@@ -212,6 +245,9 @@ def _intra_dimension(topo: Topology, gpus: list[str], where: str) -> tuple[str, 
         lk0 = next(lk for lk in topo.links_of(gpus[0]) if lk.other(gpus[0]) in members)
         return "Ring", min(bws) / 1e9, topo.link_latency_s(lk0) * 1e9
     degrees = sorted({len(p) for p in peers.values()})
+    if degrees == [0]:  # a PCIe server: nothing joins its GPUs but the PCIe tree and the CPUs
+        raise ExportError(f"{where}: its GPUs have no NVLink; ASTRA-sim's analytical network has no dimension for "
+                          "a PCIe tree under CPUs (Ring, FullyConnected and Switch only)")
     raise ExportError(f"{where}: its GPUs are joined neither as a ring, a full mesh nor through NVSwitches "
                       f"(NVLink peers per GPU: {', '.join(map(str, degrees))}); ASTRA-sim's analytical network "
                       "cannot express an irregular graph such as the DGX-1 hybrid cube-mesh")

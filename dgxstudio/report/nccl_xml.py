@@ -18,6 +18,16 @@ from .formats import ExportError
 
 GPU_CLASS, NVS_CLASS, BRIDGE_CLASS, NIC_CLASS = "0x030200", "0x068000", "0x060400", "0x020700"
 SPEEDS = {"2.5 GT/s": None, "5 GT/s": None, "8 GT/s": "PCIe3", "16 GT/s": "PCIe4", "32 GT/s": "PCIe5"}
+# NCCL's kvDictPciGen (src/graph/topo.cc) reads both spellings of a PCIe link speed: "16 GT/s" as kernels up to
+# 5.6 give it in sysfs, and "16.0 GT/s PCIe" as later kernels do (so dumps from today's machines hold these);
+# anything else counts as Gen3 (its fallback, 60). NCCL (src/graph/topo.cc, ncclTopoAddNet): a NIC
+# speed of 0 or less ("some NICs define speed = -1") counts as 10,000 Mb/s.
+SPEEDS.update({"2.5 GT/s PCIe": None, "5.0 GT/s PCIe": None, "8.0 GT/s PCIe": "PCIe3", "16.0 GT/s PCIe": "PCIe4",
+               "32.0 GT/s PCIe": "PCIe5", "64.0 GT/s PCIe": None})
+NCCL_UNKNOWN_NIC_SPEED_MBPS = 10_000
+# NCCL's dumps on GB200/GB300 trays list the NVLink fabric's switches, which are in other trays, as one NVSwitch
+# at this bus id: <nvlink target="fffffff:ff:ff.0" count="18" tclass="0x068000"/> (NVIDIA/nccl MNNVL dumps)
+FABRIC_NVSWITCH_BUSID = "fffffff:ff:ff.0"
 NVLINK_BY_SM = {60: "NVLink1", 70: "NVLink2", 80: "NVLink3", 90: "NVLink4", 100: "NVLink5"}
 NVSWITCH_BY_SM = {70: "nvswitch-gen1", 80: "nvswitch-gen2", 90: "nvswitch-gen3", 100: "nvswitch-gen4"}
 
@@ -55,6 +65,11 @@ def _catalog_nic(catalog: Catalog, speed_mbps: int, ethernet: bool, ports: int |
     return None
 
 
+def _catalog_cpu_arch(catalog: Catalog, arch: str) -> str | None:
+    """The catalog CPU of a non-x86 architecture NCCL names (arm64: Grace)."""
+    return next((p.id for p in catalog.parts_of_kind("cpu") if (p.extra.get("nccl_cpu") or {}).get("arch") == arch), None)
+
+
 def _catalog_cpu(catalog: Catalog, vendor: str, modelid: int | None) -> str | None:
     """The catalog CPU whose NCCL identity (vendor, model id) the file names."""
     for part in catalog.parts_of_kind("cpu"):
@@ -75,6 +90,12 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
         if len(systems) > 1:
             raise ExportError(f"NCCL XML describes one system; choose one of {', '.join(systems[:5])}"
                               + (" ..." if len(systems) > 5 else ""))
+        # a rack drawn as trays (GB200 NVL72): NCCL reads one file per host, and a host is a compute tray
+        trays = [g.id for g in topo.groups.values() if g.kind == "tray" and systems and g.parent == systems[0]
+                 and any(topo.devices[d].kind == "gpu" for d in g.devices if d in topo.devices)]
+        if trays:
+            raise ExportError(f"NCCL XML describes one host, and a host of {topo.groups[systems[0]].name} is a "
+                              f"compute tray; choose one of {', '.join(trays[:5])}" + (" ..." if len(trays) > 5 else ""))
         members = topo.devices_in_group(systems[0]) if systems else list(topo.devices)
     else:
         gid = system if system in topo.groups else next((g.id for g in topo.groups.values() if g.name == system), None)
@@ -90,6 +111,9 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
     gpu_rank = {d: i for i, d in enumerate(x for x in members if topo.devices[x].kind == "gpu")}
     nic_rank = {d: i for i, d in enumerate(x for x in members if topo.devices[x].kind == "nic")}
     placed: set[str] = set()
+    # NCCL makes one NET node per <net>, keyed by its dev (topo.cc ncclTopoAddNet): every port of a card needs a
+    # dev of its own, while the card's guid (its asic) stays shared so NCCL knows the ports share a NIC
+    net_devs = iter(range(10**6))
 
     def pcie_link(a: str, b: str):
         for lk in topo.links_of(a):
@@ -98,35 +122,58 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
                 return lk, lt
         return None, None
 
+    def c2c_links(dev_id: str, cpu: str | None = None):
+        """A GPU's NVLink-C2C links to a CPU of this system (to ``cpu`` only, when given)."""
+        for lk in topo.links_of(dev_id):
+            lt = topo.link_type_of(lk)
+            other = lk.other(dev_id)
+            if lt is not None and lt.id == "NVLink-C2C" and other in inside and topo.devices[other].kind == "cpu" \
+                    and (cpu is None or other == cpu):
+                yield lk, lt
+
     def add_endpoint(parent: ET.Element, dev_id: str, up: str) -> None:
         lk, lt = pcie_link(dev_id, up)
         dev = topo.devices[dev_id]
+        if lt is None and dev.kind == "gpu":
+            # a GPU joined to its CPU by NVLink-C2C (GB200): NCCL still lists it as a PCI device under that CPU,
+            # at its own PCIe host interface, with the C2C link as <c2c> (ncclTopoAddC2c links it to that CPU)
+            port = topo.part_of(dev_id).port_group("pcie") if topo.part_of(dev_id) else None
+            lt = topo.catalog.link_types.get(port.accepts[0]) if port else None
         attrs = {"busid": bus[dev_id], "class": GPU_CLASS if dev.kind == "gpu" else NIC_CLASS if dev.kind == "nic"
                  else BRIDGE_CLASS,
                  "link_speed": lt.extra.get("nccl_link_speed", "") if lt else "",
-                 "link_width": str(lk.width or lt.default_width or 16) if lt else "16"}
+                 "link_width": str((lk.width if lk else None) or lt.default_width or 16) if lt else "16"}
         pci = ET.SubElement(parent, "pci", attrs)
         placed.add(dev_id)
         part = topo.part_of(dev_id)
         if dev.kind == "gpu":
             sm = part.extra.get("nccl_sm", 0) if part else 0
             gpu = ET.SubElement(pci, "gpu", dev=str(gpu_rank[dev_id]), sm=str(sm), rank=str(gpu_rank[dev_id]), gdr="1")
+            fabric = 0  # NVLinks to NVSwitches outside this system (an NVL72's switch trays)
             for lk2 in topo.links_of(dev_id):
                 lt2 = topo.link_type_of(lk2)
                 if lt2 is None or lt2.family != "nvlink":
                     continue
                 other = lk2.other(dev_id)
                 kind = topo.devices[other].kind
+                if kind == "nvswitch" and other not in inside:
+                    fabric += lk2.count
+                    continue
                 target = bus.get(other) or f"0000:{0xc0 + len(bus):02x}:00.0"
                 ET.SubElement(gpu, "nvlink", target=target, count=str(lk2.count),
                               tclass=NVS_CLASS if kind == "nvswitch" else GPU_CLASS)
+            if fabric:  # as NCCL writes a multi-node NVLink fabric: one NVSwitch entry with every link to it
+                ET.SubElement(gpu, "nvlink", target=FABRIC_NVSWITCH_BUSID, count=str(fabric), tclass=NVS_CLASS)
+            for lk2, lt2 in c2c_links(dev_id):  # NVLink-C2C to its CPU: bw per link in MB/s (topo.cc ncclTopoAddC2c)
+                per_link_MBps = lt2.bandwidth_per_direction_Bps(lk2.width) / 1e6
+                ET.SubElement(gpu, "c2c", bw=str(round(per_link_MBps)), count=str(lk2.count))
         elif dev.kind == "nic":
             nic = ET.SubElement(pci, "nic")
             speed = part.extra.get("nccl_speed_mbps", 0) if part else 0
             ports = sum(pg.count for pg in part.ports if pg.name != "pcie") if part else 1
             ethernet = _nic_family(topo, dev_id, part) == "ethernet"
             for port in range(ports):
-                ET.SubElement(nic, "net", name=f"{'eth' if ethernet else 'mlx5_'}{nic_rank[dev_id]}", dev=str(nic_rank[dev_id]), speed=str(speed),
+                ET.SubElement(nic, "net", name=f"{'eth' if ethernet else 'mlx5_'}{nic_rank[dev_id]}", dev=str(next(net_devs)), speed=str(speed),
                               port=str(port + 1), latency="0", guid=f"0x{0x1000 + nic_rank[dev_id]:x}",
                               maxconn="262144", gdr="1")
         else:  # a PCIe switch: its other PCIe neighbours hang below it
@@ -140,27 +187,33 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
     for numa, cpu_id in enumerate(cpus):
         part = topo.part_of(cpu_id)
         info = part.extra.get("nccl_cpu", {}) if part else {}
-        cpu = ET.SubElement(root, "cpu", numaid=str(numa), affinity="0" * 8, arch=info.get("arch", "x86_64"),
-                            vendor=info.get("vendor", "GenuineIntel"), familyid=str(info.get("familyid", 6)),
-                            modelid=str(info.get("modelid", 79)))
+        arch = info.get("arch", "x86_64")
+        x86 = {"vendor": info.get("vendor", "GenuineIntel"), "familyid": str(info.get("familyid", 6)),
+               "modelid": str(info.get("modelid", 79))} if arch == "x86_64" else {}  # NCCL reads them on x86 only
+        cpu = ET.SubElement(root, "cpu", numaid=str(numa), affinity="0" * 8, arch=arch, **x86)
         placed.add(cpu_id)
+        for gpu_id in [x for x in members if topo.devices[x].kind == "gpu" and x not in placed]:
+            if next(c2c_links(gpu_id, cpu_id), None) is not None:
+                add_endpoint(cpu, gpu_id, cpu_id)
         for lk in topo.links_of(cpu_id):
             other = lk.other(cpu_id)
             lt = topo.link_type_of(lk)
             if other in inside and other not in placed and lt is not None and lt.family == "pcie":
                 add_endpoint(cpu, other, cpu_id)
     if root.find(".//gpu") is None:  # NCCL (and our import) cannot use a file without GPUs
-        raise ExportError("no GPU of this system hangs under a CPU through PCIe, and NCCL XML lists GPUs there")
+        raise ExportError("no GPU of this system hangs under a CPU through PCIe or NVLink-C2C, and NCCL XML lists GPUs there")
     pretty = minidom.parseString(ET.tostring(root, encoding="unicode")).toprettyxml(indent="  ")
     return "\n".join(line for line in pretty.splitlines()[1:] if line.strip()) + "\n"
 
 
 # ---- import ----------------------------------------------------------------------------------------
 
-def _nearest_gpu(catalog: Catalog, sm: int, warnings: list[str]) -> str:
+def _nearest_gpu(catalog: Catalog, sm: int, warnings: list[str], c2c: bool = False) -> str:
+    """The catalog GPU of this SM version (one with an NVLink-C2C port when the file gives the GPU a <c2c>)."""
     gpus = [p for p in catalog.parts_of_kind("gpu") if "nccl_sm" in p.extra and any(
         g.name == "nvlink" for g in p.ports)]
     exact = [p for p in gpus if p.extra["nccl_sm"] == sm]
+    exact = [p for p in exact if (p.port_group("c2c") is not None) == c2c] or exact
     if exact:
         return exact[0].id
     best = min(gpus, key=lambda p: abs(p.extra["nccl_sm"] - sm))
@@ -169,7 +222,7 @@ def _nearest_gpu(catalog: Catalog, sm: int, warnings: list[str]) -> str:
 
 
 # What each numeric attribute may hold; the limits match the native file's, so an import saves and reopens.
-INT_RANGES = {"link_width": (1, 32), "count": (1, 1024), "sm": (0, 10_000), "speed": (0, 10**8)}
+INT_RANGES = {"link_width": (0, 32), "count": (1, 1024), "sm": (0, 10_000), "speed": (-1, 10**8)}
 MAX_DEPTH = 64
 MAX_ELEMENTS = 200_000
 
@@ -226,6 +279,7 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
     by_bus: dict[str, str] = {}
     nvlinks: list[tuple[str, str, int, str, int]] = []
     pending_pcie: list[tuple[str, str, str | None, int]] = []
+    c2c_links: list[tuple[str, str, int]] = []  # GPU, its CPU, the file's C2C MB/s
     counter = {"gpu": 0, "nic": 0, "pcie": 0, "cpu": 0}
 
     def add(kind: str, part: str, label: str, busid: str | None = None) -> str:
@@ -240,47 +294,93 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
             by_bus[busid.lower()] = did
         return did
 
+    odd_speeds: dict[str, list[str]] = {}  # an unusual link_speed: the bus ids that give it, warned about once
+
+    def link_type(busid: str, speed: str) -> str:
+        """The catalog's PCIe link for an NCCL link_speed: NCCL's own fallback (Gen3) for one it does not know,
+        Gen5 for Gen6 (the catalog's fastest), each with a warning."""
+        if speed in SPEEDS and SPEEDS[speed]:
+            return SPEEDS[speed]
+        if speed not in ("", "2.5 GT/s", "5 GT/s", "2.5 GT/s PCIe", "5.0 GT/s PCIe"):
+            odd_speeds.setdefault(speed[:40], []).append(busid[:40])
+        return "PCIe5" if speed == "64.0 GT/s PCIe" else "PCIe3"
+
     def walk(el: ET.Element, parent: str) -> None:
         for pci in el.findall("pci"):
             busid = pci.get("busid", "")
-            speed = pci.get("link_speed", "")
-            width = _int(pci, "link_width", 16)
-            ltype = SPEEDS.get(speed, "PCIe3") or "PCIe3"
-            gpu, nic = pci.find("gpu"), pci.find("nic")
-            if gpu is not None:
-                sm = _int(gpu, "sm", 0)
-                did = add("gpu", _nearest_gpu(catalog, sm, warnings), "GPU", busid)
-                topo.devices[did].properties["nccl_sm"] = sm
-                for nv in gpu.findall("nvlink"):
-                    nvlinks.append((did, nv.get("target", "").lower(), _int(nv, "count", 1), nv.get("tclass", GPU_CLASS), sm))
-            elif nic is not None:
-                nets = nic.findall("net")
-                speed_mbps = max((_int(n, "speed", 0) for n in nets), default=0)
-                ethernet = all(not n.get("name", "mlx5").startswith("mlx5") for n in nets) and nets
-                table = ({10000: "nic-10gbe-dual", 25000: "nic-25gbe-dual", 100000: "nic-100gbe"} if ethernet else
-                         {100000: "connectx-4-edr", 200000: "connectx-6-hdr", 400000: "connectx-7-ndr"})
-                part = table.get(speed_mbps) or _catalog_nic(catalog, speed_mbps, bool(ethernet))
-                if part is None:
-                    part = "nic-100gbe" if ethernet else "connectx-6-hdr"
-                    warnings.append(f"NIC at {busid} runs at {speed_mbps} Mb/s; using {catalog.part(part).label}")
-                if len(nets) > 1:  # a dual-port card (each port is a <net>): the part with that many ports
-                    part = _catalog_nic(catalog, speed_mbps, bool(ethernet), len(nets)) or part
-                did = add("nic", part, "ETH" if ethernet else "IB", busid)
-            else:
-                gen = {"PCIe3": "pcie-switch-gen3", "PCIe5": "pcie-switch-gen5"}.get(ltype, "pcie-switch-gen4")
-                did = add("pcie_switch", gen, "PCIe sw ", busid)
-            pending_pcie.append((parent, did, ltype, width))
-            walk(pci, did)
+            try:
+                walk_pci(pci, busid, parent)
+            except NcclXmlError as exc:
+                if "(in <pci" in str(exc):
+                    raise
+                raise NcclXmlError(f"{exc} (in <pci busid={busid[:40]!r}>)") from None
+
+    def walk_pci(pci: ET.Element, busid: str, parent: str) -> None:
+        # NCCL writes 0 where sysfs gave no width (cloud VMs) and reads it as x16 (topo.cc ncclTopoAddPci)
+        width = _int(pci, "link_width", 16) or 16
+        ltype = link_type(busid, pci.get("link_speed", ""))
+        gpu, nic = pci.find("gpu"), pci.find("nic")
+        if gpu is not None:
+            sm = _int(gpu, "sm", 0)
+            c2c = gpu.find("c2c")
+            did = add("gpu", _nearest_gpu(catalog, sm, warnings, c2c is not None), "GPU", busid)
+            topo.devices[did].properties["nccl_sm"] = sm
+            for nv in gpu.findall("nvlink"):
+                nvlinks.append((did, nv.get("target", "").lower(), _int(nv, "count", 1), nv.get("tclass", GPU_CLASS), sm))
+            if c2c is not None and catalog.part(topo.devices[did].part).port_group("c2c") is not None:
+                # joined to its CPU by NVLink-C2C (ncclTopoAddC2c), which the catalog part carries
+                c2c_links.append((did, parent, _int(c2c, "bw", 0) * _int(c2c, "count", 1)))
+                walk(pci, did)
+                return
+        elif nic is not None:
+            nets = nic.findall("net")
+            speed_mbps = max((_int(n, "speed", 0) for n in nets), default=0)
+            if nets and speed_mbps <= 0:
+                speed_mbps = NCCL_UNKNOWN_NIC_SPEED_MBPS
+                warnings.append(f"NIC at {busid} gives no speed ({nets[0].get('speed')}); "
+                                f"read as {speed_mbps} Mb/s, as NCCL does")
+            ethernet = all(not n.get("name", "mlx5").startswith("mlx5") for n in nets) and nets
+            table = ({10000: "nic-10gbe-dual", 25000: "nic-25gbe-dual", 100000: "nic-100gbe"} if ethernet else
+                     {100000: "connectx-4-edr", 200000: "connectx-6-hdr", 400000: "connectx-7-ndr"})
+            part = table.get(speed_mbps) or _catalog_nic(catalog, speed_mbps, bool(ethernet))
+            if part is None:
+                part = "nic-100gbe" if ethernet else "connectx-6-hdr"
+                warnings.append(f"NIC at {busid} runs at {speed_mbps} Mb/s; using {catalog.part(part).label}")
+            if len(nets) > 1:  # a dual-port card (each port is a <net>): the part with that many ports
+                part = _catalog_nic(catalog, speed_mbps, bool(ethernet), len(nets)) or part
+            did = add("nic", part, "ETH" if ethernet else "IB", busid)
+        else:
+            # a switch runs its ports at its devices' speed even when its own link reads slower (a cloud VM's
+            # bridges give 2.5 GT/s x1 above Gen5 GPUs): the fastest of its own link and its children's
+            order = ("PCIe3", "PCIe4", "PCIe5")
+            fastest = max([ltype] + [SPEEDS.get(c.get("link_speed", "")) or "PCIe3" for c in pci.findall("pci")],
+                          key=lambda t: order.index(t) if t in order else 0)
+            gen = {"PCIe3": "pcie-switch-gen3", "PCIe5": "pcie-switch-gen5"}.get(fastest, "pcie-switch-gen4")
+            did = add("pcie_switch", gen, "PCIe sw ", busid)
+        pending_pcie.append((parent, did, ltype, width))
+        walk(pci, did)
 
     for cpu_el in root.findall("cpu"):
         vendor = cpu_el.get("vendor", "")
         raw_model = cpu_el.get("modelid", "")
         modelid = int(raw_model) if raw_model.isdigit() and len(raw_model) < 10 else None  # only to name the part
-        part = _catalog_cpu(catalog, vendor, modelid) or ("epyc-7742" if vendor == "AuthenticAMD" else "xeon-e5-2698-v4")
-        if vendor not in ("AuthenticAMD", "GenuineIntel"):
+        arch = cpu_el.get("arch", "x86_64")
+        part = _catalog_cpu(catalog, vendor, modelid) if arch == "x86_64" else _catalog_cpu_arch(catalog, arch)
+        part = part or ("epyc-7742" if vendor == "AuthenticAMD" else "xeon-e5-2698-v4")
+        if arch != "x86_64" and _catalog_cpu_arch(catalog, arch) is None:
+            warnings.append(f"CPU arch {arch[:20]!r} has no CPU in the catalog; using {catalog.part(part).label}")
+        elif arch == "x86_64" and vendor not in ("AuthenticAMD", "GenuineIntel"):
             warnings.append(f"CPU vendor {vendor!r} unknown; using {catalog.part(part).label}")
         cpu = add("cpu", part, "CPU")
         walk(cpu_el, cpu)
+        for nic_el in cpu_el.findall("nic"):  # a NIC NCCL found no PCI device for (a virtual one): not drawn
+            names = ", ".join(n.get("name", "?")[:20] for n in nic_el.findall("net"))
+            warnings.append(f"<nic> ({names or 'no <net>'}) hangs directly under <cpu numaid="
+                            f"{cpu_el.get('numaid', '?')[:8]!r}> with no PCI device; left out")
+    for speed, where in odd_speeds.items():
+        warnings.append(f"link_speed {speed!r} at {where[0]}" + (f" and {len(where) - 1} more" if len(where) > 1 else "")
+                        + (": PCIe Gen6, which the catalog has no link for; read as Gen5, half its speed"
+                           if speed == "64.0 GT/s PCIe" else ": not a speed NCCL knows; read as Gen3, as NCCL does"))
     if not topo.gpus():
         raise NcclXmlError("the file describes no GPUs")
     n = 0
@@ -290,9 +390,18 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
             ltype = catalog.part(topo.devices[parent].part).port_group("pcie").accepts[0]
         topo.add_link(Link(f"l{n}", child, parent, ltype, 1, width=width))
         n += 1
+    for gpu_id, cpu_id, mbps in c2c_links:
+        topo.add_link(Link(f"l{n}", gpu_id, cpu_id, "NVLink-C2C", 1))
+        n += 1
+        have = catalog.link_type("NVLink-C2C").bandwidth_per_direction_Bps() / 1e6
+        if mbps and abs(mbps / have - 1) > 0.1:
+            warnings.append(f"{gpu_id}: the file's C2C link gives {mbps / 1e3:g} GB/s per direction; "
+                            f"the catalog's NVLink-C2C has {have / 1e3:g}")
     cpus = [d for d in topo.devices if topo.devices[d].kind == "cpu"]
     for a, b in zip(cpus, cpus[1:]):
         part = catalog.part(topo.devices[a].part)
+        if part.port_group("cpu") is None and part.port_group("c2c") is not None:
+            continue  # Grace: no socket link of its own (a tray's two join through their GPUs' fabric)
         cpu_link = part.port_group("cpu").accepts[0] if part.port_group("cpu") else "QPI"
         topo.add_link(Link(f"l{n}", a, b, cpu_link, 2 if cpu_link == "QPI" else 4))
         n += 1

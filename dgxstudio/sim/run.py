@@ -196,12 +196,30 @@ class Simulator(NcclSchedules):
         self._bounds[collective] = value
         return value
 
+    def _devices_of_system(self, sid: str | None) -> list[str]:
+        """A system's devices: its group's own, or, for a system drawn as trays (GB200 NVL72), whose group holds
+        none itself, the devices the router places in it (worked out once for all such systems)."""
+        if sid not in self.topo.groups:
+            return []
+        own = self.topo.groups[sid].devices
+        if own:
+            return own
+        if "nested" not in self._facts:
+            nested: dict[str, list[str]] = {}
+            system = self.router.system_of
+            for did in self.topo.devices:
+                s = system.get(did)
+                if s is not None and not self.topo.groups[s].devices:
+                    nested.setdefault(s, []).append(did)
+            self._facts["nested"] = nested
+        return self._facts["nested"].get(sid, [])
+
     def _system_network_Bps(self, members: list[str]) -> float:
         """What a system's NICs can send per direction into the network."""
         fab = self.router.fabric
         sid = self.topo.system_of(members[0])
         total = 0.0
-        for did in self.topo.groups[sid].devices if sid in self.topo.groups else []:
+        for did in self._devices_of_system(sid):
             if fab.kind.get(did) != "nic":
                 continue
             total += sum(fab.bundle(did, v).bandwidth for v in fab.adj.get(did, [])

@@ -22,7 +22,7 @@ def test_every_source_names_its_url_launch_and_version():
     assert {s["key"] for s in sources} >= {"stas00-a100", "nccl-tests-149"}
     for s in sources:
         assert s["url"].startswith("https://github.com/")
-        assert s["gpus_per_thread"] in (1, 8)
+        assert s["gpus_per_thread"] in (1, mod.ranks_of(s))
         sizes = [p[0] for p in s["points"]]
         assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)
 
@@ -76,7 +76,7 @@ def test_every_copied_point_agrees_with_its_own_time():
     for s in mod.load_sources(mod.DEFAULT_DATA):
         for size, busbw, time_us in s["points"]:
             if time_us is not None:
-                assert mod.agrees_with_its_time(size, busbw, time_us), (s["key"], size, busbw, time_us)
+                assert mod.agrees_with_its_time(size, busbw, time_us, mod.ranks_of(s), mod.collective_of(s)), (s["key"], size, busbw, time_us)
                 checked += 1
     assert checked >= 31
     assert "galvatron-dgx-a100" in {s["key"] for s in mod.load_sources(mod.DEFAULT_DATA)}
@@ -89,3 +89,59 @@ def test_a_mistyped_point_disagrees_with_its_time():
     assert not mod.agrees_with_its_time(16777216, 99.09, 293.6)    # one digit of the busbw wrong
     assert not mod.agrees_with_its_time(16777216, 100.03, 293.6)   # just past what 293.6 us rounds from (99.98-100.02)
     assert mod.agrees_with_its_time(1073741824, 229.04, 8203.9)    # stas00 at 1 GiB
+
+
+def test_a_source_is_simulated_on_the_machine_and_gpus_it_names():
+    """Off-file figures of today's machines run on their own preset or generated cluster: 5 of a DGX H100's
+    GPUs under NVLS (NVIDIA/nccl #1455's 5-GPU run), not the DGX A100 every A100 source ran on."""
+    mod = _script()
+    source = {"key": "t", "label": "t", "url": "https://github.com/x/y", "gpus_per_thread": 5, "nccl_version": "x",
+              "simulate_on": {"preset": "dgx-h100"}, "gpus": 5, "ranks": 5, "simulate_algorithm": "nvls",
+              "points": [[1 << 32, 420.0, None]]}
+    (row,) = mod.compare(source, {}, {1 << 32: 230.0})
+    assert row["ranks"] == 5 and row["choice"].startswith("nvls/simple")
+    assert row["azure"] is None          # the A100 sweep is beside A100 sources only
+    assert 400 < row["simulated"] < 440  # H100 NVLS on 5 GPUs, not an A100 ring (about 240)
+
+
+def test_a_source_whose_machine_gives_other_ranks_or_no_machine_is_refused(tmp_path):
+    mod = _script()
+    source = {"key": "t", "label": "t", "url": "https://github.com/x/y", "gpus_per_thread": 1, "nccl_version": "x",
+              "simulate_on": {"fat_tree": {"systems": 2, "system": "dgx-h100"}}, "ranks": 8,
+              "points": [[1 << 30, 400.0, None]]}
+    with pytest.raises(ValueError, match="8 ranks stated, the machine gives 16"):
+        mod.compare(source, {}, {})
+    data = json.loads(mod.DEFAULT_DATA.read_text(encoding="utf-8"))
+    bad = dict(data, sources=[dict(data["sources"][0], simulate_on={"system": "dgx-h100"})])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(ValueError, match="simulate_on needs one of"):
+        mod.load_sources(path)
+
+
+def test_a_refusal_of_the_simulator_is_a_row_not_a_crash(monkeypatch):
+    mod = _script()
+
+    def refuse(self, *args, **kwargs):
+        raise mod.TooLarge("too many flow groups")
+    monkeypatch.setattr(mod.Simulator, "run", refuse)
+    source = {"key": "t", "label": "t", "url": "https://github.com/x/y", "gpus_per_thread": 1, "nccl_version": "x",
+              "points": [[1 << 30, 230.0, None]]}
+    rows = mod.compare(source, {}, {})
+    assert rows[0]["refused"] == "too many flow groups" and not rows[0]["ok"]
+    assert "refused: too many flow groups" in mod.report(source, rows)
+
+
+def test_a_source_of_another_collective_is_simulated_and_checked_as_that_collective():
+    """An all_gather_perf log is compared as an all-gather: its busbw is algbw x (n-1)/n, not 2(n-1)/n."""
+    mod = _script()
+    source = {"key": "t", "label": "t", "url": "https://github.com/x/y", "gpus_per_thread": 1, "nccl_version": "x",
+              "simulate_on": {"preset": "dgx-h100"}, "collective": "all-gather",
+              "points": [[1 << 30, 370.0, None]]}
+    (row,) = mod.compare(source, {}, {})
+    assert row["collective"] == "all-gather" and row["choice"].startswith("ring/")
+    assert 330 < row["simulated"] < 400  # NCCL's ring on NVLink4 (~370), not NVLS all-reduce (~480)
+    assert "all-gather simulated on" in mod.report(source, [row])
+    # a point of the 4-node all-gather log keeps nccl-tests' arithmetic for (n-1)/n and 32 ranks
+    assert mod.agrees_with_its_time(8589934592, 323.53, 25720.7, 32, "all-gather")
+    assert not mod.agrees_with_its_time(8589934592, 323.53, 25720.7, 32, "all-reduce")
