@@ -330,7 +330,7 @@ CHECKS = (_check_ids, _check_devices, _check_links, _check_ports, _check_groups,
 
 
 # Checks that find nothing but warnings: a run, which refuses errors only, need not make them.
-WARNING_ONLY = (_check_connectivity, _check_negotiated_speed)
+WARNING_ONLY = (_check_connectivity, _check_negotiated_speed, _check_nic_host_link)
 # What the file reader itself refuses (an id used twice or filed under another, a group listing a
 # device that is not there or one already in a group, a missing parent, a parent cycle): these find
 # nothing in a topology as ``fileio.load`` returns it.
