@@ -12,11 +12,9 @@ def placed(w):
 
 
 def test_link_counts_cover_no_device_and_no_other_count(make_window, qtbot):
-    from dgxstudio.ui.settings import settings
-
-    # the default dock layout: a layout an earlier test's window saved (a Results dock grown by a long
-    # summary) left the canvas too small for 80% of the counts in two full runs of three
-    settings().remove("window")
+    # the default dock layout (every test starts from empty settings, conftest's _clean_settings): a
+    # layout an earlier test's window saved (a Results dock grown by a long summary) left the canvas
+    # too small for 80% of the counts in two full runs of three
     w = make_window("dgx-a100")
     w.view.fit()
     qtbot.wait(5)
@@ -48,9 +46,8 @@ def test_a_narrow_window_leaves_the_canvas_room(qtbot):
     (247 px of 800 before, where a DGX H100 drew as blank boxes)."""
     from dgxstudio.model.presets import load_preset
     from dgxstudio.ui.main_window import MainWindow
-    from dgxstudio.ui.settings import settings
 
-    settings().remove("window")   # a first start: no layout saved by an earlier window
+    # a first start: no layout saved by an earlier window (conftest's _clean_settings)
     w = MainWindow(load_preset("dgx-h100"), None, "dgx-h100")
     qtbot.addWidget(w)
     w.resize(800, 800)
