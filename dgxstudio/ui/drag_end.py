@@ -1,0 +1,120 @@
+"""What a drag of items on the canvas ends as, one undo step each, as in draw.io's containers:
+
+- a move;
+- a move that takes devices out of the system (or group) whose frame they were dragged out of, and
+  into the frame they were dropped in (a part dropped from the palette into a frame already joined
+  it; dragged out, a device stayed in its system, its frame stretched after it);
+- with Ctrl held (draw.io, Visio, Inkscape, yEd: Ctrl+drag duplicates), copies where the mouse let
+  go, the originals left in place; a Ctrl+click without a drag still adds to or takes from the
+  selection, as Qt does.
+
+A frame is judged as it was drawn when the drag began: the frames the drag could take devices out
+of stay still while it goes on (``DragStart.fixed``), so the edge the user drags across is the one
+on the screen; a frame whose members all move with the drag follows them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+
+from ..model.clipboard import copy_selection, paste_command
+from ..model.commands import Command, Macro, Move, SetAttribute
+from ..model.topology import Topology
+from .window_habits import name_copies
+
+
+class DragStart:
+    """What a press on the canvas may drag: each expanded group's frame at the press (scene rects),
+    whether Ctrl was held, and the frames to keep still."""
+
+    def __init__(self, scene, keys: list[str], modifiers) -> None:
+        self.copying = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+        self.frames: dict[str, QRectF] = {}
+        self.fixed: set[str] = set()
+        if scene.lod is not None or not keys:
+            return
+        topo = scene.topology
+        self.frames = {gid: item.frame for gid, item in scene.group_items.items() if not item.collapsed}
+        dragged = set(keys)
+        whole = _moved_whole(topo, dragged, self.frames)
+        inner = {grp.id for k in keys if k in topo.devices and (grp := topo.group_of(k)) is not None}
+        self.fixed = {g.id for gid in inner for g in topo.group_chain(gid) if g.id not in whole}
+
+    def frame_at(self, topo: Topology, point: QPointF, outside: set[str] = frozenset()) -> str | None:
+        """The innermost frame (at the press) around a scene point, as a palette drop picks it."""
+        around = [(r.width() * r.height(), len(topo.group_chain(g)), g) for g, r in self.frames.items()
+                  if g not in outside and r.contains(point)]
+        return min(around, key=lambda t: (t[0], -t[1]))[2] if around else None
+
+
+def _moved_whole(topo: Topology, dragged: set[str], frames: dict[str, QRectF]) -> set[str]:
+    """The drawn groups every device of which is dragged: they move as a whole, members kept."""
+    return {g for g in frames if (inside := topo.devices_in_group(g)) and all(d in dragged for d in inside)}
+
+
+def membership_moves(topo: Topology, start: DragStart, ends: dict[str, QPointF]) -> list[Command]:
+    """The member-list edits for dragged devices (``ends``: id -> scene point let go at) that left the
+    frame of the group they were in, or came into another: each goes to the innermost frame around
+    where it was let go (none: no group). A device of a group moved whole stays."""
+    whole = _moved_whole(topo, set(ends), start.frames)
+    lists: dict[str, list[str]] = {}
+    for did, point in ends.items():
+        if did not in topo.devices:
+            continue
+        was = topo.group_of(did)
+        was_id = was.id if was is not None else None
+        if was_id in whole or (was_id is not None and was_id not in start.frames):
+            continue
+        now = start.frame_at(topo, point, outside=whole)
+        if now == was_id:
+            continue
+        if was_id is not None:
+            lists.setdefault(was_id, list(topo.groups[was_id].devices)).remove(did)
+        if now is not None:
+            lists.setdefault(now, list(topo.groups[now].devices)).append(did)
+    return [SetAttribute(gid, "devices", members, f"members of {gid}") for gid, members in lists.items()]
+
+
+def finish(scene, start: DragStart | None, moved: dict, old: dict, items: dict) -> tuple[Command, list[str] | None] | None:
+    """The one command a drag ends as (``moved``/``old``: key -> the document's new and old places;
+    ``items``: key -> its item, at the place it was let go) and what to select after it (None: the
+    selection as it is), or None when it moved nothing. A copy puts the dragged items back where the
+    press found them first."""
+    if not moved:
+        return None
+    topo = scene.topology
+    if start is not None and start.copying:
+        return _copy(scene, start, moved, old, items)
+    n = len(moved)
+    move = Move(moved, old, f"move {n} item{'s' if n > 1 else ''}")
+    ends = {k: items[k].scenePos() for k in moved if k in topo.devices}
+    members = membership_moves(topo, start, ends) if start is not None and start.frames else []
+    if not members:
+        return move, None
+    changed = next(d for d in ends if getattr(topo.group_of(d), "id", None) != start.frame_at(topo, ends[d]))
+    into = start.frame_at(topo, ends[changed])
+    where = f"into {topo.groups[into].name}" if into else f"out of {topo.group_of(changed).name}"
+    return Macro([move, *members], f"move {n} item{'s' if n > 1 else ''} {where}"), None
+
+
+def _copy(scene, start: DragStart, moved: dict, old: dict, items: dict) -> tuple[Command, list[str]]:
+    """Ctrl+drag: copies of what was dragged (devices, and the devices of a collapsed system box, with
+    the links among them) at the places let go, the originals back where they were. A copied device
+    whose whole group is not copied with it joins the frame it was let go in, as a moved one does."""
+    topo = scene.topology
+    ends = {k: items[k].scenePos() for k in moved if k in topo.devices}
+    for key, item in items.items():
+        item.setPos(*scene.press_position(key))
+    key = next(iter(moved))
+    before = old.get(key) or topo.layout.positions.get(key, (0.0, 0.0))
+    offset = (moved[key][0] - before[0], moved[key][1] - before[1])
+    devices = [d for k in moved for d in ([k] if k in topo.devices else topo.devices_in_group(k))]
+    n = len(devices)
+    cmd, mapping = paste_command(topo, copy_selection(topo, devices), offset,
+                                 text=f"copy {n} device{'s' if n > 1 else ''} by Ctrl+drag")
+    for d, point in ends.items():
+        if mapping[d] not in cmd.memberships and (into := start.frame_at(topo, point)) is not None:
+            cmd.memberships[mapping[d]] = into
+    name_copies(topo, cmd)
+    cmd.positions = {k: scene._snapped(*xy) for k, xy in cmd.positions.items()}   # as a move rounds (and snaps) them
+    return cmd, [mapping[k] for k in moved if k in mapping] or list(mapping.values())
