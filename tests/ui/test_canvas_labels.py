@@ -83,3 +83,20 @@ def test_link_counts_stay_on_their_links_while_the_view_pans(make_window, qtbot)
             assert (after[key] - before[key]).manhattanLength() < 0.5, "a count moved along its link"
         moved.append(len(after))
     assert all(moved)
+
+
+def test_a_16_system_fat_tree_at_fit_counts_only_bundles_of_several_links(make_window, qtbot):
+    """The 16-system rail-optimized DGX H100 fat tree drew an 'x1' on each of its 128 system-to-leaf
+    bundles: they crowded the row under the leaves and covered the lines, and only 44 found a place,
+    so some bundles read as counted and others not. A bundle of one link is told by its dashed line;
+    every bundle of several (the 16 spine-leaf 'x8') is counted."""
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    w = make_window(topology=build_fat_tree(16, "dgx-h100", rail_optimized=True))
+    w.view.fit()
+    qtbot.wait(30)
+    w.view.viewport().repaint()
+    placed = w.scene.link_labels._placed
+    several = [i for i in w.scene.link_items if i.count > 1]
+    assert len(several) == 16 and sum(1 for i in w.scene.link_items if i.bundle and i.count == 1) == 128
+    assert sorted(text for _i, _b, text in placed) == ["x8"] * 16
