@@ -439,15 +439,15 @@ class TopologyScene(QGraphicsScene):
             if abs(now[0] - before[0]) > 0.5 or abs(now[1] - before[1]) > 0.5:
                 moved[key], old[key], items[key] = now, self.topology.layout.positions.get(key), i
         ended = drag_end.finish(self, self._drag, moved, old, items)   # a move, out of or into a frame, or a copy
+        held = self._drag is not None and bool(self._drag.fixed)   # frames the drag held still
         self._press_positions, self._drag = {}, None
-        if ended is None:
-            self._update_frames()   # (frames a drag held still)
-            return
-        self._syncing = True
-        self.document.push(ended[0])
-        self._syncing = False
-        self._update_frames()
-        if ended[1] is not None:
+        if ended is not None:
+            self._syncing = True
+            self.document.push(ended[0])
+            self._syncing = False
+        if held:
+            self._update_frames()
+        if ended is not None and ended[1] is not None:
             self.select_ids(ended[1])
 
     @staticmethod
