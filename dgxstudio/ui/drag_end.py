@@ -102,9 +102,10 @@ def finish(scene, start: DragStart | None, moved: dict, old: dict, items: dict) 
 def _copy(scene, start: DragStart, moved: dict, old: dict, items: dict) -> tuple[Command, list[str]]:
     """Ctrl+drag: copies of what was dragged (devices, and the devices of a collapsed system box, with
     the links among them) at the places let go, the originals back where they were. A copied device
-    whose whole group is not copied with it joins the frame it was let go in, as a moved one does."""
+    whose whole group is not copied with it joins the frame it was let go in, as a moved one does, and
+    a copied system box the frame it was let go in."""
     topo = scene.topology
-    ends = {k: items[k].scenePos() for k in moved if k in topo.devices}
+    ends = {k: items[k].scenePos() for k in moved}
     for key, item in items.items():
         item.setPos(*scene.press_position(key))
     key = next(iter(moved))
@@ -112,11 +113,19 @@ def _copy(scene, start: DragStart, moved: dict, old: dict, items: dict) -> tuple
     offset = (moved[key][0] - before[0], moved[key][1] - before[1])
     devices = [d for k in moved for d in ([k] if k in topo.devices else topo.devices_in_group(k))]
     n = len(devices)
-    cmd, mapping = paste_command(topo, copy_selection(topo, devices), offset,
+    boxes = [k for k in moved if k in topo.groups]   # a copied system box goes in the frame it was let go in
+    into = start.frame_at(topo, ends[boxes[0]]) if boxes else None
+    cmd, mapping = paste_command(topo, copy_selection(topo, devices), offset, into_group=into,
                                  text=f"copy {n} device{'s' if n > 1 else ''} by Ctrl+drag")
-    for d, point in ends.items():
-        if mapping[d] not in cmd.memberships and (into := start.frame_at(topo, point)) is not None:
-            cmd.memberships[mapping[d]] = into
+    copied_groups = {g.id for g in cmd.groups}
+    for d in (k for k in moved if k in topo.devices):   # a device copied without its group: as a move
+        if cmd.memberships.get(mapping[d]) in copied_groups:
+            continue
+        frame = start.frame_at(topo, ends[d])
+        if frame is None:
+            cmd.memberships.pop(mapping[d], None)
+        else:
+            cmd.memberships[mapping[d]] = frame
     name_copies(topo, cmd)
     cmd.positions = {k: scene._snapped(*xy) for k, xy in cmd.positions.items()}   # as a move rounds (and snaps) them
     return cmd, [mapping[k] for k in moved if k in mapping] or list(mapping.values())

@@ -100,3 +100,22 @@ def test_a_ctrl_click_without_a_drag_still_adds_to_the_selection(make_window, qt
     drag(w.view, view_pos(w, "gpu0"), view_pos(w, "gpu0"), steps=0, modifiers=CTRL)   # a click
     assert sorted(w.scene.selected_ids()) == ["gpu0", "gpu1"]
     assert w.document.undo_stack.count() == 0
+
+
+def test_ctrl_drag_of_a_collapsed_system_copies_it_into_the_frame_it_is_let_go_in(make_window, qtbot):
+    w = make_window("dgx1-fat-tree-124")
+    topo = w.document.topology
+    before = dumps(topo)
+    gid = "s001.system"
+    item = w.scene.group_items[gid]
+    w.view.fit_rect(item.sceneBoundingRect().adjusted(-300, -300, 300, 300))
+    QApplication.processEvents()
+    start = w.view.mapFromScene(item.scenePos())
+    drag(w.view, start, start + QPoint(40, 160), modifiers=CTRL)
+    (copy,) = w.scene.selected_ids()
+    assert copy != gid and topo.groups[copy].kind == "system" and topo.groups[copy].name == "DGX-1 #125"
+    assert topo.groups[copy].parent == topo.groups[gid].parent == "cluster"   # in the cluster's frame, as it was
+    assert len(topo.devices_in_group(copy)) == len(topo.devices_in_group(gid))
+    assert item.scenePos() == QPointF(*topo.layout.positions[gid])   # the original where it was
+    w.document.undo_stack.undo()
+    assert dumps(topo) == before
