@@ -1,9 +1,10 @@
 """What a drag of items on the canvas ends as, one undo step each, as in draw.io's containers:
 
 - a move;
-- a move that takes devices out of the system (or group) whose frame they were dragged out of, and
-  into the frame they were dropped in (a part dropped from the palette into a frame already joined
-  it; dragged out, a device stayed in its system, its frame stretched after it);
+- a move that takes devices (or a collapsed system's box) out of the system or group whose frame
+  they were dragged out of, and into the frame they were dropped in (a part dropped from the palette
+  into a frame already joined it; dragged out, a device stayed in its system, its frame stretched
+  after it);
 - with Ctrl held (draw.io, Visio, Inkscape, yEd: Ctrl+drag duplicates), copies where the mouse let
   go, the originals left in place; a Ctrl+click without a drag still adds to or takes from the
   selection, as Qt does.
@@ -38,6 +39,7 @@ class DragStart:
         dragged = set(keys)
         whole = _moved_whole(topo, dragged, self.frames)
         inner = {grp.id for k in keys if k in topo.devices and (grp := topo.group_of(k)) is not None}
+        inner |= {topo.groups[k].parent for k in keys if k in topo.groups and topo.groups[k].parent in self.frames}
         self.fixed = {g.id for gid in inner for g in topo.group_chain(gid) if g.id not in whole}
 
     def frame_at(self, topo: Topology, point: QPointF, outside: set[str] = frozenset()) -> str | None:
@@ -54,27 +56,37 @@ def _moved_whole(topo: Topology, dragged: set[str], frames: dict[str, QRectF]) -
     return {g for g in frames if filled.get(g)}
 
 
-def membership_moves(topo: Topology, start: DragStart, ends: dict[str, QPointF]) -> list[Command]:
-    """The member-list edits for dragged devices (``ends``: id -> scene point let go at) that left the
-    frame of the group they were in, or came into another: each goes to the innermost frame around
-    where it was let go (none: no group). A device of a group moved whole stays."""
-    whole = _moved_whole(topo, set(ends), start.frames)
+def membership_moves(topo: Topology, start: DragStart, ends: dict[str, QPointF]) -> tuple[list[Command], list[tuple]]:
+    """The edits for dragged devices and collapsed system boxes (``ends``: id -> scene point let go
+    at) that left the frame of the group they were in, or came into another: each goes to the
+    innermost frame around where it was let go (none: no group); a device as a member, a box as a
+    child group. A device of a group moved whole stays. Also returns the changes, (id, was, now)."""
+    whole = _moved_whole(topo, {k for k in ends if k in topo.devices}, start.frames)
     lists: dict[str, list[str]] = {}
-    for did, point in ends.items():
-        if did not in topo.devices:
+    parents: list[Command] = []
+    changes: list[tuple] = []
+    for key, point in ends.items():
+        if key in topo.devices:
+            was = getattr(topo.group_of(key), "id", None)
+        elif key in topo.groups:
+            was = topo.groups[key].parent
+        else:
             continue
-        was = topo.group_of(did)
-        was_id = was.id if was is not None else None
-        if was_id in whole or (was_id is not None and was_id not in start.frames):
+        if was in whole or (was is not None and was not in start.frames):
             continue
         now = start.frame_at(topo, point, outside=whole)
-        if now == was_id:
+        if now == was:
             continue
-        if was_id is not None:
-            lists.setdefault(was_id, list(topo.groups[was_id].devices)).remove(did)
+        changes.append((key, was, now))
+        if key in topo.groups:
+            parents.append(SetAttribute(key, "parent", now, f"parent of {key}"))
+            continue
+        if was is not None:
+            lists.setdefault(was, list(topo.groups[was].devices)).remove(key)
         if now is not None:
-            lists.setdefault(now, list(topo.groups[now].devices)).append(did)
-    return [SetAttribute(gid, "devices", members, f"members of {gid}") for gid, members in lists.items()]
+            lists.setdefault(now, list(topo.groups[now].devices)).append(key)
+    return [*(SetAttribute(gid, "devices", members, f"members of {gid}") for gid, members in lists.items()),
+            *parents], changes
 
 
 def finish(scene, start: DragStart | None, moved: dict, old: dict, items: dict) -> tuple[Command, list[str] | None] | None:
@@ -89,14 +101,14 @@ def finish(scene, start: DragStart | None, moved: dict, old: dict, items: dict) 
         return _copy(scene, start, moved, old, items)
     n = len(moved)
     move = Move(moved, old, f"move {n} item{'s' if n > 1 else ''}")
-    ends = {k: items[k].scenePos() for k in moved if k in topo.devices}
-    members = membership_moves(topo, start, ends) if start is not None and start.frames else []
-    if not members:
+    if start is None or not start.frames:
         return move, None
-    changed = next(d for d in ends if getattr(topo.group_of(d), "id", None) != start.frame_at(topo, ends[d]))
-    into = start.frame_at(topo, ends[changed])
-    where = f"into {topo.groups[into].name}" if into else f"out of {topo.group_of(changed).name}"
-    return Macro([move, *members], f"move {n} item{'s' if n > 1 else ''} {where}"), None
+    edits, changes = membership_moves(topo, start, {k: items[k].scenePos() for k in moved})
+    if not edits:
+        return move, None
+    _key, was, now = changes[0]
+    where = f"into {topo.groups[now].name}" if now else f"out of {topo.groups[was].name}"
+    return Macro([move, *edits], f"move {n} item{'s' if n > 1 else ''} {where}"), None
 
 
 def _copy(scene, start: DragStart, moved: dict, old: dict, items: dict) -> tuple[Command, list[str]]:

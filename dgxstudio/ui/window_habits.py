@@ -367,7 +367,7 @@ class HabitActions:
                  ("Escape", "Select nothing on the canvas (or drop the link or move being dragged)"),
                  ("Wheel", "Zoom the canvas"), ("Middle drag, or Space + drag", "Pan the canvas"),
                  ("Drag from a device's round handle", "Link it to another device"),
-                 ("Ctrl + drag", "Copy what is dragged; a device dragged out of a system's frame leaves it"),
+                 ("Ctrl + drag", "Copy what is dragged (a plain drag out of a frame leaves its group)"),
                  ("Double-click a system", "Expand or collapse it"),
                  ("Double-click a bundle", "Open the collapsed systems at its ends"), ("Double-click a device", "Rename it (as F2)"),
                  ("Right click", "What you can do with the item")]

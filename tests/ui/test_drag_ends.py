@@ -119,3 +119,28 @@ def test_ctrl_drag_of_a_collapsed_system_copies_it_into_the_frame_it_is_let_go_i
     assert item.scenePos() == QPointF(*topo.layout.positions[gid])   # the original where it was
     w.document.undo_stack.undo()
     assert dumps(topo) == before
+
+
+def test_a_collapsed_system_dragged_out_of_the_clusters_frame_leaves_the_cluster(make_window, qtbot):
+    w = make_window("dgx1-fat-tree-124")
+    topo = w.document.topology
+    before = dumps(topo)
+    gid = "s001.system"
+    item, frame = w.scene.group_items[gid], w.scene.group_items["cluster"].frame
+    w.view.fit()
+    w.view.zoom(0.6)   # room around the whole design
+    QApplication.processEvents()
+    home = item.scenePos()
+    start = w.view.mapFromScene(home)
+    end = QPoint(start.x(), w.view.mapFromScene(QPointF(home.x(), frame.top())).y() - 40)
+    assert w.view.viewport().rect().contains(end)
+    drag(w.view, start, end)
+    assert topo.groups[gid].parent is None
+    assert w.document.undo_stack.count() == 1 and "out of 124 x DGX-1" in w.document.undo_stack.text(0)
+    w.document.undo_stack.undo()
+    assert dumps(topo) == before
+    w.document.undo_stack.redo()
+    QApplication.processEvents()
+    item = w.scene.group_items[gid]
+    drag(w.view, w.view.mapFromScene(item.scenePos()), w.view.mapFromScene(home))   # back in: the cluster's again
+    assert topo.groups[gid].parent == "cluster"
