@@ -447,7 +447,10 @@ class TopologyScene(QGraphicsScene):
             self._syncing = False
         if held:
             self._update_frames()
-        if ended is not None and ended[1] is not None:
+        if ended is not None and ended[1] is not None:   # copies: selected (in the overview, once drawn)
+            if self.lod is not None:
+                for view in self.views()[:1]:
+                    self.lod.update(view)
             self.select_ids(ended[1])
 
     @staticmethod

@@ -130,14 +130,19 @@ def _copy(scene, start: DragStart, moved: dict, old: dict, items: dict) -> tuple
     cmd, mapping = paste_command(topo, copy_selection(topo, devices), offset, into_group=into,
                                  text=f"copy {n} device{'s' if n > 1 else ''} by Ctrl+drag")
     copied_groups = {g.id for g in cmd.groups}
+    lod = scene.lod
     for d in (k for k in moved if k in topo.devices):   # a device copied without its group: as a move
         if cmd.memberships.get(mapping[d]) in copied_groups:
             continue
-        frame = start.frame_at(topo, ends[d])
+        # in a cluster's overview, the system opened under the spot (as a part dropped there; without
+        # it the copy went to the 'Not connected' row, out of sight)
+        frame = start.frame_at(topo, ends[d]) if lod is None else lod.open_system_at(ends[d])
         if frame is None:
             cmd.memberships.pop(mapping[d], None)
         else:
             cmd.memberships[mapping[d]] = frame
+            if lod is not None:
+                cmd.positions[mapping[d]] = lod.to_document(frame, ends[d])
     name_copies(topo, cmd)
-    cmd.positions = {k: scene._snapped(*xy) for k, xy in cmd.positions.items()}   # as a move rounds (and snaps) them
+    cmd.positions = {k: scene._snapped(*xy) if lod is None else xy for k, xy in cmd.positions.items()}   # as a move rounds (and snaps) them
     return cmd, [mapping[k] for k in moved if k in mapping] or list(mapping.values())

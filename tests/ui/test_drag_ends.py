@@ -144,3 +144,25 @@ def test_a_collapsed_system_dragged_out_of_the_clusters_frame_leaves_the_cluster
     item = w.scene.group_items[gid]
     drag(w.view, w.view.mapFromScene(item.scenePos()), w.view.mapFromScene(home))   # back in: the cluster's again
     assert topo.groups[gid].parent == "cluster"
+
+
+def test_ctrl_drag_in_a_clusters_overview_copies_into_the_open_system(make_window, qtbot):
+    """In a cluster's overview the copy of a device joins the system opened under the spot (without it
+    the copy went, unselected, to the 'Not connected' row, out of sight)."""
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    topo = build_fat_tree(512, "dgx-h100", rail_optimized=True)
+    w = make_window(topology=topo)
+    w.select_and_center(["s300.gpu3"])
+    qtbot.wait(20)
+    item = w.scene.device_items["s300.gpu3"]
+    was, at = topo.layout.positions["s300.gpu3"], item.scenePos()
+    n = len(topo.devices)
+    start = w.view.mapFromScene(item.scenePos())
+    drag(w.view, start, start + QPoint(30, 40), modifiers=CTRL)
+    (copy,) = w.scene.selected_ids()
+    assert len(topo.devices) == n + 1 and topo.group_of(copy).id == "s300.system"
+    assert copy in w.scene.device_items and topo.devices[copy].name == "DGX H100 #300 GPU8"
+    assert topo.layout.positions["s300.gpu3"] == was and item.scenePos() == at
+    w.document.undo_stack.undo()
+    assert len(topo.devices) == n and copy not in topo.devices
