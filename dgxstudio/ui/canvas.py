@@ -16,12 +16,10 @@ from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 from shiboken6 import isValid
 
-from ..model.builders import SYSTEM_BUILDERS, SYSTEM_LABELS
-from ..model.catalog import KIND_LABELS
-from ..model.clipboard import copy_selection, paste_command
-from ..model.commands import AddItems, Macro, Move, SetCollapsed
+from ..model.commands import Macro, Move, SetCollapsed
 from ..model.layout import default_position, drawn_links, group_position, hidden_by_collapsed
-from ..model.topology import Device, Topology
+from ..model.topology import Topology
+from . import canvas_drop, drag_end
 from .canvas_lod import LevelOfDetail
 from .canvas_lod_sync import sync as lod_sync
 from .canvas_paint import fill_background
@@ -30,7 +28,7 @@ from .canvas_sync import drawn_key, group_signature, members, sync, visible_grou
 from ..analysis.cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
-from .window_habits import unique_names
+from .drag_end import DragStart
 
 
 RECACHE_BATCH = 24      # boxes given their cached picture back per frame once a zoom rests
@@ -56,6 +54,7 @@ class TopologyScene(QGraphicsScene):
         self._links_at: dict[QGraphicsItem, list[LinkItem]] = {}
         self._press_positions: dict[str, tuple[float, float]] = {}
         self._pressed: list[QGraphicsItem] = []   # the items a drag from the last press moves
+        self._drag: DragStart | None = None   # its frames and Ctrl (see drag_end)
         self._syncing = False
         self._frames_pending = False
         self._hidden: dict[str, str] = {}
@@ -175,7 +174,10 @@ class TopologyScene(QGraphicsScene):
         # innermost groups first, so outer frames can include inner ones
         order = sorted((g for g in self.group_items.values() if not g.collapsed),
                        key=lambda g: -len(topo.group_chain(g.group_id)))
+        fixed = self._drag.fixed if self._drag is not None else ()   # frames a drag may take devices out of
         for item in order:
+            if item.group_id in fixed:
+                continue
             rect = QRectF()
             for gid in [g.id for g in topo.groups.values() if g.parent == item.group_id]:
                 child = self.group_items.get(gid)
@@ -331,6 +333,10 @@ class TopologyScene(QGraphicsScene):
         # nothing until the release, yet Qt drags the item with the selection)
         self._pressed = [i for i in dict.fromkeys([*self.selectedItems(), self.mouseGrabberItem()]) if self._key(i)]
         self._press_positions = {self._key(i): (i.pos().x(), i.pos().y()) for i in self._pressed}
+        self._drag = DragStart(self, list(self._press_positions), event.modifiers())
+
+    def press_position(self, key: str) -> tuple[float, float]:
+        return self._press_positions[key]
 
     def cancel_move(self) -> bool:
         """Escape while items are being dragged: they go back where the press found them and the rest
@@ -344,7 +350,8 @@ class TopologyScene(QGraphicsScene):
         for item, xy in back.items():
             item.setPos(*xy)
         grabber.ungrabMouse()
-        self._press_positions = {}
+        self._press_positions, self._drag = {}, None
+        self._update_frames()
         return True
 
     def set_grid(self, size: float) -> None:
@@ -415,7 +422,7 @@ class TopologyScene(QGraphicsScene):
 
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
-        moved, old = {}, {}
+        moved, old, items = {}, {}, {}
         for i in [i for i in self._pressed if isValid(i) and i.scene() is self]:   # (a rebuild deletes items)
             key = self._key(i)
             if key is None or key not in self._press_positions:
@@ -430,13 +437,21 @@ class TopologyScene(QGraphicsScene):
             if self.grid and self.lod is None and (now[0], now[1]) != (i.pos().x(), i.pos().y()):
                 i.setPos(*now)
             if abs(now[0] - before[0]) > 0.5 or abs(now[1] - before[1]) > 0.5:
-                moved[key] = now
-                old[key] = self.topology.layout.positions.get(key)
-        self._press_positions = {}
-        if moved:
+                moved[key], old[key], items[key] = now, self.topology.layout.positions.get(key), i
+        ended = drag_end.finish(self, self._drag, moved, old, items)   # a move, out of or into a frame, or a copy
+        held = self._drag is not None and bool(self._drag.fixed)   # frames the drag held still
+        self._press_positions, self._drag = {}, None
+        if ended is not None:
             self._syncing = True
-            self.document.push(Move(moved, old, f"move {len(moved)} item{'s' if len(moved) > 1 else ''}"))
+            self.document.push(ended[0])
             self._syncing = False
+        if held:
+            self._update_frames()
+        if ended is not None and ended[1] is not None:   # copies: selected (in the overview, once drawn)
+            if self.lod is not None:
+                for view in self.views()[:1]:
+                    self.lod.update(view)
+            self.select_ids(ended[1])
 
     @staticmethod
     def _key(item: QGraphicsItem) -> str | None:
@@ -531,57 +546,8 @@ class TopologyScene(QGraphicsScene):
 
     # ---- adding ----------------------------------------------------------------------------------
     def drop(self, payload: str, pos: QPointF) -> list[str]:
-        """Add what the palette carries (a part or a whole system) at a scene position."""
-        topo = self.topology
-        kind_of, _, what = payload.partition(":")
-        if kind_of == "part":
-            part = topo.catalog.part(what)
-            if part is None:
-                self.statusMessage.emit(f"unknown part {what!r}")
-                return []
-            prefix = {"gpu": "gpu", "nvswitch": "nvswitch", "nic": "nic", "ib_switch": "ibsw", "eth_switch": "ethsw",
-                      "pcie_switch": "pcie", "cpu": "cpu"}[part.kind]
-            did = topo.new_id(prefix)
-            n = sum(1 for d in topo.devices.values() if d.kind == part.kind)
-            dev = Device(did, part.kind, part.id, f"{KIND_LABELS[part.kind]} {n}")
-            at, memberships = (pos.x(), pos.y()), {}
-            inside = self.lod.open_system_at(pos) if self.lod is not None else None
-            if inside is not None:   # dropped into a system opened in the overview: it joins that system
-                at, memberships = self.lod.to_document(inside, pos), {did: inside}
-            elif self.lod is None:   # into a drawn group's frame: it joins the innermost, as in a container
-                frames = [g for g in self.group_items.values() if not g.collapsed and g.frame.contains(g.mapFromScene(pos))]
-                if frames:
-                    memberships = {did: min(frames, key=lambda g: g.frame.width() * g.frame.height()).group_id}
-            self.document.push(AddItems([dev], positions={did: at}, memberships=memberships, text=f"add {part.label}"))
-            if self.lod is not None:
-                for view in self.views()[:1]:
-                    self.lod.update(view)   # its system opens again, with it
-            self.select_ids([did])
-            if self.lod is not None and did not in self.device_items:   # joined to nothing: in a closed block
-                self.statusMessage.emit(f"Added {dev.name} ({did}) in the overview's 'Not connected' row: "
-                                        "Find opens it there")
-            return [did]
-        if kind_of == "system":
-            if what not in SYSTEM_BUILDERS:
-                self.statusMessage.emit(f"unknown system {what!r}")
-                return []
-            scratch = Topology("scratch", topo.catalog)
-            SYSTEM_BUILDERS[what](scratch, origin=(0.0, 0.0))
-            xs = [p[0] for p in scratch.layout.positions.values()]
-            ys = [p[1] for p in scratch.layout.positions.values()]
-            offset = (pos.x() - (min(xs) + max(xs)) / 2, pos.y() - (min(ys) + max(ys)) / 2)
-            cmd, mapping = paste_command(topo, copy_selection(scratch, list(scratch.devices)), offset,
-                                         text=f"add {SYSTEM_LABELS[what]}")
-            taken = {g.name for g in topo.groups.values()}   # a second DGX H100 is "DGX H100 #2", not a twin
-            for grp in cmd.groups:
-                if grp.name in taken:
-                    (grp.name,) = unique_names(taken, [f"{grp.name} #2"])
-            self.document.push(cmd)
-            new = [mapping[d] for d in scratch.devices]
-            self.select_ids([mapping["system"]])
-            return new
-        self.statusMessage.emit(f"cannot drop {payload!r}")
-        return []
+        """Add what the palette carries (a part or a whole system) at a scene position (canvas_drop)."""
+        return canvas_drop.drop(self, payload, pos)
 
 
 from .canvas_view import CanvasView  # noqa: E402,F401  (importable from here)

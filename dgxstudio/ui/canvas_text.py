@@ -245,6 +245,14 @@ def draw_placed(painter: QPainter, exposed: QRectF, placed: list, font: QFont = 
     painter.restore()
 
 
+def carries_count(link_item) -> bool:
+    """Whether a drawn link or bundle is labelled with its count: when it stands for several physical
+    links. A bundle of one (a collapsed system's link to a leaf) is told by its dashed line; its
+    'x1's, 128 of them on a 16-system rail-optimized fat tree, crowded the row under the leaves and
+    covered the lines (44 placed, the rest not, so it also read as if only some were bundles)."""
+    return link_item.count > 1
+
+
 class LinkLabels:
     """The 'x12' count on links of several physical links and on bundles, drawn over the canvas in
     whole point sizes on screen (8 to 12 as the view zooms: the glyphs drawn at one size are reused
@@ -299,7 +307,7 @@ class LinkLabels:
         """How many links carry a count (once per design state)."""
         if getattr(self, "_count_version", None) != version:
             self._count_version = version
-            self._count = sum(1 for item in links if item.count > 1 or item.bundle)
+            self._count = sum(1 for item in links if carries_count(item))
         return self._count
 
     def _label(self, item, font, fm) -> tuple[str, float]:
@@ -376,7 +384,7 @@ class LinkLabels:
             self._counts_key = key
             items, ends = [], []
             for item in links:
-                if not (item.count > 1 or item.bundle) or not item.isVisible():
+                if not carries_count(item) or not item.isVisible():
                     continue
                 pa, pb = item.a.scenePos(), item.b.scenePos()
                 items.append(item)
@@ -397,7 +405,7 @@ class LinkLabels:
             if r.intersects(area):
                 taken.claim(r, force=True)
         for item in links:
-            if not (item.count > 1 or item.bundle) or not item.isVisible():
+            if not carries_count(item) or not item.isVisible():
                 continue
             a, b = t.map(item.a.scenePos()), t.map(item.b.scenePos())
             if not QRectF(a, b).normalized().adjusted(-20, -20, 20, 20).intersects(area):

@@ -8,6 +8,7 @@ from PySide6.QtGui import QColor, QCursor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsSimpleTextItem, QGraphicsView, QMenu
 
 from ..model.connect import link_options
+from .bundle_links import open_around
 from .canvas_items import MIME_PALETTE, DeviceItem, GroupItem, LinkItem
 from .canvas_lod import MAX_ZOOM
 from .canvas_paint import opaque_viewport
@@ -188,9 +189,15 @@ class CanvasView(QGraphicsView):
         super().mouseMoveEvent(event)
 
     def mouseDoubleClickEvent(self, event) -> None:
-        """In a cluster's overview, double-clicking a block or a system opens it, centred."""
+        """In a cluster's overview, double-clicking a block or a system opens it, centred; elsewhere a
+        double-click on a collapsed system's bundle opens the systems at its ends."""
         lod = self.canvas.lod
         if lod is not None and lod.open_at(self.mapToScene(event.position().toPoint())):
+            event.accept()
+            return
+        top = self.itemAt(event.position().toPoint())
+        if lod is None and isinstance(top, LinkItem) and top.bundle:   # opens the systems at its ends (bundle_links)
+            open_around(self.canvas, list(top.link_ids))
             event.accept()
             return
         super().mouseDoubleClickEvent(event)

@@ -15,6 +15,11 @@ from .choice_box import ChoiceBox
 from .document import Document
 from .field_undo import UndoKeysToDocument
 
+# A row name longer than this many letters goes above its field, both as wide as the form: beside it,
+# "Bandwidth per direction, GB/s (per link)" widened the name column for every row, and at the dock's
+# default width a link's Type box showed "NVLink ..." (87 px of the dock's 260).
+SPAN_AFTER = 20
+
 
 class Inspector(QWidget):
     refused = Signal(str)   # an edit that was not accepted, in words naming the object and field (status bar)
@@ -30,6 +35,7 @@ class Inspector(QWidget):
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
         self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        self.form.setContentsMargins(0, 0, 0, 0)   # the rows line up with the title: 18 px more for the fields
         self.outer.addWidget(self.form_host)
         self.outer.addStretch(1)
         self.fields: dict[str, QWidget] = {}
@@ -40,6 +46,7 @@ class Inspector(QWidget):
         self._used_names: list[QLabel] = []
         self._rows: list[tuple[QLabel, QWidget]] = []   # (name, field) of the rows the form shows
         self._new_rows: list[tuple[QLabel, QWidget]] = []
+        self._spans: list[bool] = []   # per row shown: its name above its field (SPAN_AFTER)
         self._combos: dict[tuple, QComboBox] = {}   # the choice lists the form shows, by their items
         # Rebuilt after the event that changed the model has finished: an edit field must not be
         # deleted while it is still emitting the signal that made the edit.
@@ -73,7 +80,8 @@ class Inspector(QWidget):
         new, old = self._new_rows, self._rows
         if new == old:   # (the choice lists included: the same ones, see _choices)
             return
-        if [n for n, _w in new] == [n for n, _w in old] and \
+        spans = [len(n.text()) > SPAN_AFTER for n, _w in new]
+        if [n for n, _w in new] == [n for n, _w in old] and spans == self._spans and \
                 all(a is b or isinstance(a, QComboBox) for (_n, a), (_m, b) in zip(new, old)):
             for (_n, widget), (_m, before) in zip(new, old):   # only the choice lists are new
                 if widget is not before:
@@ -96,12 +104,16 @@ class Inspector(QWidget):
                     if isinstance(w, QComboBox):
                         w.deleteLater()
         for name, widget in new:
-            self.form.addRow(name, widget)
+            if len(name.text()) > SPAN_AFTER:   # above its field, both the form's whole width (see SPAN_AFTER)
+                self.form.addRow(name)
+                self.form.addRow(widget)
+            else:
+                self.form.addRow(name, widget)
             for w in (name, widget):
                 if w.isHidden():
                     w.show()
         self.form_host.show()
-        self._rows = new
+        self._rows, self._spans = new, spans
         self._keep_choices()
 
     def _keep_choices(self) -> None:

@@ -14,6 +14,7 @@ from ..model.clipboard import paste_command
 from ..model.commands import Move, RemoveItems
 from ..model.grouping import GroupItems, grouping_kind, grouping_plan
 from ..model.topology import ModelError
+from .bundle_links import links_menu
 from .canvas_items import DeviceItem, GroupItem, LinkItem
 from .canvas_lod_items import SYSTEM_BOX_STAYS, SystemBoxItem
 from .nudge import Nudge
@@ -305,7 +306,8 @@ class HabitActions:
                 menu.addAction(item.toolTip().removeprefix("bundle: ")).setEnabled(False)
                 menu.addAction("Zoom to its ends", lambda a=item.a, b=item.b: self.view.fit_rect(
                     a.sceneBoundingRect().united(b.sceneBoundingRect())))
-                # a collapsed system's links could not be deleted without opening it (the editor review)
+                # a collapsed system's links could not be reached without opening it (the editor review)
+                links_menu(menu, self.scene, self.view, item.link_ids)
                 menu.addSeparator()
                 n = len(item.link_ids)
                 menu.addAction(f"Delete its {n:,} link{'s' if n > 1 else ''}", lambda ids=list(item.link_ids): self.document.push(
@@ -365,7 +367,9 @@ class HabitActions:
                  ("Escape", "Select nothing on the canvas (or drop the link or move being dragged)"),
                  ("Wheel", "Zoom the canvas"), ("Middle drag, or Space + drag", "Pan the canvas"),
                  ("Drag from a device's round handle", "Link it to another device"),
-                 ("Double-click a system", "Expand or collapse it"), ("Double-click a device", "Rename it (as F2)"),
+                 ("Ctrl + drag", "Copy what is dragged (a plain drag out of a frame leaves its group)"),
+                 ("Double-click a system", "Expand or collapse it"),
+                 ("Double-click a bundle", "Open the collapsed systems at its ends"), ("Double-click a device", "Rename it (as F2)"),
                  ("Right click", "What you can do with the item")]
         dialog = QDialog(self)
         dialog.setObjectName("shortcutList")

@@ -13,6 +13,14 @@ from dgxstudio.model.topology import Topology
 from dgxstudio.ui.main_window import MainWindow
 
 
+@pytest.fixture(autouse=True)
+def _clean_settings(tmp_path_factory, monkeypatch):
+    """Every test starts from an empty settings store of its own: a window closed by one test saves
+    its dock layout (History raised, say), and the next test's window restored it, its Inspector
+    behind the History tab. A test that needs a saved layout makes it (test_first_frame's _reopened)."""
+    monkeypatch.setenv("DGXSTUDIO_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+
+
 @pytest.fixture
 def make_window(qtbot):
     windows = []
@@ -38,21 +46,21 @@ def make_window(qtbot):
     gc.collect()
 
 
-def send_mouse(widget, kind, pos: QPoint, buttons=Qt.MouseButton.LeftButton, button=Qt.MouseButton.LeftButton):
-    ev = QMouseEvent(kind, QPointF(pos), QPointF(widget.mapToGlobal(pos)), button, buttons,
-                     Qt.KeyboardModifier.NoModifier)
+def send_mouse(widget, kind, pos: QPoint, buttons=Qt.MouseButton.LeftButton, button=Qt.MouseButton.LeftButton,
+               modifiers=Qt.KeyboardModifier.NoModifier):
+    ev = QMouseEvent(kind, QPointF(pos), QPointF(widget.mapToGlobal(pos)), button, buttons, modifiers)
     QApplication.sendEvent(widget, ev)
 
 
-def drag(view, start: QPoint, end: QPoint, steps: int = 6):
-    """Press, move with the button held, release: what a hand on a mouse does."""
+def drag(view, start: QPoint, end: QPoint, steps: int = 6, modifiers=Qt.KeyboardModifier.NoModifier):
+    """Press, move with the button held, release: what a hand on a mouse does (with Ctrl held, say)."""
     vp = view.viewport()
-    send_mouse(vp, QEvent.Type.MouseButtonPress, start)
+    send_mouse(vp, QEvent.Type.MouseButtonPress, start, modifiers=modifiers)
     for i in range(1, steps + 1):
         p = start + (end - start) * i / steps
         send_mouse(vp, QEvent.Type.MouseMove, QPoint(int(p.x()), int(p.y())), buttons=Qt.MouseButton.LeftButton,
-                   button=Qt.MouseButton.NoButton)
-    send_mouse(vp, QEvent.Type.MouseButtonRelease, end, buttons=Qt.MouseButton.NoButton)
+                   button=Qt.MouseButton.NoButton, modifiers=modifiers)
+    send_mouse(vp, QEvent.Type.MouseButtonRelease, end, buttons=Qt.MouseButton.NoButton, modifiers=modifiers)
     QApplication.processEvents()
 
 

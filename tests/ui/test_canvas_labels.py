@@ -12,11 +12,9 @@ def placed(w):
 
 
 def test_link_counts_cover_no_device_and_no_other_count(make_window, qtbot):
-    from dgxstudio.ui.settings import settings
-
-    # the default dock layout: a layout an earlier test's window saved (a Results dock grown by a long
-    # summary) left the canvas too small for 80% of the counts in two full runs of three
-    settings().remove("window")
+    # the default dock layout (every test starts from empty settings, conftest's _clean_settings): a
+    # layout an earlier test's window saved (a Results dock grown by a long summary) left the canvas
+    # too small for 80% of the counts in two full runs of three
     w = make_window("dgx-a100")
     w.view.fit()
     qtbot.wait(5)
@@ -48,9 +46,8 @@ def test_a_narrow_window_leaves_the_canvas_room(qtbot):
     (247 px of 800 before, where a DGX H100 drew as blank boxes)."""
     from dgxstudio.model.presets import load_preset
     from dgxstudio.ui.main_window import MainWindow
-    from dgxstudio.ui.settings import settings
 
-    settings().remove("window")   # a first start: no layout saved by an earlier window
+    # a first start: no layout saved by an earlier window (conftest's _clean_settings)
     w = MainWindow(load_preset("dgx-h100"), None, "dgx-h100")
     qtbot.addWidget(w)
     w.resize(800, 800)
@@ -86,3 +83,20 @@ def test_link_counts_stay_on_their_links_while_the_view_pans(make_window, qtbot)
             assert (after[key] - before[key]).manhattanLength() < 0.5, "a count moved along its link"
         moved.append(len(after))
     assert all(moved)
+
+
+def test_a_16_system_fat_tree_at_fit_counts_only_bundles_of_several_links(make_window, qtbot):
+    """The 16-system rail-optimized DGX H100 fat tree drew an 'x1' on each of its 128 system-to-leaf
+    bundles: they crowded the row under the leaves and covered the lines, and only 44 found a place,
+    so some bundles read as counted and others not. A bundle of one link is told by its dashed line;
+    every bundle of several (the 16 spine-leaf 'x8') is counted."""
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    w = make_window(topology=build_fat_tree(16, "dgx-h100", rail_optimized=True))
+    w.view.fit()
+    qtbot.wait(30)
+    w.view.viewport().repaint()
+    placed = w.scene.link_labels._placed
+    several = [i for i in w.scene.link_items if i.count > 1]
+    assert len(several) == 16 and sum(1 for i in w.scene.link_items if i.bundle and i.count == 1) == 128
+    assert sorted(text for _i, _b, text in placed) == ["x8"] * 16

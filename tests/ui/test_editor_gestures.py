@@ -406,10 +406,12 @@ def test_ctrl_z_in_an_inspector_field_after_enter_undoes_the_edit(make_window, q
     assert topo.links[lid].count == 2
 
 
-def test_a_ctrl_drag_from_an_unselected_device_moves_it_in_the_document_too(make_window, qtbot):
+def test_a_ctrl_drag_from_an_unselected_device_copies_it_and_the_selection(make_window, qtbot):
     """Ctrl+pressing a device outside the selection and dragging moved it on the canvas with the
     selection (Qt drags the pressed item too), but only the selection's places reached the document:
-    the device was drawn 200 units from where the file put it."""
+    the device was drawn 200 units from where the file put it. Ctrl+drag now copies (as draw.io, Visio,
+    Inkscape and yEd do, test_drag_ends.py): the originals are drawn where the file has them, the
+    copies of both where the mouse let go."""
     from PySide6.QtGui import QMouseEvent
 
     w = make_window("dgx1-v100")
@@ -428,10 +430,12 @@ def test_a_ctrl_drag_from_an_unselected_device_moves_it_in_the_document_too(make
         ctrl_mouse(QEvent.Type.MouseMove, start + QPoint(20 * i, 10 * i), held, none)
     ctrl_mouse(QEvent.Type.MouseButtonRelease, start + QPoint(100, 50), none, held)
     QApplication.processEvents()
-    for d in ("gpu0", "gpu1"):
+    copies = w.scene.selected_ids()
+    assert len(copies) == 2 and not {"gpu0", "gpu1"} & set(copies)
+    for d in ("gpu0", "gpu1", *copies):
         item = w.scene.device_items[d]
         assert topo.layout.positions[d] == (round(item.pos().x(), 3), round(item.pos().y(), 3))
-    assert topo.layout.positions["gpu0"] != (0.0, 0.0)
+    assert topo.layout.positions["gpu0"] == (0.0, 0.0)
     assert w.document.undo_stack.count() == 1
     _key(qtbot, w, Qt.Key.Key_Z, CTRL)
     assert dumps(topo) == before and w.scene.device_items["gpu0"].pos() == QPointF(0, 0)

@@ -15,9 +15,10 @@ from dgxstudio.ui.main_window import MainWindow
 
 def _reopened(qtbot, make_window, preset="dgx-a100", before_show=None):
     """A window opened the way a user's second start opens it: with the dock layout the first window
-    saved on closing (the Plots dock behind the Findings tab)."""
+    saved on closing (the Plots dock behind the Findings tab). Every test starts from empty settings
+    (conftest's _clean_settings): the first window, a first start, saves the layout the second opens."""
     first = make_window(preset)
-    _click_tab(qtbot, first, "Findings")   # whatever an earlier test left raised
+    _click_tab(qtbot, first, "Findings")
     first.close()
     w = MainWindow(load_preset(preset), None, preset)
     w.resize(1300, 850)

@@ -196,7 +196,6 @@ def test_a_first_start_shows_no_content_of_the_docks_it_puts_behind_a_tab(qtbot)
     """A first start (no saved layout) tabs its docks once the window is shown, before its first
     frame: the contents of the docks that end up behind a tab (Simulation, History, Results) wait
     until their tab is raised, as on a later start; the others are shown in that frame."""
-    from dgxstudio.ui.settings import settings
 
     shown = []
 
@@ -206,8 +205,7 @@ def test_a_first_start_shows_no_content_of_the_docks_it_puts_behind_a_tab(qtbot)
                 shown.append(obj)
             return False
 
-    settings().remove("window")
-    w = MainWindow(load_preset("dgx-h100"), None, "dgx-h100")
+    w = MainWindow(load_preset("dgx-h100"), None, "dgx-h100")   # a first start (conftest's _clean_settings)
     watcher = Shows()
     for content in (w.sim_panel, w.history, w.results, w.palette, w.findings):
         content.installEventFilter(watcher)
@@ -234,4 +232,3 @@ def test_a_first_start_shows_no_content_of_the_docks_it_puts_behind_a_tab(qtbot)
         qtbot.waitUntil(w.history.isVisible, timeout=3000)
     finally:
         _close(w)
-        settings().remove("window")   # (the next test's window: not one with History raised)

@@ -60,3 +60,34 @@ def test_a_dock_dragged_narrow_still_shows_whole_rows(make_window, qtbot):
     _click(w, qtbot, "gpu0")   # other rows: the dock rereads the width they need
     qtbot.wait(50)
     assert w.inspector.width() == scroll.viewport().width() >= w.inspector.minimumSizeHint().width()
+
+
+def test_every_field_of_a_link_reads_whole_at_the_default_dock_width(make_window, qtbot):
+    """The name "Bandwidth per direction, GB/s (per link)" beside its field widened the name column for
+    every row: at the default dock width a link's Type box showed "NVLink ..." in 87 px of 260, and
+    the latency's "0.47 (catal...". Long names now go above their fields."""
+    from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
+
+    w = make_window("dgx1-v100")
+    qtbot.wait(50)
+    dock = w.inspector_dock.width()
+    topo = w.document.topology
+    qpi = next(lk.id for lk in topo.links.values() if lk.type == "QPI")   # "Intel QPI 9.6 GT/s"
+    for lid in ("l0", qpi):
+        w.scene.select_ids([lid])
+        for _ in range(3):
+            QApplication.processEvents()
+        assert w.inspector_dock.width() == dock
+        combo = w.inspector.fields["type"]
+        opt = QStyleOptionComboBox()
+        combo.initStyleOption(opt)
+        field = combo.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
+                                             QStyle.SubControl.SC_ComboBoxEditField, combo)
+        assert combo.fontMetrics().horizontalAdvance(combo.currentText()) <= field.width() - 2, \
+            f"{lid}: the Type box cuts off {combo.currentText()!r}"
+        for key in ("bandwidth", "latency"):
+            edit = w.inspector.fields[key]
+            room = edit.contentsRect().width() - edit.textMargins().left() - edit.textMargins().right() - 4
+            assert edit.fontMetrics().horizontalAdvance(edit.placeholderText()) <= room, \
+                f"{lid}: {key} cuts off {edit.placeholderText()!r}"
+        assert w.inspector.width() == w.inspector_dock.widget().viewport().width(), "no row cut off on the right"
