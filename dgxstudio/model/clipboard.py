@@ -21,7 +21,7 @@ def copy_selection(topo: Topology, device_ids: list[str]) -> dict:
     keep = set(device_ids)
     chosen = [d for d in topo.devices if d in keep]
     keep = set(chosen)
-    filled = _filled_groups(topo, keep) if keep else {}
+    filled = filled_groups(topo, keep) if keep else {}
     groups = [gid for gid in topo.groups if filled.get(gid)]
     sub = Topology(topo.name, topo.catalog)
     kept_groups = set(groups)
@@ -46,7 +46,7 @@ def copy_selection(topo: Topology, device_ids: list[str]) -> dict:
     return doc
 
 
-def _filled_groups(topo: Topology, keep: set[str]) -> dict[str, bool]:
+def filled_groups(topo: Topology, keep: set[str]) -> dict[str, bool]:
     """Per group, whether it holds a device at some depth and every device at every depth is in
     ``keep``: one pass over the group tree, children before parents (a cluster's thousands of groups
     each asking ``devices_in_group`` froze the window for seconds)."""

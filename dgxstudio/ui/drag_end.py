@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 
-from ..model.clipboard import _filled_groups, copy_selection, paste_command
+from ..model.clipboard import filled_groups, copy_selection, paste_command
 from ..model.commands import Command, Macro, Move, SetAttribute
 from ..model.topology import Topology
 from .window_habits import name_copies
@@ -52,7 +52,7 @@ class DragStart:
 def _moved_whole(topo: Topology, dragged: set[str], frames: dict[str, QRectF]) -> set[str]:
     """The drawn groups every device of which is dragged: they move as a whole, members kept (one
     pass over the group tree, as a copy finds the groups it fills; not a walk per frame at each press)."""
-    filled = _filled_groups(topo, dragged) if frames else {}
+    filled = filled_groups(topo, dragged) if frames else {}
     return {g for g in frames if filled.get(g)}
 
 
