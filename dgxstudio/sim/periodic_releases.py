@@ -66,16 +66,18 @@ def _alike_lists(before: np.ndarray, after: np.ndarray, d: int) -> np.ndarray | 
     return before[same]
 
 
-def periodic_lists(deps, lo: int, hi: int, d: int) -> np.ndarray | None:
+def periodic_lists(deps, lo: int, hi: int, d: int, counted: bool = False) -> np.ndarray | None:
     """Are the dependents of every group x + d (x and x + d in [lo, hi]) those of x, moved by d, in
     the same order, or the same groups (barriers)? The barriers (ids, repeated), or None when not.
-    ``deps``: a periods.Dependents (flat lists and their pointers)."""
+    ``deps``: a periods.Dependents (flat lists and their pointers). ``counted``: each x is known to
+    have as many dependents as x + d (``counts_move``)."""
     if hi - d < lo:
         return np.zeros(0, dtype=np.int64)
     ptr = deps.ptr
-    counts = np.diff(ptr[lo:hi + 2])
-    if not np.array_equal(counts[:-d], counts[d:]):
-        return None
+    if not counted:
+        counts = np.diff(ptr[lo:hi + 2])
+        if not np.array_equal(counts[:-d], counts[d:]):
+            return None
     return _alike_lists(deps.flat[ptr[lo]:ptr[hi + 1 - d]], deps.flat[ptr[lo + d]:ptr[hi + 1]], d)
 
 
@@ -149,13 +151,14 @@ def counts_move(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> bool:
     return not (differ[np.minimum(at, len(differ) - 1)] <= hi)[at < len(differ)].any()
 
 
-def moving_before_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
+def moving_before_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3,
+                      counted: bool = False) -> np.ndarray | None:
     """The same question for the rest (``moving_at_end``): read as slices over each span (columns whose
-    spans overlap, as one span) but its last ``tail`` periods."""
+    spans overlap, as one span) but its last ``tail`` periods. ``counted``: see ``periodic_lists``."""
     deps = per.on_sent if sent else per.on_done
     fixed = []
     for a, b in _spans(gs)[0]:
-        fixed.append(periodic_lists(deps, a, b - tail * d, d))
+        fixed.append(periodic_lists(deps, a, b - tail * d, d, counted))
         if fixed[-1] is None:
             return None
     return np.concatenate(fixed)
@@ -189,7 +192,7 @@ def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k:
         if fixed[-1] is None:
             return None
     for gs, sent in moving:
-        fixed.append(moving_before_end(per, gs, sent, d))
+        fixed.append(moving_before_end(per, gs, sent, d, counted=True))
         if fixed[-1] is None:
             return None
     # barriers: groups that every period releases alike (a stage's join); the jump starts none
