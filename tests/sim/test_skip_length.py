@@ -71,3 +71,39 @@ def test_a_window_the_few_periods_answer_only_a_period_shorter_still_stops_there
     assert periodic_releases.uses[0] == before + 1
     assert result.periods_skipped == sum(k_sure for k, k_sure in longer) + sum(k for k, k_sure in seen
                                                                                if (k, k_sure) not in longer)
+
+
+@pytest.mark.parametrize("system, systems, algorithm, size", [
+    ("dgx-a100", 2, "ring", 2**30), ("dgx-a100", 2, "hierarchical", 2**30 + 3 * 2**20 + 12_345),
+    ("dgx-h100", 5, "nvls-tree", 2**30), ("dgx-h100", 2, "nvls-tree", 2**28 + 777)])
+def test_the_counts_asked_first_are_those_the_lists_comparison_asks(monkeypatch, system, systems, algorithm, size):
+    """``counts_move`` turns a window down exactly when its groups' dependents differ in number from a
+    period before's where the lists are compared; where it lets a window through, the lists read
+    without their own count comparison answer as with it."""
+    monkeypatch.setattr(periodic_releases, "MIN_GROUPS", 0)
+    windows = []
+    original = periodic_releases.stretched
+
+    def spy(per, deps_left, start, parts, T, k, tol, check, count=True):
+        d = periodic_releases.constant_shift(parts) if periodic_releases.applies(parts, k) else None
+        if d is not None:
+            windows.extend((per, gs, sent, d) for (gs, _), sent in ((parts[1], True), (parts[2], False))
+                           if gs.shape[1])
+        return original(per, deps_left, start, parts, T, k, tol, check, count)
+
+    monkeypatch.setattr(steady, "stretched", spy)
+    _sim(system, systems).run("all-reduce", algorithm, size)
+    assert windows
+    verdicts = set()
+    for per, gs, sent, d in windows:
+        at_end = periodic_releases.moving_at_end(per, gs, sent, d)
+        before = periodic_releases.moving_before_end(per, gs, sent, d)
+        ok = periodic_releases.counts_move(per, gs, sent, d)
+        verdicts.add(ok)
+        if not ok:
+            assert at_end is None or before is None
+        else:
+            counted = periodic_releases.moving_before_end(per, gs, sent, d, counted=True)
+            assert (before is None) == (counted is None)
+            if before is not None:
+                np.testing.assert_array_equal(before, counted)
