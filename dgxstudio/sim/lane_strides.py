@@ -22,8 +22,11 @@ import numpy as np
 ENABLED = True  # False: the whole lane order answers every time (the reference, in tests)
 # schedules of fewer groups than this are ordered whole: that costs less than a skip's many small
 # questions read along strides (about 30 us each that is not asked again; a hierarchical
-# all-reduce's looks ask tens of them)
-MIN_GROUPS = 32_768
+# all-reduce's looks ask tens of them). From 8,192 groups on, the strides cost less (on two
+# systems, CPU best of 9, A/B twice at load 6.5-7: ring at 16 GiB, 15,361 groups, 6.1-6.6 ->
+# 5.9-6.2 ms; hierarchical at 4 and 8 GiB 18.0-18.1 -> 17.5-17.7 and 21.6-21.8 -> 20.6-21.2 ms;
+# NVLS tree at 2 GiB, 13,056 groups, 15.9-16.9 -> 15.6 ms; below 8,192 within the noise)
+MIN_GROUPS = 8_192
 
 
 class StrideLanes:

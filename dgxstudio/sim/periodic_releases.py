@@ -66,16 +66,18 @@ def _alike_lists(before: np.ndarray, after: np.ndarray, d: int) -> np.ndarray | 
     return before[same]
 
 
-def periodic_lists(deps, lo: int, hi: int, d: int) -> np.ndarray | None:
+def periodic_lists(deps, lo: int, hi: int, d: int, counted: bool = False) -> np.ndarray | None:
     """Are the dependents of every group x + d (x and x + d in [lo, hi]) those of x, moved by d, in
     the same order, or the same groups (barriers)? The barriers (ids, repeated), or None when not.
-    ``deps``: a periods.Dependents (flat lists and their pointers)."""
+    ``deps``: a periods.Dependents (flat lists and their pointers). ``counted``: each x is known to
+    have as many dependents as x + d (``counts_move``)."""
     if hi - d < lo:
         return np.zeros(0, dtype=np.int64)
     ptr = deps.ptr
-    counts = np.diff(ptr[lo:hi + 2])
-    if not np.array_equal(counts[:-d], counts[d:]):
-        return None
+    if not counted:
+        counts = np.diff(ptr[lo:hi + 2])
+        if not np.array_equal(counts[:-d], counts[d:]):
+            return None
     return _alike_lists(deps.flat[ptr[lo]:ptr[hi + 1 - d]], deps.flat[ptr[lo + d]:ptr[hi + 1]], d)
 
 
@@ -95,6 +97,15 @@ def _spans(gs: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
     return spans, span_of
 
 
+def _last_periods(gs: np.ndarray, spans: list[list[int]], span_of: np.ndarray, d: int, tail: int) -> np.ndarray:
+    """The groups of ``gs`` but its last row (a period per row, each d on from the one before) in the
+    last ``tail`` periods of the ids their columns' lanes span, row by row. Only the last tail + 1
+    rows can hold them (a span ends at or past its columns' last row): read there."""
+    last = np.asarray([b for _, b in spans], dtype=np.int64)[span_of] - tail * d - d
+    rows = gs[-(tail + 2):-1]
+    return rows[rows > last[None, :]]
+
+
 def moving_at_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
     """Are the dependents of each group of ``gs`` (a period per row) a period on those of its group a
     period before, moved by d, or the same groups (barriers)? Here for the groups of the last
@@ -103,9 +114,7 @@ def moving_at_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.
     lanes fails here, so this is asked before ``moving_before_end`` (a window one period too long
     for the few-period check is turned down before its slices are read). The barriers (ids,
     repeated), or None when not."""
-    spans, span_of = _spans(gs)
-    last = np.asarray([b for _, b in spans], dtype=np.int64)[span_of] - tail * d - d
-    x = gs[:-1][gs[:-1] > last[None, :]]
+    x = _last_periods(gs, *_spans(gs), d, tail)
     got, n = per.dependents(x, sent)
     moved, m = per.dependents(x + d, sent)
     if not np.array_equal(n, m):
@@ -113,13 +122,43 @@ def moving_at_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.
     return _alike_lists(got, moved, d)
 
 
-def moving_before_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> np.ndarray | None:
+def counts_move(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> bool:
+    """Does each group ``moving_at_end`` and ``moving_before_end`` compare have as many dependents as
+    its group a period before? Their first question, read from the list pointers alone (no list is
+    compared), asked for every table before either: a window whose groups' dependents change in
+    number is turned down for the cost of a few slices (a ring's lane runs through its steps, and
+    its last step's pieces release nothing: every long window of a 16 GiB ring on two systems
+    crosses into it, and the lists were compared before that was seen). The window's last periods
+    first, as there."""
+    ptr = (per.on_sent if sent else per.on_done).ptr
+    spans, span_of = _spans(gs)
+    x = _last_periods(gs, spans, span_of, d, tail)
+    if not np.array_equal(ptr[x + 1] - ptr[x], ptr[x + d + 1] - ptr[x + d]):
+        return False
+    # every id x of each span but its last tail periods against x + d, all spans at once: the ids x
+    # whose count differs, then any of them in a span's [a, b - (tail + 1) d]
+    a = np.asarray([a for a, _ in spans], dtype=np.int64)
+    hi = np.asarray([b for _, b in spans], dtype=np.int64) - tail * d - d
+    a, hi = a[hi >= a], hi[hi >= a]
+    if not len(a):
+        return True
+    lo = int(a[0])
+    counts = np.diff(ptr[lo:int(hi.max()) + d + 2])
+    differ = np.flatnonzero(counts[:-d] != counts[d:]) + lo
+    if not len(differ):
+        return True
+    at = np.searchsorted(differ, a)  # each span's first such id at or after its start
+    return not (differ[np.minimum(at, len(differ) - 1)] <= hi)[at < len(differ)].any()
+
+
+def moving_before_end(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3,
+                      counted: bool = False) -> np.ndarray | None:
     """The same question for the rest (``moving_at_end``): read as slices over each span (columns whose
-    spans overlap, as one span) but its last ``tail`` periods."""
+    spans overlap, as one span) but its last ``tail`` periods. ``counted``: see ``periodic_lists``."""
     deps = per.on_sent if sent else per.on_done
     fixed = []
     for a, b in _spans(gs)[0]:
-        fixed.append(periodic_lists(deps, a, b - tail * d, d))
+        fixed.append(periodic_lists(deps, a, b - tail * d, d, counted))
         if fixed[-1] is None:
             return None
     return np.concatenate(fixed)
@@ -142,15 +181,18 @@ def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k:
     d = constant_shift(parts)
     if d is None:
         return None
-    # the dependents at the window's end first (a window that ends its lanes fails there), then every period's
+    # the dependents' counts, then their lists: at the window's end first (a window that ends its lanes
+    # fails there), then every period's
     moving = [(gs, sent) for (gs, _), sent in ((parts[1], True), (parts[2], False)) if gs.shape[1]]
+    if not all(counts_move(per, gs, sent, d) for gs, sent in moving):
+        return None
     fixed = []
     for gs, sent in moving:
         fixed.append(moving_at_end(per, gs, sent, d))
         if fixed[-1] is None:
             return None
     for gs, sent in moving:
-        fixed.append(moving_before_end(per, gs, sent, d))
+        fixed.append(moving_before_end(per, gs, sent, d, counted=True))
         if fixed[-1] is None:
             return None
     # barriers: groups that every period releases alike (a stage's join); the jump starts none

@@ -294,7 +294,9 @@ class Dependents:
             bad = (src < 0) | (src >= n) | (src == dep)
             i = int(np.argmax(bad))
             raise ValueError(f"group {dep[i]} ({name_of(int(dep[i]))}) depends on unknown group {src[i]}")
-        self.flat = dep[np.argsort(src, kind="stable")]
+        # (builders list most dependencies in id order: a ring's or a hierarchical all-reduce's all,
+        # and the stable order of sorted ids is theirs)
+        self.flat = dep if not len(src) or (src[1:] >= src[:-1]).all() else dep[np.argsort(src, kind="stable")]
         self.ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(src, minlength=n), out=self.ptr[1:])
 

@@ -81,7 +81,7 @@ class Shortcut:
         self.held_flows = 0  # active flows the history's snapshots copy, all told
         self.misses = 0  # looks in a row whose groups were the image of no snapshot
         self.mismatches = 0  # looks in a row that found such a snapshot but not the same state
-        self._found = None  # (a window's parts, what the few-period check answered for them): see _stretches
+        self._found = None  # (a window's parts, what the few-period check answered for them): see _length
 
 
     HISTORY = 256  # snapshots kept at most (a period of more looks than this is not found) ...
@@ -247,9 +247,9 @@ class Shortcut:
             steps = np.arange(1, k + 1)[:, None] * T
             parts = [(img if every else img[:, mask], vals[None, :] + steps)
                      for mask, every, vals in zip(masks, whole, times)]
-            if k > k_sure and not self._stretches(parts, T, k):
-                k = k_sure  # see _periods_ahead
-                continue
+            if k > k_sure:
+                k, parts = self._length(parts, T, k, k_sure)  # see _periods_ahead
+                img = img[:k]
             checked = self._releases(parts, T, k)
             if isinstance(checked, tuple):
                 break
@@ -335,20 +335,40 @@ class Shortcut:
         k_sure = min(k, (per.reach_all(np.concatenate([e, held])) - 1) // ms)
         return k, k_sure
 
-    def _stretches(self, parts, T: float, k: int) -> bool:
-        """Does a window of k periods get its releases checked without reading every group: too
-        short for the few-period check (the full one is cheap), or one that check answers? The
-        same answer with ``periodic_releases.ENABLED`` off, so that the skip's length and the run
-        do not depend on it. The answer found is kept for ``_releases``."""
+    # what ``_length`` found for a window the few-period check does not answer: the full check decides
+    FULL = "full"
+
+    def _length(self, parts, T: float, k: int, k_sure: int) -> tuple[int, list]:
+        """How many periods a window whose reach allows k (one more than ``k_sure``) is checked for:
+        k when its releases are checked without reading every group (too short for the few-period
+        check, whose full check is cheap, or one that check answers), or when the few-period check
+        answers neither k nor k_sure periods (the full check runs either way: the longer skip
+        leaves fewer events to play; a ring of 16 GiB on two systems crosses its steps' ends, whose
+        dependents differ, in every window); else k_sure. The same answer with
+        ``periodic_releases.ENABLED`` off, so that the skip's length and the run do not depend on it.
+        Returns the length and its periods' tables (the first rows of ``parts``); what was found for
+        them is kept for ``_releases``."""
         self._found = None
         if not periodic_releases.applies(parts, k):
-            return True
-        got = stretched(self.per, self.deps_left, self.start, parts, T, k, self._tol(parts, T, k), self._releases,
-                        count=False)
+            return k, parts
+        got = self._few(parts, T, k)
         if got is None:
-            return False
+            short = [(gs[:k_sure], w[:k_sure]) for gs, w in parts]  # (row j-1: period j)
+            if k_sure < 1:
+                return k_sure, short
+            if periodic_releases.applies(short, k_sure):
+                got_short = self._few(short, T, k_sure)
+                if got_short is not None:
+                    self._found = (short, got_short)
+                    return k_sure, short
+            got = self.FULL
         self._found = (parts, got)
-        return True
+        return k, parts
+
+    def _few(self, parts, T: float, k: int):
+        """The few-period check's answer for a window (``stretched``, also with it switched off), or None."""
+        return stretched(self.per, self.deps_left, self.start, parts, T, k, self._tol(parts, T, k), self._releases,
+                         count=False)
 
     def _tol(self, parts, T: float, k: int) -> float:
         """How far a start may be from its last release in a window: relative to the period, and to
@@ -374,10 +394,12 @@ class Shortcut:
         if tol is None:
             tol = self._tol(parts, T, k)
             found, self._found = self._found, None
-            if found is not None and found[0] is parts and periodic_releases.ENABLED:
+            if found is not None and found[0] is parts and found[1] is not self.FULL and periodic_releases.ENABLED:
                 periodic_releases.uses[0] += 1
                 return found[1]
-            few = stretched(per, self.deps_left, self.start, parts, T, k, tol, self._releases)
+            # (the few-period check asked again, unless it was asked for these periods and did not answer)
+            few = None if found is not None and found[0] is parts else stretched(per, self.deps_left, self.start,
+                                                                                parts, T, k, tol, self._releases)
             if few is not None:
                 return few
         rows = np.arange(1, k + 1)
