@@ -44,7 +44,7 @@ import dataclasses
 import numpy as np
 
 from ..analysis.routing import Route
-from . import fold_alike, fold_reduced, tree_orbits
+from . import fold_alike, fold_reduced, slot_rows, tree_orbits
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
 from .relation_ids import row_ids as _ids
@@ -137,7 +137,7 @@ class Fold:
         packed = parts.packed(n_trees)
         in_parts = packed is not None and parts.matches(s_route0, eng0.route_ch, eng0.route_w, s_lat0, cap0)
         if in_parts:
-            found = tree_orbits.orbits(self._slot_ends(n_trees, per_tree), packed, parts.lat, parts.cap,
+            found = tree_orbits.orbits(parts.ends.reshape(n_trees, per_tree, 2), packed, parts.lat, parts.cap,
                                        parts.ch, parts.w, eng0.capacity)
             s_init0 = _ids(s_role[:per_tree], s_lat0.view(np.int64), cap0.view(np.int64))
             col_c = None if found is None else tree_orbits.coarsened(
@@ -228,12 +228,7 @@ class Fold:
 
     def _slot_ends(self, n_trees: int, per_tree: int) -> np.ndarray:
         """Each slot's source and destination as numbers, (trees, slots per tree, 2)."""
-        names = [x for pats in self.role_patterns for p in pats for pair in p.pairs for x in pair]
-        ids = dict.fromkeys(names)  # (numbered in the order they first come)
-        for i, x in enumerate(ids):
-            ids[x] = i
-        return np.fromiter(map(ids.__getitem__, names), dtype=np.int64,
-                           count=2 * n_trees * per_tree).reshape(n_trees, per_tree, 2)
+        return slot_rows.slot_ends([p for pats in self.role_patterns for p in pats]).reshape(n_trees, per_tree, 2)
 
     def _take_orbits(self, uch: np.ndarray, col_c: np.ndarray, n_trees: int, per_tree: int, per_role: list[int],
                      s_route: np.ndarray) -> None:
