@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .filling_start import filling_start
+
 if TYPE_CHECKING:
     from .rates import RouteTable
 
@@ -134,7 +136,8 @@ def maxmin_arrays(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, ca
     if not len(route_ids):
         return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
     n = len(route_ids)
-    uch, full, caps, ch_local, ridx, w, cap, cnt = _filling_start(route_ids, mult, table, capacity, route_cap)
+    # (the start read from the table's columns kept for its solves: sim/filling_start.py)
+    uch, full, caps, ch_local, ridx, w, cap, cnt = filling_start(route_ids, mult, table, capacity, route_cap)
     nloc = len(uch)
     eps = 1e-12
     # the live channels (count above eps) and the entries on them, renumbered

@@ -26,7 +26,8 @@ and a mirror on a rail-optimized cluster, for the NCCL tree, the NVLS tree and C
 runs on tree 0 and the maps' orbits of channels instead of on every tree: the same classes, found
 without refining every tree's routes. The maps are checked on the routes' parts (``tree_parts.py``:
 a hop spread over the spines is its legs, its NICs' links and its leaf pair's spread), so only tree
-0 is routed; the other trees' templates are looked up if something reads them.
+0 is routed; the other trees' templates are looked up if something reads them. Inside the
+representative tree, slots of one class run as one flow (``slot_merge.py``).
 
 Groups outside the trees (the launch; an NVLS tree's joins, and every system's NVLS reduce and
 multicast, between which its trees' pieces run) are shared by all trees, so trees of a class still
@@ -44,10 +45,11 @@ import dataclasses
 import numpy as np
 
 from ..analysis.routing import Route
-from . import fold_alike, fold_reduced, tree_orbits
+from . import fold_alike, fold_reduced, slot_rows, tree_orbits
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
 from .relation_ids import row_ids as _ids
+from .slot_merge import SlotMerge
 from .system_fold import LazyTemplate, SystemFold
 from .tree_parts import TreeParts
 
@@ -137,12 +139,13 @@ class Fold:
         packed = parts.packed(n_trees)
         in_parts = packed is not None and parts.matches(s_route0, eng0.route_ch, eng0.route_w, s_lat0, cap0)
         if in_parts:
-            found = tree_orbits.orbits(self._slot_ends(n_trees, per_tree), packed, parts.lat, parts.cap,
+            found = tree_orbits.orbits(parts.ends.reshape(n_trees, per_tree, 2), packed, parts.lat, parts.cap,
                                        parts.ch, parts.w, eng0.capacity)
             s_init0 = _ids(s_role[:per_tree], s_lat0.view(np.int64), cap0.view(np.int64))
-            col_c = None if found is None else tree_orbits.coarsened(
+            got = None if found is None else tree_orbits.coarsened(
                 found, s_route0, s_init0, eng0.route_ch, eng0.route_w, eng0.capacity, _MIX)
-            if col_c is not None:
+            if got is not None:
+                col_c, self.slot_cls = got
                 del parts
                 # tree 0 is the representative: the others' routes only if something reads them
                 self.tpls0 = {id(p): tpl for p, tpl in zip(self.role_patterns[0], tpl0)}
@@ -164,9 +167,10 @@ class Fold:
         # different lengths join into routes a map carries onto each other; not looked for again)
         found = None if in_parts else tree_orbits.orbits(self._slot_ends(n_trees, per_tree), s_route, s_lat,
                                                          caps[s_route], eng0.route_ch, eng0.route_w, eng0.capacity)
-        col_c = None if found is None else tree_orbits.coarsened(
+        got = None if found is None else tree_orbits.coarsened(
             found, s_route[:per_tree], s_init[:per_tree], eng0.route_ch, eng0.route_w, eng0.capacity, _MIX)
-        if col_c is not None:
+        if got is not None:
+            col_c, self.slot_cls = got
             self._take_orbits(found.uch, col_c, n_trees, per_tree, per_role, s_route)
             return True
         # slots share routes: the refinement reads each route's entries once (sim/fold_routes.py)
@@ -224,16 +228,12 @@ class Fold:
         np.minimum.at(rep_ch, col_c, np.arange(n_c))
         self.uch, self.col_c, self.rep_ch = uch, col_c, uch[rep_ch]
         self.s_route = s_route
+        self.slot_cls = col_s  # (every tree's slots: the representatives' are read)
         return True
 
     def _slot_ends(self, n_trees: int, per_tree: int) -> np.ndarray:
         """Each slot's source and destination as numbers, (trees, slots per tree, 2)."""
-        names = [x for pats in self.role_patterns for p in pats for pair in p.pairs for x in pair]
-        ids = dict.fromkeys(names)  # (numbered in the order they first come)
-        for i, x in enumerate(ids):
-            ids[x] = i
-        return np.fromiter(map(ids.__getitem__, names), dtype=np.int64,
-                           count=2 * n_trees * per_tree).reshape(n_trees, per_tree, 2)
+        return slot_rows.slot_ends([p for pats in self.role_patterns for p in pats]).reshape(n_trees, per_tree, 2)
 
     def _take_orbits(self, uch: np.ndarray, col_c: np.ndarray, n_trees: int, per_tree: int, per_role: list[int],
                      s_route: np.ndarray) -> None:
@@ -273,11 +273,12 @@ class Fold:
                 src[mem] = self.trees[r]
         return src
 
-    def _class_routes(self, rids: list[int]) -> dict[int, Route]:
-        """Routes ``rids`` of flows standing for m each: on one channel of each channel class a route
-        loads, its load on the class (its weights there summed in its own order) times m over the
-        class's size (symmetry.py's class route), all routes at once."""
+    def _class_routes(self, wanted: list[tuple[int, int]]) -> dict[tuple[int, int], Route]:
+        """Routes of flows standing for k m each, ``wanted`` as (route id, k): on one channel of each
+        channel class a route loads, its load on the class (its weights there summed in its own
+        order) times k m over the class's size (symmetry.py's class route), all routes at once."""
         eng0 = self.eng0
+        rids = [r for r, _ in wanted]
         ids = np.asarray(rids, dtype=np.int64)
         lens, ch, w = RouteTable([eng0.route_ch[r] for r in rids], [eng0.route_w[r] for r in rids]).gather(
             np.arange(len(ids)))
@@ -287,11 +288,12 @@ class Fold:
         owner, cls = np.divmod(uk, self.n_cls)
         keep = load > 0
         owner, cls, load = owner[keep], cls[keep], load[keep]
-        chans, weights = self.rep_ch[cls], load * self.m / self.cls_size[cls]
+        flows = np.asarray([k for _, k in wanted], dtype=np.int64)[owner] * self.m  # (an integer: k m exact)
+        chans, weights = self.rep_ch[cls], load * flows / self.cls_size[cls]
         bounds = np.searchsorted(owner, np.arange(len(ids) + 1)).tolist()
         # (the engine reads a class route's channels, weights and cap; its latency is the template's)
-        return {r: Route((), chans[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]], 0.0,
-                         eng0.routes[r].cap_Bps) for i, r in enumerate(rids)}
+        return {key: Route((), chans[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]], 0.0,
+                           eng0.routes[key[0]].cap_Bps) for i, key in enumerate(wanted)}
 
     def kept(self) -> tuple[np.ndarray, np.ndarray]:
         """The groups the folded run simulates (ascending), and each group's number among them
@@ -315,23 +317,28 @@ class Fold:
         reps = sorted(set(self.rep_of.tolist()))
         # the representatives' patterns travel on class routes (templates made here, not asked of the router)
         eng1 = Engine(self.router, self.scale)
-        eng1.represents = {}  # each class route's flow stands for m (the outside's for one)
-        wanted = sorted({rid for t in reps for p in self.role_patterns[t]
-                         for rid in self.tpls0[id(p)]["route"].tolist()})
+        eng1.represents = {}  # each class route's flow stands for k m (the outside's for one)
+        # one flow per class of slots in each role of a representative tree (sim/slot_merge.py)
+        self.merge = SlotMerge(self.slot_cls, self.per_tree, self.role_start)
+        flows = {(t, k): (self.tpls0[id(p)], *self.merge.role(t, k)[:2])
+                 for t in reps for k, p in enumerate(self.role_patterns[t])}
+        wanted = sorted({key for tpl, pos, count in flows.values()
+                         for key in zip(tpl["route"][pos].tolist(), count.tolist())})
         cache = self._class_routes(wanted)
         for t in reps:
-            for p in self.role_patterns[t]:
-                tpl = self.tpls0[id(p)]
+            for k, p in enumerate(self.role_patterns[t]):
+                tpl, pos, count = flows[(t, k)]
                 ids = []
-                for rid in tpl["route"].tolist():
-                    route = cache[rid]
+                for key in zip(tpl["route"][pos].tolist(), count.tolist()):
+                    route = cache[key]
                     ids.append(len(eng1.routes))
                     eng1.routes.append(route)
                     eng1.route_ch.append(route.channels)
                     eng1.route_w.append(route.weights)
                     eng1.route_cap.append(min(p.cap_Bps, route.cap_Bps))
-                    eng1.represents[ids[-1]] = self.m
-                p._template = {"engine": eng1, "route": np.asarray(ids, dtype=np.int64), "latency": tpl["latency"]}
+                    eng1.represents[ids[-1]] = self.m * key[1]
+                p._template = {"engine": eng1, "route": np.asarray(ids, dtype=np.int64),
+                               "latency": tpl["latency"][pos]}
         systems = self.sched.meta.get("systems")
         if self.systems is not None:  # a representative system's flows stand for its class's
             eng1.represents.update(self.systems.represents(eng1, systems))
@@ -386,12 +393,16 @@ class _FoldedEnds:
         if self.at is not None:
             g = int(self.at[g])
         t = int(fold.tree_of[g])
-        if t < 0 or int(fold.rep_of[t]) == t:
+        if t < 0:
             return got
+        r = int(fold.rep_of[t])
         k = self._role[id(fold.patterns[fold.pattern[g]])]
+        inner = fold.merge.role(r, k)[2]  # (each slot of the representative's role: its class's flow)
+        if r == t:
+            return got[inner]
         a, b = int(fold.role_start[k]), int(fold.role_start[k + 1])
         mine = fold.slot_perm[t * fold.per_tree + a:t * fold.per_tree + b]
-        return got[mine - int(fold.rep_of[t]) * fold.per_tree - a]
+        return got[inner[mine - r * fold.per_tree - a]]
 
     def __contains__(self, g: int) -> bool:
         return int(self.idx[g]) in self.ends

@@ -197,11 +197,11 @@ class _DeviceMaps:
 
 
 def coarsened(orb: Orbits, s_route0: np.ndarray, s_init0: np.ndarray, route_ch: list[np.ndarray],
-              route_w: list[np.ndarray], capacity: np.ndarray, mix: np.int64) -> np.ndarray | None:
+              route_w: list[np.ndarray], capacity: np.ndarray, mix: np.int64) -> tuple[np.ndarray, np.ndarray] | None:
     """The orbits merged into tree_fold's classes: colour refinement over tree 0's slots and the
     orbits (each orbit standing for its channels), as tree_fold's refinement over every tree's
-    slots and channels would colour them; each channel's class in ``orb.uch`` order, or None where
-    the exact check refuses it.
+    slots and channels would colour them; each channel's class in ``orb.uch`` order and each of
+    tree 0's slots' class, or None where the exact check refuses them.
 
     Why it is the same refinement. Orbits are an equitable partition that every colouring
     refinement keeps together (an automorphism maps a channel's neighbourhood onto its image's), so
@@ -237,7 +237,7 @@ def coarsened(orb: Orbits, s_route0: np.ndarray, s_init0: np.ndarray, route_ch: 
         return None
     of_orbit = np.empty(len(size), dtype=np.int64)
     of_orbit[graph.uch] = col_c
-    return numbered(of_orbit[orb.col_c], len(orb.uch) + 1)[1]
+    return numbered(of_orbit[orb.col_c], len(orb.uch) + 1)[1], col_s
 
 
 def _channel_map(a_routes: np.ndarray, b_routes: np.ndarray, route_ch: list[np.ndarray], route_w: list[np.ndarray],

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import slot_rows
 from .schedule import Pattern
 from .spread_hops import SpreadHops
 
@@ -42,7 +43,8 @@ WIDTH = 6  # parts per slot: a spread hop's (first leg, NIC link, spread's first
 class TreeParts:
     """``rows``: (slots, WIDTH) part ids, tree after tree; ``ch``, ``w``: each part's channels and
     weights (the engine's routes, then the spreads' parts: the first of them empty); ``lat``,
-    ``cap``: each slot's latency and rate cap, as the engine's template and route give them."""
+    ``cap``: each slot's latency and rate cap, as the engine's template and route give them;
+    ``ends``: each slot's devices as numbers (``slot_rows.slot_ends``)."""
 
     rows: np.ndarray
     ch: list[np.ndarray]
@@ -50,6 +52,7 @@ class TreeParts:
     lat: np.ndarray
     cap: np.ndarray
     n_routes: int
+    ends: np.ndarray  # each slot's source and destination numbered (sim/slot_rows.py)
 
     @classmethod
     def of(cls, engine, patterns: list) -> "TreeParts":
@@ -89,23 +92,20 @@ class TreeParts:
         # are new on 2,048 DGX H100 systems) is the row its first slot got, in any pattern alike in
         # what the engine's template reads besides the pair (no waypoints or paths, the same cap
         # and latency); new pairs are asked in the order they come, so routes are numbered as before
-        row_of: dict[tuple, dict] = {}
+        # (sim/slot_rows.py: the slots' pairs numbered once, their first slots found by a sort)
+        ends = slot_rows.slot_ends(patterns)
+        kinds: dict[tuple, int] = {}
+        of_kind = [kinds.setdefault((p.cap_Bps, p.latency_s), len(kinds)) if p.via is None and p.paths is None
+                   else -1 for p in patterns]
+        sizes = [len(p.pairs) for p in patterns]
+        first, take = slot_rows.first_slots(ends, np.repeat(np.asarray(of_kind, dtype=np.int64), sizes))
         asks = []  # (pattern, its pairs not asked before)
-        take: list[np.ndarray] = []  # each slot's row
-        n_rows = 0
-        for p in patterns:
-            if p.via is None and p.paths is None:
-                seen = row_of.setdefault((p.cap_Bps, p.latency_s), {})
-                new = [pair for pair in dict.fromkeys(p.pairs) if pair not in seen]
-                for i, pair in enumerate(new, n_rows):
-                    seen[pair] = i
-                take.append(np.fromiter(map(seen.__getitem__, p.pairs), dtype=np.int64, count=len(p.pairs)))
-                asks.append((p, new, True))
-            else:
-                new = p.pairs
-                take.append(np.arange(n_rows, n_rows + len(new), dtype=np.int64))
-                asks.append((p, new, False))
-            n_rows += len(new)
+        at = 0
+        for p, kind, size in zip(patterns, of_kind, sizes):
+            pairs = p.pairs
+            asks.append((p, [pairs[i] for i in np.flatnonzero(first[at:at + size]).tolist()] if kind >= 0 else pairs,
+                         kind >= 0))
+            at += size
         # hops spread over the spines, many at once (sim/spread_hops.py): each one's row from its
         # ends' sides and its spread, their parts worked out once per side (and whole) and spread
         bulk = SpreadHops(engine)
@@ -158,7 +158,6 @@ class TreeParts:
             caps.append(np.full(len(new), min(p.cap_Bps, np.inf)))
         # the routes' caps; the parts after the routes (part -i is number n_routes + i - 1)
         # (on each distinct row, then taken for every slot)
-        take = np.concatenate(take)
         out = np.concatenate(rows)
         routed = out[:, 0] >= 0
         cap = np.concatenate(caps)
@@ -166,7 +165,7 @@ class TreeParts:
         n_routes = len(engine.route_ch)
         out = np.where(out < 0, n_routes - 1 - out, out)[take]
         cap = cap[take]
-        return cls(out, [*engine.route_ch, *ch], [*engine.route_w, *w], np.concatenate(lat)[take], cap, n_routes)
+        return cls(out, [*engine.route_ch, *ch], [*engine.route_w, *w], np.concatenate(lat)[take], cap, n_routes, ends)
 
     def packed(self, n_trees: int) -> np.ndarray | None:
         """``rows`` without the empty parts, tree after tree, where every tree's slots have them
