@@ -59,10 +59,15 @@ class _PerGroup:
 
 class Engine:
     """Runs schedules over a router's channels. ``capacity_scale`` is the share of each channel's
-    bytes that are data (a protocol's efficiency: LL moves 8 data bytes in 16)."""
+    bytes that are data (a protocol's efficiency: LL moves 8 data bytes in 16): one number for every
+    channel, or one per channel (NVLS's efficiency holds on the NVLink channels only)."""
 
-    def __init__(self, router: Router, capacity_scale: float = 1.0, decompose: bool = True, templates: bool = True):
-        if not 0 < capacity_scale <= 1:
+    def __init__(self, router: Router, capacity_scale: float | np.ndarray = 1.0, decompose: bool = True,
+                 templates: bool = True):
+        scale = np.asarray(capacity_scale, dtype=float)
+        if scale.ndim and scale.shape != router.capacity.shape:
+            raise ValueError(f"capacity_scale has {scale.size} channels, the router {router.n_channels}")
+        if not ((scale > 0) & (scale <= 1)).all():
             raise ValueError("capacity_scale must be in (0, 1]")
         self.router = router
         self.capacity_scale = capacity_scale

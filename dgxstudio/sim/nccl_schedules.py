@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from . import collectives as C
 from . import collnet_root
 from .collnet_chain import collnet_rail
@@ -68,7 +70,7 @@ class NcclSchedules:
         elif algorithm == "nvls":
             shares = self._nvls_switch_shares()
             sched = C.nvls_allreduce(self.gpus, shares, size, o.chunk, T.hop_latency("nvlink", "nvls", "simple") / 2)
-            scale = T.tuning_data()["generations"][shape.generation]["nvls_efficiency"] or 1.0
+            scale = self._nvls_scale(T.tuning_data()["generations"][shape.generation]["nvls_efficiency"])
         elif algorithm == "nvls-tree":
             gen = T.tuning_data()["generations"][shape.generation]
             systems = [list(m) for m in plan.systems]
@@ -77,7 +79,7 @@ class NcclSchedules:
                                           T.hop_latency("nvlink", "nvls-tree", "simple"),
                                           T.hop_latency("net", "nvls-tree", "simple"), cap if cap > 0 else math.inf,
                                           slots=T.slots_per_connection("all-reduce"), virtual=True)
-            scale = gen["nvls_efficiency"] or 1.0
+            scale = self._nvls_scale(gen["nvls_efficiency"])
         elif algorithm == "collnet":
             sched = self._collnet(size, proto)
             scale = 1.0
@@ -85,6 +87,23 @@ class NcclSchedules:
             raise SimulationError(f"{algorithm} is not one of NCCL's algorithms")
         C.with_launch(sched, T.base_latency(algorithm, proto) + T.serial_launch(self.gpus_per_thread()))
         return sched, scale, nch
+
+    def _nvls_scale(self, efficiency: float) -> np.ndarray | float:
+        """The engine's capacity scale of an NVLS or NVLS tree call: NCCL's NVLS efficiency on the
+        NVLinks between each GPU and its NVLink SHARP switches (the multicast and in-switch reduction
+        path), the whole figure on every other channel. NCCL's model scales only that path's bandwidth
+        by it (``intraBw``); the network's (``interBw``) is not (resources/nccl_tuning.json
+        ``nvls_efficiency_applies``): scaling the NICs too made 2 DGX B200 26% slower than measured."""
+        if not efficiency:
+            return 1.0
+        router = self.router
+        scale = np.ones(router.n_channels)
+        index = router.channel_index
+        for members, shares in zip(self.channel_plan().systems, self._nvls_shares() or ()):
+            for g in members:
+                for sw in shares:
+                    scale[index[(g, sw)]] = scale[index[(sw, g)]] = efficiency
+        return scale
 
     def _ring_hop_latencies(self, order: list[str], proto: str, multi: bool) -> list[float]:
         """``_ring_hop_latency`` of every hop of a ring: it depends only on whether the hop stays in

@@ -419,8 +419,9 @@ class SimResult:
     flow_events: int = 0      # active flows summed over the events: the work the run did (limits.MAX_FLOW_EVENTS)
     state_bytes: int = 0      # memory its distinct network states keep (limits.MAX_STATE_BYTES)
     # the share of each link's figure the run could use (the engine's capacity_scale: a protocol's or
-    # a tree's efficiency); ``capacity`` is already scaled, the link's own figure is capacity / this
-    capacity_scale: float = 1.0
+    # a tree's efficiency; one number, or one per channel); ``capacity`` is already scaled, the
+    # link's own figure is capacity / this
+    capacity_scale: float | np.ndarray = 1.0
 
     def utilization(self) -> np.ndarray:
         """Busy fraction of each channel over the whole run."""
@@ -434,6 +435,7 @@ class SimResult:
         ``link_capacity_per_direction_Bps`` the link's own figure."""
         util = self.utilization()
         order = np.argsort(-util, kind="stable")[:top]
+        scale = np.broadcast_to(np.asarray(self.capacity_scale, dtype=float), self.capacity.shape)
         out = []
         for c in order:
             if util[c] <= 0:
@@ -442,7 +444,7 @@ class SimResult:
             out.append({"links": list(self.channel_links[c]), "from": a, "to": b,
                         "utilization": float(util[c]), "bytes": float(self.channel_bytes[c]),
                         "capacity_per_direction_Bps": float(self.capacity[c]),
-                        "link_capacity_per_direction_Bps": float(self.capacity[c] / self.capacity_scale)})
+                        "link_capacity_per_direction_Bps": float(self.capacity[c] / scale[c])})
         return out
 
     def transfers(self, group: int) -> list[dict]:

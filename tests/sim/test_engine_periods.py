@@ -218,7 +218,9 @@ def test_a_stage_waiting_for_all_pieces_is_a_barrier_the_shortcut_counts_down(mo
     assert fast.periods_skipped > 0
 
 
-@pytest.mark.parametrize("systems, size", [(2, 2**30), (3, 2**29), (8, 2**30)])
+# (3 systems at 512 MiB find their period after 176 events since the NICs run at their whole figure,
+# not NVLS's 0.85 of it, against 704 piece by piece: exactly 4x; at 1 GiB 176 against 1,408)
+@pytest.mark.parametrize("systems, size", [(2, 2**30), (3, 2**30), (8, 2**30)])
 def test_the_nvls_tree_repeats_every_second_step_and_the_shortcut_stays_exact(monkeypatch, systems, size):
     # The double tree's two trees take turns on each network link, so the state repeats every
     # second lane step; the shortcut must find that period and give the piece-by-piece answer.
