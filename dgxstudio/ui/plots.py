@@ -262,17 +262,22 @@ class LivePlots(QWidget):
         pids = seg[:, 2].astype(np.int64)
         used = np.unique(pids)
         chan_of = {ends: c for c, ends in enumerate(sim.channel_ends)}
+        chans = [chan_of.get((bneck["from"], bneck["to"])) for bneck in busiest]
+        # each rate pattern's load on these channels, looked up once per pattern, not per segment nor
+        # per channel (a folded run builds a pattern on each look-up: 0.7 s of the GUI thread for five
+        # channels of a 128-system NVLS tree); a pattern lists its channels component by component,
+        # not in order: no binary search
+        loads = np.zeros((len(busiest), int(pids.max()) + 1))
+        for pid in used.tolist():
+            rp = sim.rate_patterns[pid]
+            for i, chan in enumerate(chans):
+                if chan is not None:
+                    loads[i, pid] = rp.load_Bps[rp.channels == chan].sum()
         for i, bneck in enumerate(busiest):
-            chan = chan_of.get((bneck["from"], bneck["to"]))
+            chan = chans[i]
             if chan is None:
                 continue
-            # each rate pattern's load on this channel, looked up once per pattern, not per segment
-            # (a pattern lists its channels component by component, not in order: no binary search)
-            load = np.zeros(int(pids.max()) + 1)
-            for pid in used.tolist():
-                rp = sim.rate_patterns[pid]
-                load[pid] = rp.load_Bps[rp.channels == chan].sum()
-            u = load[pids] / sim.capacity[chan]
+            u = loads[i][pids] / sim.capacity[chan]
             # one step per change of utilization (or gap in time), not one per segment
             keep = np.flatnonzero(np.r_[True, (np.diff(u) != 0) | (seg[1:, 0] != seg[:-1, 1])])
             t0 = seg[keep, 0]
