@@ -159,7 +159,7 @@ class ReplayActions:
             self.session[store].append(result)
         if request.kind == "collective":
             self.results.show_collective(request, result, name)
-            self.live_plots.show_result(result.sim)
+            self.live_plots.show_result(result.sim, steps=facts.link_steps if facts is not None else None)
             self.replayer.load(result.sim, facts)
             self._show_structure(result, f"{result.collective} with {result.algorithm}")
             self.plot_tabs.setCurrentWidget(self.live_plots)
