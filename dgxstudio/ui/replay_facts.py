@@ -86,7 +86,7 @@ class Timeline:
         long = ~(span <= self.reach)
         self.long = np.flatnonzero(long)
         short = np.flatnonzero(~long)
-        self.order = short[np.argsort(self.start[short], kind="stable")]
+        self.order = short[np.argsort(self.start[short], kind="stable")].astype(np.int32 if len(span) < 2**31 else np.int64)
         self.starts = self.start[self.order]
 
     def live(self, t: float) -> tuple[np.ndarray, np.ndarray]:

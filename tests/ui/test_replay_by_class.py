@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from dgxstudio.sim import limits
 from dgxstudio.sim.schedule import Group, Lanes, Pattern, Schedule
-from dgxstudio.ui.replay_facts import ReplayFacts, series_key
+from dgxstudio.ui.replay_facts import ReplayFacts, Timeline, series_key
 from dgxstudio.ui.replay_structure import structures
 from dgxstudio.ui.style import RING_COLORS
 
@@ -123,3 +123,24 @@ def test_a_run_from_the_dock_shows_what_reading_every_group_shows(make_window, q
     assert live and r._dots_shown > 0
     shown = {r._dots[i].brush().color().name() for i in range(r._dots_shown)}
     assert shown <= {RING_COLORS[rows[g][1] % len(RING_COLORS)].name() for g in live if rows[g][0] is not None}
+
+
+def test_the_groups_in_flight_are_those_every_groups_times_show():
+    """Timeline.live (groups found by their start) against comparing every group's times, with long
+    groups (a launch, a whole-run task), groups of no length and moments on their edges."""
+    rng = np.random.default_rng(7)
+    n = 5000
+    start = np.round(rng.uniform(0, 1.0, n), 3)
+    sent = start + np.where(rng.random(n) < 0.05, rng.uniform(0, 0.8, n), rng.uniform(0, 0.003, n))
+    done = sent + np.where(rng.random(n) < 0.1, 0.0, rng.uniform(0, 0.002, n))
+
+    class Run:
+        group_start, group_sent, group_done, time_s = start, sent, done, float(done.max())
+    times = Timeline(Run)
+    assert 0 < len(times.long) < n / 10
+    for t in [0.0, *rng.uniform(0, Run.time_s, 200), *start[:50], *sent[:50], *done[:50], Run.time_s]:
+        sending = (start <= t) & (sent > t)
+        live = np.flatnonzero(sending | ((sent <= t) & (done > t)))
+        got, got_sending = times.live(t)
+        np.testing.assert_array_equal(got, live)
+        np.testing.assert_array_equal(got_sending, sending[live])
