@@ -93,12 +93,40 @@ class Lanes:
         deps_done = ov.get("deps_done")
         if deps_done is None:
             deps_done = ragged.row(self.deps_done, r)
-        if callable(self.meta):
-            meta = self.meta(r)
-        else:
-            meta = {key: (v[r].item() if isinstance(v, np.ndarray) else v) for key, v in self.meta.items()}
         return Group(self.name(r), self.patterns[k] if k >= 0 else None, float(self.bytes_each[r]), deps_done,
-                     ragged.row(self.deps_sent, r), float(self.duration_s[r]), float(self.post_delay_s[r]), meta)
+                     ragged.row(self.deps_sent, r), float(self.duration_s[r]), float(self.post_delay_s[r]),
+                     self.row_meta(r))
+
+    def row_meta(self, r: int) -> dict:
+        if callable(self.meta):
+            return self.meta(r)
+        return {key: (v[r].item() if isinstance(v, np.ndarray) else v) for key, v in self.meta.items()}
+
+    def row_classes(self, keys: tuple[str, ...]):
+        """The rows as classes of one pattern and the same values under ``keys`` in their meta (or the
+        same lack of them), read from the columns rather than row by row (a replay reads per class what
+        it would read per group): (each row's class as an int32 array, and per class in the order
+        they first appear: its first row, its pattern, that row's meta)."""
+        image = getattr(self.meta, "__self__", None)   # a PieceImage's copies (virtual_rows)
+        if image is not None and hasattr(image, "row_classes"):
+            out = image.row_classes(keys, self.n)
+            if out is not None:
+                return out
+        if callable(self.meta):
+            return classes_by_row(self.pattern_list(), self.metas(), keys)
+        code = self.pattern.astype(np.int64) + 1
+        for key in keys:
+            v = self.meta.get(key)
+            if isinstance(v, np.ndarray) and self.n:
+                _, inv = np.unique(v, return_inverse=True)
+                code = code * (int(inv.max()) + 1) + inv.reshape(-1)
+        _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        firsts = first[order].tolist()
+        return (rank[inv.reshape(-1)], firsts, [self.patterns[k] if k >= 0 else None for k in self.pattern[firsts].tolist()],
+                [self.row_meta(r) for r in firsts])
 
     def groups(self):
         """Every row as a Group, read column by column (far cheaper than ``group`` row by row)."""
@@ -132,6 +160,23 @@ class Lanes:
         out.overrides = {r: {"deps_done": tuple(d + offset for d in ov["deps_done"])}
                          for r, ov in self.overrides.items()}
         return out
+
+
+def classes_by_row(patterns, metas, keys: tuple[str, ...]):
+    """:meth:`Lanes.row_classes` read row by row from (pattern, meta) pairs (a list of Groups, or
+    rows whose meta only a function gives)."""
+    index: dict[tuple, int] = {}
+    codes, firsts, pats, reps = [], [], [], []
+    for r, (pattern, meta) in enumerate(zip(patterns, metas)):
+        fact = (id(pattern), *((k in meta, meta.get(k)) for k in keys))
+        c = index.get(fact)
+        if c is None:
+            c = index[fact] = len(firsts)
+            firsts.append(r)
+            pats.append(pattern)
+            reps.append(meta)
+        codes.append(c)
+    return np.asarray(codes, dtype=np.int32), firsts, pats, reps
 
 
 @dataclass
@@ -188,6 +233,10 @@ class GroupTable(Sequence):
 
     def append(self, group: Group) -> None:
         self._sched.add(group)
+
+    def blocks(self):
+        """(first group id, its run of Group objects or its Lanes) in order: the table as it is kept."""
+        return zip(self._starts, self._chunks)
 
     def patterns_and_metas(self):
         """(pattern, meta) of every group, in order: what a replay reads, without building Groups."""

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPathItem, QGraphics
 from ..sim.engine import SimResult
 from .canvas import DeviceItem, GroupItem, TopologyScene
 from .replay_detail import DOTS_PER_GROUP, DrawnEnds, Ends, InsideLinks
-from .replay_structure import Structure, _patterns_and_metas, series_key
+from .replay_facts import ReplayFacts, Timeline
+from .replay_structure import Structure
 from .style import IDLE_LINK, RING_COLORS, utilization_color
 
 STATE_COLORS = {"sending": QColor("#d5f0b0"), "reducing": QColor("#ffe0a0"), "computing": QColor("#bcd7f5"),
@@ -43,6 +44,8 @@ class Replayer(QObject):
         super().__init__(parent)
         self.scene = scene
         self.sim: SimResult | None = None
+        self.facts: ReplayFacts | None = None   # the run's groups read per class (see load)
+        self.timeline: Timeline | None = None   # its group times, events and groups in flight
         self.t = 0.0
         self.speed = 1.0  # simulated seconds per wall second, set from the run's length on load
         self.timer = QTimer(self)
@@ -62,33 +65,31 @@ class Replayer(QObject):
         scene.document.modelChanged.connect(self._model_changed)
 
     # ---- loading -----------------------------------------------------------------------------------
-    def load(self, sim: SimResult) -> None:
+    def load(self, sim: SimResult, facts: ReplayFacts | None = None) -> None:
+        """Show run ``sim``; ``facts``: its groups read per class (``replay_facts.prepare``), else read here."""
         self.clear()
         self.sim = sim
         self.duration = max(sim.time_s, 1e-12)
         self.speed = self.duration / 8.0  # the whole run in 8 s of wall time at 1x
         self.seg_start = np.array([s[0] for s in sim.segments]) if sim.segments else np.zeros(0)
         self.seg_pid = [s[2] for s in sim.segments]
-        self.events = np.unique(np.concatenate([sim.group_start, sim.group_sent, sim.group_done, [0.0, sim.time_s]]))
-        labels: dict[str, int] = {}
-        self.color_of = np.zeros(len(sim.groups), dtype=np.int64)
-        # what a frame reads of each group, kept from this one pass: building a group from the
-        # schedule's columns (sim.groups[g]) for every group in flight cost 3-4 ms of a GB200 frame
-        self._group_pattern: list = []
-        self._task_device: dict[int, str | None] = {}   # compute tasks (no pattern): their device
+        # what a frame reads of each group, read per class of groups (its pattern, colour, a compute
+        # task's device): building a group from the schedule's columns (sim.groups[g]) for every group
+        # in flight cost 3-4 ms of a GB200 frame, reading every group's meta 14 s of a big run's load
+        self.facts = facts = facts or ReplayFacts(sim.groups)
+        self.timeline = facts.timeline or Timeline(sim)   # (made with the facts in the worker, or here)
         self._post_delay: dict[int, bool] = {}          # group -> reduces after it lands (read once)
-        for i, (pattern, meta) in enumerate(_patterns_and_metas(sim.groups)):
-            self._group_pattern.append(pattern)
-            if pattern is None:
-                self._task_device[i] = meta.get("device")
-                continue
-            self.color_of[i] = labels.setdefault(series_key(meta), len(labels))
-        self.labels = labels  # colour key (ring, tree or phase) -> index into RING_COLORS
+        self.labels = facts.labels  # colour key (ring, tree or phase) -> index into RING_COLORS
         self._inside = inside = InsideLinks(sim)
         if self.scene.lod is not None:   # indexed in the turn after the run arrives, not in a zoom frame
             QTimer.singleShot(0, lambda: self._inside is inside and inside.channels_of(""))
         self._index_scene()
         self.set_time(0.0)
+
+    @property
+    def events(self) -> np.ndarray:
+        """Every moment a transfer or task starts, leaves or arrives, in order."""
+        return self.timeline.events
 
     def _index_scene(self) -> None:
         """channel -> canvas item showing it (a link, or the bundle of a collapsed system)."""
@@ -154,6 +155,7 @@ class Replayer(QObject):
             self._inside = None
         self._drawn_ends = DrawnEnds(self._endpoint)   # (its patterns go with the run)
         self.sim = None
+        self.facts = self.timeline = None
 
     # ---- playing -----------------------------------------------------------------------------------
     def play(self) -> None:
@@ -245,23 +247,23 @@ class Replayer(QObject):
 
     def _transfers_at(self, t: float) -> None:
         sim = self.sim
-        sending = (sim.group_start <= t) & (sim.group_sent > t)
-        landing = (sim.group_sent <= t) & (sim.group_done > t)
+        times = self.timeline
+        live, live_sending = times.live(t)
         states: dict = {}
         dots = 0
         seen = self._visible_area()
         if seen is not None:
             seen = (seen.left(), seen.top(), seen.right(), seen.bottom())
-        group_pattern, post_delay = self._group_pattern, self._post_delay
-        for g in np.flatnonzero(sending | landing).tolist():
-            pattern = group_pattern[g]
+        post_delay, klass = self._post_delay, self.facts.klass
+        patterns, metas, class_color = self.facts.patterns, self.facts.metas, self.facts.class_color
+        for g, k, in_flight in zip(live.tolist(), klass[live].tolist(), live_sending.tolist()):
+            pattern = patterns[k]
             if pattern is None:  # a compute task (pipeline stage)
-                dev = self._task_device.get(g)
+                dev = metas[k].get("device")
                 item = self._endpoint(dev) if dev else None
                 if item is not None:
                     states[item] = "computing"
                 continue
-            in_flight = bool(sending[g])
             if not in_flight:
                 reduces = post_delay.get(g)
                 if reduces is None:
@@ -270,9 +272,9 @@ class Replayer(QObject):
                     for b in self._ends(pattern).receivers:
                         states[b] = "reducing"
                 continue
-            span = max(sim.group_sent[g] - sim.group_start[g], 1e-30)
-            frac = min(max((t - sim.group_start[g]) / span, 0.0), 1.0)
-            color = RING_COLORS[self.color_of[g] % len(RING_COLORS)]
+            span = max(times.sent[g] - times.start[g], 1e-30)
+            frac = min(max((t - times.start[g]) / span, 0.0), 1.0)
+            color = RING_COLORS[class_color[k] % len(RING_COLORS)]
             ends = self._ends(pattern)
             for a in ends.senders:
                 states.setdefault(a, "sending")

@@ -20,6 +20,7 @@ from PySide6.QtSvg import QSvgGenerator  # noqa: E402
 from PySide6.QtWidgets import QGraphicsWidget, QVBoxLayout, QWidget  # noqa: E402
 
 from .first_frame import size_link_lists_when_shown  # noqa: E402
+from .link_steps import UTIL_CURVES, busiest_steps  # noqa: E402
 from .style import RING_COLORS  # noqa: E402
 
 pg.setConfigOptions(antialias=True, background="w", foreground="k")
@@ -157,7 +158,6 @@ def export_plot(plot: pg.PlotItem | pg.GraphicsLayout, view: QWidget, path: str)
             raise OSError(5, "the PNG writer failed (disk full or not writable?)", path)
 
 
-UTIL_CURVES = 5  # busiest links plotted after a run
 LEGEND_INSET = 10  # px between the busiest links' legend and the plot's top right corner
 
 
@@ -244,8 +244,9 @@ class LivePlots(QWidget):
             self.rate_curve.setData(self._t, self._rate + self._rate[-1:])
         self.updates += 1
 
-    def show_result(self, sim, top: int = UTIL_CURVES) -> None:
-        """Replace the live approximation with the run's exact record."""
+    def show_result(self, sim, top: int = UTIL_CURVES, steps: list | None = None) -> None:
+        """Replace the live approximation with the run's exact record; ``steps``: the busiest links'
+        utilization steps (``link_steps.busiest_steps``) when the worker made them with the run."""
         self.clear()
         if not sim.delivered:
             return
@@ -255,37 +256,10 @@ class LivePlots(QWidget):
         if len(t) > 1:
             rate = np.diff(b) / np.maximum(np.diff(t), 1e-30)
             self.rate_curve.setData(t, np.append(rate, 0.0))
-        busiest = sim.bottlenecks(top)
-        if not busiest or not sim.segments:
+        steps = steps if steps is not None else busiest_steps(sim, top)
+        if not steps:
             return
-        seg = np.asarray(sim.segments, dtype=float)
-        pids = seg[:, 2].astype(np.int64)
-        used = np.unique(pids)
-        chan_of = {ends: c for c, ends in enumerate(sim.channel_ends)}
-        for i, bneck in enumerate(busiest):
-            chan = chan_of.get((bneck["from"], bneck["to"]))
-            if chan is None:
-                continue
-            # each rate pattern's load on this channel, looked up once per pattern, not per segment
-            # (a pattern lists its channels component by component, not in order: no binary search)
-            load = np.zeros(int(pids.max()) + 1)
-            for pid in used.tolist():
-                rp = sim.rate_patterns[pid]
-                load[pid] = rp.load_Bps[rp.channels == chan].sum()
-            u = load[pids] / sim.capacity[chan]
-            # one step per change of utilization (or gap in time), not one per segment
-            keep = np.flatnonzero(np.r_[True, (np.diff(u) != 0) | (seg[1:, 0] != seg[:-1, 1])])
-            t0 = seg[keep, 0]
-            t1 = seg[np.r_[keep[1:] - 1, len(seg) - 1], 1]
-            uk = u[keep]
-            # between segments nothing moves (a launch, a hop's latency): the link is idle there
-            gap = np.flatnonzero(t0[1:] > t1[:-1])
-            if len(gap):
-                order = np.argsort(np.r_[t0, t1[gap]], kind="stable")
-                t0, t1, uk = (np.r_[t0, t1[gap]][order], np.r_[t1, t0[gap + 1]][order],
-                              np.r_[uk, np.zeros(len(gap))][order])
-            xs = np.column_stack([t0, t1]).ravel()
-            ys = np.repeat(uk, 2)
+        for bneck, xs, ys in steps:
             curve = self._util_curve(len(self.util_curves), f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
             curve.setData(xs, ys)
             curve.link_ids = bneck["links"]

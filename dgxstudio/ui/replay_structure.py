@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .replay_facts import ReplayFacts
+
 
 @dataclass
 class Structure:
@@ -24,33 +26,22 @@ class Structure:
     more: bool = False                                           # fan: edges stopped at the drawing cap
 
 
-def series_key(meta: dict) -> str:
-    """The colour key of a group: its ring, tree or phase (the replay colours chunks by this)."""
-    return str(meta.get("ring", meta.get("tree", meta.get("phase", ""))))
-
-
-def _patterns_and_metas(groups):
-    """(pattern, meta) of each group: read from a schedule's columns without building every Group
-    (a compacted or hand-made result may hold a plain list)."""
-    if hasattr(groups, "patterns_and_metas"):
-        return groups.patterns_and_metas()
-    return ((g.pattern, g.meta) for g in groups)
-
-
 def structures(sim, rings: list[list[str]] | None = None, flows: int | None = None,
-               counts: dict[tuple[str, str], int] | None = None) -> list[Structure]:
+               counts: dict[tuple[str, str], int] | None = None, facts: ReplayFacts | None = None) -> list[Structure]:
     """The rings, trees and fans of a run, in the order their colour keys first appear. ``flows``: the
     transfers a run simulated by symmetry class stands for (its schedule's ``classes.flows``), counted
     for its one fan instead of the representatives its groups list. ``counts``: the transfers each
     representative pair stands for (``classes.count`` by ``classes.pairs``), which count a run's
-    several fans each (a parameter server's push and pull) where ``flows`` cannot."""
+    several fans each (a parameter server's push and pull) where ``flows`` cannot. ``facts``: the
+    run's groups read per class (the replay's, when it has them), else read here."""
     found: dict[str, Structure] = {}
     seen: dict[str, dict] = {}      # per structure, its edges in order (a dict: constant-time look-ups)
     patterns: set[tuple] = set()    # a pattern shared by many groups (pieces, steps) is read once
-    for pattern, meta in _patterns_and_metas(sim.groups):
+    # groups of one class have one pattern and one colour key, kind, switch and phase: read per class,
+    # in the order the classes first appear (the order the groups show them)
+    for pattern, meta, key in (facts or ReplayFacts(sim.groups)).classes():
         if pattern is None:
             continue
-        key = series_key(meta)
         kind = "tree" if "tree" in meta else "ring" if "ring" in meta else "fan"
         s = found.setdefault(key, Structure(kind, key or "transfers"))
         edges = seen.setdefault(key, {})

@@ -26,6 +26,7 @@ from ..sim.ring_bound_note import rings_alone_Bps
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
+from .replay_facts import prepare as prepare_replay
 from .workers import TaskRunner
 
 LINKS_ROLE = Qt.ItemDataRole.UserRole + 3
@@ -306,6 +307,7 @@ class SimulationPanel(QWidget):
                         out.append(sim.run(collective, algorithm, s, cancel=cancel))
                         out[-1].rings_alone_Bps = rings_alone_Bps(sim, out[-1])
                         progress(_Fraction((i + 1) / len(sizes)))
+                    prepare_replay(out[-1])   # (the run the replay shows)
                     return out
                 return sweep_job, RunRequest("sweep", label)
             size = _read("Size", parse_size, self.size.text())
@@ -315,6 +317,7 @@ class SimulationPanel(QWidget):
                 sim = Simulator(topo, gpus, options, cancel=cancel)
                 result = sim.run(collective, algorithm, size, progress, cancel)
                 result.rings_alone_Bps = rings_alone_Bps(sim, result)   # the CLI's "NCCL's rings alone allow"
+                prepare_replay(result)   # (here, not on the GUI thread when the result is shown)
                 return result
             return collective_job, RunRequest("collective", label, size * len(gpus))
         if tab == 1:

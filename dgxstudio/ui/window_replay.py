@@ -144,6 +144,10 @@ class ReplayActions:
         name = request.document.get("name") or self.document.topology.name
         self._gantt_result = None
         self.rings_overlay.hide()
+        shown = result[-1] if request.kind == "sweep" else result
+        # what the worker read of the run for the replay (replay_facts.prepare) goes to the replay, not
+        # into the session with the run (compact keeps what was set on a result)
+        facts = vars(shown).pop("replay_facts", None) if hasattr(shown, "__dict__") else None
         store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines"}.get(request.kind)
         if store:
             # Runs that are no longer on screen keep what the report needs, not their replay record:
@@ -155,8 +159,8 @@ class ReplayActions:
             self.session[store].append(result)
         if request.kind == "collective":
             self.results.show_collective(request, result, name)
-            self.live_plots.show_result(result.sim)
-            self.replayer.load(result.sim)
+            self.live_plots.show_result(result.sim, steps=facts.link_steps if facts is not None else None)
+            self.replayer.load(result.sim, facts)
             self._show_structure(result, f"{result.collective} with {result.algorithm}")
             self.plot_tabs.setCurrentWidget(self.live_plots)
         elif request.kind == "sweep":
@@ -167,7 +171,7 @@ class ReplayActions:
                                       [r.size_bytes for r in result], [r.busbw_Bps for r in result], first.bound_busbw_Bps,
                                       f"{name}: {first.collective}",
                                       "" if first.collective == "all-to-all" else " (any algorithm)")
-            self.replayer.load(result[-1].sim)
+            self.replayer.load(result[-1].sim, facts)
             self._show_structure(result[-1], f"{first.collective} with {result[-1].algorithm} "
                                              f"at {format_size(result[-1].size_bytes)}")
             self.plot_tabs.setCurrentWidget(self.sweep_plot)
@@ -198,7 +202,8 @@ class ReplayActions:
         """Draw the run's rings, trees or fans on the canvas and explain them in the legend."""
         classes = result.schedule.meta.get("classes") if getattr(result, "schedule", None) is not None else None
         structs = structures(result.sim, result.rings, classes.flows if classes is not None else None,
-                             dict(zip(classes.pairs, classes.count.tolist())) if classes is not None else None)
+                             dict(zip(classes.pairs, classes.count.tolist())) if classes is not None else None,
+                             self.replayer.facts if self.replayer.sim is result.sim else None)   # (read once, by the replay)
         trees = [st for st in structs if st.kind == "tree"]
         pairs = (len(trees) + MAX_TREES_DRAWN - 1) // MAX_TREES_DRAWN
         self._structs = structs
