@@ -332,6 +332,8 @@ class _Part:
                     for s in mine_on[k]:
                         if s in open_ and s not in newly:
                             newly[s] = k
+            if not newly:
+                return None  # (none of the region's routes at the level: never, with ``act`` as it should be)
             for r, k in newly.items():
                 x[r] = m
                 bott[r] = k
