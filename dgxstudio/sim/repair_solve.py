@@ -146,6 +146,7 @@ class _Part:
         self.act: dict[int, list[tuple[int, float]]] = {k: [] for k in self.on}
         self.act_at: dict[int, list[int]] = {k: [] for k in self.on}
         self.act_routes: set[int] = set()
+        self.bott_at: dict[int, dict[int, int]] = {}  # a class: the routes bottlenecked at it, their places
         self.routes = np.zeros(0, np.int64)
         self.has_base = False
         self.off = False
@@ -194,6 +195,10 @@ class _Part:
         self._unsynced = set()
         self.ll = load.tolist()
         self.bott = dict(zip(routes.tolist(), bott.tolist()))
+        self.bott_at = {}
+        for r, b in self.bott.items():
+            if b >= 0:
+                self.bott_at.setdefault(b, {})[r] = self.place[b][r]
         now = set(self.bott)
         self._activate(sorted(now - self.act_routes), sorted(self.act_routes - now))
         self.routes = routes.copy()
@@ -221,13 +226,17 @@ class _Part:
             cl[r] = 0.0
         self._activate(arrived, gone)
         # the region to start from: those routes and the others bottlenecked where they load
+        # (those bottlenecked at a class in the order of ``on``, as a scan of it adds them: the
+        # region's order is the fill's)
         region = set(changed)
-        act, bent, bott = self.act, self.bent, self.bott
+        bent, bott_at = self.bent, self.bott_at
         for r in changed + gone:
             for k, _ in bent[r]:
-                for s, _ in act[k]:
-                    if cl[s] > 0.0 and bott.get(s) == k:
-                        region.add(s)
+                there = bott_at.get(k)
+                if there:
+                    for s in (sorted(there, key=there.__getitem__) if len(there) > 1 else there):
+                        if cl[s] > 0.0:
+                            region.add(s)
         limit = MAX_SHARE * len(routes)
         for _ in range(MAX_CHECKS):
             if len(region) > limit:
@@ -393,7 +402,22 @@ class _Part:
                 if not faster:
                     return None  # (none to bring down: rounding beyond the check's slack)
                 grow.update(faster)
-        old_bott = self.bott
+        old_bott, bott_at = self.bott, self.bott_at
+        # the others to check: those bottlenecked at a class whose load changed (an active route
+        # always has its bottleneck, a class it loads); when all of them still have one, that is
+        # the answer, else they are checked again in the order of the classes and ``on``, which
+        # the routes added to the region follow
+        for k in loads:
+            for s in bott_at.get(k, ()):
+                if s in region or s in grow or cl[s] <= 0.0:
+                    continue
+                if not bottlenecked(s, rl[s], k):
+                    break
+            else:
+                continue
+            break
+        else:
+            return grow
         for k in loads:
             for s, _ in on[k]:
                 if s in region or s in grow or cl[s] <= 0.0:
@@ -413,8 +437,11 @@ class _Part:
         for r, v in x.items():
             if v != rl[r] and r not in moved_from:
                 moved_from[r] = (cl[r], rl[r])
+        bott_at, place = self.bott_at, self.place
         for r in gone:
-            self.bott.pop(r, None)
+            b = self.bott.pop(r, -2)
+            if b >= 0:
+                del bott_at[b][r]
             for k, _ in bent[r] + nent[r]:
                 in_use[k] -= 1
                 if not in_use[k]:
@@ -432,6 +459,13 @@ class _Part:
             rl[r] = x[r]
         if moved:
             self.rate[moved] = [rl[r] for r in moved]
+        for r, k in bott.items():
+            b = self.bott.get(r, -2)
+            if b != k:
+                if b >= 0:
+                    del bott_at[b][r]
+                if k >= 0:
+                    bott_at.setdefault(k, {})[r] = place[k][r]
         self.bott.update(bott)
         for k, v in loads.items():
             ll[k] = v
