@@ -30,6 +30,7 @@ the 992-GPU tree's 6,400 solves of the part, rates and loads came within 1e-14 o
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 
 import numpy as np
 
@@ -72,9 +73,7 @@ class RepairSolver:
         if got is not None:
             self.repaired += 1
             part.tries += 1
-            rates, ucls, load = got
-            uch, ch_load = part.cc.expand(ucls, load)
-            return rates, uch, ch_load
+            return got
         if part.has_base:
             part.tries += 1
             part.wholes += 1
@@ -129,10 +128,25 @@ class _Part:
         n_routes, n_cls = len(ct.lens), len(ccap)
         self.rate = np.zeros(n_routes)   # the last answer's rates, counts and class loads (and as lists)
         self.count = np.zeros(n_routes)
+        self.now = np.zeros(n_routes, dtype=bool)  # (kept all False between uses)
         self.load = np.zeros(n_cls)
         self.rl, self.cl, self.ll = [0.0] * n_routes, [0.0] * n_routes, [0.0] * n_cls
-        self.in_use = np.zeros(n_cls, dtype=np.int64)  # active routes on each class
+        self.in_use = np.zeros(n_cls, dtype=np.int64)  # active routes on each class (and as a list)
+        self.iu = [0] * n_cls
+        # the channels of the classes in use, ascending, and each one's class, while ``in_use`` keeps
+        # its zeros (most answers; the same array each time: the engine's look-ups by it then hit);
+        # the classes whose use the list moved since the array was last brought up to date
+        self._layout: tuple[np.ndarray, np.ndarray] | None = None
+        self._unsynced: set[int] = set()
         self.bott: dict[int, int] = {}  # an active route's bottleneck: a class, or -1 (its cap)
+        # each binding class: its routes' places in ``on``, and its active routes (those with flows in
+        # ``cl``) as ``on`` lists them, with their places: what every scan of a class reads (a route
+        # with no flows adds nothing to a sum and is skipped wherever routes are looked for)
+        self.place = {k: {r: i for i, (r, _) in enumerate(lst)} for k, lst in self.on.items()}
+        self.act: dict[int, list[tuple[int, float]]] = {k: [] for k in self.on}
+        self.act_at: dict[int, list[int]] = {k: [] for k in self.on}
+        self.act_routes: set[int] = set()
+        self.bott_at: dict[int, dict[int, int]] = {}  # a class: the routes bottlenecked at it, their places
         self.routes = np.zeros(0, np.int64)
         self.has_base = False
         self.off = False
@@ -176,26 +190,30 @@ class _Part:
         active = np.zeros(len(self.rate), dtype=bool)
         active[routes] = True
         self.in_use = np.bincount(e_cls[active[e_route]], minlength=n_cls)
+        self.iu = self.in_use.tolist()
+        self._layout = None
+        self._unsynced = set()
         self.ll = load.tolist()
         self.bott = dict(zip(routes.tolist(), bott.tolist()))
+        self.bott_at = {}
+        for r, b in self.bott.items():
+            if b >= 0:
+                self.bott_at.setdefault(b, {})[r] = self.place[b][r]
+        now = set(self.bott)
+        self._activate(sorted(now - self.act_routes), sorted(self.act_routes - now))
         self.routes = routes.copy()
 
     def repair(self, routes: np.ndarray, counts: np.ndarray):
         """The answer for the new active ``routes`` and ``counts`` from the last one (see the
-        module's note), in class terms: (rates, classes in use ascending, their loads); None when
-        the region grew too large (then the caller solves the part whole, and keeps that answer)."""
+        module's note), as ``_answer`` gives it; None when the region grew too large (then the
+        caller solves the part whole, and keeps that answer)."""
         counts = np.asarray(counts, dtype=float)
-        old = self.routes
-        if len(old) == len(routes) and np.array_equal(old, routes):
-            at = np.flatnonzero(self.count[routes] != counts)
-            gone: list[int] = []
-        else:
-            was = np.zeros(len(self.rate), dtype=bool)
-            was[old] = True
-            now = np.zeros(len(self.rate), dtype=bool)
-            now[routes] = True
-            gone = old[~now[old]].tolist()
-            at = np.flatnonzero((self.count[routes] != counts) | ~was[routes])
+        old, now = self.routes, self.now
+        now[routes] = True
+        gone = old[~now[old]].tolist()
+        now[routes] = False
+        # (a route that was not active has no flows in ``count``, and an active one has some)
+        at = np.flatnonzero(self.count[routes] != counts)
         if not len(at) and not gone:
             return self._answer(routes)
         changed = routes[at].tolist()
@@ -206,14 +224,19 @@ class _Part:
             cl[r] = f
         for r in gone:
             cl[r] = 0.0
+        self._activate(arrived, gone)
         # the region to start from: those routes and the others bottlenecked where they load
+        # (those bottlenecked at a class in the order of ``on``, as a scan of it adds them: the
+        # region's order is the fill's)
         region = set(changed)
-        on, bent, bott = self.on, self.bent, self.bott
+        bent, bott_at = self.bent, self.bott_at
         for r in changed + gone:
             for k, _ in bent[r]:
-                for s, _ in on[k]:
-                    if cl[s] > 0.0 and bott.get(s) == k:
-                        region.add(s)
+                there = bott_at.get(k)
+                if there:
+                    for s in (sorted(there, key=there.__getitem__) if len(there) > 1 else there):
+                        if cl[s] > 0.0:
+                            region.add(s)
         limit = MAX_SHARE * len(routes)
         for _ in range(MAX_CHECKS):
             if len(region) > limit:
@@ -234,12 +257,29 @@ class _Part:
             region |= grow
         return None
 
+    def _activate(self, arrived: list[int], gone: list[int]) -> None:
+        """Routes that start loading their classes, and those that stop, in ``act``."""
+        act, act_at, place, bent = self.act, self.act_at, self.place, self.bent
+        self.act_routes.update(arrived)
+        self.act_routes.difference_update(gone)
+        for r in arrived:
+            for k, x in bent[r]:
+                p = place[k][r]
+                i = bisect_left(act_at[k], p)
+                act_at[k].insert(i, p)
+                act[k].insert(i, (r, x))
+        for r in gone:
+            for k, _ in bent[r]:
+                i = bisect_left(act_at[k], place[k][r])
+                del act_at[k][i]
+                del act[k][i]
+
     def _fill(self, region: set):
         """Progressive filling of the region's routes on what the other routes leave of the binding
         classes they cross: per route its rate and the class (or -1: its cap) that froze it, and the
         region's classes' new loads; or the routes to add first, those filling a class the region
         loads; None when a route cannot be filled (no cap, no class that binds).""" 
-        ccap, caps, bent, on, cl, rl = self.ccap, self.caps, self.bent, self.on, self.cl, self.rl
+        ccap, caps, bent, on, cl, rl = self.ccap, self.caps, self.bent, self.act, self.cl, self.rl
         cnt: dict[int, float] = {}
         ent: dict[int, list[tuple[int, float]]] = {}
         for r in region:
@@ -254,11 +294,15 @@ class _Part:
                     cnt[k] = a
             ent[r] = mine
         left: dict[int, float] = {}
+        mine_on: dict[int, list[int]] = {}  # the region's routes on each class, in the order of ``on``
         for k in cnt:
             used = 0.0
+            mine = mine_on[k] = []
             for s, w in on[k]:
                 if s not in region:
                     used += w * cl[s] * rl[s]
+                else:
+                    mine.append(s)
             v = ccap[k] - used
             left[k] = v if v > 0.0 else 0.0
         # a class the others fill already (they are bottlenecked at another full class too): they
@@ -294,9 +338,11 @@ class _Part:
                         newly[r] = -1
             for k, sh in zip(live, shares):
                 if sh <= mt:
-                    for s, _ in on[k]:
+                    for s in mine_on[k]:
                         if s in open_ and s not in newly:
                             newly[s] = k
+            if not newly:
+                return None  # (none of the region's routes at the level: never, with ``act`` as it should be)
             for r, k in newly.items():
                 x[r] = m
                 bott[r] = k
@@ -313,7 +359,7 @@ class _Part:
         """The routes to add to the region for the answer to be max-min fair (see the module's note):
         empty when every route of the region, and every other one loading a class whose load changed,
         has a bottleneck; None when a region route has none and no faster route to bring down."""
-        ccap, caps, on, bent, cl, rl, ll = self.ccap, self.caps, self.on, self.bent, self.cl, self.rl, self.ll
+        ccap, caps, on, bent, cl, rl, ll = self.ccap, self.caps, self.act, self.bent, self.cl, self.rl, self.ll
         lo = 1 - TOL
         tops: dict[int, float] = {}
 
@@ -356,7 +402,22 @@ class _Part:
                 if not faster:
                     return None  # (none to bring down: rounding beyond the check's slack)
                 grow.update(faster)
-        old_bott = self.bott
+        old_bott, bott_at = self.bott, self.bott_at
+        # the others to check: those bottlenecked at a class whose load changed (an active route
+        # always has its bottleneck, a class it loads); when all of them still have one, that is
+        # the answer, else they are checked again in the order of the classes and ``on``, which
+        # the routes added to the region follow
+        for k in loads:
+            for s in bott_at.get(k, ()):
+                if s in region or s in grow or cl[s] <= 0.0:
+                    continue
+                if not bottlenecked(s, rl[s], k):
+                    break
+            else:
+                continue
+            break
+        else:
+            return grow
         for k in loads:
             for s, _ in on[k]:
                 if s in region or s in grow or cl[s] <= 0.0:
@@ -369,20 +430,27 @@ class _Part:
         return grow
 
     def _commit(self, routes, at, counts, arrived, gone, was, region, x, bott, loads) -> None:
-        rl, ll, cl, in_use, bent, nent = self.rl, self.ll, self.cl, self.in_use, self.bent, self.nent
+        rl, ll, cl, in_use, bent, nent = self.rl, self.ll, self.cl, self.iu, self.bent, self.nent
         changed_routes = routes[at].tolist()
         # every route whose count or rate moves: its count and rate before
         moved_from = {r: (cl_was, rl[r]) for r, cl_was in zip(changed_routes + gone, was)}
         for r, v in x.items():
             if v != rl[r] and r not in moved_from:
                 moved_from[r] = (cl[r], rl[r])
+        bott_at, place = self.bott_at, self.place
         for r in gone:
-            self.bott.pop(r, None)
+            b = self.bott.pop(r, -2)
+            if b >= 0:
+                del bott_at[b][r]
             for k, _ in bent[r] + nent[r]:
                 in_use[k] -= 1
+                if not in_use[k]:
+                    self._unsynced.add(k)
         for r in arrived:
             for k, _ in bent[r] + nent[r]:
                 in_use[k] += 1
+                if in_use[k] == 1:
+                    self._unsynced.add(k)
         self.count[routes[at]] = counts[at]
         if gone:
             self.count[gone] = 0.0
@@ -391,11 +459,18 @@ class _Part:
             rl[r] = x[r]
         if moved:
             self.rate[moved] = [rl[r] for r in moved]
+        for r, k in bott.items():
+            b = self.bott.get(r, -2)
+            if b != k:
+                if b >= 0:
+                    del bott_at[b][r]
+                if k >= 0:
+                    bott_at.setdefault(k, {})[r] = place[k][r]
         self.bott.update(bott)
         for k, v in loads.items():
             ll[k] = v
         # binding classes a route that left loaded, and no route of the region: summed again
-        on = self.on
+        on = self.act
         left_behind = {k for r in gone for k, _ in bent[r] if k not in loads}
         for k in left_behind:
             total = 0.0
@@ -419,5 +494,14 @@ class _Part:
         self.routes = routes.copy()
 
     def _answer(self, routes: np.ndarray):
-        ucls = np.flatnonzero(self.in_use > 0)
-        return self.rate[routes], ucls, self.load[ucls]
+        """(rates of ``routes``, the channels in use ascending, their loads): ``maxmin``'s answer."""
+        if self._unsynced:
+            ks = list(self._unsynced)
+            self.in_use[ks] = [self.iu[k] for k in ks]
+            self._unsynced.clear()
+            self._layout = None
+        if self._layout is None:
+            ucls = np.flatnonzero(self.in_use > 0)
+            self._layout = self.cc.expand(ucls, ucls)
+        uch, cls = self._layout
+        return self.rate[routes], uch, self.load[cls]

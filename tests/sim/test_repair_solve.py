@@ -97,3 +97,32 @@ def test_a_tree_whose_parts_are_re_solved_gives_the_runs_answer(monkeypatch):
     _, _, old, _, _ = _tree(topo, 8 * MiB, monkeypatch, reference=False)
     assert made[-1].repair.repaired == 0
     _assert_same(new, old, len(sched.groups))
+
+
+def test_the_kept_scans_follow_the_flows():
+    """What the repair reads instead of scanning a class (sim/repair_solve.py): each class's active
+    routes in the order of all its routes, the routes bottlenecked at it, and the channel layout of
+    the classes in use, equal after every answer to what a scan of the state gives."""
+    rng = np.random.default_rng(5)
+    table, capacity, route_cap = _part(rng)
+    n = len(table.lens)
+    solver = repair_solve.RepairSolver(table, capacity, route_cap, np.arange(n), np.array([0, n]))
+    checked = 0
+    for routes, counts in _states(rng, n, 200):
+        _, uch, _ = solver.solve(0, routes, counts)
+        part = solver.parts[0]
+        if not part.has_base:
+            continue
+        active = set(routes.tolist())
+        for k, lst in part.on.items():
+            assert part.act[k] == [(r, w) for r, w in lst if r in active]
+        at = {}
+        for r, b in part.bott.items():
+            if b >= 0:
+                at.setdefault(b, set()).add(r)
+        assert {k: set(v) for k, v in part.bott_at.items() if v} == at
+        assert set(part.bott) == active
+        np.testing.assert_array_equal(part.in_use > 0, np.asarray(part.iu) > 0)
+        np.testing.assert_array_equal(uch, maxmin(routes, counts, table, capacity, route_cap)[1])
+        checked += 1
+    assert checked > 150
