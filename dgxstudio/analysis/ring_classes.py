@@ -23,6 +23,7 @@ sums in the same order.
 from __future__ import annotations
 
 from itertools import islice, repeat
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,12 +54,12 @@ class ClassTables:
         self.offset = np.asarray([0 if s is None else s[3] for s in systems] or [0], dtype=np.int64)
         self.up, self.up_out, self.up_in = uplinks  # per NIC: its one network switch, the channels to and from it
         self.runs: dict[tuple, tuple] = {}   # (builder key, rest of the ids) -> (channels, weights) of the run
-        self.legs: dict[int, tuple] = {}     # leg key (see _via_rows) -> (template route, its system's offset, unit list)
+        self.legs: dict[int, tuple] = {}     # leg key (see _via_checks) -> (template route, its system's offset, unit list)
         self._kept: list[int] = []
         self._kept_len = 0
         self._kept_array = np.zeros(0, dtype=np.int64)
         self._via_keys = 0
-        self.pending = False  # the last _via_rows left a hop to the loop for want of a leg's template
+        self.n_rel = max(self.rel_list, default=0) + 2  # (a leg's key: rest of an id + 1 in base n_rel)
 
     @staticmethod
     def of(plan, router, loads) -> "ClassTables | None":
@@ -127,7 +128,13 @@ class ClassTables:
             bad[:-1] |= np.isin(hop_codes, kept)
         bad_before = np.r_[0, np.cumsum(bad)].tolist()
         rel_a = [self.rel_list[i] for i in idx_a.tolist()]
-        vias, watch_pos, watch_codes = self._via_rows(order, via, has_via, idx_a, seg)
+        checks = self._via_checks(via, has_via)
+        if checks is None:
+            vias, pending = {}, None
+            watch_pos = watch_codes = np.zeros(0, dtype=np.int64)
+        else:
+            vias, pending = self._vouch(checks, checks.ok, seg)
+            watch_pos, watch_codes = checks.read_at, checks.read
         # every pair these checks read, with the last position reading it: a route the router keeps
         # from now on for one read later sends the rest of the direction to the loop's own code
         pos = np.r_[np.arange(n), watch_pos]
@@ -171,11 +178,11 @@ class ClassTables:
                     way = via[k] if via is not None else None
                     if way is None or not loads.single_via(way, seg):
                         seg.literal(*hop_loads(router, order, None, via, k))
-                    if way is not None and self.pending and not dirty and retries:
-                        # the hops after this one, checked again: its legs' templates may exist now
+                    if way is not None and pending is not None and not dirty and retries and pending.any():
+                        # the hops after this one that waited for a leg's template: it may exist now
                         retries -= 1
-                        later = has_via & (np.arange(n) > k)
-                        vias.update(self._via_rows(order, via, later, idx_a, seg)[0])
+                        more, pending = self._vouch(checks, pending & (checks.vpos > k), seg)
+                        vias.update(more)
                 k_next = k + 1
             if len(self.cache) != seen:
                 for key in islice(self.cache, seen, None):
@@ -186,18 +193,14 @@ class ClassTables:
             k = k_next
         return True
 
-    def _via_rows(self, order, via, has_via, idx_a, seg):
-        """The GPU-NIC-NIC-GPU hops of a direction these tables vouch for, as position -> (first
-        leg's template, its offset, the channel from the NIC to the leaf, the one from the leaf into
-        the next NIC, last leg's template, its offset); and the pairs those checks read (positions,
-        codes). A hop is vouched for where ``_Loads.via_legs`` would give those parts: both NICs plug
-        into one switch, of two systems of a class, each leg inside its system with its ids carrying
-        the system's prefix, not a kept route, a template of one path crossing each channel once,
-        and no channel twice."""
-        none = ({}, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        self.pending = False
+    def _via_checks(self, via, has_via) -> "_ViaChecks | None":
+        """The GPU-NIC-NIC-GPU hops of a direction and what can be checked of them at once: a hop is
+        vouched for (``_vouch``) where ``_Loads.via_legs`` would give its parts: both NICs plug into
+        one switch, of two systems of a class, each leg inside its system with its ids carrying the
+        system's prefix, no pair of it a kept route, each leg a template of one path crossing each
+        channel once, and no channel twice. None without such hops."""
         if via is None:
-            return none
+            return None
         at = self.at
         vpos = np.flatnonzero(has_via)
         ways = [via[k] for k in vpos.tolist()]
@@ -205,13 +208,12 @@ class ClassTables:
         if not four.all():
             vpos, ways = vpos[four], [w for w, ok in zip(ways, four.tolist()) if ok]
         if not len(vpos):
-            return none
-        num = np.asarray([[at.get(d, -1) for d in w] for w in ways], dtype=np.int64).reshape(-1, 4)
-        g0, n0, n1, g1 = num.T
+            return None
+        num = np.asarray([at.get(d, -1) for w in ways for d in w], dtype=np.int64).reshape(-1, 4)
+        ok = (num >= 0).all(axis=1)
+        g0, n0, n1, g1 = (np.maximum(x, 0) for x in num.T)
         n_dev = len(at)
         owner, pfx, pid, up = self.owner, self.pfx, self.pid, self.up
-        ok = (num >= 0).all(axis=1)
-        g0, n0, n1, g1 = (np.maximum(x, 0) for x in (g0, n0, n1, g1))
         u0 = up[n0]
         ok &= (u0 >= 0) & (u0 == up[n1])
         s0, s1 = owner[n0], owner[n1]
@@ -220,54 +222,76 @@ class ClassTables:
         ok &= (self.builder[s0] >= 0) & (self.builder[s1] >= 0)
         ok &= (owner[g0] == s0) & (owner[g1] == s1)
         ok &= (pfx[g0] == pid[s0]) & (pfx[n0] == pid[s0]) & (pfx[n1] == pid[s1]) & (pfx[g1] == pid[s1])
-        pair_codes = np.concatenate([g0 * n_dev + n0, n0 * n_dev + n1, n1 * n_dev + g1])
+        codes = np.concatenate([g0 * n_dev + n0, n0 * n_dev + n1, n1 * n_dev + g1])
         kept = self.kept_codes()
         if len(kept):
-            ok &= ~np.isin(pair_codes, kept).reshape(3, -1).any(axis=0)
+            ok &= ~np.isin(codes, kept).reshape(3, -1).any(axis=0)
         if self._via_keys:
             cache = self.cache
             ok &= np.fromiter((("via", *w) not in cache for w in ways), dtype=bool, count=len(ways))
-        n_rel = max(self.rel_list, default=0) + 2
-        rel = self.rel
+        n_rel, rel = self.n_rel, self.rel
         key0 = (self.builder[s0] * n_rel + rel[g0] + 1) * n_rel + rel[n0] + 1
         key1 = (self.builder[s1] * n_rel + rel[n1] + 1) * n_rel + rel[g1] + 1
-        known = self.legs
-        for keys, src, dst, s in ((key0, 0, 1, s0), (key1, 2, 3, s1)):
-            asked = set()
-            for j in np.flatnonzero(ok).tolist():
-                key = int(keys[j])
-                if key not in known and key not in asked:
-                    asked.add(key)  # (the first of its key in this direction, as the loop meets them)
-                    leg = self.loads.leg(ways[j][src], ways[j][dst])
-                    if leg is None:
-                        continue  # (the loop asks: another of the key may have a template later)
-                    known[key] = (leg[0], int(self.offset[s[j]]) - leg[1], self.loads.unit_list(leg[0]))
-        vouched = np.fromiter((ok_j and known.get(a, (None, 0, None))[2] is not None
-                               and known.get(b, (None, 0, None))[2] is not None
-                               for ok_j, a, b in zip(ok.tolist(), key0.tolist(), key1.tolist())),
-                              dtype=bool, count=len(ways))
-        # (a leg with no template yet: the loop's own code for the first of its class searches it)
-        self.pending = bool((ok & ~vouched).any())
-        out, into = self.up_out[n0], self.up_in[n1]
+        return _ViaChecks(vpos, ways, ok, s0, s1, key0, key1, self.up_out[n0], self.up_in[n1],
+                          np.tile(vpos, 3), codes)
+
+    def _vouch(self, c: "_ViaChecks", mask: np.ndarray, seg) -> tuple[dict[int, tuple], np.ndarray]:
+        """Of the hops ``mask`` picks among those that passed ``c.ok``, those vouched for, as position
+        -> (first leg's template, its offset, the channel from the NIC to the leaf, the one from the
+        leaf into the next NIC, last leg's template, its offset); and which hops wait for a leg's
+        template (the loop's own code for the first of a class searches it, then ask again)."""
         rows: dict[int, tuple] = {}
-        pairs = {}
-        for j in np.flatnonzero(vouched).tolist():
-            pairs.setdefault((int(key0[j]), int(key1[j])), []).append(j)
-        for (a, b), js in pairs.items():
+        pending = np.zeros(len(c.vpos), dtype=bool)
+        pick = np.flatnonzero(mask & c.ok)
+        if not len(pick):
+            return rows, pending
+        known = self.legs
+        vouched = np.ones(len(pick), dtype=bool)
+        for keys, src, dst, s in ((c.key0, 0, 1, c.s0), (c.key1, 2, 3, c.s1)):
+            distinct, first, inverse = np.unique(keys[pick], return_index=True, return_inverse=True)
+            for key, j in zip(distinct.tolist(), pick[first].tolist()):
+                if key not in known:  # asked of the first of its key, as the loop meets them
+                    leg = self.loads.leg(c.ways[j][src], c.ways[j][dst])
+                    if leg is not None:
+                        known[key] = (leg[0], int(self.offset[s[j]]) - leg[1], self.loads.unit_list(leg[0]))
+            usable = np.fromiter((key in known and known[key][2] is not None for key in distinct.tolist()),
+                                 dtype=bool, count=len(distinct))
+            vouched &= usable[inverse.reshape(-1)]
+        pending[pick[~vouched]] = True
+        pick = pick[vouched]
+        if not len(pick):
+            return rows, pending
+        pairs, inverse = np.unique(np.column_stack([c.key0[pick], c.key1[pick]]), axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for g, (a, b) in enumerate(pairs.tolist()):
+            js = pick[inverse == g]
             first, base0, l0 = known[a]
             last, base1, l1 = known[b]
-            js = np.asarray(js, dtype=np.int64)
-            o0 = self.offset[s0[js]] - base0
-            o1 = self.offset[s1[js]] - base1
-            every = np.column_stack([np.asarray(l0, dtype=np.int64)[None, :] + o0[:, None], out[js], into[js],
+            o0 = self.offset[c.s0[js]] - base0
+            o1 = self.offset[c.s1[js]] - base1
+            out, into = c.out[js], c.into[js]
+            every = np.column_stack([np.asarray(l0, dtype=np.int64)[None, :] + o0[:, None], out, into,
                                      np.asarray(l1, dtype=np.int64)[None, :] + o1[:, None]])
             every.sort(axis=1)
-            twice = (every[:, 1:] == every[:, :-1]).any(axis=1)
+            once = ~(every[:, 1:] == every[:, :-1]).any(axis=1)  # (else the router's arrays, hop by hop)
             t0, t1 = seg.template(first.channels, first.weights), seg.template(last.channels, last.weights)
-            js = js[~twice]
-            rows.update(zip(vpos[js].tolist(), zip(repeat(t0), o0[~twice].tolist(), out[js].tolist(),
-                                                   into[js].tolist(), repeat(t1), o1[~twice].tolist())))
-        return rows, np.tile(vpos, 3), pair_codes
+            rows.update(zip(c.vpos[js[once]].tolist(), zip(repeat(t0), o0[once].tolist(), out[once].tolist(),
+                                                           into[once].tolist(), repeat(t1), o1[once].tolist())))
+        return rows, pending
+
+
+class _ViaChecks(NamedTuple):
+    vpos: np.ndarray      # the hops' positions
+    ways: list            # their waypoints
+    ok: np.ndarray        # passed the checks made at once
+    s0: np.ndarray        # the two systems' numbers
+    s1: np.ndarray
+    key0: np.ndarray      # each leg's key: builder, rest of its two ids
+    key1: np.ndarray
+    out: np.ndarray       # the channel from the first NIC to its switch, and from it into the second
+    into: np.ndarray
+    read_at: np.ndarray   # the pairs the checks read: positions and codes
+    read: np.ndarray
 
 
 def _uplinks(router, devices: list[str], ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

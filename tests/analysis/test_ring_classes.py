@@ -24,7 +24,7 @@ def _both(topo, monkeypatch, prepare=None):
     runs read from a class's template), each on its own router."""
     gpus = [d.id for d in topo.gpus()]
     vouched = []
-    original = ring_classes.ClassTables._via_rows
+    original = ring_classes.ClassTables._vouch
 
     def counting(self, *args):
         out = original(self, *args)
@@ -32,7 +32,7 @@ def _both(topo, monkeypatch, prepare=None):
         return out
 
     with monkeypatch.context() as m:
-        m.setattr(ring_classes.ClassTables, "_via_rows", counting)
+        m.setattr(ring_classes.ClassTables, "_vouch", counting)
         fast, fast_rate = _arrays(topo, gpus, prepare)
     with monkeypatch.context() as m:
         _loop_only(m)
