@@ -314,4 +314,11 @@ def _uplinks(router, devices: list[str], ends: np.ndarray) -> tuple[np.ndarray, 
         up[this[m]] = other[m]
         up_out[this[m]] = 2 * net[m] + forward
         up_in[this[m]] = 2 * net[m] + 1 - forward
+    # the router keeps them too, as ``_uplink`` would have found them one by one (the loop did,
+    # and the tree's hops over the spines read them next)
+    kept = router._uplinks
+    for d, x in zip(np.flatnonzero(nic).tolist(), up[nic].tolist()):
+        name = devices[d]
+        if name not in kept:
+            kept[name] = devices[x] if x >= 0 else None
     return up, up_out, up_in

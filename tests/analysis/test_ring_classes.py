@@ -111,3 +111,17 @@ def test_routes_kept_while_the_loop_runs_are_read_by_the_later_hops(monkeypatch)
     topo, _ = _odd_system_cluster("missing-link")
     fast, loop, *_ = _both(topo, monkeypatch)
     _assert_same(fast, loop)
+
+
+def test_uplinks_at_once_equal_the_routers_one_by_one():
+    topo = build_fat_tree(12, "dgx-h100", rail_optimized=True, per_leaf=4)
+    router, alone = Router(topo), Router(topo)
+    devices, _, ends, _, _ = router._bundle_ends()
+    up, up_out, up_in = ring_classes._uplinks(router, devices, ends)
+    nics = [d for d in devices if router.fabric.kind[d] == "nic"]
+    assert nics and all(router._uplinks[d] == alone._uplink(d) for d in nics)
+    for i, d in enumerate(devices):
+        want = alone._uplink(d)
+        assert (devices[up[i]] if up[i] >= 0 else None) == want
+        if want is not None:
+            assert up_out[i] == alone.channel_index[(d, want)] and up_in[i] == alone.channel_index[(want, d)]
