@@ -214,16 +214,23 @@ class _Loads:
 
 
 def ring_loads_by_template(plan, router) -> tuple[np.ndarray, np.ndarray]:
-    """``channels.ring_loads(plan, router)`` (its fast path): the same arrays, element by element."""
-    from .channels import hop_loads, ring_directions
+    """``channels.ring_loads(plan, router)`` (its fast path): the same arrays, element by element.
+    A ring direction through systems wired alike goes system by system (``ring_classes``), each
+    system's checks made on numbers and its templates looked up once per class; anything those
+    checks do not vouch for goes hop by hop here, as it always did."""
+    from .channels import ring_directions
+    from .ring_classes import ClassTables
 
     seg = _Segments()
     loads = _Loads(router)
     system = router._system
     if router.spread == "even":  # every system's channel offset, checked together
         router.offsets_in_bulk([sid for members in plan.systems if (sid := system.get(members[0])) is not None])
+    tables = ClassTables.of(plan, router, loads) if hasattr(router, "_bundle_ends") else None
     for order, hops, via in ring_directions(plan):
         check_cancelled()
+        if tables is not None and hops is None and tables.direction(order, via, seg):
+            continue
         n = len(order)
         sids = [system.get(g) for g in order]
         k = 0
@@ -236,22 +243,38 @@ def ring_loads_by_template(plan, router) -> tuple[np.ndarray, np.ndarray]:
             while (end < n and hops is None and (via is None or via[end] is None) and sid is not None
                    and sids[(end + 1) % n] == sid):
                 end += 1
-            if end - k > 1:
-                run = loads.run(order, k, end, sid)
-                if run is None:
-                    whole = router.run_loads([(order[i], order[(i + 1) % n]) for i in range(k, end)])
-                    if whole is not None:
-                        seg.literal(*whole)
-                else:
-                    seg.add(seg.template(run[0], run[1]), run[2])
-                if run is not None or whole is not None:
-                    k = end
-                    continue
-            way = via[k] if via is not None and hops is None else None
-            if way is None or not loads.single_via(way, seg):
-                seg.literal(*hop_loads(router, order, hops, via, k))
+            if end - k > 1 and run_piece(loads, seg, order, k, end, sid):
+                k = end
+                continue
+            hop_piece(loads, seg, order, hops, via, k)
             k += 1
     return seg.assemble()
+
+
+def run_piece(loads: _Loads, seg: _Segments, order: list[str], k: int, end: int, sid: str) -> bool:
+    """Hops k..end-1 (two or more, inside system ``sid``, routed by the router) added to ``seg`` as
+    one segment (True), or nothing added when the router cannot say them as a run (False: then hop
+    by hop)."""
+    run = loads.run(order, k, end, sid)
+    if run is not None:
+        seg.add(seg.template(run[0], run[1]), run[2])
+        return True
+    n = len(order)
+    whole = loads.router.run_loads([(order[i], order[(i + 1) % n]) for i in range(k, end)])
+    if whole is None:
+        return False
+    seg.literal(*whole)
+    return True
+
+
+def hop_piece(loads: _Loads, seg: _Segments, order: list[str], hops, via, k: int) -> None:
+    """Hop k added to ``seg``: a GPU-NIC-NIC-GPU hop with one path per leg as its legs' templates
+    and the two channels through the leaf, anything else as the router's arrays."""
+    from .channels import hop_loads
+
+    way = via[k] if via is not None and hops is None else None
+    if way is None or not loads.single_via(way, seg):
+        seg.literal(*hop_loads(loads.router, order, hops, via, k))
 
 
 class SpreadHop(NamedTuple):
