@@ -15,7 +15,7 @@ from ..model.layout import auto_layout
 
 from .canvas_items import DeviceItem
 from .paste_spots import PasteSpots
-from .window_habits import cursor_scene_pos, name_copies
+from .window_habits import copy_words, cursor_scene_pos, name_copies
 
 READABLE = 0.6   # a device found in a cluster's overview is drawn at least at this scale: its name and ports show
 
@@ -103,15 +103,16 @@ class EditActions:
     def _paste_clip(self, clip: dict, what: str) -> None:
         topo = self.document.topology
         try:
-            cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, (0.0, 0.0)), text=what)
+            cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, (0.0, 0.0)))
         except fileio.TopologyFileError as exc:
             self.show_status(f"Cannot paste: {exc}")
             return
+        cmd.text = f"{what} {copy_words(cmd)}"   # the History row says what came, as the status bar does
         name_copies(topo, cmd)   # as a paste under the mouse does
         self.document.push(cmd)
         self.paste_spots.remember(topo, mapping.values())
         self.scene.select_ids(mapping.values())
-        self.show_status(f"{what.capitalize()}d {len(clip['devices'])} devices and {len(clip['links'])} links")
+        self.show_status(f"{what.capitalize()}d {copy_words(cmd)}")
 
     def paste(self, at=None) -> None:
         """Paste the clipboard: at ``at`` (a canvas point, from the context menu), else under the mouse

@@ -1,0 +1,29 @@
+"""A new user's review, session 33: what the editor says of each copy it makes."""
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication
+
+from .conftest import drag
+from .test_editor import view_pos
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+def test_history_and_status_name_what_a_paste_duplicate_or_ctrl_drag_copied(make_window, qtbot):
+    """The History listed "paste" and "duplicate" with nothing to tell two of them apart, and a
+    Ctrl+drag copy left the status bar saying what the edit before it did."""
+    w = make_window("dgx1-v100")
+    stack = w.document.undo_stack
+    w.scene.select_ids(["gpu4", "gpu5"])   # one NVLink connection between them
+    qtbot.keyClick(w.view, Qt.Key.Key_C, CTRL)
+    w._paste_clip(w.copy(), "paste")   # beside the originals, as with the mouse off the canvas
+    assert stack.text(stack.count() - 1) == "paste 2 devices and 1 link"
+    assert w.status.text() == "Pasted 2 devices and 1 link"
+    qtbot.keyClick(w.view, Qt.Key.Key_D, CTRL)
+    assert stack.text(stack.count() - 1) == "duplicate 2 devices and 1 link"
+    assert w.status.text() == "Duplicated 2 devices and 1 link"
+    w.scene.select_ids(["gpu0"])
+    QApplication.processEvents()
+    drag(w.view, view_pos(w, "gpu0"), view_pos(w, "gpu0") + QPoint(40, 70), modifiers=CTRL)
+    assert stack.text(stack.count() - 1) == "copy 1 device by Ctrl+drag"
+    assert w.status.text() == "Copied 1 device by Ctrl+drag"
