@@ -27,3 +27,18 @@ def test_history_and_status_name_what_a_paste_duplicate_or_ctrl_drag_copied(make
     drag(w.view, view_pos(w, "gpu0"), view_pos(w, "gpu0") + QPoint(40, 70), modifiers=CTRL)
     assert stack.text(stack.count() - 1) == "copy 1 device by Ctrl+drag"
     assert w.status.text() == "Copied 1 device by Ctrl+drag"
+
+
+def test_a_refused_sweep_range_names_the_field_and_not_the_last_runs_progress(make_window, qtbot):
+    """After a finished run, a sweep range the wrong way round read "Simulation failed at 100%, no
+    result: a sweep from ...": the 100% was the finished run's bar, and the field went unnamed."""
+    w = make_window("dgx-h100")
+    panel = w.sim_panel
+    panel.size.setText("1MiB")
+    panel.run()
+    qtbot.waitUntil(lambda: panel.state.text().startswith("Done"), timeout=60000)
+    panel.sweep.setChecked(True)
+    panel.sweep_range.setText("4GiB:1KiB")
+    panel.run()
+    assert w.status.text().startswith("Simulation failed, no result: Sweep range: a sweep from"), w.status.text()
+    assert panel.state.text().startswith("Error: Sweep range: ")
