@@ -88,16 +88,20 @@ class EditActions:
         self.show_status(select_all_words(self.document.topology, self.scene.selected_ids(), self.scene.lod))
 
     def copy(self) -> dict | None:
+        return self._copy_as("Copied")
+
+    def _copy_as(self, verb: str) -> dict | None:
+        """Copy the selection to the clipboard; the status bar says ``verb`` ("Copied", "Cut") and what."""
         ids = self.scene.selected_device_ids()
         if not ids:
-            self.show_status("Nothing to copy: select devices or groups")
+            self.show_status(f"Nothing to {'cut' if verb == 'Cut' else 'copy'}: select devices or groups")
             return None
         clip = copy_selection(self.document.topology, ids)
         data = QMimeData()
         data.setData(MIME_CLIP, json.dumps(clip).encode("utf-8"))
         data.setText(f"{len(ids)} DGX Studio devices")
         QApplication.clipboard().setMimeData(data)
-        self.show_status(f"Copied {len(ids)} devices and {len(clip['links'])} links")
+        self.show_status(f"{verb} {copy_words(clip)}")
         return clip
 
     def _paste_clip(self, clip: dict, what: str) -> None:
@@ -155,9 +159,10 @@ class EditActions:
                                        f"delete {len(ids)} item{'s' if len(ids) > 1 else ''}"))
 
     def cut(self) -> None:
-        if self.copy() is not None:
+        clip = self._copy_as("Cut")   # the status bar said "Copied" for a cut
+        if clip is not None:
             ids = self.scene.selected_ids()   # what was copied goes: a group's devices with it
-            self.document.push(RemoveItems(with_insides(self.document.topology, ids), f"cut {len(ids)} items"))
+            self.document.push(RemoveItems(with_insides(self.document.topology, ids), f"cut {copy_words(clip)}"))
 
     def auto_layout(self) -> None:
         if self.scene.lod is not None:   # the overview places blocks, systems and switches itself

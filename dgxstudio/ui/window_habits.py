@@ -55,9 +55,10 @@ def name_copies(topo, cmd) -> None:
 
 
 def copy_words(cmd) -> str:
-    """What a paste, duplicate or Ctrl+drag adds, for its History row and the status bar:
-    "3 devices and 2 links" (the History named them all "paste" or "duplicate" alike)."""
-    n, m = len(cmd.devices), len(cmd.links)
+    """What a copy, cut, paste, duplicate or Ctrl+drag takes or adds (``cmd``: its command, or the
+    clipboard's dict), for its History row and the status bar: "3 devices and 2 links" (the History
+    named them all "paste" or "duplicate" alike)."""
+    n, m = (len(cmd["devices"]), len(cmd["links"])) if isinstance(cmd, dict) else (len(cmd.devices), len(cmd.links))
     devices = f"{n} device{'s' if n != 1 else ''}"
     return f"{devices} and {m} link{'s' if m != 1 else ''}" if m else devices
 

@@ -42,3 +42,19 @@ def test_a_refused_sweep_range_names_the_field_and_not_the_last_runs_progress(ma
     panel.run()
     assert w.status.text().startswith("Simulation failed, no result: Sweep range: a sweep from"), w.status.text()
     assert panel.state.text().startswith("Error: Sweep range: ")
+
+
+def test_a_cut_says_cut_and_what_it_took(make_window, qtbot):
+    """A cut said "Copied 2 devices and 1 links" in the status bar and "cut 2 items" in the History."""
+    w = make_window("dgx1-v100")
+    w.scene.select_ids(["gpu6", "gpu7"])
+    qtbot.keyClick(w.view, Qt.Key.Key_X, CTRL)
+    assert "gpu6" not in w.document.topology.devices
+    assert w.status.text() == "Cut 2 devices and 1 link"
+    assert w.document.undo_stack.text(0) == "cut 2 devices and 1 link"
+    w.scene.select_ids(["gpu0"])
+    qtbot.keyClick(w.view, Qt.Key.Key_C, CTRL)
+    assert w.status.text() == "Copied 1 device"
+    w.scene.select_ids([])
+    qtbot.keyClick(w.view, Qt.Key.Key_X, CTRL)
+    assert w.status.text() == "Nothing to cut: select devices or groups"
