@@ -58,3 +58,21 @@ def test_a_cut_says_cut_and_what_it_took(make_window, qtbot):
     w.scene.select_ids([])
     qtbot.keyClick(w.view, Qt.Key.Key_X, CTRL)
     assert w.status.text() == "Nothing to cut: select devices or groups"
+
+
+def test_a_link_chosen_from_a_bundles_menu_is_named_in_the_status_bar(make_window, qtbot):
+    """Choosing a link from a collapsed system's bundle opened systems, perhaps out of sight, and
+    selected the link with the status bar left blank."""
+    w = make_window("dgx1-fat-tree-124")
+    topo = w.document.topology
+    bundle = next(i for i in w.scene.link_items if i.bundle and len(i.link_ids) > 1)
+    menu = w.context_menu(bundle, bundle.a.scenePos(), None)
+    sub = next(a.menu() for a in menu.actions() if a.menu() is not None and a.text().startswith("Its "))
+    lid = bundle.link_ids[0]
+    lk = topo.links[lid]
+    next(a for a in sub.actions() if a.isEnabled()).trigger()
+    QApplication.processEvents()
+    assert w.scene.selected_ids() == [lid]
+    opened = w.document.undo_stack.text(0).removeprefix("open ")
+    assert w.status.text() == (f"Selected link {lid} ({topo.devices[lk.a].name} — {topo.devices[lk.b].name}: "
+                               f"InfiniBand EDR x1); opened {opened}")
