@@ -43,8 +43,11 @@ def open_around(scene, link_ids: list[str]) -> list[str]:
 
 def select_link(scene, view, link_id: str) -> None:
     """Open the systems around a link's ends, select it and zoom to it (at most to actual size)."""
-    open_around(scene, [link_id])
+    opened = open_around(scene, [link_id])
     scene.select_ids([link_id])
+    # the status bar says what the choice did (it stayed blank while systems opened out of sight)
+    where = f"; opened {', '.join(scene.topology.groups[g].name for g in opened)}" if opened else ""
+    scene.statusMessage.emit(f"Selected link {link_id} ({link_words(scene.topology, link_id)}){where}")
     item = scene.items_by_link.get(link_id)
     if item is not None and view is not None:
         view.fit_rect(item.sceneBoundingRect().adjusted(-120, -120, 120, 120), at_most=1.0)

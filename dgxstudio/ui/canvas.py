@@ -452,6 +452,8 @@ class TopologyScene(QGraphicsScene):
                 for view in self.views()[:1]:
                     self.lod.update(view)
             self.select_ids(ended[1])
+            # said in the status bar as a paste or duplicate is (it kept the last edit's message)
+            self.statusMessage.emit(ended[0].text.replace("copy", "Copied", 1))
 
     @staticmethod
     def _key(item: QGraphicsItem) -> str | None:

@@ -21,7 +21,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from ..model.clipboard import filled_groups, copy_selection, paste_command
 from ..model.commands import Command, Macro, Move, SetAttribute
 from ..model.topology import Topology
-from .window_habits import name_copies
+from .window_habits import copy_words, name_copies
 
 
 class DragStart:
@@ -124,11 +124,10 @@ def _copy(scene, start: DragStart, moved: dict, old: dict, items: dict) -> tuple
     before = old.get(key) or topo.layout.positions.get(key, (0.0, 0.0))
     offset = (moved[key][0] - before[0], moved[key][1] - before[1])
     devices = [d for k in moved for d in ([k] if k in topo.devices else topo.devices_in_group(k))]
-    n = len(devices)
     boxes = [k for k in moved if k in topo.groups]   # a copied system box goes in the frame it was let go in
     into = start.frame_at(topo, ends[boxes[0]]) if boxes else None
-    cmd, mapping = paste_command(topo, copy_selection(topo, devices), offset, into_group=into,
-                                 text=f"copy {n} device{'s' if n > 1 else ''} by Ctrl+drag")
+    cmd, mapping = paste_command(topo, copy_selection(topo, devices), offset, into_group=into)
+    cmd.text = f"copy {copy_words(cmd)} by Ctrl+drag"   # named as a paste or duplicate is
     copied_groups = {g.id for g in cmd.groups}
     lod = scene.lod
     for d in (k for k in moved if k in topo.devices):   # a device copied without its group: as a move

@@ -274,6 +274,7 @@ class SimulationPanel(QWidget):
         try:
             job, request = self._job(live)
         except (ValueError, GpuSetError, TrainingError) as exc:
+            self.progress.reset()   # the form was refused, nothing ran: not "failed at 100%" from the last run's bar
             self._fail(str(exc), TAB_KINDS[min(self.tabs.currentIndex(), len(TAB_KINDS) - 1)])
             return
         pending = live.frozen_copy_later({"document": document_ref})
@@ -297,7 +298,8 @@ class SimulationPanel(QWidget):
             collective, algorithm = self.collective.currentText(), self.algorithm.currentText()
             if self.sweep.isChecked():
                 lo, _, hi = self.sweep_range.text().partition(":")
-                sizes = sweep_sizes(_read("Sweep range", parse_size, lo), _read("Sweep range", parse_size, hi))
+                sizes = _read("Sweep range", sweep_sizes, _read("Sweep range", parse_size, lo),
+                              _read("Sweep range", parse_size, hi))   # "4GiB:1KiB" names the field too
                 label = f"{collective} {algorithm} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}, {figures}"
 
                 def sweep_job(topo, progress, cancel):

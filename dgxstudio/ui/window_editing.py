@@ -15,7 +15,7 @@ from ..model.layout import auto_layout
 
 from .canvas_items import DeviceItem
 from .paste_spots import PasteSpots
-from .window_habits import cursor_scene_pos, name_copies
+from .window_habits import copy_words, cursor_scene_pos, name_copies
 
 READABLE = 0.6   # a device found in a cluster's overview is drawn at least at this scale: its name and ports show
 
@@ -88,30 +88,35 @@ class EditActions:
         self.show_status(select_all_words(self.document.topology, self.scene.selected_ids(), self.scene.lod))
 
     def copy(self) -> dict | None:
+        return self._copy_as("Copied")
+
+    def _copy_as(self, verb: str) -> dict | None:
+        """Copy the selection to the clipboard; the status bar says ``verb`` ("Copied", "Cut") and what."""
         ids = self.scene.selected_device_ids()
         if not ids:
-            self.show_status("Nothing to copy: select devices or groups")
+            self.show_status(f"Nothing to {'cut' if verb == 'Cut' else 'copy'}: select devices or groups")
             return None
         clip = copy_selection(self.document.topology, ids)
         data = QMimeData()
         data.setData(MIME_CLIP, json.dumps(clip).encode("utf-8"))
         data.setText(f"{len(ids)} DGX Studio devices")
         QApplication.clipboard().setMimeData(data)
-        self.show_status(f"Copied {len(ids)} devices and {len(clip['links'])} links")
+        self.show_status(f"{verb} {copy_words(clip)}")
         return clip
 
     def _paste_clip(self, clip: dict, what: str) -> None:
         topo = self.document.topology
         try:
-            cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, (0.0, 0.0)), text=what)
+            cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, (0.0, 0.0)))
         except fileio.TopologyFileError as exc:
             self.show_status(f"Cannot paste: {exc}")
             return
+        cmd.text = f"{what} {copy_words(cmd)}"   # the History row says what came, as the status bar does
         name_copies(topo, cmd)   # as a paste under the mouse does
         self.document.push(cmd)
         self.paste_spots.remember(topo, mapping.values())
         self.scene.select_ids(mapping.values())
-        self.show_status(f"{what.capitalize()}d {len(clip['devices'])} devices and {len(clip['links'])} links")
+        self.show_status(f"{what.capitalize()}d {copy_words(cmd)}")
 
     def paste(self, at=None) -> None:
         """Paste the clipboard: at ``at`` (a canvas point, from the context menu), else under the mouse
@@ -154,9 +159,10 @@ class EditActions:
                                        f"delete {len(ids)} item{'s' if len(ids) > 1 else ''}"))
 
     def cut(self) -> None:
-        if self.copy() is not None:
+        clip = self._copy_as("Cut")   # the status bar said "Copied" for a cut
+        if clip is not None:
             ids = self.scene.selected_ids()   # what was copied goes: a group's devices with it
-            self.document.push(RemoveItems(with_insides(self.document.topology, ids), f"cut {len(ids)} items"))
+            self.document.push(RemoveItems(with_insides(self.document.topology, ids), f"cut {copy_words(clip)}"))
 
     def auto_layout(self) -> None:
         if self.scene.lod is not None:   # the overview places blocks, systems and switches itself

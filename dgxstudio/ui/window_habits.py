@@ -54,6 +54,15 @@ def name_copies(topo, cmd) -> None:
         grp.name = name
 
 
+def copy_words(cmd) -> str:
+    """What a copy, cut, paste, duplicate or Ctrl+drag takes or adds (``cmd``: its command, or the
+    clipboard's dict), for its History row and the status bar: "3 devices and 2 links" (the History
+    named them all "paste" or "duplicate" alike)."""
+    n, m = (len(cmd["devices"]), len(cmd["links"])) if isinstance(cmd, dict) else (len(cmd.devices), len(cmd.links))
+    devices = f"{n} device{'s' if n != 1 else ''}"
+    return f"{devices} and {m} link{'s' if m != 1 else ''}" if m else devices
+
+
 class HabitActions:
     """Mixed into MainWindow."""
 
@@ -245,12 +254,13 @@ class HabitActions:
         ys = [p[1] for p in clip.get("layout", {}).get("positions", {}).values()] or [0.0]
         offset = (scene_pos.x() - (min(xs) + max(xs)) / 2, scene_pos.y() - (min(ys) + max(ys)) / 2)
         topo = self.document.topology
-        cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, offset), text=what)
+        cmd, mapping = paste_command(topo, clip, self.paste_spots.offset(topo, clip, offset))
+        cmd.text = f"{what} {copy_words(cmd)}"
         name_copies(topo, cmd)
         self.document.push(cmd)
         self.paste_spots.remember(topo, mapping.values())
         self.scene.select_ids(mapping.values())
-        self.show_status(f"Pasted {len(cmd.devices)} devices and {len(cmd.links)} links")
+        self.show_status(f"Pasted {copy_words(cmd)}")
         return list(mapping.values())
 
     # ---- find ----------------------------------------------------------------------------------------
