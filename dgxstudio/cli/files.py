@@ -19,6 +19,7 @@ def cmd_export(args) -> int:
     if args.system is not None and args.format != "nccl-xml":
         # only NCCL XML describes one system; any other format would silently write the whole topology
         raise CliError(f"--system applies to --format nccl-xml only; {args.format} writes the whole topology")
+    _check_ending(args.format, args.output)
     topo = open_topology(args.file, args.preset)
     try:
         write_export(topo, args.format, args.output, args.system)
@@ -28,6 +29,19 @@ def cmd_export(args) -> int:
         raise CliError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
     print(f"wrote {args.output} ({args.format})")
     return EXIT_OK
+
+
+def _check_ending(fmt: str, output: str) -> None:
+    """An output named for another format (``--format svg -o x.png``) is refused before anything is
+    written: a picture viewer or another tool would open the file by its ending and fail on it."""
+    from ..report.exports import EXPORT_FORMATS
+
+    ending = os.path.splitext(output)[1].lower()
+    own = EXPORT_FORMATS[fmt][1]
+    others = sorted(f for f, (_, ext) in EXPORT_FORMATS.items() if ext == ending and f != fmt)
+    if ending and ending != own and others:
+        raise CliError(f"{output}: its ending {ending} is for --format {' or '.join(others)}; "
+                       f"--format {fmt} writes {EXPORT_FORMATS[fmt][0]} (name the file {own}, or give the format you meant)")
 
 
 def cmd_import(args) -> int:
