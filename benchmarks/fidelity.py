@@ -17,6 +17,7 @@ the "beyond" column, 0 where the simulation rounds to the printed figure.
 from __future__ import annotations
 
 import argparse
+import textwrap
 import csv
 import math
 import sys
@@ -215,24 +216,39 @@ def _plot_qt(items, path: Path) -> None:
     unit = items[0][4]
     w = pg.PlotWidget(background="w")
     w.resize(900, 560)
-    w.setTitle(f"{m.label}: measured vs simulated ({'bus bandwidth' if unit == 'GB/s' else 'time'})", color="k")
-    w.addLegend(offset=(10, 10))
+    # the title wrapped to the plot's width (a long one widened the plot past the image and was cut
+    # off, the right of the plot with it), the legend in a row of its own under the plot (drawn in
+    # a corner of it, it covered the curves that start or end there)
+    lines = textwrap.wrap(f"{m.label}: measured vs simulated ({'bus bandwidth' if unit == 'GB/s' else 'time'})", 95)
+    w.setTitle("<br>".join(lines), color="k", size="11pt")
+    plot_item = w.getPlotItem()
+    plot_item.titleLabel.setMaximumHeight(22 * len(lines) + 8)   # (pyqtgraph sizes the title for one line)
+    plot_item.layout.setRowFixedHeight(0, 22 * len(lines) + 8)
     sized = [(float(row["size_bytes"]), meas, sim) for _, row, meas, sim, u, _ in items if row["size_bytes"] and u == unit]
     if len(sized) > 1:
         sized.sort()
         x = np.log2([s for s, _, _ in sized])
-        w.plot(x, [a for _, a, _ in sized], pen=pg.mkPen("#1f77b4", width=2), symbol="o", symbolBrush="#1f77b4",
-               name="measured")
-        w.plot(x, [b for _, _, b in sized], pen=pg.mkPen("#d62728", width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
-               symbol="t", symbolBrush="#d62728", name="simulated")
+        curves = [
+            w.plot(x, [a for _, a, _ in sized], pen=pg.mkPen("#1f77b4", width=2), symbol="o", symbolBrush="#1f77b4"),
+            w.plot(x, [b for _, _, b in sized], pen=pg.mkPen("#d62728", width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
+                   symbol="t", symbolBrush="#d62728")]
         ax = w.getAxis("bottom")
         ax.setTicks([[(v, _size_label(2 ** v)) for v in range(int(x.min()), int(x.max()) + 1, 2)]])
         w.setLabel("bottom", "message size (bytes, log2)")
+        lo, hi = float(x.min()), float(x.max())
     else:
         xs = np.arange(len(items))
-        w.plot(xs, [it[2] for it in items], pen=None, symbol="o", symbolBrush="#1f77b4", name="measured")
-        w.plot(xs, [it[3] for it in items], pen=None, symbol="t", symbolBrush="#d62728", name="simulated")
+        curves = [w.plot(xs, [it[2] for it in items], pen=None, symbol="o", symbolBrush="#1f77b4"),
+                  w.plot(xs, [it[3] for it in items], pen=None, symbol="t", symbolBrush="#d62728")]
         w.getAxis("bottom").setTicks([[(i, it[1]["collective"]) for i, it in enumerate(items)]])
+        lo, hi = -0.5, len(items) - 0.5
+    pad = 0.03 * max(hi - lo, 1.0)   # the first and last markers whole, not cut by the axes
+    w.setXRange(lo - pad, hi + pad, padding=0)
+    legend = pg.LegendItem(colCount=2, labelTextColor="k", labelTextSize="10pt", frame=False, horSpacing=30)
+    legend.setMaximumWidth(260)   # (in a layout cell it spreads its two entries over the plot's width)
+    for curve, name in zip(curves, ("measured", "simulated")):
+        legend.addItem(curve, name)
+    plot_item.layout.addItem(legend, 4, 1, alignment=pg.QtCore.Qt.AlignmentFlag.AlignHCenter)
     w.setLabel("left", "bus bandwidth (GB/s)" if unit == "GB/s" else "time (us)")
     w.setYRange(0, 1.1 * max(max(it[2], it[3]) for it in items), padding=0)
     w.showGrid(x=True, y=True, alpha=0.3)

@@ -200,8 +200,11 @@ class ExitRoutes:
             r = self.router
             system, adj, bundles = r._system, r.fabric.adj, r.fabric.bundles
             # (Router._adj_cost's costs, without making every inside device's list)
+            # a system drawn as trays (GB200 NVL72) holds its devices in its trays, none itself: read
+            # as having no exit, no other path could tie and every renamed route was taken unchecked
+            devices = r.topo.groups[sid].devices or r.topo.devices_in_group(sid)
             got = self._exits[sid] = [(u, 1e9 / bundles[(u, v) if u <= v else (v, u)].bandwidth, v)
-                                      for u in r.topo.groups[sid].devices if u in adj
+                                      for u in devices if u in adj
                                       for v in adj[u] if system.get(v) is None]
         return got
 

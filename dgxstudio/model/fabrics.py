@@ -18,6 +18,7 @@ reports it. ``plan_fat_tree`` answers every count (switches, cables, power) with
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from .catalog import KIND_LABELS, NETWORK_FAMILIES, Catalog, Part, default_catalog
@@ -186,6 +187,24 @@ def set_compute_nics(topo: Topology, group_id: str, nic_part: str) -> list[str]:
         topo.devices[did].part = nic_part
         _retype_links(topo, did)
     return nics
+
+
+_IB_PORT_NAME = re.compile(r"\bIB(\d+)$")
+
+
+def name_ports_for_network(topo: Topology, nic_ids: list[str], link_type: str) -> None:
+    """Display names of compute NICs cabled at ``link_type``: "IB3" on InfiniBand, "ETH3" on Ethernet.
+
+    The system builders name a compute NIC after its port's InfiniBand interface (``ib0``, ``ib1``...,
+    the DGX user guides' IPoIB names); the same ConnectX port run as RoCE on an Ethernet fabric is an
+    Ethernet interface (``ethN``, the prefix NCCL XML import already gives Ethernet NICs). Only the
+    display name changes: the id (``s01.ib3``) stays, as links, rails and saved files refer to it.
+    """
+    lt = topo.catalog.link_type(link_type)
+    prefix = "ETH" if lt is not None and lt.family == "ethernet" else "IB"
+    for did in nic_ids:
+        dev = topo.devices[did]
+        dev.name = _IB_PORT_NAME.sub(lambda m: prefix + m.group(1), dev.name)
 
 
 def _parts_named(catalog: Catalog, kinds: tuple[str, ...]) -> str:
@@ -430,6 +449,7 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
             for did in nics:
                 topo.devices[did].part = nic
                 _retype_links(topo, did)
+        name_ports_for_network(topo, nics, plan.link_type)
         ports = [did for did in nics for _ in range(_network_port(topo, did).count)]
         unit = i // plan.per_leaf
         if rail_optimized:

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 from shiboken6 import isValid
 
 from .canvas_items import DeviceItem, GroupItem
-from .canvas_lod_items import BlockItem, BundleItem, SystemBoxItem, TierLabel, _forms, place_bundle_labels  # noqa: F401  (importable from here)
+from .canvas_lod_items import BlockItem, BundleItem, SystemBoxItem, TierLabel, _forms, one_form, place_bundle_labels  # noqa: F401  (importable from here)
 from .canvas_text import LABEL_BOLD, LABEL_FONT, Taken, draw_placed, metrics, need_key
 from ..analysis.cluster_overview import BLOCK_W, GAP_X, TIER_GAP, Block, Bundle, Overview, grid
 from .style import FAMILY_COLORS
@@ -163,19 +163,23 @@ class LevelOfDetail:
     def place_labels_each(self, t, area: QRectF) -> list:
         """Bundle labels placed one at a time, for any transform (``place_bundle_labels`` gives the
         same for the canvas's views, all at once)."""
-        taken = Taken()
         screen = t.mapRect(area)
-        for b in self.block_items.values():   # closed blocks; an open one is a frame around its members
-            r = b.scene_rect
-            if not b.open and r.intersects(area):
-                taken.claim(t.mapRect(r).intersected(screen), force=True)
-        out = []
-        for item in self.bundle_items:
-            if item.line_rect.intersects(area) and item.count:
-                placed = item.place_label(t, taken)
+        shown = [t.mapRect(b.scene_rect).intersected(screen) for b in self.block_items.values()
+                 if not b.open and b.scene_rect.intersects(area)]   # closed blocks; an open one frames its members
+        items = [item for item in self.bundle_items if item.line_rect.intersects(area) and item.count]
+
+        def place(form: int) -> list:
+            taken = Taken()
+            for r in shown:
+                taken.claim(r, force=True)
+            out = []
+            for item in items:
+                placed = item.place_label(t, taken, form)
                 if placed is not None:
                     out.append((item, *placed))
-        return out
+            return out
+
+        return one_form(place)
 
     def item_for(self, obj_id: str) -> QGraphicsItem | None:
         """The most detailed item showing a device, system or switch right now."""

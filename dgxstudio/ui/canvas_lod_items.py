@@ -213,9 +213,10 @@ class BundleItem(LinkItem):
         painter.setPen(self.drawn_pen())   # the label comes on top, see LevelOfDetail.draw_labels
         painter.drawLine(self.line)
 
-    def place_label(self, t, taken: Taken) -> tuple[QRectF, str] | None:
+    def place_label(self, t, taken: Taken, form: int | None = None) -> tuple[QRectF, str] | None:
         """Where the count and bandwidth per direction go on screen (transform ``t``), at a readable
-        size, covering no block and no other label (``taken``: what is already there); None if nowhere."""
+        size, covering no block and no other label (``taken``: what is already there); None if nowhere.
+        ``form``: only that text (see ``one_form``), else the longest that fits."""
         a, b = self.line.p1(), self.line.p2()
         sa, sb = t.map(a), t.map(b)
         length = ((sa.x() - sb.x()) ** 2 + (sa.y() - sb.y()) ** 2) ** 0.5
@@ -225,7 +226,7 @@ class BundleItem(LinkItem):
         # the line without covering a block or another label
         mid = t.map(a + (b - a) * (0.7 if a.y() < b.y() else 0.3))
         line_h = self._line_h
-        for text, w in self.texts:
+        for text, w in self.texts if form is None else self.texts[form:form + 1]:
             if w > length * 0.9:
                 continue
             box = QRectF(mid.x() - w / 2, mid.y() - line_h / 2 - 1, w, line_h + 2)
@@ -241,6 +242,22 @@ def _meets(r, left: float, top: float, right: float, bottom: float):
     """Which rectangles (rows of x, y, width, height; none empty or flipped) overlap the given box,
     as QRectF.intersects decides: touching is not overlapping."""
     return (r[:, 0] < right) & (left < r[:, 0] + r[:, 2]) & (r[:, 1] < bottom) & (top < r[:, 1] + r[:, 3])
+
+
+BUNDLE_FORMS = 3   # a bundle's texts: count and bandwidth per direction, count and bandwidth "/dir", count
+
+
+def one_form(place) -> list:
+    """Every bundle label of a view in one form: the longest form (``place(k)``: the labels placed with
+    text k alone) that labels as many bundles as the shortest does. The SuperPOD presets at fit read
+    "x256  12.8 TB/s per direction", "x256" and "x256  12.8 TB/s/dir" side by side, each bundle taking
+    the longest of its texts that fitted where the labels before it had left room."""
+    most = place(BUNDLE_FORMS - 1)
+    for k in range(BUNDLE_FORMS - 1):
+        got = place(k)
+        if len(got) >= len(most):
+            return got
+    return most
 
 
 def place_bundle_labels(t, area: QRectF, blocks, bundles) -> list:
@@ -289,14 +306,16 @@ def place_bundle_labels(t, area: QRectF, blocks, bundles) -> list:
     free = (usable & ~covered).tolist()
     left, right, top, bottom, widths = left.tolist(), right.tolist(), top[:, 0].tolist(), bottom[:, 0].tolist(), widths.tolist()
     heights = height[:, 0].tolist()
-    claim = Taken().claim_box
-    out = []
-    for i, item in enumerate(items):
-        for k, ok in enumerate(free[i]):
-            if ok and claim(left[i][k], top[i], right[i][k], bottom[i]):
+
+    def place(k: int) -> list:
+        claim = Taken().claim_box
+        out = []
+        for i, item in enumerate(items):
+            if free[i][k] and claim(left[i][k], top[i], right[i][k], bottom[i]):
                 out.append((item, QRectF(left[i][k], top[i], widths[i][k], heights[i]), item.texts[k][0]))
-                break
-    return out
+        return out
+
+    return one_form(place)
 
 
 class SystemBoxItem(GroupItem):

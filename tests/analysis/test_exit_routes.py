@@ -26,6 +26,21 @@ def _shortcut():
     return topo, [("s01.gpu0", next(iter(rails["s01.gpu1"][1]))), ("s09.gpu0", other)]
 
 
+def _faster_nic():
+    """Four GB200 NVL72 racks (drawn as trays: the rack's group holds its trays, not its devices) on
+    XDR switches, rack 3's second NIC a ConnectX-8 at XDR: its GPU 0 reaches rail 0's leaf through
+    its own NDR NIC (cost 20) as cheaply as through that XDR NIC, rail 1's leaf and either spine
+    (10 + 5 + 5: two XDR links to each of the 2 spines), three paths, where rack 1's GPU 0 has one. The exits of a rack were read from its
+    group's own devices (none), so no way out could tie and rack 1's one path was renamed."""
+    topo = build_fat_tree(4, "gb200-nvl72", rail_optimized=True, switch="ib-switch-xdr-144")
+    topo.devices["s3.ib1"].part = "connectx-8-xdr"
+    for lk in topo.links.values():
+        if "s3.ib1" in (lk.a, lk.b) and lk.type == "IB-NDR":
+            lk.type, lk.a_port, lk.b_port = "IB-XDR", None, None
+    leaf = next(lk.b for lk in topo.links.values() if lk.a == "s1.ib0")
+    return topo, [("s1.gpu0", leaf), ("s3.gpu0", leaf)]
+
+
 def _plain(router, src, dst):
     """The route the search gives (between a system's device and a switch it keeps nothing)."""
     return router._route(*router._search(src, dst))
@@ -43,6 +58,7 @@ FABRICS = {
     "h100-uneven": lambda: (build_fat_tree(37, "dgx-h100", rail_optimized=True, tiers=3, per_leaf=4), None),
     "dgx1-tree": lambda: (build_fat_tree(9, per_leaf=3), None),
     "h100-shortcut": _shortcut,
+    "gb200-faster-nic": _faster_nic,
 }
 
 
@@ -87,6 +103,6 @@ def test_routes_to_and_from_switches_are_the_searched_ones(name):
                 assert got.channels.tolist() == want.channels.tolist() and got.weights.tolist() == want.weights.tolist()
                 assert got._paths is None and got.latency_s == want.latency_s
             _same(got, _plain(plain, src, dst))
-    if name not in ("dgx1-tree", "h100-shortcut"):  # (a link costing nothing: no floor above the tie)
+    if name not in ("dgx1-tree", "h100-shortcut", "gb200-faster-nic"):  # (no floor above a tie; trays: no rails)
         assert own and searched <= len(own) // 2, "the routes were searched, not read from a system alike"
         assert lazy >= len(own), "the renamed routes were built path by path"
