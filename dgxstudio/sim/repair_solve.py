@@ -18,7 +18,8 @@ bottleneck: its flow cap, or a class it loads that is full and on which no route
 (Bertsekas and Gallager, Data Networks, max-min flow control; the argument holds for any positive
 weights: a route can only gain at a full class by taking from a route that is not faster). The check asks exactly
 that, to 1e-11 relative, of every route in the region and of every other route that loads a class
-whose load changed; the others' bottlenecks did not change. Classes that can never bind
+whose load changed (a class a route that left loaded is full or not by its load without that
+route); the others' bottlenecks did not change. Classes that can never bind
 (sim/dominated.py) are left out of the fill and the check, as the joint solve leaves them out: the
 fair rates without them never load them past their capacity. The fair rates are unique, so an
 answer that passes is the joint solve's, up to rounding: the joint filling's own ties are to 1e-12,
@@ -225,6 +226,10 @@ class _Part:
         for r in gone:
             cl[r] = 0.0
         self._activate(arrived, gone)
+        # the binding classes the routes that left loaded: their loads without them (a class the
+        # region does not load keeps this load; the check must not find it still full)
+        on = self.act
+        behind = {k: sum(w * cl[s] * self.rl[s] for s, w in on[k]) for r in gone for k, _ in self.bent[r]}
         # the region to start from: those routes and the others bottlenecked where they load
         # (those bottlenecked at a class in the order of ``on``, as a scan of it adds them: the
         # region's order is the fill's)
@@ -248,11 +253,11 @@ class _Part:
                 region |= got
                 continue
             x, bott, loads = got
-            grow = self._check(region, x, bott, loads)
+            grow = self._check(region, x, bott, loads, behind)
             if grow is None:
                 return None
             if not grow:
-                self._commit(routes, at, counts, arrived, gone, was, region, x, bott, loads)
+                self._commit(routes, at, counts, arrived, gone, was, x, bott, loads, behind)
                 return self._answer(routes)
             region |= grow
         return None
@@ -355,10 +360,11 @@ class _Part:
         loads = {k: ccap[k] - v for k, v in left.items()}
         return x, bott, loads
 
-    def _check(self, region: set, x: dict, bott: dict, loads: dict) -> set | None:
+    def _check(self, region: set, x: dict, bott: dict, loads: dict, behind: dict) -> set | None:
         """The routes to add to the region for the answer to be max-min fair (see the module's note):
         empty when every route of the region, and every other one loading a class whose load changed,
-        has a bottleneck; None when a region route has none and no faster route to bring down."""
+        has a bottleneck; None when a region route has none and no faster route to bring down.
+        ``behind``: the loads of the classes routes that left loaded, without them."""
         ccap, caps, on, bent, cl, rl, ll = self.ccap, self.caps, self.act, self.bent, self.cl, self.rl, self.ll
         lo = 1 - TOL
         tops: dict[int, float] = {}
@@ -379,7 +385,11 @@ class _Part:
 
         def full(k: int) -> bool:
             v = loads.get(k)
-            return (ll[k] if v is None else v) >= ccap[k] * lo
+            if v is None:
+                v = behind.get(k)
+                if v is None:
+                    v = ll[k]
+            return v >= ccap[k] * lo
 
         def bottlenecked(s: int, v: float, b: int) -> bool:
             """Whether route s at rate v has a bottleneck (``b``: the one it had); kept in ``bott``."""
@@ -429,7 +439,7 @@ class _Part:
                     grow.add(s)
         return grow
 
-    def _commit(self, routes, at, counts, arrived, gone, was, region, x, bott, loads) -> None:
+    def _commit(self, routes, at, counts, arrived, gone, was, x, bott, loads, behind) -> None:
         rl, ll, cl, in_use, bent, nent = self.rl, self.ll, self.cl, self.iu, self.bent, self.nent
         changed_routes = routes[at].tolist()
         # every route whose count or rate moves: its count and rate before
@@ -469,14 +479,10 @@ class _Part:
         self.bott.update(bott)
         for k, v in loads.items():
             ll[k] = v
-        # binding classes a route that left loaded, and no route of the region: summed again
-        on = self.act
-        left_behind = {k for r in gone for k, _ in bent[r] if k not in loads}
+        # binding classes a route that left loaded, and no route of the region: their sums without it
+        left_behind = [k for k in behind if k not in loads]
         for k in left_behind:
-            total = 0.0
-            for s, w in on[k]:
-                total += w * cl[s] * rl[s]
-            ll[k] = total
+            ll[k] = behind[k]
         # classes that never bind: their loads moved by what each route that moved adds or takes
         # (summed afresh on the next whole solve; a class no route loads any more is emptied)
         for r in moved_from:
