@@ -202,7 +202,7 @@ class ExitRoutes:
             # (Router._adj_cost's costs, without making every inside device's list)
             # a system drawn as trays (GB200 NVL72) holds its devices in its trays, none itself: read
             # as having no exit, no other path could tie and every renamed route was taken unchecked
-            devices = r.topo.groups[sid].devices or r.topo.devices_in_group(sid)
+            devices = r.system_devices(sid)  # (every such rack's at once, not a walk of the groups each)
             got = self._exits[sid] = [(u, 1e9 / bundles[(u, v) if u <= v else (v, u)].bandwidth, v)
                                       for u in devices if u in adj
                                       for v in adj[u] if system.get(v) is None]

@@ -168,6 +168,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self._spread_patches: dict[tuple[str, str], tuple] = {}   # see _spread_patch
         self._local: tuple | None = None                          # see _local_tables
         self._local_lists: dict[str, tuple] = {}                  # see _local_list
+        self._nested: dict[str, list[str]] | None = None          # see system_devices
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
@@ -403,10 +404,11 @@ class Router(SwitchRoutes, TemplateLoads):
             group = self.topo.groups.get(sid)
             builder = group.properties.get("builder") if group is not None else None
             prefix = sid[:-len("system")] if sid.endswith("system") else None
-            if not builder or not prefix or not all(d.startswith(prefix) for d in group.devices):
+            devices = self.system_devices(sid)
+            if not builder or not prefix or not all(d.startswith(prefix) for d in devices):
                 sig = ()
             else:
-                sig = (builder, len(group.devices), prefix)
+                sig = (builder, len(devices), prefix)
             self._signatures[sid] = sig
         return sig
 
@@ -466,6 +468,24 @@ class Router(SwitchRoutes, TemplateLoads):
                     return [src, g, nic, dst_nic, dst]
         return [src, src_nic, dst_nic, dst]
 
+    def system_devices(self, sid: str) -> list[str]:
+        """A system's devices: its group's own, or, for a system drawn as trays (GB200 NVL72), whose group
+        holds its trays and no device itself, those the system map places in it (every such system's in
+        one pass). Read from the group alone, such a rack had no rails and no NIC, and looked alike to
+        any other rack of its builder whatever it held."""
+        group = self.topo.groups.get(sid)
+        if group is None:
+            return []
+        if group.devices:
+            return group.devices
+        if self._nested is None:
+            self._nested = {}
+            groups = self.topo.groups
+            for d, s in self._system.items():
+                if s is not None and not groups[s].devices:
+                    self._nested.setdefault(s, []).append(d)
+        return self._nested.get(sid, [])
+
     def _rails(self) -> dict[str, tuple[str, frozenset]]:
         """Each GPU's own NIC (the compute NIC nearest to it) and the switches that NIC plugs into."""
         if self._rail is None:
@@ -473,8 +493,8 @@ class Router(SwitchRoutes, TemplateLoads):
 
             self._rail = {}
             topo = self.topo
-            systems = [[d for d in group.devices if d in self._gpus] for group in topo.groups.values()
-                       if group.kind == "system"]
+            systems = [[d for d in self.system_devices(group.id) if d in self._gpus]
+                       for group in topo.groups.values() if group.kind == "system"]
             # (once per class of systems wired alike: the router's own tables say which)
             uplinks = self._uplinks
             for pairs in nic_gpus_per_system(topo, self.fabric, systems, self):

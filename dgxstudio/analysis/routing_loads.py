@@ -509,16 +509,16 @@ class TemplateLoads:
         """(the system's group's devices without its prefix, their numbers in ``_bundle_ends``), kept."""
         known = self._local_lists.get(sid)
         if known is None:
-            group = topo.groups.get(sid)
-            if group is None:
+            if sid not in topo.groups:
                 return None
+            devices = self.system_devices(sid)  # (a rack drawn as trays: its trays' devices)
             n = len(self._signatures[sid][2])
             at = self._bundle_ends()[1]
-            if not all(d in at for d in group.devices):
+            if not all(d in at for d in devices):
                 return None
-            known = self._local_lists[sid] = ([d[n:] for d in group.devices],
-                                              np.fromiter((at[d] for d in group.devices), dtype=np.int64,
-                                                          count=len(group.devices)))
+            known = self._local_lists[sid] = ([d[n:] for d in devices],
+                                              np.fromiter((at[d] for d in devices), dtype=np.int64,
+                                                          count=len(devices)))
         return known
 
     def _local_tables(self, topo):

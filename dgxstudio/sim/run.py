@@ -198,21 +198,8 @@ class Simulator(NcclSchedules):
 
     def _devices_of_system(self, sid: str | None) -> list[str]:
         """A system's devices: its group's own, or, for a system drawn as trays (GB200 NVL72), whose group holds
-        none itself, the devices the router places in it (worked out once for all such systems)."""
-        if sid not in self.topo.groups:
-            return []
-        own = self.topo.groups[sid].devices
-        if own:
-            return own
-        if "nested" not in self._facts:
-            nested: dict[str, list[str]] = {}
-            system = self.router.system_of
-            for did in self.topo.devices:
-                s = system.get(did)
-                if s is not None and not self.topo.groups[s].devices:
-                    nested.setdefault(s, []).append(did)
-            self._facts["nested"] = nested
-        return self._facts["nested"].get(sid, [])
+        none itself, the devices the router places in it."""
+        return self.router.system_devices(sid) if sid is not None else []
 
     def _system_network_Bps(self, members: list[str]) -> float:
         """What a system's NICs can send per direction into the network."""

@@ -163,7 +163,8 @@ class _Structure:
         for sid, group in topo.groups.items():
             if group.kind == "system" and sid.endswith("system"):
                 p = sid[:-len("system")]
-                if p and all(d.startswith(p) for d in group.devices):
+                # (a rack drawn as trays, GB200 NVL72: its trays' devices, not its group's own, none)
+                if p and all(d.startswith(p) for d in router.system_devices(sid)):
                     prefix[sid] = p
         if any(g not in index or prefix.get(system.get(g)) is None for g in gpus):
             return

@@ -27,3 +27,16 @@ def test_the_bound_of_racks_drawn_as_trays_counts_their_nics():
     r = sim.run("all-reduce", "nvls-tree", 1 << 28)
     assert r.bound_busbw_Bps > 72 * 47e9  # the rack's 72 NICs at 47 GB/s achievable each, at the least
     assert r.busbw_Bps <= r.bound_busbw_Bps
+
+
+def test_traffic_between_racks_drawn_as_trays_leaves_through_each_gpus_own_nic():
+    # the router read the GPUs' own NICs (their rails) from the rack's group (no device): none had one, so
+    # GPU 5's traffic to the other rack left through both NICs of its Grace (ib4 and ib5) and arrived
+    # through both of the receiver's, crossing rails in the fabric, where NCCL keeps to each GPU's own NIC
+    router = _two_racks().router
+    rails = router._rails()
+    assert len(rails) == 2 * 72 and len({nic for nic, _ in rails.values()}) == 2 * 72
+    assert rails["s1.gpu5"][0] == "s1.ib5" and rails["s2.gpu7"][0] == "s2.ib7"
+    paths = router.routes("s1.gpu5", "s2.gpu7").paths
+    assert paths and all("s1.ib5" in p and "s2.ib7" in p for p in paths)
+    assert not any(d in p for p in paths for d in ("s1.ib4", "s2.ib6"))
