@@ -244,7 +244,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("generate", help="generate a parametric topology")
     gsub = p.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
-    g = gsub.add_parser("fat-tree", help="N systems on a fat tree of InfiniBand switches")
+    g = gsub.add_parser("fat-tree", help="N systems on a fat tree of InfiniBand or Ethernet (RoCE) switches, by --switch")
     g.add_argument("--systems", type=int, required=True, help="number of systems")
     g.add_argument("--system", default="dgx1-v100", choices=list(SYSTEM_BUILDERS),
                    help="system type (default dgx1-v100)")
