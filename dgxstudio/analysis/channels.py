@@ -336,6 +336,27 @@ def plan(topo: Topology, gpus: list[str], fabric, local_rings, system_of: dict |
                        via=ring_hops, tree_chains=chains, notes=notes)
 
 
+def tree_rails(plan: ChannelPlan) -> list[list[list[str]]]:
+    """The rails NCCL's tree runs its pairs of trees on: ``plan.tree_chains`` up to half the channels.
+
+    NCCL searches its tree graph with as many channels as its ring graph found, at most MAXCHANNELS/2
+    (src/init.cc: ringGraph->maxChannels = MAXCHANNELS/2, treeGraph->maxChannels = ringGraph->nChannels),
+    a NIC each, then doubles them, one channel per tree of a pair. A pair for each of a GB200 NVL72
+    rack's 72 rails made 144 trees for 32 channels, each a fifth of a channel through a chain of 72
+    GPUs that its 3 or 4 pieces could not fill: 34 GB/s busbw on 4 racks at 256 MiB, the ring 284.
+    Where the rails outnumber the pairs, the pairs take rails evenly spread, as many as the largest
+    divisor of the rail count within the cap (12 of a rack's 72), so that the pairs stay images of each
+    other under a rail shift and tree_fold.py runs them as one: the first 16 rails took 9.4 s for one
+    256 MiB run on 2 racks (56,347 events; 0.3 s so), and 174.9 GB/s against 171.8."""
+    chains = plan.tree_chains
+    rails = len(chains)
+    cap = max(plan.channels // 2, 1)
+    if rails <= cap:
+        return chains
+    pairs = max(k for k in range(1, cap + 1) if rails % k == 0)
+    return chains[::rails // pairs]
+
+
 def _mesh_chain(members: list[str], head: str, direct: dict[str, set[str]]) -> list[str]:
     for end in members:
         if end == head:

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import collectives as C
 from . import collnet_root
+from ..analysis.channels import tree_rails
 from .collnet_chain import collnet_rail
 from . import tuning as T
 from .results import SimulationError
@@ -46,7 +47,7 @@ class NcclSchedules:
             scale = T.protocol_efficiency(proto)
         elif algorithm == "tree":
             if multi:
-                chains = plan.tree_chains
+                chains = tree_rails(plan)
             elif plan.rings:
                 # one system: every channel pair's chain runs along its own ring, as NCCL searches the
                 # tree's chains like its rings (one chain for all channels put them all on the same

@@ -40,3 +40,20 @@ def test_traffic_between_racks_drawn_as_trays_leaves_through_each_gpus_own_nic()
     paths = router.routes("s1.gpu5", "s2.gpu7").paths
     assert paths and all("s1.ib5" in p and "s2.ib7" in p for p in paths)
     assert not any(d in p for p in paths for d in ("s1.ib4", "s2.ib6"))
+
+
+
+def test_racks_drawn_as_trays_run_no_more_trees_than_channels():
+    # NCCL's tree graph has as many channels as its ring graph, at most MAXCHANNELS/2, one NIC each, doubled
+    # into one channel per tree of a pair (src/init.cc). A pair for each of the rack's 72 rails made 144
+    # trees for 32 channels, each a fifth of a channel through its 72-GPU chain with 3 or 4 pieces to fill
+    # it: 53.6 GB/s busbw on two racks at 256 MiB, against the ring's 402.7
+    sim = _two_racks()
+    plan = sim.channel_plan()
+    sched, _, nch = sim.nccl_schedule("all-reduce", "tree", "ll128", 1 << 28)
+    trees = sched.meta["trees"]
+    assert nch == plan.channels == 32 and len(trees) == 2 * 12  # 12 pairs: the largest divisor of 72 up to 16
+    heads = {sched.groups[first].pattern.pairs[0] for first, _ in trees}
+    assert len(heads) == len(trees)
+    r = sim.run("all-reduce", "tree", 1 << 28)
+    assert r.busbw_Bps > 150e9
