@@ -247,8 +247,13 @@ class Inspector(QWidget):
             if problem:  # the file rules: what an edit accepts, save and reopen accept
                 self._refuse(edit, f"{self._what(obj_id)}: {attribute} {edit.text()!r} not accepted: {problem}")
                 return
-            if edit.text() != value:
-                self.document.push(SetAttribute(obj_id, attribute, edit.text(), f"rename {obj_id}"))
+            # spaces at the ends are slips of typing or pasting, not part of a name (the canvas, Find and
+            # reports showed "   GPU  one  " as typed); the spaces inside stay
+            text = edit.text().strip()
+            if text != value:
+                self.document.push(SetAttribute(obj_id, attribute, text, f"rename {obj_id}"))
+            elif edit.text() != text:
+                edit.setText(text)   # only spaces added: nothing changes, the field shows the name kept
         self._wire(edit, "editingFinished", commit)
         self._row(attribute.capitalize(), edit, key)
         return edit

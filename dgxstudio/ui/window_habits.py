@@ -100,7 +100,7 @@ class HabitActions:
                              "put the selected devices (or groups) in a new group: a system when they are in none")
         group.setShortcuts([QKeySequence("Ctrl+G"), QKeySequence("Ctrl+Alt+G")])   # (Ctrl+Alt+G: before session 32)
         self._action(e, "&Ungroup", self.ungroup, "Ctrl+Shift+G",
-                     "dissolve the selected groups; their devices stay, in the group around")
+                     "dissolve the selected groups (or the selected devices' group); their devices stay")
         view_menu.addSeparator()
         self._action(view_menu, "Zoom to &selection", self.zoom_to_selection, "Shift+F",
                      "fit the selected items in the view")
@@ -165,18 +165,30 @@ class HabitActions:
 
     def ungroup(self) -> None:
         """Dissolve the selected groups (one undo step): their devices and inner groups move to the group
-        around them, links and positions untouched. *Delete* takes a group's devices with it."""
+        around them, links and positions untouched. *Delete* takes a group's devices with it. With no
+        group selected, the innermost group of the selected devices, if they share one (PowerPoint,
+        draw.io and Visio ungroup the group a selected member is in)."""
         topo = self.document.topology
         if self.scene.lod is not None:
             self.show_status("Ungroup works where the design is drawn whole; this cluster is drawn as its structure")
             return
-        groups = [i for i in self.scene.selected_ids() if i in topo.groups]
+        ids = self.scene.selected_ids()
+        groups = [i for i in ids if i in topo.groups]
+        around = ""
         if not groups:
-            self.show_status("Select a group (a system's frame or box) to ungroup it")
-            return
+            devices = [i for i in ids if i in topo.devices]
+            shared = {g.id if (g := topo.group_of(d)) else None for d in devices}
+            if len(shared) != 1 or None in shared:
+                why = ("The selected devices share no group. " if len(devices) > 1 else
+                       f"{topo.devices[devices[0]].name} is in no group. " if devices else "")
+                self.show_status(f"{why}Select a group (a system's frame or box) to ungroup it")
+                return
+            groups = list(shared)
+            around = (f" (the group around {topo.devices[devices[0]].name})" if len(devices) == 1 else
+                      f" (the group around the {len(devices)} selected devices)")
         names = ", ".join(topo.groups[g].name for g in groups)
         self.document.push(RemoveItems(groups, f"ungroup {names}"))
-        self.show_status(f"Ungrouped {names}")
+        self.show_status(f"Ungrouped {names}{around}")
 
     def _toggle_snap(self, on: bool) -> None:
         self.scene.set_grid(GRID if on else 0.0)
