@@ -9,13 +9,13 @@ timed limit there failed on a machine at load 5-6).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _cancel_trials import cancel_trials  # noqa: E402
 
 
 def main() -> int:
@@ -28,30 +28,9 @@ def main() -> int:
 
     topo = load_preset("dgx1-fat-tree-124")
     sim = Simulator(topo, [d.id for d in topo.gpus()])
-    stops = []
-    for trial in range(args.trials):
-        cancel = threading.Event()
-        seen: list = []
-        worker = threading.Thread(target=lambda: _run(sim, cancel, seen, Cancelled))
-        worker.start()
-        while not seen and worker.is_alive():
-            time.sleep(0.01)
-        time.sleep(0.2 * trial)  # cancel at different points of the run
-        t0 = time.perf_counter()
-        cancel.set()
-        worker.join()
-        stops.append(time.perf_counter() - t0)
-        print(f"trial {trial}: stopped {stops[-1] * 1e3:.1f} ms after Cancel")
-    worst = max(stops)
-    print(f"worst {worst * 1e3:.1f} ms (target 100 ms: {'ok' if worst <= 0.1 else 'SLOW'}); load {os.getloadavg()[0]:.2f}")
+    cancel_trials(lambda progress, cancel: sim.run("all-reduce", "tree", 256 * 2**20, progress=progress, cancel=cancel),
+                  [0.2 * trial for trial in range(args.trials)], Cancelled)
     return 0
-
-
-def _run(sim, cancel, seen, cancelled) -> None:
-    try:
-        sim.run("all-reduce", "tree", 256 * 2**20, progress=seen.append, cancel=cancel)
-    except cancelled:
-        pass
 
 
 if __name__ == "__main__":

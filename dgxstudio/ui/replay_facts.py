@@ -11,8 +11,12 @@ read group by group.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from dataclasses import dataclass
+
 import numpy as np
 
+from ..cancel import cancellable, check_cancelled
 from ..sim.schedule import classes_by_row
 from .link_steps import busiest_steps
 
@@ -48,6 +52,7 @@ class ReplayFacts:
         self.metas: list[dict] = []
         index: dict[tuple, int] = {}
         for first, codes, _firsts, patterns, metas in _blocks(groups):
+            check_cancelled()   # (a block at a time: Cancel acts while a run's groups are read)
             local = np.empty(len(patterns), dtype=np.int32)
             for j, (pattern, meta) in enumerate(zip(patterns, metas)):
                 fact = (id(pattern), *((k in meta, meta.get(k)) for k in KEYS))
@@ -100,13 +105,38 @@ class Timeline:
         return g[keep], sending[keep]
 
 
-def prepare(result) -> None:
+@dataclass
+class Preparing:
+    """Progress of ``prepare`` (after the run's own, which ends at 1.0): ``fraction`` of the
+    preparation done and the ``step`` under way (the last report: 1.0, "done")."""
+    fraction: float
+    step: str
+
+
+STEPS = ("reading the groups", "the timeline", "the busiest links")
+
+
+def prepare(result, progress=None, cancel=None) -> None:
     """In the worker thread that ran ``result``: what showing it would do on the GUI thread, done
     here and kept as ``result.replay_facts``: its groups read per class, its timeline and its busiest
-    links' plot (0.5 s for the 2.56 million groups of a 16 GiB NVLS tree over 128 DGX H100 systems)."""
+    links' plot (0.5 s for the 2.56 million groups of a 16 GiB NVLS tree over 128 DGX H100 systems,
+    seconds at 512 systems). ``cancel`` (an Event or a callable) is checked between the steps and
+    inside their loops (``Cancelled``, nothing kept); ``progress`` gets a ``Preparing`` per step."""
     sim = getattr(result, "sim", None)
     if sim is None or not hasattr(sim, "group_start"):
         return
-    result.replay_facts = facts = ReplayFacts(sim.groups)
-    facts.timeline = Timeline(sim)
-    facts.link_steps = busiest_steps(sim)
+    with cancellable(cancel) if cancel is not None else nullcontext():   # (None: an outer flag holds)
+        def step(i: int, frac: float = 0.0) -> None:
+            check_cancelled()
+            if progress is not None:
+                progress(Preparing((i + frac) / len(STEPS), STEPS[i]))
+        step(0)
+        facts = ReplayFacts(sim.groups)
+        step(1)
+        facts.timeline = Timeline(sim)
+        step(2)
+        facts.link_steps = busiest_steps(sim, on_pattern=lambda f: step(2, f))
+        check_cancelled()
+    result.replay_facts = facts   # (only a whole preparation is kept)
+    if progress is not None:
+        progress(Preparing(1.0, "done"))   # (a job's last report is 1.0, as a run's is)

@@ -26,7 +26,7 @@ from ..sim.ring_bound_note import rings_alone_Bps
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
-from .replay_facts import prepare as prepare_replay
+from .replay_facts import Preparing, prepare as prepare_replay
 from .workers import TaskRunner
 
 LINKS_ROLE = Qt.ItemDataRole.UserRole + 3
@@ -309,7 +309,7 @@ class SimulationPanel(QWidget):
                         out.append(sim.run(collective, algorithm, s, cancel=cancel))
                         out[-1].rings_alone_Bps = rings_alone_Bps(sim, out[-1])
                         progress(_Fraction((i + 1) / len(sizes)))
-                    prepare_replay(out[-1])   # (the run the replay shows)
+                    prepare_replay(out[-1], progress, cancel)   # (the run the replay shows)
                     return out
                 return sweep_job, RunRequest("sweep", label)
             size = _read("Size", parse_size, self.size.text())
@@ -319,7 +319,7 @@ class SimulationPanel(QWidget):
                 sim = Simulator(topo, gpus, options, cancel=cancel)
                 result = sim.run(collective, algorithm, size, progress, cancel)
                 result.rings_alone_Bps = rings_alone_Bps(sim, result)   # the CLI's "NCCL's rings alone allow"
-                prepare_replay(result)   # (here, not on the GUI thread when the result is shown)
+                prepare_replay(result, progress, cancel)   # (here, not on the GUI thread when the result is shown)
                 return result
             return collective_job, RunRequest("collective", label, size * len(gpus))
         if tab == 1:
@@ -367,6 +367,10 @@ class SimulationPanel(QWidget):
         self.refresh_groups()
 
     def _on_progress(self, p) -> None:
+        if isinstance(p, Preparing):   # after the run (the bar stays full): its replay being prepared
+            self.state.setText(f"Preparing the replay of {self.runner.label}: {p.step}… {p.fraction:.0%}")
+            self.progressed.emit(self.request, p)
+            return
         self.progress.setValue(int(1000 * min(max(p.fraction, 0.0), 1.0)))
         if hasattr(p, "sim_time_s"):
             self.state.setText(f"Running {self.runner.label}… simulated {format_time(p.sim_time_s)}")
