@@ -415,7 +415,7 @@ class TopologyScene(QGraphicsScene):
         self.label_version += 1
         self.invalidate(QRectF(), QGraphicsScene.SceneLayer.ForegroundLayer)
 
-    def _snapped(self, x: float, y: float) -> tuple[float, float]:
+    def snapped(self, x: float, y: float) -> tuple[float, float]:
         if not self.grid:
             return (round(x, 3), round(y, 3))
         return (round(x / self.grid) * self.grid, round(y / self.grid) * self.grid)
@@ -433,7 +433,7 @@ class TopologyScene(QGraphicsScene):
                     continue
                 now, before = self.lod.document_position(i), self.topology.layout.positions.get(key, (0.0, 0.0))
             else:
-                now = self._snapped(i.pos().x(), i.pos().y())
+                now = self.snapped(i.pos().x(), i.pos().y())
             if self.grid and self.lod is None and (now[0], now[1]) != (i.pos().x(), i.pos().y()):
                 i.setPos(*now)
             if abs(now[0] - before[0]) > 0.5 or abs(now[1] - before[1]) > 0.5:

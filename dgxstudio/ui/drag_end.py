@@ -143,5 +143,5 @@ def _copy(scene, start: DragStart, moved: dict, old: dict, items: dict) -> tuple
             if lod is not None:
                 cmd.positions[mapping[d]] = lod.to_document(frame, ends[d])
     name_copies(topo, cmd)
-    cmd.positions = {k: scene._snapped(*xy) if lod is None else xy for k, xy in cmd.positions.items()}   # as a move rounds (and snaps) them
+    cmd.positions = {k: scene.snapped(*xy) if lod is None else xy for k, xy in cmd.positions.items()}   # as a move rounds (and snaps) them
     return cmd, [mapping[k] for k in moved if k in mapping] or list(mapping.values())
