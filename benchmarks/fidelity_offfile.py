@@ -95,6 +95,10 @@ def load_sources(path: Path) -> list[dict]:
             raise ValueError(f"{path}: source {s['key']}: simulate_on needs one of 'preset' or 'fat_tree'")
         if not str(s["url"]).startswith("https://"):
             raise ValueError(f"{path}: source {s['key']} needs a URL")
+        try:
+            nccl_env_options(s)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
         for point in s["points"]:
             if len(point) != 3 or not point[0] > 0 or not point[1] > 0:
                 raise ValueError(f"{path}: source {s['key']}: bad point {point!r}")
@@ -110,13 +114,32 @@ def azure_sweep(csv_path: Path) -> dict[int, float]:
                 if r["system"].startswith("Azure ND A100") and r["size_bytes"] and r["busbw_GBps"]}
 
 
+# NCCL environment settings a source may name (its "nccl_env", as its job script set them) and the
+# simulator option each becomes; any other name is refused rather than silently ignored.
+NCCL_ENV_OPTIONS = {"NCCL_NVLS_ENABLE": ("nvls_enable", {"0": False, "1": True, "2": True})}
+
+
+def nccl_env_options(source: dict) -> dict:
+    """SimOptions fields for the NCCL settings a source's run was made with (NCCL_NVLS_ENABLE=0: no
+    NVLink SHARP, so NCCL chooses without NVLS and the NVLS tree)."""
+    options = {}
+    for name, value in source.get("nccl_env", {}).items():
+        if name not in NCCL_ENV_OPTIONS or str(value) not in NCCL_ENV_OPTIONS[name][1]:
+            raise ValueError(f"source {source.get('key', '?')}: nccl_env {name}={value!r} is not one the simulator "
+                             f"takes (known: {', '.join(NCCL_ENV_OPTIONS)})")
+        field, values = NCCL_ENV_OPTIONS[name]
+        options[field] = values[str(value)]
+    return options
+
+
 def machine_key(source: dict) -> tuple:
     """What a source ran on, as a hashable key: the machine (a preset by name, or `generate fat-tree`
-    options), the first N GPUs of it (None: all), the launch mode and the algorithm (NCCL's choice:
-    auto). A source that names no machine ran on one DGX A100."""
+    options), the first N GPUs of it (None: all), the launch mode and the NCCL settings it names.
+    A source that names no machine ran on one DGX A100."""
     machine = source.get("simulate_on", {"preset": "dgx-a100"})
     spec = json.dumps(machine, sort_keys=True)
-    return spec, source.get("gpus"), int(source["gpus_per_thread"])
+    env = json.dumps(nccl_env_options(source), sort_keys=True)
+    return spec, source.get("gpus"), int(source["gpus_per_thread"]), env
 
 
 def build_machine(source: dict):
@@ -146,7 +169,8 @@ def compare(source: dict, simulators: dict, azure: dict[int, float]) -> list[dic
         gpus = [d.id for d in topo.gpus()]
         if source.get("gpus"):
             gpus = gpus[:int(source["gpus"])]
-        simulators[key] = Simulator(topo, gpus, SimOptions(achievable=True, gpus_per_thread=key[2]))
+        simulators[key] = Simulator(topo, gpus, SimOptions(achievable=True, gpus_per_thread=key[2],
+                                                           **nccl_env_options(source)))
     sim = simulators[key]
     if len(sim.gpus) != ranks_of(source):
         raise ValueError(f"source {source['key']}: {ranks_of(source)} ranks stated, the machine gives {len(sim.gpus)}")
@@ -201,7 +225,8 @@ def _size(n: int) -> str:
 def report(source: dict, rows: list[dict]) -> str:
     machine = source.get("simulate_on", {"preset": "dgx-a100"})
     out = [f"\n== {source['label']}", f"   {source['url']}",
-           f"   NCCL {source['nccl_version']}; {source.get('launch', '')}; {source.get('command', '')}",
+           f"   NCCL {source['nccl_version']}; {source.get('launch', '')}; {source.get('command', '')}"
+           + "".join(f"; {k}={v}" for k, v in source.get("nccl_env", {}).items()),
            f"   {collective_of(source)} simulated on {json.dumps(machine)}, {ranks_of(source)} GPUs, "
            f"algorithm {source.get('simulate_algorithm', 'auto')}",
            f"{'size':>9} {'measured':>9} {'simulated':>9} {'error':>7} {'beyond':>7} {'tol':>4}    {'chosen':<18} "

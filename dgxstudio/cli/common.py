@@ -181,6 +181,9 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pxn", action="store_true",
                    help="PXN: traffic to another system leaves through the NIC on the destination's rail, "
                         "reached over NVLink (default: the NIC closest to the sending GPU)")
+    p.add_argument("--no-nvls", action="store_true",
+                   help="as NCCL_NVLS_ENABLE=0: NCCL sets up no NVLink SHARP, so auto chooses without nvls and "
+                        "nvls-tree, and asking for either is refused")
     p.add_argument("--gpus-per-thread", type=_positive_int, default=1, metavar="N",
                    help="GPUs one thread drives, as nccl-tests -g N: their kernels launch in turn and each call "
                         "pays N-1 more launches (default 1: a process per GPU, as mpirun or torchrun run it)")

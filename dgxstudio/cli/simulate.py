@@ -59,7 +59,8 @@ def _sim_options(args):
     return SimOptions(chunk=parse_size_arg(args.chunk, "--chunk"), achievable=args.figures == "achievable",
                       spread=args.spread, reduce_s_per_byte=reduce_cost, root=args.root, server=args.server,
                       protocol=args.protocol, pxn=args.pxn,
-                      gpus_per_thread=getattr(args, "gpus_per_thread", 1))
+                      gpus_per_thread=getattr(args, "gpus_per_thread", 1),
+                      nvls_enable=not getattr(args, "no_nvls", False))
 
 
 def _row(result) -> dict:

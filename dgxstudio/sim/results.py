@@ -40,6 +40,9 @@ class SimOptions:
     # GPUs one thread drives (nccl-tests -g N, ncclCommInitAll): their kernels launch in turn, so a
     # call pays N-1 more launches before the last GPU starts. 1: a process per GPU (mpirun, torchrun).
     gpus_per_thread: int = 1
+    # NCCL_NVLS_ENABLE: False as =0, NCCL sets up no NVLink SHARP and auto chooses without nvls and
+    # nvls-tree (sim/nccl_env.py)
+    nvls_enable: bool = True
 
 
 @dataclass

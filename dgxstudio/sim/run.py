@@ -32,7 +32,7 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
 from ..model.validation import errors as design_errors
 from . import collectives as C
-from . import nvls, nvls_virtual, symmetry, tree_fold
+from . import nccl_env, nvls, nvls_virtual, symmetry, tree_fold
 from ..heap import paused_gc
 from ..cancel import cancellable, check_cancelled
 from . import tuning as T
@@ -373,7 +373,9 @@ class Simulator(NcclSchedules):
                            collnet_busbw_Bps=collnet, net_busbw_Bps=ring_bus if plan.nodes > 1 else 0.0)
 
     def refusal(self, collective: str, algorithm: str) -> str | None:
-        """Why the hardware cannot run an algorithm, or None."""
+        """Why the hardware (or NCCL_NVLS_ENABLE=0) cannot run an algorithm, or None."""
+        if why := nccl_env.refusal(algorithm, self.options.nvls_enable):
+            return why
         if algorithm == "nvls":
             if collective != "all-reduce":
                 return "nvls does all-reduce only"
@@ -578,10 +580,8 @@ class Simulator(NcclSchedules):
             return result
         with cancellable(cancel):
             shape = self.call_shape(collective)
-            # NCCL runs broadcast, reduce, all-gather and reduce-scatter on rings only (tuning.cc);
-            # CollNet only with the SHARP plugin and NCCL_COLLNET_ENABLE=1, so never by default
-            offered = ("ring", "tree", "nvls", "nvls-tree") if collective == "all-reduce" else ("ring",)
-            algos = tuple(a for a in offered if a in SUPPORTED[collective] and self.refusal(collective, a) is None)
+            algos = tuple(a for a in nccl_env.offered(collective, self.options.nvls_enable)
+                          if a in SUPPORTED[collective] and self.refusal(collective, a) is None)
             protos = T.PROTOCOLS if self.options.protocol == "auto" else (self.options.protocol,)
             best, est = T.choose(shape, size, algos, protos)
         if best is None:
@@ -594,7 +594,7 @@ class Simulator(NcclSchedules):
         others = ", ".join(f"{a}/{T.PROTOCOL_LABELS[p]} {v * 1e6:.1f} us" for (a, p), v in ranked[1:4])
         result.reason = (f"NCCL's cost model picks {algo} with {T.PROTOCOL_LABELS[proto]} for {size:,.0f} bytes on "
                          f"{len(self.gpus)} GPUs ({result.channels} channel{'' if result.channels == 1 else 's'}): estimated {ranked[0][1] * 1e6:.1f} us"
-                         + (f" (next: {others})" if others else ""))
+                         + (f" (next: {others})" if others else "") + nccl_env.note(self.options.nvls_enable))
         return result
 
 

@@ -16,6 +16,14 @@ def _script():
     return mod
 
 
+def _load_with_first_source_changed(mod, tmp_path, **changes):
+    """The data file with its first source changed as given, written to ``tmp_path`` and loaded."""
+    data = json.loads(mod.DEFAULT_DATA.read_text(encoding="utf-8"))
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(dict(data, sources=[dict(data["sources"][0], **changes)])), encoding="utf-8")
+    return mod.load_sources(path)
+
+
 def test_every_source_names_its_url_launch_and_version():
     mod = _script()
     sources = mod.load_sources(mod.DEFAULT_DATA)
@@ -111,12 +119,8 @@ def test_a_source_whose_machine_gives_other_ranks_or_no_machine_is_refused(tmp_p
               "points": [[1 << 30, 400.0, None]]}
     with pytest.raises(ValueError, match="8 ranks stated, the machine gives 16"):
         mod.compare(source, {}, {})
-    data = json.loads(mod.DEFAULT_DATA.read_text(encoding="utf-8"))
-    bad = dict(data, sources=[dict(data["sources"][0], simulate_on={"system": "dgx-h100"})])
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps(bad), encoding="utf-8")
     with pytest.raises(ValueError, match="simulate_on needs one of"):
-        mod.load_sources(path)
+        _load_with_first_source_changed(mod, tmp_path, simulate_on={"system": "dgx-h100"})
 
 
 def test_a_refusal_of_the_simulator_is_a_row_not_a_crash(monkeypatch):
@@ -145,3 +149,22 @@ def test_a_source_of_another_collective_is_simulated_and_checked_as_that_collect
     # a point of the 4-node all-gather log keeps nccl-tests' arithmetic for (n-1)/n and 32 ranks
     assert mod.agrees_with_its_time(8589934592, 323.53, 25720.7, 32, "all-gather")
     assert not mod.agrees_with_its_time(8589934592, 323.53, 25720.7, 32, "all-reduce")
+
+
+def test_a_source_run_without_nvls_is_simulated_without_it(tmp_path):
+    """A source names the NCCL settings of its run (nccl_env): coreweave PR #48's 20 racks ran with
+    NCCL_NVLS_ENABLE=0 (its Slurm script), so its rows are NCCL's choice among ring and tree."""
+    mod = _script()
+    sources = {s["key"]: s for s in mod.load_sources(mod.DEFAULT_DATA)}
+    assert sources["coreweave-48-gb200-20racks"]["nccl_env"] == {"NCCL_NVLS_ENABLE": "0"}
+    assert "2.26.2" in sources["coreweave-48-gb200-20racks"]["nccl_version"]
+    assert sources["coreweave-43-gb200-nvl72"]["nccl_env"] == {"NCCL_NVLS_ENABLE": "1"}
+    source = {"key": "t", "label": "t", "url": "https://github.com/x/y", "gpus_per_thread": 1, "nccl_version": "x",
+              "simulate_on": {"preset": "dgx-h100"}, "points": [[1 << 30, 480.0, None]]}
+    simulators = {}
+    (on,) = mod.compare(source, simulators, {})
+    (off,) = mod.compare(dict(source, nccl_env={"NCCL_NVLS_ENABLE": "0"}), simulators, {})
+    assert on["choice"].startswith("nvls/") and not off["choice"].startswith("nvls")
+    assert len(simulators) == 2   # the setting is part of what a source ran on
+    with pytest.raises(ValueError, match="NCCL_ALGO"):
+        _load_with_first_source_changed(mod, tmp_path, nccl_env={"NCCL_ALGO": "ring"})
