@@ -2,7 +2,9 @@
 
 Every parameter comes from resources/training.json (with its source) and the catalog; nothing is
 tuned here. Prints the published 8-GPU throughputs beside the simulated ones and checks the issue's
-targets: each throughput within 15%, each NVLink/PCIe ratio within 10%.
+targets: each throughput within 15%, each NVLink/PCIe ratio within 10%. Then, for the PCIe server, what
+would meet all six (the ranges of its all-reduce time and compute scale, all else as simulated) and what
+each public figure in resnet50_pcie_findings.json gives (sources and what they say are in that file).
 
     .venv/bin/python benchmarks/resnet50_scaling.py [--figures peak|achievable] [--json]
 """
@@ -18,9 +20,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dgxstudio.sim.scaling import run_case  # noqa: E402
+from dgxstudio.sim.scaling_gap import Targets, gap_analysis  # noqa: E402
 
 THROUGHPUT_TOLERANCE = 0.15
 RATIO_TOLERANCE = 0.10
+FINDINGS = Path(__file__).resolve().parent / "resnet50_pcie_findings.json"
 
 
 def main() -> int:
@@ -28,6 +32,8 @@ def main() -> int:
     ap.add_argument("--figures", choices=["peak", "achievable"], default="achievable")
     ap.add_argument("--case", default="resnet50-p100")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--findings", type=Path, default=FINDINGS,
+                    help="what was checked for the PCIe gap, with sources (default: %(default)s)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     result = run_case(args.case, args.figures == "achievable")
@@ -39,9 +45,15 @@ def main() -> int:
         for system, err in cmp["error"].items():
             checks.append((f"{kind} {system} throughput", err, abs(err) <= THROUGHPUT_TOLERANCE))
         checks.append((f"{kind} NVLink/PCIe ratio", cmp["ratio_error"], abs(cmp["ratio_error"]) <= RATIO_TOLERANCE))
+    try:
+        findings = json.loads(args.findings.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        print(f"findings file {args.findings}: {e}", file=sys.stderr)
+        return 2
+    gap_result = gap_analysis(result, findings, args.figures == "achievable", Targets(THROUGHPUT_TOLERANCE, RATIO_TOLERANCE))
     if args.json:
         print(json.dumps({**result, "checks": [{"what": w, "error": e, "ok": ok} for w, e, ok in checks],
-                          "other_input_reading": other["comparison"], "wall_s": wall}, indent=1))
+                          "other_input_reading": other["comparison"], "gap_analysis": gap_result, "wall_s": wall}, indent=1))
         return 0
     print(f"{result['title']}\n{result['figures']} link figures, {wall:.2f} s\n")
     print(f"{'':<8}{'system':<8}{'published':>11}{'simulated':>11}{'error':>9}")
@@ -105,10 +117,39 @@ def main() -> int:
             print(f"  {kind:<6} " + ", ".join(f"{k} {cmp['simulated'][k]:,.0f} ({100 * cmp['error'][k]:+.1f}%)"
                                               for k in cmp["published"])
                   + f", ratio {cmp['simulated_ratio']:.2f} ({100 * cmp['ratio_error']:+.1f}%)")
+    print_gap(gap_result, args.findings.name)
     print()
     for what, err, ok in checks:
         print(f"  {'ok  ' if ok else 'MISS'} {what}: {100 * err:+.1f}%")
     return 0
+
+
+def print_gap(g: dict, findings_name: str) -> None:
+    """The PCIe gap analysis: what all-reduce time and compute scale would meet every target, and what
+    each public figure and CNTK's per-matrix calls give (all else as simulated)."""
+    label, now = g["system"], g["now"]
+    print(f"\nwhat would meet all six targets, {label} system (all else as simulated; an analysis, not a model input):")
+    ar = ", ".join(f"{lo * 1e3:.1f}-{hi * 1e3:.1f} ms" for lo, hi in g["allreduce_s"]) or "no all-reduce time"
+    bw = ", ".join(f"{lo / 1e9:.2f}-{hi / 1e9:.2f} GB/s" for lo, hi in g["cross_socket_busbw_Bps"])
+    print(f"  gradient all-reduce {ar} (simulated {now['allreduce_s'] * 1e3:.2f} ms); a ring bound by the socket "
+          f"crossing would need {bw or '-'} bus bandwidth (the model: {now['busbw_Bps'] / 1e9:.2f})")
+    cs = ", ".join(f"x{lo:.3f}-x{hi:.3f}" for lo, hi in g["compute_scale"]) or "no compute scale"
+    print(f"  or a compute scale of {cs} (the model: x{now['compute_scale']:.3f}, the fp32 peak ratio)")
+    print(f"public figures for them ({findings_name}; each finding's source and bearing are in the file):")
+    for r in g["figures"]:
+        value = (f"all-reduce {r['allreduce_s'] * 1e3:.1f} ms" if "allreduce_s" in r
+                 else f"compute x{r['compute_factor'] * now['compute_scale']:.3f}")
+        verdict = "meets all six" if not r["misses"] else "misses " + ", ".join(r["misses"])
+        print(f"  [{r['id']}] {r['what']}: {value}: {verdict}")
+    pm = g["per_matrix"]
+    verdict = "meets all six" if not pm["misses"] else "misses " + ", ".join(pm["misses"])
+    print(f"  [cntk-per-matrix-calls] one all-reduce per gradient matrix ({pm['calls']} calls, the model's per-call "
+          "latency): " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pm["allreduce_s"].items()) + f": {verdict}")
+    lo, hi = pm["extra_latency_scanned_s"]
+    ok = pm["extra_latency_meeting_all_s"]
+    print(f"      a further latency per call on both systems ({lo * 1e6:.0f}-{hi * 1e6:.0f} us scanned): "
+          + (f"{ok[0] * 1e6:.0f}-{ok[1] * 1e6:.0f} us meets all six" if ok else "none meets all six"))
+    print("  checked without a figure: " + ", ".join(g["without_figure"]))
 
 
 if __name__ == "__main__":
