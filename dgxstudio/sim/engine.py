@@ -71,9 +71,9 @@ class Engine:
             raise ValueError("capacity_scale must be in (0, 1]")
         self.router = router
         self.capacity_scale = capacity_scale
-        # flows each flow run here stands for (sim/tree_fold.py), counted so in the run's budget (a
-        # folded run is refused where the flow-by-flow run would be, not later) and in the bytes it
-        # delivers: one number for every route, or {route id: flows} (other routes: one)
+        # flows each flow run here stands for (sim/tree_fold.py), counted so in the bytes it delivers
+        # and named in a refusal (the budget counts the flows re-timed here: limits.MAX_FLOW_EVENTS):
+        # one number for every route, or {route id: flows} (other routes: one)
         self.represents: int | dict[int, int] = 1
         # Solve and cache the fair rates per independent component of the network (False: the whole
         # network as one, the reference the component-wise solve is tested against).
@@ -428,7 +428,7 @@ class Engine:
         dirty = True
         t = 0.0
         events = 0
-        flow_events = 0  # active flows summed over events: the work an event-by-event run does
+        flow_events = 0  # active flows summed over events: the work this run does (a folded flow counts once)
         last_progress = wall0
 
         # ---- steady states (sim/steady.py): find a repeat of the whole state under the successor map, skip the repeats
@@ -467,14 +467,15 @@ class Engine:
             if n_active == 0 and not heap:
                 break
             events += 1
-            flows_now = n_active * self.represents if mult is None else int(mult[a_route].sum())
-            flow_events += flows_now
+            flow_events += n_active
             if flow_events > limits.MAX_FLOW_EVENTS or held[0] > limits.MAX_STATE_BYTES:
                 over = (f"has re-timed more than {limits.MAX_FLOW_EVENTS:,} flows" if flow_events > limits.MAX_FLOW_EVENTS
                         else f"keeps more than {limits.MAX_STATE_BYTES / 1e9:g} GB of network states")
+                flows_now = n_active * self.represents if mult is None else int(mult[a_route].sum())
+                folded = f" ({n_active:,} re-timed, each for alike ones)" if flows_now != n_active else ""
                 raise limits.TooLarge(
                     f"{schedule.description or 'this schedule'} was stopped after {events:,} events at "
-                    f"{t * 1e3:.3g} ms of simulated time: it moves about {flows_now:,} flows at a time and "
+                    f"{t * 1e3:.3g} ms of simulated time: it moves about {flows_now:,} flows at a time{folded} and "
                     f"{over}, the engine's budget for one run; its pieces do not settle into a repeating "
                     f"state at this scale. Use fewer GPUs (or micro-batches), or for a collective the ring "
                     f"algorithm, whose steady state is skipped at any scale")

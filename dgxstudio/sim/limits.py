@@ -22,7 +22,11 @@ MAX_SCHEDULED_GROUPS = 3_000_000
 # What a run may do, counted as it runs: the active flows summed over the events (each event re-times
 # every active flow; a steady state skipped costs nothing). A tree all-reduce over 2,048 DGX H100,
 # whose 16 pieces per connection never repeat, ran over an hour and took 9.8 GB before this limit;
-# the runs the benchmarks time stay far below it (see the engine's SimResult.flow_events).
+# the runs the benchmarks time stay far below it (see the engine's SimResult.flow_events). A folded
+# run (sim/tree_fold.py) counts the flows it re-times, not the alike ones each stands for: the NVLS
+# tree over 512 DGX H100 re-times about 1,050 flows an event for 36,000-48,000, and its state repeats
+# (to the last bit: its transient decays geometrically) only after about 8,000 events; counted as the
+# flows they stand for (320 million) it was refused from 512 MiB up, though it ends in 3.3 s and 320 MB.
 MAX_FLOW_EVENTS = 250_000_000
 # Transfers between distinct GPU pairs a schedule routes one by one (each pair keeps its own route and
 # flow state): the lecture's decentralized all-reduce makes P (P - 1) of them. Over 256 GPUs (65,280)

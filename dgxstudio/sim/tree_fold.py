@@ -34,7 +34,8 @@ multicast, between which its trees' pieces run) are shared by all trees, so tree
 start, move and finish together; one that waits for a tree group waits, in the folded run, for that
 group's representative. Their transfers run as they are, one flow each, beside the folded trees,
 where no tree loads a channel they load (else the run is not folded): the engine counts each flow
-as the flows it stands for (``Engine.represents``, per route), in its budget and its bytes delivered.
+as the flows it stands for (``Engine.represents``, per route) in its bytes delivered (its budget
+counts the flows it re-times: ``limits.MAX_FLOW_EVENTS``).
 An NVLS tree's systems wired alike fold as well, one system per class (``sim/system_fold.py``).
 """
 

@@ -41,7 +41,7 @@ def test_alike_trees_run_once_beside_the_systems_nvls(label, build, size, classe
     folded = tree_fold.run(sim.router, sched, scale)
     full = Engine(sim.router, scale).run(sched)
     assert isinstance(folded.rate_patterns, tree_fold._FoldedPatterns)
-    assert folded.flow_events == full.flow_events  # the budget counts what the full run re-times
+    assert folded.flow_events < full.flow_events  # the budget counts the flows the folded run re-times
     assert folded.time_s > 0 and folded.events > 20
     _assert_same(folded, full, len(sched.groups))
     # the NVLink channels the systems' reduce and multicast load came back as they ran
@@ -72,18 +72,20 @@ def test_a_transfer_outside_the_trees_on_their_channels_keeps_the_run_flow_by_fl
     np.testing.assert_array_equal(folded.group_done, full.group_done)
 
 
-def test_a_folded_nvls_tree_is_stopped_where_the_full_run_is(monkeypatch):
+def test_a_folded_nvls_tree_runs_within_the_budget_of_the_flows_it_re_times(monkeypatch):
+    """Over 512 DGX H100 the NVLS tree's folded run re-times about 1,050 flows an event for 36,000-48,000
+    and its state repeats only after about 8,500 events (its transient decays geometrically): counted
+    as the flows they stand for it was refused from 512 MiB up, though it ends in 3.3 s."""
     topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
     sim, sched, scale = _nvls_tree(topo, 24 * MiB)
     full = Engine(sim.router, scale).run(sched)
+    folded = tree_fold.run(sim.router, sched, scale)
     monkeypatch.setattr(limits, "MAX_FLOW_EVENTS", int(full.flow_events * 0.75))
-    messages = []
-    for run in (lambda: Engine(sim.router, scale).run(sched),
-                lambda: tree_fold.run(sim.router, sched, scale)):
-        with pytest.raises(limits.TooLarge) as info:
-            run()
-        messages.append(str(info.value))
-    assert messages[0] == messages[1]
+    with pytest.raises(limits.TooLarge):
+        Engine(sim.router, scale).run(sched)
+    within = tree_fold.run(sim.router, sched, scale)
+    assert within.flow_events == folded.flow_events < limits.MAX_FLOW_EVENTS
+    _assert_same(within, full, len(sched.groups))
 
 
 def test_a_long_nvls_tree_runs_flow_by_flow_where_its_steady_state_is_skipped():

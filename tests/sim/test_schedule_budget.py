@@ -42,8 +42,11 @@ def test_a_run_over_the_work_budget_is_stopped_with_the_numbers(monkeypatch):
     with pytest.raises(limits.TooLarge, match=r"tree.* stopped after [\d,]+ events .* flows at a time .* "
                                               r"budget .* ring"):
         simulate(topo, "all-reduce", "tree", 2**22)
-    # a ring's steady state is skipped, so a far larger ring stays within the same budget
-    assert simulate(topo, "all-reduce", "ring", 2**30).sim.flow_events < within.sim.flow_events // 2
+    # a ring's steady state is skipped, so a far larger ring re-times hardly more flows (the tree's
+    # alike trees fold, so its count is no yardstick: the budget counts the flows a run re-times)
+    monkeypatch.undo()
+    ring = [simulate(topo, "all-reduce", "ring", size).sim.flow_events for size in (2**22, 2**30)]
+    assert ring[1] < 2 * ring[0]
 
 
 def test_a_run_keeping_too_many_network_states_is_stopped(monkeypatch):

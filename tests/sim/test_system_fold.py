@@ -58,7 +58,7 @@ def test_alike_systems_run_once_with_the_flow_by_flow_answer(label, build, size,
     # the folded systems' groups were not run: the run had a representative system's per class
     per_system = sum(1 for _, m in sched.groups.patterns_and_metas() if m.get("phase") == "nvls-reduce") // len(systems)
     assert (~fold.systems.kept).sum() == 2 * per_system * (len(systems) - len(set(rep_sys)))
-    assert folded.flow_events == full.flow_events  # the budget counts what the full run re-times
+    assert folded.flow_events < full.flow_events  # the budget counts the flows the folded run re-times
     _assert_same(folded, full, len(sched.groups))
     # every system's NVLink channels carried what they carry in the flow-by-flow run
     nvl = fold.systems.channels

@@ -62,10 +62,10 @@ def _loads_at(sim, t):
 ])
 def test_alike_trees_run_once_with_the_flow_by_flow_answer(label, build, size, proto):
     sched, folded, full = _runs(build(), size, proto)
-    # the mirrored pairs of trees ran once (and the budget counted the flows they stand for)
+    # the mirrored pairs of trees ran once: at most half the flows re-timed (what the budget counts)
     assert isinstance(folded.rate_patterns, tree_fold._FoldedPatterns), label
     assert folded.rate_patterns.size.max() >= 2
-    assert folded.flow_events == pytest.approx(full.flow_events, rel=0.02)
+    assert folded.flow_events * 2 <= full.flow_events, label
     _assert_same(folded, full, len(sched.groups))
     assert len(folded.group_done) == len(sched.groups)
 
@@ -132,22 +132,26 @@ def test_flows_listed_in_another_order_keep_their_own_end_times():
     _assert_same(folded, full, len(sched.groups))
 
 
-def test_the_run_budget_counts_the_flows_a_folded_run_stands_for(monkeypatch):
-    """A budget the flow-by-flow run exceeds stops the folded run too (at the same point), though it
-    re-times half the flows: folding makes runs cheaper, it does not let through what was refused."""
+def test_the_run_budget_counts_the_flows_a_folded_run_re_times(monkeypatch):
+    """The budget bounds the work of the run, and a folded run re-times one flow for its alike ones:
+    a budget the flow-by-flow run exceeds lets the folded run finish, with the flow-by-flow answer
+    (counted as the flows they stand for, the NVLS tree over 512 DGX H100 re-timed about 1,050 flows
+    an event, standing for 36,000-48,000, and was refused at 1 GiB after 3 s though it ends in 3.3 s).
+    A budget its own flows exceed stops it, naming the flows they stand for."""
     from dgxstudio.sim import limits
 
     topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
     sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
     sched, scale, _ = sim.nccl_schedule("all-reduce", "tree", "simple", 24 * MiB)
     full = Engine(sim.router, scale).run(sched)
+    folded = tree_fold.run(sim.router, sched, scale)
+    assert folded.flow_events < full.flow_events * 0.75
     monkeypatch.setattr(limits, "MAX_FLOW_EVENTS", int(full.flow_events * 0.75))
-    messages = []
-    for run in (lambda: Engine(sim.router, scale).run(sched), lambda: tree_fold.run(sim.router, sched, scale)):
-        with pytest.raises(limits.TooLarge) as info:
-            run()
-        messages.append(str(info.value))
-    # stopped after as many events (give or take one: the folded sums' last bits may put one flow's
-    # end on the other side of the budget's line)
-    at = [int(m.split(" events")[0].split("after ")[-1].replace(",", "")) for m in messages]
-    assert abs(at[0] - at[1]) <= 1, messages
+    with pytest.raises(limits.TooLarge):
+        Engine(sim.router, scale).run(sched)
+    within = tree_fold.run(sim.router, sched, scale)
+    assert within.flow_events == folded.flow_events
+    _assert_same(within, full, len(sched.groups))
+    monkeypatch.setattr(limits, "MAX_FLOW_EVENTS", folded.flow_events // 2)
+    with pytest.raises(limits.TooLarge, match=r"flows at a time \([\d,]+ re-timed, each for alike ones\)"):
+        tree_fold.run(sim.router, sched, scale)
