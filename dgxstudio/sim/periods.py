@@ -155,10 +155,11 @@ class _Periods:
         if b - a <= 2 * len(g):
             tab = np.full(b - a, np.nan)  # each group's time; NaN: not one of gs
             tab[g - a] = w
-            # every group of gs found once (not twice: each release counts; not at a NaN time)
-            if np.count_nonzero(~np.isnan(tab)) == len(g):
+            # every group of gs found once (not twice: each release counts; not at a NaN time; ``x == x``:
+            # not NaN, in one pass)
+            if np.count_nonzero(tab == tab) == len(g):
                 t = np.repeat(tab, np.diff(deps.ptr[a:b + 1]))
-                keep = ~np.isnan(t)
+                keep = t == t
                 return deps.flat[deps.ptr[a]:deps.ptr[b]][keep], t[keep]
         got, cnt = self.dependents(g, sent)
         return got, np.repeat(w, cnt)

@@ -424,10 +424,12 @@ class Shortcut:
         c_at = cnt[at]
         ok_start = ((c_at > 0) & np.isnan(self.start[s_g]) & (self.deps_left[s_g] == c_at)
                     & (np.abs(last[at] - s_t) <= tol))
-        bad = [np.repeat(rows, n_ev[0])[~ok_start]]
         # ready in the window but not started by the jump, or released more often than it waits
         started = np.zeros(hi - lo, dtype=bool)
         started[at] = True
+        if ok_start.all() and not (left < 0).any() and np.count_nonzero(left == 0) == np.count_nonzero(started):
+            return u, left  # (each group it starts is at 0, so no other is: the skip holds)
+        bad = [np.repeat(rows, n_ev[0])[~ok_start]]
         extra = (left < 0) | ((left == 0) & ~started[u_at])
         if extra.any():  # the period of each one's first release (only then: a skip that holds needs none)
             dep_s, cnt_s = per.dependents(parts[1][0].ravel(), sent=True)
