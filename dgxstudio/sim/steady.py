@@ -245,7 +245,11 @@ class Shortcut:
             img = per.images(e, k, ms)  # row j-1: the groups playing e's parts j periods on
             # each kind's groups and times, period by period (read once: checked, then filled in)
             steps = np.arange(1, k + 1)[:, None] * T
-            parts = [(img if every else img[:, mask], vals[None, :] + steps)
+            cut = {}  # (kinds with the same groups share one table: a ring's sends and finishes)
+            for mask, every in zip(masks, whole):
+                if not every and mask.tobytes() not in cut:
+                    cut[mask.tobytes()] = img[:, mask]
+            parts = [(img if every else cut[mask.tobytes()], vals[None, :] + steps)
                      for mask, every, vals in zip(masks, whole, times)]
             if k > k_sure:
                 k, parts = self._length(parts, T, k, k_sure)  # see _periods_ahead
