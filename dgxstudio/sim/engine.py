@@ -214,7 +214,7 @@ class Engine:
             mult[list(self.represents)] = list(self.represents.values())
         flows_of = np.asarray([len(t["route"]) if mult is None else mult[t["route"]].sum() for t in tpls] + [0],
                               dtype=float)
-        total_bytes = float((cols.bytes_each * flows_of[tpl_id]).sum())
+        total_bytes = float((cols.bytes_each * flows_of[tpl_id]).sum()) if progress is not None else 0.0  # (read there only)
         delivered_bytes = 0.0
 
         def schedule_done(g: int, when: float) -> None:
@@ -433,8 +433,8 @@ class Engine:
 
         # ---- steady states (sim/steady.py): find a repeat of the whole state under the successor map, skip the repeats
         # (not with compute groups that take time and have groups waiting on their send: those
-        # put a second kind of event in the queue that the state comparison does not follow)
-        timed_sends = bool(((tpl_id < 0) & (cols.duration_s > 0) & (np.diff(on_sent.ptr) > 0)).any())
+        # put a second kind of event in the queue that the state comparison does not follow; read at the compute groups c)
+        timed_sends = bool(((cols.duration_s[(c := np.flatnonzero(tpl_id < 0))] > 0) & (on_sent.ptr[c + 1] > on_sent.ptr[c])).any())
         per = _Periods(cols, tpl_id, tpls, on_done, on_sent) \
             if periods and n and not timed_sends else None
         if per is not None and not per.enabled:

@@ -54,6 +54,16 @@ def constant_shift(parts) -> int | None:
     return shift
 
 
+def first_shift(parts) -> int | None:
+    """The id shift from the first period to the second of the first table of ``parts`` that has
+    groups, when positive: the only shift ``constant_shift`` can answer; else None."""
+    for gs, _ in parts:
+        if gs.shape[1]:
+            d = int(gs[1, 0] - gs[0, 0]) if gs.shape[0] > 1 else 0
+            return d if d > 0 else None
+    return None
+
+
 def _alike_lists(before: np.ndarray, after: np.ndarray, d: int) -> np.ndarray | None:
     """Two groups' dependents, entry by entry (the second's a period on): None unless each entry is
     the first's moved by d or the same group (a barrier that every period releases); those groups."""
@@ -178,13 +188,19 @@ def stretched(per, deps_left: np.ndarray, start: np.ndarray, parts, T: float, k:
     also with ``ENABLED`` off, and does not count it in ``uses``."""
     if (count and not ENABLED) or not applies(parts, k):
         return None
-    d = constant_shift(parts)
+    # the dependents' counts, then their lists: at the window's end first (a window that ends its lanes
+    # fails there), then every period's. The counts first of all (the finishes' first), under the
+    # shift the first table shows (the only one ``constant_shift`` can find): a ring's long windows
+    # fail there (its last step's pieces finish releasing nothing), and asking them before every table
+    # is compared whole turns such a window down for a third of the cost
+    moving = [(gs, sent) for (gs, _), sent in ((parts[1], True), (parts[2], False)) if gs.shape[1]]
+    d = first_shift(parts)
     if d is None:
         return None
-    # the dependents' counts, then their lists: at the window's end first (a window that ends its lanes
-    # fails there), then every period's
-    moving = [(gs, sent) for (gs, _), sent in ((parts[1], True), (parts[2], False)) if gs.shape[1]]
-    if not all(counts_move(per, gs, sent, d) for gs, sent in moving):
+    if all(int(gs.max()) + d < len(deps_left) for gs, _ in moving):  # (the ids a period on exist)
+        if not all(counts_move(per, gs, sent, d) for gs, sent in moving[::-1]) or constant_shift(parts) != d:
+            return None
+    elif constant_shift(parts) != d or not all(counts_move(per, gs, sent, d) for gs, sent in moving):
         return None
     fixed = []
     for gs, sent in moving:

@@ -155,10 +155,11 @@ class _Periods:
         if b - a <= 2 * len(g):
             tab = np.full(b - a, np.nan)  # each group's time; NaN: not one of gs
             tab[g - a] = w
-            # every group of gs found once (not twice: each release counts; not at a NaN time)
-            if np.count_nonzero(~np.isnan(tab)) == len(g):
+            # every group of gs found once (not twice: each release counts; not at a NaN time; ``x == x``:
+            # not NaN, in one pass)
+            if np.count_nonzero(tab == tab) == len(g):
                 t = np.repeat(tab, np.diff(deps.ptr[a:b + 1]))
-                keep = ~np.isnan(t)
+                keep = t == t
                 return deps.flat[deps.ptr[a]:deps.ptr[b]][keep], t[keep]
         got, cnt = self.dependents(g, sent)
         return got, np.repeat(w, cnt)
@@ -322,11 +323,11 @@ class FlowEnds:
     def __init__(self):
         self._own: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._maps: dict[tuple[int, bytes], np.ndarray] = {}
-        # groups the skips filled in (a skipped group is in the past and is never stored again), an
-        # array per skip: their ids, which stored group each repeats (index into ``_of``), the shift
-        self._keys: list[np.ndarray] = []
-        self._which: list[np.ndarray] = []
-        self._shift: list[np.ndarray] = []
+        # groups the skips filled in (a skipped group is in the past and is never stored again), a
+        # block per skip as ``repeat_block`` got it (its ids, the index into ``_of`` of its first
+        # column's origin, the shifts per period and per origin): spread into arrays of each group's
+        # id, origin and shift only when one is asked for (``_aliased``), not by the skip
+        self._blocks: list[tuple[np.ndarray, int, np.ndarray, np.ndarray]] = []
         self._of: list[int] = []
         self._n_blocked = 0
         self._index: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -359,10 +360,7 @@ class FlowEnds:
         origins = [self._origin(o) for o in np.asarray(of, dtype=np.int64).tolist()]
         base = len(self._of)
         self._of.extend(o for o, _ in origins)
-        self._keys.append(gs.ravel())
-        self._which.append(np.broadcast_to(np.arange(base, base + gs.shape[1]), gs.shape).ravel())
-        self._shift.append((np.asarray(shifts, dtype=float)[:, None]
-                            + np.asarray([b for _, b in origins], dtype=float)[None, :]).ravel())
+        self._blocks.append((gs, base, np.asarray(shifts, dtype=float), np.asarray([b for _, b in origins], dtype=float)))
         self._n_blocked += gs.size
         self._index = None
 
@@ -375,9 +373,14 @@ class FlowEnds:
         if not self._n_blocked:
             return None
         if self._index is None:  # the skips' groups sorted once, until the next skip
-            keys = np.concatenate(self._keys)
+            blocks = self._blocks
+            keys = np.concatenate([gs.ravel() for gs, _, _, _ in blocks])
             order = np.argsort(keys, kind="stable")
-            self._index = (keys[order], np.concatenate(self._which)[order], np.concatenate(self._shift)[order])
+            which = np.concatenate([np.broadcast_to(np.arange(base, base + gs.shape[1]), gs.shape).ravel()
+                                    for gs, base, _, _ in blocks])
+            shift = np.concatenate([(per_period[:, None] + per_origin[None, :]).ravel()
+                                    for _, _, per_period, per_origin in blocks])
+            self._index = (keys[order], which[order], shift[order])
         keys, which, shift = self._index
         i = int(np.searchsorted(keys, g))
         if i < len(keys) and keys[i] == g:

@@ -245,7 +245,11 @@ class Shortcut:
             img = per.images(e, k, ms)  # row j-1: the groups playing e's parts j periods on
             # each kind's groups and times, period by period (read once: checked, then filled in)
             steps = np.arange(1, k + 1)[:, None] * T
-            parts = [(img if every else img[:, mask], vals[None, :] + steps)
+            cut = {}  # (kinds with the same groups share one table: a ring's sends and finishes)
+            for mask, every in zip(masks, whole):
+                if not every and mask.tobytes() not in cut:
+                    cut[mask.tobytes()] = img[:, mask]
+            parts = [(img if every else cut[mask.tobytes()], vals[None, :] + steps)
                      for mask, every, vals in zip(masks, whole, times)]
             if k > k_sure:
                 k, parts = self._length(parts, T, k, k_sure)  # see _periods_ahead
@@ -424,10 +428,12 @@ class Shortcut:
         c_at = cnt[at]
         ok_start = ((c_at > 0) & np.isnan(self.start[s_g]) & (self.deps_left[s_g] == c_at)
                     & (np.abs(last[at] - s_t) <= tol))
-        bad = [np.repeat(rows, n_ev[0])[~ok_start]]
         # ready in the window but not started by the jump, or released more often than it waits
         started = np.zeros(hi - lo, dtype=bool)
         started[at] = True
+        if ok_start.all() and not (left < 0).any() and np.count_nonzero(left == 0) == np.count_nonzero(started):
+            return u, left  # (each group it starts is at 0, so no other is: the skip holds)
+        bad = [np.repeat(rows, n_ev[0])[~ok_start]]
         extra = (left < 0) | ((left == 0) & ~started[u_at])
         if extra.any():  # the period of each one's first release (only then: a skip that holds needs none)
             dep_s, cnt_s = per.dependents(parts[1][0].ravel(), sent=True)
