@@ -21,9 +21,14 @@ MAX_FLOW_GROUPS = 300_000
 MAX_SCHEDULED_GROUPS = 3_000_000
 # What a run may do, counted as it runs: the active flows summed over the events (each event re-times
 # every active flow; a steady state skipped costs nothing). A tree all-reduce over 2,048 DGX H100,
-# whose 16 pieces per connection never repeat, ran over an hour and took 9.8 GB before this limit;
-# the runs the benchmarks time stay far below it (see the engine's SimResult.flow_events).
-MAX_FLOW_EVENTS = 250_000_000
+# whose 16 pieces per connection never repeat, ran over an hour and took 9.8 GB before this limit
+# (session 27, at 250 million). The flow-by-flow engine now re-times a flow in about 60 ns: NCCL's
+# tree over 2,048 DGX H100 at 256 MiB, run unfolded, is 296 million in 18 s and 1.7 GB (folded, as
+# ``simulate`` runs it, 4.3 s). With NCCL's own tree shape (``nccl_btree``) that run keeps twice the
+# flows in flight of a tree whose root has two children (147,000 against 75,000 per event: its pieces
+# no longer queue on the core links), 299 million at 256 MiB and 380 million at 1 GiB and 16 GiB, so
+# the limit is 500 million, about 30 s of the unfolded run; the fold counts the flows it stands for.
+MAX_FLOW_EVENTS = 500_000_000
 # Transfers between distinct GPU pairs a schedule routes one by one (each pair keeps its own route and
 # flow state): the lecture's decentralized all-reduce makes P (P - 1) of them. Over 256 GPUs (65,280)
 # it took 2.4 s and 310 MB; over 512 (261,632) 12 s and 1.3 GB; over 992 (dgx1-fat-tree-124) it was
