@@ -19,6 +19,7 @@ import numpy as np
 
 from ..analysis.channels import reverse_ring
 from . import limits
+from .nccl_btree import btree_parent, second_tree_order
 from .engine import Group, Pattern, Schedule
 from .schedule import Lanes
 
@@ -214,16 +215,28 @@ def _tree(parent: dict[str, str | None]) -> dict[str, dict]:
 
 
 def chained_tree(chains: list[list[str]]) -> dict[str, dict]:
-    """NCCL's shape: a chain inside each system, a binary tree across the systems' chain heads."""
+    """NCCL's shape: a chain inside each system, NCCL's binary tree across the systems' chain heads
+    (``nccl_btree``: the first system at the root, with one child)."""
     parent: dict[str, str | None] = {}
     depth: dict[str, int] = {}
     heads = [c[0] for c in chains]
+    ups = [btree_parent(len(heads), i) for i in range(len(heads))]
+    placed: dict[int, int] = {}  # head index -> depth
     for i, chain in enumerate(chains):
-        parent[chain[0]] = heads[(i - 1) // 2] if i > 0 else None
-        # (head i's parent is head (i - 1) // 2, met before it: ``_tree``'s depths, in its order,
-        # without a walk up from every node; 262,000 nodes in the trees of 2,048 DGX H100)
-        top = (i + 1).bit_length() - 1
-        depth[chain[0]] = top
+        parent[chain[0]] = heads[ups[i]] if ups[i] >= 0 else None
+        # (a head's parent may come after it: its unplaced ancestors are placed first, top down, as
+        # ``_tree``'s walk meets them; a walk over the heads only, not from each of the 262,000 nodes
+        # of the trees over 2,048 DGX H100)
+        path, j = [], i
+        while j >= 0 and j not in placed:
+            path.append(j)
+            j = ups[j]
+        d = placed[j] if j >= 0 else -1
+        for j in reversed(path):
+            d += 1
+            placed[j] = d
+            depth[heads[j]] = d
+        top = placed[i]
         for k in range(1, len(chain)):
             parent[chain[k]] = chain[k - 1]
             depth[chain[k]] = top + k
@@ -306,14 +319,16 @@ def _tree_phase(sched: Schedule, tree: dict, size: float, chunk: float, up: bool
 
 
 def double_trees(chains: list[list[str]], root: str | None = None, keep_heads: bool = False) -> list[dict]:
-    """Two trees whose roles differ (NCCL's double binary tree): the second reverses the order of
-    the systems and runs each chain the other way (with ``keep_heads``, from the same head GPU, the
-    one next to its rail's NIC). With a root, both trees start from it."""
+    """Two trees whose roles differ (NCCL's double binary tree): the second mirrors the order of the
+    systems (an even count) or shifts it by one (odd: ``nccl_btree.second_tree_order``) and runs each
+    chain the other way (with ``keep_heads``, from the same head GPU, the one next to its rail's
+    NIC). With a root, both trees start from it."""
     first = [list(c) for c in chains]
+    order = [chains[k] for k in second_tree_order(len(chains))]
     if keep_heads:
-        second = [[c[0], *c[:0:-1]] for c in reversed(chains)]
+        second = [[c[0], *c[:0:-1]] for c in order]
     else:
-        second = [list(reversed(c)) for c in reversed(chains)]
+        second = [list(reversed(c)) for c in order]
     if root is not None:
         for trees in (first, second):
             home = next(i for i, c in enumerate(trees) if root in c)

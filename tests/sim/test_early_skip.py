@@ -7,7 +7,8 @@ event 27). Skipping earlier plays fewer events and must change nothing else: eve
 every channel's bytes and the makespan equal the piece-by-piece run (``both``/``assert_same`` of
 test_engine_periods.py). A pattern that has not repeated must not be skipped: lanes whose last
 piece is short, lanes of different lengths (an uneven tree's branches), sizes that are no whole
-number of chunks and uneven NVLS trees (3 and 5 systems) are run both ways.
+number of chunks and uneven NVLS trees (NCCL's over 6 systems, and over 3 and 5, whose second tree is
+the first shifted by one) are run both ways.
 """
 
 import pytest
@@ -22,6 +23,7 @@ from .test_engine_periods import CATALOG, assert_same, both
 
 GiB = 2**30
 RAGGED = 2**28 + 3 * 2**20 + 12_345  # 256 MiB, 3 MiB and an odd remainder
+RAGGED_ODD = 2**29 + 3 * 2**20 + 12_345  # (512 MiB: the NVLS tree over an odd count repeats later)
 
 
 def _run(topo, algorithm, size):
@@ -98,13 +100,18 @@ def test_lanes_of_different_lengths_are_not_skipped_past_the_shortest(monkeypatc
     assert fast.periods_skipped > 0
 
 
-@pytest.mark.parametrize("systems, algorithm", [(2, "hierarchical"), (2, "nvls-tree"), (2, "ring"),
-                                                (3, "nvls-tree"), (5, "nvls-tree"), (3, "hierarchical")])
-def test_ragged_sizes_and_uneven_trees_are_exact(monkeypatch, systems, algorithm):
-    # a size of no whole number of chunks (pieces are cut even: other sizes per stage) and, on 3 or 5
-    # systems, trees whose branches differ
+@pytest.mark.parametrize("systems, algorithm, size", [
+    (2, "hierarchical", RAGGED), (2, "nvls-tree", RAGGED), (2, "ring", RAGGED), (6, "nvls-tree", RAGGED),
+    (3, "nvls-tree", RAGGED_ODD), (5, "nvls-tree", RAGGED_ODD), (3, "hierarchical", RAGGED)])
+def test_ragged_sizes_and_uneven_trees_are_exact(monkeypatch, systems, algorithm, size):
+    # a size of no whole number of chunks (pieces are cut even: other sizes per stage) and trees whose
+    # branches differ: NCCL's tree over 6 systems has leaves at two depths (0 -> 4 -> 2, 5 and 2 -> 1,
+    # 3; its mirror alike); over an odd count the second tree is the first shifted by one system, not
+    # its mirror (3: the chains 0 -> 2 -> 1 and 1 -> 0 -> 2; 5: 0 -> 4 -> 2 -> 1, 3 and 1 -> 0 -> 3 ->
+    # 2, 4), and the two trees' pieces settle into a repeat only after some 700 (3) and 1,000 (5)
+    # events, so those run a size twice as large, which still skips
     topo = build_fat_tree(systems, "dgx-h100", rail_optimized=True)
-    fast, slow = both(monkeypatch, _run(topo, algorithm, RAGGED))
+    fast, slow = both(monkeypatch, _run(topo, algorithm, size))
     assert_same(fast, slow)
     assert fast.periods_skipped > 0
 
