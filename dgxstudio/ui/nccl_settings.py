@@ -45,6 +45,7 @@ class NcclSettings(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         for w in (title, self.nvls, self.pxn, self.gpus_per_thread):
             row.addWidget(w)
+        row.addStretch(1)   # side by side in a wide dock too, not spread across it
 
     def options(self) -> dict:
         """The SimOptions fields these settings set."""
