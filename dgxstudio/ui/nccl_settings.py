@@ -20,8 +20,9 @@ class NcclSettings(QWidget):
         self.nvls.setChecked(True)
         self.nvls.setToolTip(
             "NVLink SHARP: the NVSwitches reduce in the switch (NCCL's nvls and nvls-tree algorithms, NVSwitch "
-            "gen3 and later), used where the NVSwitches can. Unticked, as NCCL_NVLS_ENABLE=0 (simulate --no-nvls): NCCL sets up no NVLink SHARP, "
-            "auto chooses among the ring and the tree, and asking for nvls or nvls-tree is refused")
+            "gen3 and later), used where the NVSwitches can. Unticked, as NCCL_NVLS_ENABLE=0 (simulate --no-nvls): "
+            "NCCL sets up no NVLink SHARP, auto chooses among the ring and the tree, and asking for nvls or "
+            "nvls-tree is refused")
         # NCCL's own default is PXN on (src/graph/paths.cc: NCCL_PARAM(PxnDisable, "PXN_DISABLE", 0));
         # the simulator's is off, as `simulate` without --pxn, and this box follows the simulator
         self.pxn = QCheckBox("PXN")
