@@ -26,6 +26,7 @@ from ..sim.ring_bound_note import rings_alone_Bps
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
+from .nccl_settings import NcclSettings
 from .replay_facts import Preparing, prepare as prepare_replay
 from .workers import TaskRunner
 
@@ -135,8 +136,10 @@ class SimulationPanel(QWidget):
         self.show_rings = QCheckBox("show rings")
         self.show_rings.setToolTip("draw the rings used by the run over the canvas, one colour each")
         for label, widget in (("Collective", self.collective), ("Algorithm", self.algorithm), ("Size", self.size),
-                              ("Protocol", self.protocol), ("Chunk", self.chunk), ("", self.sweep), ("Sweep range", self.sweep_range), ("", self.show_rings)):
+                              ("Protocol", self.protocol), ("Chunk", self.chunk), (self.sweep, self.sweep_range), ("", self.show_rings)):
             f.addRow(label, widget)
+        self.nccl = NcclSettings()   # NVLink SHARP, PXN, GPUs per thread: `simulate`'s --no-nvls, --pxn, -g
+        f.addRow(self.nccl)
         # NCCL's protocols only for NCCL's algorithms: the lecture's and all-to-all run without them
         # (the CLI refuses --protocol there), so the box says so instead of being read as used
         for box in (self.algorithm, self.collective):
@@ -294,8 +297,9 @@ class SimulationPanel(QWidget):
         figures = f"{self.figures.currentText()} figures"   # in every run's label: the runs table compares them
         if tab == 0:
             options = SimOptions(chunk=_read("Chunk", parse_size, self.chunk.text()), achievable=achievable,
-                                 protocol=self.protocol.currentText())
+                                 protocol=self.protocol.currentText(), **self.nccl.options())
             collective, algorithm = self.collective.currentText(), self.algorithm.currentText()
+            figures += self.nccl.words()   # (", NVLS off", ", PXN on", ", -g 8": the settings said after the figures)
             if self.sweep.isChecked():
                 lo, _, hi = self.sweep_range.text().partition(":")
                 sizes = _read("Sweep range", sweep_sizes, _read("Sweep range", parse_size, lo),
