@@ -175,6 +175,9 @@ class TemplateLoads:
             spread = self._twin_spread(a, b)
             if spread is not None:
                 self._spreads[(a, b)] = spread
+        if spread is None and self.routes(a, b).thinned:
+            spread = self._spreads[(a, b)] = self._thinned_spread(self.routes(a, b))
+            self._note_spread_rep(a, b)
         if spread is None:
             middle = self._middle.get((a, b))
             if middle is None:
@@ -193,10 +196,24 @@ class TemplateLoads:
             spread = self._spreads[(a, b)] = (
                 sums[n], np.asarray(first, dtype=np.int64), np.asarray([sums[count[c]] for c in first]),
                 np.asarray(later, dtype=np.int64), np.asarray([sums[count[c]] for c in later]), set(count))
-            if (a, b) in self._route_inner and self.spread == "even" and self._uniform_outside():
-                # the first leaf pair of its twin classes worked out: the others read from it
-                self._spread_reps.setdefault((self._twin_class(a), self._twin_class(b)), (a, b))
+            self._note_spread_rep(a, b)
         return spread
+
+    def _note_spread_rep(self, a: str, b: str) -> None:
+        if (a, b) in self._route_inner and self.spread == "even" and self._uniform_outside():
+            # the first leaf pair of its twin classes worked out: the others read from it
+            self._spread_reps.setdefault((self._twin_class(a), self._twin_class(b)), (a, b))
+
+    def _thinned_spread(self, route) -> tuple:
+        """``_leaf_spread`` of leaves whose route keeps a sample of its paths: the loads of every
+        path (the route's weights, see ``Router._route``), the NIC links carrying the whole (1.0), as
+        ``Router._edge_route`` and ``via`` join them; the first kept path's channels first."""
+        share = dict(zip(route.channels.tolist(), route.weights.tolist()))
+        first = self._path_channels(route.paths[0])
+        seen = set(first)
+        later = [c for c in share if c not in seen]
+        return (1.0, np.asarray(first, dtype=np.int64), np.asarray([share[c] for c in first]),
+                np.asarray(later, dtype=np.int64), np.asarray([share[c] for c in later]), set(share))
 
     def _spread_via(self, waypoints: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
         """``via_loads`` of a hop spread over the spines: ``_spread_parts`` joined. The parts: the
@@ -286,6 +303,17 @@ class TemplateLoads:
             known = self._unit[key] = (weights, bool((weights == 1.0).all()))
         return known[1]
 
+    def _thinned_leg(self, src: str, dst: str) -> bool:
+        """Whether ``routes(src, dst)``, just read by ``_leg_channels``, keeps a sample of its paths
+        (between two NICs: the route between their leaves)."""
+        hit = self._cache.get((src, dst))
+        if hit is not None:
+            return hit.thinned
+        a, b = self._uplink(src), self._uplink(dst)
+        if a is not None and b is not None and a != b and self._system.get(src) != self._system.get(dst):
+            return self.routes(a, b).thinned
+        return False
+
     def _leg_channels(self, src: str, dst: str) -> list[list[int]]:
         """The channels of each path of ``routes(src, dst)``, in its path order, reading them from a
         shape already found (one path) or from the switches' route between two NICs where it can."""
@@ -322,9 +350,9 @@ class TemplateLoads:
         for a, b in zip(waypoints, waypoints[1:]):
             leg = self._leg_channels(a, b)
             paths = [p + q for p in paths for q in leg]
-            if len(paths) > self.max_paths:
-                step = len(paths) / self.max_paths
-                paths = [paths[int(i * step)] for i in range(self.max_paths)]
+            if len(paths) > self.max_paths or self._thinned_leg(a, b):
+                route = self.via(waypoints)  # (its loads are every path's, not the sample's)
+                return route.channels, route.weights
         share = 1.0 / len(paths)
         load: dict[int, float] = {}
         for p in paths:
