@@ -164,8 +164,13 @@ class Router(SwitchRoutes, TemplateLoads):
         self._spread_weights: dict[tuple, np.ndarray] = {}            # see _spread_via
         self._twin_routes: dict[tuple, tuple[str, str, list[list[str]]]] = {}  # see _twin_paths
         self._route_inner: dict[tuple[str, str], set[str]] = {}  # switch pairs: every least-cost path's inner devices
-        self._spread_reps: dict[tuple, tuple[str, str]] = {}      # see _twin_spread
-        self._spread_patches: dict[tuple[str, str], tuple] = {}   # see _spread_patch
+        # leaf pairs' spreads read from their twins' (analysis/twin_spreads.py)
+        self._spread_reps: dict[tuple[int, int], list[tuple[str, str]]] = {}  # see add_rep
+        self._spread_patches: dict[tuple[str, str], tuple] = {}   # see twin_spreads.Patch
+        self._twin_nums: dict[str, int] = {}                      # see twin_number
+        self._twin_ids: dict[tuple, int] = {}
+        self._spread_orders: dict[tuple, int] = {}                # see twin_spreads._patch
+        self._spread_ends: dict[tuple, np.ndarray] = {}           # see twin_spreads._renamed
         self._local: tuple | None = None                          # see _local_tables
         self._local_lists: dict[str, tuple] = {}                  # see _local_list
         self._nested: dict[str, list[str]] | None = None          # see system_devices
