@@ -214,8 +214,10 @@ def coarsened(orb: Orbits, s_route0: np.ndarray, s_init0: np.ndarray, route_ch: 
     at = np.full(len(capacity), -1, dtype=np.int64)
     at[orb.uch] = np.arange(len(orb.uch))
     routes, s_r = np.unique(s_route0, return_inverse=True)
-    q_ch = [orb.col_c[at[route_ch[r]]] for r in routes.tolist()]
-    graph = RouteGraph(s_r.ravel(), RouteTable(q_ch, [route_w[r] for r in routes.tolist()]), mix)
+    rl = routes.tolist()
+    table = RouteTable([route_ch[r] for r in rl], [route_w[r] for r in rl])
+    table.ch = orb.col_c[at[table.ch]]  # each entry's orbit (one gather, not one per route)
+    graph = RouteGraph(s_r.ravel(), table, mix)
     if len(graph.uch) != int(orb.col_c.max()) + 1:
         return None  # (an orbit tree 0 does not load: not one orbit of trees)
     size = np.bincount(orb.col_c)
