@@ -4,6 +4,8 @@ Part of ``Router`` (``routing.py``); every function returns the arrays its full 
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from ..cancel import check_cancelled
@@ -324,7 +326,7 @@ class TemplateLoads:
             devices = list(self.fabric.adj)
             at = {d: i for i, d in enumerate(devices)}
             check_cancelled()
-            ends = np.fromiter((at[x] for key in self.fabric.bundles for x in key), dtype=np.int64,
+            ends = np.fromiter(map(at.__getitem__, chain.from_iterable(self.fabric.bundles)), dtype=np.int64,
                                count=2 * len(self.fabric.bundles)).reshape(-1, 2)
             check_cancelled()
             number: dict[str, int] = {}
