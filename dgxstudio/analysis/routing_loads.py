@@ -324,7 +324,7 @@ class TemplateLoads:
         rows of an array, each device's system number (-1 outside systems), the systems)."""
         if self._ends is None:
             devices = list(self.fabric.adj)
-            at = {d: i for i, d in enumerate(devices)}
+            at = dict(zip(devices, range(len(devices))))
             check_cancelled()
             ends = np.fromiter(map(at.__getitem__, chain.from_iterable(self.fabric.bundles)), dtype=np.int64,
                                count=2 * len(self.fabric.bundles)).reshape(-1, 2)
@@ -539,7 +539,7 @@ class TemplateLoads:
             # bundle i's two ends' hop latencies, once each: channel 2i runs from the first to the
             # second, channel 2i + 1 back
             devices, _, numbers, _, _ = self._bundle_ends()
-            ends = np.fromiter((hop[d] for d in devices), dtype=float, count=len(devices))[numbers]
+            ends = np.fromiter(map(hop.__getitem__, devices), dtype=float, count=len(devices))[numbers]
             check_cancelled()
             tails = ends.reshape(-1)
             heads = ends[:, ::-1].reshape(-1)

@@ -185,7 +185,8 @@ class TreeParts:
         n = len(s_route)
         if not ((self.lat[:n] == s_lat).all() and (self.cap[:n] == s_cap).all()):
             return False
-        rows = self.rows[:n].ravel().tolist()
+        rows = self.rows[:n].ravel()
+        rows = rows[rows != self.n_routes].tolist()  # (the empty part adds nothing to a join)
         ch = np.concatenate([self.ch[i] for i in rows])
         mine = np.concatenate([route_ch[r] for r in s_route.tolist()])
         if len(ch) != len(mine) or not (ch == mine).all():
