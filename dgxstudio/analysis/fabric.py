@@ -139,7 +139,7 @@ class Fabric:
         end first in document order, where that order meets it). The order keeps routes identical; a
         pair of no bandwidth is left out (``dropped``)."""
         topo, achievable = self.topo, self.achievable
-        at = {d: i for i, d in enumerate(self.kind)}  # document order (None: not a device here)
+        at = dict(zip(self.kind, range(len(self.kind))))  # document order (None: not a device here)
         names = list(self.kind)
         merged: dict[tuple[str, str], Bundle] = {}
         # Each pair under its device first in document order, first link first: (other end, bundle, key).

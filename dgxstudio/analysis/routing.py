@@ -18,6 +18,7 @@ import hashlib
 import math
 import weakref
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +86,45 @@ class LazyRoute(Route):
         if self._latency is None:
             self.__dict__["_latency"] = self._ask().latency_s if self._ask_latency is None else self._ask_latency()
         return self._latency
+
+
+class ChannelLinks(Sequence):
+    """``Router.channel_links``: each channel's links (its bundle's, channels 2i and 2i + 1 of bundle
+    i). A run's result keeps them all and its bottlenecks read ten (a list of 300,000 tuples on
+    2,048 DGX H100 systems took 0.07 s), so a channel read alone is made when read; the whole list
+    is made once, the first time something walks them all (the replay indexes every channel).
+    Equal to the list of them; a copy of it is that list."""
+
+    __slots__ = ("_bundles", "_list")
+
+    def __init__(self, bundles: list):
+        self._bundles = bundles
+        self._list: list[tuple[str, ...]] | None = None
+
+    def whole(self) -> list[tuple[str, ...]]:
+        """Every channel's links, as one list (made once)."""
+        if self._list is None:
+            self._list = [tuple(b.links) for b in self._bundles for _ in (0, 1)]
+        return self._list
+
+    def __len__(self) -> int:
+        return 2 * len(self._bundles)
+
+    def __getitem__(self, c):
+        if self._list is not None or isinstance(c, slice):
+            return self.whole()[c]
+        return tuple(self._bundles[c >> 1].links)  # (c >> 1 of a negative c is its bundle from the end too)
+
+    def __iter__(self):
+        return iter(self.whole())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and self.whole() == list(other)
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return list, (list(self.whole()),)  # (copied or pickled: a plain list)
 
 
 class ChannelEnds(list):
@@ -169,8 +209,13 @@ class Router(SwitchRoutes, TemplateLoads):
         self._spread_weights: dict[tuple, np.ndarray] = {}            # see _spread_via
         self._twin_routes: dict[tuple, tuple[str, str, list[list[str]]]] = {}  # see _twin_paths
         self._route_inner: dict[tuple[str, str], set[str]] = {}  # switch pairs: every least-cost path's inner devices
-        self._spread_reps: dict[tuple, tuple[str, str]] = {}      # see _twin_spread
-        self._spread_patches: dict[tuple[str, str], tuple] = {}   # see _spread_patch
+        # leaf pairs' spreads read from their twins' (analysis/twin_spreads.py)
+        self._spread_reps: dict[tuple[int, int], list[tuple[str, str]]] = {}  # see add_rep
+        self._spread_patches: dict[tuple[str, str], tuple] = {}   # see twin_spreads.Patch
+        self._twin_nums: dict[str, int] = {}                      # see twin_number
+        self._twin_ids: dict[tuple, int] = {}
+        self._spread_orders: dict[tuple, int] = {}                # see twin_spreads._patch
+        self._spread_ends: dict[tuple, np.ndarray] = {}           # see twin_spreads._renamed
         self._local: tuple | None = None                          # see _local_tables
         self._local_lists: dict[str, tuple] = {}                  # see _local_list
         self._nested: dict[str, list[str]] | None = None          # see system_devices
@@ -187,12 +232,12 @@ class Router(SwitchRoutes, TemplateLoads):
             ends.append(key)
             ends.append(key[::-1])
         check_cancelled()  # (between the steps of a large fabric's tables, each a fraction of a second)
-        self.channel_index: dict[tuple[str, str], int] = {e: i for i, e in enumerate(ends)}
+        self.channel_index: dict[tuple[str, str], int] = dict(zip(ends, range(len(ends))))
         check_cancelled()
         self.capacity = np.repeat(np.array([b.bandwidth for b in bundles], dtype=float), 2)
         self._channel_latency = [b.latency_s for b in bundles for _ in (0, 1)]
         self.channel_ends = ChannelEnds(self, ends)
-        self._channel_links: list[tuple[str, ...]] | None = None  # see channel_links
+        self._channel_links = ChannelLinks(bundles)
         # A route between two systems never detours through a third system's insides.
         self._system = system_map(topo)
         self.system_of = self._system  # device -> its system's id (None outside systems); do not change it
@@ -212,10 +257,8 @@ class Router(SwitchRoutes, TemplateLoads):
         self._cache: dict[tuple[str, str], Route] = {}
 
     @property
-    def channel_links(self) -> list[tuple[str, ...]]:
-        """Each channel's links (its bundle's), built when first asked for: the analysis never does."""
-        if self._channel_links is None:
-            self._channel_links = [tuple(b.links) for b in self.fabric.bundles.values() for _ in (0, 1)]
+    def channel_links(self) -> "ChannelLinks":
+        """Each channel's links (its bundle's), each made when read: the analysis never reads them."""
         return self._channel_links
 
     def channel_devices(self) -> tuple[np.ndarray, np.ndarray, int]:

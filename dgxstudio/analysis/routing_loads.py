@@ -4,9 +4,12 @@ Part of ``Router`` (``routing.py``); every function returns the arrays its full 
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from ..cancel import check_cancelled
+from .twin_spreads import add_rep, twin_spread
 
 
 class TemplateLoads:
@@ -201,8 +204,8 @@ class TemplateLoads:
 
     def _note_spread_rep(self, a: str, b: str) -> None:
         if (a, b) in self._route_inner and self.spread == "even" and self._uniform_outside():
-            # the first leaf pair of its twin classes worked out: the others read from it
-            self._spread_reps.setdefault((self._twin_class(a), self._twin_class(b)), (a, b))
+            # a leaf pair of its twin classes worked out: the others read from it
+            add_rep(self, a, b)
 
     def _thinned_spread(self, route) -> tuple:
         """``_leaf_spread`` of leaves whose route keeps a sample of its paths: the loads of every
@@ -235,65 +238,9 @@ class TemplateLoads:
         return chans, weights
 
     def _twin_spread(self, a: str, b: str) -> tuple | None:
-        """The spread of leaves ``a`` to ``b`` read from that of a pair of their twins already worked
-        out from every least-cost path (``_twin_paths``: the same paths with the two ends renamed,
-        when none passes through ``a`` or ``b``), or None. Sorting and thinning keep the paths' order (every path
-        starts and ends alike), so each path's channels are the twins' with the first channel
-        leaving ``a`` instead of its twin and the last entering ``b``: the same arrays as working
-        the route out, channel for channel."""
-        if self.spread != "even" or self._system.get(a) is not None or self._system.get(b) is not None:
-            return None
-        if not self._uniform_outside():
-            return None
-        rep = self._spread_reps.get((self._twin_class(a), self._twin_class(b)))
-        if rep is None:
-            return None
-        s0, d0 = rep
-        base = self._spreads[(s0, d0)]
-        if (s0, d0) == (a, b) or s0 == b or d0 == a:
-            return None
-        inner = self._route_inner[(s0, d0)]
-        if a in inner or b in inner:
-            return None
-        index = self.channel_index
-        patch = self._spread_patches.get(rep)
-        if patch is None:
-            patch = self._spread_patches[rep] = self._spread_patch(s0, d0, base)
-        whole, first, first_w, later, later_w, _ = base
-        at_first, at_later, ways, in_first, in_later, in_set, stay = patch
-        # each channel leaving s0 now leaves a, each entering d0 enters b; the others stay
-        renamed = np.fromiter((index[(a, other)] if leaves else index[(other, b)] for leaves, other in ways),
-                              dtype=np.int64, count=len(ways))
-        new_first, new_later = first.copy(), later.copy()
-        new_first[at_first] = renamed[in_first]
-        new_later[at_later] = renamed[in_later]
-        renamed_set = stay.copy()
-        renamed_set.update(renamed[in_set].tolist())
-        return whole, new_first, first_w, new_later, later_w, renamed_set
-
-    def _spread_patch(self, s0: str, d0: str, base: tuple) -> tuple:
-        """Where ``_twin_spread`` renames the spread of ``s0`` to ``d0``: the positions in its first
-        and later channels of those that leave ``s0`` or enter ``d0``; each such channel once, as
-        (leaves s0, its other end); which of them each position and each member of its set is; and
-        the set of the channels that stay."""
-        ends = self.channel_ends
-        _, first, _, later, _, channels = base
-        ways: dict[tuple[bool, str], int] = {}
-
-        def moved(cs) -> tuple[np.ndarray, np.ndarray]:
-            at, which = [], []
-            for i, c in enumerate(cs):
-                u, v = ends[c]
-                if u == s0 or v == d0:
-                    at.append(i)
-                    which.append(ways.setdefault((True, v) if u == s0 else (False, u), len(ways)))
-            return np.asarray(at, dtype=np.int64), np.asarray(which, dtype=np.int64)
-
-        at_first, in_first = moved(first.tolist())
-        at_later, in_later = moved(later.tolist())
-        _, in_set = moved(list(channels))
-        stay = {c for c in channels if ends[c][0] != s0 and ends[c][1] != d0}
-        return at_first, at_later, list(ways), in_first, in_later, in_set, stay
+        """The spread of leaves ``a`` to ``b`` read from a pair of their twins, or None
+        (``twin_spreads.twin_spread``)."""
+        return twin_spread(self, a, b)
 
     def _unit_weights(self, weights: np.ndarray) -> bool:
         """Every weight 1.0 (one path, each channel crossed once); remembered per template array."""
@@ -405,9 +352,9 @@ class TemplateLoads:
         rows of an array, each device's system number (-1 outside systems), the systems)."""
         if self._ends is None:
             devices = list(self.fabric.adj)
-            at = {d: i for i, d in enumerate(devices)}
+            at = dict(zip(devices, range(len(devices))))
             check_cancelled()
-            ends = np.fromiter((at[x] for key in self.fabric.bundles for x in key), dtype=np.int64,
+            ends = np.fromiter(map(at.__getitem__, chain.from_iterable(self.fabric.bundles)), dtype=np.int64,
                                count=2 * len(self.fabric.bundles)).reshape(-1, 2)
             check_cancelled()
             number: dict[str, int] = {}
@@ -620,7 +567,7 @@ class TemplateLoads:
             # bundle i's two ends' hop latencies, once each: channel 2i runs from the first to the
             # second, channel 2i + 1 back
             devices, _, numbers, _, _ = self._bundle_ends()
-            ends = np.fromiter((hop[d] for d in devices), dtype=float, count=len(devices))[numbers]
+            ends = np.fromiter(map(hop.__getitem__, devices), dtype=float, count=len(devices))[numbers]
             check_cancelled()
             tails = ends.reshape(-1)
             heads = ends[:, ::-1].reshape(-1)

@@ -124,11 +124,15 @@ class Engine:
         # hops read from templates of systems wired alike (LazyRoute), one object per request
         hops = HopRoutes.of(self.router) if self.templates and pattern.paths is None else None
         cap_Bps = pattern.cap_Bps
+        # (a hop HopRoutes already answered read from its table: what ``HopRoutes.route`` returns)
+        known = hops._known if hops is not None and pattern.via is None else None
         for k, (src, dst) in enumerate(pattern.pairs):
             if is_cancelled is not None and k % 64 == 63 and is_cancelled():
                 raise SimulationCancelled()
-            r = (hops.route(src, dst, pattern.via[k] if pattern.via is not None else None, spreads is not None)
-                 if hops is not None else None)
+            r = known.get((src, dst), hops) if known is not None else hops
+            if r is hops:
+                r = (hops.route(src, dst, pattern.via[k] if pattern.via is not None else None, spreads is not None)
+                     if hops is not None else None)
             if r is None:
                 if pattern.paths is not None and pattern.paths[k] is not None:
                     r = self.router.direct(pattern.paths[k])

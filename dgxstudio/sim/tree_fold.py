@@ -49,6 +49,7 @@ from ..analysis.routing import Route
 from . import fold_alike, fold_reduced, slot_rows, tree_orbits
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
+from .relation_ids import DENSE, numbered
 from .relation_ids import row_ids as _ids
 from .slot_merge import SlotMerge
 from .system_fold import LazyTemplate, SystemFold
@@ -283,9 +284,15 @@ class Fold:
         ids = np.asarray(rids, dtype=np.int64)
         lens, ch, w = RouteTable([eng0.route_ch[r] for r in rids], [eng0.route_w[r] for r in rids]).gather(
             np.arange(len(ids)))
-        key = np.repeat(np.arange(len(ids)), lens) * self.n_cls + self.col_c[np.searchsorted(self.uch, ch)]
-        uk, inv = np.unique(key, return_inverse=True)
-        load = np.bincount(inv.ravel(), weights=w, minlength=len(uk))  # (each sum in the route's order)
+        # each entry's place in uch: read from a table (a channel outside it: searched, as before)
+        where = np.full(int(self.uch[-1]) + 2 if len(self.uch) else 1, -1, dtype=np.int64)
+        where[self.uch] = np.arange(len(self.uch))
+        at = where[np.minimum(ch, len(where) - 1)]
+        if (at < 0).any():
+            at = np.searchsorted(self.uch, ch)
+        key = np.repeat(np.arange(len(ids)), lens) * self.n_cls + self.col_c[at]
+        uk, inv = numbered(key, DENSE)  # (np.unique's, by one sort)
+        load = np.bincount(inv, weights=w, minlength=len(uk))  # (each sum in the route's order)
         owner, cls = np.divmod(uk, self.n_cls)
         keep = load > 0
         owner, cls, load = owner[keep], cls[keep], load[keep]

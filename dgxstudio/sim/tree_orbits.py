@@ -49,6 +49,7 @@ from .rates import RouteTable
 from .relation_ids import distinct, numbered, row_ids
 
 _CHUNK = 1 << 19  # route entries compared at a time
+_FLAT = 1 << 22   # route entries up to which _channel_map reads every route at once (about 64 MB)
 
 
 @dataclass
@@ -84,6 +85,7 @@ def orbits(ends: np.ndarray, s_route: np.ndarray, s_lat: np.ndarray, s_cap: np.n
     reached = np.zeros(n_trees, dtype=bool)
     reached[0] = True
     perms: list[np.ndarray] = []   # each generator's channel map (-1: a channel no tree loads)
+    table: RouteTable | None | bool = False  # (the routes in one table: made at the first generator)
     taus: list[np.ndarray] = []
     for t in range(1, n_trees):
         if reached[t]:
@@ -97,7 +99,9 @@ def orbits(ends: np.ndarray, s_route: np.ndarray, s_lat: np.ndarray, s_cap: np.n
             return None
         if not ((lat[tau] == lat).all() and (cap[tau] == cap).all()):
             return None
-        pi = _channel_map(R.ravel(), R[tau].ravel(), route_ch, route_w, capacity)
+        if table is False:
+            table = _table(route_ch, route_w)  # (once, for every generator)
+        pi = _channel_map(R.ravel(), R[tau].ravel(), route_ch, route_w, capacity, table)
         if pi is None:
             return None
         perms.append(pi)
@@ -214,8 +218,10 @@ def coarsened(orb: Orbits, s_route0: np.ndarray, s_init0: np.ndarray, route_ch: 
     at = np.full(len(capacity), -1, dtype=np.int64)
     at[orb.uch] = np.arange(len(orb.uch))
     routes, s_r = np.unique(s_route0, return_inverse=True)
-    q_ch = [orb.col_c[at[route_ch[r]]] for r in routes.tolist()]
-    graph = RouteGraph(s_r.ravel(), RouteTable(q_ch, [route_w[r] for r in routes.tolist()]), mix)
+    rl = routes.tolist()
+    table = RouteTable([route_ch[r] for r in rl], [route_w[r] for r in rl])
+    table.ch = orb.col_c[at[table.ch]]  # each entry's orbit (one gather, not one per route)
+    graph = RouteGraph(s_r.ravel(), table, mix)
     if len(graph.uch) != int(orb.col_c.max()) + 1:
         return None  # (an orbit tree 0 does not load: not one orbit of trees)
     size = np.bincount(orb.col_c)
@@ -241,26 +247,22 @@ def coarsened(orb: Orbits, s_route0: np.ndarray, s_init0: np.ndarray, route_ch: 
 
 
 def _channel_map(a_routes: np.ndarray, b_routes: np.ndarray, route_ch: list[np.ndarray], route_w: list[np.ndarray],
-                 capacity: np.ndarray) -> np.ndarray | None:
+                 capacity: np.ndarray, table: RouteTable | None = None) -> np.ndarray | None:
     """The map of channels that carries each route ``a_routes[i]`` onto ``b_routes[i]`` entry by
     entry (same length, same weights, channels of the same capacity), one-to-one; None if none.
-    Routes are read a few million entries at a time from their own arrays (not copied whole)."""
+    ``table``: the routes in one table (``_table``), read all at once; without it routes are read
+    a few million entries at a time from their own arrays (not copied whole)."""
     n_r = len(route_ch)
     pairs = distinct(a_routes.astype(np.int64) * n_r + b_routes)
     a, b = np.divmod(pairs, n_r)
-    size = np.fromiter(map(len, route_ch), dtype=np.int64, count=n_r)
+    size = table.lens if table is not None else np.fromiter(map(len, route_ch), dtype=np.int64, count=n_r)
     lens = size[a]
     if not (lens == size[b]).all():
         return None
-    a, b = a.tolist(), b.tolist()
     pi = np.full(len(capacity), -1, dtype=np.int64)
-    ends = np.cumsum(lens)
-    i = 0
-    while i < len(a):
-        j = max(int(np.searchsorted(ends, ends[i] - lens[i] + _CHUNK, side="right")), i + 1)
-        ca = np.concatenate([route_ch[r] for r in a[i:j]])
-        cb = np.concatenate([route_ch[r] for r in b[i:j]])
-        if not (np.concatenate([route_w[r] for r in a[i:j]]) == np.concatenate([route_w[r] for r in b[i:j]])).all():
+    for ca, wa, cb, wb in (_entries(a, b, lens, route_ch, route_w) if table is None
+                           else [(*table.gather(a)[1:], *table.gather(b)[1:])]):
+        if not (wa == wb).all():
             return None
         if not (capacity[ca] == capacity[cb]).all():
             return None
@@ -270,8 +272,26 @@ def _channel_map(a_routes: np.ndarray, b_routes: np.ndarray, route_ch: list[np.n
         pi[ca] = cb
         if not (pi[ca] == cb).all():  # (one channel given two images within this chunk)
             return None
-        i = j
     img = pi[pi >= 0]
     if len(distinct(img)) != len(img) or not np.isin(img, np.flatnonzero(pi >= 0)).all():
         return None  # two channels onto one, or onto a channel no tree loads
     return pi
+
+
+def _entries(a: np.ndarray, b: np.ndarray, lens: np.ndarray, route_ch: list[np.ndarray], route_w: list[np.ndarray]):
+    """Routes ``a`` and ``b``'s channels and weights, a few million entries at a time."""
+    a, b = a.tolist(), b.tolist()
+    ends = np.cumsum(lens)
+    i = 0
+    while i < len(a):
+        j = max(int(np.searchsorted(ends, ends[i] - lens[i] + _CHUNK, side="right")), i + 1)
+        yield (np.concatenate([route_ch[r] for r in a[i:j]]), np.concatenate([route_w[r] for r in a[i:j]]),
+               np.concatenate([route_ch[r] for r in b[i:j]]), np.concatenate([route_w[r] for r in b[i:j]]))
+        i = j
+
+
+def _table(route_ch: list[np.ndarray], route_w: list[np.ndarray]) -> RouteTable | None:
+    """Every route in one table when they are few enough entries (``_FLAT``: one copy of them costs
+    less than the Python of reading hundreds of thousands of routes chunk by chunk), else None."""
+    total = sum(map(len, route_ch))
+    return RouteTable(route_ch, route_w) if total <= _FLAT else None

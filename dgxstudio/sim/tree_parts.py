@@ -115,11 +115,11 @@ class TreeParts:
         n_w = len(wholes)
         w_of = w_id.ravel()[got.spread]  # each hop's spread's whole, numbered
         cols = []  # (first leg, link out) and (link in, last leg) of each hop taken so
-        for sides, at, of_side in ((got.src, got.src_i, lambda x, wh: (leg(x[3], wh), link(x[5], wh))),
-                                   (got.dst, got.dst_i, lambda x, wh: (link(x[6], wh), leg(x[4], wh)))):
+        for sides, at, fields in ((got.src, got.src_i, (3, 5)), (got.dst, got.dst_i, (6, 4))):
             keys, inv = np.unique((at * n_w + w_of)[got.ok], return_inverse=True)
-            cols.append(np.array([of_side(sides[k // n_w], float(wholes[k % n_w])) for k in keys.tolist()],
-                                 dtype=np.int64).reshape(-1, 2)[inv.ravel()])
+            first_id = -len(ch) - 1
+            side_parts(ch, w, sides, (keys // n_w).tolist(), wholes[keys % n_w].tolist(), fields)
+            cols.append((first_id - np.arange(2 * len(keys), dtype=np.int64)).reshape(-1, 2)[inv.ravel()])
         spread_parts = np.array([paths(sp) for sp in got.spreads], dtype=np.int64).reshape(-1, 2)[got.spread[got.ok]]
         bulk_rows = np.column_stack([cols[0], spread_parts[:, 0], cols[1], spread_parts[:, 1]])
         good = np.cumsum(got.ok) - 1  # each hop's row in bulk_rows (where ok)
@@ -185,10 +185,39 @@ class TreeParts:
         n = len(s_route)
         if not ((self.lat[:n] == s_lat).all() and (self.cap[:n] == s_cap).all()):
             return False
-        rows = self.rows[:n].ravel().tolist()
+        rows = self.rows[:n].ravel()
+        rows = rows[rows != self.n_routes].tolist()  # (the empty part adds nothing to a join)
         ch = np.concatenate([self.ch[i] for i in rows])
         mine = np.concatenate([route_ch[r] for r in s_route.tolist()])
         if len(ch) != len(mine) or not (ch == mine).all():
             return False
         return bool((np.concatenate([self.w[i] for i in rows]) == np.concatenate([route_w[r] for r in
                                                                                  s_route.tolist()])).all())
+
+
+def side_parts(ch: list, w: list, sides: list, which: list[int], wholes: list[float], fields: tuple[int, int]) -> None:
+    """The parts of GPUs' sides of hops (``SpreadHops._side``) carrying ``wholes``, appended to
+    ``ch`` and ``w``: for each (side, whole) in turn, its two ``fields`` in that order (a leg: its
+    channels, each carrying the whole; a NIC's link: its one channel). Every side's legs and links
+    are its own GPU's and NIC's, so each is a part of its own (equal weights share one array)."""
+    shared: dict[tuple[int, float], np.ndarray] = {}
+    links: list[int] = []
+    at_link: list[int] = []
+    for i, whole in zip(which, wholes):
+        x = sides[i]
+        for f in fields:
+            v = x[f]
+            if f >= 5:  # (a link: its channel, made into arrays below)
+                at_link.append(len(ch))
+                links.append(v)
+                ch.append(None)
+                n = 1
+            else:
+                ch.append(v)
+                n = len(v)
+            got = shared.get((n, whole))
+            if got is None:
+                got = shared[(n, whole)] = np.full(n, whole)
+            w.append(got)
+    for at, row in zip(at_link, np.asarray(links, dtype=np.int64).reshape(-1, 1)):
+        ch[at] = row
