@@ -29,6 +29,7 @@ from ..analysis.cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
 from .drag_end import DragStart
+from .group_region import frame_region
 
 
 RECACHE_BATCH = 24      # boxes given their cached picture back per frame once a zoom rests
@@ -188,7 +189,8 @@ class TopologyScene(QGraphicsScene):
                 di = self.device_items.get(d)
                 if di is not None:
                     rect = rect.united(di.sceneBoundingRect())
-            item.set_frame(rect.adjusted(-24, -16, 24, 16) if not rect.isNull() else QRectF(0, 0, 60, 40))
+            frame = rect.adjusted(-24, -16, 24, 16) if not rect.isNull() else QRectF(0, 0, 60, 40)
+            item.set_frame(frame, frame_region(self, item, frame))
 
     # ---- model -> scene --------------------------------------------------------------------------
     def view_changed(self, view, later_ms: int = 0) -> None:
