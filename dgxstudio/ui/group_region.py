@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QPainterPath
 
 if TYPE_CHECKING:
     from .canvas import TopologyScene
-    from .canvas_items import GroupItem
 
 GAP = 10.0      # around a device that is not a member, inside a frame's rectangle
 KEEP = 8.0      # around a member: never cut by a neighbour's gap
@@ -34,24 +34,47 @@ def rounded(rect: QRectF, radius: float = RADIUS) -> QPainterPath:
     return path
 
 
-def outsiders_and_members(scene: "TopologyScene", item: "GroupItem", frame: QRectF) -> tuple[list[QRectF], list[QRectF]]:
-    """The scene rectangles of the devices and collapsed boxes over ``frame`` that are not in the group
-    (at any depth), and of those that are."""
-    from .canvas_items import DeviceItem, GroupItem
+class DrawnBoxes:
+    """Every drawn device and collapsed box once per update of the frames: its scene rectangle (as
+    arrays, so each frame finds what it covers without asking the scene, which sorted every link and
+    label under it: 16 ms a drag step on 16 expanded DGX H100) and the groups it is in (kept on the
+    scene while the document does not change)."""
 
-    topo = scene.topology
-    gid = item.group_id
-    out, keep = [], []
-    for other in scene.items(frame):
-        if isinstance(other, DeviceItem):
-            grp = topo.group_of(other.device_id)
-            inside = grp is not None and any(g.id == gid for g in topo.group_chain(grp.id))
-        elif isinstance(other, GroupItem) and other.collapsed and other.group_id != gid:
-            inside = any(g.id == gid for g in topo.group_chain(other.group_id)[1:])
-        else:
-            continue
-        (keep if inside else out).append(other.sceneBoundingRect())
-    return out, keep
+    def __init__(self, scene: "TopologyScene") -> None:
+        topo = scene.topology
+        boxes = [g for g in scene.group_items.values() if g.collapsed]
+        self.rects = [it.sceneBoundingRect() for it in (*scene.device_items.values(), *boxes)]
+        self.box = np.array([(r.left(), r.top(), r.right(), r.bottom()) for r in self.rects],
+                            dtype=float).reshape(-1, 4)
+        key = topo.state_key()   # (a drag moves items, not the document, until it ends)
+        if scene.groups_around is None or scene.groups_around[0] != key:
+            scene.groups_around = (key, {})
+        known = scene.groups_around[1]
+        self.around: list[set[str]] = []
+        for d in scene.device_items:
+            around = known.get(d)
+            if around is None:
+                grp = topo.group_of(d)
+                around = known[d] = {g.id for g in topo.group_chain(grp.id)} if grp is not None else set()
+            self.around.append(around)
+        for box in boxes:   # (a box is not in its own group: its frame is not drawn)
+            self.around.append({g.id for g in topo.group_chain(box.group_id)[1:]})
+        self.drawn: dict[str, int] = {}   # group -> how many of these are in it
+        for around in self.around:
+            for gid in around:
+                self.drawn[gid] = self.drawn.get(gid, 0) + 1
+
+    def split(self, gid: str, frame: QRectF) -> tuple[list[QRectF], list[QRectF]]:
+        """The rectangles over ``frame`` of what is not in group ``gid`` (at any depth), and of what is."""
+        b = self.box
+        over = np.flatnonzero((b[:, 0] < frame.right()) & (b[:, 2] > frame.left())
+                              & (b[:, 1] < frame.bottom()) & (b[:, 3] > frame.top()))
+        out, keep = [], []
+        if len(over) <= self.drawn.get(gid, 0):   # the frame is their union: only its members are over it
+            return out, keep
+        for i in over.tolist():
+            (keep if gid in self.around[i] else out).append(self.rects[i])
+        return out, keep
 
 
 def region(frame: QRectF, outsiders: list[QRectF], members: list[QRectF]) -> QPainterPath:
@@ -69,5 +92,5 @@ def region(frame: QRectF, outsiders: list[QRectF], members: list[QRectF]) -> QPa
     return path.subtracted(cut).united(back).simplified()
 
 
-def frame_region(scene: "TopologyScene", item: "GroupItem", frame: QRectF) -> QPainterPath:
-    return region(frame, *outsiders_and_members(scene, item, frame))
+def frame_region(drawn: DrawnBoxes, gid: str, frame: QRectF) -> QPainterPath:
+    return region(frame, *drawn.split(gid, frame))
