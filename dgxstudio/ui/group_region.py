@@ -2,9 +2,9 @@
 looks like one.
 
 A frame was the rectangle around its members: a group of GPU0 and GPU2 of the DGX-1's cube mesh (two
-corners of a square) covered GPU1, GPU3 and GPU7, which then looked like members, and a drag of GPU7
-by a few pixels made it one (a drag ends in the innermost frame around where it was let go, as in
-draw.io's containers). Container tools keep such devices out by moving them (yEd's and Graphviz's
+corners of a square) covered GPU1, GPU3, GPU7 and part of GPU6, which then looked like members; a drag
+of GPU7 by a few pixels made it one (a drag ends in the innermost frame around where it was let go, as
+in draw.io's containers). Container tools keep such devices out by moving them (yEd's and Graphviz's
 group layouts, WebCola's constraints): here the drawing's places mean something (the cube mesh), so
 the frame leaves them out instead, as Bubble Sets draw a set over a layout they must not disturb
 (Collins, Penn and Carpendale, IEEE TVCG 15(6), 2009): the rectangle less a gap around every device
