@@ -76,6 +76,7 @@ def _ring_note(sim, result) -> str:
 
 
 def cmd_simulate(args) -> int:
+    from ..model.names import ends_words
     from ..sim.engine import SimulationCancelled
     from ..sim.latency_bound import limit_words
     from ..sim.run import Simulator
@@ -141,7 +142,7 @@ def cmd_simulate(args) -> int:
         else:
             print("  busiest links:")
         for b in r.sim.bottlenecks(5):
-            print(f"    {', '.join(b['links'])} ({b['from']} -> {b['to']}): {100 * b['utilization']:.1f}% busy, "
+            print(f"    {', '.join(b['links'])} ({ends_words(topo, b['from'], b['to'], '->')}): {100 * b['utilization']:.1f}% busy, "
                   f"{capacity_words(b, r)}")
     return EXIT_OK
 

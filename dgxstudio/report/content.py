@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 from .. import __version__
 from ..model.catalog import KIND_LABELS, NETWORK_FAMILIES
+from ..model.names import device_words, ends_words
 from ..model.systems import power_text
 from ..model.topology import Topology
 from ..sim.latency_bound import limit_words
@@ -77,18 +78,14 @@ def size_label(v: float) -> str:
 
 
 def _name(topo: Topology, obj_id: str) -> str:
-    if obj_id in topo.devices:
-        return topo.devices[obj_id].name
-    if obj_id in topo.groups:
-        return topo.groups[obj_id].name
-    return obj_id
+    return device_words(topo, obj_id)
 
 
 def _link_name(topo: Topology, link_id: str) -> str:
     lk = topo.links.get(link_id)
     if lk is None:
         return link_id
-    return f"{_name(topo, lk.a)} – {_name(topo, lk.b)}"
+    return ends_words(topo, lk.a, lk.b, "–")
 
 
 def _gpu_order(topo: Topology, ring: list[str]) -> str:
@@ -97,7 +94,7 @@ def _gpu_order(topo: Topology, ring: list[str]) -> str:
 
 
 def bottleneck_rows(topo: Topology, items: list[dict]) -> list[list]:
-    return [[", ".join(_link_name(topo, lid) for lid in b["links"]), f"{_name(topo, b['from'])} → {_name(topo, b['to'])}",
+    return [[", ".join(_link_name(topo, lid) for lid in b["links"]), ends_words(topo, b['from'], b['to']),
              f"{100 * b['utilization']:.1f}%", gbs(b["capacity_per_direction_Bps"]),
              gbs(b.get("link_capacity_per_direction_Bps", b["capacity_per_direction_Bps"]))] for b in items]
 

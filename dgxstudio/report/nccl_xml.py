@@ -362,6 +362,14 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
 
     for cpu_el in root.findall("cpu"):
         vendor = cpu_el.get("vendor", "")
+        if cpu_el.get("arch", "x86_64") == "x86_64" and cpu_el.get("vendor") is None:
+            # NCCL never guesses it: ncclTopoGetXmlFromCpu (src/graph/xml.cc) fills a missing vendor from
+            # the CPUID of the machine NCCL runs on, and ncclTopoAddCpu (src/graph/topo.cc) fails on a
+            # <cpu> still without one. A file read here has no such machine; a stand-in CPU (a Gen3
+            # Xeon) refused the Gen5 links beneath it.
+            raise NcclXmlError(f"<cpu numaid={cpu_el.get('numaid', '?')[:8]!r}> has no vendor: NCCL takes it "
+                               "from the CPU of the machine it runs on, which a file alone does not say; "
+                               "add vendor=\"GenuineIntel\" or \"AuthenticAMD\" (NCCL_TOPO_DUMP_FILE writes it)")
         raw_model = cpu_el.get("modelid", "")
         modelid = int(raw_model) if raw_model.isdigit() and len(raw_model) < 10 else None  # only to name the part
         arch = cpu_el.get("arch", "x86_64")

@@ -192,13 +192,15 @@ def input_copy_s(topo: Topology, router: Router, gpus: list[str], nbytes: float)
 
 def allreduce_with_copies(topo: Topology, router: Router, result, gpus: list[str], nbytes: float) -> float:
     """The all-reduce of ``result`` run again with input copies of ``nbytes`` per GPU on the links at
-    the same time (a prefetch that outlasted the compute)."""
-    from . import tuning as T
+    the same time (a prefetch that outlasted the compute). The engine's capacities are scaled as the
+    run's were (``result.sim.capacity_scale``: the tree's efficiency, NVLS's on its NVLink SHARP
+    channels only, ...), not by the protocol's efficiency alone, so that copies too few to meet the
+    all-reduce leave its time as it was. ``router`` is the one ``result`` ran on."""
     from .engine import Engine, Schedule
     sched = Schedule([], result.schedule.payload_bytes, "all-reduce beside input copies")
     sched.extend(result.schedule)
     sched.add(input_copy_group(topo, gpus, nbytes))
-    return Engine(router, T.protocol_efficiency(result.protocol) if result.protocol else 1.0).run(sched).time_s
+    return Engine(router, result.sim.capacity_scale).run(sched).time_s
 
 
 def scaling(topo: Topology, gpus: list[str], model: StepModel, batch_per_gpu: int, global_batch: int,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QMenu
 
 from ..model.layout import hidden_by_collapsed
+from ..model.names import ends_words
 
 MENU_MOST = 24   # links listed in a bundle's menu; beyond, it says how to see the rest
 
@@ -56,8 +57,7 @@ def select_link(scene, view, link_id: str) -> None:
 def link_words(topo, link_id: str) -> str:
     lk = topo.links[link_id]
     lt = topo.link_type_of(lk)
-    a, b = topo.devices.get(lk.a), topo.devices.get(lk.b)
-    return f"{a.name if a else lk.a} — {b.name if b else lk.b}: {lt.label if lt else lk.type} x{lk.count}"
+    return f"{ends_words(topo, lk.a, lk.b, '—')}: {lt.label if lt else lk.type} x{lk.count}"
 
 
 def links_menu(parent: QMenu, scene, view, link_ids: list[str]) -> QMenu:

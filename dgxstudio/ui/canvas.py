@@ -29,6 +29,7 @@ from ..analysis.cluster_overview import build_overview
 from .canvas_items import MIME_PALETTE, SELECTED, DeviceItem, GroupItem, LinkItem  # noqa: F401  (importable from here)
 from .document import Document
 from .drag_end import DragStart
+from .group_region import DrawnBoxes, frame_region
 
 
 RECACHE_BATCH = 24      # boxes given their cached picture back per frame once a zoom rests
@@ -73,6 +74,7 @@ class TopologyScene(QGraphicsScene):
         self._recache.setInterval(150)
         self._recache.timeout.connect(lambda: self._cache_boxes(True))
         self._members: dict[str, tuple] = {}
+        self.groups_around: tuple | None = None   # (document state, device -> groups it is in): group_region
         self.grid = 0.0  # snap moved items to this grid (0: off)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(QColor("#fbfbfb"))
@@ -175,6 +177,7 @@ class TopologyScene(QGraphicsScene):
         order = sorted((g for g in self.group_items.values() if not g.collapsed),
                        key=lambda g: -len(topo.group_chain(g.group_id)))
         fixed = self._drag.fixed if self._drag is not None else ()   # frames a drag may take devices out of
+        drawn = DrawnBoxes(self) if order else None
         for item in order:
             if item.group_id in fixed:
                 continue
@@ -188,7 +191,8 @@ class TopologyScene(QGraphicsScene):
                 di = self.device_items.get(d)
                 if di is not None:
                     rect = rect.united(di.sceneBoundingRect())
-            item.set_frame(rect.adjusted(-24, -16, 24, 16) if not rect.isNull() else QRectF(0, 0, 60, 40))
+            frame = rect.adjusted(-24, -16, 24, 16) if not rect.isNull() else QRectF(0, 0, 60, 40)
+            item.set_frame(frame, frame_region(drawn, item.group_id, frame))
 
     # ---- model -> scene --------------------------------------------------------------------------
     def view_changed(self, view, later_ms: int = 0) -> None:

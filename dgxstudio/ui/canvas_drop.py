@@ -33,7 +33,7 @@ def drop(scene, payload: str, pos: QPointF) -> list[str]:
         if inside is not None:   # dropped into a system opened in the overview: it joins that system
             at, memberships = scene.lod.to_document(inside, pos), {did: inside}
         elif scene.lod is None:   # into a drawn group's frame: it joins the innermost, as in a container
-            frames = [g for g in scene.group_items.values() if not g.collapsed and g.frame.contains(g.mapFromScene(pos))]
+            frames = [g for g in scene.group_items.values() if not g.collapsed and g.region.contains(g.mapFromScene(pos))]
             if frames:
                 memberships = {did: min(frames, key=lambda g: g.frame.width() * g.frame.height()).group_id}
         scene.document.push(AddItems([dev], positions={did: at}, memberships=memberships, text=f"add {part.label}"))

@@ -9,6 +9,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaint
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from .canvas_text import metrics
+from .group_region import rounded
 from .style import FAMILY_COLORS, KIND_COLORS, icon_pixmap, link_width
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ _GREY = QColor("#555555")
 _NO_KIND = QColor("#888")
 _FRAME_INK = QColor("#404040")
 _BOX_FILL = QColor("#f2f2f2")
+_MEMBERS_FILL = QColor(30, 111, 217, 24)   # an expanded group's region, nested ones a shade deeper
 _WHITE_BRUSH = QBrush(QColor("#ffffff"))
 _PENS: dict[tuple[int, float], QPen] = {}
 _BRUSHES: dict[int, QBrush] = {}
@@ -260,6 +262,7 @@ class GroupItem(QGraphicsItem):
         if scene.document.topology.groups[group_id].kind == "tray":
             self.box_w, self._title_sizes = self.TRAY_W, self.TRAY_SIZES
         self.frame = QRectF()
+        self.region = QPainterPath()   # what the frame holds: its rectangle less non-members (group_region)
         self.fill: QColor | None = None
         flags = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
         if collapsed:
@@ -312,9 +315,11 @@ class GroupItem(QGraphicsItem):
             self._title_label = fit_label(self.title, self.box_w - 58, sizes=self._title_sizes)
         return self._title_label
 
-    def set_frame(self, rect: QRectF) -> None:
+    def set_frame(self, rect: QRectF, region: QPainterPath | None = None) -> None:
+        """The frame's rectangle and the region it holds (``region``: the rounded rectangle when none)."""
         self.prepareGeometryChange()
         self.frame = rect
+        self.region = rounded(rect) if region is None else region
 
     def boundingRect(self) -> QRectF:
         if self.collapsed:
@@ -353,8 +358,8 @@ class GroupItem(QGraphicsItem):
             draw_runs(painter, summary)
             return
         painter.setPen(QPen(pen.color(), pen.widthF(), Qt.PenStyle.DashLine))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawRoundedRect(self.frame, 8, 8)
+        painter.setBrush(_brush(_MEMBERS_FILL))   # a gap for a device that is not a member reads as outside
+        painter.drawPath(self.region)
         bar = QRectF(self.frame.left(), self.frame.top() - self.TITLE, self.frame.width(), self.TITLE)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor(230, 230, 230, 220))

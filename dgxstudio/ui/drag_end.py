@@ -17,6 +17,7 @@ on the screen; a frame whose members all move with the drag follows them.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QPainterPath
 
 from ..model.clipboard import filled_groups, copy_selection, paste_command
 from ..model.commands import Command, Macro, Move, SetAttribute
@@ -25,17 +26,18 @@ from .window_habits import copy_words, name_copies
 
 
 class DragStart:
-    """What a press on the canvas may drag: each expanded group's frame at the press (scene rects),
+    """What a press on the canvas may drag: each expanded group's frame at the press (the scene region
+    it holds: its rectangle less the gaps around devices that are not members, ui/group_region.py),
     whether Ctrl was held, and the frames to keep still."""
 
     def __init__(self, scene, keys: list[str], modifiers) -> None:
         self.copying = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
-        self.frames: dict[str, QRectF] = {}
+        self.frames: dict[str, QPainterPath] = {}
         self.fixed: set[str] = set()
         if scene.lod is not None or not keys:
             return
         topo = scene.topology
-        self.frames = {gid: item.frame for gid, item in scene.group_items.items() if not item.collapsed}
+        self.frames = {gid: item.region for gid, item in scene.group_items.items() if not item.collapsed}
         dragged = set(keys)
         whole = _moved_whole(topo, dragged, self.frames)
         inner = {grp.id for k in keys if k in topo.devices and (grp := topo.group_of(k)) is not None}
@@ -44,12 +46,16 @@ class DragStart:
 
     def frame_at(self, topo: Topology, point: QPointF, outside: set[str] = frozenset()) -> str | None:
         """The innermost frame (at the press) around a scene point, as a palette drop picks it."""
-        around = [(r.width() * r.height(), len(topo.group_chain(g)), g) for g, r in self.frames.items()
+        around = [(_area(r.boundingRect()), len(topo.group_chain(g)), g) for g, r in self.frames.items()
                   if g not in outside and r.contains(point)]
         return min(around, key=lambda t: (t[0], -t[1]))[2] if around else None
 
 
-def _moved_whole(topo: Topology, dragged: set[str], frames: dict[str, QRectF]) -> set[str]:
+def _area(rect: QRectF) -> float:
+    return rect.width() * rect.height()
+
+
+def _moved_whole(topo: Topology, dragged: set[str], frames: dict[str, QPainterPath]) -> set[str]:
     """The drawn groups every device of which is dragged: they move as a whole, members kept (one
     pass over the group tree, as a copy finds the groups it fills; not a walk per frame at each press)."""
     filled = filled_groups(topo, dragged) if frames else {}

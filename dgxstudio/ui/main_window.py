@@ -9,6 +9,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QLineEdit, QMainWindow, QTabWidget, QToolBar, QUndoView
 
 from ..model.catalog import default_catalog
+from ..model.names import device_words
 from ..model.presets import PRESETS
 from ..model.topology import Topology
 from .animation import Replayer, RingOverlay
@@ -116,6 +117,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.results.namer = self._name_of
         self.results_dock = self._dock("Results", self.results, Qt.DockWidgetArea.BottomDockWidgetArea, "results")
         self.live_plots, self.sweep_plot, self.gantt = LivePlots(), SweepPlot(), GanttPlot()
+        self.live_plots.namer = self._name_of
         self.plot_tabs = QTabWidget()
         self.plot_tabs.addTab(self.live_plots, "Live")
         self.plot_tabs.addTab(self.sweep_plot, "Sweep")
@@ -234,10 +236,8 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self._refresh_recent()
 
     def _name_of(self, obj_id: str) -> str:
-        topo = self.document.topology
-        if obj_id in topo.devices:
-            return topo.devices[obj_id].name
-        return topo.groups[obj_id].name if obj_id in topo.groups else obj_id
+        """A device as the canvas names it, with its system in a design of several (model/names.py)."""
+        return device_words(self.document.topology, obj_id)
 
     def fit_to_screen(self) -> None:
         """Never larger than the screen's free area (a 1280x800 laptop included), so the status bar that

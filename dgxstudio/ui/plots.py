@@ -198,6 +198,11 @@ class LivePlots(QWidget):
         self._rate: list[float] = []
         self.updates = 0
 
+    @staticmethod
+    def namer(obj_id: str) -> str:
+        """The name shown for a device id (the window sets this to the document's names)."""
+        return obj_id
+
     def clear(self) -> None:
         self._t, self._bytes, self._rate = [], [], []
         self.delivered_curve.setData([], [])
@@ -260,7 +265,8 @@ class LivePlots(QWidget):
         if not steps:
             return
         for bneck, xs, ys in steps:
-            curve = self._util_curve(len(self.util_curves), f"{', '.join(bneck['links'])} {bneck['from']}→{bneck['to']}")
+            curve = self._util_curve(len(self.util_curves),
+                                     f"{', '.join(bneck['links'])} {self.namer(bneck['from'])}→{self.namer(bneck['to'])}")
             curve.setData(xs, ys)
             curve.link_ids = bneck["links"]
             self.util_curves.append(curve)

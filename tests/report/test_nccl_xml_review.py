@@ -141,3 +141,25 @@ def test_a_rack_drawn_as_trays_asks_for_a_tray():
     with pytest.raises(ValueError, match=r"a host of GB200 NVL72 is a compute tray; choose one of tray1, tray2"):
         to_nccl_xml(topo)
     assert len(list(ET.fromstring(to_nccl_xml(topo, "system")).iter("gpu"))) == 72  # asked for by name: written
+
+
+def test_a_cpu_without_a_vendor_is_refused_by_name_as_nccl_would(tmp_path, capsys):
+    """NCCL fills a missing x86 vendor from the CPUID of the machine it runs on (ncclTopoGetXmlFromCpu,
+    src/graph/xml.cc) and fails on a <cpu> still without one (ncclTopoAddCpu: 'Attribute vendor of node
+    cpu not found'). The import took a Broadwell Xeon for it, whose Gen3 ports then refused the DGX H100's
+    Gen5 NICs (exit 1 with link errors). Now the <cpu> at fault is named and nothing is written (Grace,
+    arm64, has no vendor and still imports: test_a_gb200_compute_tray_exports_as_nccl_writes_it_and_comes_back)."""
+    import re
+
+    from dgxstudio.cli import main
+    from dgxstudio.report.nccl_xml import NcclXmlError
+
+    xml = to_nccl_xml(load_preset("dgx-h100"))
+    second = xml.index('<cpu numaid="1"')
+    no_vendor = xml[:second] + re.sub(r' vendor="GenuineIntel"', "", xml[second:], count=1)
+    with pytest.raises(NcclXmlError, match=r"<cpu numaid='1'> has no vendor: NCCL takes it from the CPU of the machine"):
+        from_nccl_xml(no_vendor)
+    src, out = tmp_path / "topo.xml", tmp_path / "out.dgxs"
+    src.write_text(no_vendor)
+    assert main(["import", str(src), "--format", "nccl-xml", "-o", str(out)]) == 2
+    assert "<cpu numaid='1'> has no vendor" in capsys.readouterr().err and not out.exists()

@@ -1,0 +1,48 @@
+"""Devices named in words as the user sees them on the canvas: by name, not by id.
+
+Bottleneck lines (``simulate``'s text, the Results dock, the busiest links' plot, the report) named a
+RoCE NIC ``s1.ib0`` where the canvas says "ETH0": ids are kept for what scripts read (JSON), names for
+what people read.
+"""
+
+from __future__ import annotations
+
+from .topology import Topology
+
+
+def several_systems(topo: Topology) -> bool:
+    """Whether the design holds more than one system (then a device's name alone may not say which)."""
+    seen = 0
+    for g in topo.groups.values():
+        if g.kind == "system":
+            seen += 1
+            if seen > 1:
+                return True
+    return False
+
+
+def device_words(topo: Topology, obj_id: str, with_system: bool | None = None) -> str:
+    """A device's name; in a design of several systems, after its system's name unless the name starts
+    with it already (a generated cluster's "DGX H100 #1 ETH0"; a pasted system keeps "ETH0", so it reads
+    "DGX H100 ETH0"). A group's name for a group; anything else (a channel's end the topology no longer
+    holds) by its id. ``with_system``: ``several_systems(topo)``, when the caller names many ends."""
+    dev = topo.devices.get(obj_id)
+    if dev is None:
+        group = topo.groups.get(obj_id)
+        return group.name if group is not None else obj_id
+    name = dev.name or obj_id
+    if with_system is None:
+        with_system = several_systems(topo)
+    if not with_system:
+        return name
+    system = topo.system_of(obj_id)
+    if system is None:
+        return name
+    sname = topo.groups[system].name
+    return name if name == sname or name.startswith(sname + " ") else f"{sname} {name}"
+
+
+def ends_words(topo: Topology, a: str, b: str, arrow: str = "→") -> str:
+    """A link direction's two ends, as ``device_words`` names them: "Leaf 1 → DGX H100 #1 ETH0"."""
+    several = several_systems(topo)
+    return f"{device_words(topo, a, several)} {arrow} {device_words(topo, b, several)}"
