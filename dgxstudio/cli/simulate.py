@@ -6,8 +6,8 @@ import math
 
 from ..sim.collectives import COLLECTIVES
 from ..sim.results import capacity_words
-from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, parse_size_arg, print_json,
-                     select, sim_errors, sweep_arg)
+from .common import (EXIT_OK, CliError, StepProgress, add_sim_options, add_source, open_runnable_topology, parse_size_arg,
+                     print_json, select, sim_errors, sweep_arg)
 
 
 DEFAULT_SIZE = "256MiB"   # one run's size when neither --size nor --sweep is given
@@ -75,6 +75,18 @@ def _ring_note(sim, result) -> str:
     return rings_alone_words(rings_alone_Bps(sim, result))
 
 
+def _run_shown(sim, args, size: int, k: int, n: int, bar: StepProgress):
+    """One size of the run, its progress on the terminal (none when stderr is not one: the engine is
+    then given no callback, as before). A run over 512 DGX H100 plays for seconds, and showed nothing."""
+    from ..units import format_size
+
+    step = f"{args.collective} {args.algorithm} {format_size(size)}" + (f", size {k + 1} of {n}" if n > 1 else "")
+    if not bar.live:
+        return sim.run(args.collective, args.algorithm, size)
+    bar(k / n, step)   # at once: routing and building come before the engine's first report
+    return sim.run(args.collective, args.algorithm, size, progress=lambda p: bar((k + p.fraction) / n, step))
+
+
 def cmd_simulate(args) -> int:
     from ..sim.engine import SimulationCancelled
     from ..sim.latency_bound import limit_words
@@ -85,18 +97,18 @@ def cmd_simulate(args) -> int:
         raise CliError(f"--size {args.size} and --sweep {args.sweep}: a sweep runs its own sizes; give one of them")
     topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
+    sizes = (sweep_arg(args.sweep) if args.sweep
+             else [parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")])
+    bar = StepProgress(f"simulating on {topo.name}")  # on a terminal only: 2,048 DGX H100 take seconds
     try:
         sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True)  # open_runnable_topology validated it
-        if args.sweep:
-            sizes = sweep_arg(args.sweep)
-            results = [sim.run(args.collective, args.algorithm, s) for s in sizes]
-        else:
-            size = parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")
-            results = [sim.run(args.collective, args.algorithm, size)]
+        results = [_run_shown(sim, args, s, k, len(sizes), bar) for k, s in enumerate(sizes)]
     except sim_errors() as exc:
         raise CliError(str(exc)) from None
     except SimulationCancelled:
         raise CliError("cancelled") from None
+    finally:
+        bar.done()
     args.built = (topo, sim, results)  # left for the process's end (cli.main), not freed one by one
     if args.nccl_tests:
         from ..report.nccl_tests import nccl_tests_log
