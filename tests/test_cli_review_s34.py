@@ -34,3 +34,42 @@ def test_simulate_shows_progress_on_a_terminal(monkeypatch, capsys):
     capsys.readouterr()
     code, out, err = run(capsys, "simulate", "--preset", "dgx-h100", "--algorithm", "ring", "--size", "64MiB", "--json")
     assert code == 0 and err == "" and json.loads(out)["algorithm"] == "ring"   # piped: nothing on stderr
+
+
+def test_a_file_and_a_preset_together_are_refused(capsys, tmp_path):
+    # `simulate --preset dgx-h100 my.dgxs` simulated the preset and dropped the file without a word
+    mine = tmp_path / "mine.dgxs"
+    assert run(capsys, "new", "--preset", "dgx1-v100", "-o", str(mine))[0] == 0
+    for command in ("simulate", "info", "analyze"):
+        code, out, err = run(capsys, command, str(mine), "--preset", "dgx-h100")
+        assert code == 2 and out == ""
+        assert err.strip() == f"dgxstudio: error: {mine} and --preset dgx-h100: give a topology file or --preset NAME, not both"
+
+
+def test_no_nvls_refusal_names_both_options(capsys):
+    # it read "nvls is disabled (NCCL_NVLS_ENABLE=0 ...)", naming an environment variable the user never set
+    for algorithm in ("nvls", "nvls-tree"):
+        code, out, err = run(capsys, "simulate", "--preset", "dgx-h100", "--algorithm", algorithm, "--no-nvls", "--json")
+        assert code == 2 and out == ""
+        assert err.startswith(f"dgxstudio: error: --algorithm {algorithm} with --no-nvls: {algorithm} is disabled")
+
+
+def test_json_says_nvls_was_disabled(capsys):
+    # `--no-nvls --json` said so only inside the auto reason's words
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--size", "64MiB", "--no-nvls", "--json")
+    assert code == 0 and json.loads(out)["nccl_env"] == {"NCCL_NVLS_ENABLE": "0"} and json.loads(out)["algorithm"] == "ring"
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--sweep", "1MiB:2MiB", "--no-nvls", "--json")
+    assert code == 0 and json.loads(out)["nccl_env"] == {"NCCL_NVLS_ENABLE": "0"}
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--size", "64MiB", "--json")
+    assert code == 0 and "nccl_env" not in json.loads(out) and json.loads(out)["algorithm"] == "nvls"
+
+
+def test_every_json_option_says_what_it_does(capsys):
+    # `--json` was the one option of simulate, info, analyze, train, ... with no help line
+    import pytest
+
+    for command in ("info", "validate", "analyze", "simulate", "pipeline", "train", "scaling"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert "--json print the result as JSON on stdout" in out, command

@@ -13,6 +13,7 @@ from ..model import fileio
 from ..model.topology import Topology
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
+JSON_HELP = "print the result as JSON on stdout (a quantity's key names its SI unit: time_s, busbw_Bps, size_bytes)"
 
 
 class CliError(Exception):
@@ -59,6 +60,8 @@ def print_json(obj) -> None:
 def open_topology(path: str | None, preset: str | None = None) -> Topology:
     from ..model.presets import PRESETS, load_preset
 
+    if preset and path:   # the file was dropped without a word and the preset simulated
+        raise CliError(f"{path} and --preset {preset}: give a topology file or --preset NAME, not both")
     if preset:
         if preset not in PRESETS:
             raise CliError(f"unknown preset {preset!r}; `dgxstudio presets` lists them")

@@ -6,8 +6,8 @@ import math
 
 from ..sim.collectives import COLLECTIVES
 from ..sim.results import capacity_words
-from .common import (EXIT_OK, CliError, StepProgress, add_sim_options, add_source, open_runnable_topology, parse_size_arg,
-                     print_json, select, sim_errors, sweep_arg)
+from .common import (EXIT_OK, JSON_HELP, CliError, StepProgress, add_sim_options, add_source, open_runnable_topology,
+                     parse_size_arg, print_json, select, sim_errors, sweep_arg)
 
 
 DEFAULT_SIZE = "256MiB"   # one run's size when neither --size nor --sweep is given
@@ -27,6 +27,10 @@ def sim_options(args, gpus: list[str] | None = None):
         if own is not None or args.collective == "all-to-all":  # (all-to-all sends pair by pair: direct)
             raise CliError(f"--protocol {args.protocol}: NCCL's protocols are for its algorithms"
                            f" ({', '.join(NCCL)}, auto); {own or 'all-to-all'} runs without them")
+    from ..sim.nccl_env import refusal
+
+    if getattr(args, "no_nvls", False) and (why := refusal(args.algorithm, nvls_enable=False)):
+        raise CliError(f"--algorithm {args.algorithm} with --no-nvls: {why}")   # (named, as --server's and --protocol's)
     if args.root is not None and getattr(args, "collective", None) not in (None, "broadcast", "reduce"):
         raise CliError(f"--root {args.root}: only broadcast and reduce have a root"
                        f" (--collective {args.collective} has none)")
@@ -117,12 +121,15 @@ def cmd_simulate(args) -> int:
         print(nccl_tests_log(results, f"{topo.name}, {args.algorithm}", len(gpus), root), end="")
         return EXIT_OK
     if args.json:
+        # NCCL's settings the run was made with, named as an off-file source names them (only when one
+        # is set: a script read --no-nvls from the reason's words alone)
+        env = {"nccl_env": {"NCCL_NVLS_ENABLE": "0"}} if getattr(args, "no_nvls", False) else {}
         if args.sweep:
             first = results[0]
             print_json({"collective": first.collective, "requested_algorithm": args.algorithm, "gpus": len(gpus),
-                         "bound_busbw_Bps": first.bound_busbw_Bps, "rows": [_row(r) for r in results]})
+                         **env, "bound_busbw_Bps": first.bound_busbw_Bps, "rows": [_row(r) for r in results]})
         else:
-            print_json(_row(results[0]))
+            print_json({**_row(results[0]), **env})
         return EXIT_OK
     first = results[0]
     print(f"{topo.name}: {first.collective} over {len(gpus)} GPUs, "
@@ -172,7 +179,7 @@ def register(sub) -> None:
     p.add_argument("--gpus", default="all", help="GPU set (see analyze)")
     add_sim_options(p)
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true")
+    out.add_argument("--json", action="store_true", help=JSON_HELP)
     out.add_argument("--nccl-tests", action="store_true",
                      help="print the rows as nccl-tests prints them (size in bytes, count, type, redop, root, time in "
                           "us, algbw, busbw), to set beside a measured log")
