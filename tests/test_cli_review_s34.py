@@ -25,11 +25,11 @@ def test_simulate_shows_progress_on_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stderr", term)
     assert main(["simulate", "--preset", "dgx-h100", "--algorithm", "ring", "--size", "64MiB"]) == 0
     shown = term.getvalue()
-    assert "\rsimulating on DGX H100: all-reduce ring 64 MiB (0%)" in shown
+    assert "\rsimulating on 8 GPUs: all-reduce ring 64 MiB (0%)" in shown
     assert "(100%)" in shown and shown.endswith("\r\033[K")   # the line is cleared before the table
     term.truncate(0)
     assert main(["simulate", "--preset", "dgx-h100", "--algorithm", "ring", "--sweep", "1MiB:2MiB"]) == 0
-    assert "all-reduce ring 2 MiB, size 2 of 2 (50%)" in term.getvalue()
+    assert "simulating on 8 GPUs: all-reduce ring 2 MiB, 2/2 (50%)" in term.getvalue()
     monkeypatch.undo()
     capsys.readouterr()
     code, out, err = run(capsys, "simulate", "--preset", "dgx-h100", "--algorithm", "ring", "--size", "64MiB", "--json")

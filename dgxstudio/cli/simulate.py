@@ -81,10 +81,11 @@ def _ring_note(sim, result) -> str:
 
 def _run_shown(sim, args, size: int, k: int, n: int, bar: StepProgress):
     """One size of the run, its progress on the terminal (none when stderr is not one: the engine is
-    then given no callback, as before). A run over 512 DGX H100 plays for seconds, and showed nothing."""
+    then given no callback, as before). A run over 512 DGX H100 plays for seconds, and showed nothing.
+    The line stays within 80 columns (a wrapped one is not taken back by the carriage return)."""
     from ..units import format_size
 
-    step = f"{args.collective} {args.algorithm} {format_size(size)}" + (f", size {k + 1} of {n}" if n > 1 else "")
+    step = f"{args.collective} {args.algorithm} {format_size(size)}" + (f", {k + 1}/{n}" if n > 1 else "")
     if not bar.live:
         return sim.run(args.collective, args.algorithm, size)
     bar(k / n, step)   # at once: routing and building come before the engine's first report
@@ -103,7 +104,7 @@ def cmd_simulate(args) -> int:
     gpus = select(topo, args.gpus)
     sizes = (sweep_arg(args.sweep) if args.sweep
              else [parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")])
-    bar = StepProgress(f"simulating on {topo.name}")  # on a terminal only: 2,048 DGX H100 take seconds
+    bar = StepProgress(f"simulating on {len(gpus):,} GPUs")  # on a terminal only: 2,048 DGX H100 take seconds
     try:
         sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True)  # open_runnable_topology validated it
         results = [_run_shown(sim, args, s, k, len(sizes), bar) for k, s in enumerate(sizes)]
