@@ -73,3 +73,12 @@ def test_every_json_option_says_what_it_does(capsys):
             main([command, "--help"])
         out = " ".join(capsys.readouterr().out.split())
         assert "--json print the result as JSON on stdout" in out, command
+
+
+def test_nccl_tests_header_says_nvls_was_disabled(capsys):
+    # a log to set beside a measured one left out the setting the measured run's job script made
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--sweep", "1MiB:2MiB", "--no-nvls", "--nccl-tests")
+    assert code == 0 and out.splitlines()[1] == ("# 8 ranks; achievable link figures; NCCL_NVLS_ENABLE=0; in-place and "
+                                                 "out-of-place are the same simulated run; #wrong N/A (nothing checked)")
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--sweep", "1MiB:2MiB", "--nccl-tests")
+    assert code == 0 and "NCCL_NVLS_ENABLE" not in out
