@@ -82,3 +82,19 @@ def test_nccl_tests_header_says_nvls_was_disabled(capsys):
                                                  "out-of-place are the same simulated run; #wrong N/A (nothing checked)")
     code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--sweep", "1MiB:2MiB", "--nccl-tests")
     assert code == 0 and "NCCL_NVLS_ENABLE" not in out
+
+
+def test_the_algorithm_help_names_every_choice(capsys):
+    # simulate's --algorithm help left out nvls-tree, direct and multi-ring; report's had no help at all
+    import pytest
+
+    from dgxstudio.sim.run import ALGORITHMS
+
+    for command in ("simulate", "report"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        out = " ".join(capsys.readouterr().out.split()).replace("- ", "-")   # (argparse wraps at hyphens)
+        said = out.rsplit("--algorithm {", 1)[1].split("} ", 1)[1].split(" --size", 1)[0]   # its line in the options
+        assert said.startswith("NCCL's algorithms"), said
+        for name in (*ALGORITHMS, "multi-ring"):
+            assert name in said, (command, name)

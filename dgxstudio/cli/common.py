@@ -13,6 +13,11 @@ from ..model import fileio
 from ..model.topology import Topology
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
+ALGORITHM_HELP = ("NCCL's algorithms as NCCL_ALGO names them: ring, tree, nvls (NVLink SHARP in one system's "
+                  "NVSwitches), nvls-tree (NVLink SHARP inside each system, trees across them), collnet (SHARP "
+                  "InfiniBand switches); single-ring (textbook, one ring one way); the lecture's parameter-server, "
+                  "decentralized, hierarchical; direct (pair by pair, all-to-all); multi-ring: ring's earlier name; "
+                  "auto (default): NCCL's own choice")
 JSON_HELP = "print the result as JSON on stdout (a quantity's key names its SI unit: time_s, busbw_Bps, size_bytes)"
 
 

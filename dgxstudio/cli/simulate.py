@@ -6,8 +6,8 @@ import math
 
 from ..sim.collectives import COLLECTIVES
 from ..sim.results import capacity_words
-from .common import (EXIT_OK, JSON_HELP, CliError, StepProgress, add_sim_options, add_source, open_runnable_topology,
-                     parse_size_arg, print_json, select, sim_errors, sweep_arg)
+from .common import (ALGORITHM_HELP, EXIT_OK, JSON_HELP, CliError, StepProgress, add_sim_options, add_source,
+                     open_runnable_topology, parse_size_arg, print_json, select, sim_errors, sweep_arg)
 
 
 DEFAULT_SIZE = "256MiB"   # one run's size when neither --size nor --sweep is given
@@ -172,9 +172,7 @@ def register(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a collective on the topology")
     add_source(p)
     p.add_argument("--collective", default="all-reduce", choices=COLLECTIVES)
-    p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"),
-                   help="NCCL's ring, tree, nvls, collnet; single-ring (textbook, one ring one way); the lecture's "
-                        "parameter-server, decentralized, hierarchical; auto (default): NCCL's own choice")
+    p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"), help=ALGORITHM_HELP)
     p.add_argument("--size", help=f"bytes per GPU as nccl-tests counts them (default {DEFAULT_SIZE})")
     p.add_argument("--sweep", help="LOW:HIGH, powers of two, e.g. 1KiB:4GiB")
     p.add_argument("--gpus", default="all", help="GPU set (see analyze)")
