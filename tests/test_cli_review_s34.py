@@ -98,3 +98,12 @@ def test_the_algorithm_help_names_every_choice(capsys):
         assert said.startswith("NCCL's algorithms"), said
         for name in (*ALGORITHMS, "multi-ring"):
             assert name in said, (command, name)
+
+
+def test_the_text_output_says_nvls_was_disabled(capsys):
+    # a sweep with --no-nvls printed nothing that said so (a single run's auto reason did)
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--sweep", "1MiB:2MiB", "--no-nvls")
+    assert code == 0
+    assert out.splitlines()[0] == "DGX H100: all-reduce over 8 GPUs, achievable link figures, no NVLink SHARP (NCCL_NVLS_ENABLE=0)"
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--sweep", "1MiB:2MiB")
+    assert out.splitlines()[0] == "DGX H100: all-reduce over 8 GPUs, achievable link figures"

@@ -134,7 +134,8 @@ def cmd_simulate(args) -> int:
         return EXIT_OK
     first = results[0]
     print(f"{topo.name}: {first.collective} over {len(gpus)} GPUs, "
-          f"{'achievable' if first.options.achievable else 'peak'} link figures")
+          f"{'achievable' if first.options.achievable else 'peak'} link figures"
+          + ("" if first.options.nvls_enable else ", no NVLink SHARP (NCCL_NVLS_ENABLE=0)"))  # a sweep said it nowhere
     print(f"  topology bound (bus bandwidth): {first.bound_busbw_Bps / 1e9:.2f} GB/s{_ring_note(sim, first)}")
     g = sim.gpus_per_thread()
     if g > 1:
