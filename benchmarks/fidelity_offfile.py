@@ -225,10 +225,11 @@ def _size(n: int) -> str:
 def report(source: dict, rows: list[dict]) -> str:
     machine = source.get("simulate_on", {"preset": "dgx-a100"})
     out = [f"\n== {source['label']}", f"   {source['url']}",
-           f"   NCCL {source['nccl_version']}; {source.get('launch', '')}; {source.get('command', '')}"
-           + "".join(f"; {k}={v}" for k, v in source.get("nccl_env", {}).items()),
+           f"   NCCL {source['nccl_version']}; {source.get('launch', '')}; {source.get('command', '')}",
+           # the settings the simulation takes from the source (the run's own are in its command's words)
            f"   {collective_of(source)} simulated on {json.dumps(machine)}, {ranks_of(source)} GPUs, "
-           f"algorithm {source.get('simulate_algorithm', 'auto')}",
+           f"algorithm {source.get('simulate_algorithm', 'auto')}"
+           + "".join(f", with {k}={v}" for k, v in source.get("nccl_env", {}).items()),
            f"{'size':>9} {'measured':>9} {'simulated':>9} {'error':>7} {'beyond':>7} {'tol':>4}    {'chosen':<18} "
            f"{'NCCL model':>10} {'Azure':>7} {'src/Azure':>9}"]
     for row in rows:

@@ -13,6 +13,12 @@ from ..model import fileio
 from ..model.topology import Topology
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
+ALGORITHM_HELP = ("NCCL's algorithms as NCCL_ALGO names them: ring, tree, nvls (NVLink SHARP in one system's "
+                  "NVSwitches), nvls-tree (NVLink SHARP inside each system, trees across them), collnet (SHARP "
+                  "InfiniBand switches); single-ring (textbook, one ring one way); the lecture's parameter-server, "
+                  "decentralized, hierarchical; direct (pair by pair, all-to-all); multi-ring: ring's earlier name; "
+                  "auto (default): NCCL's own choice")
+JSON_HELP = "print the result as JSON on stdout (a quantity's key names its SI unit: time_s, busbw_Bps, size_bytes)"
 
 
 class CliError(Exception):
@@ -59,6 +65,8 @@ def print_json(obj) -> None:
 def open_topology(path: str | None, preset: str | None = None) -> Topology:
     from ..model.presets import PRESETS, load_preset
 
+    if preset and path:   # the file was dropped without a word and the preset simulated
+        raise CliError(f"{path} and --preset {preset}: give a topology file or --preset NAME, not both")
     if preset:
         if preset not in PRESETS:
             raise CliError(f"unknown preset {preset!r}; `dgxstudio presets` lists them")

@@ -8,8 +8,8 @@ import sys
 from ..model import fileio
 from ..sim.collectives import COLLECTIVES
 from .simulate import sim_options
-from .common import (EXIT_FINDINGS, EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, open_topology,
-                     parse_size_arg, select, sweep_arg, write_topology)
+from .common import (ALGORITHM_HELP, EXIT_FINDINGS, EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology,
+                     open_topology, parse_size_arg, select, sweep_arg, write_topology)
 
 
 def cmd_export(args) -> int:
@@ -165,7 +165,7 @@ def register(sub) -> None:
     add_source(p)
     p.add_argument("--gpus", default="all")
     p.add_argument("--collective", default="all-reduce", choices=COLLECTIVES)
-    p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"))
+    p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"), help=ALGORITHM_HELP)
     p.add_argument("--size", default="256MiB", help="size of the simulated run ('' for none)")
     p.add_argument("--sweep", help="LOW:HIGH sizes for a bus-bandwidth sweep")
     p.add_argument("--pipeline-stages", type=int, help="add a pipeline run with this many stages (2 ms / 4 ms per micro-batch)")

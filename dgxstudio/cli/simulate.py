@@ -6,8 +6,8 @@ import math
 
 from ..sim.collectives import COLLECTIVES
 from ..sim.results import capacity_words
-from .common import (EXIT_OK, CliError, add_sim_options, add_source, open_runnable_topology, parse_size_arg, print_json,
-                     select, sim_errors, sweep_arg)
+from .common import (ALGORITHM_HELP, EXIT_OK, JSON_HELP, CliError, StepProgress, add_sim_options, add_source,
+                     open_runnable_topology, parse_size_arg, print_json, select, sim_errors, sweep_arg)
 
 
 DEFAULT_SIZE = "256MiB"   # one run's size when neither --size nor --sweep is given
@@ -27,6 +27,10 @@ def sim_options(args, gpus: list[str] | None = None):
         if own is not None or args.collective == "all-to-all":  # (all-to-all sends pair by pair: direct)
             raise CliError(f"--protocol {args.protocol}: NCCL's protocols are for its algorithms"
                            f" ({', '.join(NCCL)}, auto); {own or 'all-to-all'} runs without them")
+    from ..sim.nccl_env import refusal
+
+    if getattr(args, "no_nvls", False) and (why := refusal(args.algorithm, nvls_enable=False)):
+        raise CliError(f"--algorithm {args.algorithm} with --no-nvls: {why}")   # (named, as --server's and --protocol's)
     if args.root is not None and getattr(args, "collective", None) not in (None, "broadcast", "reduce"):
         raise CliError(f"--root {args.root}: only broadcast and reduce have a root"
                        f" (--collective {args.collective} has none)")
@@ -75,6 +79,19 @@ def _ring_note(sim, result) -> str:
     return rings_alone_words(rings_alone_Bps(sim, result))
 
 
+def _run_shown(sim, args, size: int, k: int, n: int, bar: StepProgress):
+    """One size of the run, its progress on the terminal (none when stderr is not one: the engine is
+    then given no callback, as before). A run over 512 DGX H100 plays for seconds, and showed nothing.
+    The line stays within 80 columns (a wrapped one is not taken back by the carriage return)."""
+    from ..units import format_size
+
+    step = f"{args.collective} {args.algorithm} {format_size(size)}" + (f", {k + 1}/{n}" if n > 1 else "")
+    if not bar.live:
+        return sim.run(args.collective, args.algorithm, size)
+    bar(k / n, step)   # at once: routing and building come before the engine's first report
+    return sim.run(args.collective, args.algorithm, size, progress=lambda p: bar((k + p.fraction) / n, step))
+
+
 def cmd_simulate(args) -> int:
     from ..model.names import ends_words
     from ..sim.engine import SimulationCancelled
@@ -86,18 +103,18 @@ def cmd_simulate(args) -> int:
         raise CliError(f"--size {args.size} and --sweep {args.sweep}: a sweep runs its own sizes; give one of them")
     topo = open_runnable_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
+    sizes = (sweep_arg(args.sweep) if args.sweep
+             else [parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")])
+    bar = StepProgress(f"simulating on {len(gpus):,} GPUs")  # on a terminal only: 2,048 DGX H100 take seconds
     try:
         sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True)  # open_runnable_topology validated it
-        if args.sweep:
-            sizes = sweep_arg(args.sweep)
-            results = [sim.run(args.collective, args.algorithm, s) for s in sizes]
-        else:
-            size = parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")
-            results = [sim.run(args.collective, args.algorithm, size)]
+        results = [_run_shown(sim, args, s, k, len(sizes), bar) for k, s in enumerate(sizes)]
     except sim_errors() as exc:
         raise CliError(str(exc)) from None
     except SimulationCancelled:
         raise CliError("cancelled") from None
+    finally:
+        bar.done()
     args.built = (topo, sim, results)  # left for the process's end (cli.main), not freed one by one
     if args.nccl_tests:
         from ..report.nccl_tests import nccl_tests_log
@@ -106,16 +123,20 @@ def cmd_simulate(args) -> int:
         print(nccl_tests_log(results, f"{topo.name}, {args.algorithm}", len(gpus), root), end="")
         return EXIT_OK
     if args.json:
+        # NCCL's settings the run was made with, named as an off-file source names them (only when one
+        # is set: a script read --no-nvls from the reason's words alone)
+        env = {"nccl_env": {"NCCL_NVLS_ENABLE": "0"}} if getattr(args, "no_nvls", False) else {}
         if args.sweep:
             first = results[0]
             print_json({"collective": first.collective, "requested_algorithm": args.algorithm, "gpus": len(gpus),
-                         "bound_busbw_Bps": first.bound_busbw_Bps, "rows": [_row(r) for r in results]})
+                         **env, "bound_busbw_Bps": first.bound_busbw_Bps, "rows": [_row(r) for r in results]})
         else:
-            print_json(_row(results[0]))
+            print_json({**_row(results[0]), **env})
         return EXIT_OK
     first = results[0]
     print(f"{topo.name}: {first.collective} over {len(gpus)} GPUs, "
-          f"{'achievable' if first.options.achievable else 'peak'} link figures")
+          f"{'achievable' if first.options.achievable else 'peak'} link figures"
+          + ("" if first.options.nvls_enable else ", no NVLink SHARP (NCCL_NVLS_ENABLE=0)"))  # a sweep said it nowhere
     print(f"  topology bound (bus bandwidth): {first.bound_busbw_Bps / 1e9:.2f} GB/s{_ring_note(sim, first)}")
     g = sim.gpus_per_thread()
     if g > 1:
@@ -153,15 +174,13 @@ def register(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a collective on the topology")
     add_source(p)
     p.add_argument("--collective", default="all-reduce", choices=COLLECTIVES)
-    p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"),
-                   help="NCCL's ring, tree, nvls, collnet; single-ring (textbook, one ring one way); the lecture's "
-                        "parameter-server, decentralized, hierarchical; auto (default): NCCL's own choice")
+    p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"), help=ALGORITHM_HELP)
     p.add_argument("--size", help=f"bytes per GPU as nccl-tests counts them (default {DEFAULT_SIZE})")
     p.add_argument("--sweep", help="LOW:HIGH, powers of two, e.g. 1KiB:4GiB")
     p.add_argument("--gpus", default="all", help="GPU set (see analyze)")
     add_sim_options(p)
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true")
+    out.add_argument("--json", action="store_true", help=JSON_HELP)
     out.add_argument("--nccl-tests", action="store_true",
                      help="print the rows as nccl-tests prints them (size in bytes, count, type, redop, root, time in "
                           "us, algbw, busbw), to set beside a measured log")

@@ -9,7 +9,7 @@ from ..model.catalog import KIND_LABELS
 from ..model.systems import SYSTEM_BUILDERS, power_text
 from ..model.topology import Topology
 from ..model.validation import ERROR, validate
-from .common import (EXIT_FINDINGS, EXIT_OK, CliError, StepProgress, add_source, open_topology, print_json,
+from .common import (EXIT_FINDINGS, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_topology, print_json,
                      select, write_topology)
 
 
@@ -224,16 +224,16 @@ def _parts(parts) -> str:
 def register(sub) -> None:
     p = sub.add_parser("info", help="summarize a topology")
     add_source(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("validate", help="check a topology (exit 0: no errors, 1: errors, 2: unreadable)")
     add_source(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("presets", help="list the built-in presets")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_presets)
 
     p = sub.add_parser("new", help="write a new topology file, empty or from a preset")
@@ -269,5 +269,5 @@ def register(sub) -> None:
     p = sub.add_parser("analyze", help="bisection, rings, latency and per-GPU bandwidth of a GPU set")
     add_source(p)
     p.add_argument("--gpus", default="all", help="GPU set: all, ids (gpu0,gpu3), ranges (gpu0-gpu3), group names")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_analyze)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import (sim_errors, EXIT_OK, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
+from .common import (sim_errors, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
                      preset_names, print_json, select)
 
 
@@ -318,7 +318,7 @@ def register(sub) -> None:
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link figures of the boundary sends: achievable (default, as simulate and train) or peak")
     add_model_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_pipeline)
 
     p = sub.add_parser("train", help="estimate one training iteration on a dp x tp x pp grid")
@@ -347,7 +347,7 @@ def register(sub) -> None:
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link figures: achievable (default, what NCCL measures) or peak (the lecture's rated figures)")
     add_model_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("scaling", help="weak and strong data-parallel scaling on 1, 2, 4, ... GPUs")
@@ -374,5 +374,5 @@ def register(sub) -> None:
     p.add_argument("--gpus", default="all", help="GPU set (see analyze); 1, 2, 4, ... of its GPUs in order")
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link bandwidths: catalog peaks or achievable (measured) figures (default achievable)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_scaling)

@@ -40,7 +40,8 @@ def nccl_tests_log(results, title: str, ranks: int, root_rank: int = 0, dtype: s
     root = root_rank if coll in ROOTED else -1
     out = [f"# {PERF_NAME.get(coll, coll)}, simulated by DGX Studio: {title}",
            f"# {ranks} ranks; {'achievable' if first.options.achievable else 'peak'} link figures; "
-           "in-place and out-of-place are the same simulated run; #wrong N/A (nothing checked)",
+           + ("" if first.options.nvls_enable else "NCCL_NVLS_ENABLE=0; ")   # as the measured run's job set it
+           + "in-place and out-of-place are the same simulated run; #wrong N/A (nothing checked)",
            "#",
            "#                                                              out-of-place                       in-place          ",
            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",

@@ -230,8 +230,9 @@ class ReplayActions:
             elif st.kind == "tree":
                 root = names[st.root].name if st.root in names else st.root
                 series.append((f"{st.label}: root {root}, {max(st.depth.values(), default=0)} levels", color, "line"))
-            elif st.hubs:
-                series.append((f"{st.label} in {len(st.hubs)} switch{'es' if len(st.hubs) > 1 else ''} (dashed ring)",
+            elif st.hubs:   # the dashed rings round the switches are drawn with "show rings" only
+                drawn = "dashed ring" if self.sim_panel.show_rings.isChecked() else "a dashed ring with show rings"
+                series.append((f"{st.label} in {len(st.hubs)} switch{'es' if len(st.hubs) > 1 else ''} ({drawn})",
                                color, "line"))
             else:
                 count = f"over {st.transfers:,}" if st.more else f"{st.transfers:,}"

@@ -168,3 +168,17 @@ def test_a_source_run_without_nvls_is_simulated_without_it(tmp_path):
     assert len(simulators) == 2   # the setting is part of what a source ran on
     with pytest.raises(ValueError, match="NCCL_ALGO"):
         _load_with_first_source_changed(mod, tmp_path, nccl_env={"NCCL_ALGO": "ring"})
+
+
+def test_the_nccl_settings_a_source_names_are_said_on_the_simulated_line():
+    """The GB200 rows' first line ended "..., NVIDIA_IMEX_CHANNELS=0; NCCL_NVLS_ENABLE=0": the setting
+    repeated after the command's words, with nothing to say it is what the simulation took."""
+    mod = _script()
+    source = {"key": "t", "label": "t", "url": "https://github.com/x/y", "gpus_per_thread": 1, "nccl_version": "x",
+              "command": "all_reduce_perf -b 1G -e 1G", "simulate_on": {"preset": "dgx-h100"},
+              "nccl_env": {"NCCL_NVLS_ENABLE": "0"}, "points": [[1 << 30, 350.0, None]]}
+    (row,) = mod.compare(source, {}, {})
+    assert row["choice"].startswith(("ring/", "tree/"))
+    lines = mod.report(source, [row]).splitlines()
+    assert lines[3] == "   NCCL x; ; all_reduce_perf -b 1G -e 1G"
+    assert lines[4] == '   all-reduce simulated on {"preset": "dgx-h100"}, 8 GPUs, algorithm auto, with NCCL_NVLS_ENABLE=0'
