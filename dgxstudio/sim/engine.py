@@ -26,6 +26,7 @@ from ..analysis.ring_segments import HopRoutes, SpreadHop
 from ..analysis.routing import Route, Router
 from .active_flows import ActiveFlows
 from .fanout import release as release_dependents
+from .kept_arrays import KeptArrays
 from .periods import Dependents, FlowEnds, _Periods
 from . import part_components
 from .part_components import NoStepBack, PartsFound, PartShapes, solve_misses
@@ -313,6 +314,7 @@ class Engine:
         cp_hash: list[tuple[int, int]] = []
         cp_class: list[int] = []            # the class each class pattern serves
         held = [0]  # bytes the class patterns above keep (every network state the run went through)
+        kept = KeptArrays()  # (equal arrays of those kept once: sim/kept_arrays.py)
         # the whole network's state: which pattern each busy component is in (again two hash sums)
         hasher = random.Random(0x5eed)
         comp_mul = [hasher.getrandbits(63) | 1 for _ in range(n_comp)]
@@ -400,12 +402,12 @@ class Engine:
                 split = solve_misses(reps, parts, route_count, table, self.capacity, route_cap, shape, _maxmin)
                 for (c, key), (r, rates_c, ch_c, load_c) in zip(reps, split):
                     cpid = len(cp_lroutes)
-                    cp_lroutes.append(route_local32[r])
-                    cp_rates.append(rates_c)
+                    cp_lroutes.append(kept.keep(route_local32[r]))
+                    cp_rates.append(kept.keep(rates_c))
                     cp_single.append((int(cp_lroutes[-1][0]), float(rates_c[0])) if len(rates_c) == 1 else None)
-                    cp_lch.append(shape.local(c, ch_c))
-                    cp_load.append(load_c)
-                    held[0] += cp_lroutes[-1].nbytes + rates_c.nbytes + cp_lch[-1].nbytes + load_c.nbytes
+                    cp_lch.append(kept.keep(shape.local(c, ch_c)))
+                    cp_load.append(kept.keep(load_c))
+                    held[0] = kept.nbytes
                     cp_hash.append((hasher.getrandbits(62), hasher.getrandbits(62)))
                     cp_class.append(key[0])
                     comp_cache[key] = cpid
