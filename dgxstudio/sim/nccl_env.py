@@ -29,6 +29,7 @@ def refusal(algorithm: str, nvls_enable: bool = True) -> str | None:
     return None
 
 
-def note(nvls_enable: bool = True) -> str:
-    """What auto's reason adds when the switches took algorithms away."""
-    return "" if nvls_enable else "; NVLS and the NVLS tree left out (NCCL_NVLS_ENABLE=0)"
+def note(withheld: tuple[str, ...] = ()) -> str:
+    """What auto's reason adds when the switches took away ``withheld``, algorithms the hardware
+    could run (on a DGX A100, which has no NVLink SHARP, NCCL_NVLS_ENABLE=0 takes nothing away)."""
+    return f"; {' and '.join(withheld)} left out (NCCL_NVLS_ENABLE=0)" if withheld else ""

@@ -372,9 +372,9 @@ class Simulator(NcclSchedules):
                            ring_bus, self._intra_class(), self._cpu_vendor(), nvls_busbw_Bps=nvls,
                            collnet_busbw_Bps=collnet, net_busbw_Bps=ring_bus if plan.nodes > 1 else 0.0)
 
-    def refusal(self, collective: str, algorithm: str) -> str | None:
-        """Why the hardware (or NCCL_NVLS_ENABLE=0) cannot run an algorithm, or None."""
-        if why := nccl_env.refusal(algorithm, self.options.nvls_enable):
+    def refusal(self, collective: str, algorithm: str, switches: bool = True) -> str | None:
+        """Why the hardware (or, with ``switches``, NCCL_NVLS_ENABLE=0) cannot run an algorithm, or None."""
+        if switches and (why := nccl_env.refusal(algorithm, self.options.nvls_enable)):
             return why
         if algorithm == "nvls":
             if collective != "all-reduce":
@@ -594,8 +594,16 @@ class Simulator(NcclSchedules):
         others = ", ".join(f"{a}/{T.PROTOCOL_LABELS[p]} {v * 1e6:.1f} us" for (a, p), v in ranked[1:4])
         result.reason = (f"NCCL's cost model picks {algo} with {T.PROTOCOL_LABELS[proto]} for {size:,.0f} bytes on "
                          f"{len(self.gpus)} GPUs ({result.channels} channel{'' if result.channels == 1 else 's'}): estimated {ranked[0][1] * 1e6:.1f} us"
-                         + (f" (next: {others})" if others else "") + nccl_env.note(self.options.nvls_enable))
+                         + (f" (next: {others})" if others else "") + nccl_env.note(self._withheld(collective)))
         return result
+
+    def _withheld(self, collective: str) -> tuple[str, ...]:
+        """NVLink SHARP algorithms this hardware could run for ``collective`` that NCCL_NVLS_ENABLE=0
+        took away from auto (none where it cannot, e.g. a DGX A100)."""
+        if self.options.nvls_enable:
+            return ()
+        return tuple(a for a in nccl_env.NVLS_ALGORITHMS
+                     if a in SUPPORTED[collective] and self.refusal(collective, a, switches=False) is None)
 
 
 def simulate(topo: Topology, collective: str, algorithm: str, size: float, gpus: list[str] | None = None,

@@ -57,3 +57,12 @@ def test_cli_takes_no_nvls():
     assert on["algorithm"] == "nvls" and off["algorithm"] in ("ring", "tree")
     bad = subprocess.run(cmd + ["--no-nvls", "--algorithm", "nvls"], capture_output=True, text=True)
     assert bad.returncode != 0 and "NCCL_NVLS_ENABLE=0" in bad.stderr
+
+
+def test_auto_names_only_what_the_switch_took_away():
+    """On a DGX A100 (no NVLink SHARP) NCCL_NVLS_ENABLE=0 takes nothing away: auto's reason does not
+    say it did; on one DGX H100 it names nvls (nvls-tree needs several systems)."""
+    a100 = _sim(load_preset("dgx-a100"), nvls_enable=False).run("all-reduce", "auto", GiB)
+    assert "NCCL_NVLS_ENABLE" not in a100.reason
+    h100 = _sim(load_preset("dgx-h100"), nvls_enable=False).run("all-reduce", "auto", GiB)
+    assert h100.reason.endswith("; nvls left out (NCCL_NVLS_ENABLE=0)")
