@@ -20,7 +20,8 @@ _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
 
 def parse_size(text: str) -> int:
-    """'256MiB' -> 268435456; '1e6' -> 1000000. Raises ValueError with the reason."""
+    """'256MiB' -> 268435456; '1e6' -> 1000000; '1.1KiB' -> 1126 (rounded). Raises ValueError with the
+    reason, also for a fraction of a byte ('1.5', '1.5B')."""
     m = re.fullmatch(r"([-+]?)" + _NUMBER + r"\s*([A-Za-z]*)", text.strip())
     if not m:
         raise ValueError(f"cannot read size {text!r} (examples: 4096, 64KiB, 256MiB, 1GB)")
@@ -30,6 +31,11 @@ def parse_size(text: str) -> int:
     value = float(m.group(2)) * _SIZE_UNITS[unit]
     if m.group(1) == "-" or not math.isfinite(value) or value < 1 or value > 2**50:
         raise ValueError(f"size {text!r} is out of range (1 B .. 1 PiB)")
+    if _SIZE_UNITS[unit] == 1 and not value.is_integer():
+        # a bare number is bytes, and a fraction of a byte is no size ('1.5' ran 2 bytes); with a unit
+        # (1.1KiB) the bytes are rounded to whole ones
+        raise ValueError(f"size {text!r} is not a whole number of bytes"
+                         + ("" if unit else " (a size without a unit is bytes)") + f"; did you mean {m.group(2)}KiB?")
     return int(round(value))
 
 

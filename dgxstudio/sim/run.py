@@ -41,7 +41,7 @@ from .engine import Engine, Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
                       CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
 from .nccl_schedules import NcclSchedules
-from .sharp_refusal import collnet_refusal, does_reduction
+from .sharp_refusal import collnet_refusal, does_reduction, inside_one_system
 from ..analysis.routing import Router, RoutingError
 
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "single-ring", "parameter-server", "decentralized",
@@ -394,16 +394,16 @@ class Simulator(NcclSchedules):
             if reached.endswith("no NVSwitch"):   # before "use nvls", which these GPUs cannot run either
                 return needs + reached
             if plan.nodes < 2:
-                return "nvls-tree joins systems through their NICs; inside one system NCCL uses nvls"
+                return ("nvls-tree joins systems through their NICs; inside one system NCCL uses "
+                        + inside_one_system(lambda a: self.refusal(collective, a) is None, prefer="nvls"))
             if len(counts := {len(m) for m in plan.systems}) != 1:
                 return (f"nvls-tree needs the same number of GPUs in every system; these are {min(counts)} to"
                         f" {max(counts)} per system: select as many in each")
             if self._nvls_shares() is None:
                 return needs + reached
-        if algorithm == "collnet":
-            if collective != "all-reduce":
-                return "collnet does all-reduce only"
-            return collnet_refusal(self.topo, self.channel_plan().nodes)
+        if algorithm == "collnet":   # (one system: suggests only what these GPUs can run instead)
+            return "collnet does all-reduce only" if collective != "all-reduce" else collnet_refusal(
+                self.topo, self.channel_plan().nodes, lambda a: self.refusal(collective, a) is None)
         return None
 
     def _nvswitches_reached(self) -> str:

@@ -223,6 +223,9 @@ def gap_analysis(result: dict, findings: dict, achievable: bool = True, targets:
     pm = findings.get("per_matrix")
     if not pm or "architecture" not in pm:
         raise ScalingError("the findings file has no per_matrix.architecture for the per-matrix reading")
+    pm_id = pm.get("finding", "per-matrix calls")   # the finding the computed reading stands for
+    if "finding" in pm and pm_id not in {f["id"] for f in items}:
+        raise ScalingError(f"per_matrix.finding {pm_id!r} names no finding of the file")
     counts = bottleneck_resnet_matrices(pm["architecture"])
     per_call = {}
     for sys_label, entry in result["systems"].items():
@@ -243,8 +246,9 @@ def gap_analysis(result: dict, findings: dict, achievable: bool = True, targets:
         "cross_socket_busbw_Bps": [(ring_busbw(hi, nbytes, gpus), ring_busbw(lo, nbytes, gpus)) for lo, hi in ar if lo > 0],
         "compute_scale": [(lo * model["compute_scale"], hi * model["compute_scale"]) for lo, hi in cf],
         "figures": figures,
-        "per_matrix": {"calls": len(counts), "allreduce_s": per_call, "comparison": pm_cmp,
+        "per_matrix": {"id": pm_id, "calls": len(counts), "allreduce_s": per_call, "comparison": pm_cmp,
                        "misses": misses(pm_cmp, targets), "extra_latency_scanned_s": (extra[0], extra[-1]),
                        "extra_latency_meeting_all_s": (extra_ok[0], extra_ok[-1]) if extra_ok else None},
-        "without_figure": [f["id"] for f in items if not f.get("figures")],
+        # (the per-matrix finding has a figure: the one computed above)
+        "without_figure": [f["id"] for f in items if not f.get("figures") and f["id"] != pm_id],
     }

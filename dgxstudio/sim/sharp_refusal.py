@@ -18,12 +18,23 @@ def does_collnet(part) -> bool:
     return part is not None and bool(part.specs.get("sharp_collnet"))
 
 
-def collnet_refusal(topo, nodes: int) -> str | None:
+def inside_one_system(runs, prefer: str | None = None) -> str:
+    """NCCL's algorithms inside one system that ``runs`` (algorithm -> bool) lets these GPUs take, in
+    words: "ring, tree or nvls" on a DGX H100, "ring or tree" where the NVSwitches do not reduce (DGX A100);
+    ``prefer`` alone where it runs (nvls for the NVLS tree)."""
+    if prefer and runs(prefer):
+        return prefer
+    names = [a for a in ("ring", "tree", "nvls") if runs(a)]
+    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+
+
+def collnet_refusal(topo, nodes: int, runs=None) -> str | None:
     """None when CollNet can run: several systems, every InfiniBand switch reducing, every NIC that
-    joins one an adapter the SHARP plugin drives."""
+    joins one an adapter the SHARP plugin drives. ``runs`` (algorithm -> bool) says which of NCCL's
+    algorithms these GPUs can take instead, for the one-system refusal to suggest only those."""
     if nodes < 2:
         return ("collnet reduces across systems in SHARP InfiniBand switches; these GPUs are in one system"
-                " (inside one system NCCL uses ring, tree or nvls)")
+                + (f" (inside one system NCCL uses {inside_one_system(runs)})" if runs else ""))
     switches = [d for d in topo.devices.values() if d.kind == "ib_switch"]
     if not switches:
         return "collnet reduces in SHARP InfiniBand switches; this topology has no InfiniBand switch"

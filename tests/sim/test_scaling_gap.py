@@ -141,3 +141,46 @@ def test_gap_analysis_of_the_resnet50_case():
         one = next(x for x in r["systems"][label]["rows"] if x["gpus"] == 8)["allreduce_s"]
         assert t > one
     assert "input-pipeline" in g["without_figure"]
+
+
+def _benchmark():
+    import importlib.util
+
+    path = FINDINGS.parent / "resnet50_scaling.py"
+    spec = importlib.util.spec_from_file_location("resnet50_scaling", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_per_matrix_finding_is_listed_once_with_its_figure(monkeypatch, capsys):
+    # the benchmark printed "[cntk-per-matrix-calls] ... 34.9 ms" and then the same id under
+    # "checked without a figure": the per-matrix reading is that finding's figure
+    data = json.loads(FINDINGS.read_text(encoding="utf-8"))
+    g = gap_analysis(run_case("resnet50-p100"), data)
+    assert g["per_matrix"]["id"] == "cntk-per-matrix-calls"
+    assert "cntk-per-matrix-calls" not in g["without_figure"] and "input-pipeline" in g["without_figure"]
+    monkeypatch.setattr("sys.argv", ["resnet50_scaling.py"])
+    assert _benchmark().main() == 0
+    out = capsys.readouterr().out
+    listed = next(x for x in out.splitlines() if x.startswith("  checked without a figure: "))
+    shown = {x.split("]")[0].strip(" [") for x in out.splitlines() if x.startswith("  [")}
+    assert "cntk-per-matrix-calls" in shown and not shown & set(listed.split(": ", 1)[1].split(", "))
+    bad = copy.deepcopy(data)
+    bad["per_matrix"]["finding"] = "per-matrix"
+    with pytest.raises(ScalingError, match="per_matrix.finding 'per-matrix' names no finding"):
+        gap_analysis(run_case("resnet50-p100"), bad)
+
+
+def test_the_published_split_says_what_each_figure_is():
+    # "at most 34.1 ms (strong step - 1/8 of one GPU's; -0.4 ms with the batch curve)" left the reader to
+    # work out what the second figure was and why it could be negative
+    b = run_case("resnet50-p100")["published_bounds"]
+    nv, pcie = (_benchmark().split_lines(b[k]) for k in ("nvlink", "pcie"))
+    assert ("costs that do not grow with the batch (all-reduce, optimizer) take at most 34.1 ms of the strong step: "
+            "its 74.2 ms less a compute of 40.0 ms (1/8 of one GPU's step" in nv[0])
+    assert "batch curve for the compute instead (74.5 ms" in nv[1] and nv[1].endswith(
+        "they take nothing: that compute alone is 0.4 ms over the step")
+    assert pcie[1].endswith("they take at most 42.0 ms")
+    assert "so of the weak step's 129.7 ms over one GPU's, at least 51.3 ms grows with the images per GPU" in pcie[2]
+    assert not any("-0." in line for line in nv + pcie)

@@ -75,3 +75,29 @@ def test_adapters_the_sharp_plugin_does_not_drive_are_refused_by_name():
         a100.devices[lk.other(d.id)].kind != "ib_switch" for lk in a100.links_of(d.id)))
     nic.part = "connectx-4-edr"
     assert collnet_refusal(a100, 2) is None
+
+
+@pytest.mark.parametrize("preset", ["dgx-a100", "dgx1-v100", "pcie-8gpu"])
+def test_one_system_refusals_suggest_only_what_the_hardware_runs(preset):
+    # `simulate --preset dgx-a100 --algorithm collnet` suggested "ring, tree or nvls", and nvls-tree
+    # "inside one system NCCL uses nvls": a DGX A100's NVSwitches (gen2) do not reduce, nvls is refused there
+    topo = load_preset(preset)
+    with pytest.raises(SimulationError, match="these GPUs are in one system") as err:
+        simulate(topo, "all-reduce", "collnet", 16 * MiB)
+    assert str(err.value).endswith("(inside one system NCCL uses ring or tree)")
+    with pytest.raises(SimulationError) as err:
+        simulate(topo, "all-reduce", "nvls", 16 * MiB)   # (the reason nvls is left out)
+    assert "nvls needs NVSwitches that reduce" in str(err.value)
+    with pytest.raises(SimulationError) as err:
+        simulate(topo, "all-reduce", "nvls-tree", 16 * MiB)
+    assert "NCCL uses nvls" not in str(err.value) and "uses ring, tree or nvls" not in str(err.value)
+
+
+def test_with_nvls_switched_off_the_one_system_refusal_leaves_it_out():
+    from dgxstudio.sim.results import SimOptions
+
+    h100 = load_preset("dgx-h100")
+    with pytest.raises(SimulationError, match=r"\(inside one system NCCL uses ring or tree\)$"):
+        simulate(h100, "all-reduce", "collnet", 16 * MiB, options=SimOptions(nvls_enable=False))
+    with pytest.raises(SimulationError, match=r"inside one system NCCL uses nvls$"):
+        simulate(h100, "all-reduce", "nvls-tree", 16 * MiB)
