@@ -83,13 +83,18 @@ def _run_shown(sim, args, size: int, k: int, n: int, bar: StepProgress):
     """One size of the run, its progress on the terminal (none when stderr is not one: the engine is
     then given no callback, as before). A run over 512 DGX H100 plays for seconds, and showed nothing.
     The line stays within 80 columns (a wrapped one is not taken back by the carriage return)."""
+    from ..sim.setup_steps import Setup, of_run
     from ..units import format_size
 
-    step = f"{args.collective} {args.algorithm} {format_size(size)}" + (f", {k + 1}/{n}" if n > 1 else "")
+    count = f", {k + 1}/{n}" if n > 1 else ""
+    step = f"{args.collective} {args.algorithm} {format_size(size)}" + count
     if not bar.live:
         return sim.run(args.collective, args.algorithm, size)
-    bar(k / n, step)   # at once: routing and building come before the engine's first report
-    return sim.run(args.collective, args.algorithm, size, progress=lambda p: bar((k + p.fraction) / n, step))
+    bar(k / n, step)   # at once, then the setup's steps in words (2-4 s at 2,048 DGX H100), then the engine's
+
+    def show(p) -> None:   # a setup step's words in place of the run's: both would pass 80 columns
+        bar((k + of_run(p)) / n, p.step + count if isinstance(p, Setup) else step)
+    return sim.run(args.collective, args.algorithm, size, progress=show)
 
 
 def cmd_simulate(args) -> int:
@@ -107,7 +112,8 @@ def cmd_simulate(args) -> int:
              else [parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")])
     bar = StepProgress(f"simulating on {len(gpus):,} GPUs")  # on a terminal only: 2,048 DGX H100 take seconds
     try:
-        sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True)  # open_runnable_topology validated it
+        sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True,  # open_runnable_topology validated it
+                        progress=(lambda p: bar(0.0, p.step)) if bar.live else None)   # "routing"
         results = [_run_shown(sim, args, s, k, len(sizes), bar) for k, s in enumerate(sizes)]
     except sim_errors() as exc:
         raise CliError(str(exc)) from None

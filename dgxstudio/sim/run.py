@@ -22,6 +22,7 @@ The lecture's and the textbook's algorithms stay, without NCCL's protocols:
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from functools import partial
 
 import numpy as np
@@ -34,7 +35,8 @@ from ..model.validation import errors as design_errors
 from . import collectives as C
 from . import nccl_env, nvls, nvls_virtual, symmetry, tree_fold
 from ..heap import paused_gc
-from ..cancel import cancellable, check_cancelled
+from ..cancel import cancellable
+from .setup_steps import reporting, step
 from . import tuning as T
 from ..analysis.channels import ChannelPlan, group_by_system, nvlink_counts, plan as plan_channels, ring_rates
 from .engine import Engine, Progress, Schedule
@@ -42,6 +44,7 @@ from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, Collec
                       CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
 from .nccl_schedules import NcclSchedules
 from .sharp_refusal import collnet_refusal, does_reduction, inside_one_system
+from .sweep import sweep_sizes  # noqa: F401 (re-exported)
 from ..analysis.routing import Router, RoutingError
 
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "single-ring", "parameter-server", "decentralized",
@@ -77,18 +80,19 @@ class Simulator(NcclSchedules):
     """Holds what is costly to derive (routes, rings, bounds) for repeated runs on one topology."""
 
     def __init__(self, topo: Topology, gpus: list[str], options: SimOptions | None = None,
-                 router: Router | None = None, cancel=None, checked: bool = False):
+                 router: Router | None = None, cancel=None, checked: bool = False, progress=None):
         """``cancel`` (a threading.Event or a callable) stops the checks and the routing tables, which
         take seconds on clusters of thousands of systems, with ``Cancelled``. ``checked``: the caller
         has just validated ``topo`` as it is and found no errors (the CLI does, for every command that
-        runs something), so it is not validated a second time (0.6 s at 16,384 GPUs)."""
+        runs something), so it is not validated a second time (0.6 s at 16,384 GPUs). ``progress``
+        hears the routing begin (a ``setup_steps.Setup``)."""
         self.topo = topo
         self.gpus = list(gpus)
         self.options = options or SimOptions()
         if len(self.gpus) < 2:
             held = f"1: {self.gpus[0]}" if self.gpus else "none"   # `--gpus gpu0,gpu0` names one GPU twice
             raise SimulationError(f"a collective needs at least 2 GPUs; the GPU set holds {held}")
-        with paused_gc(), cancellable(cancel):
+        with paused_gc(), cancellable(cancel), reporting(progress):
             self._check_and_route(topo, router, checked)
 
     def _check_and_route(self, topo: Topology, router: Router | None, checked: bool = False) -> None:
@@ -109,6 +113,7 @@ class Simulator(NcclSchedules):
         if router is not None and (router.topo is not topo or router.spread != self.options.spread
                                    or router.pxn != self.options.pxn):
             raise ValueError("a shared router must belong to the same topology and spreading")
+        step("routing")
         self.router = router or Router(topo, self.options.achievable, self.options.spread, pxn=self.options.pxn)
         if self.options.protocol not in PROTOCOL_CHOICES:
             raise SimulationError(f"unknown protocol {self.options.protocol!r} (one of {', '.join(PROTOCOL_CHOICES)})")
@@ -487,7 +492,8 @@ class Simulator(NcclSchedules):
     # ---- running ---------------------------------------------------------------------------------
     def run(self, collective: str, algorithm: str, size: float,
             progress: Callable[[Progress], None] | None = None, cancel=None) -> CollectiveResult:
-        with paused_gc():  # millions of small acyclic objects: see dgxstudio/heap.py
+        # progress: each setup step (setup_steps.Setup), then the engine's; paused_gc: see dgxstudio/heap.py
+        with paused_gc(), reporting(progress), cancellable(cancel) if cancel is not None else nullcontext():
             return self._run(collective, algorithm, size, progress, cancel)
 
     def _run(self, collective: str, algorithm: str, size: float,
@@ -510,10 +516,10 @@ class Simulator(NcclSchedules):
         if algorithm in NCCL:
             return self._run_nccl(collective, algorithm, size, self.options.protocol, progress, cancel)
         with cancellable(cancel):
-            check_cancelled()
             if algorithm == "single-ring":
+                step("finding rings")
                 self.rings()
-                check_cancelled()
+            step("building the schedule")
             sched = self.schedule(collective, algorithm, size)
         try:
             sim = symmetry.run(self.router, sched, progress, cancel)
@@ -527,13 +533,13 @@ class Simulator(NcclSchedules):
 
     def _run_nccl(self, collective: str, algorithm: str, size: float, protocol: str, progress, cancel,
                   requested: str | None = None) -> CollectiveResult:
+        step("planning channels")
         why = self.refusal(collective, algorithm)
         if why:
             raise SimulationError(why)
         if cuts_in_chunks(algorithm):
             limits.collective(size, self.options.chunk, len(self.gpus), self.options.reduce_s_per_byte, SimulationError)
         with cancellable(cancel):
-            check_cancelled()
             shape = self.call_shape(collective, for_ring=algorithm == "ring")
             estimates = {}
             if protocol == "auto":
@@ -547,6 +553,7 @@ class Simulator(NcclSchedules):
             elif protocol == "ll128" and not T.ll128_enabled(shape):
                 raise SimulationError("NCCL does not enable LL128 here (it needs NVLink inside systems, and "
                                       "Hopper or later across systems)")
+            step("building the schedule")
             sched, scale, nch = self.nccl_schedule(collective, algorithm, protocol, size)
         try:
             if algorithm in ("tree", "collnet"):  # trees alike (NCCL's pair per rail, mirrored; CollNet's rails) run once
@@ -579,6 +586,7 @@ class Simulator(NcclSchedules):
             result.reason = f"all-to-all sends every pair directly, as NCCL does{symmetry.note(result.schedule)}"
             return result
         with cancellable(cancel):
+            step("planning channels")
             shape = self.call_shape(collective)
             algos = tuple(a for a in nccl_env.offered(collective, self.options.nvls_enable)
                           if a in SUPPORTED[collective] and self.refusal(collective, a) is None)
@@ -610,18 +618,3 @@ def simulate(topo: Topology, collective: str, algorithm: str, size: float, gpus:
              options: SimOptions | None = None, progress=None, cancel=None) -> CollectiveResult:
     gpus = gpus if gpus is not None else [d.id for d in topo.gpus()]
     return Simulator(topo, gpus, options).run(collective, algorithm, size, progress, cancel)
-
-
-def sweep_sizes(lo: float, hi: float) -> list[int]:
-    """Powers of two from lo to hi, as nccl-tests steps them."""
-    if lo <= 0 or hi < lo:   # (the sizes as given: a reversed range is the usual slip)
-        raise SimulationError(f"a sweep from {lo:,.0f} to {hi:,.0f} bytes: it needs 0 < low <= high")
-    sizes, s = [], 1
-    while s < lo:
-        s *= 2
-    while s <= hi:
-        sizes.append(s)
-        s *= 2
-    if not sizes:
-        raise SimulationError(f"no power of two between {lo:,.0f} and {hi:,.0f} bytes")
-    return sizes

@@ -23,6 +23,7 @@ from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, Simulator, cuts_in_chunks,
                        sweep_sizes)
 from ..sim.ring_bound_note import rings_alone_Bps
+from ..sim.setup_steps import Setup, of_run
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
@@ -320,7 +321,7 @@ class SimulationPanel(QWidget):
             label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs, {figures}"
 
             def collective_job(topo, progress, cancel):
-                sim = Simulator(topo, gpus, options, cancel=cancel)
+                sim = Simulator(topo, gpus, options, cancel=cancel, progress=progress)
                 result = sim.run(collective, algorithm, size, progress, cancel)
                 result.rings_alone_Bps = rings_alone_Bps(sim, result)   # the CLI's "NCCL's rings alone allow"
                 prepare_replay(result, progress, cancel)   # (here, not on the GUI thread when the result is shown)
@@ -375,7 +376,11 @@ class SimulationPanel(QWidget):
             self.state.setText(f"Preparing the replay of {self.runner.label}: {p.step}… {p.fraction:.0%}")
             self.progressed.emit(self.request, p)
             return
-        self.progress.setValue(int(1000 * min(max(p.fraction, 0.0), 1.0)))
+        if isinstance(p, Setup):   # before the engine's first report: seconds on thousands of GPUs
+            self.state.setText(f"Running {self.runner.label}… {p.step}")
+        # a collective's bar: its setup's steps, then the engine's share (sim/setup_steps.py)
+        collective = getattr(self.request, "kind", None) == "collective"
+        self.progress.setValue(int(1000 * min(max(of_run(p) if collective else p.fraction, 0.0), 1.0)))
         if hasattr(p, "sim_time_s"):
             self.state.setText(f"Running {self.runner.label}… simulated {format_time(p.sim_time_s)}")
         self.progressed.emit(self.request, p)

@@ -7,7 +7,7 @@ import pytest
 
 from dgxstudio.model.presets import load_preset
 from dgxstudio.model.topology import Link
-from dgxstudio.sim.engine import SimulationCancelled
+from dgxstudio.sim.engine import Progress, SimulationCancelled
 from dgxstudio.sim.run import SimOptions, SimulationError, Simulator, simulate, sweep_sizes
 
 GiB = 2**30
@@ -108,7 +108,8 @@ def test_progress_reports_and_cancel_stops_without_leaving_threads():
     worker = threading.Thread(target=work)
     worker.start()
     deadline = time.time() + 30
-    while not seen and time.time() < deadline:
+    # (the setup's steps come first, sim/setup_steps.py: this cancels once the engine reports)
+    while not any(isinstance(p, Progress) for p in seen) and time.time() < deadline:
         time.sleep(0.01)
     assert seen, "no progress arrived"
     cancel.set()
