@@ -138,7 +138,7 @@ class ResultsPanel(QWidget):
             f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
-            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(r.rings_alone_Bps)}, "
+            f"{r.bound_busbw_Bps / 1e9:.2f} GB/s{rings_alone_words(r.rings_alone_Bps)}, "
             f"at {_figures(r)} link figures"
             + (f"<br><b>{why[0].upper()}{why[1:]}</b>" if (why := limit_words(r.sim)) is not None else "")
             + f"<br><i>{r.reason}</i>")
@@ -184,7 +184,7 @@ class ResultsPanel(QWidget):
         # the label says "sweep" already ("all-reduce auto sweep 1 KiB..1 GiB"): no "Sweep" before it
         self.summary.setText(f"<b>{request.label}</b>: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
                              f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of the bound "
-                             f"{last.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(last.rings_alone_Bps)}, "
+                             f"{last.bound_busbw_Bps / 1e9:.2f} GB/s{rings_alone_words(last.rings_alone_Bps)}, "
                              f"at {_figures(last)} link figures)"
                              + (f"<br>at {format_size(last.size_bytes)}: {why}"
                                 if (why := limit_words(last.sim)) is not None else ""))
