@@ -170,6 +170,9 @@ class LivePlots(QWidget):
         super().__init__()
         self.layout_widget = LayoutView()
         QVBoxLayout(self).addWidget(self.layout_widget)
+        # the plots' titles, bottom axes and view boxes 36 px tall: the Results dock, tabbed with this
+        # one, kept the pair that tall by its own minimum until s34 (without this, 24 px at 1300x850)
+        self.setMinimumHeight(140)
         self.delivered_plot = self.layout_widget.addPlot(row=0, col=0, title="Bytes delivered and throughput")
         self.delivered_plot.setLabel("bottom", "simulated time", units="s")
         self.delivered_plot.setLabel("left", "delivered", units="B")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWidgetItem, QScrollArea, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWidgetItem, QScrollArea, QSizePolicy,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..sim.latency_bound import limit_words
 from ..sim.results import capacity_words
@@ -27,6 +27,10 @@ class _SummaryArea(QScrollArea):
         self.setWidget(label)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        # never taller than its text (a dock's spare height went here and the label centred its text
+        # in it: an empty band above the summary); the bottleneck list takes the spare height
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
 
     def _text_height(self) -> int:
         return self.widget().heightForWidth(max(self.viewport().width(), 200)) + 2 * self.frameWidth()
@@ -40,6 +44,14 @@ class _SummaryArea(QScrollArea):
         return QSize(super().minimumSizeHint().width(), max(line, min(self._text_height(), self.MIN_LINES * line)))
 
     MIN_LINES = 4
+
+    def resizeEvent(self, event) -> None:
+        """Its hint is the text's height at its width: a new width, a new hint (the summary is set while
+        the dock waits behind the Findings tab, at a width that wraps it to five lines: the area kept
+        that height once the dock was raised, two blank lines under three of text)."""
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()
 
 
 class _SummaryLabel(QLabel):
@@ -57,20 +69,40 @@ class _Compact:
     def sizeHint(self) -> QSize:
         return QSize(super().sizeHint().width(), self.minimumHeight())
 
+    def minimumSizeHint(self) -> QSize:
+        """The minimum height set (a layout grows a hint to this: a scroll area's own is 70 px)."""
+        return QSize(super().minimumSizeHint().width(), self.minimumHeight())
+
 
 class _CompactList(_Compact, QListWidget):
-    pass
+    """Asks for up to ROWS of its rows, so a dock grown to the panel's hint (window_replay.py's
+    _fit_results_dock) shows them; it takes the dock's spare height and scrolls beyond."""
+
+    ROWS = 8
+
+    def sizeHint(self) -> QSize:
+        rows = min(self.count(), self.ROWS)
+        want = rows * self.sizeHintForRow(0) + 2 * self.frameWidth() if rows else 0
+        return QSize(super().sizeHint().width(), max(want, self.minimumHeight()))
 
 
 class _CompactTable(_Compact, QTableWidget):
-    pass
+    """Asks for its header and up to ROWS of its rows; scrolls beyond."""
+
+    ROWS = 3
+
+    def sizeHint(self) -> QSize:
+        rows = min(self.rowCount(), self.ROWS)
+        want = (self.horizontalHeader().sizeHint().height() + sum(self.rowHeight(r) for r in range(rows))
+                + 2 * self.frameWidth())
+        return QSize(super().sizeHint().width(), max(want, self.minimumHeight()))
 
 
 class ResultsPanel(QWidget):
     """The latest run's figures and bottlenecks, and a table comparing every run of the session."""
 
     linksClicked = Signal(list)
-    COLUMNS = ["run", "topology", "GPUs", "time", "algbw GB/s", "busbw GB/s", "% of bound"]
+    COLUMNS = ["this session's runs", "topology", "GPUs", "time", "algbw GB/s", "busbw GB/s", "% of bound"]
 
     def __init__(self):
         super().__init__()
@@ -78,20 +110,25 @@ class ResultsPanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.bottlenecks = _CompactList()
-        self.bottlenecks.setMaximumHeight(130)
-        self.bottlenecks.setMinimumHeight(36)
+        # four rows however short the dock (the table shrinks to its header and a row first)
+        self.bottlenecks.setMinimumHeight(4 * self.bottlenecks.fontMetrics().height() + 2 * self.bottlenecks.frameWidth())
         self.table = _CompactTable(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(self.COLUMNS)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.setMinimumHeight(50)
+        self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)   # the list takes the rest
         self.summary_area = _SummaryArea(self.summary)
         self.bottlenecks_label = QLabel("Bottleneck links (click to select on the canvas):")
         self.bottlenecks_label.setWordWrap(True)   # the latency-bound form is longer than a narrow dock
         layout = QVBoxLayout(self)
+        # tight margins, no "Runs this session:" line (the table's header says it): at 1280x768 the
+        # dock is 214 px whatever it holds (the Simulation dock above needs 428), and what they took
+        # left the bottleneck list two rows
+        layout.setContentsMargins(6, 4, 6, 2)
+        layout.setSpacing(3)
         layout.addWidget(self.summary_area)
         layout.addWidget(self.bottlenecks_label)
-        layout.addWidget(self.bottlenecks)
-        layout.addWidget(QLabel("Runs this session:"))
+        layout.addWidget(self.bottlenecks, 1)   # the dock's spare height
         layout.addWidget(self.table)
         self.bottlenecks.itemClicked.connect(lambda item: self.linksClicked.emit(item.data(LINKS_ROLE) or []))
 
@@ -122,12 +159,14 @@ class ResultsPanel(QWidget):
             item.setData(LINKS_ROLE, b["links"])
             item.setToolTip(f"links {', '.join(b['links'])}; click to select them on the canvas")
             self.bottlenecks.addItem(item)
+        self.bottlenecks.updateGeometry()   # its hint follows its rows
 
     def _row(self, cells: list[str]) -> None:
         r = self.table.rowCount()
         self.table.insertRow(r)
         for c, text in enumerate(cells):
             self.table.setItem(r, c, QTableWidgetItem(text))
+        self.table.updateGeometry()   # its hint follows its rows
 
     def show_collective(self, request: RunRequest, r, topology_name: str) -> None:
         nccl = ""
@@ -138,7 +177,7 @@ class ResultsPanel(QWidget):
             f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
-            f"{r.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(r.rings_alone_Bps)}, "
+            f"{r.bound_busbw_Bps / 1e9:.2f} GB/s{rings_alone_words(r.rings_alone_Bps)}, "
             f"at {_figures(r)} link figures"
             + (f"<br><b>{why[0].upper()}{why[1:]}</b>" if (why := limit_words(r.sim)) is not None else "")
             + f"<br><i>{r.reason}</i>")
@@ -184,7 +223,7 @@ class ResultsPanel(QWidget):
         # the label says "sweep" already ("all-reduce auto sweep 1 KiB..1 GiB"): no "Sweep" before it
         self.summary.setText(f"<b>{request.label}</b>: {len(rows)} sizes; at {format_size(last.size_bytes)} bus "
                              f"bandwidth {last.busbw_Bps / 1e9:.2f} GB/s ({100 * last.fraction_of_bound:.1f}% of the bound "
-                             f"{last.bound_busbw_Bps / 1e9:.1f} GB/s{rings_alone_words(last.rings_alone_Bps)}, "
+                             f"{last.bound_busbw_Bps / 1e9:.2f} GB/s{rings_alone_words(last.rings_alone_Bps)}, "
                              f"at {_figures(last)} link figures)"
                              + (f"<br>at {format_size(last.size_bytes)}: {why}"
                                 if (why := limit_words(last.sim)) is not None else ""))

@@ -45,7 +45,7 @@ def test_a_ring_sweep_plot_does_not_call_the_any_algorithm_bound_the_rings(make_
     assert texts == ["DGX H100: all-reduce bound 575.4 GB/s (any algorithm)"], texts
     assert "DGX H100: all-reduce ring" in w.sweep_plot.curves   # the curve keeps its algorithm
     # and the summary says the bound with what the rings alone allow (it read "N% of bound", without the figure)
-    assert "% of the bound 575.4 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s)" in w.results.summary.text()
+    assert "% of the bound 575.40 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s)" in w.results.summary.text()
 
 
 def test_results_dock_says_what_the_rings_alone_allow_as_the_cli_does(make_window, qtbot):
@@ -54,7 +54,7 @@ def test_results_dock_says_what_the_rings_alone_allow_as_the_cli_does(make_windo
     w = make_window("dgx-h100")
     run_collective(w, qtbot, "all-reduce", "ring", "64MiB")
     text = w.results.summary.text()
-    assert "of the topology's 575.4 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s), at achievable" in text
+    assert "of the topology's 575.40 GB/s (any algorithm; NCCL's rings alone allow 369.90 GB/s), at achievable" in text
     run_collective(w, qtbot, "all-to-all", "direct", "1MiB")   # no ring bound to compare with
     assert "rings alone" not in w.results.summary.text()
 
