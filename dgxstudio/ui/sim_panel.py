@@ -23,7 +23,7 @@ from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, Simulator, cuts_in_chunks,
                        sweep_sizes)
 from ..sim.ring_bound_note import rings_alone_Bps
-from ..sim.setup_steps import Setup, of_run
+from ..sim.setup_steps import ENGINE_FROM, Setup, of_run
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
@@ -397,18 +397,22 @@ class SimulationPanel(QWidget):
         self.state.setText(f"Done: {self.request.label}")
         self.resultReady.emit(self.request, result)
 
-    def _stopped_at(self) -> str:
+    def _stopped_at(self, engine_only: bool = False) -> str:
         """How far a run got before it ended without a result; the bar is emptied (reset shows no
-        figure: a bar left at 33% after a refusal read as a run still under way)."""
+        figure: a bar left at 33% after a refusal read as a run still under way). ``engine_only``:
+        nothing while the run was still setting up (a refusal there, e.g. nvls with NVLS off, did not
+        fail part way through a run)."""
         value = self.progress.value()
         self.progress.reset()
+        if engine_only and value < 1000 * ENGINE_FROM:
+            return ""
         return f" at {value / 10:.0f}%" if value > 0 else ""
 
     def _fail(self, message: str, kind: str | None = None) -> None:
         """``kind``: the form the message is about (a run's failure: its request's)."""
         message = _form_words(message, kind or getattr(self.request, "kind", None))
         self._idle()
-        where = self._stopped_at()
+        where = self._stopped_at(engine_only=True)
         self.state.setText(f"Error: {message}")
         self.message.emit(f"Simulation failed{where}, no result: {message}")
 
