@@ -94,7 +94,7 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
             m = starts[j - 1] - starts[j - 2]
             # (a run that folds reads only the rows it keeps: from 64 systems on, or past the limit)
             big = virtual and (len(sched.groups) + (n - j) * m > limits.MAX_SCHEDULED_GROUPS
-                               or (len(systems) >= FOLD_SYSTEMS and n <= FOLD_PIECES_SYSTEMS))
+                               or _folds_by_systems(len(systems), n))
             if sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1, virtual=big):
                 repeat = (m, n - j)  # (copy c, piece j - 1 + c: piece j - 1's groups c m on)
                 break
@@ -183,9 +183,15 @@ FOLD_PIECES_SYSTEMS = 8192
 def folds(sched: Schedule) -> bool:
     """Whether the simulator runs an NVLS tree schedule folded (``tree_fold`` with ``tree_units``)."""
     pieces = sched.meta["pieces"]
-    if len(sched.meta.get("systems", ())) >= FOLD_SYSTEMS and pieces <= FOLD_PIECES_SYSTEMS:
+    if _folds_by_systems(len(sched.meta.get("systems", ())), pieces):
         return True
     return pieces <= FOLD_PIECES and len(sched.groups) <= FOLD_GROUPS
+
+
+def _folds_by_systems(n_systems: int, pieces: int) -> bool:
+    """Folded for its many systems (``FOLD_SYSTEMS``), whatever its groups: ``folds``' first rule,
+    which the builder also reads to keep such a schedule's later pieces virtual."""
+    return n_systems >= FOLD_SYSTEMS and pieces <= FOLD_PIECES_SYSTEMS
 
 
 def _ids(runs: list[tuple[int, int]], m: int, copies: int) -> list[int]:

@@ -118,9 +118,7 @@ def run(router, sched: Schedule, capacity_scale: float, progress=None, cancel=No
             _refuse(sched, str(exc))
     from .nvls import tree_units  # (nvls and collectives import each other: collectives first)
 
-    k, _ = block(sched)
-    chunk = sched.groups._chunks[k]
-    sched.groups._chunks[k] = chunk.materialized(chunk.copies)  # (the columns repeat_piece builds)
+    sched.groups.build(block(sched)[0])  # (the columns repeat_piece builds)
     cols = sched.columns()
     for p in cols.patterns:  # (as a schedule built whole comes: routed by the run's own engine)
         p._template = None

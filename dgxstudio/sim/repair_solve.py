@@ -229,7 +229,9 @@ class _Part:
         # the binding classes the routes that left loaded: their loads without them (a class the
         # region does not load keeps this load; the check must not find it still full)
         on = self.act
-        behind = {k: sum(w * cl[s] * self.rl[s] for s, w in on[k]) for r in gone for k, _ in self.bent[r]}
+        # (each class summed once, however many of the routes that left load it)
+        left_on = dict.fromkeys(k for r in gone for k, _ in self.bent[r])
+        behind = {k: sum(w * cl[s] * self.rl[s] for s, w in on[k]) for k in left_on}
         # the region to start from: those routes and the others bottlenecked where they load
         # (those bottlenecked at a class in the order of ``on``, as a scan of it adds them: the
         # region's order is the fill's)
@@ -417,16 +419,8 @@ class _Part:
         # always has its bottleneck, a class it loads); when all of them still have one, that is
         # the answer, else they are checked again in the order of the classes and ``on``, which
         # the routes added to the region follow
-        for k in loads:
-            for s in bott_at.get(k, ()):
-                if s in region or s in grow or cl[s] <= 0.0:
-                    continue
-                if not bottlenecked(s, rl[s], k):
-                    break
-            else:
-                continue
-            break
-        else:
+        if all(bottlenecked(s, rl[s], k) for k in loads for s in bott_at.get(k, ())
+               if not (s in region or s in grow or cl[s] <= 0.0)):
             return grow
         for k in loads:
             for s, _ in on[k]:

@@ -201,17 +201,12 @@ class Simulator(NcclSchedules):
         self._bounds[collective] = value
         return value
 
-    def _devices_of_system(self, sid: str | None) -> list[str]:
-        """A system's devices: its group's own, or, for a system drawn as trays (GB200 NVL72), whose group holds
-        none itself, the devices the router places in it."""
-        return self.router.system_devices(sid) if sid is not None else []
-
     def _system_network_Bps(self, members: list[str]) -> float:
         """What a system's NICs can send per direction into the network."""
         fab = self.router.fabric
         sid = self.topo.system_of(members[0])
         total = 0.0
-        for did in self._devices_of_system(sid):
+        for did in self.router.system_devices(sid):  # (a GB200 NVL72's trays' devices; [] outside a system)
             if fab.kind.get(did) != "nic":
                 continue
             total += sum(fab.bundle(did, v).bandwidth for v in fab.adj.get(did, [])

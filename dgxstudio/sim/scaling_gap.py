@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .results import busbw_factor
 from .scaling import ScalingError
 
 FIGURE_KINDS = ("cross_socket_busbw_Bps", "compute_scale")
@@ -122,12 +123,12 @@ def passing_ranges(result: dict, label: str, knob: str, lo: float, hi: float, po
 
 def ring_busbw(allreduce_s: float, nbytes: float, n: int) -> float:
     """Bus bandwidth of an all-reduce of ``nbytes`` on ``n`` GPUs in ``allreduce_s`` (nccl-tests' 2(n-1)/n)."""
-    return 2 * (n - 1) / n * nbytes / allreduce_s
+    return busbw_factor("all-reduce", n) * nbytes / allreduce_s
 
 
 def ring_allreduce_s(busbw_Bps: float, nbytes: float, n: int) -> float:
     """The all-reduce time of a ring bound everywhere by ``busbw_Bps`` (the inverse of :func:`ring_busbw`)."""
-    return 2 * (n - 1) / n * nbytes / busbw_Bps
+    return busbw_factor("all-reduce", n) * nbytes / busbw_Bps
 
 
 def check_findings(data: dict) -> list[dict]:

@@ -238,6 +238,12 @@ class GroupTable(Sequence):
         """(first group id, its run of Group objects or its Lanes) in order: the table as it is kept."""
         return zip(self._starts, self._chunks)
 
+    def build(self, k: int) -> None:
+        """Chunk ``k``'s virtual rows built as columns in its place (they count against the limit from now on)."""
+        chunk = self._chunks[k]
+        self._chunks[k] = chunk.materialized(chunk.copies)
+        self.unbuilt -= chunk.n
+
     def patterns_and_metas(self):
         """(pattern, meta) of every group, in order: what a replay reads, without building Groups."""
         for chunk in self._chunks:

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import ragged
 from .ragged import Ragged
-from .schedule import Group, Lanes
+from .schedule import Group, Lanes, classes_by_row
 
 
 class _Renumber:
@@ -110,24 +110,13 @@ class PieceImage:
         """``Lanes.row_classes`` for the first n rows of the copies, read from the piece's m rows when
         no value under ``keys`` holds the piece's number (each copy's rows then fall in its rows'
         classes); None when one does."""
-        if "piece" in keys:
+        if "piece" in keys or any(type(v) is _Renumber and len(v.parts) > 1
+                                  for meta in self.metas for v in map(meta.get, keys)):
             return None
-        index: dict[tuple, int] = {}
-        local = np.empty(self.m, dtype=np.int32)
-        firsts: list[int] = []
-        for i, meta in enumerate(self.metas):
-            vals = tuple((k in meta, meta.get(k)) for k in keys)
-            if any(type(v) is _Renumber and len(v.parts) > 1 for _, v in vals):
-                return None
-            fact = (int(self.which[i]), *((has, v(0) if type(v) is _Renumber else v) for has, v in vals))
-            c = index.get(fact)
-            if c is None:
-                c = index[fact] = len(firsts)
-                firsts.append(i)
-            local[i] = c
-        return (np.tile(local, -(-n // self.m))[:n], firsts,
-                [self.patterns[k] if k >= 0 else None for k in self.which[firsts].tolist()],
-                [self.meta(r) for r in firsts])
+        # (copy 0's rows: under ``keys`` their values are every copy's)
+        local, firsts, patterns, metas = classes_by_row(
+            [self.patterns[k] if k >= 0 else None for k in self.which.tolist()], map(self.meta, range(self.m)), keys)
+        return np.tile(local, -(-n // self.m))[:n], firsts, patterns, metas
 
     def row_deps(self, key: str, r: int) -> tuple[int, ...]:
         """Row r's dependencies ("done" or "sent")."""

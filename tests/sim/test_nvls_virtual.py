@@ -83,6 +83,19 @@ def test_the_limit_counts_the_groups_built(monkeypatch):
             virtual.add(Group("after", duration_s=1e-6))
 
 
+def test_rows_built_in_place_count_against_the_limit(monkeypatch):
+    """Virtual rows built where they stand (``GroupTable.build``: the run that does not fold) are no
+    longer left out of the count the limit checks."""
+    built = _nvls_tree()
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", len(built.groups) - 2)
+    virtual = _nvls_tree(virtual=True)
+    monkeypatch.undo()
+    assert virtual.groups.unbuilt > 0
+    virtual.groups.build(nvls_virtual.block(virtual)[0])
+    assert virtual.groups.unbuilt == 0 and nvls_virtual.block(virtual) is None
+    assert [_fields(g) for g in virtual.groups] == [_fields(g) for g in built.groups]
+
+
 def test_virtual_rows_only_past_the_limit_or_where_the_run_folds(monkeypatch):
     """Under the limit and below 64 systems (where the NVLS tree runs flow by flow from 129 pieces
     on) the pieces are built as before; from 64 systems on they stay virtual rows."""
