@@ -596,8 +596,7 @@ class Router(SwitchRoutes, TemplateLoads):
             paths = [p + list(q[1:]) for p in paths for q in leg.paths]
             if len(paths) > self.max_paths:
                 thinned = True
-                step = len(paths) / self.max_paths
-                paths = [paths[int(i * step)] for i in range(self.max_paths)]
+                paths = self._subsample(paths)
         route = self._route(paths)
         if thinned:
             # a sample of the joined paths (and their latency), but each leg loads its channels as
