@@ -28,8 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..cancel import check_cancelled
-from .channels import hop_loads
-from .ring_segments import run_piece
+from .ring_segments import hop_piece, run_piece
 
 _NET = ("infiniband", "ethernet")
 
@@ -175,10 +174,8 @@ class ClassTables:
                     seg.pair(row[2], row[3])
                     seg.add(row[4], row[5])
                 else:
-                    way = via[k] if via is not None else None
-                    if way is None or not loads.single_via(way, seg):
-                        seg.literal(*hop_loads(router, order, None, via, k))
-                    if way is not None and pending is not None and not dirty and retries and pending.any():
+                    hop_piece(loads, seg, order, None, via, k)
+                    if has_via[k] and pending is not None and not dirty and retries and pending.any():
                         # the hops after this one that waited for a leg's template: it may exist now
                         retries -= 1
                         more, pending = self._vouch(checks, pending & (checks.vpos > k), seg)

@@ -324,15 +324,9 @@ class Router(SwitchRoutes, TemplateLoads):
         every pair of leaves in two pods on the same 2 of a plane's 8 core switches on 2,048 DGX
         H100 (cores .1 and .5 at 89% while the other six idled: the NVLS tree ran at a quarter of
         its bandwidth over 512 systems, where 64 paths tie and none was dropped)."""
-        if weights is None and len(paths) > self.max_paths:
-            kept = self._route(self._subsample(paths))
-            load: dict[int, float] = {}
-            share = 1.0 / len(paths)
-            for p in paths:
-                for c in self._path_channels(p):
-                    load[c] = load.get(c, 0.0) + share
-            return Route(kept.paths, np.fromiter(load, dtype=np.int64, count=len(load)),
-                         np.fromiter(load.values(), dtype=float, count=len(load)), kept.latency_s, thinned=True)
+        thinned = weights is None and len(paths) > self.max_paths
+        kept = self._subsample(paths) if thinned else paths
+        timed = {id(p) for p in kept} if thinned else None  # (the sample's paths give the latency)
         total = float(sum(weights)) if weights else float(len(paths))
         shares = [w / total for w in weights] if weights else [1.0 / len(paths)] * len(paths)
         load: dict[int, float] = {}
@@ -342,11 +336,12 @@ class Router(SwitchRoutes, TemplateLoads):
             cs = self._path_channels(p)
             for c in cs:
                 load[c] = load.get(c, 0.0) + share
-            # devices' hop latencies plus the links', from the channels already looked up
-            latency = max(latency, sum(hop[d] for d in p) + sum(chan_lat[c] for c in cs))
+            if timed is None or id(p) in timed:
+                # devices' hop latencies plus the links', from the channels already looked up
+                latency = max(latency, sum(hop[d] for d in p) + sum(chan_lat[c] for c in cs))
         chans = np.fromiter(load, dtype=np.int64, count=len(load))
         weights = np.fromiter(load.values(), dtype=float, count=len(load))
-        return Route(tuple(tuple(p) for p in paths), chans, weights, latency)
+        return Route(tuple(tuple(p) for p in kept), chans, weights, latency, thinned=thinned)
 
     def companion(self, make):
         """The router's one ``make(router)`` (ring hops, exits from systems, the switch graph): made the
@@ -601,8 +596,7 @@ class Router(SwitchRoutes, TemplateLoads):
             paths = [p + list(q[1:]) for p in paths for q in leg.paths]
             if len(paths) > self.max_paths:
                 thinned = True
-                step = len(paths) / self.max_paths
-                paths = [paths[int(i * step)] for i in range(self.max_paths)]
+                paths = self._subsample(paths)
         route = self._route(paths)
         if thinned:
             # a sample of the joined paths (and their latency), but each leg loads its channels as

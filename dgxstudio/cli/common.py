@@ -82,15 +82,13 @@ def open_topology(path: str | None, preset: str | None = None) -> Topology:
 def open_runnable_topology(path: str | None, preset: str | None = None) -> Topology:
     """A topology to run something on (simulate, pipeline, train, scaling, report): one with
     validation errors is refused with exit 1, as `validate` does, whichever command is run."""
-    from ..model.validation import errors as design_errors
+    from ..model.validation import errors as design_errors, first_errors_words
 
     topo = open_topology(path, preset)
     errors = design_errors(topo, as_read=not preset)  # (a file's topology, just read: see validation.errors)
     if errors:
-        listed = "; ".join(f.message for f in errors[:3])
-        more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
         raise CliError(f"{path or topo.name}: the topology has {len(errors)} error(s); fix them first"
-                       f" (`dgxstudio validate` lists them): {listed}{more}", EXIT_FINDINGS)
+                       f" (`dgxstudio validate` lists them): {first_errors_words(errors)}", EXIT_FINDINGS)
     return topo
 
 

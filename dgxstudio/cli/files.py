@@ -72,13 +72,12 @@ def cmd_import(args) -> int:
     write_topology(topo, args.output)
     # written all the same (the GUI opens it to mend), but a file NCCL's own hardware could not be, e.g. 500
     # NVLinks from a GPU to a switch, is not a clean import: said, with exit 1 as `validate` gives
-    from ..model.validation import ERROR, validate
+    from ..model.validation import errors as design_errors, first_errors_words
 
-    errors = [f for f in validate(topo) if f.severity == ERROR]
+    errors = design_errors(topo)  # (its errors only: the checks that only warn are not made)
     if errors:
-        listed = "; ".join(f.message for f in errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
         print(f"dgxstudio: {args.file}: the imported topology has {len(errors)} error(s)"
-              f" (`dgxstudio validate {args.output}` lists them): {listed}", file=sys.stderr)
+              f" (`dgxstudio validate {args.output}` lists them): {first_errors_words(errors)}", file=sys.stderr)
         return EXIT_FINDINGS
     return EXIT_OK
 

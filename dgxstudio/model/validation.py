@@ -349,6 +349,12 @@ def errors(topo: Topology, as_read: bool = False) -> list[Finding]:
     return [f for f in _run(topo, tuple(c for c in CHECKS if c not in skip)) if f.severity == ERROR]
 
 
+def first_errors_words(errors: list[Finding]) -> str:
+    """The first three findings' messages, and how many more there are: what a refusal quotes."""
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "; ".join(f.message for f in errors[:3]) + more
+
+
 def _run(topo: Topology, checks) -> list[Finding]:
     findings: list[Finding] = []
     with paused_gc():

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 from .. import __version__
 from ..model.catalog import KIND_LABELS, NETWORK_FAMILIES
-from ..model.names import device_words, ends_words
+from ..model.names import device_words, ends_words, several_systems
 from ..model.systems import power_text
 from ..model.topology import Topology
 from ..sim.latency_bound import limit_words
@@ -89,8 +89,10 @@ def _link_name(topo: Topology, link_id: str) -> str:
 
 
 def _gpu_order(topo: Topology, ring: list[str]) -> str:
-    names = [_name(topo, g) for g in ring]
-    return " → ".join(names) if len(names) <= 16 else " → ".join(names[:8]) + f" … ({len(names)} GPUs)"
+    # only the GPUs shown are named, the design's systems counted once (a ring of 16,384 GPUs shows 8)
+    several = several_systems(topo)
+    names = [device_words(topo, g, several) for g in (ring if len(ring) <= 16 else ring[:8])]
+    return " → ".join(names) + ("" if len(ring) <= 16 else f" … ({len(ring)} GPUs)")
 
 
 def bottleneck_rows(topo: Topology, items: list[dict]) -> list[list]:
