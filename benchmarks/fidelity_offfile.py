@@ -28,11 +28,10 @@ sys.path.insert(0, str(HERE.parent))
 
 from dgxstudio.model.fabrics import build_fat_tree  # noqa: E402
 from dgxstudio.model.presets import load_preset  # noqa: E402
-from dgxstudio.sim.results import busbw_factor  # noqa: E402
+from dgxstudio.sim.results import SimulationError, busbw_factor  # noqa: E402
 from dgxstudio.sim import tuning as T  # noqa: E402
 from dgxstudio.sim.limits import TooLarge  # noqa: E402
 from dgxstudio.sim.run import SimOptions, Simulator  # noqa: E402
-from dgxstudio.sim.results import SimulationError  # noqa: E402
 
 DEFAULT_DATA = HERE / "fidelity_offfile.json"
 DEFAULT_CSV = HERE.parent.parent / "shared" / "calibration" / "nccl-tests.csv"
@@ -90,7 +89,7 @@ def load_sources(path: Path) -> list[dict]:
         for key in ("key", "label", "url", "gpus_per_thread", "nccl_version", "points"):
             if key not in s:
                 raise ValueError(f"{path}: source {s.get('key', '?')} has no {key!r}")
-        machine = s.get("simulate_on", {"preset": "dgx-a100"})
+        machine = machine_of(s)
         if not isinstance(machine, dict) or len(set(machine) & {"preset", "fat_tree"}) != 1:
             raise ValueError(f"{path}: source {s['key']}: simulate_on needs one of 'preset' or 'fat_tree'")
         if not str(s["url"]).startswith("https://"):
@@ -132,11 +131,19 @@ def nccl_env_options(source: dict) -> dict:
     return options
 
 
+DEFAULT_MACHINE = {"preset": "dgx-a100"}   # a source that names no machine ran on one DGX A100
+
+
+def machine_of(source: dict) -> dict:
+    """What a source ran on (its "simulate_on": a preset, or `generate fat-tree` options)."""
+    return source.get("simulate_on", DEFAULT_MACHINE)
+
+
 def machine_key(source: dict) -> tuple:
     """What a source ran on, as a hashable key: the machine (a preset by name, or `generate fat-tree`
     options), the first N GPUs of it (None: all), the launch mode and the NCCL settings it names.
     A source that names no machine ran on one DGX A100."""
-    machine = source.get("simulate_on", {"preset": "dgx-a100"})
+    machine = machine_of(source)
     spec = json.dumps(machine, sort_keys=True)
     env = json.dumps(nccl_env_options(source), sort_keys=True)
     return spec, source.get("gpus"), int(source["gpus_per_thread"]), env
@@ -144,7 +151,7 @@ def machine_key(source: dict) -> tuple:
 
 def build_machine(source: dict):
     """The topology a source ran on: a preset, or a fat tree generated as `dgxstudio generate fat-tree`."""
-    machine = source.get("simulate_on", {"preset": "dgx-a100"})
+    machine = machine_of(source)
     if "preset" in machine:
         return load_preset(machine["preset"])
     options = dict(machine["fat_tree"])
@@ -177,7 +184,7 @@ def compare(source: dict, simulators: dict, azure: dict[int, float]) -> list[dic
     algorithm = source.get("simulate_algorithm", "auto")
     collective = collective_of(source)
     ring_simple_latency = T.model_latency(sim.call_shape(collective), "ring", "simple")
-    compare_azure = source.get("simulate_on", {"preset": "dgx-a100"}) == {"preset": "dgx-a100"}
+    compare_azure = machine_of(source) == DEFAULT_MACHINE
     rows = []
     for size, measured, _time_us in source["points"]:
         try:
@@ -223,7 +230,7 @@ def _size(n: int) -> str:
 
 
 def report(source: dict, rows: list[dict]) -> str:
-    machine = source.get("simulate_on", {"preset": "dgx-a100"})
+    machine = machine_of(source)
     out = [f"\n== {source['label']}", f"   {source['url']}",
            f"   NCCL {source['nccl_version']}; {source.get('launch', '')}; {source.get('command', '')}",
            # the settings the simulation takes from the source (the run's own are in its command's words)

@@ -213,6 +213,13 @@ class TopologyScene(QGraphicsScene):
                 self.lod.update(view)
         QTimer.singleShot(later_ms, run)
 
+    def overview_now(self) -> None:
+        """In a cluster's overview, what it draws brought up to the document at once, not in the next
+        turn as ``view_changed`` does: an edit just added items that are to be selected."""
+        if self.lod is not None:
+            for view in self.views()[:1]:
+                self.lod.update(view)
+
     def zooming(self) -> None:
         """The view zooms: devices, collapsed boxes and the overview's blocks draw straight to the
         screen until it rests, since a cached one is rendered into a new picture at every zoom step
@@ -452,9 +459,7 @@ class TopologyScene(QGraphicsScene):
         if held:
             self._update_frames()
         if ended is not None and ended[1] is not None:   # copies: selected (in the overview, once drawn)
-            if self.lod is not None:
-                for view in self.views()[:1]:
-                    self.lod.update(view)
+            self.overview_now()
             self.select_ids(ended[1])
             # said in the status bar as a paste or duplicate is (it kept the last edit's message)
             self.statusMessage.emit(ended[0].text.replace("copy", "Copied", 1))

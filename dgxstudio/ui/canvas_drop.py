@@ -37,9 +37,7 @@ def drop(scene, payload: str, pos: QPointF) -> list[str]:
             if frames:
                 memberships = {did: min(frames, key=lambda g: g.frame.width() * g.frame.height()).group_id}
         scene.document.push(AddItems([dev], positions={did: at}, memberships=memberships, text=f"add {part.label}"))
-        if scene.lod is not None:
-            for view in scene.views()[:1]:
-                scene.lod.update(view)   # its system opens again, with it
+        scene.overview_now()   # its system opens again, with it
         scene.select_ids([did])
         if scene.lod is not None and did not in scene.device_items:   # joined to nothing: in a closed block
             scene.statusMessage.emit(f"Added {dev.name} ({did}) in the overview's 'Not connected' row: "

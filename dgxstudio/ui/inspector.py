@@ -103,8 +103,8 @@ class Inspector(QWidget):
                     w.hide()
                     if isinstance(w, QComboBox):
                         w.deleteLater()
-        for name, widget in new:
-            if len(name.text()) > SPAN_AFTER:   # above its field, both the form's whole width (see SPAN_AFTER)
+        for (name, widget), span in zip(new, spans):
+            if span:   # above its field, both the form's whole width (see SPAN_AFTER)
                 self.form.addRow(name)
                 self.form.addRow(widget)
             else:

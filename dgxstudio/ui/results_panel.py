@@ -63,11 +63,17 @@ class _SummaryLabel(QLabel):
 
 
 class _Compact:
-    """A list or table that asks only for its minimum height: the dock's layout takes the same amount
-    from every part it must shrink, so their usual 192 px hints left the summary two lines."""
+    """A list or table that asks for its first rows (``rows_height``), never less than its minimum
+    height, not Qt's usual 192 px: the dock's layout takes the same amount from every part it must
+    shrink, so those hints left the summary two lines."""
+
+    def rows_height(self) -> int:
+        """The height its first rows ask for (the subclass says which): the hint never falls below
+        the minimum height."""
+        return 0
 
     def sizeHint(self) -> QSize:
-        return QSize(super().sizeHint().width(), self.minimumHeight())
+        return QSize(super().sizeHint().width(), max(self.rows_height(), self.minimumHeight()))
 
     def minimumSizeHint(self) -> QSize:
         """The minimum height set (a layout grows a hint to this: a scroll area's own is 70 px)."""
@@ -80,10 +86,9 @@ class _CompactList(_Compact, QListWidget):
 
     ROWS = 8
 
-    def sizeHint(self) -> QSize:
+    def rows_height(self) -> int:
         rows = min(self.count(), self.ROWS)
-        want = rows * self.sizeHintForRow(0) + 2 * self.frameWidth() if rows else 0
-        return QSize(super().sizeHint().width(), max(want, self.minimumHeight()))
+        return rows * self.sizeHintForRow(0) + 2 * self.frameWidth() if rows else 0
 
 
 class _CompactTable(_Compact, QTableWidget):
@@ -91,11 +96,10 @@ class _CompactTable(_Compact, QTableWidget):
 
     ROWS = 3
 
-    def sizeHint(self) -> QSize:
+    def rows_height(self) -> int:
         rows = min(self.rowCount(), self.ROWS)
-        want = (self.horizontalHeader().sizeHint().height() + sum(self.rowHeight(r) for r in range(rows))
+        return (self.horizontalHeader().sizeHint().height() + sum(self.rowHeight(r) for r in range(rows))
                 + 2 * self.frameWidth())
-        return QSize(super().sizeHint().width(), max(want, self.minimumHeight()))
 
 
 class ResultsPanel(QWidget):
