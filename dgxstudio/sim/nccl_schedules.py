@@ -63,7 +63,8 @@ class NcclSchedules:
             def over_network(pairs) -> bool:
                 return "net" in self._hop_classes(pairs)
             depth = T.tree_depth(len(self.gpus), plan.nodes)
-            piece, step_pieces = T.tree_pieces(proto, size, nch, depth)
+            chain = len(self.gpus) // max(plan.nodes, 1) - 1
+            piece, step_pieces = T.tree_pieces(proto, size, nch, depth, chain)
             chunk = piece * max(nch / (2 * rails), 1.0)
             sched = C.tree_collective(collective, chains, size, chunk, root, red, level_latency, cap,
                                       step_pieces, over_network)

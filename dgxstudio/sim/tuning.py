@@ -164,9 +164,19 @@ def tree_depth(ranks: int, nodes: int) -> int:
     return max(ranks // nodes - 1 + (nodes.bit_length() - 1), 1)
 
 
-def tree_chunk_bytes(proto: str, size: float, channels: int, depth: int) -> float:
+def piece_budget(depth: int, chain: int = 0) -> int:
+    """The pieces a tree connection may move (the simulator's budget, ``max_pieces_per_connection``).
+    A chain inside a system at least as long as the budget could never hold a piece on each of its
+    GPUs, so it never filled its pipeline (a 72-GPU NVL72 chain ran at a fifth of NCCL's estimate):
+    there the budget is the tree's depth plus the budget, so the pipeline fills and then streams."""
+    base = int(tuning_data()["tree_pipeline"]["max_pieces_per_connection"])
+    return depth + base if chain >= base else base
+
+
+def tree_chunk_bytes(proto: str, size: float, channels: int, depth: int, chain: int = 0) -> float:
     """Data one tree channel moves a piece: one step, halved as NCCL does for Simple so that every
-    channel pipelines enough pieces through the tree's depth (see ``tree_pipeline`` in the data)."""
+    channel pipelines enough pieces through the tree's depth (see ``tree_pipeline`` in the data);
+    ``chain``: GPUs per system less one (see ``piece_budget``)."""
     d = tuning_data()
     chunk = float(d["pipeline"]["step_data_bytes"][proto])
     tp = d["tree_pipeline"]
@@ -175,25 +185,25 @@ def tree_chunk_bytes(proto: str, size: float, channels: int, depth: int) -> floa
         for factor, floor in tp["halvings"]:
             while per_channel / chunk < depth * factor and chunk > floor:
                 chunk /= 2
-        chunk = max(chunk, per_channel / tp["max_pieces_per_connection"])
+        chunk = max(chunk, per_channel / piece_budget(depth, chain))
     return chunk
 
 
-def tree_pieces(proto: str, size: float, channels: int, depth: int) -> tuple[float, int]:
+def tree_pieces(proto: str, size: float, channels: int, depth: int, chain: int = 0) -> tuple[float, int]:
     """A tree channel's piece and how many pieces make one of NCCL's steps (chunks).
 
     Simple forwards whole chunks: a piece is ``tree_chunk_bytes``, one a step. LL and LL128 threads
     forward their part of each trip of lines as soon as they have it over NVLink or PCI (prims_ll.h
     LLGenericOp, prims_ll128.h GenericOp), so their steps are cut in trips, the channel's data in at
-    most ``max_pieces_per_connection``; a network hop still sends a step only once all its lines are
+    most ``piece_budget``; a network hop still sends a step only once all its lines are
     written (net.cc sendProxyProgress), which ``tree_collective`` keeps."""
-    step = tree_chunk_bytes(proto, size, channels, depth)
+    step = tree_chunk_bytes(proto, size, channels, depth, chain)
     d = tuning_data()
     tp = d["tree_pipeline"]
     if proto not in tp["streaming_protocols"]:
         return step, 1
     trip = tp["trip_data_bytes_per_thread"][proto] * d["channels"]["threads"][proto]
-    budget = int(tp["max_pieces_per_connection"])
+    budget = piece_budget(depth, chain)
     per_channel = size / max(channels, 1)
     steps = min(max(1, math.ceil(per_channel / step - 1e-9)), budget)
     each = max(1, min(budget // steps, int(min(step, per_channel) / trip + 1e-9)))
