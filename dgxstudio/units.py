@@ -29,13 +29,14 @@ def parse_size(text: str) -> int:
     if unit not in _SIZE_UNITS:
         raise ValueError(f"unknown size unit {m.group(3)!r} in {text!r} (B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)")
     value = float(m.group(2)) * _SIZE_UNITS[unit]
-    if m.group(1) == "-" or not math.isfinite(value) or value < 1 or value > 2**50:
-        raise ValueError(f"size {text!r} is out of range (1 B .. 1 PiB)")
-    if _SIZE_UNITS[unit] == 1 and not value.is_integer():
-        # a bare number is bytes, and a fraction of a byte is no size ('1.5' ran 2 bytes); with a unit
-        # (1.1KiB) the bytes are rounded to whole ones
+    beyond = m.group(1) == "-" or not math.isfinite(value) or value > 2**50
+    if not beyond and _SIZE_UNITS[unit] == 1 and not value.is_integer():
+        # a bare number is bytes, and a fraction of a byte is no size ('1.5' ran 2 bytes; '0.5' was said to
+        # be out of range when a unit was what it missed); with a unit (1.1KiB) the bytes are rounded
         raise ValueError(f"size {text!r} is not a whole number of bytes"
                          + ("" if unit else " (a size without a unit is bytes)") + f"; did you mean {m.group(2)}KiB?")
+    if beyond or value < 1:
+        raise ValueError(f"size {text!r} is out of range (1 B .. 1 PiB)")
     return int(round(value))
 
 

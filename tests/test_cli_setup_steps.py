@@ -23,6 +23,7 @@ def test_simulate_names_its_setup_steps_on_a_terminal(monkeypatch, capsys, tmp_p
     monkeypatch.setattr(sys, "stderr", term)
     assert main(["simulate", str(path), "--algorithm", "nvls-tree", "--size", "64MiB"]) == 0
     lines = [s.removesuffix(" \033[K") for s in term.getvalue().split("\r") if s.strip("\033[K")]
+    assert re.fullmatch(r"simulating: loading h100-16.dgxs \(0%\), \d+ s", lines.pop(0))   # (the file's load, first)
     steps = [re.match(r"simulating on 128 GPUs: (.*) \((\d+)%\), \d+ s$", s) for s in lines]
     assert all(steps), lines
     said = [m.group(1) for m in steps]

@@ -31,8 +31,13 @@ def test_whole_bytes_and_fractions_with_a_larger_unit_still_read():
     assert parse_size("2.0") == 2 and parse_size("1.5e1") == 15 and parse_size("1e6") == 10**6
     assert parse_size("1.5GiB") == 3 * 2**29 and parse_size("1.1KiB") == 1126   # rounded to whole bytes, as before
     assert parse_size("1.5KB") == 1500
-    for below_a_byte in ("-1.5", "0.5"):   # (below the range before a fraction)
-        with pytest.raises(ValueError, match="out of range"):
+    for beyond in ("-1.5", "-0.5", "0", "0.0", "0.4e-3KiB", "1.5PiB", "1e400"):   # (out of range before a fraction)
+        with pytest.raises(ValueError, match=r"out of range \(1 B \.\. 1 PiB\)"):
+            parse_size(beyond)
+    # a bare fraction below a byte misses a unit, as any bare fraction does: it was said to be out of range
+    for below_a_byte in ("0.5", "0.5B", ".25"):
+        with pytest.raises(ValueError, match=rf"size '{below_a_byte}' is not a whole number of bytes.*did you mean "
+                                             rf"{below_a_byte.rstrip('B')}KiB\?"):
             parse_size(below_a_byte)
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..cancel import check_cancelled
 from ..model.catalog import NETWORK_FAMILIES
 from ..model.topology import Topology
-from .fabric import system_map
+from .fabric import system_devices, system_map
 
 
 @dataclass
@@ -60,11 +60,12 @@ def _network_share(topo: Topology, achievable: bool = False, figures: _LinkFigur
 def compute_nic_ports(topo: Topology, gpu: str) -> list[dict]:
     """The network ports of the compute NICs of a GPU's system, cabled or not, by rate: what the
     system offers the network (a lone DGX H100: 8 ports of 400 Gb/s) even before it is wired to one."""
-    sid = system_map(topo).get(gpu)
+    system_of = system_map(topo)
+    sid = system_of.get(gpu)
     if sid is None:
         return []
     by_rate: dict[float, list[int]] = {}
-    for did in topo.devices_in_group(sid):
+    for did in system_devices(topo, system_of).get(sid, []):
         dev = topo.devices[did]
         if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
             continue

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..cancel import check_cancelled
 from ..model.topology import Topology
-from .fabric import Fabric, system_map
+from .fabric import Fabric, system_devices, system_map
 
 EXACT_SPLIT_LIMIT = 1000
 # A dense eigen-solve is cubic: above this many coarse nodes (1,024 DGX H100 and their 640 switches
@@ -349,12 +349,8 @@ def _coarse_graph(topo: Topology, units: list[list[str]], edges: list[tuple[str,
     what the cuts are measured on."""
     mapping = {}
     names = []
-    by_system: dict[str, list[str]] = {}
     system_of = system_map(topo)
-    for d in topo.devices:  # every system's devices at any depth, in document order (devices_in_group, once)
-        sid = system_of[d]
-        if sid is not None:
-            by_system.setdefault(sid, []).append(d)
+    by_system = system_devices(topo, system_of)  # every system's devices at any depth, in document order
     selected: dict[str | None, int] = {}   # selected GPUs per system, over all units
     for unit in units:
         sid = system_of.get(unit[0])

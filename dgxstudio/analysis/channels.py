@@ -25,7 +25,7 @@ import numpy as np
 from ..cancel import check_cancelled
 from ..model.topology import Topology
 from ..sim.tuning import tuning_data
-from .fabric import system_map
+from .fabric import system_devices, system_map
 
 
 @dataclass
@@ -103,11 +103,16 @@ def nic_gpus_per_system(topo: Topology, fabric, systems: list[list[str]], router
     with the same GPUs selected, takes that one's answer with the prefix swapped: its searches from
     its NICs see the same graph, renamed, so they find the same GPUs. Any other is worked out. The
     router keeps the last answer: asked again for the same systems, it is that one."""
+    if router is not None and router.topo is topo:
+        devices_of = router.system_devices
+    else:
+        by_system = system_devices(topo)
+        devices_of = lambda sid: by_system.get(sid, [])   # noqa: E731
     if router is None or router.fabric is not fabric or router.spread != "even" or len(systems) < 8:
         out = []
         for m in systems:
             check_cancelled()
-            out.append(_nic_gpus(topo, fabric, m))
+            out.append(_nic_gpus(topo, fabric, m, devices_of))
         return out
     # the channel plan and the router's rails ask for every system's GPUs alike: answered once
     key = tuple(map(tuple, systems))
@@ -123,7 +128,7 @@ def nic_gpus_per_system(topo: Topology, fabric, systems: list[list[str]], router
         check_cancelled()
         twin = router.local_twin(sid, topo) if sid is not None else None
         if twin is None:
-            out.append(_nic_gpus(topo, fabric, members))
+            out.append(_nic_gpus(topo, fabric, members, devices_of))
             continue
         prefix = router._signatures[sid][2]
         n = len(prefix)
@@ -132,7 +137,7 @@ def nic_gpus_per_system(topo: Topology, fabric, systems: list[list[str]], router
         if rel is not None and known is not None and known[0] == rel:
             out.append([(prefix + a, prefix + b) for a, b in known[1]])
             continue
-        found = _nic_gpus(topo, fabric, members)
+        found = _nic_gpus(topo, fabric, members, devices_of)
         out.append(found)
         if twin == sid and rel is not None and known is None:
             answers[sid] = (rel, [(a[n:], b[n:]) for a, b in found])
@@ -140,11 +145,12 @@ def nic_gpus_per_system(topo: Topology, fabric, systems: list[list[str]], router
     return out
 
 
-def _nic_gpus(topo: Topology, fabric, members: list[str]) -> list[tuple[str, str]]:
+def _nic_gpus(topo: Topology, fabric, members: list[str], devices_of=None) -> list[tuple[str, str]]:
     """(NIC, its GPU) for each compute NIC of the members' system, in rail (document) order.
 
     A NIC's GPU is one of the selected GPUs nearest to it over the system's own links (the GPUs
-    under its PCIe switch); NICs sharing a switch take different GPUs, as NCCL pairs them."""
+    under its PCIe switch); NICs sharing a switch take different GPUs, as NCCL pairs them. ``devices_of``:
+    a system's devices by its id (``fabric.system_devices``'s, as ``Router.system_devices`` keeps them)."""
     if not members:
         return []
     sid = topo.system_of(members[0])
@@ -153,9 +159,7 @@ def _nic_gpus(topo: Topology, fabric, members: list[str]) -> list[tuple[str, str
     wanted = set(members)
     taken: set[str] = set()
     out = []
-    # a system drawn as trays (GB200 NVL72) holds its devices in its trays, none itself: every NIC was missed
-    # and its racks were joined by one ring over whatever route there was
-    for did in topo.groups[sid].devices or topo.devices_in_group(sid):
+    for did in devices_of(sid) if devices_of is not None else system_devices(topo).get(sid, []):
         dev = topo.devices[did]
         if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
             continue

@@ -38,15 +38,16 @@ def bundle_key(u: str, v: str) -> tuple[str, str]:
     return (u, v) if u <= v else (v, u)
 
 
-# Inside ``sharing_system_map(topo)``: that topology's system map, worked out once for every step.
-_shared_map: ContextVar[tuple[Topology, dict] | None] = ContextVar("shared_system_map", default=None)
+# Inside ``sharing_system_map(topo)``: that topology's system map, worked out once for every step, and
+# what is read from it (``system_devices``), once asked for.
+_shared_map: ContextVar[tuple[Topology, dict, dict] | None] = ContextVar("shared_system_map", default=None)
 
 
 @contextmanager
 def sharing_system_map(topo: Topology) -> Iterator[None]:
     """While the body runs (an analysis, which does not edit the topology), ``system_map(topo)`` is
     worked out once and shared by every step that asks for it."""
-    token = _shared_map.set((topo, _system_map(topo)))
+    token = _shared_map.set((topo, _system_map(topo), {}))
     try:
         yield
     finally:
@@ -61,6 +62,28 @@ def system_map(topo: Topology) -> dict[str, str | None]:
     if shared is not None and shared[0] is topo:
         return shared[1]
     return _system_map(topo)
+
+
+def system_devices(topo: Topology, system_of: dict[str, str | None] | None = None) -> dict[str, list[str]]:
+    """Each system's devices in document order: ``system_map`` (or ``system_of``, that map already made)
+    read the other way, in one pass. The one way a system's devices are looked up: a system drawn as
+    trays (GB200 NVL72) holds its devices in its trays and none itself, and its group's own list was
+    special-cased wherever it was read. Callers must not change the lists."""
+    shared = _shared_map.get()
+    if shared is not None and shared[0] is topo:
+        kept = shared[2]
+        if "devices" not in kept:
+            kept["devices"] = _devices_by_system(shared[1])
+        return kept["devices"]
+    return _devices_by_system(_system_map(topo) if system_of is None else system_of)
+
+
+def _devices_by_system(system_of: dict[str, str | None]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for d, sid in system_of.items():
+        if sid is not None:
+            out.setdefault(sid, []).append(d)
+    return out
 
 
 def _system_map(topo: Topology) -> dict[str, str | None]:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..cancel import check_cancelled
 from .exit_routes import ExitRoutes
-from .fabric import Fabric, system_map
+from .fabric import Fabric, system_devices, system_map
 from .routing_loads import TemplateLoads
 from .routing_search import _ENUMERATION_LIMIT, SwitchRoutes
 from ..model.topology import Topology
@@ -218,7 +218,7 @@ class Router(SwitchRoutes, TemplateLoads):
         self._spread_ends: dict[tuple, np.ndarray] = {}           # see twin_spreads._renamed
         self._local: tuple | None = None                          # see _local_tables
         self._local_lists: dict[str, tuple] = {}                  # see _local_list
-        self._nested: dict[str, list[str]] | None = None          # see system_devices
+        self._by_system: dict[str, list[str]] | None = None  # see system_devices
         self._lcm = 0                                      # set by _uniform_outside
         self._cheapest: int | None = None                  # cheapest bundle between switches, in units
         self.max_paths = max_paths
@@ -541,22 +541,11 @@ class Router(SwitchRoutes, TemplateLoads):
         return [src, src_nic, dst_nic, dst]
 
     def system_devices(self, sid: str) -> list[str]:
-        """A system's devices: its group's own, or, for a system drawn as trays (GB200 NVL72), whose group
-        holds its trays and no device itself, those the system map places in it (every such system's in
-        one pass). Read from the group alone, such a rack had no rails and no NIC, and looked alike to
-        any other rack of its builder whatever it held."""
-        group = self.topo.groups.get(sid)
-        if group is None:
-            return []
-        if group.devices:
-            return group.devices
-        if self._nested is None:
-            self._nested = {}
-            groups = self.topo.groups
-            for d, s in self._system.items():
-                if s is not None and not groups[s].devices:
-                    self._nested.setdefault(s, []).append(d)
-        return self._nested.get(sid, [])
+        """A system's devices, in document order, as the system map places them (``fabric.system_devices``,
+        every system's in one pass): a GB200 NVL72 rack's are its trays'. [] for no system."""
+        if self._by_system is None:
+            self._by_system = system_devices(self.topo, self._system)
+        return self._by_system.get(sid, [])
 
     def _rails(self) -> dict[str, tuple[str, frozenset]]:
         """Each GPU's own NIC (the compute NIC nearest to it) and the switches that NIC plugs into."""

@@ -58,6 +58,15 @@ class StepProgress:
             self.stream.flush()
 
 
+def loading_name(path: str, room: int = 40) -> str:
+    """A file as a progress line names it while loading it: its last part, cut to ``room`` characters (the
+    line stays within 80 columns: a wrapped one is not taken back by the carriage return)."""
+    import os
+
+    name = os.path.basename(path) or path
+    return name if len(name) <= room else name[:room - 3] + "..."
+
+
 def print_json(obj) -> None:
     print(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False))
 

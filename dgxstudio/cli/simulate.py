@@ -7,7 +7,7 @@ import math
 from ..sim.collectives import COLLECTIVES
 from ..sim.results import capacity_words
 from .common import (ALGORITHM_HELP, EXIT_OK, JSON_HELP, CliError, StepProgress, add_sim_options, add_source,
-                     open_runnable_topology, parse_size_arg, print_json, select, sim_errors, sweep_arg)
+                     loading_name, open_runnable_topology, parse_size_arg, print_json, select, sim_errors, sweep_arg)
 
 
 DEFAULT_SIZE = "256MiB"   # one run's size when neither --size nor --sweep is given
@@ -106,12 +106,15 @@ def cmd_simulate(args) -> int:
 
     if args.sweep and args.size is not None:
         raise CliError(f"--size {args.size} and --sweep {args.sweep}: a sweep runs its own sizes; give one of them")
-    topo = open_runnable_topology(args.file, args.preset)
-    gpus = select(topo, args.gpus)
-    sizes = (sweep_arg(args.sweep) if args.sweep
-             else [parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")])
-    bar = StepProgress(f"simulating on {len(gpus):,} GPUs")  # on a terminal only: 2,048 DGX H100 take seconds
+    bar = StepProgress("simulating")  # on a terminal only: 2,048 DGX H100 take seconds, their file ~1 s to load
     try:
+        if args.file and not args.preset:
+            bar(0.0, f"loading {loading_name(args.file)}")
+        topo = open_runnable_topology(args.file, args.preset)
+        gpus = select(topo, args.gpus)
+        sizes = (sweep_arg(args.sweep) if args.sweep
+                 else [parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")])
+        bar.what = f"simulating on {len(gpus):,} GPUs"
         sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True,  # open_runnable_topology validated it
                         progress=(lambda p: bar(0.0, p.step)) if bar.live else None)   # "routing"
         results = [_run_shown(sim, args, s, k, len(sizes), bar) for k, s in enumerate(sizes)]

@@ -155,6 +155,7 @@ def _ratio(text: str) -> float:
 
 def cmd_analyze(args) -> int:
     from ..analysis.summary import analyze
+    from ..model.names import device_words, ring_words
 
     topo = open_topology(args.file, args.preset)
     gpus = select(topo, args.gpus)
@@ -181,7 +182,7 @@ def cmd_analyze(args) -> int:
           f" ring all-reduce bus bandwidth bound {r['allreduce_busbw_bound_Bps'] / gb:,.1f} GB/s at peak link figures"
           f" (NCCL runs each ring both ways: their bidirectional rates added; simulate's bound is at achievable figures)")
     for i, ring in enumerate(r["rings"][:8]):
-        shown = " -> ".join(ring) if len(ring) <= 16 else " -> ".join(ring[:6]) + f" ... ({len(ring)} GPUs)"
+        shown = ring_words(topo, ring, "->", 6, "...")   # as the canvas names them: "GPU3" alone said not which system's
         print(f"    ring {i}: {shown}  [{r['ring_bidir_Bps'][i] / 2 / gb:.1f} GB/s per direction,"
               f" {r['ring_bidir_Bps'][i] / gb:.1f} GB/s bidirectional]")
     if len(r["rings"]) > 8:
@@ -204,7 +205,7 @@ def cmd_analyze(args) -> int:
               f" ({_count(lat['switch_hops_worst'], 'switch hop')}), best {lat['min_system_to_system_s'] * 1e6:.2f} us")
     if lat["from_first_gpu_max_s"] is not None:
         a, z = lat["from_first_gpu_max_pair"]
-        print(f"  farthest GPU from {a}: {z}, {lat['from_first_gpu_max_s'] * 1e6:.2f} us over {_count(lat['from_first_gpu_max_hops'], 'hop')}")
+        print(f"  farthest GPU from {device_words(topo, a)}: {device_words(topo, z)}, {lat['from_first_gpu_max_s'] * 1e6:.2f} us over {_count(lat['from_first_gpu_max_hops'], 'hop')}")
     return EXIT_OK
 
 

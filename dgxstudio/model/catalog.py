@@ -129,7 +129,8 @@ def _text(value, where: str) -> str:
 
 
 # Extra fields other modules read, with the type they must have (a user catalog is untrusted).
-_EXTRA_TYPES = {"nccl_sm": int, "nccl_speed_mbps": int, "nccl_link_speed": str, "nccl_cpu": dict}
+_EXTRA_TYPES = {"nccl_sm": int, "nccl_speed_mbps": int, "nccl_link_speed": str, "nccl_cpu": dict,
+                "nccl_stands_in_for": dict}
 MAX_CATALOG_BYTES = 16 * 1024 * 1024
 
 

@@ -46,3 +46,13 @@ def ends_words(topo: Topology, a: str, b: str, arrow: str = "→") -> str:
     """A link direction's two ends, as ``device_words`` names them: "Leaf 1 → DGX H100 #1 ETH0"."""
     several = several_systems(topo)
     return f"{device_words(topo, a, several)} {arrow} {device_words(topo, b, several)}"
+
+
+def ring_words(topo: Topology, ring: list[str], arrow: str = "→", head: int = 8, more: str = "…") -> str:
+    """A ring's GPUs in order, as ``device_words`` names them: all of a ring of up to 16, else the first
+    ``head`` and the count. Only the GPUs shown are named, the design's systems counted once (a ring of
+    16,384 GPUs shows 8)."""
+    several = several_systems(topo)
+    shown = ring if len(ring) <= 16 else ring[:head]
+    return f" {arrow} ".join(device_words(topo, g, several) for g in shown) + (
+        "" if len(ring) <= 16 else f" {more} ({len(ring)} GPUs)")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..cancel import check_cancelled
 from ..heap import paused_gc
 from .catalog import NETWORK_FAMILIES, PCIE_HUB_KINDS
+from .names import device_words, several_systems
 from .topology import Topology
 
 ERROR = "error"
@@ -52,15 +53,32 @@ def _check_ids(topo: Topology) -> list[Finding]:
     return out
 
 
+def _namer(topo: Topology):
+    """A device's words as the canvas names it (``names.device_words``): in a design of several systems,
+    after its system's name ("GPU3" alone did not say which of 64 systems), the systems counted once. A
+    device filed under another id than its own (``_check_ids`` names it) by its name alone."""
+    several = None
+
+    def name(dev) -> str:
+        nonlocal several
+        if topo.devices.get(dev.id) is not dev:
+            return dev.name
+        if several is None:
+            several = several_systems(topo)
+        return device_words(topo, dev.id, several)
+    return name
+
+
 def _check_devices(topo: Topology) -> list[Finding]:
     out = []
+    name = _namer(topo)
     for dev in topo.devices.values():
         part = topo.catalog.part(dev.part)
         if part is None:
-            out.append(Finding(ERROR, "unknown-part", f"{dev.name} ({dev.id}): unknown part {dev.part!r}", (dev.id,)))
+            out.append(Finding(ERROR, "unknown-part", f"{name(dev)} ({dev.id}): unknown part {dev.part!r}", (dev.id,)))
         elif part.kind != dev.kind:
             out.append(Finding(ERROR, "kind-mismatch",
-                               f"{dev.name} ({dev.id}): part {part.label} is a {part.kind}, the device says {dev.kind}",
+                               f"{name(dev)} ({dev.id}): part {part.label} is a {part.kind}, the device says {dev.kind}",
                                (dev.id,)))
     return out
 
@@ -74,6 +92,7 @@ def _port_fit(part, port_name: str | None, link_type: str):
 def _check_links(topo: Topology) -> list[Finding]:
     out = []
     devices, catalog = topo.devices, topo.catalog
+    name = _namer(topo)
     # What depends only on (part, port, link type) is worked out once per combination: a cluster
     # has a handful of them among 150,000 links.
     fits: dict[tuple, tuple] = {}
@@ -96,7 +115,7 @@ def _check_links(topo: Topology) -> list[Finding]:
                                tuple(e for e in (a, b) if e in devices), (lk.id,)))
             continue
         if a == b:
-            out.append(Finding(ERROR, "self-link", f"link {lk.id} joins {devices[a].name} to itself",
+            out.append(Finding(ERROR, "self-link", f"link {lk.id} joins {name(devices[a])} to itself",
                                (a,), (lk.id,)))
             continue
         lt = catalog.link_type(lk.type)
@@ -118,15 +137,15 @@ def _check_links(topo: Topology) -> list[Finding]:
                 accepts = sorted({t for g in part.ports for t in g.accepts})
                 where = f"port {port_name!r}" if port_name and part.port_group(port_name) else "any port"
                 out.append(Finding(ERROR, "incompatible-link",
-                                   f"link {lk.id}: {lt.label} cannot attach to {where} of {dev.name} ({part.label} "
+                                   f"link {lk.id}: {lt.label} cannot attach to {where} of {name(dev)} ({part.label} "
                                    f"takes {', '.join(accepts)})", (end,), (lk.id,)))
             elif lk.width is not None and group.max_width is not None and lk.width > group.max_width:
                 out.append(Finding(ERROR, "width-over-port",
-                                   f"link {lk.id}: x{lk.width} is wider than {dev.name}'s x{group.max_width} "
+                                   f"link {lk.id}: x{lk.width} is wider than {name(dev)}'s x{group.max_width} "
                                    f"{group.name} port", (end,), (lk.id,)))
         if lt.family == "pcie" and not ({devices[a].kind, devices[b].kind} & PCIE_HUB_KINDS):
             out.append(Finding(ERROR, "pcie-endpoints",
-                               f"link {lk.id}: PCIe between {devices[a].name} and {devices[b].name} "
+                               f"link {lk.id}: PCIe between {name(devices[a])} and {name(devices[b])} "
                                "needs a PCIe switch or CPU at one end", (a, b), (lk.id,)))
         if lk.width is not None and not lt.per_lane:
             out.append(Finding(WARNING, "width-ignored", f"link {lk.id}: a lane width means nothing for {lt.label}",
@@ -197,7 +216,7 @@ def _over_budget(topo: Topology, dev, group, n: int) -> Finding:
     links = tuple(lk.id for lk in topo.links_of(dev.id)
                   if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
     return Finding(ERROR, "ports-over-budget",
-                   f"{dev.name} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
+                   f"{_namer(topo)(dev)} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
                    (dev.id,), links)
 
 
@@ -218,18 +237,19 @@ def _check_groups(topo: Topology) -> list[Finding]:
     for d, gids in where.items():
         if len(gids) > 1:
             out.append(Finding(ERROR, "multiple-groups",
-                               f"{topo.devices[d].name if d in topo.devices else d} is listed in groups {', '.join(gids)}",
+                               f"{_namer(topo)(topo.devices[d]) if d in topo.devices else d} is listed in groups {', '.join(gids)}",
                                (d,) if d in topo.devices else ()))
     return out
 
 
 def _check_connectivity(topo: Topology) -> list[Finding]:
     out = []
+    name = _namer(topo)
     linked = {lk.a for lk in topo.links.values()}
     linked.update(lk.b for lk in topo.links.values())
     for dev in topo.gpus():
         if dev.id not in linked:
-            out.append(Finding(WARNING, "isolated-gpu", f"{dev.name} ({dev.id}) has no links", (dev.id,)))
+            out.append(Finding(WARNING, "isolated-gpu", f"{name(dev)} ({dev.id}) has no links", (dev.id,)))
     return out
 
 
@@ -250,6 +270,7 @@ def _check_negotiated_speed(topo: Topology) -> list[Finding]:
         return best[key]
 
     devices = topo.devices
+    name = _namer(topo)
     fine: set[tuple] = set()  # link shapes already found at their ends' best speed
     for lk in topo.links.values():
         da, db = devices.get(lk.a), devices.get(lk.b)
@@ -268,8 +289,8 @@ def _check_negotiated_speed(topo: Topology) -> list[Finding]:
         else:
             fast, slow = (da, db) if ra >= rb else (db, da)
             out.append(Finding(WARNING, "speed-negotiated",
-                               f"link {lk.id}: {fast.name} ({cat.part(fast.part).label}) links at {lt.label} "
-                               f"({lt.rate_bps_per_direction / 1e9:g} Gb/s) with {slow.name} "
+                               f"link {lk.id}: {name(fast)} ({cat.part(fast.part).label}) links at {lt.label} "
+                               f"({lt.rate_bps_per_direction / 1e9:g} Gb/s) with {name(slow)} "
                                f"({cat.part(slow.part).label}), below its {max(ra, rb) / 1e9:g} Gb/s",
                                (fast.id, slow.id), (lk.id,)))
     return out
@@ -316,8 +337,8 @@ def _check_nic_host_link(topo: Topology) -> list[Finding]:
             shapes.setdefault((nic.part, round(net), round(host), tuple(sorted(host_types))), []).append(nic.id)
     out = []
     for (part, carried, through, types), which in shapes.items():
-        first = topo.devices[which[0]]
-        who = first.name if len(which) == 1 else f"{len(which)} NICs such as {first.name}"
+        first = _namer(topo)(topo.devices[which[0]])
+        who = first if len(which) == 1 else f"{len(which)} NICs such as {first}"
         out.append(Finding(WARNING, "nic-host-bound",
                            f"{who} ({cat.part(part).label}): the network links carry {carried / 1e9:g} GB/s "
                            f"per direction, the {', '.join(types)} host link {through / 1e9:.1f} GB/s; traffic "

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 from .. import __version__
 from ..model.catalog import KIND_LABELS, NETWORK_FAMILIES
-from ..model.names import device_words, ends_words, several_systems
+from ..model.names import device_words, ends_words, ring_words
 from ..model.systems import power_text
 from ..model.topology import Topology
 from ..sim.latency_bound import limit_words
@@ -86,13 +86,6 @@ def _link_name(topo: Topology, link_id: str) -> str:
     if lk is None:
         return link_id
     return ends_words(topo, lk.a, lk.b, "–")
-
-
-def _gpu_order(topo: Topology, ring: list[str]) -> str:
-    # only the GPUs shown are named, the design's systems counted once (a ring of 16,384 GPUs shows 8)
-    several = several_systems(topo)
-    names = [device_words(topo, g, several) for g in (ring if len(ring) <= 16 else ring[:8])]
-    return " → ".join(names) + ("" if len(ring) <= 16 else f" … ({len(ring)} GPUs)")
 
 
 def bottleneck_rows(topo: Topology, items: list[dict]) -> list[list]:
@@ -250,7 +243,7 @@ def build_blocks(data: ReportData) -> list:
     ])]
     if r["rings"]:
         out.append(Table(["ring", "GPU order", "GB/s (bidirectional)"],
-                         [[i, _gpu_order(topo, ring), gbs(r["ring_bidir_Bps"][i])] for i, ring in enumerate(r["rings"][:12])],
+                         [[i, ring_words(topo, ring), gbs(r["ring_bidir_Bps"][i])] for i, ring in enumerate(r["rings"][:12])],
                          {2}))
 
     for i, run in enumerate(data.runs):

@@ -77,31 +77,26 @@ def from_graphml(text: str, catalog=None) -> Topology:
     return fileio.validated(topo)
 
 
-def _check_graphml_root(text: str) -> None:
-    """Say what the file is when it is XML but not GraphML (an NCCL XML picked by mistake): networkx
-    answers that with a TypeError about bytes. Reads only up to the first element."""
-    import xml.etree.ElementTree as ET
-
-    for _event, elem in ET.iterparse(io.StringIO(text), events=("start",)):
-        tag = elem.tag.rsplit("}", 1)[-1]
-        if tag != "graphml":
-            raise GraphmlError(f"the root element is <{tag}>, not <graphml>"
-                               + (" (an NCCL topology: import it with --format nccl-xml)" if tag == "system" else ""))
-        return
-
-
 _GRAPHML_NUMBERS = {"int": int, "long": int, "float": float, "double": float}
 
 
-def _check_graphml_values(text: str) -> None:
-    """Every typed <data> value reads as its key's type, or the node or edge it sits on is named: networkx
-    said only "invalid literal for int() with base 10: 'five'"."""
+def _parse_graphml(text: str):
+    """The document, parsed once: its root element. On the way, it says what the file is when it is XML but
+    not GraphML (an NCCL XML picked by mistake: networkx answered that with a TypeError about bytes), at its
+    first element; and every typed <data> value must read as its key's type, or the node or edge it sits on
+    is named (networkx said only "invalid literal for int() with base 10: 'five'")."""
     import xml.etree.ElementTree as ET
 
     keys: dict[str, tuple[str, str]] = {}
     where = "the graph"
+    root = None
     for event, elem in ET.iterparse(io.StringIO(text), events=("start", "end")):
         tag = elem.tag.rsplit("}", 1)[-1]
+        if root is None:
+            root = elem
+            if tag != "graphml":
+                raise GraphmlError(f"the root element is <{tag}>, not <graphml>"
+                                   + (" (an NCCL topology: import it with --format nccl-xml)" if tag == "system" else ""))
         if (event == "end") != (tag == "data"):  # places when they open, values once read whole
             continue
         if tag == "key":
@@ -120,6 +115,20 @@ def _check_graphml_values(text: str) -> None:
                 convert(value)
             except ValueError:
                 raise GraphmlError(f"{where}: {name} {value[:40]!r} is not a {'whole ' if convert is int else ''}number") from None
+    return root
+
+
+def _graph_of(root) -> nx.MultiGraph:
+    """``nx.read_graphml(..., force_multigraph=True)`` of a parsed document (networkx's reader, given the
+    elements instead of the text, which it would parse again)."""
+    from networkx.readwrite.graphml import GraphMLReader
+
+    reader = GraphMLReader(str, int, force_multigraph=True)
+    keys, defaults = reader.find_graphml_keys(root)
+    graph = root.find(f"{{{reader.NS_GRAPHML}}}graph")
+    if graph is None:   # (networkx retried a bare <graphml> with its namespace, and failed on our text)
+        raise GraphmlError(f"no <graph> element in the GraphML namespace, {reader.NS_GRAPHML}")
+    return reader.make_graph(graph, keys, defaults)
 
 
 def _from_graphml(text: str, catalog=None) -> Topology:
@@ -127,11 +136,10 @@ def _from_graphml(text: str, catalog=None) -> Topology:
 
     import warnings
 
-    _check_graphml_root(text)
-    _check_graphml_values(text)
+    root = _parse_graphml(text)
     with warnings.catch_warnings():  # networkx warns on stderr about keys it guesses; errors are ours to say
         warnings.simplefilter("ignore")
-        g = nx.read_graphml(io.StringIO(text), force_multigraph=True)
+        g = _graph_of(root)
     if g.number_of_nodes() + g.number_of_edges() > fileio.MAX_ITEMS:
         raise GraphmlError(f"more than {fileio.MAX_ITEMS} nodes and edges")
     topo = Topology(g.graph.get("name", "imported"), catalog)

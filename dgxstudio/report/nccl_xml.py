@@ -20,10 +20,11 @@ GPU_CLASS, NVS_CLASS, BRIDGE_CLASS, NIC_CLASS = "0x030200", "0x068000", "0x06040
 SPEEDS = {"2.5 GT/s": None, "5 GT/s": None, "8 GT/s": "PCIe3", "16 GT/s": "PCIe4", "32 GT/s": "PCIe5"}
 # NCCL's kvDictPciGen (src/graph/topo.cc) reads both spellings of a PCIe link speed: "16 GT/s" as kernels up to
 # 5.6 give it in sysfs, and "16.0 GT/s PCIe" as later kernels do (so dumps from today's machines hold these);
-# anything else counts as Gen3 (its fallback, 60). NCCL (src/graph/topo.cc, ncclTopoAddNet): a NIC
+# anything else counts as Gen3 (its fallback, 60); a speed past the catalog's links (Gen6) is the catalog's to
+# say, in the link type that stands in for it (``_stand_ins``). NCCL (src/graph/topo.cc, ncclTopoAddNet): a NIC
 # speed of 0 or less ("some NICs define speed = -1") counts as 10,000 Mb/s.
 SPEEDS.update({"2.5 GT/s PCIe": None, "5.0 GT/s PCIe": None, "8.0 GT/s PCIe": "PCIe3", "16.0 GT/s PCIe": "PCIe4",
-               "32.0 GT/s PCIe": "PCIe5", "64.0 GT/s PCIe": None})
+               "32.0 GT/s PCIe": "PCIe5"})
 NCCL_UNKNOWN_NIC_SPEED_MBPS = 10_000
 # NCCL's dumps on GB200/GB300 trays list the NVLink fabric's switches, which are in other trays, as one NVSwitch
 # at this bus id: <nvlink target="fffffff:ff:ff.0" count="18" tclass="0x068000"/> (NVIDIA/nccl MNNVL dumps)
@@ -34,6 +35,22 @@ NVSWITCH_BY_SM = {70: "nvswitch-gen1", 80: "nvswitch-gen2", 90: "nvswitch-gen3",
 
 class NcclXmlError(ValueError):
     """A file that is not an NCCL topology this reader understands; the message names the element."""
+
+
+def _stand_ins(catalog: Catalog) -> dict[str, tuple[str, str]]:
+    """NCCL link speeds faster than any catalog link (PCIe Gen6), each with the link type read in its place
+    and the words that say so: a link type's ``nccl_stands_in_for`` (catalog.json, with its source)."""
+    out: dict[str, tuple[str, str]] = {}
+    for tid, lt in catalog.link_types.items():
+        s = lt.extra.get("nccl_stands_in_for")
+        if not isinstance(s, dict) or not isinstance(s.get("link_speed"), str):
+            continue   # (a user catalog's: untrusted)
+        rate = s.get("rate_bps_per_direction")
+        rate = f" ({lt.rate_bps_per_direction / 1e9:g} of its {rate / 1e9:g} GT/s per lane)" if (
+            isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate > 0) else ""
+        out[s["link_speed"]] = (tid, f"{s.get('label', s['link_speed'])}, which the catalog has no link for; "
+                                     f"read as {lt.label}{rate}")
+    return out
 
 
 def _nic_family(topo: Topology, dev_id: str, part) -> str | None:
@@ -273,6 +290,8 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
         raise NcclXmlError(f"the root element is <{root.tag}>, not <system>")
     _check_shape(root)
     warnings: list[str] = []
+    faster = _stand_ins(catalog)
+    speeds = {**SPEEDS, **{speed: tid for speed, (tid, _) in faster.items()}}
     topo = Topology(name, catalog)
     group = Group("system", name, "system", None, [])
     topo.groups["system"] = group
@@ -298,12 +317,13 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
 
     def link_type(busid: str, speed: str) -> str:
         """The catalog's PCIe link for an NCCL link_speed: NCCL's own fallback (Gen3) for one it does not know,
-        Gen5 for Gen6 (the catalog's fastest), each with a warning."""
-        if speed in SPEEDS and SPEEDS[speed]:
-            return SPEEDS[speed]
+        the catalog's stand-in for one past its links (Gen5 for Gen6), each with a warning."""
+        known = speeds.get(speed)
+        if known and speed not in faster:
+            return known
         if speed not in ("", "2.5 GT/s", "5 GT/s", "2.5 GT/s PCIe", "5.0 GT/s PCIe"):
             odd_speeds.setdefault(speed[:40], []).append(busid[:40])
-        return "PCIe5" if speed == "64.0 GT/s PCIe" else "PCIe3"
+        return known or "PCIe3"
 
     def walk(el: ET.Element, parent: str) -> None:
         for pci in el.findall("pci"):
@@ -353,7 +373,7 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
             # a switch runs its ports at its devices' speed even when its own link reads slower (a cloud VM's
             # bridges give 2.5 GT/s x1 above Gen5 GPUs): the fastest of its own link and its children's
             order = ("PCIe3", "PCIe4", "PCIe5")
-            fastest = max([ltype] + [SPEEDS.get(c.get("link_speed", "")) or "PCIe3" for c in pci.findall("pci")],
+            fastest = max([ltype] + [speeds.get(c.get("link_speed", "")) or "PCIe3" for c in pci.findall("pci")],
                           key=lambda t: order.index(t) if t in order else 0)
             gen = {"PCIe3": "pcie-switch-gen3", "PCIe5": "pcie-switch-gen5"}.get(fastest, "pcie-switch-gen4")
             did = add("pcie_switch", gen, "PCIe sw ", busid)
@@ -387,8 +407,7 @@ def from_nccl_xml(text: str, catalog: Catalog | None = None, name: str = "import
                             f"{cpu_el.get('numaid', '?')[:8]!r}> with no PCI device; left out")
     for speed, where in odd_speeds.items():
         warnings.append(f"link_speed {speed!r} at {where[0]}" + (f" and {len(where) - 1} more" if len(where) > 1 else "")
-                        + (": PCIe Gen6, which the catalog has no link for; read as Gen5, half its speed"
-                           if speed == "64.0 GT/s PCIe" else ": not a speed NCCL knows; read as Gen3, as NCCL does"))
+                        + (f": {faster[speed][1]}" if speed in faster else ": not a speed NCCL knows; read as Gen3, as NCCL does"))
     if not topo.gpus():
         raise NcclXmlError("the file describes no GPUs")
     n = 0

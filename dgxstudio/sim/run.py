@@ -31,7 +31,7 @@ from . import limits
 from ..analysis.bisection import bisection_bandwidth
 from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
-from ..model.validation import errors as design_errors
+from ..model.validation import errors as design_errors, first_errors_words
 from . import collectives as C
 from . import nccl_env, nvls, nvls_virtual, symmetry, tree_fold
 from ..heap import paused_gc
@@ -98,9 +98,7 @@ class Simulator(NcclSchedules):
     def _check_and_route(self, topo: Topology, router: Router | None, checked: bool = False) -> None:
         errors = [] if checked else design_errors(topo)
         if errors:
-            listed = "; ".join(f.message for f in errors[:3])
-            more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-            raise SimulationError(f"the topology has errors; fix them first: {listed}{more}")
+            raise SimulationError(f"the topology has errors; fix them first: {first_errors_words(errors)}")
         for g in self.gpus:
             if g not in topo.devices or topo.devices[g].kind != "gpu":
                 raise SimulationError(f"{g!r} is not a GPU of this topology")

@@ -12,9 +12,9 @@ def _counting(monkeypatch) -> list:
     calls = []
     real = channels._nic_gpus
 
-    def spy(topo, fabric, members):
+    def spy(topo, fabric, members, *devices_of):
         calls.append(members[0] if members else None)
-        return real(topo, fabric, members)
+        return real(topo, fabric, members, *devices_of)
 
     monkeypatch.setattr(channels, "_nic_gpus", spy)
     return calls
