@@ -433,7 +433,10 @@ def one_by_one(gpus: list[str], size: float, reduce_s_per_byte: float = 0.0) -> 
 
 def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: float, chunk: float,
                  reduce_s_per_byte: float = 0.0) -> Schedule:
-    """Reduce inside each system to a leader, ring all-reduce across leaders, broadcast inside."""
+    """Reduce inside each system to a leader, ring all-reduce across leaders, broadcast inside.
+    Its stages are recorded for sim/chain_stages.py (their times without events)."""
+    from .chain_stages import ChainStage, record
+
     sched = Schedule([], size, f"hierarchical all-reduce over {len(systems)} systems")
     depth = max(len(r.order) for r in local_rings) - 1
     n, piece = pieces(size, chunk)
@@ -459,6 +462,7 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
                            lambda x: f"{word} in systems hop {x // n} piece {x % n}",
                            {"phase": "intra-reduce" if reduce else "intra-broadcast", "step": lambda k, j: k,
                             "piece": lambda k, j: j}, tuple(after))
+        record(sched, ChainStage(first, depth, n, False, tuple(after)))
         return list(range(first + (depth - 1) * n, first + depth * n))
 
     def join(ids: list[int], label: str) -> tuple[int, ...]:
@@ -470,8 +474,11 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
 
     reduced = local_stage(True, ())
     if len(leaders) > 1:
-        across = _ring_pass(sched, RingSpec(leaders), 2 * (len(leaders) - 1), size / len(leaders), chunk,
-                            len(leaders) - 1, reduce_s_per_byte, "leaders ring", after=join(reduced, "reduced in systems"))
+        steps, after = 2 * (len(leaders) - 1), join(reduced, "reduced in systems")
+        across = _ring_pass(sched, RingSpec(leaders), steps, size / len(leaders), chunk,
+                            len(leaders) - 1, reduce_s_per_byte, "leaders ring", after=after)
+        if across:
+            record(sched, ChainStage(across[0] - (steps - 1) * len(across), steps, len(across), True, after))
     else:
         across = reduced
     local_stage(False, join(across, "reduced across systems"))
