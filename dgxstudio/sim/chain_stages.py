@@ -159,7 +159,7 @@ def _solve(engine, schedule: Schedule):
             return None
     start = np.empty(n_groups)
     sent = np.empty(n_groups)
-    done = np.full(n_groups, np.nan)  # (every group is written below, or the schedule is not taken)
+    done = np.empty(n_groups)  # (every group is a stage's or a join's: each is written below)
     solved = []
     # stages and joins in id order: builders add a join after what it waits for
     pending = sorted([(st.first, st) for st in stages] + [(g, None) for g in joins], key=lambda x: x[0])
@@ -186,8 +186,6 @@ def _solve(engine, schedule: Schedule):
         _lattice(t0, hops.tx, hops.arrive, lanes.post_delay_s.reshape(shape)[:, 0], s, e, done[rows].reshape(shape),
                  st.one_lane)
         solved.append(_Solved(st, hops, s, e))
-    if np.isnan(done).any():
-        return None
     return start, sent, done, solved
 
 
@@ -217,9 +215,19 @@ def _lattice(t0: float, tx: np.ndarray, arrive: np.ndarray, post: np.ndarray, st
     j = np.arange(n, dtype=float)
     ready = np.full(n, t0)       # when each piece has arrived at this hop (the stage's start for hop 0)
     lane_free = -np.inf          # when the previous hop's last piece left the shared connection
+    pace = 0.0                   # pieces reach this hop at least this far apart (the last scanned hop's tx)
     for k in range(len(tx)):
         step = float(tx[k])
         row = start[k]
+        if not one_lane and 0 < step <= pace:
+            # no piece waits for the one before it (the scan's answer, up to its rounding): each
+            # starts as it arrives, as in a chain whose first hop is its slowest
+            np.copyto(row, ready)
+            np.add(row, step, out=sent[k])
+            np.add(row, float(arrive[k]) + float(post[k]), out=done[k])
+            ready = done[k]
+            continue
+        pace = step
         np.multiply(j, step, out=row)
         np.subtract(ready, row, out=row)
         if one_lane:  # (its first piece also waits for the connection: ``ready`` is the hop before's done)
