@@ -87,28 +87,37 @@ def _lanes_of(schedule: Schedule, stage: ChainStage) -> Lanes | None:
 
 @dataclass
 class _Hops:
-    """A stage's hops as the recurrence reads them: each hop's transmit and arrival times, each
-    flow's route and rate (flows in hop order) and the slice of them each hop holds."""
+    """A stage's hops as the recurrence reads them: each hop's transmit and arrival times and its
+    pattern (``of_step``: its place among the stage's distinct patterns, a ring's steps sharing
+    one); per distinct pattern, its flows' routes, rates and transmit times, pattern p's flows being
+    ``bounds[p]:bounds[p + 1]``."""
     tx: np.ndarray
     arrive: np.ndarray
+    of_step: np.ndarray
     routes: np.ndarray
     rates: np.ndarray
     flow_tx: np.ndarray
     bounds: np.ndarray
 
+    def flows(self, steps: list[int]) -> np.ndarray:
+        """The flows (indices into routes, rates) of these hops."""
+        b = self.bounds
+        return np.concatenate([np.arange(b[p], b[p + 1]) for p in self.of_step[steps].tolist()])
 
-def _hops(engine, lanes: Lanes, stage: ChainStage) -> _Hops | None:
+
+def _hops(engine, lanes: Lanes, stage: ChainStage, is_cancelled=None) -> _Hops | None:
     """The stage's hops, or None when two flows of the stage would share a channel (or a hop is not
     a transfer of the same bytes for all its pieces)."""
     n = stage.pieces
-    step_rows = np.arange(stage.steps) * n
-    pat = lanes.pattern[step_rows]
+    pat = lanes.pattern[::n]
     if (pat < 0).any() or not (lanes.pattern.reshape(stage.steps, n) == pat[:, None]).all():
         return None
     nbytes = lanes.bytes_each
     if not (nbytes == nbytes[0]).all():
         return None
-    tpls = [engine.template(lanes.patterns[int(p)]) for p in pat.tolist()]
+    distinct, of_step = np.unique(pat, return_inverse=True)
+    of_step = of_step.ravel()
+    tpls = [engine.template(lanes.patterns[int(p)], is_cancelled) for p in distinct.tolist()]
     routes = [t["route"] for t in tpls]
     flows = np.concatenate(routes)
     if not len(flows) or (flows < 0).any():
@@ -116,7 +125,7 @@ def _hops(engine, lanes: Lanes, stage: ChainStage) -> _Hops | None:
     # every flow of the stage may be active beside every other (a lane's pieces go one at a time:
     # only a group's own flows are): no channel may carry two of them
     table = RouteTable(engine.route_ch, engine.route_w)
-    for together in ([routes[i] for i in np.unique(pat, return_index=True)[1]] if stage.one_lane else [flows]):
+    for together in (routes if stage.one_lane else [np.concatenate([routes[p] for p in of_step.tolist()])]):
         _, ch, _ = table.gather(together)
         if len(ch) != len(np.unique(ch)):
             return None
@@ -132,7 +141,7 @@ def _hops(engine, lanes: Lanes, stage: ChainStage) -> _Hops | None:
     lat = np.concatenate([t["latency"] for t in tpls])
     tx = np.maximum.reduceat(flow_tx, bounds[:-1])
     arrive = np.maximum.reduceat(flow_tx + lat, bounds[:-1])
-    return _Hops(tx, arrive, flows, rate_of, flow_tx, bounds)
+    return _Hops(tx[of_step], arrive[of_step], of_step, flows, rate_of, flow_tx, bounds)
 
 
 @dataclass
@@ -143,7 +152,7 @@ class _Solved:
     sent: np.ndarray
 
 
-def _solve(engine, schedule: Schedule):
+def _solve(engine, schedule: Schedule, is_cancelled=None):
     """(start, sent, done) of every group and each stage's solution, or None (see stage_times)."""
     stages: list[ChainStage] | None = schedule.meta.get("chain_stages")
     if not stages or getattr(engine, "represents", 1) != 1:
@@ -174,7 +183,7 @@ def _solve(engine, schedule: Schedule):
         lanes = _lanes_of(schedule, st)
         if lanes is None:
             return None
-        hops = _hops(engine, lanes, st)
+        hops = _hops(engine, lanes, st, is_cancelled)
         if hops is None:
             return None
         t0 = _latest(done, st.after)
@@ -244,9 +253,10 @@ def _lattice(t0: float, tx: np.ndarray, arrive: np.ndarray, post: np.ndarray, st
 # ---- the whole run's record, without events ---------------------------------------------------
 
 # A hop whose pieces leave back to back transmits in one run; a stage is taken here when its hops
-# transmit in at most this many runs in all (plus four per hop): then its network states change
-# a few times, whatever its size. (Hops of different speeds, whose faster ones pause between
-# pieces, change state every piece: the engine, whose steady-state skip handles such periods.)
+# transmit in at most this many runs in all: then its network states change a few times, whatever
+# its size. (Hops of different speeds, whose faster ones pause between pieces, change state every
+# piece; so does a ring of many leaders with a piece or two per step, 4,094 steps over 2,048
+# systems: the engine, whose steady-state skip handles such periods.)
 MAX_RUNS = 64
 # False: every run by the engine's events (tests of its steady-state skip, whose case hierarchical is)
 ENABLED = True
@@ -259,11 +269,12 @@ def _runs(sv: _Solved) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(start, end, hop) of each stretch in which one of the stage's hops transmits without pause,
     or None when there are too many (or a group's flows end at different times)."""
     hops = sv.hops
-    if not (hops.flow_tx == hops.tx[np.repeat(np.arange(len(hops.tx)), np.diff(hops.bounds))]).all():
+    per_pattern = np.maximum.reduceat(hops.flow_tx, hops.bounds[:-1])
+    if not (hops.flow_tx == np.repeat(per_pattern, np.diff(hops.bounds))).all():
         return None  # (some flow of a group ends before the others: a state change every piece)
     s, e = sv.start, sv.sent
     pause = s[:, 1:] > e[:, :-1] * (1 + SAME_INSTANT)
-    if int(pause.sum()) > MAX_RUNS + 4 * len(s):
+    if int(pause.sum()) + len(s) > MAX_RUNS:
         return None
     starts, ends, hop = [], [], []
     for k in range(len(s)):
@@ -274,7 +285,7 @@ def _runs(sv: _Solved) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     return np.concatenate(starts), np.concatenate(ends), np.concatenate(hop)
 
 
-def run(engine, schedule: Schedule, wall0: float):
+def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
     """The engine's SimResult for a schedule of chain stages whose flows never contend, computed
     without events (see the module's note), or None: the engine then runs it event by event.
     Network states, segments, bytes delivered over time and channel bytes are those the events would
@@ -285,7 +296,7 @@ def run(engine, schedule: Schedule, wall0: float):
     from .schedule import SimResult
     from .timeline import Timeline
 
-    out = _solve(engine, schedule) if ENABLED else None
+    out = _solve(engine, schedule, is_cancelled) if ENABLED else None
     if out is None:
         return None
     start, sent, done, solved = out
@@ -316,7 +327,7 @@ def run(engine, schedule: Schedule, wall0: float):
             on = np.unique(hop[row]).tolist()
             if not on:
                 continue
-            flows = np.concatenate([np.arange(hops.bounds[k], hops.bounds[k + 1]) for k in on])
+            flows = hops.flows(on)
             key = tuple(sorted(hops.routes[flows].tolist()))  # the network's state: its active routes
             pid = pattern_of.get(key)
             if pid is None:

@@ -165,7 +165,7 @@ class Engine:
         if progress is not None:
             progress = NoStepBack(progress)
         if periods:  # chain stages that never contend, without events (sim/chain_stages.py)
-            quick = chain_stages.run(self, schedule, wall0)
+            quick = chain_stages.run(self, schedule, wall0, as_check(cancel))
             if quick is not None:
                 if progress is not None:
                     progress(Progress(1.0, quick.time_s, []))

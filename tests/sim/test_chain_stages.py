@@ -160,3 +160,18 @@ def test_a_schedule_with_something_else_is_left_to_the_engine(catalog):
     sched.set_deps_done(3, (0,))  # a row changed after it was built: no longer the lattice recorded
     engine = Engine(Router(topo))
     assert chain_stages.stage_times(engine, sched) is None
+
+
+def test_a_ring_of_many_leaders_with_a_piece_a_step_is_left_to_the_engine(catalog):
+    """40 leaders, one piece a step: each of the ring's 78 steps starts when the one before has
+    arrived, a pause and a state change every step. Its times are the recurrence's; its record is
+    the engine's (whose skip repeats such steps), not 78 stretches written out here."""
+    gpus = [f"g{i}" for i in range(40)]
+    topo = _switched(catalog, {"S": gpus})
+    sched, engine, ref = _both(topo, [[g] for g in gpus], 4 * MiB)
+    assert sched.meta["chain_stages"][0].steps == 78
+    times = chain_stages.stage_times(engine, sched)
+    assert times is not None
+    _close(times[2], ref.group_done)
+    assert chain_stages.run(engine, sched, 0.0) is None
+    _close(engine.run(sched).group_done, ref.group_done, 1e-9)
