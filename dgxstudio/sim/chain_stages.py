@@ -17,10 +17,15 @@ a max-plus recurrence computed here a hop at a time over all pieces at once: wit
 ``a[j] = done[k-1, j]`` the scan ``s[j] = max(a[j], s[j-1] + tx)`` is
 ``s[j] = j tx + cummax(a[i] - i tx)``. It equals the engine's event-by-event times up to the
 engine's own rounding (its clock is a sum of event steps; it lets flows ending within 1e-9 of a
-step end with it): tests/sim/test_chain_stages.py compares the two.
+step end with it): tests/sim/test_chain_stages.py compares the two. (On 2 DGX A100 at 16 GiB the
+recurrence's finish is the exact rational one of the same rates to 7e-17; the events', summed over
+60,000 pieces, are 1.6e-13 and 2.6e-13 off, with and without their steady-state skip.)
 
 Where flows would share a channel (a system whose chain hops cross the same links, leaders whose
 routes meet), :func:`stage_times` answers None: the engine's events are the answer there.
+:func:`run` gives the engine's whole record (network states, segments, bytes delivered, channel
+bytes) from the stretches each hop transmits without pause; a stage that pauses more than
+``MAX_RUNS`` times is left to the engine too (its skip repeats such stretches).
 """
 
 from __future__ import annotations
@@ -152,8 +157,9 @@ class _Solved:
     sent: np.ndarray
 
 
-def _solve(engine, schedule: Schedule, is_cancelled=None):
-    """(start, sent, done) of every group and each stage's solution, or None (see stage_times)."""
+def _solve(engine, schedule: Schedule, is_cancelled=None, few_runs: bool = False):
+    """(start, sent, done) of every group and each stage's solution, or None (see stage_times);
+    ``few_runs``: None as soon as a stage is seen to pause more than MAX_RUNS times (see _runs)."""
     stages: list[ChainStage] | None = schedule.meta.get("chain_stages")
     if not stages or getattr(engine, "represents", 1) != 1:
         return None
@@ -186,6 +192,9 @@ def _solve(engine, schedule: Schedule, is_cancelled=None):
         hops = _hops(engine, lanes, st, is_cancelled)
         if hops is None:
             return None
+        if few_runs and st.one_lane and st.pieces == 1 and st.steps > MAX_RUNS \
+                and int((hops.arrive > hops.tx).sum()) > MAX_RUNS:
+            return None  # (a step of one piece that arrives after it is sent: the next step waits, a pause)
         t0 = _latest(done, st.after)
         if np.isnan(t0):
             return None
@@ -296,7 +305,7 @@ def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
     from .schedule import SimResult
     from .timeline import Timeline
 
-    out = _solve(engine, schedule, is_cancelled) if ENABLED else None
+    out = _solve(engine, schedule, is_cancelled, few_runs=True) if ENABLED else None
     if out is None:
         return None
     start, sent, done, solved = out
