@@ -246,6 +246,13 @@ def _lattice(t0: float, tx: np.ndarray, arrive: np.ndarray, post: np.ndarray, st
             ready = done[k]
             continue
         pace = step
+        if k == 0 and not one_lane:  # (every piece ready at t0: the scan's answer is t0 + j tx)
+            np.multiply(j, step, out=row)
+            row += t0
+            np.add(row, step, out=sent[k])
+            np.add(row, float(arrive[k]) + float(post[k]), out=done[k])
+            ready = done[k]
+            continue
         np.multiply(j, step, out=row)
         np.subtract(ready, row, out=row)
         if one_lane:  # (its first piece also waits for the connection: ``ready`` is the hop before's done)

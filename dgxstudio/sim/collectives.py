@@ -93,7 +93,9 @@ def _pipelined(sched: Schedule, patterns: list[Pattern], n: int, piece: float, p
         if len(unique) < len(index):
             unique.append(pat)
     which = np.asarray([index[id(pat)] for pat in patterns], dtype=np.int64)
-    return sched.add_lanes(Lanes(rows, name, unique, which[step], piece, deps_done, deps_sent,
+    # (a pattern per step, as a chain's hops have: each row's pattern is its step, one column less)
+    pattern = step if len(unique) == steps else which[step]
+    return sched.add_lanes(Lanes(rows, name, unique, pattern, piece, deps_done, deps_sent,
                                  post_delay_s=post[step] if post.ndim else post,
                                  meta={key: (v(step, j) if callable(v) else v) for key, v in meta.items()}))
 
