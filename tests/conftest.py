@@ -33,3 +33,12 @@ def _builtin_catalog():
 @pytest.fixture
 def catalog():
     return load_catalog(include_user=False)
+
+
+@pytest.fixture
+def events_only(monkeypatch):
+    """Hierarchical all-reduce run by the engine's events (and its steady-state skip), not by the
+    chain stages' recurrence (sim/chain_stages.py): for tests of that skip, whose case it is."""
+    from dgxstudio.sim import chain_stages
+
+    monkeypatch.setattr(chain_stages, "ENABLED", False)

@@ -72,12 +72,19 @@ def _pipelined(sched: Schedule, patterns: list[Pattern], n: int, piece: float, p
     rows = steps * n
     sched.reserve(rows)
     base = len(sched.groups)
-    r = np.arange(rows, dtype=np.int64)
-    step, j = np.divmod(r, n)
-    deps_done = np.full((rows, max(1, len(after))), -1, dtype=np.int64)
-    deps_done[n:, 0] = base + r[n:] - n  # the piece's previous step
+    # (each column written in one pass: a 16 GiB hierarchical all-reduce's stages are 28,672 rows)
+    step = np.repeat(np.arange(steps, dtype=np.int64), n)
+    j = np.tile(np.arange(n, dtype=np.int64), steps)
+    deps_done = np.empty((rows, max(1, len(after))), dtype=np.int64)
+    deps_done[n:, 0] = np.arange(base, base + rows - n, dtype=np.int64)  # the piece's previous step
+    deps_done[n:, 1:] = -1
+    deps_done[:n] = -1
     deps_done[:n, :len(after)] = np.asarray(after, dtype=np.int64)
-    deps_sent = np.where((r > 0) if one_lane else (j > 0), base + r - 1, -1)  # the connection's previous piece
+    deps_sent = np.arange(base - 1, base + rows - 1, dtype=np.int64)  # the connection's previous piece
+    if one_lane:
+        deps_sent[0] = -1
+    else:
+        deps_sent[::n] = -1
     post = np.asarray(post_delay_s, dtype=float)
     unique: list[Pattern] = []
     index: dict[int, int] = {}
@@ -86,7 +93,9 @@ def _pipelined(sched: Schedule, patterns: list[Pattern], n: int, piece: float, p
         if len(unique) < len(index):
             unique.append(pat)
     which = np.asarray([index[id(pat)] for pat in patterns], dtype=np.int64)
-    return sched.add_lanes(Lanes(rows, name, unique, which[step], piece, deps_done, deps_sent,
+    # (a pattern per step, as a chain's hops have: each row's pattern is its step, one column less)
+    pattern = step if len(unique) == steps else which[step]
+    return sched.add_lanes(Lanes(rows, name, unique, pattern, piece, deps_done, deps_sent,
                                  post_delay_s=post[step] if post.ndim else post,
                                  meta={key: (v(step, j) if callable(v) else v) for key, v in meta.items()}))
 
@@ -433,7 +442,10 @@ def one_by_one(gpus: list[str], size: float, reduce_s_per_byte: float = 0.0) -> 
 
 def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: float, chunk: float,
                  reduce_s_per_byte: float = 0.0) -> Schedule:
-    """Reduce inside each system to a leader, ring all-reduce across leaders, broadcast inside."""
+    """Reduce inside each system to a leader, ring all-reduce across leaders, broadcast inside.
+    Its stages are recorded for sim/chain_stages.py (their times without events)."""
+    from .chain_stages import ChainStage, record
+
     sched = Schedule([], size, f"hierarchical all-reduce over {len(systems)} systems")
     depth = max(len(r.order) for r in local_rings) - 1
     n, piece = pieces(size, chunk)
@@ -459,6 +471,7 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
                            lambda x: f"{word} in systems hop {x // n} piece {x % n}",
                            {"phase": "intra-reduce" if reduce else "intra-broadcast", "step": lambda k, j: k,
                             "piece": lambda k, j: j}, tuple(after))
+        record(sched, ChainStage(first, depth, n, False, tuple(after)))
         return list(range(first + (depth - 1) * n, first + depth * n))
 
     def join(ids: list[int], label: str) -> tuple[int, ...]:
@@ -470,8 +483,11 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
 
     reduced = local_stage(True, ())
     if len(leaders) > 1:
-        across = _ring_pass(sched, RingSpec(leaders), 2 * (len(leaders) - 1), size / len(leaders), chunk,
-                            len(leaders) - 1, reduce_s_per_byte, "leaders ring", after=join(reduced, "reduced in systems"))
+        steps, after = 2 * (len(leaders) - 1), join(reduced, "reduced in systems")
+        across = _ring_pass(sched, RingSpec(leaders), steps, size / len(leaders), chunk,
+                            len(leaders) - 1, reduce_s_per_byte, "leaders ring", after=after)
+        if across:
+            record(sched, ChainStage(across[0] - (steps - 1) * len(across), steps, len(across), True, after))
     else:
         across = reduced
     local_stage(False, join(across, "reduced across systems"))

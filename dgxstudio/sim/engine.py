@@ -28,7 +28,7 @@ from .active_flows import ActiveFlows
 from .fanout import release as release_dependents
 from .kept_arrays import KeptArrays
 from .periods import Dependents, FlowEnds, _Periods
-from . import part_components
+from . import chain_stages, part_components
 from .part_components import NoStepBack, PartsFound, PartShapes, solve_misses
 from .single_routes import SingleRoutes
 from .split_solve import Parts
@@ -164,6 +164,12 @@ class Engine:
         wall0 = time.perf_counter()
         if progress is not None:
             progress = NoStepBack(progress)
+        if periods:  # chain stages that never contend, without events (sim/chain_stages.py)
+            quick = chain_stages.run(self, schedule, wall0, as_check(cancel))
+            if quick is not None:
+                if progress is not None:
+                    progress(Progress(1.0, quick.time_s, []))
+                return quick
         try:
             return self._run(schedule, progress, cancel, progress_interval_s, periods, wall0, None)
         except PartsFound as found:

@@ -21,6 +21,9 @@ from dgxstudio.sim.engine import Engine, Group, Pattern, Schedule
 from dgxstudio.sim.run import SimOptions, Simulator
 from dgxstudio.sim.training import merge
 
+# hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
+pytestmark = pytest.mark.usefixtures("events_only")
+
 CATALOG = load_catalog(include_user=False)
 
 

@@ -3,12 +3,16 @@ counts, the same ready groups in the same order, the same partly released groups
 (the frontier's order is the order later skips read it in)."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.sim import fanout
 from dgxstudio.sim.run import SimOptions, Simulator
+
+# hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
+pytestmark = pytest.mark.usefixtures("events_only")
 
 
 loop = fanout.release_one_by_one   # the engine's loop for short lists (engine.py, ``release``)

@@ -18,6 +18,9 @@ from dgxstudio.sim.lane_strides import StrideLanes
 from dgxstudio.sim.periods import lane_order
 from dgxstudio.sim.run import SimOptions, Simulator
 
+# hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
+pytestmark = pytest.mark.usefixtures("events_only")
+
 MiB = 2**20
 
 

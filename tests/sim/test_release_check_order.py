@@ -18,6 +18,9 @@ from dgxstudio.sim import periodic_releases, steady
 
 from .test_skip_reach import _sim
 
+# hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
+pytestmark = pytest.mark.usefixtures("events_only")
+
 
 @pytest.mark.parametrize("system", ["dgx-a100", "dgx-h100"])
 def test_a_16_gib_rings_windows_are_turned_down_on_their_counts(monkeypatch, system):

@@ -21,6 +21,9 @@ from dgxstudio.sim.ragged import Ragged
 from dgxstudio.sim.run import SimOptions, Simulator
 from dgxstudio.sim.schedule import Group, Lanes, Pattern, Schedule
 
+# hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
+pytestmark = pytest.mark.usefixtures("events_only")
+
 
 def fields(g: Group) -> tuple:
     return (g.name, id(g.pattern) if g.pattern is not None else None, g.bytes_each, tuple(g.deps_done),

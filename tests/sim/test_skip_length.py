@@ -14,6 +14,9 @@ from dgxstudio.sim import periodic_releases, steady
 from .test_engine_periods import assert_same, both
 from .test_skip_reach import _sim
 
+# hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
+pytestmark = pytest.mark.usefixtures("events_only")
+
 
 def _reaches(monkeypatch):
     """(k, k_sure) of every skip the next runs try (a list, filled as they run)."""

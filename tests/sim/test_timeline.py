@@ -17,6 +17,9 @@ from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.sim.run import SimOptions, Simulator
 from dgxstudio.sim.timeline import Timeline
 
+# hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
+pytestmark = pytest.mark.usefixtures("events_only")
+
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
 
