@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from ..sim.tuning import tuning_data
 from .channels import ChannelPlan, nic_gpus_per_system
 
-_LINK_FAMILIES = ("pcie", "cpu")
-
 
 def _rule() -> dict:
     return tuning_data()["ll128_rule"]
