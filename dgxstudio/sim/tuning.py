@@ -133,7 +133,8 @@ def tree_efficiency(proto: str, nodes: int) -> float:
 def ll128_refusal(shape: CallShape) -> str | None:
     """Why NCCL leaves LL128 off by default for this call (``ll128_rule`` in the data), or None."""
     rule = tuning_data()["ll128_rule"]
-    lo, hi = shape.sms or (tuning_data()["generations"][shape.generation]["min_sm"],) * 2
+    # (GPUs without an SM in the catalog: their class's, at least the rule's least)
+    lo, hi = shape.sms or (max(tuning_data()["generations"][shape.generation]["min_sm"], rule["min_sm"]),) * 2
     if shape.intra_class != "nvlink":
         return "it needs NVLink inside systems"
     if lo < rule["min_sm"]:

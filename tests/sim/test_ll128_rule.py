@@ -73,3 +73,14 @@ def test_pascal_gets_no_ll128_even_on_one_system():
     assert ll128_candidates(topo) == []
     with pytest.raises(SimulationError, match=r"sm70 or later \(these GPUs are sm60\)"):
         Simulator(topo, gpus(topo), SimOptions(protocol="ll128")).run("all-reduce", "ring", 4 * MiB)
+
+
+def test_mixed_sm_versions_need_hopper_and_a_gpu_without_an_sm_keeps_its_class():
+    from dataclasses import replace
+
+    from dgxstudio.sim import tuning as T
+
+    shape = T.CallShape("all-reduce", 16, 1, "ampere", 24, 1e11, 1e11, "nvlink")
+    assert T.ll128_refusal(shape) is None                                 # no SM in the catalog: its class
+    assert "sm80 to sm90" in T.ll128_refusal(replace(shape, sms=(80, 90)))
+    assert T.ll128_refusal(replace(shape, generation="hopper", sms=(90, 100))) is None  # master: from sm90
