@@ -39,6 +39,7 @@ from ..cancel import cancellable
 from .setup_steps import reporting, step
 from . import tuning as T
 from ..analysis.channels import ChannelPlan, group_by_system, nvlink_counts, plan as plan_channels, ring_rates
+from ..analysis.nccl_paths import inter_node_path, sm_range
 from .engine import Engine, Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
                       CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
@@ -302,15 +303,9 @@ class Simulator(NcclSchedules):
         return self._facts["cpu"]
 
     def _generation(self) -> str:
-        if "generation" not in self._facts:
-            sms = []
-            for part_id in {self.topo.devices[g].part for g in self.gpus}:
-                part = self.topo.catalog.part(part_id)
-                sm = part.extra.get("nccl_sm") if part is not None else None
-                if isinstance(sm, (int, float)):
-                    sms.append(int(sm))
-            self._facts["generation"] = T.generation_of(min(sms) if sms else None)
-        return self._facts["generation"]
+        if "sms" not in self._facts:
+            self._facts["sms"] = sm_range(self.topo, self.gpus)
+        return T.generation_of(self._facts["sms"][0] if self._facts["sms"] else None)
 
     def _system_switch_shares(self, members: list[str]) -> dict[str, float] | None:
         """NVSwitches doing NVLink SHARP that every GPU of a system reaches, with each one's share of
@@ -366,9 +361,12 @@ class Simulator(NcclSchedules):
             nvls = sum(self.router.fabric.bundle(g, v).bandwidth for v in self.router.fabric.adj[g]
                        if self.router.fabric.kind.get(v) == "nvswitch")
         collnet = ring_bus if self._collnet_capable() else 0.0
+        net = self._facts.get("net") or self._facts.setdefault("net", inter_node_path(
+            self.topo, self.router.fabric, plan, self.router, self.options.pxn))
         return T.CallShape(collective, len(self.gpus), plan.nodes, self._generation(), plan.channels, ring_bus,
                            ring_bus, self._intra_class(), self._cpu_vendor(), nvls_busbw_Bps=nvls,
-                           collnet_busbw_Bps=collnet, net_busbw_Bps=ring_bus if plan.nodes > 1 else 0.0)
+                           collnet_busbw_Bps=collnet, net_busbw_Bps=ring_bus if plan.nodes > 1 else 0.0,
+                           net_path=net.type, net_path_where=net.where(), sms=self._facts["sms"])
 
     def refusal(self, collective: str, algorithm: str, switches: bool = True) -> str | None:
         """Why the hardware (or, with ``switches``, NCCL_NVLS_ENABLE=0) cannot run an algorithm, or None."""
@@ -543,9 +541,8 @@ class Simulator(NcclSchedules):
                 estimates = {f"{a}/{T.PROTOCOL_LABELS[p]}": v for (a, p), v in est.items()}
             elif algorithm in ("nvls", "nvls-tree", "collnet") and protocol != "simple":
                 raise SimulationError(f"{algorithm} runs with the Simple protocol only")
-            elif protocol == "ll128" and not T.ll128_enabled(shape):
-                raise SimulationError("NCCL does not enable LL128 here (it needs NVLink inside systems, and "
-                                      "Hopper or later across systems)")
+            elif protocol == "ll128" and (why := T.ll128_refusal(shape)):
+                raise SimulationError(f"NCCL does not enable LL128 here: {why}")
             step("building the schedule")
             sched, scale, nch = self.nccl_schedule(collective, algorithm, protocol, size)
         try:
@@ -586,8 +583,10 @@ class Simulator(NcclSchedules):
             protos = T.PROTOCOLS if self.options.protocol == "auto" else (self.options.protocol,)
             best, est = T.choose(shape, size, algos, protos)
         if best is None:
+            why = T.ll128_refusal(shape) if protos == ("ll128",) else None
             raise SimulationError(f"NCCL's model offers no algorithm for {collective} on these GPUs"
-                                  + (f" with the {self.options.protocol} protocol" if self.options.protocol != "auto" else ""))
+                                  + (f" with the {self.options.protocol} protocol" if self.options.protocol != "auto" else "")
+                                  + (f" (NCCL does not enable LL128 here: {why})" if why else ""))
         algo, proto = best
         result = self._run_nccl(collective, algo, size, proto, progress, cancel, requested="auto")
         ranked = sorted(est.items(), key=lambda kv: kv[1])

@@ -66,6 +66,9 @@ class CallShape:
     nvls_busbw_Bps: float = 0.0  # GPU-to-switch NVLink bandwidth per direction (0: no NVLink SHARP)
     net_busbw_Bps: float = 0.0   # the network's share: bus bandwidth of the rails between systems
     collnet_busbw_Bps: float = 0.0  # NIC bandwidth per system toward SHARP switches (0: none)
+    net_path: str = "PIX"       # NCCL's typeInter: worst GPU-NIC path type of the channels (analysis/nccl_paths)
+    net_path_where: str = ""    # which GPU and NIC that is, for a refusal
+    sms: tuple[int, int] | None = None  # the GPUs' least and greatest SM version (None: not in the catalog)
 
 
 def nsteps(collective: str, ranks: int) -> int:
@@ -127,11 +130,27 @@ def tree_efficiency(proto: str, nodes: int) -> float:
     return f["tree_allreduce"]
 
 
+def ll128_refusal(shape: CallShape) -> str | None:
+    """Why NCCL leaves LL128 off by default for this call (``ll128_rule`` in the data), or None."""
+    rule = tuning_data()["ll128_rule"]
+    # (GPUs without an SM in the catalog: their class's, at least the rule's least)
+    lo, hi = shape.sms or (max(tuning_data()["generations"][shape.generation]["min_sm"], rule["min_sm"]),) * 2
+    if shape.intra_class != "nvlink":
+        return "it needs NVLink inside systems"
+    if lo < rule["min_sm"]:
+        return f"it needs sm{rule['min_sm']} or later (these GPUs are sm{lo})"
+    if lo != hi and lo < rule["mixed_sm_from"]:
+        return f"GPUs of different SM versions (sm{lo} to sm{hi}) need sm{rule['mixed_sm_from']} or later"
+    limit = rule["max_net_path"]["from_sm90" if lo >= 90 else "below_sm90"]
+    order, words = rule["path_types"], rule["path_words"]
+    if order.index(shape.net_path) > order.index(limit):
+        return (f"across systems on sm{lo} each GPU must reach its NIC within PATH_{limit} ({words[limit]}); "
+                f"{shape.net_path_where}: PATH_{shape.net_path}, {words[shape.net_path]}")
+    return None
+
+
 def ll128_enabled(shape: CallShape) -> bool:
-    allowed = tuning_data()["ll128_enabled"]["generations"]
-    if shape.generation not in allowed or shape.intra_class != "nvlink":
-        return False
-    return shape.nodes == 1 or shape.generation in ("hopper", "blackwell")
+    return ll128_refusal(shape) is None
 
 
 def channels_for(size: float, algo: str, proto: str, channels: int, ranks: int) -> int:

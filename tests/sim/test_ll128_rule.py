@@ -1,0 +1,86 @@
+"""NCCL's LL128 rule (tuning.cc; ``ll128_rule`` in resources/nccl_tuning.json): across systems LL128
+follows the path from each GPU to its NIC, not the GPU generation (issue #13)."""
+
+import pytest
+
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.model.presets import load_preset
+from dgxstudio.model.topology import Device, Link
+from dgxstudio.sim.run import SimOptions, SimulationError, Simulator
+
+MiB = 2**20
+
+
+def nics_on_cpu(topo, systems=None):
+    """Each compute NIC of ``systems`` (all: None) moved from its GPUs' PCIe switch to a PCIe switch of
+    its own on that switch's CPU: GPU and NIC then meet only at the CPU's host bridge (NCCL's PHB)."""
+    devices = topo.devices
+    for link in list(topo.links.values()):
+        a, b = devices[link.a], devices[link.b]
+        if {a.kind, b.kind} != {"nic", "pcie_switch"} or (systems and topo.system_of(a.id) not in systems):
+            continue
+        nic, sw = (a, b) if a.kind == "nic" else (b, a)
+        cpu = next(end for l in topo.links.values() if sw.id in (l.a, l.b)
+                   for end in (l.a, l.b) if devices[end].kind == "cpu")
+        host = cpu + "_nics"
+        if host not in devices:
+            topo.add_device(Device(host, "pcie_switch", sw.part, host), group=topo.group_of(cpu).id)
+            topo.add_link(Link(host + "_up", host, cpu, link.type, width=link.width))
+        topo.remove_link(link.id)
+        topo.add_link(Link(link.id, nic.id, host, link.type, link.count, width=link.width))
+    return topo
+
+
+def gpus(topo):
+    return [d.id for d in topo.gpus()]
+
+
+def ll128_candidates(topo, size=4 * MiB):
+    r = Simulator(topo, gpus(topo)).run("all-reduce", "auto", size)
+    return sorted(k for k in r.model_estimates if k.endswith("/LL128"))
+
+
+@pytest.mark.parametrize("system", ["dgx-a100", "dgx1-v100"])
+def test_systems_whose_nics_share_the_gpus_pcie_switches_get_ll128_across_nodes(system):
+    # NCCL: typeInter <= PATH_PXB on sm70/sm80 (the simulator gave LL128 across nodes to sm90+ only)
+    assert ll128_candidates(build_fat_tree(2, system)) == ["ring/LL128", "tree/LL128"]
+
+
+def test_h100_systems_whose_nics_hang_off_the_cpu_get_no_ll128():
+    assert ll128_candidates(build_fat_tree(2, "dgx-h100", rail_optimized=True)) == ["ring/LL128", "tree/LL128"]
+    topo = nics_on_cpu(build_fat_tree(2, "dgx-h100", rail_optimized=True))
+    assert ll128_candidates(topo) == []
+    r = Simulator(topo, gpus(topo)).run("all-reduce", "auto", 4 * MiB)
+    assert "LL128" not in r.reason and r.protocol != "ll128"
+
+
+def test_a_forced_ll128_is_refused_with_the_gpu_and_nic_at_fault():
+    topo = nics_on_cpu(build_fat_tree(2, "dgx-h100", rail_optimized=True))
+    sim = Simulator(topo, gpus(topo), SimOptions(protocol="ll128"))
+    with pytest.raises(SimulationError, match=r"NCCL does not enable LL128 here: .*PATH_PXN.*"
+                                              r"s1\.gpu\d to s1\.ib\d: PATH_PHB, through a CPU's host bridge"):
+        sim.run("all-reduce", "ring", 4 * MiB)
+    with pytest.raises(SimulationError, match="NCCL does not enable LL128 here"):
+        sim.run("all-reduce", "auto", 4 * MiB)  # auto with --protocol ll128 has nothing to pick
+    # one system of the same drawing keeps it: no network path is used
+    one = [g for g in gpus(topo) if g.startswith("s1.")]
+    assert Simulator(topo, one, SimOptions(protocol="ll128")).run("all-reduce", "ring", 4 * MiB).protocol == "ll128"
+
+
+def test_pascal_gets_no_ll128_even_on_one_system():
+    # NCCL: off below sm70 (master: !(minCompCap < 70 ...); v2.18.5-1: the switch's default case)
+    topo = load_preset("dgx1-p100")
+    assert ll128_candidates(topo) == []
+    with pytest.raises(SimulationError, match=r"sm70 or later \(these GPUs are sm60\)"):
+        Simulator(topo, gpus(topo), SimOptions(protocol="ll128")).run("all-reduce", "ring", 4 * MiB)
+
+
+def test_mixed_sm_versions_need_hopper_and_a_gpu_without_an_sm_keeps_its_class():
+    from dataclasses import replace
+
+    from dgxstudio.sim import tuning as T
+
+    shape = T.CallShape("all-reduce", 16, 1, "ampere", 24, 1e11, 1e11, "nvlink")
+    assert T.ll128_refusal(shape) is None                                 # no SM in the catalog: its class
+    assert "sm80 to sm90" in T.ll128_refusal(replace(shape, sms=(80, 90)))
+    assert T.ll128_refusal(replace(shape, generation="hopper", sms=(90, 100))) is None  # master: from sm90
