@@ -148,6 +148,13 @@ class _Part:
         self.act_at: dict[int, list[int]] = {k: [] for k in self.on}
         self.act_routes: set[int] = set()
         self.bott_at: dict[int, dict[int, int]] = {}  # a class: the routes bottlenecked at it, their places
+        # the channels of the classes the part's routes load, ascending, and each one's class: a
+        # layout is read from them alone (the table's other parts' thousands of classes left out)
+        in_part = np.zeros(n_cls, dtype=bool)
+        in_part[e_cls] = True
+        chans = np.flatnonzero(cc.cls_of >= 0)
+        chans = chans[in_part[cc.cls_of[chans]]]
+        self._chans, self._chans_cls = chans, cc.cls_of[chans]
         self.routes = np.zeros(0, np.int64)
         self.has_base = False
         self.off = False
@@ -500,8 +507,8 @@ class _Part:
             self.in_use[ks] = [self.iu[k] for k in ks]
             self._unsynced.clear()
             self._layout = None
-        if self._layout is None:
-            ucls = np.flatnonzero(self.in_use > 0)
-            self._layout = self.cc.expand(ucls, ucls)
+        if self._layout is None:  # (``expand``'s layout of the classes in use, over the part's channels only)
+            live = self.in_use[self._chans_cls] > 0
+            self._layout = (self._chans[live], self._chans_cls[live])
         uch, cls = self._layout
         return self.rate[routes], uch, self.load[cls]
