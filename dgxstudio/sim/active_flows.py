@@ -54,6 +54,18 @@ class ActiveFlows:
             return self.views()
         n = self.hi - self.lo
         first, last = int(idx[0]), int(idx[-1]) + 1
+        if last - first == m:  # (one run of flows ended, most often a group's: the rest is two slices)
+            if last <= n - first:
+                a = self.lo
+                self.i[:, a + m:a + last] = self.i[:, a:a + first]
+                self.f[:, a + m:a + last] = self.f[:, a:a + first]
+                self.lo += m
+            else:
+                a = self.lo + first
+                self.i[:, a:self.hi - m] = self.i[:, a + m:self.hi]
+                self.f[:, a:self.hi - m] = self.f[:, a + m:self.hi]
+                self.hi -= m
+            return self.views()
         if last <= n - first:  # the flows before the last one that ended move back by m
             keep = np.flatnonzero(~ended[:last])
             a, b = self.lo, self.lo + last

@@ -518,10 +518,7 @@ class Engine:
                 a_rem -= a_rate * dt
                 delivered_bytes += total_rate * dt
                 pattern_time[current_pid] += dt
-                if segments and segments[-1][2] == current_pid and segments[-1][1] == t:
-                    segments[-1] = (segments[-1][0], t_next, current_pid)
-                else:
-                    segments.append((t, t_next, current_pid))
+                segments.stretch(t, t_next, current_pid)
                 delivered.append((t_next, delivered_bytes))
             t = t_next
 

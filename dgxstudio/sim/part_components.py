@@ -104,7 +104,7 @@ class PartShapes:
         # a component's channels in local order, real ids (each once: a route's virtual channel
         # stands for one real channel, a component's channels are distinct real ones)
         self.comp_ch = [real[c] for c in inner.comp_ch]
-        self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # component -> its channels sorted, their local indices
+        self._sorted: dict[int, tuple] = {}  # component -> its channels sorted, their local indices, the index by id
         self._local_of: dict[int, tuple[np.ndarray, int, np.ndarray]] = {}  # id(channels) -> them, component, local()
         # a large component re-solved around what changed since its last solve (sim/repair_solve.py)
         self.repair = RepairSolver(table, capacity, route_cap, self.by_comp, self.bounds)
@@ -128,11 +128,17 @@ class PartShapes:
         if got is None:
             real = self.comp_ch[c]
             order = np.argsort(real, kind="stable").astype(np.int32)  # (kept per network state: int32)
-            got = self._sorted[c] = (real[order], order)
-        real, order = got
+            # a large part's channels: each one's local index read by channel id (a search of the
+            # sorted channels cost several times this look-up for the thousands its answers name)
+            at = None
+            if len(real) >= LOOKUP_CHANNELS:
+                at = np.full(int(real.max()) + 1, -1, dtype=np.int32)
+                at[real] = np.arange(len(real), dtype=np.int32)
+            got = self._sorted[c] = (real[order], order, at)
+        real, order, at = got
         if len(channels) == len(real) and np.array_equal(channels, real):
             return order
-        return order[np.searchsorted(real, channels)]
+        return at[channels] if at is not None else order[np.searchsorted(real, channels)]
 
 
 def solve_misses(reps: list, parts: list[np.ndarray], route_count: np.ndarray, table: RouteTable,
@@ -176,6 +182,9 @@ def solve_misses(reps: list, parts: list[np.ndarray], route_count: np.ndarray, t
         at += len(r)
     return split
 
+
+# A component of this many channels or more finds its channels' local indices in a table by channel id.
+LOOKUP_CHANNELS = 256
 
 # A joint solve of more components than this is split among them by sorting its channels by component.
 SPLIT_BY_SORT = 4

@@ -140,6 +140,8 @@ class _Part:
         self._layout: tuple[np.ndarray, np.ndarray] | None = None
         self._unsynced: set[int] = set()
         self.bott: dict[int, int] = {}  # an active route's bottleneck: a class, or -1 (its cap)
+        # (route, flows): its (binding class, weight times flows) entries, as the filling reads them
+        self.loads_of: dict[tuple[int, float], list[tuple[int, float]]] = {}
         # each binding class: its routes' places in ``on``, and its active routes (those with flows in
         # ``cl``) as ``on`` lists them, with their places: what every scan of a class reads (a route
         # with no flows adds nothing to a sum and is skipped wherever routes are looked for)
@@ -148,6 +150,13 @@ class _Part:
         self.act_at: dict[int, list[int]] = {k: [] for k in self.on}
         self.act_routes: set[int] = set()
         self.bott_at: dict[int, dict[int, int]] = {}  # a class: the routes bottlenecked at it, their places
+        # the channels of the classes the part's routes load, ascending, and each one's class: a
+        # layout is read from them alone (the table's other parts' thousands of classes left out)
+        in_part = np.zeros(n_cls, dtype=bool)
+        in_part[e_cls] = True
+        chans = np.flatnonzero(cc.cls_of >= 0)
+        chans = chans[in_part[cc.cls_of[chans]]]
+        self._chans, self._chans_cls = chans, cc.cls_of[chans]
         self.routes = np.zeros(0, np.int64)
         self.has_base = False
         self.off = False
@@ -231,7 +240,8 @@ class _Part:
         on = self.act
         # (each class summed once, however many of the routes that left load it)
         left_on = dict.fromkeys(k for r in gone for k, _ in self.bent[r])
-        behind = {k: sum(w * cl[s] * self.rl[s] for s, w in on[k]) for k in left_on}
+        rl = self.rl
+        behind = {k: sum([w * cl[s] * rl[s] for s, w in on[k]]) for k in left_on}
         # the region to start from: those routes and the others bottlenecked where they load
         # (those bottlenecked at a class in the order of ``on``, as a scan of it adds them: the
         # region's order is the fill's)
@@ -289,12 +299,13 @@ class _Part:
         ccap, caps, bent, on, cl, rl = self.ccap, self.caps, self.bent, self.act, self.cl, self.rl
         cnt: dict[int, float] = {}
         ent: dict[int, list[tuple[int, float]]] = {}
+        known = self.loads_of
         for r in region:
             f = cl[r]
-            mine = []
-            for k, w in bent[r]:
-                a = w * f
-                mine.append((k, a))
+            mine = known.get((r, f))
+            if mine is None:
+                mine = known[(r, f)] = [(k, w * f) for k, w in bent[r]]
+            for k, a in mine:
                 if k in cnt:
                     cnt[k] += a
                 else:
@@ -358,7 +369,8 @@ class _Part:
                     v = left[kk] - m * a
                     left[kk] = v if v > 0.0 else 0.0
                     cnt[kk] -= a
-            live = [k for k in live if cnt[k] > 1e-12]
+            if open_:
+                live = [k for k in live if cnt[k] > 1e-12]
         loads = {k: ccap[k] - v for k, v in left.items()}
         return x, bott, loads
 
@@ -369,11 +381,19 @@ class _Part:
         ``behind``: the loads of the classes routes that left loaded, without them."""
         ccap, caps, on, bent, cl, rl, ll = self.ccap, self.caps, self.act, self.bent, self.cl, self.rl, self.ll
         lo = 1 - TOL
-        tops: dict[int, float] = {}
+        inf = math.inf
+        # each class asked about: the rate from which a route is bottlenecked there (the fastest
+        # rate on it, less the slack, when it is full; else no rate is)
+        at_least: dict[int, float] = {}
 
-        def top(k: int) -> float:
-            t = tops.get(k)
-            if t is None:
+        def bar(k: int) -> float:
+            v = loads.get(k)
+            if v is None:
+                v = behind.get(k)
+                if v is None:
+                    v = ll[k]
+            t = inf
+            if v >= ccap[k] * lo:  # full: its fastest route
                 t = 0.0
                 for s, _ in on[k]:
                     if cl[s] > 0.0:
@@ -382,23 +402,19 @@ class _Part:
                             v = rl[s]
                         if v > t:
                             t = v
-                tops[k] = t
+                t *= lo
+            at_least[k] = t
             return t
-
-        def full(k: int) -> bool:
-            v = loads.get(k)
-            if v is None:
-                v = behind.get(k)
-                if v is None:
-                    v = ll[k]
-            return v >= ccap[k] * lo
 
         def bottlenecked(s: int, v: float, b: int) -> bool:
             """Whether route s at rate v has a bottleneck (``b``: the one it had); kept in ``bott``."""
-            if b >= 0 and full(b) and v >= top(b) * lo:
-                return True
+            if b >= 0:
+                t = at_least.get(b)
+                if v >= (t if t is not None else bar(b)):
+                    return True
             for kk, _ in bent[s]:
-                if full(kk) and v >= top(kk) * lo:
+                t = at_least.get(kk)
+                if v >= (t if t is not None else bar(kk)):
                     bott[s] = kk
                     return True
             return False
@@ -409,7 +425,7 @@ class _Part:
                 bott[r] = -1
             elif not bottlenecked(r, v, bott[r]):
                 # faster routes on its full classes must come down: they join the region
-                faster = [s for kk, _ in bent[r] if full(kk) for s, _ in on[kk]
+                faster = [s for kk, _ in bent[r] if at_least[kk] < inf for s, _ in on[kk]
                           if s not in region and cl[s] > 0.0 and rl[s] > v]
                 if not faster:
                     return None  # (none to bring down: rounding beyond the check's slack)
@@ -419,8 +435,25 @@ class _Part:
         # always has its bottleneck, a class it loads); when all of them still have one, that is
         # the answer, else they are checked again in the order of the classes and ``on``, which
         # the routes added to the region follow
-        if all(bottlenecked(s, rl[s], k) for k in loads for s in bott_at.get(k, ())
-               if not (s in region or s in grow or cl[s] <= 0.0)):
+        for k in loads:
+            there = bott_at.get(k)
+            if not there:
+                continue
+            t = at_least.get(k)
+            if t is None:
+                t = bar(k)
+            for s in there:
+                if s in region or s in grow:
+                    continue
+                v = rl[s]
+                if v >= t or cl[s] <= 0.0:
+                    continue
+                if not bottlenecked(s, v, -2):
+                    break
+            else:
+                continue
+            break
+        else:
             return grow
         for k in loads:
             for s, _ in on[k]:
@@ -479,12 +512,14 @@ class _Part:
             ll[k] = behind[k]
         # classes that never bind: their loads moved by what each route that moved adds or takes
         # (summed afresh on the next whole solve; a class no route loads any more is emptied)
-        for r in moved_from:
-            c_old, x_old = moved_from[r]
-            d = cl[r] * rl[r] - c_old * x_old
-            for k, w in nent[r]:
-                ll[k] += w * d
-        touched = {k for r in moved_from for k, _ in nent[r]}
+        touched = set()
+        for r, (c_old, x_old) in moved_from.items():
+            mine = nent[r]
+            if mine:
+                d = cl[r] * rl[r] - c_old * x_old
+                for k, w in mine:
+                    ll[k] += w * d
+                    touched.add(k)
         for k in touched:
             if not in_use[k]:
                 ll[k] = 0.0
@@ -500,8 +535,8 @@ class _Part:
             self.in_use[ks] = [self.iu[k] for k in ks]
             self._unsynced.clear()
             self._layout = None
-        if self._layout is None:
-            ucls = np.flatnonzero(self.in_use > 0)
-            self._layout = self.cc.expand(ucls, ucls)
+        if self._layout is None:  # (``expand``'s layout of the classes in use, over the part's channels only)
+            live = self.in_use[self._chans_cls] > 0
+            self._layout = (self._chans[live], self._chans_cls[live])
         uch, cls = self._layout
         return self.rate[routes], uch, self.load[cls]

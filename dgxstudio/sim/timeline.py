@@ -78,6 +78,23 @@ class Timeline(Sequence):
             starts.append(self._n)
         self._n += 1
 
+    def stretch(self, start: float, end: float, key) -> None:
+        """A segment (start, end, key): the last row made to end at ``end`` when it is (s, start,
+        key), else a row of its own (the engine's step: one call instead of a read of the last row
+        and a write)."""
+        last = self._layout[0][-1]
+        if type(last) is list and last:
+            row = last[-1]
+            if row[2] == key and row[1] == start:
+                last[-1] = (row[0], end, key)
+                return
+        elif self._n and type(last) is not list:
+            row = last.row(last.size - 1)
+            if row[2] == key and row[1] == start:
+                self[-1] = (row[0], end, key)
+                return
+        self.append((start, end, key))
+
     def repeat(self, rows: list[tuple], steps: tuple, copies: int) -> None:
         """Add ``copies`` repeats of ``rows``, repeat j (from 0) with column c moved on by
         (j + 1) ``steps[c]`` (None: as it is)."""

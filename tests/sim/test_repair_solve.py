@@ -157,3 +157,27 @@ def test_a_class_a_leaving_route_loaded_is_not_full_any_more(monkeypatch):
     ref = maxmin(routes, counts, table, capacity, None)[0]
     assert ref[names.index("q") - 1] == pytest.approx(4 / 3)
     np.testing.assert_allclose(rates, ref, rtol=1e-12)
+
+
+def test_each_part_of_a_larger_table_answers_with_its_own_channels():
+    """Two parts in one table (the engine's parts share the run's table): each part's answer names
+    the channels of its classes in use, read from that part's channels only, as the whole solve of
+    its routes gives them."""
+    rng = np.random.default_rng(6)
+    (t1, cap1, _), (t2, cap2, _) = _part(rng, n_routes=200), _part(rng, n_routes=250, planes=2)
+    n1, n2, off = len(t1.lens), len(t2.lens), len(cap1)
+    table = RouteTable([t1.ch[o:o + k] for o, k in zip(t1.offsets, t1.lens)] +
+                       [off + t2.ch[o:o + k] for o, k in zip(t2.offsets, t2.lens)],
+                       [t1.w[o:o + k] for o, k in zip(t1.offsets, t1.lens)] +
+                       [t2.w[o:o + k] for o, k in zip(t2.offsets, t2.lens)])
+    table.never_binds = np.concatenate([t1.never_binds, t2.never_binds])
+    capacity = np.concatenate([cap1, cap2])
+    solver = repair_solve.RepairSolver(table, capacity, None, np.arange(n1 + n2), np.array([0, n1, n1 + n2]))
+    for (r1, c1), (r2, c2) in zip(_states(rng, n1, 150), _states(rng, n2, 150)):
+        for c, routes, counts in ((0, r1, c1), (1, n1 + r2, c2)):
+            rates, uch, load = solver.solve(c, routes, counts)
+            ref_rates, ref_uch, ref_load = maxmin(routes, counts, table, capacity, None)
+            np.testing.assert_array_equal(uch, ref_uch)
+            np.testing.assert_allclose(rates, ref_rates, rtol=1e-12)
+            np.testing.assert_allclose(load, ref_load, rtol=1e-12)
+    assert solver.repaired > 200

@@ -38,6 +38,15 @@ def written_out(rows, steps, k):
     return list(zip(*cols))
 
 
+def stretched(ref, start, end, key):
+    """``Timeline.stretch`` on a list: the last row made to end at ``end`` when it is (s, start, key),
+    else a row of its own."""
+    if ref and ref[-1][2] == key and ref[-1][1] == start:
+        ref[-1] = (ref[-1][0], end, key)
+    else:
+        ref.append((start, end, key))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_a_timeline_reads_as_the_list_written_out(data):
@@ -45,8 +54,15 @@ def test_a_timeline_reads_as_the_list_written_out(data):
     if data.draw(st.booleans()):
         tl, ref = Timeline([(0.0, 0.0, 0)]), [(0.0, 0.0, 0)]
     for _ in range(data.draw(st.integers(1, 8))):
-        op = data.draw(st.sampled_from(["append", "repeat", "set_last"]))
-        if op == "append":
+        op = data.draw(st.sampled_from(["append", "repeat", "set_last", "stretch"]))
+        if op == "stretch":  # the engine's step: the last segment made longer, or a new one
+            start, key = data.draw(finite), data.draw(st.integers(0, 9))
+            if ref and data.draw(st.booleans()):  # (most often it follows on from the last row)
+                start, key = ref[-1][1], (ref[-1][2] if data.draw(st.booleans()) else key)
+            end = data.draw(finite)
+            tl.stretch(start, end, key)
+            stretched(ref, start, end, key)
+        elif op == "append":
             row = (data.draw(finite), data.draw(finite), data.draw(st.integers(0, 9)))
             tl.append(row)
             ref.append(row)
@@ -86,13 +102,14 @@ def test_a_skipping_run_keeps_the_timelines_it_wrote_out_before(monkeypatch, alg
         original(self, rows, steps, copies)
 
     monkeypatch.setattr(Timeline, "repeat", repeat)
-    inside = []  # the engine's own edits only (replacing a block's last row appends inside)
-    for name in ("append", "__setitem__"):
+    inside = []  # the engine's own edits only (replacing or stretching a block's last row edits inside)
+    for name in ("append", "__setitem__", "stretch"):
         plain = getattr(Timeline, name)
 
         def edit(self, *args, _plain=plain, _name=name):
             if id(self) in shadows and not inside:
-                getattr(shadows[id(self)], _name)(*args)
+                ref = shadows[id(self)]
+                stretched(ref, *args) if _name == "stretch" else getattr(ref, _name)(*args)
             inside.append(1)
             try:
                 _plain(self, *args)
