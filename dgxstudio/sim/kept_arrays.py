@@ -97,18 +97,34 @@ class KeptLevels:
     that is smaller (its values and its index each kept once by ``kept``), else as it is; reading an
     entry gives the array, bit for bit (built again from its levels, a new array each time)."""
 
-    __slots__ = ("_kept", "_items")
+    __slots__ = ("_kept", "_items", "_by_key")
 
     def __init__(self, kept: KeptArrays):
         self._kept = kept
         self._items: list = []
+        # the Levels held, by dtype, length and their bits' sum: an array equal to one held before,
+        # bit for bit, takes its Levels without working them out again (a third of the loads of the
+        # 16 GiB NVLS tree over 2,048 systems)
+        self._by_key: dict[tuple, list[Levels]] = {}
 
     def append(self, a: np.ndarray) -> None:
+        if a.ndim != 1 or a.dtype.itemsize != 8 or len(a) < MIN_LEVELS_LEN:
+            self._items.append(self._kept.keep(a))
+            return
+        bits = np.ascontiguousarray(a).view(np.int64)
+        alike = self._by_key.setdefault((a.dtype.str, len(a), int(bits.sum())), [])
+        for lv in alike:
+            if np.array_equal(lv.values.view(np.int64).take(lv.index), bits):
+                self._items.append(lv)
+                return
         lv = Levels.of(a)
         if lv is None:
             self._items.append(self._kept.keep(a))
-        else:
-            self._items.append(Levels(self._kept.keep(lv.values), self._kept.keep(lv.index)))
+            return
+        lv = Levels(self._kept.keep(lv.values), self._kept.keep(lv.index))
+        if len(alike) < KeptArrays.CANDIDATES:
+            alike.append(lv)
+        self._items.append(lv)
 
     def held(self, i: int):
         """Entry i as it is held: an array, or its :class:`Levels`."""

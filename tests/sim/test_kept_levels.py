@@ -57,12 +57,16 @@ def test_kept_levels_share_equal_parts_and_count_them_once():
     held.append(a.copy())
     b = np.repeat([9.0, 7.0, 8.0], 500)  # other values in the same order: the index is shared
     held.append(b)
-    first, second, third = (held.held(i) for i in range(3))
-    assert type(first) is Levels and first.values is second.values and first.index is second.index
+    c = a.copy()
+    c[[0, -1]] = c[[-1, 0]]  # (the same bits summed, another array)
+    held.append(c)
+    first, second, third, fourth = (held.held(i) for i in range(4))
+    assert type(first) is Levels and second is first  # (an equal array: the same Levels, not worked out again)
     assert third.index is first.index and third.values is not first.values
-    assert kept.nbytes == first.index.nbytes + first.values.nbytes + third.values.nbytes
-    assert len(held) == 3
-    for got, want in zip(held, (a, a, b)):
+    assert fourth is not first and fourth.values is first.values and fourth.index is not first.index
+    assert kept.nbytes == 2 * first.index.nbytes + first.values.nbytes + third.values.nbytes
+    assert len(held) == 4
+    for got, want in zip(held, (a, a, b, c)):
         assert _bits(got) == _bits(want)
     assert held[0] is not held[0]  # (built again at each read: nothing holds the float64 array)
 
