@@ -26,7 +26,7 @@ from ..analysis.ring_segments import HopRoutes, SpreadHop
 from ..analysis.routing import Route, Router
 from .active_flows import ActiveFlows
 from .fanout import release as release_dependents
-from .kept_arrays import KeptArrays
+from .kept_arrays import KeptArrays, KeptLevels
 from .periods import Dependents, FlowEnds, _Periods
 from . import chain_stages, part_components
 from .part_components import NoStepBack, PartsFound, PartShapes, solve_misses
@@ -313,14 +313,14 @@ class Engine:
         bounds_of: list[int] = comp_bounds.tolist()
         cp_single: list[tuple[int, float] | None] = []  # a class pattern of one route: its local index and rate
         comp_cache: dict[tuple[int, int, int, int], int] = {}
+        kept = KeptArrays()  # (equal arrays of those kept once, rates and loads as levels: sim/kept_arrays.py)
         cp_lroutes: list[np.ndarray] = []  # a class pattern: active local routes, their rates,
-        cp_rates: list[np.ndarray] = []    # the local channels they load and the loads
+        cp_rates = KeptLevels(kept)        # the local channels they load and the loads
         cp_lch: list[np.ndarray] = []
-        cp_load: list[np.ndarray] = []
+        cp_load = KeptLevels(kept)
         cp_hash: list[tuple[int, int]] = []
         cp_class: list[int] = []            # the class each class pattern serves
         held = [0]  # bytes the class patterns above keep (every network state the run went through)
-        kept = KeptArrays()  # (equal arrays of those kept once: sim/kept_arrays.py)
         # the whole network's state: which pattern each busy component is in (again two hash sums)
         hasher = random.Random(0x5eed)
         comp_mul = [hasher.getrandbits(63) | 1 for _ in range(n_comp)]
@@ -409,10 +409,10 @@ class Engine:
                 for (c, key), (r, rates_c, ch_c, load_c) in zip(reps, split):
                     cpid = len(cp_lroutes)
                     cp_lroutes.append(kept.keep(route_local32[r]))
-                    cp_rates.append(kept.keep(rates_c))
+                    cp_rates.append(rates_c)
                     cp_single.append((int(cp_lroutes[-1][0]), float(rates_c[0])) if len(rates_c) == 1 else None)
                     cp_lch.append(kept.keep(shape.local(c, ch_c)))
-                    cp_load.append(kept.keep(load_c))
+                    cp_load.append(load_c)
                     held[0] = kept.nbytes
                     cp_hash.append((hasher.getrandbits(62), hasher.getrandbits(62)))
                     cp_class.append(key[0])
