@@ -36,28 +36,15 @@ class Unrouted:
     def __init__(self, hops):
         self.hops = hops
         self.router = router = hops.router
-        self._legs: dict[tuple[str, str], tuple] = {}   # a pair's template leg, once it has one
         self._sides: dict[tuple[str, bool], list] = {}  # a GPU's side of a via hop (see _side)
         self._ones: dict[int, np.ndarray] = {}
         self._between = not router.pxn  # (_between_systems leaves every hop between systems to the router under PXN)
 
-    def _leg(self, a: str, b: str):
-        """``Router.template_leg(a, b)``: kept once found (the router keeps the template and the
-        offset), asked again while it is None (a later search may find one)."""
-        if (a, b) in self.router._cache:  # (template_leg's own first check that can change)
-            return None
-        got = self._legs.get((a, b))
-        if got is None:
-            got = self.router.template_leg(a, b)
-            if got is not None:
-                self._legs[(a, b)] = got
-        return got
-
     def _side(self, g: str, out: bool) -> list:
         """GPU ``g``'s side of a via hop through its own NIC: [the NIC, its uplink, the NIC's system,
         the channel between NIC and uplink (out of the NIC, or into it), the leg's channels as
-        ``_Loads.via_legs`` lists them (None: its template leg is none, or not one path of weights
-        1)]; the leg is asked again while its template is None."""
+        ``_Loads.via_legs`` lists them (None: no template leg yet, asked again next time; False: not
+        one path of weights 1)]."""
         key = (g, out)
         got = self._sides.get(key)
         router = self.router
@@ -80,7 +67,7 @@ class Unrouted:
         hops, router = self.hops, self.router
         known, cache, system, gpus = hops._known, router._cache, router._system, router._gpus
         rail = router._rails() if self._between else {}
-        sides, side = self._sides, self._side
+        sides, side, template_leg = self._sides, self._side, router.template_leg
         ones = self._ones
         places: list[int] = []
         chans: list[np.ndarray] = []
@@ -94,7 +81,7 @@ class Unrouted:
             if sa is not None and sa == sb:
                 # (HopRoutes._route: a leg inside a system read from a template; template_leg is
                 # None for GPUs of no system or of two)
-                leg = self._leg(s, d)
+                leg = template_leg(s, d)
                 if leg is not None:
                     first, delta = leg
                     places.append(k)
