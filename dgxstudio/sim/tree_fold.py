@@ -135,7 +135,8 @@ class Fold:
         caps = eng0.route_cap
         # trees that are images of each other by maps checked outright (sim/tree_orbits.py), on
         # every tree's routes in parts (sim/tree_parts.py: tree 0's read before the engine routes it)
-        parts = TreeParts.of(eng0, [p for pats in self.role_patterns for p in pats])
+        # (tree 0's hops routed, the others' in parts unless spread: sim/unrouted_hops.py)
+        parts = TreeParts.of(eng0, [p for pats in self.role_patterns for p in pats], n_roles)
         tpl0 = [eng0.template(p) for p in self.role_patterns[0]]
         s_route0 = np.concatenate([tpl["route"] for tpl in tpl0]).astype(np.int64)
         s_lat0 = np.concatenate([tpl["latency"] for tpl in tpl0]).astype(float)

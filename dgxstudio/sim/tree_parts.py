@@ -34,6 +34,7 @@ import numpy as np
 from . import slot_rows
 from .schedule import Pattern
 from .spread_hops import SpreadHops
+from .unrouted_hops import Unrouted
 
 WIDTH = 6  # parts per slot: a spread hop's (first leg, NIC link, spread's first path, NIC link, last leg,
 #             the spread's other paths)
@@ -55,10 +56,12 @@ class TreeParts:
     ends: np.ndarray  # each slot's source and destination numbered (sim/slot_rows.py)
 
     @classmethod
-    def of(cls, engine, patterns: list) -> "TreeParts":
+    def of(cls, engine, patterns: list, routed: int | None = None) -> "TreeParts":
         """The parts of ``patterns``' slots, pattern after pattern: a pair not a spread hop is its
         route in the engine's template, the part numbered by its route id; the spreads' parts are
-        numbered after the engine's routes."""
+        numbered after the engine's routes. Past the first ``routed`` patterns (tree 0's, which the
+        run reads; None: all), a hop inside a system or between systems under one leaf is the part
+        that route would be, not routed (sim/unrouted_hops.py)."""
         ch: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]  # (part -1: empty; -2, -3, ... after it)
         w: list[np.ndarray] = [np.zeros(0)]
         known: dict[tuple, int] = {}  # a part of equal channels and weights met before
@@ -127,7 +130,9 @@ class TreeParts:
         lat: list[np.ndarray] = []
         caps: list[np.ndarray] = []
         at_hop = 0
-        for (p, new, _), ks in zip(asks, taken):
+        routed = len(patterns) if routed is None or bulk.hops is None else routed
+        unrouted = Unrouted(bulk.hops) if routed < len(patterns) else None
+        for i, ((p, new, alike), ks) in enumerate(zip(asks, taken)):
             block = np.full((len(new), WIDTH), -1, dtype=np.int64)
             latency = np.empty(len(new))
             ok = got.ok[at_hop:at_hop + len(ks)]
@@ -141,6 +146,14 @@ class TreeParts:
             rest = np.ones(len(new), dtype=bool)
             rest[mine] = False
             rest = np.flatnonzero(rest)
+            if len(rest) and alike and i >= routed:
+                places, chans, weights, lats = unrouted.take(new, rest.tolist(), p.latency_s)
+                if places:  # (each a part of its own, numbered on from the last)
+                    block[places, 0] = -len(ch) - 1 - np.arange(len(places))
+                    ch.extend(chans)
+                    w.extend(weights)
+                    latency[places] = lats
+                    rest = np.setdiff1d(rest, places)
             if len(rest):
                 ask = p if len(rest) == len(p.pairs) else Pattern(
                     [new[k] for k in rest.tolist()], latency_s=p.latency_s, cap_Bps=p.cap_Bps)
@@ -159,9 +172,9 @@ class TreeParts:
         # the routes' caps; the parts after the routes (part -i is number n_routes + i - 1)
         # (on each distinct row, then taken for every slot)
         out = np.concatenate(rows)
-        routed = out[:, 0] >= 0
+        is_route = out[:, 0] >= 0
         cap = np.concatenate(caps)
-        cap[routed] = np.asarray(engine.route_cap, dtype=float)[out[routed, 0]]
+        cap[is_route] = np.asarray(engine.route_cap, dtype=float)[out[is_route, 0]]
         n_routes = len(engine.route_ch)
         out = np.where(out < 0, n_routes - 1 - out, out)[take]
         cap = cap[take]

@@ -1,0 +1,86 @@
+"""The other trees' hops inside systems and between systems under one leaf as parts, not routed
+(sim/unrouted_hops.py): joined, every slot is what routing every tree gives it (channels, weights,
+latency, cap), tree 0 is still routed, and the engine keeps fewer routes."""
+
+import numpy as np
+import pytest
+
+from dgxstudio.analysis.ring_segments import HopRoutes
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.sim import tree_fold
+from dgxstudio.sim.engine import Engine
+from dgxstudio.sim.tree_parts import TreeParts
+from dgxstudio.sim.unrouted_hops import Unrouted
+
+from .test_tree_orbits import _schedule
+
+
+def _joined(parts: TreeParts, row: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    return np.concatenate([parts.ch[i] for i in row]), np.concatenate([parts.w[i] for i in row])
+
+
+def _parts_both_ways(topo, forget: bool):
+    sim, sched, scale = _schedule(topo)
+    if forget:  # (the schedule's build asked HopRoutes for hops: forgotten, as where it had not)
+        HopRoutes.of(sim.router)._known.clear()
+    fold = tree_fold.Fold.of(Engine(sim.router, scale), sched)  # (the patterns as tree_fold asks them)
+    assert fold is not None
+    patterns = [p for pats in fold.role_patterns for p in pats]
+    n_roles = len(fold.role_patterns[0])
+    fast_eng, slow_eng = Engine(sim.router, scale), Engine(sim.router, scale)
+    fast = TreeParts.of(fast_eng, patterns, n_roles)
+    slow = TreeParts.of(slow_eng, patterns)
+    return sim, fold, fast, slow, fast_eng, slow_eng
+
+
+@pytest.mark.parametrize("forget", [True, False])
+def test_other_trees_hops_in_parts_equal_their_routes(forget):
+    # 12 rail-optimized DGX H100 systems, 4 per leaf: hops inside systems, hops between systems
+    # under one leaf (one path per leg) and hops spread over the spines
+    topo = build_fat_tree(12, "dgx-h100", rail_optimized=True, per_leaf=4)
+    sim, fold, fast, slow, fast_eng, slow_eng = _parts_both_ways(topo, forget)
+    assert fast.rows.shape == slow.rows.shape
+    # the parts that are no engine route and no spread hop's: the hops taken by Unrouted
+    per_tree = len(fast.rows) // len(fold.role_patterns)
+    alone = (fast.rows[:, 0] >= fast.n_routes) & (fast.rows[:, 1:] == fast.n_routes).all(axis=1)
+    assert not alone[:per_tree].any()  # tree 0's all routed
+    ends = fast.ends
+    system = sim.router._system
+    names = {}
+    for p in (p for pats in fold.role_patterns for p in pats):
+        for pair in p.pairs:
+            for x in pair:
+                names.setdefault(x, len(names))
+    by_number = {i: x for x, i in names.items()}
+    same = np.array([system.get(by_number[a]) == system.get(by_number[b]) for a, b in ends.tolist()])
+    if forget:  # both kinds taken, in every other tree
+        assert (alone & same).sum() > 50 and (alone & ~same).sum() > 50
+    assert len(fast_eng.route_ch) < len(slow_eng.route_ch)
+    assert np.array_equal(fast.lat, slow.lat) and np.array_equal(fast.cap, slow.cap)
+    for rf, rs in zip(fast.rows.tolist(), slow.rows.tolist()):
+        cf, wf = _joined(fast, rf)
+        cs, ws = _joined(slow, rs)
+        assert np.array_equal(cf, cs) and np.array_equal(wf, ws)
+
+
+def test_a_pair_routed_before_is_left_to_the_template():
+    """A hop the router already keeps a route for (asked before) is not taken: the template reads it."""
+    topo = build_fat_tree(12, "dgx-h100", rail_optimized=True, per_leaf=4)
+    sim, sched, scale = _schedule(topo)
+    router = sim.router
+    hops = HopRoutes.of(router)
+    hops._known.clear()
+    gpus = [d.id for d in topo.gpus()]
+    system = router._system
+    # (a system whose hop is read from another's search: the first system's own are kept routes)
+    inside = next((a, b) for a in gpus for b in gpus if a != b and system[a] == system[b]
+                  and router.template_leg(a, b) is not None)
+    rail = router._rails()
+    leaf = {g: router._uplink(rail[g][0]) for g in gpus}
+    between = next((a, b) for a in gpus for b in gpus if system[a] != system[b] and leaf[a] == leaf[b]
+                   and rail[a][0] != rail[b][0])
+    take = Unrouted(hops).take
+    assert take([inside, between], [0, 1], 1e-6)[0] == [0, 1]
+    router.routes(*inside)  # kept by the router now
+    router.routes(*between)
+    assert take([inside, between], [0, 1], 1e-6)[0] == []
