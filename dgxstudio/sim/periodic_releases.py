@@ -76,12 +76,19 @@ def _alike_lists(before: np.ndarray, after: np.ndarray, d: int) -> np.ndarray | 
     return before[same]
 
 
+def _known(deps, first: int, last: int, d: int) -> bool:
+    """Are the dependents of every x + d (x from ``first`` to ``last``) known to be those of x moved
+    on by d, without reading them (the lists were built by period: ``periodic_dependents``)?"""
+    repeats = getattr(deps, "repeats", None)
+    return repeats is not None and repeats.moved(first, last, d)
+
+
 def periodic_lists(deps, lo: int, hi: int, d: int, counted: bool = False) -> np.ndarray | None:
     """Are the dependents of every group x + d (x and x + d in [lo, hi]) those of x, moved by d, in
     the same order, or the same groups (barriers)? The barriers (ids, repeated), or None when not.
     ``deps``: a periods.Dependents (flat lists and their pointers). ``counted``: each x is known to
     have as many dependents as x + d (``counts_move``)."""
-    if hi - d < lo:
+    if hi - d < lo or _known(deps, lo, hi - d, d):
         return np.zeros(0, dtype=np.int64)
     ptr = deps.ptr
     if not counted:
@@ -153,6 +160,8 @@ def counts_move(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> bool:
     if not len(a):
         return True
     lo = int(a[0])
+    if _known(per.on_sent if sent else per.on_done, lo, int(hi.max()), d):
+        return True
     counts = np.diff(ptr[lo:int(hi.max()) + d + 2])
     differ = np.flatnonzero(counts[:-d] != counts[d:]) + lo
     if not len(differ):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import periodic_dependents
 from .lane_strides import StrideLanes
 
 
@@ -286,9 +287,15 @@ class Dependents:
     rather than a Python list per group: ``[g]`` lists group g's dependents in group order, and
     ``waits`` counts what each group waits for this way."""
 
-    def __init__(self, ptr: np.ndarray, flat: np.ndarray, name_of=lambda g: str(g)):
+    def __init__(self, ptr: np.ndarray, flat: np.ndarray, name_of=lambda g: str(g), period=None):
         n = len(ptr) - 1
         self.waits = np.diff(ptr)
+        # rows that repeat a piece (``period``: the schedule's hint, checked there): from one period
+        fast = periodic_dependents.transposed(ptr, flat, self.waits, period)
+        self.repeats = None  # where the lists are known to repeat (``periodic_dependents.Repeats``)
+        if fast is not None:
+            self.flat, self.ptr, self.repeats = fast
+            return
         src = flat
         dep = np.repeat(np.arange(n, dtype=np.int64), self.waits)
         if len(src) and (int(src.min()) < 0 or int(src.max()) >= n or (src == dep).any()):
