@@ -413,6 +413,10 @@ class Schedule:
                 parts["dur"].append(chunk.duration_s)
                 parts["post"].append(chunk.post_delay_s)
                 for key, arr in (("done", chunk.deps_done), ("sent", chunk.deps_sent)):
+                    if isinstance(arr, Ragged) and not (key == "done" and chunk.overrides):
+                        parts[key + "_n"].append(arr)  # (its row ends at hand: no cumsum over its rows)
+                        parts[key].append(arr.flat)
+                        continue
                     counts, flat = ragged.counts_and_flat(arr)
                     if key == "done" and chunk.overrides:
                         # the few rows changed since: cut them out of the flat list and put theirs in
@@ -446,7 +450,15 @@ class Schedule:
 
         def ptr(key):
             out = np.zeros(len(self.groups) + 1, dtype=np.int64)
-            np.cumsum(cat(key + "_n", np.int64), out=out[1:])
+            at = 0
+            for part in parts[key + "_n"]:  # each chunk's counts, or its Ragged (whose ends are known)
+                rows = out[at + 1:at + 1 + len(part)]
+                if isinstance(part, Ragged):
+                    np.add(part.ptr[1:], out[at], out=rows)
+                else:
+                    np.cumsum(part, out=rows)
+                    rows += out[at]
+                at += len(part)
             return out
 
         return Columns(len(self.groups), patterns, cat("pattern", np.int64), cat("bytes", float), cat("dur", float),
