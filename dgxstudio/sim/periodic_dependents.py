@@ -2,22 +2,24 @@
 from the rows before the repeat and one period, rather than sorted over every group.
 
 A piece-by-piece builder adds its later pieces as images of the last one it built
-(``Schedule.repeat_piece``: a 16 GiB NVLS tree on two DGX H100 is 104,448 groups, all but 133 of
+(``Schedule.repeat_piece``: a 16 GiB NVLS tree on two DGX H100 is 104,448 groups, all but 306 of
 them such copies). The engine needs, per group, the groups that wait for it in group order: the
 transpose of the dependency lists, a stable sort of 180,000 ids that costs about a millisecond (two
 of them a run, a tenth of a 16 GiB run's setup). Where the rows repeat, so does the transpose.
 
 Why it is exact. Let the rows g >= B repeat the row m before them: the same number of dependencies,
-each one that of row g - m moved on by m, or the same id below B - m (a group before the repeat
-that every copy waits for). Let every dependency point back (a row waits only for rows before it),
-at most W ids back. Then for a group y >= B, a row g that waits for y lies after y (so g >= B), its
-entry y is a moved one (an unmoved one is below B - m), so row g - m waits for y - m at the same
-place; and conversely a row h > y - m >= B - m waiting for y - m has at that place y in row h + m
-(an unmoved entry would be y - m, which is not below B - m). So the dependents of y are those of
-y - m moved on by m, in the same order, less those past the last row. The dependents of the groups
-before B lie within W rows of them, so they are read (sorted as ever) from the rows before B + W.
-Both conditions are checked on the arrays (each a pass or two over the ids, without a sort): a
-schedule that does not hold them, or names no repeat, is transposed in full.
+each one that of row g - m moved on by m. Let the rows before B wait only for rows before them, at
+most W ids back (then so does every row: a moved entry keeps its distance, and stays at or above 0).
+Then for a group y >= B, a row g that waits for y lies after y (so g >= B), and row g - m waits
+for y - m at the same place; conversely a row h that waits for y - m (h > y - m >= B - m) has y at
+that place in row h + m. So the dependents of y are those of y - m moved on by m, in the same
+order, less those past the last row. The dependents of the groups before B lie within W rows of
+them, so they are read (sorted as ever) from the rows before B + W. Both conditions are checked on
+the arrays (two passes over the repeated rows' ids, and the rows before B), without a sort; a
+schedule that does not hold them (a group every copy waits for, whose id does not move; a row that
+waits for a later one), or names no repeat, is transposed in full, as is one whose lists are wrong
+(the full transpose says which group names an unknown one). Where the lists are thereby known to
+repeat (``Repeats``), a steady-state skip's release check (``periodic_releases``) does not read them.
 """
 
 from __future__ import annotations
