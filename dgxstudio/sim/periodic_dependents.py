@@ -106,3 +106,38 @@ class Repeats:
         """Are the dependents of every x + d those of x moved on by d, for x from ``first`` to
         ``last`` (inclusive)? True when known so; False says nothing (read them)."""
         return d > 0 and d % self.m == 0 and first >= self.lo and last < self.hi + self.m - d
+
+
+def successors(ptr: np.ndarray, src: np.ndarray, waits: np.ndarray, repeats: Repeats) -> np.ndarray:
+    """``_Periods.succ`` (each group's lane successor: the one group that names it as its first
+    send dependency, else -1) for send lists whose transpose was built by period (``repeats``,
+    whose checks hold here too): the groups a group's first send dependency names lie within W
+    rows after it, so the successors of the groups before B are read from the rows before B + W,
+    those of the last W groups from the last W rows, and those between are the period before
+    B's, moved on by m per period (nothing is cut off at the last row there)."""
+    n, m = len(ptr) - 1, repeats.m
+    B, W = repeats.lo + m, n - m - repeats.hi
+    out = np.empty(n, dtype=np.int64)
+    tail = max(B, n - W)
+    for r0, r1, t0, t1 in ((0, min(n, B + W), 0, B), (tail, n, tail, n)):
+        out[t0:t1] = _successors(ptr, src, waits, r0, r1, t0, t1)
+    base = out[B - m:B]
+    copies = -(-(tail - B) // m)
+    table = base[None, :] + (np.arange(1, copies + 1, dtype=np.int64) * m)[:, None]
+    table[:, base < 0] = -1
+    out[B:tail] = table.reshape(-1)[:tail - B]
+    return out
+
+
+def _successors(ptr, src, waits, r0: int, r1: int, t0: int, t1: int) -> np.ndarray:
+    """The successors of groups t0 .. t1 - 1, from rows r0 .. r1 - 1 (every row that names one of
+    them as its first send dependency), as ``_Periods`` finds them over all rows."""
+    has = np.flatnonzero(waits[r0:r1] > 0) + r0
+    named = src[ptr[has]]
+    keep = (named >= t0) & (named < t1)
+    has, named = has[keep], named[keep] - t0
+    claims = np.bincount(named, minlength=t1 - t0)
+    succ = np.full(t1 - t0, -1, dtype=np.int64)
+    succ[named] = has
+    succ[claims != 1] = -1
+    return succ

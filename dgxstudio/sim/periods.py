@@ -38,12 +38,15 @@ class _Periods:
         self.on_sent = on_sent
         # a group's lane predecessor is its first send dependency (a connection's previous piece; a
         # second one is a buffer it waits for), when no other group names the same one first
-        has = np.flatnonzero(on_sent.waits > 0)
-        named = cols.sent_flat[cols.sent_ptr[has]]  # each one's first send dependency
-        claims = np.bincount(named, minlength=n)
-        succ = np.full(n, -1, dtype=np.int64)
-        succ[named] = has
-        succ[claims != 1] = -1
+        if getattr(on_sent, "repeats", None) is not None:  # (send lists that repeat a piece: by period)
+            succ = periodic_dependents.successors(cols.sent_ptr, cols.sent_flat, on_sent.waits, on_sent.repeats)
+        else:
+            has = np.flatnonzero(on_sent.waits > 0)
+            named = cols.sent_flat[cols.sent_ptr[has]]  # each one's first send dependency
+            claims = np.bincount(named, minlength=n)
+            succ = np.full(n, -1, dtype=np.int64)
+            succ[named] = has
+            succ[claims != 1] = -1
         self.succ = succ
         self._pred: np.ndarray | None = None  # each group's lane predecessor (once the lane order needs it)
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)

@@ -156,3 +156,33 @@ def test_the_release_check_reads_only_where_it_does_not_know(sims):
             per_full = SimpleNamespace(on_sent=full["sent"], on_done=full["done"])
             assert periodic_releases.counts_move(per_fast, gs, sent, d) == periodic_releases.counts_move(per_full, gs, sent, d)
     assert asked  # (some questions were answered partly by the known repeats)
+
+
+def _periods(cols, on_sent):
+    from dgxstudio.sim.periods import _Periods
+
+    return _Periods(cols, np.zeros(cols.n, dtype=np.int64), [], on_sent, on_sent)
+
+
+@pytest.mark.parametrize("systems,size", [(2, 64 * MiB), (2, 16 * 2**30), (4, 4 * 2**30 + 777), (1, 1024 * MiB)])
+def test_lane_successors_by_period_equal_the_full_count(sims, systems, size):
+    cols = _schedule(sims[systems], systems, size).columns()
+    on_sent = Dependents(cols.sent_ptr, cols.sent_flat, period=cols.period)
+    assert on_sent.repeats is not None  # (the path compared is taken)
+    np.testing.assert_array_equal(_periods(cols, on_sent).succ, _periods(cols, _full(cols.sent_ptr, cols.sent_flat)).succ)
+
+
+def test_lane_successors_at_the_last_rows():
+    """Two rows of every period name the same group first (so it has no successor), but past the
+    last row only one of them is left: that group has one, which moving the period on would miss."""
+    from types import SimpleNamespace
+
+    n = 31  # (group n - 3 is named first by rows n - 1 and n: only the first is left)
+    rows = [(), (), (), ()] + [((r - 2,) if r % 2 == 0 else (r - 3,)) for r in range(4, n)]
+    ptr, flat = _csr(rows)
+    cols = SimpleNamespace(n=n, sent_ptr=ptr, sent_flat=flat)
+    on_sent = Dependents(ptr, flat, period=(6, 2))
+    assert on_sent.repeats is not None
+    got = _periods(cols, on_sent).succ
+    np.testing.assert_array_equal(got, _periods(cols, _full(ptr, flat)).succ)
+    assert got[n - 3] == n - 1 and got[n - 5] == -1
