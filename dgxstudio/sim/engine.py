@@ -198,8 +198,8 @@ class Engine:
         def name_of(g: int) -> str:
             return groups[g].name
 
-        on_done = Dependents(cols.done_ptr, cols.done_flat, name_of)
-        on_sent = Dependents(cols.sent_ptr, cols.sent_flat, name_of)
+        on_done = Dependents(cols.done_ptr, cols.done_flat, name_of, cols.period)
+        on_sent = Dependents(cols.sent_ptr, cols.sent_flat, name_of, cols.period)
         deps_left = on_done.waits + on_sent.waits
 
         start = np.full(n, np.nan)

@@ -76,11 +76,25 @@ def _alike_lists(before: np.ndarray, after: np.ndarray, d: int) -> np.ndarray | 
     return before[same]
 
 
+def _known_from(deps, first: int, last: int, d: int) -> int:
+    """From which x on (up to ``last``) the dependents of x + d are known to be those of x moved on
+    by d, without reading them (the lists were built by period: ``periodic_dependents``); ``last``
+    + 1 when none is known. The ids from ``first`` to that one less are read."""
+    repeats = getattr(deps, "repeats", None)
+    if repeats is None:
+        return last + 1
+    at = max(first, repeats.lo)
+    return at if at > last or repeats.moved(at, last, d) else last + 1
+
+
 def periodic_lists(deps, lo: int, hi: int, d: int, counted: bool = False) -> np.ndarray | None:
     """Are the dependents of every group x + d (x and x + d in [lo, hi]) those of x, moved by d, in
     the same order, or the same groups (barriers)? The barriers (ids, repeated), or None when not.
     ``deps``: a periods.Dependents (flat lists and their pointers). ``counted``: each x is known to
     have as many dependents as x + d (``counts_move``)."""
+    if hi - d < lo:
+        return np.zeros(0, dtype=np.int64)
+    hi = min(hi, _known_from(deps, lo, hi - d, d) - 1 + d)  # (every entry moves past it: no barrier)
     if hi - d < lo:
         return np.zeros(0, dtype=np.int64)
     ptr = deps.ptr
@@ -153,7 +167,10 @@ def counts_move(per, gs: np.ndarray, sent: bool, d: int, tail: int = 3) -> bool:
     if not len(a):
         return True
     lo = int(a[0])
-    counts = np.diff(ptr[lo:int(hi.max()) + d + 2])
+    top = min(int(hi.max()), _known_from(per.on_sent if sent else per.on_done, lo, int(hi.max()), d) - 1)
+    if top < lo:
+        return True
+    counts = np.diff(ptr[lo:top + d + 2])
     differ = np.flatnonzero(counts[:-d] != counts[d:]) + lo
     if not len(differ):
         return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import periodic_dependents
 from .lane_strides import StrideLanes
 
 
@@ -37,12 +38,15 @@ class _Periods:
         self.on_sent = on_sent
         # a group's lane predecessor is its first send dependency (a connection's previous piece; a
         # second one is a buffer it waits for), when no other group names the same one first
-        has = np.flatnonzero(on_sent.waits > 0)
-        named = cols.sent_flat[cols.sent_ptr[has]]  # each one's first send dependency
-        claims = np.bincount(named, minlength=n)
-        succ = np.full(n, -1, dtype=np.int64)
-        succ[named] = has
-        succ[claims != 1] = -1
+        if getattr(on_sent, "repeats", None) is not None:  # (send lists that repeat a piece: by period)
+            succ = periodic_dependents.successors(cols.sent_ptr, cols.sent_flat, on_sent.waits, on_sent.repeats)
+        else:
+            has = np.flatnonzero(on_sent.waits > 0)
+            named = cols.sent_flat[cols.sent_ptr[has]]  # each one's first send dependency
+            claims = np.bincount(named, minlength=n)
+            succ = np.full(n, -1, dtype=np.int64)
+            succ[named] = has
+            succ[claims != 1] = -1
         self.succ = succ
         self._pred: np.ndarray | None = None  # each group's lane predecessor (once the lane order needs it)
         self._reach: np.ndarray | None = None  # alike links that follow each group (once needed)
@@ -286,9 +290,15 @@ class Dependents:
     rather than a Python list per group: ``[g]`` lists group g's dependents in group order, and
     ``waits`` counts what each group waits for this way."""
 
-    def __init__(self, ptr: np.ndarray, flat: np.ndarray, name_of=lambda g: str(g)):
+    def __init__(self, ptr: np.ndarray, flat: np.ndarray, name_of=lambda g: str(g), period=None):
         n = len(ptr) - 1
         self.waits = np.diff(ptr)
+        # rows that repeat a piece (``period``: the schedule's hint, checked there): from one period
+        fast = periodic_dependents.transposed(ptr, flat, self.waits, period)
+        self.repeats = None  # where the lists are known to repeat (``periodic_dependents.Repeats``)
+        if fast is not None:
+            self.flat, self.ptr, self.repeats = fast
+            return
         src = flat
         dep = np.repeat(np.arange(n, dtype=np.int64), self.waits)
         if len(src) and (int(src.min()) < 0 or int(src.max()) >= n or (src == dep).any()):

@@ -193,6 +193,9 @@ class Columns:
     done_flat: np.ndarray
     sent_ptr: np.ndarray
     sent_flat: np.ndarray
+    # (B, m): the rows from B on are copies of a piece of m rows (``repeat_piece``), each the one m
+    # before it with its ids moved on; a hint for reading them by period (``periodic_dependents``)
+    period: tuple[int, int] | None = None
 
 
 class GroupTable(Sequence):
@@ -393,7 +396,12 @@ class Schedule:
             return k
 
         parts = {key: [] for key in ("pattern", "bytes", "dur", "post", "done_n", "done", "sent_n", "sent")}
-        for chunk in self.groups._chunks:
+        from .virtual_rows import PieceImage  # (it builds on this module's Lanes)
+
+        period = None  # (the last chunk's, when it is a piece's copies)
+        for chunk, first in zip(self.groups._chunks, self.groups._starts):
+            image = getattr(chunk.meta, "__self__", None) if isinstance(chunk, Lanes) else None
+            period = (first, image.m) if isinstance(image, PieceImage) else None
             if isinstance(chunk, Lanes) and chunk.virtual:  # (rows not built: built here, as the limit allows)
                 if len(self.groups) > limits.MAX_SCHEDULED_GROUPS:
                     self._too_large(len(self.groups))
@@ -405,6 +413,10 @@ class Schedule:
                 parts["dur"].append(chunk.duration_s)
                 parts["post"].append(chunk.post_delay_s)
                 for key, arr in (("done", chunk.deps_done), ("sent", chunk.deps_sent)):
+                    if isinstance(arr, Ragged) and not (key == "done" and chunk.overrides):
+                        parts[key + "_n"].append(arr)  # (its row ends at hand: no cumsum over its rows)
+                        parts[key].append(arr.flat)
+                        continue
                     counts, flat = ragged.counts_and_flat(arr)
                     if key == "done" and chunk.overrides:
                         # the few rows changed since: cut them out of the flat list and put theirs in
@@ -438,11 +450,20 @@ class Schedule:
 
         def ptr(key):
             out = np.zeros(len(self.groups) + 1, dtype=np.int64)
-            np.cumsum(cat(key + "_n", np.int64), out=out[1:])
+            at = 0
+            for part in parts[key + "_n"]:  # each chunk's counts, or its Ragged (whose ends are known)
+                rows = out[at + 1:at + 1 + len(part)]
+                if isinstance(part, Ragged):
+                    np.add(part.ptr[1:], out[at], out=rows)
+                else:
+                    np.cumsum(part, out=rows)
+                    rows += out[at]
+                at += len(part)
             return out
 
         return Columns(len(self.groups), patterns, cat("pattern", np.int64), cat("bytes", float), cat("dur", float),
-                       cat("post", float), ptr("done"), cat("done", np.int64), ptr("sent"), cat("sent", np.int64))
+                       cat("post", float), ptr("done"), cat("done", np.int64), ptr("sent"), cat("sent", np.int64),
+                       period)
 
 
 @dataclass
