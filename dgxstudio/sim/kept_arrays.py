@@ -8,7 +8,7 @@ channels and loads make the run's channel bytes and rate patterns). A run whose 
 610 MB of them, although most are equal, element for element, to one kept before: the same routes
 active with other counts load the same channels (549 distinct channel arrays of 5,878), and many
 states share their loads (3,423 distinct). :class:`KeptArrays` hands back the array already kept
-when a new one equals it (dtype, length and every element compared; a sum of the elements' bits
+when a new one equals it (dtype, length and every element compared; a hash of the elements' bytes
 only picks the candidates), so equal arrays are held once. Nothing reads them but to index or copy, so the answers
 do not change.
 """
@@ -29,20 +29,19 @@ class KeptArrays:
         self.nbytes = 0
 
     def keep(self, a: np.ndarray) -> np.ndarray:
-        # the candidates: kept arrays of the same dtype and length whose elements' bit patterns sum
-        # (wrapping) to the same number (loads that differ in a few channels share most samples)
-        bits = _BITS.get(a.dtype.itemsize)
-        key = (a.dtype.str, len(a), int(a.view(bits).sum()) if bits is not None else a.tobytes())
+        # the candidates: kept arrays of the same dtype and shape whose bytes hash alike. (A sum of
+        # the elements' bits picked them before: route and channel lists of one length, the same
+        # indices in another order or mix, summed alike, so a deep tree's states, 20 GB200 NVL72
+        # racks, compared each new array with eight others that differed, a million comparisons.)
+        key = (a.dtype.str, a.shape, hash(a.tobytes()))
         alike = self._by_key.get(key)
         if alike is None:
             alike = self._by_key[key] = []
         for b in alike:
-            if np.array_equal(a, b):
+            if (a == b).all():  # (same dtype and shape: the key says so)
                 return b
         if len(alike) < self.CANDIDATES:
             alike.append(a)
         self.nbytes += a.nbytes
         return a
 
-
-_BITS = {8: np.int64, 4: np.int32, 2: np.int16, 1: np.int8}  # itemsize -> the integers its bits are read as
