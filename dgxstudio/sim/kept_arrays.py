@@ -8,7 +8,7 @@ channels and loads make the run's channel bytes and rate patterns). A run whose 
 610 MB of them, although most are equal, element for element, to one kept before: the same routes
 active with other counts load the same channels (549 distinct channel arrays of 5,878), and many
 states share their loads (3,423 distinct). :class:`KeptArrays` hands back the array already kept
-when a new one equals it (dtype, length and every element compared; a hash of the elements' bytes
+when a new one equals it (dtype, shape and every element's bits compared; a hash of them
 only picks the candidates), so equal arrays are held once. Nothing reads them but to index or copy, so the answers
 do not change.
 """
@@ -25,23 +25,29 @@ class KeptArrays:
     CANDIDATES = 8  # kept arrays compared at most per key (past it a new one is kept as it is)
 
     def __init__(self):
-        self._by_key: dict[tuple, list[np.ndarray]] = {}
+        # hash of (dtype, shape, bytes) -> the array kept under it, or a list of them (a collision)
+        self._by_key: dict[int, np.ndarray | list[np.ndarray]] = {}
         self.nbytes = 0
 
     def keep(self, a: np.ndarray) -> np.ndarray:
-        # the candidates: kept arrays of the same dtype and shape whose bytes hash alike. (A sum of
-        # the elements' bits picked them before: route and channel lists of one length, the same
+        # the candidates: kept arrays whose dtype, shape and bytes hash alike. (A sum of the
+        # elements' bits picked them before: route and channel lists of one length, the same
         # indices in another order or mix, summed alike, so a deep tree's states, 20 GB200 NVL72
         # racks, compared each new array with eight others that differed, a million comparisons.)
-        key = (a.dtype.str, a.shape, hash(a.tobytes()))
+        # One int a key and the array itself as its value: a key per distinct array, not a tuple
+        # and a list (24 MB more on those racks at 16 GiB).
+        data = a.tobytes()
+        key = hash((a.dtype.str, a.shape, data))
         alike = self._by_key.get(key)
         if alike is None:
-            alike = self._by_key[key] = []
-        for b in alike:
-            if (a == b).all():  # (same dtype and shape: the key says so)
-                return b
-        if len(alike) < self.CANDIDATES:
-            alike.append(a)
+            self._by_key[key] = a
+        else:
+            if isinstance(alike, np.ndarray):
+                alike = [alike]
+            for b in alike:
+                if b.dtype == a.dtype and b.shape == a.shape and b.tobytes() == data:
+                    return b  # (the same bits: interchangeable wherever the engine reads them)
+            if len(alike) < self.CANDIDATES:
+                self._by_key[key] = [*alike, a]
         self.nbytes += a.nbytes
         return a
-

@@ -93,3 +93,21 @@ def test_arrays_alike_in_their_sums_are_all_found_again():
     for a in firsts:
         assert kept.keep(a.copy()) is a
     assert kept.nbytes == sum(a.nbytes for a in firsts)
+
+
+def test_arrays_whose_keys_collide_are_told_apart(monkeypatch):
+    # every key the same hash: candidates are compared by dtype, shape and bits, never taken on the key
+    from dgxstudio.sim import kept_arrays
+    monkeypatch.setattr(kept_arrays, "hash", lambda _: 7, raising=False)
+    kept = KeptArrays()
+    a = np.arange(6, dtype=np.int64)
+    same_bits = a.view(np.float64)
+    reshaped = a.reshape(2, 3)
+    other = a[::-1].copy()
+    for x in (a, same_bits, reshaped, other):
+        assert kept.keep(x) is x
+    assert kept.keep(a.copy()) is a
+    assert kept.keep(other.copy()) is other
+    assert kept.keep(same_bits.copy()) is same_bits
+    assert kept.keep(reshaped.copy()) is reshaped
+    assert kept.nbytes == 4 * a.nbytes
