@@ -8,7 +8,7 @@ channels and loads make the run's channel bytes and rate patterns). A run whose 
 610 MB of them, although most are equal, element for element, to one kept before: the same routes
 active with other counts load the same channels (549 distinct channel arrays of 5,878), and many
 states share their loads (3,423 distinct). :class:`KeptArrays` hands back the array already kept
-when a new one equals it (dtype, length and every element compared; a sum of the elements' bits
+when a new one equals it (dtype, shape and every element's bits compared; a hash of them
 only picks the candidates), so equal arrays are held once. Nothing reads them but to index or copy, so the answers
 do not change.
 
@@ -34,27 +34,32 @@ class KeptArrays:
     CANDIDATES = 8  # kept arrays compared at most per key (past it a new one is kept as it is)
 
     def __init__(self):
-        self._by_key: dict[tuple, list[np.ndarray]] = {}
+        # hash of (dtype, shape, bytes) -> the array kept under it, or a list of them (a collision)
+        self._by_key: dict[int, np.ndarray | list[np.ndarray]] = {}
         self.nbytes = 0
 
     def keep(self, a: np.ndarray) -> np.ndarray:
-        # the candidates: kept arrays of the same dtype and length whose elements' bit patterns sum
-        # (wrapping) to the same number (loads that differ in a few channels share most samples)
-        bits = _BITS.get(a.dtype.itemsize)
-        key = (a.dtype.str, len(a), int(a.view(bits).sum()) if bits is not None else a.tobytes())
+        # the candidates: kept arrays whose dtype, shape and bytes hash alike. (A sum of the
+        # elements' bits picked them before: route and channel lists of one length, the same
+        # indices in another order or mix, summed alike, so a deep tree's states, 20 GB200 NVL72
+        # racks, compared each new array with eight others that differed, a million comparisons.)
+        # One int a key and the array itself as its value: a key per distinct array, not a tuple
+        # and a list (24 MB more on those racks at 16 GiB).
+        data = a.tobytes()
+        key = hash((a.dtype.str, a.shape, data))
         alike = self._by_key.get(key)
         if alike is None:
-            alike = self._by_key[key] = []
-        for b in alike:
-            if np.array_equal(a, b):
-                return b
-        if len(alike) < self.CANDIDATES:
-            alike.append(a)
+            self._by_key[key] = a
+        else:
+            if isinstance(alike, np.ndarray):
+                alike = [alike]
+            for b in alike:
+                if b.dtype == a.dtype and b.shape == a.shape and b.tobytes() == data:
+                    return b  # (the same bits: interchangeable wherever the engine reads them)
+            if len(alike) < self.CANDIDATES:
+                self._by_key[key] = [*alike, a]
         self.nbytes += a.nbytes
         return a
-
-
-_BITS = {8: np.int64, 4: np.int32, 2: np.int16, 1: np.int8}  # itemsize -> the integers its bits are read as
 
 
 class Levels:
@@ -102,17 +107,17 @@ class KeptLevels:
     def __init__(self, kept: KeptArrays):
         self._kept = kept
         self._items: list = []
-        # the Levels held, by dtype, length and their bits' sum: an array equal to one held before,
-        # bit for bit, takes its Levels without working them out again (a third of the loads of the
-        # 16 GiB NVLS tree over 2,048 systems)
-        self._by_key: dict[tuple, list[Levels]] = {}
+        # the Levels held, by a hash of dtype, length and bytes (as KeptArrays picks its candidates):
+        # an array equal to one held before, bit for bit, takes its Levels without working them out
+        # again (a third of the loads of the 16 GiB NVLS tree over 2,048 systems)
+        self._by_key: dict[int, list[Levels]] = {}
 
     def append(self, a: np.ndarray) -> None:
         if a.ndim != 1 or a.dtype.itemsize != 8 or len(a) < MIN_LEVELS_LEN:
             self._items.append(self._kept.keep(a))
             return
         bits = np.ascontiguousarray(a).view(np.int64)
-        alike = self._by_key.setdefault((a.dtype.str, len(a), int(bits.sum())), [])
+        alike = self._by_key.setdefault(hash((a.dtype.str, len(a), bits.tobytes())), [])
         for lv in alike:
             if np.array_equal(lv.values.view(np.int64).take(lv.index), bits):
                 self._items.append(lv)

@@ -77,3 +77,37 @@ def test_kept_arrays_compare_every_element_and_the_dtype():
     assert kept.keep(c) is c
     assert kept.keep(a.astype(np.int32)) is not a
     assert kept.nbytes == a.nbytes + b.nbytes + c.nbytes + 400
+
+
+def test_arrays_alike_in_their_sums_are_all_found_again():
+    # a deep tree's route lists: one length, the same indices in other orders and mixes, so their
+    # elements' bits sum alike. Each is held and found again, past the candidates kept per key
+    # (picked by their sums, the ninth and later were never found again: a copy was kept as new)
+    kept = KeptArrays()
+    base = np.arange(40, dtype=np.int32)
+    firsts = []
+    for i in range(3 * KeptArrays.CANDIDATES):
+        a = np.roll(base, i)
+        firsts.append(a)
+        assert kept.keep(a) is a
+    for a in firsts:
+        assert kept.keep(a.copy()) is a
+    assert kept.nbytes == sum(a.nbytes for a in firsts)
+
+
+def test_arrays_whose_keys_collide_are_told_apart(monkeypatch):
+    # every key the same hash: candidates are compared by dtype, shape and bits, never taken on the key
+    from dgxstudio.sim import kept_arrays
+    monkeypatch.setattr(kept_arrays, "hash", lambda _: 7, raising=False)
+    kept = KeptArrays()
+    a = np.arange(6, dtype=np.int64)
+    same_bits = a.view(np.float64)
+    reshaped = a.reshape(2, 3)
+    other = a[::-1].copy()
+    for x in (a, same_bits, reshaped, other):
+        assert kept.keep(x) is x
+    assert kept.keep(a.copy()) is a
+    assert kept.keep(other.copy()) is other
+    assert kept.keep(same_bits.copy()) is same_bits
+    assert kept.keep(reshaped.copy()) is reshaped
+    assert kept.nbytes == 4 * a.nbytes
