@@ -366,7 +366,7 @@ class Simulator(NcclSchedules):
         return T.CallShape(collective, len(self.gpus), plan.nodes, self._generation(), plan.channels, ring_bus,
                            ring_bus, self._intra_class(), self._cpu_vendor(), nvls_busbw_Bps=nvls,
                            collnet_busbw_Bps=collnet, net_busbw_Bps=ring_bus if plan.nodes > 1 else 0.0,
-                           net_path=net.type, net_path_where=net.where(), sms=self._facts["sms"])
+                           net_path=net.type, net_path_where=net.where(self.topo), sms=self._facts["sms"])
 
     def refusal(self, collective: str, algorithm: str, switches: bool = True) -> str | None:
         """Why the hardware (or, with ``switches``, NCCL_NVLS_ENABLE=0) cannot run an algorithm, or None."""
@@ -585,8 +585,9 @@ class Simulator(NcclSchedules):
         if best is None:
             why = T.ll128_refusal(shape) if protos == ("ll128",) else None
             raise SimulationError(f"NCCL's model offers no algorithm for {collective} on these GPUs"
-                                  + (f" with the {self.options.protocol} protocol" if self.options.protocol != "auto" else "")
-                                  + (f" (NCCL does not enable LL128 here: {why})" if why else ""))
+                                  + (f" with the {T.PROTOCOL_LABELS.get(self.options.protocol, self.options.protocol)} protocol"
+                                     if self.options.protocol != "auto" else "")
+                                  + (f", as NCCL does not enable LL128 here: {why}" if why else ""))
         algo, proto = best
         result = self._run_nccl(collective, algo, size, proto, progress, cancel, requested="auto")
         ranked = sorted(est.items(), key=lambda kv: kv[1])

@@ -57,11 +57,16 @@ def test_h100_systems_whose_nics_hang_off_the_cpu_get_no_ll128():
 def test_a_forced_ll128_is_refused_with_the_gpu_and_nic_at_fault():
     topo = nics_on_cpu(build_fat_tree(2, "dgx-h100", rail_optimized=True))
     sim = Simulator(topo, gpus(topo), SimOptions(protocol="ll128"))
+    # the GPU and NIC as the canvas names them (issue #17), not by id ("s1.gpu0 to s1.ib0")
     with pytest.raises(SimulationError, match=r"NCCL does not enable LL128 here: .*PATH_PXN.*"
-                                              r"s1\.gpu\d to s1\.ib\d: PATH_PHB, through a CPU's host bridge"):
+                                              r"; DGX H100 #1 GPU\d to DGX H100 #1 IB\d: PATH_PHB, "
+                                              r"through a CPU's host bridge$"):
         sim.run("all-reduce", "ring", 4 * MiB)
-    with pytest.raises(SimulationError, match="NCCL does not enable LL128 here"):
-        sim.run("all-reduce", "auto", 4 * MiB)  # auto with --protocol ll128 has nothing to pick
+    # auto with --protocol ll128 has nothing to pick: the protocol as NCCL spells it, no nested brackets
+    with pytest.raises(SimulationError, match=r"^NCCL's model offers no algorithm for all-reduce on these GPUs "
+                                              r"with the LL128 protocol, as NCCL does not enable LL128 here: "
+                                              r"[^()]*\([^()]*\); DGX H100 #1 GPU"):
+        sim.run("all-reduce", "auto", 4 * MiB)
     # one system of the same drawing keeps it: no network path is used
     one = [g for g in gpus(topo) if g.startswith("s1.")]
     assert Simulator(topo, one, SimOptions(protocol="ll128")).run("all-reduce", "ring", 4 * MiB).protocol == "ll128"
