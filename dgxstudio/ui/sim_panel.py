@@ -127,7 +127,10 @@ class SimulationPanel(QWidget):
                               " nvls-tree and collnet pipeline in NCCL's own slices (the box is off for them)")
         self.protocol = QComboBox()
         self.protocol.addItems(["auto", "ll", "ll128", "simple"])
-        self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose")
+        self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose. "
+                                 "LL128 only where NCCL enables it (NVLink inside systems, Volta or later, and across "
+                                 "systems each GPU near its NIC); elsewhere the run is refused with NCCL's reason (the GPU and "
+                                 "NIC at fault across systems). nvls, nvls-tree and collnet run with Simple only")
         self.sweep = QCheckBox("size sweep")
         self.sweep.setToolTip('Run every power-of-two size in the range instead of one size')
         self.sweep_range = QLineEdit("1KiB:4GiB")

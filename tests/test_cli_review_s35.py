@@ -1,0 +1,19 @@
+"""A new user's review of session 35's changes (issues #13, #17): what `simulate --help` says about the
+protocols NCCL may not enable (the Simulation dock's protocol box: tests/ui/test_protocol_box.py)."""
+
+import pytest
+
+from dgxstudio.cli import main
+
+
+def test_the_protocol_help_says_when_ll128_is_refused_and_which_algorithms_run_simple_only(capsys):
+    # `--protocol ll128` is refused where NCCL would not enable it (naming the GPU and NIC), and nvls,
+    # nvls-tree and collnet refuse LL and LL128; the help offered all four protocols for all of them
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    out = " ".join(capsys.readouterr().out.split()).replace("- ", "-")   # (argparse wraps at hyphens)
+    said = out.rsplit("--protocol {auto,ll,ll128,simple}", 1)[1].split(" --spread", 1)[0]
+    assert "ll128 only where NCCL enables it" in said, said
+    assert "refused with NCCL's reason (across systems the GPU and NIC at fault)" in said, said
+    assert "nvls, nvls-tree and collnet run simple only" in said, said
+
