@@ -51,7 +51,7 @@ def test_h100_systems_whose_nics_hang_off_the_cpu_get_no_ll128():
     topo = nics_on_cpu(build_fat_tree(2, "dgx-h100", rail_optimized=True))
     assert ll128_candidates(topo) == []
     r = Simulator(topo, gpus(topo)).run("all-reduce", "auto", 4 * MiB)
-    assert "LL128" not in r.reason and r.protocol != "ll128"
+    assert "with LL128" not in r.reason and r.protocol != "ll128" and "LL128 left out" in r.reason
 
 
 def test_a_forced_ll128_is_refused_with_the_gpu_and_nic_at_fault():
@@ -89,3 +89,21 @@ def test_mixed_sm_versions_need_hopper_and_a_gpu_without_an_sm_keeps_its_class()
     assert T.ll128_refusal(shape) is None                                 # no SM in the catalog: its class
     assert "sm80 to sm90" in T.ll128_refusal(replace(shape, sms=(80, 90)))
     assert T.ll128_refusal(replace(shape, generation="hopper", sms=(90, 100))) is None  # master: from sm90
+
+
+def test_auto_says_why_ll128_was_left_out():
+    # an architect seeing auto pick LL or Simple on H100s asked why not LL128: the reason said only what
+    # the model picked, as a forced ring's "LL: NCCL's cost model's choice" did
+    topo = nics_on_cpu(build_fat_tree(2, "dgx-h100", rail_optimized=True))
+    why = ("; LL128 left out, as NCCL does not enable it here: across systems on sm90 each GPU must reach its NIC "
+           "within PATH_PXN")
+    for algorithm in ("auto", "ring"):
+        r = Simulator(topo, gpus(topo)).run("all-reduce", algorithm, 4 * MiB)
+        assert why in r.reason and "DGX H100 #1 GPU" in r.reason, (algorithm, r.reason)
+    p100 = Simulator(load_preset("dgx1-p100"), gpus(load_preset("dgx1-p100"))).run("all-reduce", "auto", 4 * MiB)
+    assert p100.reason.endswith("; LL128 left out, as NCCL does not enable it here: it needs sm70 or later "
+                                "(these GPUs are sm60)"), p100.reason
+    enabled = build_fat_tree(2, "dgx-a100")   # where NCCL enables it, nothing is said
+    assert "LL128 left out" not in Simulator(enabled, gpus(enabled)).run("all-reduce", "auto", 4 * MiB).reason
+    forced = Simulator(topo, gpus(topo), SimOptions(protocol="simple")).run("all-reduce", "ring", 4 * MiB)
+    assert forced.reason == "ring with Simple as requested"    # the user chose: nothing left to explain
