@@ -17,3 +17,12 @@ def test_the_protocol_help_says_when_ll128_is_refused_and_which_algorithms_run_s
     assert "refused with NCCL's reason (across systems the GPU and NIC at fault)" in said, said
     assert "nvls, nvls-tree and collnet run simple only" in said, said
 
+
+
+def test_the_size_help_says_a_bare_number_is_bytes(capsys):
+    # '--size 0.5' now asks for a unit; the help said "bytes per GPU" without the units it takes
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    said = out.rsplit("--size SIZE ", 1)[1].split(" --sweep", 1)[0]
+    assert "a bare number is bytes" in said and "KiB" in said and "GB" in said, said
