@@ -26,3 +26,15 @@ def test_the_size_help_says_a_bare_number_is_bytes(capsys):
     out = " ".join(capsys.readouterr().out.split())
     said = out.rsplit("--size SIZE ", 1)[1].split(" --sweep", 1)[0]
     assert "a bare number is bytes" in said and "KiB" in said and "GB" in said, said
+
+
+def test_nccl_tests_header_says_a_forced_protocol(capsys):
+    # a log to set beside a measured run made with NCCL_PROTO=LL128 left the protocol out, as the header
+    # said NCCL_NVLS_ENABLE=0 only since session 34
+    assert main(["simulate", "--preset", "dgx-a100", "--algorithm", "ring", "--protocol", "ll128",
+                 "--sweep", "1MiB:2MiB", "--nccl-tests"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "# 8 ranks; achievable link figures; NCCL_PROTO=LL128; in-place and out-of-place are the same simulated "
+        "run; #wrong N/A (nothing checked)")
+    assert main(["simulate", "--preset", "dgx-a100", "--algorithm", "ring", "--sweep", "1MiB:2MiB", "--nccl-tests"]) == 0
+    assert "NCCL_PROTO" not in capsys.readouterr().out
