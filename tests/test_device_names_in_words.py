@@ -48,3 +48,23 @@ def test_analyze_names_the_ring_gpus_after_their_systems(tmp_path, capsys):
     assert main(["analyze", str(path), "--json"]) == 0
     rings = json.loads(capsys.readouterr().out)["rings"]["rings"]
     assert rings[0][0].startswith("s1.gpu")   # ids in JSON
+
+
+def test_a_ring_names_each_system_once_where_it_enters_it():
+    # "DGX A100 #1 GPU0 -> DGX A100 #1 GPU2 -> ..." repeated the system before every GPU: 430 characters
+    # for a 2-system ring; the system is named where the ring enters it, and a long ring says how many
+    # systems it crosses beyond the GPUs shown
+    from dgxstudio.model.fabrics import build_fat_tree
+    from dgxstudio.model.names import ring_words
+    from dgxstudio.model.presets import load_preset
+
+    topo = build_fat_tree(2, "dgx-a100")
+    one, two = ([f"s{s}.gpu{i}" for i in range(8)] for s in (1, 2))
+    words = ring_words(topo, one + two, "->")
+    assert words == ("DGX A100 #1 GPU0 -> GPU1 -> GPU2 -> GPU3 -> GPU4 -> GPU5 -> GPU6 -> GPU7 -> "
+                     "DGX A100 #2 GPU0 -> GPU1 -> GPU2 -> GPU3 -> GPU4 -> GPU5 -> GPU6 -> GPU7")
+    long = ring_words(build_fat_tree(4, "dgx-a100"), [f"s{s}.gpu{i}" for s in range(1, 5) for i in range(8)],
+                      "->", 6, "...")
+    assert long == "DGX A100 #1 GPU0 -> GPU1 -> GPU2 -> GPU3 -> GPU4 -> GPU5 ... (32 GPUs in 4 systems)"
+    one_system = load_preset("dgx-a100")
+    assert ring_words(one_system, ["gpu0", "gpu1", "gpu2"]) == "GPU0 → GPU1 → GPU2"   # one system: names alone

@@ -19,7 +19,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from ..sim.tuning import tuning_data
+from ..model.names import device_words
+from ..sim.tuning import ll128_refusal, tuning_data
 from .channels import ChannelPlan, nic_gpus_per_system
 
 
@@ -40,10 +41,20 @@ class NetPath:
     gpu: str = ""
     nic: str = ""
 
-    def where(self) -> str:
+    def where(self, topo=None) -> str:
+        """The GPU and NIC in words: by id, or with ``topo`` as the canvas names them ("DGX H100 #1 GPU0
+        to DGX H100 #1 IB0"), which is what a refusal shows."""
         if not self.gpu:
             return ""
-        return f"{self.gpu} to {self.nic}" if self.nic else f"no compute NIC near {self.gpu}"
+        gpu, nic = (self.gpu, self.nic) if topo is None else (device_words(topo, self.gpu), device_words(topo, self.nic))
+        return f"{gpu} to {nic}" if self.nic else f"no compute NIC near {gpu}"
+
+
+def ll128_left_out(shape) -> str:
+    """What auto's reason adds when NCCL's rule (``ll128_refusal``) took LL128 away from its choice: an
+    architect seeing LL or Simple picked on Hopper asked why not LL128."""
+    why = ll128_refusal(shape)
+    return f"; LL128 left out, as NCCL does not enable it here: {why}" if why else ""
 
 
 def sm_range(topo, gpus: list[str]) -> tuple[int, int] | None:

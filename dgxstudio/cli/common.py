@@ -190,7 +190,11 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
                    help="link figures: achievable (default: what nccl-tests measure) or peak (the white-paper bound)")
     p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], default="auto",
                    help="NCCL protocol for ring/tree/nvls/nvls-tree/collnet and auto, not the lecture's algorithms "
-                        "(default auto: NCCL's cost model picks)")
+                        "(default auto: NCCL's cost model picks); ll128 only where NCCL enables it (NVLink inside "
+                        "systems, Volta or later, and across systems each GPU near the NIC its channels use: "
+                        "resources/nccl_tuning.json's ll128_rule), elsewhere refused with NCCL's reason (across systems "
+                        "the GPU and NIC at fault); "
+                        "nvls, nvls-tree and collnet run simple only")
     p.add_argument("--spread", choices=["even", "hash"], default="even",
                    help="tied routes: spread evenly (adaptive routing) or pick one by hash")
     p.add_argument("--pxn", action="store_true",

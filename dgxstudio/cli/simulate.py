@@ -184,7 +184,8 @@ def register(sub) -> None:
     add_source(p)
     p.add_argument("--collective", default="all-reduce", choices=COLLECTIVES)
     p.add_argument("--algorithm", default="auto", choices=(*ALGORITHMS, "multi-ring"), help=ALGORITHM_HELP)
-    p.add_argument("--size", help=f"bytes per GPU as nccl-tests counts them (default {DEFAULT_SIZE})")
+    p.add_argument("--size", help=f"bytes per GPU as nccl-tests counts them, with a unit (64KiB, 256MiB, 1GB; "
+                                  f"a bare number is bytes; default {DEFAULT_SIZE})")
     p.add_argument("--sweep", help="LOW:HIGH, powers of two, e.g. 1KiB:4GiB")
     p.add_argument("--gpus", default="all", help="GPU set (see analyze)")
     add_sim_options(p)

@@ -49,10 +49,20 @@ def ends_words(topo: Topology, a: str, b: str, arrow: str = "→") -> str:
 
 
 def ring_words(topo: Topology, ring: list[str], arrow: str = "→", head: int = 8, more: str = "…") -> str:
-    """A ring's GPUs in order, as ``device_words`` names them: all of a ring of up to 16, else the first
-    ``head`` and the count. Only the GPUs shown are named, the design's systems counted once (a ring of
-    16,384 GPUs shows 8)."""
+    """A ring's GPUs in order, as ``device_words`` names them, each system named once where the ring
+    enters it ("DGX H100 #1 GPU0 → GPU2 → … → DGX H100 #2 GPU1"): all of a ring of up to 16, else the
+    first ``head`` and the count of GPUs and systems. Only the GPUs shown are named (a ring of 16,384
+    GPUs shows 8)."""
     several = several_systems(topo)
     shown = ring if len(ring) <= 16 else ring[:head]
-    return f" {arrow} ".join(device_words(topo, g, several) for g in shown) + (
-        "" if len(ring) <= 16 else f" {more} ({len(ring)} GPUs)")
+    words, last = [], None
+    for g in shown:
+        full = device_words(topo, g, several)
+        system = topo.system_of(g) if several else None
+        prefix = topo.groups[system].name + " " if system is not None else ""
+        words.append(full[len(prefix):] if system == last and prefix and full.startswith(prefix) else full)
+        last = system
+    if len(ring) <= 16:
+        return f" {arrow} ".join(words)
+    systems = len({topo.system_of(g) for g in ring} - {None}) if several else 0
+    return f" {arrow} ".join(words) + f" {more} ({len(ring)} GPUs" + (f" in {systems} systems)" if systems > 1 else ")")

@@ -13,6 +13,8 @@ out-of-place, so both columns hold the same run, and nothing is checked (#wrong 
 
 from __future__ import annotations
 
+from ..sim.tuning import PROTOCOL_LABELS   # NCCL_PROTO's own spellings: LL, LL128, Simple
+
 WORD = {"float": 4, "int8": 1}
 # nccl-tests' reduction and root columns per collective: reductions print their op, the others "none";
 # rooted collectives print their root, the rest -1
@@ -41,6 +43,7 @@ def nccl_tests_log(results, title: str, ranks: int, root_rank: int = 0, dtype: s
     out = [f"# {PERF_NAME.get(coll, coll)}, simulated by DGX Studio: {title}",
            f"# {ranks} ranks; {'achievable' if first.options.achievable else 'peak'} link figures; "
            + ("" if first.options.nvls_enable else "NCCL_NVLS_ENABLE=0; ")   # as the measured run's job set it
+           + ("" if first.options.protocol == "auto" else f"NCCL_PROTO={PROTOCOL_LABELS[first.options.protocol]}; ")
            + "in-place and out-of-place are the same simulated run; #wrong N/A (nothing checked)",
            "#",
            "#                                                              out-of-place                       in-place          ",

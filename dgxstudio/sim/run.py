@@ -39,7 +39,7 @@ from ..cancel import cancellable
 from .setup_steps import reporting, step
 from . import tuning as T
 from ..analysis.channels import ChannelPlan, group_by_system, nvlink_counts, plan as plan_channels, ring_rates
-from ..analysis.nccl_paths import inter_node_path, sm_range
+from ..analysis.nccl_paths import inter_node_path, ll128_left_out, sm_range
 from .engine import Engine, Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
                       CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
@@ -366,7 +366,7 @@ class Simulator(NcclSchedules):
         return T.CallShape(collective, len(self.gpus), plan.nodes, self._generation(), plan.channels, ring_bus,
                            ring_bus, self._intra_class(), self._cpu_vendor(), nvls_busbw_Bps=nvls,
                            collnet_busbw_Bps=collnet, net_busbw_Bps=ring_bus if plan.nodes > 1 else 0.0,
-                           net_path=net.type, net_path_where=net.where(), sms=self._facts["sms"])
+                           net_path=net.type, net_path_where=net.where(self.topo), sms=self._facts["sms"])
 
     def refusal(self, collective: str, algorithm: str, switches: bool = True) -> str | None:
         """Why the hardware (or, with ``switches``, NCCL_NVLS_ENABLE=0) cannot run an algorithm, or None."""
@@ -561,8 +561,8 @@ class Simulator(NcclSchedules):
         except RoutingError as exc:
             raise SimulationError(str(exc)) from None
         sim.capacity_scale = scale  # its bottlenecks then give the link's own figure beside the usable one
-        reason = (f"{algorithm} with {T.PROTOCOL_LABELS[protocol]} as requested" if not estimates else
-                  f"{algorithm} as requested; {T.PROTOCOL_LABELS[protocol]}: NCCL's cost model's choice for this size")
+        reason = (f"{algorithm} with {T.PROTOCOL_LABELS[protocol]} as requested" if not estimates else f"{algorithm} as "
+                  f"requested; {T.PROTOCOL_LABELS[protocol]}: NCCL's cost model's choice for this size{ll128_left_out(shape)}")
         return CollectiveResult(collective, algorithm, requested or algorithm, self.gpus, size, sim.time_s,
                                 partial(self.bound_busbw, collective), reason, sim, sched, options=self.options,
                                 rings=[list(r) for r in self.channel_plan().rings] if algorithm == "ring" else [],
@@ -585,8 +585,9 @@ class Simulator(NcclSchedules):
         if best is None:
             why = T.ll128_refusal(shape) if protos == ("ll128",) else None
             raise SimulationError(f"NCCL's model offers no algorithm for {collective} on these GPUs"
-                                  + (f" with the {self.options.protocol} protocol" if self.options.protocol != "auto" else "")
-                                  + (f" (NCCL does not enable LL128 here: {why})" if why else ""))
+                                  + (f" with the {T.PROTOCOL_LABELS.get(self.options.protocol, self.options.protocol)} protocol"
+                                     if self.options.protocol != "auto" else "")
+                                  + (f", as NCCL does not enable LL128 here: {why}" if why else ""))
         algo, proto = best
         result = self._run_nccl(collective, algo, size, proto, progress, cancel, requested="auto")
         ranked = sorted(est.items(), key=lambda kv: kv[1])
@@ -594,7 +595,7 @@ class Simulator(NcclSchedules):
         others = ", ".join(f"{a}/{T.PROTOCOL_LABELS[p]} {v * 1e6:.1f} us" for (a, p), v in ranked[1:4])
         result.reason = (f"NCCL's cost model picks {algo} with {T.PROTOCOL_LABELS[proto]} for {size:,.0f} bytes on "
                          f"{len(self.gpus)} GPUs ({result.channels} channel{'' if result.channels == 1 else 's'}): estimated {ranked[0][1] * 1e6:.1f} us"
-                         + (f" (next: {others})" if others else "") + nccl_env.note(self._withheld(collective)))
+                         + (f" (next: {others})" if others else "") + ll128_left_out(shape) + nccl_env.note(self._withheld(collective)))
         return result
 
     def _withheld(self, collective: str) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QListWidget, QListWi
 from ..sim.latency_bound import limit_words
 from ..sim.results import capacity_words
 from ..sim.ring_bound_note import rings_alone_words
+from ..sim.tuning import PROTOCOL_LABELS
 from ..sim.training_words import (breakdown_rows, critical_headline, critical_reason, data_parallel_words, memory_words,
                                   pipeline_words)
 from ..units import format_size, format_time
@@ -186,8 +187,7 @@ class ResultsPanel(QWidget):
             + (f"<br><b>{why[0].upper()}{why[1:]}</b>" if (why := limit_words(r.sim)) is not None else "")
             + f"<br><i>{r.reason}</i>")
         self._bottlenecks(r.sim.bottlenecks(10), why, r)
-        chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""   # what auto ran, as the CLI's table
-        self._row([request.label + chosen, topology_name, str(len(r.gpus)), format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}",
+        self._row([request.label + _chosen(r), topology_name, str(len(r.gpus)), format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}",
                    f"{r.busbw_Bps / 1e9:.2f}", f"{100 * r.fraction_of_bound:.1f}"])
 
     def show_pipeline(self, request: RunRequest, r, topology_name: str) -> None:
@@ -233,10 +233,19 @@ class ResultsPanel(QWidget):
                                 if (why := limit_words(last.sim)) is not None else ""))
         self._bottlenecks(last.sim.bottlenecks(10), why, last, f" at {format_size(last.size_bytes)}")
         for r in rows:
-            chosen = f" → {r.algorithm}" if r.requested_algorithm == "auto" else ""
-            self._row([f"{request.label} @ {format_size(r.size_bytes)}{chosen}", topology_name, str(len(r.gpus)),
+            self._row([f"{request.label} @ {format_size(r.size_bytes)}{_chosen(r)}", topology_name, str(len(r.gpus)),
                        format_time(r.time_s), f"{r.algbw_Bps / 1e9:.2f}", f"{r.busbw_Bps / 1e9:.2f}",
                        f"{100 * r.fraction_of_bound:.1f}"])
+
+
+def _chosen(r) -> str:
+    """What NCCL's choice made of a run's request, for its row in the runs table (the CLI's table has
+    algorithm and protocol columns): " → tree/LL128" after auto, " → LL128" after a forced algorithm
+    with the protocol left to auto, nothing when the label says both (the protocol forced)."""
+    proto = PROTOCOL_LABELS.get(getattr(r, "protocol", None) or "")
+    if r.requested_algorithm == "auto":
+        return f" → {r.algorithm}" + (f"/{proto}" if proto else "")
+    return f" → {proto}" if proto and r.options.protocol == "auto" else ""
 
 
 def _memory_line(r) -> str:

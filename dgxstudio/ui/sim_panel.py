@@ -25,6 +25,7 @@ from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, S
 from ..sim.ring_bound_note import rings_alone_Bps
 from ..sim.setup_steps import ENGINE_FROM, Setup, of_run
 from ..sim.training import ModelSpec, stage_times, train_iteration
+from ..sim.tuning import PROTOCOL_LABELS
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
 from .nccl_settings import NcclSettings
@@ -127,7 +128,10 @@ class SimulationPanel(QWidget):
                               " nvls-tree and collnet pipeline in NCCL's own slices (the box is off for them)")
         self.protocol = QComboBox()
         self.protocol.addItems(["auto", "ll", "ll128", "simple"])
-        self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose")
+        self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose. "
+                                 "LL128 only where NCCL enables it (NVLink inside systems, Volta or later, and across "
+                                 "systems each GPU near its NIC); elsewhere the run is refused with NCCL's reason (the GPU and "
+                                 "NIC at fault across systems). nvls, nvls-tree and collnet run with Simple only")
         self.sweep = QCheckBox("size sweep")
         self.sweep.setToolTip('Run every power-of-two size in the range instead of one size')
         self.sweep_range = QLineEdit("1KiB:4GiB")
@@ -300,12 +304,15 @@ class SimulationPanel(QWidget):
             options = SimOptions(chunk=_read("Chunk", parse_size, self.chunk.text()), achievable=achievable,
                                  protocol=self.protocol.currentText(), **self.nccl.options())
             collective, algorithm = self.collective.currentText(), self.algorithm.currentText()
+            # a forced protocol in the label (runs of ring with LL and with LL128 read alike in the runs table)
+            algorithm_words = algorithm + (f"/{PROTOCOL_LABELS[options.protocol]}" if self.protocol.isEnabled()
+                                           and options.protocol != "auto" else "")
             figures += self.nccl.words()   # (", NVLS off", ", PXN on", ", -g 8": the settings said after the figures)
             if self.sweep.isChecked():
                 lo, _, hi = self.sweep_range.text().partition(":")
                 sizes = _read("Sweep range", sweep_sizes, _read("Sweep range", parse_size, lo),
                               _read("Sweep range", parse_size, hi))   # "4GiB:1KiB" names the field too
-                label = f"{collective} {algorithm} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}, {figures}"
+                label = f"{collective} {algorithm_words} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}, {figures}"
 
                 def sweep_job(topo, progress, cancel):
                     sim = Simulator(topo, gpus, options, cancel=cancel)
@@ -318,7 +325,7 @@ class SimulationPanel(QWidget):
                     return out
                 return sweep_job, RunRequest("sweep", label)
             size = _read("Size", parse_size, self.size.text())
-            label = f"{collective} {algorithm} {format_size(size)} on {len(gpus)} GPUs, {figures}"
+            label = f"{collective} {algorithm_words} {format_size(size)} on {len(gpus)} GPUs, {figures}"
 
             def collective_job(topo, progress, cancel):
                 sim = Simulator(topo, gpus, options, cancel=cancel, progress=progress)

@@ -51,17 +51,22 @@ def test_h100_systems_whose_nics_hang_off_the_cpu_get_no_ll128():
     topo = nics_on_cpu(build_fat_tree(2, "dgx-h100", rail_optimized=True))
     assert ll128_candidates(topo) == []
     r = Simulator(topo, gpus(topo)).run("all-reduce", "auto", 4 * MiB)
-    assert "LL128" not in r.reason and r.protocol != "ll128"
+    assert "with LL128" not in r.reason and r.protocol != "ll128" and "LL128 left out" in r.reason
 
 
 def test_a_forced_ll128_is_refused_with_the_gpu_and_nic_at_fault():
     topo = nics_on_cpu(build_fat_tree(2, "dgx-h100", rail_optimized=True))
     sim = Simulator(topo, gpus(topo), SimOptions(protocol="ll128"))
+    # the GPU and NIC as the canvas names them (issue #17), not by id ("s1.gpu0 to s1.ib0")
     with pytest.raises(SimulationError, match=r"NCCL does not enable LL128 here: .*PATH_PXN.*"
-                                              r"s1\.gpu\d to s1\.ib\d: PATH_PHB, through a CPU's host bridge"):
+                                              r"; DGX H100 #1 GPU\d to DGX H100 #1 IB\d: PATH_PHB, "
+                                              r"through a CPU's host bridge$"):
         sim.run("all-reduce", "ring", 4 * MiB)
-    with pytest.raises(SimulationError, match="NCCL does not enable LL128 here"):
-        sim.run("all-reduce", "auto", 4 * MiB)  # auto with --protocol ll128 has nothing to pick
+    # auto with --protocol ll128 has nothing to pick: the protocol as NCCL spells it, no nested brackets
+    with pytest.raises(SimulationError, match=r"^NCCL's model offers no algorithm for all-reduce on these GPUs "
+                                              r"with the LL128 protocol, as NCCL does not enable LL128 here: "
+                                              r"[^()]*\([^()]*\); DGX H100 #1 GPU"):
+        sim.run("all-reduce", "auto", 4 * MiB)
     # one system of the same drawing keeps it: no network path is used
     one = [g for g in gpus(topo) if g.startswith("s1.")]
     assert Simulator(topo, one, SimOptions(protocol="ll128")).run("all-reduce", "ring", 4 * MiB).protocol == "ll128"
@@ -84,3 +89,21 @@ def test_mixed_sm_versions_need_hopper_and_a_gpu_without_an_sm_keeps_its_class()
     assert T.ll128_refusal(shape) is None                                 # no SM in the catalog: its class
     assert "sm80 to sm90" in T.ll128_refusal(replace(shape, sms=(80, 90)))
     assert T.ll128_refusal(replace(shape, generation="hopper", sms=(90, 100))) is None  # master: from sm90
+
+
+def test_auto_says_why_ll128_was_left_out():
+    # an architect seeing auto pick LL or Simple on H100s asked why not LL128: the reason said only what
+    # the model picked, as a forced ring's "LL: NCCL's cost model's choice" did
+    topo = nics_on_cpu(build_fat_tree(2, "dgx-h100", rail_optimized=True))
+    why = ("; LL128 left out, as NCCL does not enable it here: across systems on sm90 each GPU must reach its NIC "
+           "within PATH_PXN")
+    for algorithm in ("auto", "ring"):
+        r = Simulator(topo, gpus(topo)).run("all-reduce", algorithm, 4 * MiB)
+        assert why in r.reason and "DGX H100 #1 GPU" in r.reason, (algorithm, r.reason)
+    p100 = Simulator(load_preset("dgx1-p100"), gpus(load_preset("dgx1-p100"))).run("all-reduce", "auto", 4 * MiB)
+    assert p100.reason.endswith("; LL128 left out, as NCCL does not enable it here: it needs sm70 or later "
+                                "(these GPUs are sm60)"), p100.reason
+    enabled = build_fat_tree(2, "dgx-a100")   # where NCCL enables it, nothing is said
+    assert "LL128 left out" not in Simulator(enabled, gpus(enabled)).run("all-reduce", "auto", 4 * MiB).reason
+    forced = Simulator(topo, gpus(topo), SimOptions(protocol="simple")).run("all-reduce", "ring", 4 * MiB)
+    assert forced.reason == "ring with Simple as requested"    # the user chose: nothing left to explain

@@ -51,8 +51,10 @@ def test_auto_takes_nvls_with_nvlink_sharp_on_and_not_off_and_the_run_says_so(ma
     assert request.label == "all-reduce auto 1 GiB on 8 GPUs, achievable figures, NVLS off"
     assert "NCCL_NVLS_ENABLE=0" in off.reason   # auto says what it left out, as the CLI's "auto:" line
     rows = [w.results.table.item(r, 0).text() for r in range(w.results.table.rowCount())]
-    assert rows == [f"all-reduce auto 1 GiB on 8 GPUs, achievable figures → {on.algorithm}",
-                    f"all-reduce auto 1 GiB on 8 GPUs, achievable figures, NVLS off → {off.algorithm}"]
+    from dgxstudio.sim.tuning import PROTOCOL_LABELS as LABEL
+
+    assert rows == [f"all-reduce auto 1 GiB on 8 GPUs, achievable figures → {on.algorithm}/Simple",
+                    f"all-reduce auto 1 GiB on 8 GPUs, achievable figures, NVLS off → {off.algorithm}/{LABEL[off.protocol]}"]
     # the same run as `simulate --preset dgx-h100 --size 1GiB --no-nvls`
     expected = simulate(w.document.topology, "all-reduce", "auto", 2**30,
                         options=SimOptions(achievable=True, nvls_enable=False))

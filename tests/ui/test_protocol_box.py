@@ -32,3 +32,10 @@ def test_the_chunk_box_is_enabled_only_where_the_run_cuts_its_data_in_chunks(mak
     p.collective.setCurrentText("all-to-all")   # runs direct, in chunks
     assert p.chunk.isEnabled()
     assert "NCCL's own slices" in p.chunk.toolTip()
+
+
+def test_the_protocol_box_tooltip_says_when_ll128_is_refused(make_window):
+    # as `simulate --protocol`'s help (tests/test_cli_review_s35.py)
+    w = make_window("dgx1-v100")
+    tip = w.sim_panel.protocol.toolTip()
+    assert "LL128 only where NCCL enables it" in tip and "Simple only" in tip, tip

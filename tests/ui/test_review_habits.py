@@ -124,7 +124,7 @@ def test_pipeline_and_training_runs_use_the_link_figures_the_panel_shows(make_wi
         p.run()
     assert "at peak link figures" in w.results.summary.text()
     row = w.results.table.rowCount() - 1
-    assert w.results.table.item(row, 0).text().endswith("→ ring")   # what auto ran
+    assert w.results.table.item(row, 0).text().endswith("→ ring/Simple")   # what auto ran
     from dgxstudio.sim.training import ModelSpec, train_iteration
 
     p.tabs.setCurrentIndex(2)
