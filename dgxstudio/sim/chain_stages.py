@@ -322,7 +322,7 @@ def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
         if r is None:
             return None
         runs.append(r)
-    segments, delivered = [], [(0.0, 0.0)]
+    segments, delivered = Timeline(), [(0.0, 0.0)]  # (a stretch that goes on where the last ends extends it)
     patterns: list[RatePattern] = []
     pattern_of: dict[tuple, int] = {}
     pattern_time: list[float] = []
@@ -362,10 +362,7 @@ def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
             pattern_time[pid] += dt
             flow_events += len(flows)
             bytes_so_far += pattern_rate[pid] * dt
-            if segments and segments[-1][2] == pid and segments[-1][1] == t0:
-                segments[-1] = (segments[-1][0], t1, pid)
-            else:
-                segments.append((t0, t1, pid))
+            segments.stretch(t0, t1, pid)
             delivered.append((t1, bytes_so_far))
     channel_bytes = np.zeros(engine.router.n_channels)
     for rp, secs in zip(patterns, pattern_time):
@@ -373,5 +370,5 @@ def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
     makespan = float(done.max()) if len(done) else 0.0
     held = sum(rp.channels.nbytes + rp.load_Bps.nbytes for rp in patterns)
     return SimResult(makespan, start, sent, done, schedule.groups, FlowEnds(), channel_bytes, engine.capacity,
-                     engine.router.channel_ends, engine.router.channel_links, Timeline(segments), patterns,
+                     engine.router.channel_ends, engine.router.channel_links, segments, patterns,
                      Timeline(delivered), engine.routes, events, time.perf_counter() - wall0, 0, flow_events, held)
