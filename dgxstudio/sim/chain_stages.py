@@ -36,8 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .maxmin import maxmin_reference
-from .rates import RouteTable
-from .schedule import Lanes, Schedule
+from .periods import FlowEnds
+from .rates import RatePattern, RouteTable
+from .schedule import Lanes, Schedule, SimResult
+from .timeline import Timeline
 
 
 @dataclass(frozen=True)
@@ -307,11 +309,6 @@ def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
     Network states, segments, bytes delivered over time and channel bytes are those the events would
     give (each state's time summed per stretch between its changes rather than per event: the
     sums may differ in their last bits)."""
-    from .periods import FlowEnds
-    from .rates import RatePattern
-    from .schedule import SimResult
-    from .timeline import Timeline
-
     out = _solve(engine, schedule, is_cancelled, few_runs=True) if ENABLED else None
     if out is None:
         return None
