@@ -36,8 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .maxmin import maxmin_reference
-from .rates import RouteTable
-from .schedule import Lanes, Schedule
+from .periods import FlowEnds
+from .rates import RatePattern, RouteTable
+from .schedule import Lanes, Schedule, SimResult
+from .timeline import Timeline
 
 
 @dataclass(frozen=True)
@@ -307,11 +309,6 @@ def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
     Network states, segments, bytes delivered over time and channel bytes are those the events would
     give (each state's time summed per stretch between its changes rather than per event: the
     sums may differ in their last bits)."""
-    from .periods import FlowEnds
-    from .rates import RatePattern
-    from .schedule import SimResult
-    from .timeline import Timeline
-
     out = _solve(engine, schedule, is_cancelled, few_runs=True) if ENABLED else None
     if out is None:
         return None
@@ -322,7 +319,7 @@ def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
         if r is None:
             return None
         runs.append(r)
-    segments, delivered = [], [(0.0, 0.0)]
+    segments, delivered = Timeline(), [(0.0, 0.0)]  # (a stretch that goes on where the last ends extends it)
     patterns: list[RatePattern] = []
     pattern_of: dict[tuple, int] = {}
     pattern_time: list[float] = []
@@ -362,10 +359,7 @@ def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
             pattern_time[pid] += dt
             flow_events += len(flows)
             bytes_so_far += pattern_rate[pid] * dt
-            if segments and segments[-1][2] == pid and segments[-1][1] == t0:
-                segments[-1] = (segments[-1][0], t1, pid)
-            else:
-                segments.append((t0, t1, pid))
+            segments.stretch(t0, t1, pid)
             delivered.append((t1, bytes_so_far))
     channel_bytes = np.zeros(engine.router.n_channels)
     for rp, secs in zip(patterns, pattern_time):
@@ -373,5 +367,5 @@ def run(engine, schedule: Schedule, wall0: float, is_cancelled=None):
     makespan = float(done.max()) if len(done) else 0.0
     held = sum(rp.channels.nbytes + rp.load_Bps.nbytes for rp in patterns)
     return SimResult(makespan, start, sent, done, schedule.groups, FlowEnds(), channel_bytes, engine.capacity,
-                     engine.router.channel_ends, engine.router.channel_links, Timeline(segments), patterns,
+                     engine.router.channel_ends, engine.router.channel_links, segments, patterns,
                      Timeline(delivered), engine.routes, events, time.perf_counter() - wall0, 0, flow_events, held)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..analysis.channels import reverse_ring
 from . import limits
+from .chain_stages import ChainStage, record
 from .nccl_btree import btree_parent, second_tree_order
 from .engine import Group, Pattern, Schedule
 from .schedule import Lanes
@@ -444,8 +445,6 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
                  reduce_s_per_byte: float = 0.0) -> Schedule:
     """Reduce inside each system to a leader, ring all-reduce across leaders, broadcast inside.
     Its stages are recorded for sim/chain_stages.py (their times without events)."""
-    from .chain_stages import ChainStage, record
-
     sched = Schedule([], size, f"hierarchical all-reduce over {len(systems)} systems")
     depth = max(len(r.order) for r in local_rings) - 1
     n, piece = pieces(size, chunk)

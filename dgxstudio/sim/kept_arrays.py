@@ -75,7 +75,7 @@ class Levels:
     def of(cls, a: np.ndarray) -> "Levels | None":
         """``a`` (one-dimensional, 8-byte elements) as levels; None where that would not make it
         smaller (more than 256 distinct values, or too few elements)."""
-        if a.ndim != 1 or a.dtype.itemsize != 8 or len(a) < MIN_LEVELS_LEN:
+        if not _levelable(a):
             return None
         bits = np.ascontiguousarray(a).view(np.int64)  # (compared as bits: -0.0 is not 0.0, a NaN is itself)
         s = np.sort(bits)
@@ -113,7 +113,7 @@ class KeptLevels:
         self._by_key: dict[int, list[Levels]] = {}
 
     def append(self, a: np.ndarray) -> None:
-        if a.ndim != 1 or a.dtype.itemsize != 8 or len(a) < MIN_LEVELS_LEN:
+        if not _levelable(a):
             self._items.append(self._kept.keep(a))
             return
         bits = np.ascontiguousarray(a).view(np.int64)
@@ -144,6 +144,11 @@ class KeptLevels:
 
     def __iter__(self):
         return map(self.__getitem__, range(len(self._items)))
+
+
+def _levelable(a: np.ndarray) -> bool:
+    """Whether ``a`` may be held as :class:`Levels` (one-dimensional, 8-byte elements, long enough)."""
+    return a.ndim == 1 and a.dtype.itemsize == 8 and len(a) >= MIN_LEVELS_LEN
 
 
 MIN_LEVELS_LEN = 64  # shorter arrays are kept as they are (the index and values would save little)

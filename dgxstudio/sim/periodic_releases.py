@@ -80,7 +80,7 @@ def _known_from(deps, first: int, last: int, d: int) -> int:
     """From which x on (up to ``last``) the dependents of x + d are known to be those of x moved on
     by d, without reading them (the lists were built by period: ``periodic_dependents``); ``last``
     + 1 when none is known. The ids from ``first`` to that one less are read."""
-    repeats = getattr(deps, "repeats", None)
+    repeats = deps.repeats
     if repeats is None:
         return last + 1
     at = max(first, repeats.lo)

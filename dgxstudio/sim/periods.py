@@ -38,7 +38,7 @@ class _Periods:
         self.on_sent = on_sent
         # a group's lane predecessor is its first send dependency (a connection's previous piece; a
         # second one is a buffer it waits for), when no other group names the same one first
-        if getattr(on_sent, "repeats", None) is not None:  # (send lists that repeat a piece: by period)
+        if on_sent.repeats is not None:  # (send lists that repeat a piece: by period)
             succ = periodic_dependents.successors(cols.sent_ptr, cols.sent_flat, on_sent.waits, on_sent.repeats)
         else:
             has = np.flatnonzero(on_sent.waits > 0)

@@ -435,25 +435,25 @@ class _Part:
         # always has its bottleneck, a class it loads); when all of them still have one, that is
         # the answer, else they are checked again in the order of the classes and ``on``, which
         # the routes added to the region follow
-        for k in loads:
-            there = bott_at.get(k)
-            if not there:
-                continue
-            t = at_least.get(k)
-            if t is None:
-                t = bar(k)
-            for s in there:
-                if s in region or s in grow:
+        def all_still_bottlenecked() -> bool:
+            for k in loads:
+                there = bott_at.get(k)
+                if not there:
                     continue
-                v = rl[s]
-                if v >= t or cl[s] <= 0.0:
-                    continue
-                if not bottlenecked(s, v, -2):
-                    break
-            else:
-                continue
-            break
-        else:
+                t = at_least.get(k)
+                if t is None:
+                    t = bar(k)
+                for s in there:
+                    if s in region or s in grow:
+                        continue
+                    v = rl[s]
+                    if v >= t or cl[s] <= 0.0:
+                        continue  # (still bottlenecked at k, or no flows)
+                    if not bottlenecked(s, v, -2):
+                        return False
+            return True
+
+        if all_still_bottlenecked():
             return grow
         for k in loads:
             for s, _ in on[k]:

@@ -302,10 +302,10 @@ class Simulator(NcclSchedules):
             self._facts["cpu"] = vendor
         return self._facts["cpu"]
 
-    def _generation(self) -> str:
-        if "sms" not in self._facts:
+    def _sms(self) -> tuple[int, int] | None:
+        if "sms" not in self._facts:  # (the GPUs' least and greatest SM version; None: not in the catalog)
             self._facts["sms"] = sm_range(self.topo, self.gpus)
-        return T.generation_of(self._facts["sms"][0] if self._facts["sms"] else None)
+        return self._facts["sms"]
 
     def _system_switch_shares(self, members: list[str]) -> dict[str, float] | None:
         """NVSwitches doing NVLink SHARP that every GPU of a system reaches, with each one's share of
@@ -355,7 +355,7 @@ class Simulator(NcclSchedules):
         """NCCL's view of the call; ``for_ring``: see ``plan_bound``."""
         plan = self.channel_plan()
         ring_bus = self.plan_bound(for_ring)
-        nvls = 0.0
+        nvls, sms = 0.0, self._sms()
         if self._nvls_shares() is not None:
             g = self.gpus[0]
             nvls = sum(self.router.fabric.bundle(g, v).bandwidth for v in self.router.fabric.adj[g]
@@ -363,10 +363,10 @@ class Simulator(NcclSchedules):
         collnet = ring_bus if self._collnet_capable() else 0.0
         net = self._facts.get("net") or self._facts.setdefault("net", inter_node_path(
             self.topo, self.router.fabric, plan, self.router, self.options.pxn))
-        return T.CallShape(collective, len(self.gpus), plan.nodes, self._generation(), plan.channels, ring_bus,
-                           ring_bus, self._intra_class(), self._cpu_vendor(), nvls_busbw_Bps=nvls,
+        return T.CallShape(collective, len(self.gpus), plan.nodes, T.generation_of(sms[0] if sms else None),
+                           plan.channels, ring_bus, ring_bus, self._intra_class(), self._cpu_vendor(), nvls_busbw_Bps=nvls,
                            collnet_busbw_Bps=collnet, net_busbw_Bps=ring_bus if plan.nodes > 1 else 0.0,
-                           net_path=net.type, net_path_where=net.where(self.topo), sms=self._facts["sms"])
+                           net_path=net.type, net_path_where=net.where(self.topo), sms=sms)
 
     def refusal(self, collective: str, algorithm: str, switches: bool = True) -> str | None:
         """Why the hardware (or, with ``switches``, NCCL_NVLS_ENABLE=0) cannot run an algorithm, or None."""

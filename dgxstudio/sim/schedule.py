@@ -97,6 +97,12 @@ class Lanes:
                      ragged.row(self.deps_sent, r), float(self.duration_s[r]), float(self.post_delay_s[r]),
                      self.row_meta(r))
 
+    @property
+    def piece_image(self):
+        """What ``meta`` is a bound method of: a ``virtual_rows.PieceImage`` when these rows are its
+        copies (``Schedule.repeat_piece``); None when ``meta`` is no method."""
+        return getattr(self.meta, "__self__", None)
+
     def row_meta(self, r: int) -> dict:
         if callable(self.meta):
             return self.meta(r)
@@ -107,7 +113,7 @@ class Lanes:
         same lack of them), read from the columns rather than row by row (a replay reads per class what
         it would read per group): (each row's class as an int32 array, and per class in the order
         they first appear: its first row, its pattern, that row's meta)."""
-        image = getattr(self.meta, "__self__", None)   # a PieceImage's copies (virtual_rows)
+        image = self.piece_image
         if image is not None and hasattr(image, "row_classes"):
             out = image.row_classes(keys, self.n)
             if out is not None:
@@ -400,7 +406,7 @@ class Schedule:
 
         period = None  # (the last chunk's, when it is a piece's copies)
         for chunk, first in zip(self.groups._chunks, self.groups._starts):
-            image = getattr(chunk.meta, "__self__", None) if isinstance(chunk, Lanes) else None
+            image = chunk.piece_image if isinstance(chunk, Lanes) else None
             period = (first, image.m) if isinstance(image, PieceImage) else None
             if isinstance(chunk, Lanes) and chunk.virtual:  # (rows not built: built here, as the limit allows)
                 if len(self.groups) > limits.MAX_SCHEDULED_GROUPS:
