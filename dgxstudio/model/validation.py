@@ -190,7 +190,8 @@ def _check_ports(topo: Topology) -> list[Finding]:
         return []
     place = {d: k for k, d in enumerate(devices)}
     over.sort(key=lambda item: (place[item[0]], item[1]))
-    return [_over_budget(topo, devices[dev_id], group, n) for dev_id, _, group, n in over]
+    name = _namer(topo)
+    return [_over_budget(topo, devices[dev_id], group, n, name) for dev_id, _, group, n in over]
 
 
 def _ports_device_by_device(topo: Topology, ends: Counter) -> list[Finding]:
@@ -199,6 +200,7 @@ def _ports_device_by_device(topo: Topology, ends: Counter) -> list[Finding]:
     used: dict[str, dict[str, int]] = {}
     for (dev_id, port), n in ends.items():
         used.setdefault(dev_id, {})[port] = n
+    name = _namer(topo)
     for dev in topo.devices.values():
         part = topo.catalog.part(dev.part)
         if part is None:
@@ -207,16 +209,17 @@ def _ports_device_by_device(topo: Topology, ends: Counter) -> list[Finding]:
         for group in part.ports:
             n = mine.get(group.name, 0)
             if n > group.count:
-                out.append(_over_budget(topo, dev, group, n))
+                out.append(_over_budget(topo, dev, group, n, name))
     return out
 
 
-def _over_budget(topo: Topology, dev, group, n: int) -> Finding:
+def _over_budget(topo: Topology, dev, group, n: int, name) -> Finding:
+    """``name``: the check's one ``_namer(topo)`` (made per finding, it counted the systems again each time)."""
     part = topo.catalog.part(dev.part)
     links = tuple(lk.id for lk in topo.links_of(dev.id)
                   if (lk.a == dev.id and lk.a_port == group.name) or (lk.b == dev.id and lk.b_port == group.name))
     return Finding(ERROR, "ports-over-budget",
-                   f"{_namer(topo)(dev)} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
+                   f"{name(dev)} ({dev.id}) uses {n} {group.name} ports; {part.label} has {group.count}",
                    (dev.id,), links)
 
 
@@ -234,10 +237,11 @@ def _check_groups(topo: Topology) -> list[Finding]:
         last = chain[-1]
         if last.parent is not None and last.parent in topo.groups:
             out.append(Finding(ERROR, "group-cycle", f"group {g.name} ({g.id}) is inside itself"))
+    name = _namer(topo)
     for d, gids in where.items():
         if len(gids) > 1:
             out.append(Finding(ERROR, "multiple-groups",
-                               f"{_namer(topo)(topo.devices[d]) if d in topo.devices else d} is listed in groups {', '.join(gids)}",
+                               f"{name(topo.devices[d]) if d in topo.devices else d} is listed in groups {', '.join(gids)}",
                                (d,) if d in topo.devices else ()))
     return out
 
@@ -336,8 +340,9 @@ def _check_nic_host_link(topo: Topology) -> list[Finding]:
         if host > 0 and net > host * 1.001:
             shapes.setdefault((nic.part, round(net), round(host), tuple(sorted(host_types))), []).append(nic.id)
     out = []
+    name = _namer(topo)
     for (part, carried, through, types), which in shapes.items():
-        first = _namer(topo)(topo.devices[which[0]])
+        first = name(topo.devices[which[0]])
         who = first if len(which) == 1 else f"{len(which)} NICs such as {first}"
         out.append(Finding(WARNING, "nic-host-bound",
                            f"{who} ({cat.part(part).label}): the network links carry {carried / 1e9:g} GB/s "

@@ -242,7 +242,7 @@ def _chosen(r) -> str:
     """What NCCL's choice made of a run's request, for its row in the runs table (the CLI's table has
     algorithm and protocol columns): " → tree/LL128" after auto, " → LL128" after a forced algorithm
     with the protocol left to auto, nothing when the label says both (the protocol forced)."""
-    proto = PROTOCOL_LABELS.get(getattr(r, "protocol", None) or "")
+    proto = PROTOCOL_LABELS.get(r.protocol or "")
     if r.requested_algorithm == "auto":
         return f" → {r.algorithm}" + (f"/{proto}" if proto else "")
     return f" → {proto}" if proto and r.options.protocol == "auto" else ""
