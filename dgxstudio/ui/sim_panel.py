@@ -287,9 +287,10 @@ class SimulationPanel(QWidget):
         except (ValueError, GpuSetError, TrainingError) as exc:
             self.progress.reset()   # the form was refused, nothing ran: not "failed at 100%" from the last run's bar
             message = _form_words(str(exc), TAB_KINDS[min(self.tabs.currentIndex(), len(TAB_KINDS) - 1)])
-            self._idle()
-            self.state.setText(f"Error: {message}")
-            self._tell("", f"Simulation failed, no result: {message}")
+            # nothing failed: the input was not accepted (as the window's "Not opened: ..."), and a run
+            # still going on goes on (the buttons stay as they are)
+            self.state.setText(f"Not run: {message}")
+            self._tell("", f"Not run: {message}")
             return
         pending = live.frozen_copy_later({"document": document_ref})
         self.request = request

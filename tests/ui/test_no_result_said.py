@@ -13,6 +13,7 @@ SHOTS = os.environ.get("DGXSTUDIO_SHOTS")   # a directory: the tests save what t
 
 def _shot(widget, name: str) -> None:
     if SHOTS:
+        QApplication.processEvents()   # (the layout follows the new text's height)
         widget.grab().save(os.path.join(SHOTS, name))
 
 
@@ -51,3 +52,38 @@ def test_a_refused_run_says_so_above_the_last_runs_result(make_window, qtbot):
     qtbot.waitUntil(lambda: p.state.text().startswith("Done"), timeout=60000)
     assert w.results.unanswered.isHidden() and w.results.table.rowCount() == 2
 
+
+def test_a_size_the_form_refuses_is_not_run_not_failed(make_window, qtbot):
+    w = make_window("dgx1-p100")
+    p = w.sim_panel
+    w.sim_dock.show()
+    w.sim_dock.raise_()
+    shown = []
+    p.resultReady.connect(lambda *a: shown.append(a))
+    p.size.setText("0.5")
+    qtbot.mouseClick(p.run_button, LEFT)
+    why = "Size: size '0.5' is not a whole number of bytes (a size without a unit is bytes); did you mean 0.5KiB?"
+    assert p.state.text() == p.state.toolTip() == f"Not run: {why}"
+    assert w.status.text() == f"Not run: {why}"
+    assert "failed" not in w.results.unanswered.text() and f"Not run: {why}" in w.results.unanswered.text()
+    assert "Request:" not in w.results.unanswered.text()   # no run was made of the form
+    assert not shown and not p.runner.running and p.run_button.text() == "Run"
+    _shot(w.sim_dock, "refused_size_sim.png")
+    w.results_dock.raise_()   # (behind the Findings tab until a run shows a result)
+    _shot(w.results_dock, "refused_size_results.png")
+
+
+def test_a_refused_form_leaves_the_run_under_way_running_and_cancellable(make_window, qtbot):
+    """The refused form made the buttons idle ("Run", Cancel greyed) while the run it did not replace
+    went on: that run could no longer be cancelled."""
+    w = make_window("dgx1-fat-tree-124")
+    p = w.sim_panel
+    p.algorithm.setCurrentText("tree")   # seconds of work
+    qtbot.mouseClick(p.run_button, LEFT)
+    qtbot.waitUntil(lambda: p.runner.running, timeout=5000)
+    p.size.setText("0.5")
+    qtbot.mouseClick(p.run_button, LEFT)
+    assert p.state.text().startswith("Not run: Size: ")
+    assert p.runner.running and p.cancel_button.isEnabled() and p.run_button.text() == "Restart"
+    qtbot.mouseClick(p.cancel_button, LEFT)
+    qtbot.waitUntil(lambda: p.state.text() == "Cancelled", timeout=20000)
