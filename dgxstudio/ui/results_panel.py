@@ -123,6 +123,11 @@ class ResultsPanel(QWidget):
         self.table.setMinimumHeight(50)
         self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)   # the list takes the rest
         self.summary_area = _SummaryArea(self.summary)
+        # a request that gave no result, above the last run's summary, which stays (show_unanswered)
+        self.unanswered = QLabel()
+        self.unanswered.setWordWrap(True)
+        self.unanswered.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.unanswered.hide()
         self.bottlenecks_label = QLabel("Bottleneck links (click to select on the canvas):")
         self.bottlenecks_label.setWordWrap(True)   # the latency-bound form is longer than a narrow dock
         layout = QVBoxLayout(self)
@@ -131,6 +136,7 @@ class ResultsPanel(QWidget):
         # left the bottleneck list two rows
         layout.setContentsMargins(6, 4, 6, 2)
         layout.setSpacing(3)
+        layout.addWidget(self.unanswered)
         layout.addWidget(self.summary_area)
         layout.addWidget(self.bottlenecks_label)
         layout.addWidget(self.bottlenecks, 1)   # the dock's spare height
@@ -142,8 +148,27 @@ class ResultsPanel(QWidget):
         """The name shown for a device id (the window sets this to the document's names)."""
         return obj_id
 
+    def show_unanswered(self, label: str, message: str) -> None:
+        """A request that ended without a result (``message``, the status bar's words, in full; ``label``
+        the run's, "" for a form the panel refused), in red above the summary, which is of the last run
+        that finished and says so: a refused run left that run's figures under nothing saying they
+        were not the answer (the refusal only in a status bar that cut it off)."""
+        rows = self.table.rowCount()
+        last = self.table.item(rows - 1, 0).text() if rows else ""
+        self.unanswered.setText(
+            f'<b style="color:#c0392b">{html.escape(message, quote=False)}</b>'
+            + (f"<br>Request: {html.escape(label, quote=False)}" if label else "")
+            + (f"<br><i>Below: the last run that finished ({html.escape(last, quote=False)})</i>" if last else ""))
+        self.unanswered.show()
+
+    def forget_unanswered(self) -> None:
+        """A run started or a result shown: the last request is no longer one without a result."""
+        self.unanswered.hide()
+        self.unanswered.clear()
+
     def clear(self) -> None:
         """Forget every run (another document was opened)."""
+        self.forget_unanswered()
         self.summary.setText("No run yet")
         self._bottlenecks([])
         self.table.setRowCount(0)

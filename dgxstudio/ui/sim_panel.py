@@ -55,6 +55,9 @@ class SimulationPanel(QWidget):
     resultReady = Signal(object, object)   # (RunRequest, result)
     progressed = Signal(object, object)    # (RunRequest, Progress)
     message = Signal(str)
+    # a request that gave no result (refused, failed, cancelled): (its run's label, "" for a refused
+    # form; the status bar's message), for the Results dock, which still shows the last run's
+    unanswered = Signal(str, str)
 
     def __init__(self, document: Document, selected_gpus):
         super().__init__()
@@ -283,12 +286,17 @@ class SimulationPanel(QWidget):
             job, request = self._job(live)
         except (ValueError, GpuSetError, TrainingError) as exc:
             self.progress.reset()   # the form was refused, nothing ran: not "failed at 100%" from the last run's bar
-            self._fail(str(exc), TAB_KINDS[min(self.tabs.currentIndex(), len(TAB_KINDS) - 1)])
+            message = _form_words(str(exc), TAB_KINDS[min(self.tabs.currentIndex(), len(TAB_KINDS) - 1)])
+            # nothing failed: the input was not accepted (as the window's "Not opened: ..."), and a run
+            # still going on goes on (the buttons stay as they are)
+            self.state.setText(f"Not run: {message}")
+            self._tell("", f"Not run: {message}")
             return
         pending = live.frozen_copy_later({"document": document_ref})
         self.request = request
         self.progress.setValue(0)
         self.state.setText(f"Running {request.label}…")
+        self.state.setToolTip("")
         self.run_button.setText("Restart")
         self.cancel_button.setEnabled(True)
         self.runner.start(_on_frozen_copy(pending, job), request.label)
@@ -415,22 +423,25 @@ class SimulationPanel(QWidget):
             return ""
         return f" at {value / 10:.0f}%" if value > 0 else ""
 
-    def _fail(self, message: str, kind: str | None = None) -> None:
-        """``kind``: the form the message is about (a run's failure: its request's)."""
-        message = _form_words(message, kind or getattr(self.request, "kind", None))
+    def _tell(self, label: str, message: str) -> None:
+        """A request that ended without a result: the status bar and the Results dock say it, and the
+        state line's tip in full (a low window's dock cuts the line off)."""
+        self.state.setToolTip(message)
+        self.message.emit(message)
+        self.unanswered.emit(label, message)
+
+    def _on_failed(self, message: str) -> None:
+        message = _form_words(message, getattr(self.request, "kind", None))
         self._idle()
         where = self._stopped_at(engine_only=True)
         self.state.setText(f"Error: {message}")
-        self.message.emit(f"Simulation failed{where}, no result: {message}")
-
-    def _on_failed(self, message: str) -> None:
-        self._fail(message)
+        self._tell(self.runner.label, f"Simulation failed{where}, no result: {message}")
 
     def _on_cancelled(self) -> None:
         self._idle()
         where = self._stopped_at()
         self.state.setText("Cancelled")
-        self.message.emit(f"Simulation cancelled{where} (Cancel pressed), no result")
+        self._tell(self.runner.label, f"Simulation cancelled{where} (Cancel pressed), no result")
 
 
 TAB_KINDS = ("collective", "pipeline", "train")   # what a run from each tab of the panel is (RunRequest.kind)

@@ -112,6 +112,7 @@ class ReplayActions:
         self.tree_pair.clear()
         self.tree_pair_action.setVisible(False)
         self.time_label.setText(" running… ")
+        self.results.forget_unanswered()
         self.show_status(f"Running {label}…")
 
     def _run_ended_without_result(self) -> None:
@@ -144,6 +145,7 @@ class ReplayActions:
         name = request.document.get("name") or self.document.topology.name
         self._gantt_result = None
         self.rings_overlay.hide()
+        self.results.forget_unanswered()
         shown = result[-1] if request.kind == "sweep" else result
         # what the worker read of the run for the replay (replay_facts.prepare) goes to the replay, not
         # into the session with the run (compact keeps what was set on a result)

@@ -19,7 +19,7 @@ def test_a_pipeline_refusal_names_the_model_chunks_box(make_window, qtbot):
     p.chunks.setValue(2)
     said = _refusal(w, qtbot)
     assert "the Model chunks box" in said and "--chunks" not in said, said
-    assert p.state.text() == f"Error: {said.split(': ', 1)[1]}"
+    assert said.startswith("Not run: ") and p.state.text() == said   # refused by the form: nothing ran
 
 
 def test_a_training_refusal_names_the_count_beside_schedule(make_window, qtbot):

@@ -40,8 +40,8 @@ def test_a_refused_sweep_range_names_the_field_and_not_the_last_runs_progress(ma
     panel.sweep.setChecked(True)
     panel.sweep_range.setText("4GiB:1KiB")
     panel.run()
-    assert w.status.text().startswith("Simulation failed, no result: Sweep range: a sweep from"), w.status.text()
-    assert panel.state.text().startswith("Error: Sweep range: ")
+    assert w.status.text().startswith("Not run: Sweep range: a sweep from"), w.status.text()   # (the form refused it)
+    assert panel.state.text().startswith("Not run: Sweep range: ")
 
 
 def test_a_cut_says_cut_and_what_it_took(make_window, qtbot):

@@ -15,5 +15,5 @@ def test_a_fraction_of_a_byte_is_refused_with_the_clis_words(make_window, qtbot,
     p.sweep.setChecked(box == "sweep_range")
     getattr(p, box).setText(text)
     qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
-    assert p.state.text() == f"Error: {field}: {MESSAGE}"
+    assert p.state.text() == f"Not run: {field}: {MESSAGE}"   # the form refused it: nothing ran, nothing failed
     assert w.results.table.rowCount() == 0 and not p.cancel_button.isEnabled()
