@@ -36,10 +36,10 @@ def test_hierarchical_says_it_crosses_the_network_through_one_nic_per_system(cap
     path = str(tmp_path / "four.dgxs")
     assert main(["generate", "fat-tree", "--systems", "4", "--system", "dgx-a100", "-o", path]) == 0
     capsys.readouterr()
-    said = ("hierarchical as requested: the lecture's hierarchical all-reduce through one leader GPU per system "
-            "(each system reduces to its leader, the 4 leaders run a ring across systems, each leader broadcasts "
-            "back), so the network stage runs over one NIC per system, of its 8 cabled ones (NCCL's ring and tree "
-            "use them all)")
+    said = ("hierarchical as requested: the lecture's hierarchical all-reduce through one leader GPU per system - "
+            "each system reduces to its leader, the 4 leaders run a ring across systems, each leader broadcasts "
+            "back - so its network stage runs over one NIC per system, of its 8 cabled ones, where NCCL's ring and "
+            "tree use them all")
     assert f"\n  {said}\n" in _out(capsys, path, "--algorithm", "hierarchical", "--size", "256MiB")
     assert json.loads(_out(capsys, path, "--algorithm", "hierarchical", "--size", "256MiB", "--json"))["reason"] == said
     # NICs left uncabled are not counted (--nics-per-system 2 cables 2 of the 8)

@@ -31,13 +31,14 @@ def hierarchical_reason(router, leaders: list[str]) -> str:
     if len(leaders) <= 1:
         return f"{head}; one system here, so a reduce to its leader and a broadcast back, with no network stage"
     counts = {cabled_nics(router, leader) for leader in leaders}
-    steps = (f" (each system reduces to its leader, the {len(leaders)} leaders run a ring across systems, "
-             f"each leader broadcasts back)")
+    # (no brackets: the report prints the reason in brackets after the algorithm's name)
+    steps = (f" - each system reduces to its leader, the {len(leaders)} leaders run a ring across systems, "
+             f"each leader broadcasts back")
     if None in counts or 0 in counts:
         return head + steps
     lo, hi = min(counts), max(counts)
     if hi == 1:
-        return head + steps + ", so the network stage runs over each system's one NIC"
+        return head + steps + " - so its network stage runs over each system's one NIC"
     of = f"{lo}" if lo == hi else f"{lo} to {hi}"
-    return (head + steps + f", so the network stage runs over one NIC per system, of its {of} cabled ones "
-            f"(NCCL's ring and tree use them all)")
+    return (head + steps + f" - so its network stage runs over one NIC per system, of its {of} cabled ones, "
+            f"where NCCL's ring and tree use them all")
