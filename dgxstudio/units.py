@@ -21,22 +21,23 @@ _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
 def parse_size(text: str) -> int:
     """'256MiB' -> 268435456; '1e6' -> 1000000; '1.1KiB' -> 1126 (rounded). Raises ValueError with the
-    reason, also for a fraction of a byte ('1.5', '1.5B')."""
+    reason, also for a fraction of a byte ('1.5', '1.5B'). The reason does not say "size": every caller
+    puts the field's name in front ("--size: '-4' is out of range", "Size: '0.5' is not ...")."""
     m = re.fullmatch(r"([-+]?)" + _NUMBER + r"\s*([A-Za-z]*)", text.strip())
     if not m:
-        raise ValueError(f"cannot read size {text!r} (examples: 4096, 64KiB, 256MiB, 1GB)")
+        raise ValueError(f"cannot read {text!r} (examples: 4096, 64KiB, 256MiB, 1GB)")
     unit = m.group(3).lower()
     if unit not in _SIZE_UNITS:
-        raise ValueError(f"unknown size unit {m.group(3)!r} in {text!r} (B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)")
+        raise ValueError(f"unknown unit {m.group(3)!r} in {text!r} (B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)")
     value = float(m.group(2)) * _SIZE_UNITS[unit]
     beyond = m.group(1) == "-" or not math.isfinite(value) or value > 2**50
     if not beyond and _SIZE_UNITS[unit] == 1 and not value.is_integer():
         # a bare number is bytes, and a fraction of a byte is no size ('1.5' ran 2 bytes; '0.5' was said to
         # be out of range when a unit was what it missed); with a unit (1.1KiB) the bytes are rounded
-        raise ValueError(f"size {text!r} is not a whole number of bytes"
+        raise ValueError(f"{text!r} is not a whole number of bytes"
                          + ("" if unit else " (a size without a unit is bytes)") + f"; did you mean {m.group(2)}KiB?")
     if beyond or value < 1:
-        raise ValueError(f"size {text!r} is out of range (1 B .. 1 PiB)")
+        raise ValueError(f"{text!r} is out of range (1 B .. 1 PiB)")
     return int(round(value))
 
 

@@ -50,9 +50,9 @@ def test_train_verdict_gives_nvlinks_direction(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, says", [
-    (("simulate", "--preset", "dgx-a100", "--size", "-5MiB"), "--size: size '-5MiB' is out of range"),
+    (("simulate", "--preset", "dgx-a100", "--size", "-5MiB"), "--size: '-5MiB' is out of range"),
     (("scaling", "--preset", "dgx1-p100", "--sample-time", "-5ms"), "--sample-time: cannot read time '-5ms'"),
-    (("simulate", "--preset", "dgx-a100", "--size", "-.5MiB"), "--size: size '-.5MiB' is out of range"),
+    (("simulate", "--preset", "dgx-a100", "--size", "-.5MiB"), "--size: '-.5MiB' is out of range"),
 ])
 def test_a_negative_value_is_judged_by_its_option_not_taken_for_one(capsys, argv, says):
     # argparse reads "-5MiB" as an unknown option and says only "expected one argument"

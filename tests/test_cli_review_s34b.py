@@ -23,7 +23,7 @@ def test_a_fraction_of_a_byte_is_refused_naming_the_option(capsys, option, argv)
     # `simulate --preset dgx-h100 --size 1.5` silently ran 2 bytes
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
-    assert err.startswith(f"dgxstudio: error: {option}: size '1.5' is not a whole number of bytes"
+    assert err.startswith(f"dgxstudio: error: {option}: '1.5' is not a whole number of bytes"
                           " (a size without a unit is bytes); did you mean 1.5KiB?")
 
 

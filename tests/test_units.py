@@ -23,7 +23,7 @@ def test_every_shown_size_reads_back(text):
 def test_a_fraction_of_a_byte_is_refused_not_rounded(text):
     # `simulate --size 1.5` ran 2 bytes without a word: a bare number is bytes, and half a byte is no size
     number = text.rstrip("Bb ")
-    with pytest.raises(ValueError, match=rf"size '{text}' is not a whole number of bytes.*; did you mean {number}KiB\?"):
+    with pytest.raises(ValueError, match=rf"^'{text}' is not a whole number of bytes.*; did you mean {number}KiB\?"):
         parse_size(text)
 
 
@@ -36,7 +36,7 @@ def test_whole_bytes_and_fractions_with_a_larger_unit_still_read():
             parse_size(beyond)
     # a bare fraction below a byte misses a unit, as any bare fraction does: it was said to be out of range
     for below_a_byte in ("0.5", "0.5B", ".25"):
-        with pytest.raises(ValueError, match=rf"size '{below_a_byte}' is not a whole number of bytes.*did you mean "
+        with pytest.raises(ValueError, match=rf"^'{below_a_byte}' is not a whole number of bytes.*did you mean "
                                              rf"{below_a_byte.rstrip('B')}KiB\?"):
             parse_size(below_a_byte)
 

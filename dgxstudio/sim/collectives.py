@@ -448,7 +448,7 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
     sched = Schedule([], size, f"hierarchical all-reduce over {len(systems)} systems")
     depth = max(len(r.order) for r in local_rings) - 1
     n, piece = pieces(size, chunk)
-    leaders = [r.order[0] for r in local_rings]
+    leaders = sched.meta["leaders"] = [r.order[0] for r in local_rings]  # (also for its reason: hierarchical_reason)
 
     def local_stage(reduce: bool, after: tuple[int, ...]) -> list[int]:
         patterns = []

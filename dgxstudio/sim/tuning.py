@@ -140,7 +140,9 @@ def ll128_refusal(shape: CallShape) -> str | None:
     if lo < rule["min_sm"]:
         return f"it needs sm{rule['min_sm']} or later (these GPUs are sm{lo})"
     if lo != hi and lo < rule["mixed_sm_from"]:
-        return f"GPUs of different SM versions (sm{lo} to sm{hi}) need sm{rule['mixed_sm_from']} or later"
+        # (read after "NCCL does not enable LL128 here: ", as every refusal here is)
+        return (f"on mixed GPU generations it is enabled only when every GPU is sm{rule['mixed_sm_from']} or later; "
+                f"these GPUs range from sm{lo} to sm{hi}")
     limit = rule["max_net_path"]["from_sm90" if lo >= 90 else "below_sm90"]
     order, words = rule["path_types"], rule["path_words"]
     if order.index(shape.net_path) > order.index(limit):

@@ -15,13 +15,13 @@ from dgxstudio.cli import main
     ("simulate --preset dgx1-v100 --size 1GiB --chunk 1 --algorithm single-ring", "flow groups, more than the limit"),
     ("simulate --preset dgx1-v100 --size 1TiB --algorithm single-ring", "use a chunk of at least"),
     ("simulate --preset dgx-h100 --size 1TiB --algorithm nvls", "use a chunk of at least"),
-    ("simulate --preset dgx1-v100 --size=-3GiB", "size '-3GiB' is out of range (1 B .. 1 PiB)"),
+    ("simulate --preset dgx1-v100 --size=-3GiB", "--size: '-3GiB' is out of range (1 B .. 1 PiB)"),
     # (a bare 0.5 misses a unit: it said "out of range"; what is below a byte whatever its unit still names the range)
-    ("simulate --preset dgx1-v100 --size=0.5", "size '0.5' is not a whole number of bytes (a size without a unit"
+    ("simulate --preset dgx1-v100 --size=0.5", "--size: '0.5' is not a whole number of bytes (a size without a unit"
                                                 " is bytes); did you mean 0.5KiB?"),
-    ("simulate --preset dgx1-v100 --size=0", "size '0' is out of range (1 B .. 1 PiB)"),
-    ("simulate --preset dgx1-v100 --size=0.0001KiB", "size '0.0001KiB' is out of range (1 B .. 1 PiB)"),
-    ("simulate --preset dgx1-v100 --size=2PiB", "size '2PiB' is out of range (1 B .. 1 PiB)"),
+    ("simulate --preset dgx1-v100 --size=0", "--size: '0' is out of range (1 B .. 1 PiB)"),
+    ("simulate --preset dgx1-v100 --size=0.0001KiB", "--size: '0.0001KiB' is out of range (1 B .. 1 PiB)"),
+    ("simulate --preset dgx1-v100 --size=2PiB", "--size: '2PiB' is out of range (1 B .. 1 PiB)"),
     ("pipeline --preset dgx1-v100 --stages 4 --microbatches 100000", "tasks, more than the limit"),
     ("pipeline --preset dgx1-v100 --stages 0 --microbatches 4", "at least 1 stage"),
     ("train --preset dgx1-v100 --layers 1000000000", "layers: 1000000000 is out of range"),

@@ -87,7 +87,10 @@ def test_mixed_sm_versions_need_hopper_and_a_gpu_without_an_sm_keeps_its_class()
 
     shape = T.CallShape("all-reduce", 16, 1, "ampere", 24, 1e11, 1e11, "nvlink")
     assert T.ll128_refusal(shape) is None                                 # no SM in the catalog: its class
-    assert "sm80 to sm90" in T.ll128_refusal(replace(shape, sms=(80, 90)))
+    # what NCCL requires in plain words ("GPUs of different SM versions (sm80 to sm90) need sm90 or later" was
+    # hard to parse), then the range these GPUs span
+    assert T.ll128_refusal(replace(shape, sms=(80, 90))) == ("on mixed GPU generations it is enabled only when every "
+                                                             "GPU is sm90 or later; these GPUs range from sm80 to sm90")
     assert T.ll128_refusal(replace(shape, generation="hopper", sms=(90, 100))) is None  # master: from sm90
 
 

@@ -3,7 +3,7 @@
 import pytest
 from PySide6.QtCore import Qt
 
-MESSAGE = "size '1.5' is not a whole number of bytes (a size without a unit is bytes); did you mean 1.5KiB?"
+MESSAGE = "'1.5' is not a whole number of bytes (a size without a unit is bytes); did you mean 1.5KiB?"
 
 
 @pytest.mark.parametrize("field, box, text", [("Size", "size", "1.5"), ("Chunk", "chunk", "1.5"),

@@ -39,7 +39,7 @@ def test_replay_bar_does_not_stay_running_after_a_training_run(make_window, qtbo
 @pytest.mark.parametrize("field, text, said", [
     ("bwd", "-4ms", "Backward: cannot read time '-4ms'"),
     ("fwd", "2ms,3ms", "Forward: give one time or 4"),
-    ("activation", "lots", "Boundary bytes: cannot read size 'lots'"),
+    ("activation", "lots", "Boundary bytes: cannot read 'lots'"),
 ])
 def test_a_refused_pipeline_field_is_named(make_window, qtbot, field, text, said):
     """Before: "Error: cannot read time '-4ms'" - the forward or the backward field?"""
@@ -59,7 +59,7 @@ def test_a_refused_collective_size_is_named(make_window, qtbot):
     p.tabs.setCurrentIndex(0)
     p.size.setText("big")
     qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
-    assert "Size: cannot read size 'big'" in p.state.text()
+    assert "Size: cannot read 'big'" in p.state.text()
 
 
 def test_training_summary_shows_how_busy_each_link_class_was_as_the_cli_does(make_window, qtbot):
