@@ -62,7 +62,7 @@ def test_a_size_the_form_refuses_is_not_run_not_failed(make_window, qtbot):
     p.resultReady.connect(lambda *a: shown.append(a))
     p.size.setText("0.5")
     qtbot.mouseClick(p.run_button, LEFT)
-    why = "Size: size '0.5' is not a whole number of bytes (a size without a unit is bytes); did you mean 0.5KiB?"
+    why = "Size: '0.5' is not a whole number of bytes (a size without a unit is bytes); did you mean 0.5KiB?"
     assert p.state.text() == p.state.toolTip() == f"Not run: {why}"
     assert w.status.text() == f"Not run: {why}"
     assert "failed" not in w.results.unanswered.text() and f"Not run: {why}" in w.results.unanswered.text()
