@@ -77,7 +77,8 @@ def test_a_parameter_server_says_its_server_s_links_carry_every_buffer(capsys, t
 def test_decentralized_says_each_gpu_sends_every_whole_buffer_one_round_after_another(capsys, tmp_path):
     said = ("decentralized as requested: the lecture's decentralized all-reduce, one by one - in round r of 7 every "
             "GPU sends its whole buffer to the GPU r places on, and a round starts when the one before ends - so each "
-            "GPU sends 7 whole buffers, where a ring sends under 2, and each round lasts as long as its slowest route")
+            "GPU sends 7 whole buffers, where NCCL's ring sends under 2, and each round lasts as long as its slowest "
+            "transfer")
     assert f"\n  {said}\n" in _out(capsys, "--preset", "dgx1-v100", "--algorithm", "decentralized", "--size", "1MiB")
     assert json.loads(_out(capsys, "--preset", "dgx1-v100", "--algorithm", "decentralized", "--size", "1MiB",
                            "--json"))["reason"] == said
@@ -85,8 +86,8 @@ def test_decentralized_says_each_gpu_sends_every_whole_buffer_one_round_after_an
     assert main(["generate", "fat-tree", "--systems", "2", "--system", "dgx-a100", "-o", path]) == 0
     capsys.readouterr()
     out = _out(capsys, path, "--algorithm", "decentralized", "--size", "1MiB")
-    assert ("so each GPU sends 15 whole buffers, where a ring sends under 2, and each round lasts as long as its "
-            "slowest route: in all 15 rounds some cross the network between systems\n") in out
+    assert ("so each GPU sends 15 whole buffers, where NCCL's ring sends under 2, and each round lasts as long as its "
+            "slowest transfer: in all 15 rounds some cross the network between systems\n") in out
 
 
 def test_decentralized_counts_only_the_rounds_that_cross_systems():
@@ -96,4 +97,4 @@ def test_decentralized_counts_only_the_rounds_that_cross_systems():
     router = SimpleNamespace(system_of={"a0": "a", "a1": "a", "b0": "b", "b1": "b"})
     assert decentralized_reason(router, ["a0", "b0", "a1", "b1"]).endswith(
         ": in 2 of the 3 rounds some cross the network between systems")
-    assert decentralized_reason(router, ["a0", "a1"]).endswith("each round lasts as long as its slowest route")
+    assert decentralized_reason(router, ["a0", "a1"]).endswith("each round lasts as long as its slowest transfer")

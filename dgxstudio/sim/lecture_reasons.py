@@ -71,8 +71,8 @@ def decentralized_reason(router, gpus: list[str]) -> str:
     rounds = p - 1
     steps = (f" - in round r of {rounds} every GPU sends its whole buffer to the GPU r places on, and a round "
              f"starts when the one before ends - so each GPU sends {rounds} whole "
-             f"{'buffer' if rounds == 1 else 'buffers'}, where a ring sends under 2, and each round lasts as long "
-             f"as its slowest route")
+             f"{'buffer' if rounds == 1 else 'buffers'}, where NCCL's ring sends under 2, and each round lasts as long "
+             f"as its slowest transfer")
     system = [router.system_of.get(g) for g in gpus]
     if len(set(system)) <= 1:
         return head + steps
