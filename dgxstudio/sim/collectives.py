@@ -399,6 +399,7 @@ def parameter_server(gpus: list[str], server: str, size: float, chunk: float, re
     instead of one per worker."""
     workers = [g for g in gpus if g != server]
     sched = Schedule([], size, f"parameter server on {server} for {len(workers)} workers")
+    sched.meta["server"] = server  # (for its reason: lecture_reasons)
     push_pairs = [(w, server) for w in workers]
     pull_pairs = [(server, w) for w in workers]
     classes = None
@@ -448,7 +449,7 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
     sched = Schedule([], size, f"hierarchical all-reduce over {len(systems)} systems")
     depth = max(len(r.order) for r in local_rings) - 1
     n, piece = pieces(size, chunk)
-    leaders = sched.meta["leaders"] = [r.order[0] for r in local_rings]  # (also for its reason: hierarchical_reason)
+    leaders = sched.meta["leaders"] = [r.order[0] for r in local_rings]  # (also for its reason: lecture_reasons)
 
     def local_stage(reduce: bool, after: tuple[int, ...]) -> list[int]:
         patterns = []

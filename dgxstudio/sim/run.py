@@ -44,7 +44,7 @@ from .engine import Engine, Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
                       CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
 from .nccl_schedules import NcclSchedules
-from .hierarchical_reason import hierarchical_reason
+from .lecture_reasons import lecture_reason
 from .sharp_refusal import collnet_refusal, does_reduction, inside_one_system
 from .sweep import sweep_sizes  # noqa: F401 (re-exported)
 from ..analysis.routing import Router, RoutingError
@@ -520,8 +520,7 @@ class Simulator(NcclSchedules):
         rings = [r.gpus for r in self.rings().rings][:1] if algorithm == "single-ring" else []
         return CollectiveResult(collective, algorithm, algorithm, self.gpus, size, sim.time_s,
                                 partial(self.bound_busbw, collective),
-                                (hierarchical_reason(self.router, sched.meta["leaders"]) if algorithm == "hierarchical"
-                                 else f"{algorithm} as requested") + symmetry.note(sched), sim, sched,
+                                lecture_reason(self.router, algorithm, sched, self.gpus) + symmetry.note(sched), sim, sched,
                                 options=self.options, rings=rings)
 
     def _run_nccl(self, collective: str, algorithm: str, size: float, protocol: str, progress, cancel,
