@@ -30,7 +30,7 @@ from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
 from .nccl_settings import NcclSettings
 from .replay_facts import Preparing, prepare as prepare_replay
-from .workers import TaskRunner
+from .workers import TaskRunner, refused
 
 LINKS_ROLE = Qt.ItemDataRole.UserRole + 3
 
@@ -416,10 +416,11 @@ class SimulationPanel(QWidget):
         """How far a run got before it ended without a result; the bar is emptied (reset shows no
         figure: a bar left at 33% after a refusal read as a run still under way). ``engine_only``:
         nothing while the run was still setting up (a refusal there, e.g. nvls with NVLS off, did not
-        fail part way through a run)."""
+        fail part way through a run; only a collective's bar has setup steps, the others' start with
+        their run)."""
         value = self.progress.value()
         self.progress.reset()
-        if engine_only and value < 1000 * ENGINE_FROM:
+        if engine_only and value < 1000 * ENGINE_FROM and getattr(self.request, "kind", None) == "collective":
             return ""
         return f" at {value / 10:.0f}%" if value > 0 else ""
 
@@ -434,6 +435,12 @@ class SimulationPanel(QWidget):
         message = _form_words(message, getattr(self.request, "kind", None))
         self._idle()
         where = self._stopped_at(engine_only=True)
+        if not where and refused(message):
+            # refused before the engine began (LL128 on sm60, nvls with NVLS off): nothing ran, nothing
+            # failed, as a refused form; a run's label still says which request it was
+            self.state.setText(f"Not run: {message}")
+            self._tell(self.runner.label, f"Not run: {message}")
+            return
         self.state.setText(f"Error: {message}")
         self._tell(self.runner.label, f"Simulation failed{where}, no result: {message}")
 

@@ -24,6 +24,9 @@ JOB_SWITCH_INTERVAL_S = 0.0002
 REAP_POLL_MS = 5
 
 
+INTERNAL_ERROR = "internal error"   # how a failure that is no refusal begins (``refused`` tells them apart)
+
+
 def failure_message(exc: BaseException) -> str:
     """What a failed job tells the user: a refusal (every request the core refuses raises a
     ValueError: SimulationError, TooLarge, RoutingError, ...) in its own words, anything else as the
@@ -31,7 +34,13 @@ def failure_message(exc: BaseException) -> str:
     text = str(exc).strip()
     if isinstance(exc, ValueError) and text:
         return text
-    return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")
+    return f"{INTERNAL_ERROR}: {type(exc).__name__}" + (f": {text}" if text else "")
+
+
+def refused(message: str) -> bool:
+    """Whether a failed job's message (``failure_message``'s) is the core refusing the request, not
+    an internal error."""
+    return not message.startswith(f"{INTERNAL_ERROR}: ")
 
 
 class _Worker(QObject):

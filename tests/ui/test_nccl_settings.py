@@ -84,8 +84,9 @@ def test_nvls_asked_for_with_nvlink_sharp_off_is_refused_and_changes_nothing(mak
         qtbot.mouseClick(p.run_button, LEFT)
     QApplication.processEvents()
     why = "nvls is disabled (NCCL_NVLS_ENABLE=0: NCCL sets up no NVLink SHARP)"   # the simulator's words
-    assert p.state.text() == f"Error: {why}"
-    assert w.status.text() == f"Simulation failed, no result: {why}"
+    # refused before the engine began: nothing ran, nothing failed (as a refused form)
+    assert p.state.text() == f"Not run: {why}"
+    assert w.status.text() == f"Not run: {why}"
     assert not shown and w.results.table.rowCount() == rows and w.results.summary.text() == summary
     assert p.run_button.text() == "Run" and not p.runner.running
 

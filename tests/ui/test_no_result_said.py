@@ -38,14 +38,14 @@ def test_a_refused_run_says_so_above_the_last_runs_result(make_window, qtbot):
     why = "NCCL does not enable LL128 here: it needs sm70 or later (these GPUs are sm60)"
     said = w.results.unanswered.text()
     assert w.results.unanswered.isVisible()
-    assert f"Simulation failed, no result: {why}" in said
+    assert f"Not run: {why}" in said and "failed" not in said   # refused before the engine began
     assert "Request: all-reduce ring/LL128 1 MiB on 8 GPUs, achievable figures" in said
     assert "Below: the last run that finished (all-reduce ring/Simple 1 MiB on 8 GPUs, achievable figures)" in said
     # the last run's figures stay, and its row can still be picked in the runs table
     assert w.results.summary.text() == summary and w.results.table.rowCount() == 1
     assert w.results.table.item(0, 0).flags() & Qt.ItemFlag.ItemIsSelectable
     # the status bar's message in full as its tip (the bar cuts it off)
-    assert w.status.toolTip() == w.status.text() == f"Simulation failed, no result: {why}"
+    assert w.status.toolTip() == w.status.text() == f"Not run: {why}"
     _shot(w.results_dock, "refused_run_results.png")
     # the next run that starts takes the note away; its result is the answer
     _run(w, qtbot, "simple")

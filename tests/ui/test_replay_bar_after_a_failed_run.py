@@ -16,7 +16,7 @@ def press_run(w, qtbot, algorithm: str, size: str = "256MiB") -> None:
 def test_a_refused_run_leaves_no_running_replay(make_window, qtbot):
     w = make_window("dgx1-v100")
     press_run(w, qtbot, "nvls")   # refused in the worker: NVLS needs NVSwitches
-    qtbot.waitUntil(lambda: w.sim_panel.state.text().startswith("Error"), timeout=10000)
+    qtbot.waitUntil(lambda: w.sim_panel.state.text().startswith("Not run"), timeout=10000)
     assert w.time_label.text().strip() == "no run"
 
 

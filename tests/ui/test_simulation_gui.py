@@ -105,7 +105,7 @@ def test_worker_errors_arrive_as_messages(make_window, qtbot):
     with qtbot.waitSignal(p.runner.failed, timeout=5000) as blocker:
         p.run()
     assert "not an algorithm for all-gather" in blocker.args[0]
-    assert p.state.text().startswith("Error:") and "all-gather" in w.status.text()
+    assert p.state.text().startswith("Not run: ") and "all-gather" in w.status.text()   # refused before the engine began
     assert "dgxstudio." not in blocker.args[0] and "SimulationError" not in blocker.args[0]
 
 
@@ -117,7 +117,7 @@ def test_a_refused_run_shows_its_reason_not_a_class_path(make_window, qtbot):
     with qtbot.waitSignal(p.runner.failed, timeout=10000) as blocker:
         qtbot.mouseClick(p.run_button, Qt.MouseButton.LeftButton)
     assert "dgxstudio." not in blocker.args[0] and "Error:" not in blocker.args[0]
-    assert p.state.text().startswith("Error: ") and "dgxstudio." not in p.state.text()
+    assert p.state.text().startswith("Not run: ") and "dgxstudio." not in p.state.text()
 
 
 def test_animation_steps_and_scrubs(make_window, qtbot):
