@@ -145,10 +145,8 @@ def test_analyze_shows_progress_on_a_terminal_only(capsys):
     import io
 
     from dgxstudio.cli.common import StepProgress
+    from tests.terminal import Terminal
 
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
     tty = Terminal()
     progress = StepProgress("analyzing 8 GPUs", tty)
     progress(0.5, "bisection")

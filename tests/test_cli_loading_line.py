@@ -1,19 +1,13 @@
 """`simulate` on a terminal says it is loading its file: a 2,048-system file takes about a second to
 load and check before the progress line said anything. Terminal only; stdout (the JSON) is unchanged."""
 
-import io
 import json
 import re
-import sys
 
 from dgxstudio.cli import main
 from dgxstudio.model import fileio
 from dgxstudio.model.presets import load_preset
-
-
-class _Terminal(io.StringIO):
-    def isatty(self):
-        return True
+from tests.terminal import on_terminal
 
 
 def _lines(term):
@@ -25,8 +19,7 @@ def test_the_progress_line_names_the_file_while_loading_it(monkeypatch, capsys, 
     path = tmp_path / name
     fileio.save(load_preset("dgx-a100"), path)
     capsys.readouterr()
-    term = _Terminal()
-    monkeypatch.setattr(sys, "stderr", term)
+    term = on_terminal(monkeypatch)
     assert main(["simulate", str(path), "--algorithm", "ring", "--size", "1MiB", "--json"]) == 0
     lines = _lines(term)
     assert re.fullmatch(r"simulating: loading a-cluster-file-whose-name-alone-would\.\.\. \(0%\), \d+ s", lines[0])
@@ -43,15 +36,13 @@ def test_the_progress_line_names_the_file_while_loading_it(monkeypatch, capsys, 
 
 
 def test_a_file_that_cannot_be_read_takes_the_line_back(monkeypatch, capsys, tmp_path):
-    term = _Terminal()
-    monkeypatch.setattr(sys, "stderr", term)
+    term = on_terminal(monkeypatch)
     assert main(["simulate", str(tmp_path / "missing.dgxs")]) == 2
     assert _lines(term)[0].startswith("simulating: loading missing.dgxs")
     assert "\r\033[Kdgxstudio: error: " in term.getvalue()   # the error on a clean line
 
 
 def test_a_preset_loads_without_a_loading_line(monkeypatch, capsys):
-    term = _Terminal()
-    monkeypatch.setattr(sys, "stderr", term)
+    term = on_terminal(monkeypatch)
     assert main(["simulate", "--preset", "dgx-a100", "--algorithm", "ring", "--size", "1MiB"]) == 0
     assert not any("loading" in s for s in _lines(term))

@@ -1,10 +1,9 @@
 """A new user's review of main at ebf93db: what the command line said wrong or left out."""
 
-import io
 import json
-import sys
 
 from dgxstudio.cli import main
+from tests.terminal import on_terminal
 
 
 def run(capsys, *argv):
@@ -13,16 +12,10 @@ def run(capsys, *argv):
     return code, out, err
 
 
-class _Terminal(io.StringIO):
-    def isatty(self):
-        return True
-
-
 def test_simulate_shows_progress_on_a_terminal(monkeypatch, capsys):
     # `simulate` over 512 DGX H100 (nvls-tree, 1 GiB) ran 10 s, 2,048 of them 14 s, with nothing on
     # the terminal; analyze, train and scaling show their progress there
-    term = _Terminal()
-    monkeypatch.setattr(sys, "stderr", term)
+    term = on_terminal(monkeypatch)
     assert main(["simulate", "--preset", "dgx-h100", "--algorithm", "ring", "--size", "64MiB"]) == 0
     shown = term.getvalue()
     assert "\rsimulating on 8 GPUs: all-reduce ring 64 MiB (0%)" in shown

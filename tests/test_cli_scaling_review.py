@@ -1,13 +1,12 @@
 """`scaling` as a user reads it: no strong-scaling figure where the global batch gives a GPU less than
 one sample, and a terminal told which GPU count runs (512 GPUs of the 124-system tree take seconds)."""
 
-import io
 import json
-import sys
 
 from dgxstudio.cli import main
 from dgxstudio.model.presets import load_preset
 from dgxstudio.sim.scaling import StepModel, scaling
+from tests.terminal import on_terminal
 
 
 def test_strong_rows_below_one_sample_a_gpu_show_no_figure(capsys):
@@ -31,13 +30,7 @@ def test_scaling_reports_each_gpu_count_as_it_starts():
     assert seen == [(0.0, "1 GPUs"), (0.25, "2 GPUs"), (0.5, "4 GPUs"), (0.75, "8 GPUs")]
 
 
-class _Terminal(io.StringIO):
-    def isatty(self):
-        return True
-
-
 def test_cli_scaling_shows_progress_on_a_terminal(monkeypatch, capsys):
-    term = _Terminal()
-    monkeypatch.setattr(sys, "stderr", term)
+    term = on_terminal(monkeypatch)
     assert main(["scaling", "--preset", "dgx1-p100", "--sample-time", "5ms"]) == 0
     assert "scaling on DGX-1 (P100): 8 GPUs" in term.getvalue()

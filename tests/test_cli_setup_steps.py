@@ -2,25 +2,18 @@
 schedule, folding alike systems) before the engine's first report: on 2,048 DGX H100 the line sat
 at "(0%)" for 2-4 s."""
 
-import io
 import re
-import sys
 
 from dgxstudio.cli import main
 from dgxstudio.model import fileio
 from dgxstudio.model.fabrics import build_fat_tree
-
-
-class _Terminal(io.StringIO):
-    def isatty(self):
-        return True
+from tests.terminal import on_terminal
 
 
 def test_simulate_names_its_setup_steps_on_a_terminal(monkeypatch, capsys, tmp_path):
     path = tmp_path / "h100-16.dgxs"
     fileio.save(build_fat_tree(16, "dgx-h100", rail_optimized=True), path)
-    term = _Terminal()
-    monkeypatch.setattr(sys, "stderr", term)
+    term = on_terminal(monkeypatch)
     assert main(["simulate", str(path), "--algorithm", "nvls-tree", "--size", "64MiB"]) == 0
     lines = [s.removesuffix(" \033[K") for s in term.getvalue().split("\r") if s.strip("\033[K")]
     assert re.fullmatch(r"simulating: loading h100-16.dgxs \(0%\), \d+ s", lines.pop(0))   # (the file's load, first)

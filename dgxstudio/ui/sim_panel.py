@@ -289,8 +289,7 @@ class SimulationPanel(QWidget):
             message = _form_words(str(exc), TAB_KINDS[min(self.tabs.currentIndex(), len(TAB_KINDS) - 1)])
             # nothing failed: the input was not accepted (as the window's "Not opened: ..."), and a run
             # still going on goes on (the buttons stay as they are)
-            self.state.setText(f"Not run: {message}")
-            self._tell("", f"Not run: {message}")
+            self._not_run("", message)
             return
         pending = live.frozen_copy_later({"document": document_ref})
         self.request = request
@@ -431,6 +430,11 @@ class SimulationPanel(QWidget):
         self.message.emit(message)
         self.unanswered.emit(label, message)
 
+    def _not_run(self, label: str, message: str) -> None:
+        """A request refused before anything ran (a form's input, or the core before its engine began)."""
+        self.state.setText(f"Not run: {message}")
+        self._tell(label, f"Not run: {message}")
+
     def _on_failed(self, message: str) -> None:
         message = _form_words(message, getattr(self.request, "kind", None))
         self._idle()
@@ -438,8 +442,7 @@ class SimulationPanel(QWidget):
         if not where and refused(message):
             # refused before the engine began (LL128 on sm60, nvls with NVLS off): nothing ran, nothing
             # failed, as a refused form; a run's label still says which request it was
-            self.state.setText(f"Not run: {message}")
-            self._tell(self.runner.label, f"Not run: {message}")
+            self._not_run(self.runner.label, message)
             return
         self.state.setText(f"Error: {message}")
         self._tell(self.runner.label, f"Simulation failed{where}, no result: {message}")
