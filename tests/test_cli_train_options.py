@@ -2,13 +2,12 @@
 as its help promises, and a header that says what ran (schedule, GPUs used of those selected)."""
 
 import json
-import sys
 
 import pytest
 
 from dgxstudio.cli import main
 
-from .test_cli_scaling_review import _Terminal
+from tests.terminal import on_terminal
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +121,7 @@ def test_train_says_how_much_of_the_gradient_all_reduce_the_backward_hid(a100_pa
 
 def test_train_tells_a_terminal_which_phase_runs(a100_pair, monkeypatch):
     """An MoE iteration over a 127-system SuperPOD took 20 s in silence."""
-    term = _Terminal()
-    monkeypatch.setattr(sys, "stderr", term)
+    term = on_terminal(monkeypatch)
     assert main(["train", a100_pair, "--dp", "4", "--tp", "2", "--pp", "2", "--ep", "2", "--experts", "8"]) == 0
     shown = term.getvalue()
     for phase in ("tensor-parallel all-reduces", "expert-parallel all-to-all", "pipeline lanes", "gradient all-reduce"):
