@@ -1,25 +1,17 @@
 """benchmarks/midsize_candidates.py: NCCL's ring and tuning arithmetic it uses to weigh issue #13's mid-size bands."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmark_scripts import load_benchmark
+
 MiB = 2**20
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("midsize_candidates", ROOT / "benchmarks" / "midsize_candidates.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def mod():
-    return _script()
+    return load_benchmark("midsize_candidates")
 
 
 @pytest.fixture(scope="module")
