@@ -30,7 +30,7 @@ from functools import lru_cache
 from importlib.resources import files
 
 from . import tuning as T
-from ..analysis.channels import channel_count, nvlink_counts
+from ..analysis.channels import channel_count, nic_gpus_per_system, nvlink_counts
 from ..analysis.nccl_paths import sm_range
 
 
@@ -161,16 +161,16 @@ def facts_of(topo, router, gpus: list[str]) -> P2pFacts:
         else:   # direct NVLinks: NCCL takes the least over peers; a peer without one is over PCIe
             links = min(_direct_nvlinks(fabric, a, b) for a in members for b in members if a != b)
     sms = sm_range(topo, gpus)
-    nic_Bps, nics = 0.0, 0
-    if nodes > 1:
-        for dev in router.system_devices(system.get(gpus[0])):
-            if topo.devices[dev].kind == "nic":
-                part = topo.catalog.part(topo.devices[dev].part)
-                speed = part.extra.get("nccl_speed_mbps") if part is not None else None
-                if isinstance(speed, (int, float)) and speed > 0:
-                    nics += 1
-                    nic_Bps = max(nic_Bps, speed * 1e6 / 8)
-    coll = channel_count(topo, members, nics if nodes > 1 else 0)
+    nic_Bps, rails = 0.0, 0
+    if nodes > 1:   # the NICs NCCL's channels use (near the GPUs: a DGX A100's storage NIC is not one)
+        nic_gpus = nic_gpus_per_system(topo, fabric, [members], router)[0]
+        rails = len(nic_gpus)
+        for nic, _gpu in nic_gpus:
+            part = topo.catalog.part(topo.devices[nic].part)
+            speed = part.extra.get("nccl_speed_mbps") if part is not None else None
+            if isinstance(speed, (int, float)) and speed > 0:
+                nic_Bps = max(nic_Bps, speed * 1e6 / 8)
+    coll = channel_count(topo, members, rails)
     return P2pFacts(len(gpus), nodes, intra, links, sms[0] if sms else None, coll, nic_Bps)
 
 
