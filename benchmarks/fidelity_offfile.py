@@ -9,6 +9,9 @@ none), simulates every point with NCCL's choice (`auto`, or the algorithm the so
 source's launch mode (nccl-tests -g N), and prints per source: size, measured, simulated, error against
 the issue's tolerance (15% at 64 MiB and above, 30% below), the algorithm/protocol/channels chosen,
 NCCL's own cost-model estimate for that choice, and the Azure sweep's figure at the same size.
+A source may name its collective (all-to-all: nccl-tests' alltoall_perf) and, for latency-only
+points whose busbw prints as 0.01, "compare": "time": its printed times are compared, with the
+issue's 35% for latency rows (as fidelity.py does).
 
     python benchmarks/fidelity_offfile.py [--data PATH] [--csv PATH] [--plots DIR]
 
@@ -201,9 +204,9 @@ def compare(source: dict, simulators: dict, azure: dict[int, float]) -> list[dic
         simulated = r.busbw_Bps / 1e9
         model_t = next(iter(r.model_estimates.values()), None)
         model_bus = size / model_t * busbw_factor(collective, len(sim.gpus)) / 1e9 if model_t else None
-        if by_time:   # the busbw the printed time gives, and the time's own rounding
-            measured = size * busbw_factor(collective, len(sim.gpus)) / (time_us * 1e3)
-            beyond = error_beyond_printing(measured, simulated, measured * printed_half_unit(time_us, "us") / time_us)
+        if by_time:   # as fidelity.py's latency rows: the printed time (us) against the simulated one
+            measured, simulated = float(time_us), r.time_s * 1e6
+            beyond = error_beyond_printing(measured, simulated, printed_half_unit(measured, "us"))
         else:
             beyond = error_beyond_printing(float(measured), simulated)
         err = simulated / measured - 1
@@ -259,6 +262,8 @@ def report(source: dict, rows: list[dict]) -> str:
                    f"{100 * row['error']:>+6.1f}% {100 * row['beyond_printing']:>+6.1f}% {100 * row['tolerance']:>3.0f}%"
                    f"{'' if row['ok'] else ' !'}"
                    f"{'  ' if row['ok'] else ''} {row['choice']:<18} {model:>10} {az if az else '-':>7} {vs:>9}")
+    if source.get("compare") == "time":
+        out.append("   (latency rows: measured and simulated are times in us, as fidelity.py compares them)")
     refused = [r for r in rows if "refused" in r]
     rows = [r for r in rows if "refused" not in r]
     mid = [r for r in rows if MID[0] <= r["size"] <= MID[1]]

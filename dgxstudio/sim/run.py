@@ -15,7 +15,7 @@ The lecture's and the textbook's algorithms stay, without NCCL's protocols:
 - ``parameter-server``: one device (GPU or CPU) reduces and redistributes;
 - ``decentralized``: the lecture's one-by-one scheme;
 - ``hierarchical``: reduce inside each system, ring across systems, broadcast inside;
-- ``direct``: all-to-all, every pair at once;
+- ``direct``: all-to-all, every pair at once, as NCCL's grouped send/receive (sim/nccl_p2p.py);
 - ``auto``: simulate the candidates and keep the fastest, saying why.
 """
 
@@ -451,12 +451,7 @@ class Simulator(NcclSchedules):
             return C.one_by_one(self.gpus, size, red)
         if algorithm == "hierarchical":
             return self._hierarchical(size)
-        if algorithm == "direct":
-            try:
-                return C.all_to_all(self.gpus, size, o.chunk, self.router)
-            except ValueError as exc:
-                raise SimulationError(str(exc)) from None
-        raise SimulationError(f"unknown algorithm {algorithm!r}")
+        raise SimulationError(f"unknown algorithm {algorithm!r}")   # (direct: sim/nccl_p2p.py)
 
     def _system_chains(self) -> list[list[str]]:
         """Each system's GPUs in the order of its first NVLink ring (document order without one)."""

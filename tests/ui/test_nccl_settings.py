@@ -125,3 +125,17 @@ def test_gpus_per_thread_goes_into_the_run(make_window, qtbot):
     expected = simulate(w.document.topology, "all-reduce", "ring", 1024,
                         options=SimOptions(achievable=True, gpus_per_thread=8))
     assert serial.time_s == pytest.approx(expected.time_s, rel=1e-12) and serial.time_s > alone.time_s
+
+
+def test_an_all_to_all_shows_nccls_p2p_protocol_and_channels(make_window, qtbot):
+    """An all-to-all runs as NCCL's grouped send/receive: the Results dock names its protocol and channels
+    as it does for the ring and the tree (it showed neither: the run had none)."""
+    w = make_window("dgx-h100")
+    p = _panel(w, qtbot, "all-to-all", "auto", "1KiB")
+    _request, small = _run(p, qtbot)
+    assert (small.protocol, small.channels) == ("ll", 7)
+    assert "(LL, 7 channels)" in w.results.summary.text()
+    p = _panel(w, qtbot, "all-to-all", "auto", "64MiB")
+    _request, big = _run(p, qtbot)
+    assert "(Simple, 28 channels)" in w.results.summary.text()
+    assert w.results.table.item(w.results.table.rowCount() - 1, 0).text().endswith("→ direct/Simple")
