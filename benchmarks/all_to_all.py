@@ -41,24 +41,29 @@ def one(kind: str, systems: int, mode: str, size: float) -> dict:
         sim, classes = r.sim, r.schedule.meta.get("classes")
         extra = {"classes": len(classes.pairs) if classes else None}
     else:
-        # what the Simulator ran before: every pair a flow, no cap (the cap refused over 141 GPUs)
-        sim = Engine(Router(topo, achievable=True)).run(_pairwise(gpus, size, SimOptions().chunk))
+        # what the Simulator ran before: every pair a flow, no cap (the cap refused over 141 GPUs), with
+        # the same NCCL p2p plan (protocol, channels' rate, latency) as the run by class
+        from dgxstudio.sim import nccl_p2p, tuning as T
+
+        router = Router(topo, achievable=True)
+        call = nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, gpus), size)
+        sim = Engine(router, T.protocol_efficiency(call.protocol)).run(_pairwise(gpus, size, SimOptions().chunk, call))
         extra = {}
     return {"sim_time_s": sim.time_s, "events": sim.events, **extra, "wall_s": time.perf_counter() - t0,
             "peak_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def _pairwise(gpus, size, chunk):
+def _pairwise(gpus, size, chunk, call):
     from dgxstudio.sim import collectives as C
     from dgxstudio.sim.engine import Group, Pattern, Schedule
 
     sched = Schedule([], size, f"pair-by-pair all-to-all over {len(gpus)} GPUs")
-    pattern = Pattern([(a, b) for a in gpus for b in gpus if a != b])
+    pattern = Pattern([(a, b) for a in gpus for b in gpus if a != b], latency_s=call.hop_s, cap_Bps=call.pair_cap_Bps)
     n, piece = C.pieces(size / len(gpus), chunk)
     last = None
     for j in range(n):
         last = sched.add(Group(f"piece {j}", pattern, piece, (), (last,) if last is not None else ()))
-    return sched
+    return C.with_launch(sched, call.launch_s)
 
 
 def measure(kind: str, systems: int, mode: str, size: float, limit: float) -> dict:

@@ -9,6 +9,9 @@ none), simulates every point with NCCL's choice (`auto`, or the algorithm the so
 source's launch mode (nccl-tests -g N), and prints per source: size, measured, simulated, error against
 the issue's tolerance (15% at 64 MiB and above, 30% below), the algorithm/protocol/channels chosen,
 NCCL's own cost-model estimate for that choice, and the Azure sweep's figure at the same size.
+A source may name its collective (all-to-all: nccl-tests' alltoall_perf) and, for latency-only
+points whose busbw prints as 0.01, "compare": "time": its printed times are compared, with the
+issue's 35% for latency rows (as fidelity.py does).
 
     python benchmarks/fidelity_offfile.py [--data PATH] [--csv PATH] [--plots DIR]
 
@@ -66,6 +69,9 @@ def agrees_with_its_time(size: float, busbw: float, time_us: float, ranks: int =
 def tolerance(size: float) -> float:
     """Issue #13's tolerance for a bandwidth point."""
     return 0.15 if size >= 64 * MiB else 0.30
+
+
+LATENCY_TOLERANCE = 0.35   # issue #13's tolerance for latency-only rows (a source with "compare": "time")
 
 
 def error_beyond_printing(measured: float, simulated: float, half_unit: float = PRINTED_HALF_UNIT) -> float:
@@ -186,20 +192,26 @@ def compare(source: dict, simulators: dict, azure: dict[int, float]) -> list[dic
     ring_simple_latency = T.model_latency(sim.call_shape(collective), "ring", "simple")
     compare_azure = machine_of(source) == DEFAULT_MACHINE
     rows = []
-    for size, measured, _time_us in source["points"]:
+    by_time = source.get("compare") == "time"   # latency-only points: busbw prints as 0.01, the time is exact
+    for size, measured, time_us in source["points"]:
+        tol = LATENCY_TOLERANCE if by_time else tolerance(size)
         try:
             r = sim.run(collective, algorithm, size)
         except (TooLarge, SimulationError) as e:  # the simulator's own refusal is a finding, not a crash
             rows.append({"size": int(size), "measured": float(measured), "refused": str(e), "ok": False,
-                         "tolerance": tolerance(size), "ranks": len(sim.gpus)})
+                         "tolerance": tol, "ranks": len(sim.gpus)})
             continue
         simulated = r.busbw_Bps / 1e9
         model_t = next(iter(r.model_estimates.values()), None)
         model_bus = size / model_t * busbw_factor(collective, len(sim.gpus)) / 1e9 if model_t else None
+        if by_time:   # as fidelity.py's latency rows: the printed time (us) against the simulated one
+            measured, simulated = float(time_us), r.time_s * 1e6
+            beyond = error_beyond_printing(measured, simulated, printed_half_unit(measured, "us"))
+        else:
+            beyond = error_beyond_printing(float(measured), simulated)
         err = simulated / measured - 1
-        beyond = error_beyond_printing(float(measured), simulated)
         rows.append({"size": int(size), "measured": float(measured), "simulated": simulated, "error": err,
-                     "beyond_printing": beyond, "tolerance": tolerance(size), "ok": abs(beyond) <= tolerance(size),
+                     "beyond_printing": beyond, "tolerance": tol, "ok": abs(beyond) <= tol,
                      "choice": f"{r.algorithm}/{r.protocol} {r.channels}ch", "nccl_model": model_bus,
                      "azure": azure.get(int(size)) if compare_azure else None,
                      "ring_simple_latency": ring_simple_latency, "ranks": len(sim.gpus), "collective": collective})
@@ -250,6 +262,8 @@ def report(source: dict, rows: list[dict]) -> str:
                    f"{100 * row['error']:>+6.1f}% {100 * row['beyond_printing']:>+6.1f}% {100 * row['tolerance']:>3.0f}%"
                    f"{'' if row['ok'] else ' !'}"
                    f"{'  ' if row['ok'] else ''} {row['choice']:<18} {model:>10} {az if az else '-':>7} {vs:>9}")
+    if source.get("compare") == "time":
+        out.append("   (latency rows: measured and simulated are times in us, as fidelity.py compares them)")
     refused = [r for r in rows if "refused" in r]
     rows = [r for r in rows if "refused" not in r]
     mid = [r for r in rows if MID[0] <= r["size"] <= MID[1]]

@@ -29,8 +29,7 @@ def test_server_with_the_parameter_server_runs(capsys):
 
 
 @pytest.mark.parametrize("argv,own", [(("--algorithm", "parameter-server"), "parameter-server"),
-                                      (("--algorithm", "hierarchical"), "hierarchical"),
-                                      (("--collective", "all-to-all"), "all-to-all")])
+                                      (("--algorithm", "hierarchical"), "hierarchical")])
 def test_a_protocol_for_an_algorithm_without_protocols_is_refused(capsys, argv, own):
     """`--protocol ll --algorithm parameter-server` printed the server's run with protocol '-': the
     option did nothing, where NCCL's nvls with LL is refused."""
@@ -38,6 +37,14 @@ def test_a_protocol_for_an_algorithm_without_protocols_is_refused(capsys, argv, 
     assert code == 2 and not out
     assert f"--protocol ll: NCCL's protocols are for its algorithms (ring, tree, nvls, nvls-tree, collnet, auto); {own}" \
            " runs without them" in err
+
+
+def test_a_protocol_for_an_all_to_all_is_refused_with_nccls_p2p_rule(capsys):
+    """An all-to-all now runs with a protocol (NCCL's p2p rule picks LL or Simple per size), so the
+    refusal says why it cannot be forced instead of 'runs without them'."""
+    code, out, err = run(capsys, "simulate", "--preset", "dgx1-v100", "--protocol", "ll", "--collective", "all-to-all")
+    assert code == 2 and not out
+    assert "--protocol ll: an all-to-all runs as NCCL's grouped send/receive" in err and "16 KiB a channel" in err
 
 
 @pytest.mark.parametrize("algorithm", ["auto", "ring", "multi-ring", "tree"])

@@ -86,3 +86,12 @@ def test_the_count_of_a_per_rank_collective(capsys):
                        "--sweep", "1KiB:2KiB", "--nccl-tests")
     assert code == 0
     assert [(int(m.group(1)), int(m.group(2)), m.group(4)) for m in rows(out)] == [(1024, 32, "sum"), (2048, 64, "sum")]
+
+
+def test_the_count_of_an_all_to_all_is_each_peers_part(capsys):
+    """alltoall_perf prints size / type / ranks (1,024 B over 8 ranks: 32 floats; 32 MiB of doubles over
+    8 H100: 524288, benchmarks/fidelity_offfile.json); the simulated log printed 256."""
+    code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--collective", "all-to-all",
+                       "--sweep", "1KiB:2KiB", "--nccl-tests")
+    assert code == 0
+    assert [(int(m.group(1)), int(m.group(2)), m.group(4)) for m in rows(out)] == [(1024, 32, "none"), (2048, 64, "none")]

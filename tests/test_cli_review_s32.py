@@ -79,10 +79,10 @@ def test_train_explanation_does_not_repeat_its_headline_or_the_verdict_lines(cap
 
 def test_a_latency_bound_run_does_not_say_100_percent_idle_beside_busy_links(capsys):
     # a 1 KiB all-to-all on a DGX H100 read "no byte moved on any link for 100% of the run" above links
-    # listed 0.3% busy: the share was 99.7%
+    # listed 0.3% busy: the share was 99.7% (99.8% and 0.1% since the all-to-all pays NCCL's p2p launch)
     code, out, _ = run(capsys, "simulate", "--preset", "dgx-h100", "--collective", "all-to-all", "--size", "1KiB")
     assert code == 0
-    assert "no byte moved on any link for 99.7% of the run" in out and "0.3% busy" in out
+    assert "no byte moved on any link for 99.8% of the run" in out and "0.1% busy" in out
     from dgxstudio.sim.latency_bound import percent
     assert [percent(x) for x in (0.0, 1.0, 0.5, 0.997, 0.9999, 0.003, 0.0004)] == [
         "0%", "100%", "50%", "99.7%", "over 99.9%", "0.3%", "under 0.1%"]

@@ -24,9 +24,13 @@ def sim_options(args, gpus: list[str] | None = None):
 
     if args.protocol != "auto":
         own = args.algorithm if ALIASES.get(args.algorithm, args.algorithm) not in (*NCCL, "auto") else None
-        if own is not None or args.collective == "all-to-all":  # (all-to-all sends pair by pair: direct)
+        if own is None and args.collective == "all-to-all":  # (NCCL's p2p rule, sim/nccl_p2p.py)
+            raise CliError(f"--protocol {args.protocol}: an all-to-all runs as NCCL's grouped send/receive, whose"
+                           " protocol follows NCCL's p2p rule (LL while a peer's bytes are at most 16 KiB a channel,"
+                           " else Simple), not a choice")
+        if own is not None:
             raise CliError(f"--protocol {args.protocol}: NCCL's protocols are for its algorithms"
-                           f" ({', '.join(NCCL)}, auto); {own or 'all-to-all'} runs without them")
+                           f" ({', '.join(NCCL)}, auto); {own} runs without them")
     from ..sim.nccl_env import refusal
 
     if getattr(args, "no_nvls", False) and (why := refusal(args.algorithm, nvls_enable=False)):

@@ -21,8 +21,9 @@ WORD = {"float": 4, "int8": 1}
 REDOP = {"all-reduce": "sum", "reduce-scatter": "sum", "reduce": "sum", "all-gather": "none",
          "broadcast": "none", "all-to-all": "none"}
 ROOTED = ("broadcast", "reduce")
-# all_gather_perf and reduce_scatter_perf count each rank's part: 8 floats for 1,024 bytes over 32 ranks
-PER_RANK_COUNT = ("all-gather", "reduce-scatter")
+# all_gather_perf and reduce_scatter_perf count each rank's part: 8 floats for 1,024 bytes over 32 ranks;
+# alltoall_perf each peer's (1,024 bytes over 8 ranks: 32 floats, as deepseek-ai/DeepEP issue 303 prints it)
+PER_RANK_COUNT = ("all-gather", "reduce-scatter", "all-to-all")
 PERF_NAME = {"all-reduce": "all_reduce_perf", "all-gather": "all_gather_perf", "reduce-scatter": "reduce_scatter_perf",
              "broadcast": "broadcast_perf", "reduce": "reduce_perf", "all-to-all": "alltoall_perf"}
 

@@ -494,8 +494,10 @@ def hierarchical(systems: list[list[str]], local_rings: list[RingSpec], size: fl
     return sched
 
 
-def all_to_all(gpus: list[str], size: float, chunk: float, router=None) -> Schedule:
-    """Every GPU sends size/P to every other, all pairs at once, in pieces of at most ``chunk``.
+def all_to_all(gpus: list[str], size: float, chunk: float, router=None, latency_s: float | None = None,
+               cap_Bps: float = math.inf) -> Schedule:
+    """Every GPU sends size/P to every other, all pairs at once, in pieces of at most ``chunk``
+    (``latency_s`` and ``cap_Bps``: each pair's, as ``Pattern`` takes them; NCCL's p2p, sim/nccl_p2p.py).
 
     With a ``router``, flows that are images of each other under the fabric's symmetry run as one
     flow per class (``symmetry.all_pairs``; run with ``symmetry.run``): the same answer without a
@@ -514,11 +516,11 @@ def all_to_all(gpus: list[str], size: float, chunk: float, router=None) -> Sched
                          f"(about {int(math.isqrt(MAX_ALL_TO_ALL_PAIRS))} GPUs)")
     sched = Schedule([], size, f"direct all-to-all over {p} GPUs")
     if classes is not None:
-        pattern = Pattern(classes.pairs)
+        pattern = Pattern(classes.pairs, latency_s=latency_s, cap_Bps=cap_Bps)
         sched.meta["classes"] = classes
         sched.description += f" ({len(classes.pairs):,} symmetry classes of {classes.flows:,} transfers)"
     else:
-        pattern = Pattern([(a, b) for a in gpus for b in gpus if a != b])
+        pattern = Pattern([(a, b) for a in gpus for b in gpus if a != b], latency_s=latency_s, cap_Bps=cap_Bps)
     return _piece_chain(sched, pattern, size / p, chunk)
 
 
@@ -529,7 +531,8 @@ def _piece_chain(sched: Schedule, pattern: Pattern, nbytes: float, chunk: float)
     return sched
 
 
-def all_to_alls(groups: list[list[str]], size: float, chunk: float, router) -> Schedule | None:
+def all_to_alls(groups: list[list[str]], size: float, chunk: float, router, latency_s: float | None = None,
+                cap_Bps: float = math.inf) -> Schedule | None:
     """Several all-to-alls at once (MoE's expert-parallel groups), each GPU sending size/len(group)
     to each member of its group, by symmetry class: None unless the groups together hold whole
     classes and every group holds the same classes (then every group finishes each piece when the
@@ -552,7 +555,7 @@ def all_to_alls(groups: list[list[str]], size: float, chunk: float, router) -> S
     sched = Schedule([], size * len(groups), f"{len(groups)} all-to-alls of {p} GPUs at once "
                                              f"({len(classes.pairs):,} symmetry classes of {len(pairs):,} transfers)")
     sched.meta["classes"] = classes
-    pattern = Pattern(classes.pairs)
+    pattern = Pattern(classes.pairs, latency_s=latency_s, cap_Bps=cap_Bps)
     return _piece_chain(sched, pattern, size / p, chunk)
 
 

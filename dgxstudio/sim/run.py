@@ -15,7 +15,7 @@ The lecture's and the textbook's algorithms stay, without NCCL's protocols:
 - ``parameter-server``: one device (GPU or CPU) reduces and redistributes;
 - ``decentralized``: the lecture's one-by-one scheme;
 - ``hierarchical``: reduce inside each system, ring across systems, broadcast inside;
-- ``direct``: all-to-all, every pair at once;
+- ``direct``: all-to-all, every pair at once, as NCCL's grouped send/receive (sim/nccl_p2p.py);
 - ``auto``: simulate the candidates and keep the fastest, saying why.
 """
 
@@ -33,7 +33,7 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
 from ..model.validation import errors as design_errors, first_errors_words
 from . import collectives as C
-from . import nccl_env, nvls, nvls_virtual, symmetry, tree_fold
+from . import nccl_env, nccl_p2p, nvls, nvls_virtual, symmetry, tree_fold
 from ..heap import paused_gc
 from ..cancel import cancellable
 from .setup_steps import reporting, step
@@ -451,12 +451,7 @@ class Simulator(NcclSchedules):
             return C.one_by_one(self.gpus, size, red)
         if algorithm == "hierarchical":
             return self._hierarchical(size)
-        if algorithm == "direct":
-            try:
-                return C.all_to_all(self.gpus, size, o.chunk, self.router)
-            except ValueError as exc:
-                raise SimulationError(str(exc)) from None
-        raise SimulationError(f"unknown algorithm {algorithm!r}")
+        raise SimulationError(f"unknown algorithm {algorithm!r}")   # (direct: sim/nccl_p2p.py)
 
     def _system_chains(self) -> list[list[str]]:
         """Each system's GPUs in the order of its first NVLink ring (document order without one)."""
@@ -507,6 +502,8 @@ class Simulator(NcclSchedules):
                                   f"(choose from {', '.join(SUPPORTED[collective])})")
         if algorithm in NCCL:
             return self._run_nccl(collective, algorithm, size, self.options.protocol, progress, cancel)
+        if algorithm == "direct":
+            return nccl_p2p.run_all_to_all(self, size, progress, cancel)
         with cancellable(cancel):
             if algorithm == "single-ring":
                 step("finding rings")
@@ -571,11 +568,8 @@ class Simulator(NcclSchedules):
 
     def _auto(self, collective: str, size: float, progress, cancel) -> CollectiveResult:
         """NCCL's choice: the algorithm and protocol its cost model rates fastest, then simulated."""
-        if collective == "all-to-all":
-            result = self.run(collective, "direct", size, progress, cancel)
-            result.requested_algorithm = "auto"
-            result.reason = f"all-to-all sends every pair directly, as NCCL does{symmetry.note(result.schedule)}"
-            return result
+        if collective == "all-to-all":   # NCCL's grouped send/receive (sim/nccl_p2p.py)
+            return nccl_p2p.run_all_to_all(self, size, progress, cancel, requested="auto")
         with cancellable(cancel):
             step("planning channels")
             shape = self.call_shape(collective)

@@ -15,7 +15,8 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.catalog import LINK_FAMILIES
 from ..model.topology import Topology
 from . import collectives as C
-from . import symmetry
+from . import nccl_p2p, symmetry
+from . import tuning as T
 from .engine import Engine, Group, Pattern, Schedule, SimResult
 from .pipeline import PipelineSpec, run_pipeline
 from ..analysis.routing import Router
@@ -231,17 +232,20 @@ def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: 
         return 0.0, None
     groups = [[place[(g * ep + e, p, t)] for e in range(ep)] for p in range(pp) for t in range(tp)
               for g in range(dp // ep)]
-    # by symmetry class when the groups are alike (one flow per class), else every pair
-    sched = C.all_to_alls(groups, model.dispatch_bytes(), chunk, router)
+    # NCCL's grouped send/receive (sim/nccl_p2p.py: protocol, channels a peer, per-call latency), by
+    # symmetry class when the groups are alike (one flow per class), else every pair
+    call = nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, groups[0]), model.dispatch_bytes())
+    sched = C.all_to_alls(groups, model.dispatch_bytes(), chunk, router, call.hop_s, call.pair_cap_Bps)
     if sched is None:
         scheds = []
         for members in groups:
             try:
-                scheds.append(C.all_to_all(members, model.dispatch_bytes(), chunk))
+                scheds.append(C.all_to_all(members, model.dispatch_bytes(), chunk, None, call.hop_s, call.pair_cap_Bps))
             except ValueError as exc:
                 raise TrainingError(str(exc)) from None
         sched = merge(scheds)
-    sim = symmetry.run(router, sched)
+    C.with_launch(sched, call.launch_s)
+    sim = symmetry.run(router, sched, capacity_scale=T.protocol_efficiency(call.protocol))
     return sim.time_s, sim
 
 

@@ -10,6 +10,7 @@ from dgxstudio.sim import collectives as C
 from dgxstudio.sim import symmetry
 from dgxstudio.sim.engine import Engine
 from dgxstudio.sim.run import SimOptions, Simulator
+from dgxstudio.sim import nccl_p2p, tuning as T
 from dgxstudio.sim.training import ModelSpec, expert_all_to_all, merge
 
 MiB = 2**20
@@ -91,7 +92,9 @@ def test_no_symmetry_falls_back_to_the_pair_by_pair_run():
     sched = C.all_to_all(gpus, 32 * MiB, 4 * MiB, router)
     assert "classes" not in sched.meta and len(sched.groups[0].pattern.pairs) == 32 * 31
     sim = Simulator(topo, gpus, SimOptions(achievable=True)).run("all-to-all", "direct", 32 * MiB)
-    full = Engine(Router(topo, achievable=True)).run(C.all_to_all(gpus, 32 * MiB, SimOptions().chunk))
+    call = nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, gpus), 32 * MiB)   # NCCL's p2p plan, as the run's
+    full = Engine(Router(topo, achievable=True), T.protocol_efficiency(call.protocol)).run(C.with_launch(
+        C.all_to_all(gpus, 32 * MiB, SimOptions().chunk, None, call.hop_s, call.pair_cap_Bps), call.launch_s))
     assert sim.time_s == full.time_s
 
 
@@ -134,8 +137,10 @@ def test_moe_expert_groups_run_by_class_with_the_same_answer(ep, order, by_class
     sched = C.all_to_alls(groups, moe.dispatch_bytes(), 1 * MiB, router)
     if by_class:
         assert sched is not None and len(sched.meta["classes"].pairs) * 4 < 64 * (ep - 1)
-    full = Engine(Router(topo, achievable=True)).run(merge([C.all_to_all(m, moe.dispatch_bytes(), 1 * MiB)
-                                                            for m in groups]))
+    call = nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, groups[0]), moe.dispatch_bytes())
+    full = Engine(Router(topo, achievable=True), T.protocol_efficiency(call.protocol)).run(C.with_launch(merge([
+        C.all_to_all(m, moe.dispatch_bytes(), 1 * MiB, None, call.hop_s, call.pair_cap_Bps) for m in groups]),
+        call.launch_s))
     assert t == pytest.approx(full.time_s, rel=1e-9)
     np.testing.assert_allclose(sim.channel_bytes, full.channel_bytes, rtol=1e-9, atol=1e-6 * full.channel_bytes.max())
 

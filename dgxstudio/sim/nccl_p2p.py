@@ -1,0 +1,228 @@
+"""NCCL's all-to-all: grouped send/receive to every peer (nccl-tests' alltoall_perf), with NCCL's
+point-to-point channels, protocol and a per-call latency.
+
+NCCL runs an all-to-all as ncclGroupStart, a send and a receive to every rank, ncclGroupEnd: one p2p
+kernel a call, each peer's bytes cut over that peer's p2p channels (thread blocks). NCCL's tuning
+model has no p2p entry; what it does instead is data in ``resources/nccl_p2p.json`` with its source
+(src/enqueue.cc, src/graph/paths.cc, src/init.cc at v2.18.5-1 and master):
+
+- protocol: LL while a peer's bytes are at most its channels x NCCL_P2P_LL_THRESHOLD (16 KiB), else
+  Simple (LL carries 8 data bytes in 16: the engine runs the links at half their figure);
+- channels: a peer gets 2 per NVLink of its path (NVSwitch: the GPU's NVLinks), 2 over PCIe, over the
+  network max(NICs, GB/s / 14); all rounded to powers of two, at most the communicator's p2p channels
+  and, across nodes, halved until every peer of a batch of 8 fits; each call gives a peer
+  min(channels-for-one-channel-each, its bytes / minimum part) channels, doubled while parts exceed
+  the maximum part; the thread blocks are shared by all peers, and a channel carries half an NVLink
+  (NCCL's sizing read as a ceiling, ``per_channel_nvlink_reading``) or 14 GB/s over the network;
+- latency: NCCL's ring launch and one hop for the protocol (no p2p figure exists), plus the serial
+  launches of a thread that drives several GPUs.
+
+The schedule is the existing direct all-to-all (by symmetry class where the fabric allows), its pairs
+capped at the channels' rate, with that latency; so it keeps running 4,096 GPUs in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.resources import files
+
+from . import tuning as T
+from ..analysis.channels import channel_count, nic_gpus_per_system, nvlink_counts
+from ..analysis.nccl_paths import sm_range
+
+
+@lru_cache(maxsize=1)
+def p2p_data() -> dict:
+    data = json.loads(files("dgxstudio.resources").joinpath("nccl_p2p.json").read_text(encoding="utf-8"))
+    if data.get("format") != "dgxstudio-nccl-p2p":
+        raise T.TuningError("resources/nccl_p2p.json is not a DGX Studio NCCL p2p file")
+    return data
+
+
+def _pow2_up(n: int) -> int:
+    return 1 << max(int(n) - 1, 0).bit_length()
+
+
+@dataclass(frozen=True)
+class P2pFacts:
+    """What NCCL's p2p setup reads from the communicator (one call's GPUs)."""
+
+    ranks: int
+    nodes: int
+    intra_class: str          # 'nvlink' or 'pci'
+    path_nvlinks: int         # NVLinks of a GPU's path to its peers in its system (0: PCIe peers)
+    sm: int | None            # the GPUs' least SM version (NCCL's NVLink bandwidth is by SM)
+    coll_channels: int        # the communicator's collective channels
+    nic_Bps: float            # bandwidth of a GPU's NIC (0: no network)
+
+
+@dataclass(frozen=True)
+class P2pCall:
+    """How NCCL runs one all-to-all of ``size`` bytes (each GPU sends size/ranks to each peer)."""
+
+    protocol: str             # 'll' or 'simple'
+    channels: int             # thread blocks the call uses on a GPU
+    channels_per_peer: int    # channels NCCL gives each peer's bytes
+    p2p_channels: int         # the communicator's p2p channels
+    pair_cap_Bps: float       # rate of one peer's bytes (its share of the channels), data bytes/s
+    launch_s: float           # per-call latency (kernel launch, serial launches)
+    hop_s: float              # per-transfer latency of the protocol on the slowest link class
+    classes: tuple[str, ...]  # link classes crossed ('nvlink', 'pci', 'net')
+
+
+def _nvlink_Bps(sm: int | None) -> float:
+    bw = p2p_data()["nvlink_bw_Bps"]
+    keys = sorted(int(k) for k in bw)
+    if sm is None:
+        return float(bw["80"])
+    if sm == 86:
+        return float(bw["86"])
+    best = max((k for k in keys if k <= sm and k != 86), default=keys[0])
+    return float(bw[str(best)])
+
+
+def peer_channels(facts: P2pFacts) -> tuple[int, int]:
+    """(p2pnChannels, p2pnChannelsPerPeer) as NCCL works them out for this communicator."""
+    d = p2p_data()
+    p2p = _pow2_up(max(facts.coll_channels, 1))
+    per_peer = []
+    if facts.ranks > facts.nodes:   # peers inside a system
+        if facts.intra_class == "nvlink" and facts.path_nvlinks:
+            per_peer.append(d["channels_per_nvlink"] * max(1, facts.path_nvlinks))
+        else:
+            per_peer.append(d["channels_per_pci_peer"])
+    if facts.nodes > 1:            # peers across the network
+        per_peer.append(max(1, math.ceil(facts.nic_Bps / d["net_channel_Bps"])) if facts.nic_Bps > 0 else 2)
+    per = _pow2_up(min(per_peer) if per_peer else 1)
+    if facts.nodes > 1:
+        batches = math.ceil(facts.ranks / d["peers_per_batch"])
+        while per * batches > p2p and per > 1:
+            per //= 2
+    else:
+        per = min(p2p, per)
+    return p2p, per
+
+
+def plan_call(facts: P2pFacts, size: float, gpus_per_thread: int = 1) -> P2pCall:
+    """NCCL's p2p plan for an all-to-all of ``size`` bytes in all per GPU (size/ranks to each peer)."""
+    d = p2p_data()
+    p2p, per_max = peer_channels(facts)
+    per_min = per_max
+    while per_min * facts.ranks > p2p and per_min > 1:
+        per_min //= 2
+    multi = facts.nodes > 1
+    kind = "net" if multi else ("nvlink" if facts.intra_class == "nvlink" and facts.path_nvlinks else "pci")
+    chunk = float(d["chunk_bytes"][kind])
+    parts = d["part_bytes"]
+    min_part = chunk * (parts["min_fraction_multi_node"] if multi else parts["min_fraction_one_node"])
+    max_part = chunk * (parts["max_factor_multi_node"] if multi else parts["max_factor_one_node"])
+    nbytes = size / max(facts.ranks, 1)
+    n = max(1, min(per_min, math.ceil(nbytes / min_part)))
+    part = max(min_part, nbytes / n)
+    while part > max_part and n <= per_max // 2:
+        n *= 2
+        part = nbytes / n
+    proto = "ll" if nbytes <= n * d["ll_threshold_bytes"] else "simple"
+    peers = max(facts.ranks - 1, 1)
+    used = min(p2p, peers * n)
+    share = min(n, p2p / peers)   # the thread blocks are shared by all peers at once
+    per_channel = []
+    if facts.ranks > facts.nodes and kind != "pci" and facts.intra_class == "nvlink" and facts.path_nvlinks:
+        per_channel.append(_nvlink_Bps(facts.sm) / d["channels_per_nvlink"])
+    if multi:
+        per_channel.append(float(d["net_channel_Bps"]))
+    cap = share * min(per_channel) if per_channel else math.inf
+    classes = tuple(c for c, on in ((facts.intra_class, facts.ranks > facts.nodes), ("net", multi)) if on)
+    hop = max(T.hop_latency(c, "ring", proto) for c in classes) if classes else 0.0
+    launch = T.base_latency("ring", proto) + T.serial_launch(gpus_per_thread)
+    return P2pCall(proto, used, n, p2p, cap, launch, hop, classes)
+
+
+def facts_of(topo, router, gpus: list[str]) -> P2pFacts:
+    """``P2pFacts`` of ``gpus`` read from the drawn topology: systems (the router's), NVLinks of each
+    GPU (to its NVSwitches, or to every peer directly), SM version and NIC speed from the catalog."""
+    system = router.system_of
+    by_system: dict[object, list[str]] = {}
+    for g in gpus:
+        by_system.setdefault(system.get(g) or g, []).append(g)
+    nodes = len(by_system)
+    counts = nvlink_counts(topo)
+    intra = "nvlink" if all(counts.get(g, 0) for g in gpus) else "pci"
+    members = max(by_system.values(), key=len)
+    fabric = router.fabric
+    links = 0
+    if intra == "nvlink" and len(members) > 1:
+        switched = any(fabric.kind.get(v) == "nvswitch" for v in fabric.adj.get(members[0], ()))
+        if switched:
+            links = min(counts.get(g, 0) for g in members)
+        else:   # direct NVLinks: NCCL takes the least over peers; a peer without one is over PCIe
+            links = min(_direct_nvlinks(fabric, a, b) for a in members for b in members if a != b)
+    sms = sm_range(topo, gpus)
+    nic_Bps, rails = 0.0, 0
+    if nodes > 1:   # the NICs NCCL's channels use (near the GPUs: a DGX A100's storage NIC is not one)
+        nic_gpus = nic_gpus_per_system(topo, fabric, [members], router)[0]
+        rails = len(nic_gpus)
+        for nic, _gpu in nic_gpus:
+            part = topo.catalog.part(topo.devices[nic].part)
+            speed = part.extra.get("nccl_speed_mbps") if part is not None else None
+            if isinstance(speed, (int, float)) and speed > 0:
+                nic_Bps = max(nic_Bps, speed * 1e6 / 8)
+    coll = channel_count(topo, members, rails)
+    return P2pFacts(len(gpus), nodes, intra, links, sms[0] if sms else None, coll, nic_Bps)
+
+
+def _direct_nvlinks(fabric, a: str, b: str) -> int:
+    bundle = fabric.bundles.get((a, b) if a <= b else (b, a))
+    if bundle is None or bundle.family != "nvlink":
+        return 0
+    return int(bundle.units)
+
+
+def describe(call: P2pCall) -> str:
+    """The plan in words, for a result's reason."""
+    why = "each peer's bytes within its channels x 16 KiB" if call.protocol == "ll" else "over 16 KiB a channel"
+    return (f"NCCL's grouped send/receive to every peer: {T.PROTOCOL_LABELS[call.protocol]} ({why}), "
+            f"{call.channels_per_peer} channel{'s' if call.channels_per_peer != 1 else ''} a peer, "
+            f"{call.channels} of {call.p2p_channels} p2p channels in use, "
+            f"{(call.launch_s + call.hop_s) * 1e6:.1f} us a call (NCCL's launch and one hop; its model has no p2p figure)")
+
+
+def run_all_to_all(sim, size: float, progress=None, cancel=None, requested: str = "direct"):
+    """An all-to-all on a ``Simulator`` as NCCL runs it: the direct schedule (by symmetry class where
+    the fabric allows) with NCCL's p2p protocol, channels and per-call latency."""
+    from functools import partial
+
+    from . import collectives as C
+    from . import limits, symmetry
+    from ..analysis.routing import RoutingError
+    from ..cancel import cancellable
+    from .results import CollectiveResult, SimulationError
+    from .setup_steps import step
+
+    o = sim.options
+    limits.collective(size, o.chunk, len(sim.gpus), o.reduce_s_per_byte, SimulationError)
+    with cancellable(cancel):
+        step("planning channels")
+        facts = sim._facts.get("p2p") or sim._facts.setdefault("p2p", facts_of(sim.topo, sim.router, sim.gpus))
+        call = plan_call(facts, size, sim.gpus_per_thread())
+        step("building the schedule")
+        try:
+            sched = C.all_to_all(sim.gpus, size, o.chunk, sim.router, call.hop_s, call.pair_cap_Bps)
+        except ValueError as exc:
+            raise SimulationError(str(exc)) from None
+        C.with_launch(sched, call.launch_s)
+    scale = T.protocol_efficiency(call.protocol)
+    try:
+        result = symmetry.run(sim.router, sched, progress, cancel, capacity_scale=scale)
+    except RoutingError as exc:
+        raise SimulationError(str(exc)) from None
+    result.capacity_scale = scale
+    reason = ("all-to-all sends every pair directly, as NCCL does; " if requested == "auto" else "") + describe(call)
+    out = CollectiveResult("all-to-all", "direct", requested, sim.gpus, size, result.time_s,
+                           partial(sim.bound_busbw, "all-to-all"), reason + symmetry.note(sched), result, sched,
+                           options=o, protocol=call.protocol, channels=call.channels)
+    out.p2p = call
+    return out
