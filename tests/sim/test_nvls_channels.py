@@ -60,3 +60,18 @@ def test_the_cost_model_multiplies_nvls_by_its_heads_not_the_ring_channels():
 def test_a_dgx_a100_ring_keeps_the_ring_channels():
     result = simulate(load_preset("dgx-a100"), "all-reduce", "ring", 1 << 30)
     assert result.channels == 24
+
+
+def test_the_cli_text_and_the_report_table_show_the_nvls_channels(capsys):
+    from dgxstudio.analysis.summary import analyze
+    from dgxstudio.report.content import ReportData, Table, build_blocks
+    from dgxstudio.report.provenance import stamp
+
+    assert main(["simulate", "--preset", "dgx-h100", "--algorithm", "nvls", "--size", "64MiB"]) == 0
+    row = [ln.split() for ln in capsys.readouterr().out.splitlines() if " nvls " in ln and "Simple" in ln]
+    assert row and row[0][2:5] == ["nvls", "Simple", "16"], row       # size, algorithm, protocol, ch
+    topo = load_preset("dgx-h100")
+    data = ReportData(topo, analyze(topo, [g.id for g in topo.gpus()]))
+    data.sweeps.append([stamp(simulate(topo, "all-reduce", "nvls", 64 * 2**20), data.document)])
+    table = next(b for b in build_blocks(data) if isinstance(b, Table) and b.header[0] == "size (bytes)")
+    assert table.rows[0][1:4] == ["nvls", "Simple", "16"]
