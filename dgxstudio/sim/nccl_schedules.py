@@ -30,7 +30,10 @@ class NcclSchedules:
         root = o.root or self.gpus[0]
         plan = self.channel_plan()
         shape = self.call_shape(collective)
-        nch = T.channels_for(size, algorithm, proto, plan.channels, len(self.gpus))
+        # NVLS and NVLS tree run on NCCL's nvlsChannels at every size; the others on the ring's
+        # channels, fewer for small sizes
+        nch = (T.nvls_channels(shape.generation, plan.nodes) if algorithm in ("nvls", "nvls-tree") else 0) \
+            or T.channels_for(size, algorithm, proto, plan.channels, len(self.gpus))
         multi = plan.nodes > 1
         # NCCL pipelines in its own slices: a flow standing for k channels moves k slices a piece
         slice_ = T.slice_bytes(proto, collective)

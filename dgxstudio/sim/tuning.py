@@ -166,6 +166,24 @@ def channels_for(size: float, algo: str, proto: str, channels: int, ranks: int) 
     return nc
 
 
+def nvls_channels(generation: str, nodes: int) -> int:
+    """The channels NCCL runs an NVLS or NVLS-tree call on (nvls.cc ncclNvlsInit's nvlsChannels: 16 on
+    sm90; on Blackwell 24 inside one system, 32 across systems), at every size; 0 on GPUs without
+    NVLink SHARP. ``nvls_channels`` in the data, with NCCL's versions."""
+    sm = tuning_data()["generations"][generation]["min_sm"]
+    rows = [r for r in tuning_data()["nvls_channels"]["rule"] if r["min_sm"] <= sm]
+    if not rows:
+        return 0
+    row = max(rows, key=lambda r: r["min_sm"])
+    return int(row["across_systems" if nodes > 1 else "one_system"])
+
+
+def nvls_heads(shape: CallShape) -> int:
+    """The channels of NCCL's NVLS graph, which its cost model multiplies by (not ``nvls_channels``):
+    one head per GPU of a system, at most ``max_heads`` (``nvls_channels.model_channels_source``)."""
+    return min(shape.ranks // max(shape.nodes, 1), int(tuning_data()["nvls_channels"]["max_heads"]))
+
+
 def slice_bytes(proto: str, collective: str) -> float:
     """Data one channel moves per pipelined piece: NCCL's step buffer times its slice steps."""
     d = tuning_data()["pipeline"]
@@ -257,15 +275,19 @@ def model_busbw(shape: CallShape, algo: str, proto: str) -> float:
     if algo == "nvls":
         if proto != "simple" or shape.nvls_busbw_Bps <= 0 or shape.collective != "all-reduce":
             return 0.0
-        nv = max(nch, 2)
+        nv = nvls_heads(shape)
+        if nv < 2:  # 'NVLS/NVLStree needs at least 2 channels'
+            return 0.0
         return shape.nvls_busbw_Bps * g["nvls_efficiency"] * (nv - 1) / nv * 2.0
     if algo == "nvls-tree":
         if proto != "simple" or shape.nvls_busbw_Bps <= 0 or shape.collective != "all-reduce" or shape.nodes < 2:
             return 0.0
-        nv = max(nch, 2)
+        nv = nvls_heads(shape)
+        if nv < 2:
+            return 0.0
         intra = shape.nvls_busbw_Bps * g["nvls_efficiency"] * (nv - 1) / nv * 2.0
         inter = shape.net_busbw_Bps * (2 if shape.nodes <= 2 else 1)
-        return min(intra, inter, nch * g["nvls_tree_per_channel_Bps"][i])
+        return min(intra, inter, nv * g["nvls_tree_per_channel_Bps"][i])
     if algo == "collnet":
         if proto != "simple" or shape.collnet_busbw_Bps <= 0 or shape.collective != "all-reduce":
             return 0.0
