@@ -90,6 +90,7 @@ class Engine:
         self.route_ch: list[np.ndarray] = []
         self.route_w: list[np.ndarray] = []
         self.route_cap: list[float] = []
+        self.splice = None  # given to the steady-state shortcut (sim/spliced_run.py)
 
     def _route_id(self, route: Route, cap_Bps: float, ends: tuple[str, str] | None = None) -> int:
         """The id of ``route`` limited to ``cap_Bps`` (its cap is kept beside it: no capped copy of
@@ -453,6 +454,8 @@ class Engine:
             per = None
         steady = Shortcut(per, cols.bytes_each, deps_left, frontier, start, sent, done, arrival, partial, outstanding,
                           open_ends, flow_ends, segments, delivered, pattern_time) if per is not None else None
+        if steady is not None:
+            steady.splice = self.splice
         state = _Now(a_group, a_pos, a_rem, heap, t, delivered_bytes)
 
         while True:

@@ -33,7 +33,7 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
 from ..model.validation import errors as design_errors, first_errors_words
 from . import collectives as C
-from . import nccl_env, nvls, nvls_virtual, symmetry, tree_fold
+from . import nccl_env, nvls, nvls_virtual, spliced_run, symmetry, tree_fold
 from ..heap import paused_gc
 from ..cancel import cancellable
 from .setup_steps import reporting, step
@@ -557,6 +557,8 @@ class Simulator(NcclSchedules):
                 # its network trees likewise, beside the systems' NVLS reduce and multicast
                 sched.meta["trees"] = nvls.tree_units(sched)
                 sim = tree_fold.run(self.router, sched, scale, progress, cancel)
+            elif algorithm == "nvls-tree":  # its many pieces, on a shorter schedule where it can
+                sim = spliced_run.run(self.router, sched, scale, progress, cancel)
             else:
                 sim = Engine(self.router, scale).run(sched, progress, cancel)
         except RoutingError as exc:

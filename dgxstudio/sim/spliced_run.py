@@ -1,0 +1,200 @@
+"""A run whose later pieces are images of one piece, played on a shorter schedule that leaves a block
+of those pieces out, and given back as the run of the whole one (issue #17: a 16 GiB NVLS tree on two
+DGX H100 is 104,448 groups, 2,048 pieces of 51, of which the engine plays 81 events and skips
+2,040 pieces in one steady-state jump; building, transposing and filling in every group was most
+of its time).
+
+The schedule keeps its copies of the piece as virtual rows (``virtual_rows.RepeatedLanes``). The
+short schedule builds ``built`` of its ``copies`` copies (``nvls_virtual.shorter``): it is the long
+one with the D = ``copies`` - ``built`` copies from copy c0 on left out, its groups from X (the
+first of copy c0) on standing for the long one's D m further on (m groups a piece). Every row of
+the short schedule is that of the long one under this renumbering: the copies are images of one
+another (a copy's dependencies that move with it are m on from the copy before's, the others the
+same groups), and the groups after the block wait only for those before it or for the last copies.
+
+Why the run is the long one's. The engine runs the short schedule as it would the long one (its
+events, rate solves and the steady-state watcher's looks read the same states, in the same order:
+the renumbering keeps the order of ids) until the watcher skips a window of k periods whose groups
+cross X. Before it nothing at or past X - W has started (W: how far back a row's moving dependencies
+reach, checked), so the long run got there the same way. The long run's skip from the same state
+is k + D' periods long (D' = D m / P, P ids a period): its length comes from how far the lanes
+reach (D' periods further in the long one) and from checks that read the periods as images of one
+another (the same answer on either side of the block; the few-period check must apply in the short
+window as in the long one's, checked). It fills in the same groups below X at the same times, the
+groups past X (the short ones, renumbered) D' periods later, and between them the left-out copies,
+period by period; the times are written as the long run writes them (a group's start ``t + j T``
+with its long period number j, the clock moved on by (k + D') T). Every group within W of X is
+filled in by this skip (checked), so the events after it read the same rows renumbered. Where any
+check fails, where the skip does not cross X, or where the run keeps per-flow end times (their
+keys would need renumbering), the long schedule runs as before (``Engine.run``). Tests compare
+every group's times and every figure with the long schedule run event by event and skipped whole
+(tests/sim/test_spliced_run.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from . import limits, periodic_releases
+from .engine import Engine
+from .nvls_virtual import _reach, block, shorter
+from .schedule import Schedule, SimResult
+from .virtual_rows import Gathered
+
+# copies the short schedule keeps besides those a window needs for the few-period check to apply
+# (``periodic_releases.MIN_GROUPS``): the pieces played before and after the skip, and its reach
+MARGIN_COPIES = 16
+uses = [0]  # runs given back this way (tests read it: the path they compare must have been taken)
+
+
+class _NoSplice(Exception):
+    """Why the short schedule's run does not stand for the long one's (the long one then runs)."""
+
+
+class Splice:
+    """The short schedule's renumbering (ids from ``cut`` on stand for ``removed`` ids further on,
+    D' periods later) and the one skip that crosses ``cut``, handed to the watcher
+    (``Shortcut.splice``): ``jumped`` is asked for each skip."""
+
+    def __init__(self, cut: int, removed: int, reach: int):
+        self.cut, self.removed, self.reach = cut, removed, reach
+        self.owner = None  # the watcher of the run the record below is from (a run restarted anew: a new one)
+        self.middle: list | None = None  # per kind: where its columns lie in a period, their times, periods before the cut
+        self.T = 0.0  # the period
+
+    def jumped(self, shortcut, parts, times, k: int, T: float):
+        """(the periods of time a skip of k periods stands for, and the tables of ids and times it
+        fills in: ``parts``, with the times past the cut written as the long run writes them)."""
+        if shortcut is not self.owner:
+            self.owner, self.middle = shortcut, None
+        X, W = self.cut, self.reach
+        tables = [gs for gs, _ in parts if gs.size]
+        if not tables or max(int(gs.max()) for gs in tables) < X or min(int(gs.min()) for gs in tables) >= X:
+            return k, parts  # (wholly on one side of the cut: the same skip in the long run)
+        if self.middle is not None:
+            raise _NoSplice("a second skip crosses the cut")
+        # the long window is D' periods longer: the few-period check must apply to the short one
+        # as it does to the long one, also one period shorter (``Shortcut._length``)
+        if not periodic_releases.applies(parts, k - 1):
+            raise _NoSplice("the short window is too small for the few-period check")
+        if len(shortcut.flow_ends):
+            raise _NoSplice("the run keeps per-flow end times")  # (their keys would need renumbering)
+        if not np.isnan(shortcut.start[max(0, X - W):]).all():
+            raise _NoSplice("groups near the cut started before the skip")
+        extra = None
+        out, middle = [], []
+        rows = np.arange(1, k + 1, dtype=np.int64)[:, None]
+        lo = max(0, X - W)
+        for (gs, _), vals in zip(parts, times):
+            if not gs.size:
+                out.append((gs, vals[None, :] + rows * T))
+                middle.append(None)
+                continue
+            above = gs >= X
+            if above[0].any() or not above[-1].all() or (above[:-1] & ~above[1:]).any():
+                raise _NoSplice("a column of the skip does not cross the cut once")
+            near = np.zeros(X + W - lo, dtype=bool)
+            near[gs[(gs >= lo) & (gs < X + W)] - lo] = True
+            if not near.all():
+                raise _NoSplice("a group near the cut is not filled in by the skip")
+            jc = np.count_nonzero(~above, axis=0)  # each column's periods before the cut
+            col = np.arange(gs.shape[1])
+            before, after = gs[jc - 1, col], gs[jc, col]
+            step = int(after[0] - before[0])
+            if not (after - before == step).all() or step <= 0 or self.removed % step or gs.shape[1] != step:
+                raise _NoSplice("the skip's periods do not tile the left-out copies")
+            d = self.removed // step
+            if extra is not None and d != extra:
+                raise _NoSplice("the skip's kinds move by different periods")
+            extra = d
+            # as the long run writes them: vals + j T, j the long period number
+            out.append((gs, vals[None, :] + (rows + extra * above) * T))
+            # the left-out copies: column c's ids from its last before the cut on, a period (step ids) apart
+            middle.append((before - (X - step), vals, jc))
+        self.middle, self.T = middle, T
+        return k + extra, out
+
+
+def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> SimResult:
+    """The run of ``sched`` (see the module's note): through a short schedule where its virtual rows
+    allow, else as ``Engine.run`` runs it."""
+    wall0 = time.perf_counter()
+    at = block(sched)
+    if at is not None and len(sched.groups) <= limits.MAX_SCHEDULED_GROUPS:
+        k, first = at
+        chunk = sched.groups._chunks[k]
+        m = chunk.image.m
+        reach = _reach(chunk, first)
+        # a window's periods start, send and finish about a piece's groups each (two pieces' where a
+        # period spans two): pieces enough for the few-period check's window, then the margin
+        built = 2 * -(-periodic_releases.MIN_GROUPS // (6 * m)) + MARGIN_COPIES + 4 * reach
+        built += (chunk.copies - built) % 2  # (an even number left out: a period may span two pieces)
+        if chunk.copies - built >= 2 * built:
+            short = shorter(sched, k, first, built)
+            if short is not None:
+                splice = Splice(first + (built // 2) * m, (chunk.copies - built) * m, reach * m)
+                engine = Engine(router, capacity_scale)
+                engine.splice = splice
+                try:
+                    sim = engine.run(short, progress, cancel)
+                    return _long(sim, sched, splice, wall0)
+                except _NoSplice:
+                    pass
+    return Engine(router, capacity_scale).run(sched, progress, cancel)
+
+
+def _long(sim: SimResult, sched: Schedule, splice: Splice, wall0: float) -> SimResult:
+    """The long schedule's result from the short one's run (its per-group times renumbered, the
+    left-out groups' times from the crossing skip)."""
+    if splice.middle is None or splice.owner is None:
+        raise _NoSplice("no skip crossed the cut")
+    if len(sim.flow_ends):
+        raise _NoSplice("the run keeps per-flow end times")
+    out = []
+    for short, mid in zip((sim.group_start, sim.group_sent, sim.group_done), splice.middle):
+        if mid is None:
+            raise _NoSplice("a kind of the skip fills in no group")
+        if not np.array_equal(np.sort(mid[0]), np.arange(len(mid[0]))):
+            raise _NoSplice("the skip's left-out groups are not the left-out copies")
+        out.append(_Renumbered(short, len(sched.groups), splice, mid))
+    uses[0] += 1
+    return dataclasses.replace(sim, group_start=out[0], group_sent=out[1], group_done=out[2], groups=sched.groups,
+                               wall_s=time.perf_counter() - wall0)
+
+
+class _Renumbered(Gathered):
+    """A per-group time of the long schedule: the short run's, renumbered, and the left-out copies'
+    from the crossing skip. Built whole when first read (a replay reads it; a report does not)."""
+
+    def __init__(self, short: np.ndarray, n: int, splice: Splice, middle):
+        self.short, self.n, self.splice, self.middle = short, n, splice, middle
+        self._whole = None
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.n,)
+
+    def __getitem__(self, key):
+        return np.asarray(self)[key]
+
+    def __array__(self, dtype=None, copy=None):
+        if self._whole is None:
+            X, D, T = self.splice.cut, self.splice.removed, self.splice.T
+            at, vals, jc = self.middle  # (each column's place in the period before the cut, checked)
+            full = np.empty(self.n)
+            full[:X] = self.short[:X]
+            full[X + D:] = self.short[X:]
+            inv = np.empty(len(at), dtype=np.int64)
+            inv[at] = np.arange(len(at))
+            rows = full[X:X + D].reshape(-1, len(at))
+            # vals + j T, j the long period number, as the long run writes them
+            np.multiply(jc[inv][None, :] + np.arange(1, len(rows) + 1, dtype=np.int64)[:, None], T, out=rows)
+            rows += vals[inv][None, :]
+            self._whole = full
+        return self._whole if dtype is None else self._whole.astype(dtype)
