@@ -44,14 +44,19 @@ from .nvls_virtual import _reach, block, shorter
 from .schedule import Schedule, SimResult
 from .virtual_rows import Gathered
 
-# copies the short schedule keeps besides those a window needs for the few-period check to apply
-# (``periodic_releases.MIN_GROUPS``): the pieces played before and after the skip, and its reach
-MARGIN_COPIES = 16
+# copies the short schedule keeps besides four times its rows' reach: the pieces played before and
+# after the skip (about six each on two DGX H100), with the cut between them
+MARGIN_COPIES = 32
 uses = [0]  # runs given back this way (tests read it: the path they compare must have been taken)
 
 
 class _NoSplice(Exception):
-    """Why the short schedule's run does not stand for the long one's (the long one then runs)."""
+    """Why the short schedule's run does not stand for the long one's (the long one then runs, or
+    a short one ``more`` copies longer)."""
+
+    def __init__(self, why: str, more: int = 0):
+        super().__init__(why)
+        self.more = more
 
 
 class Splice:
@@ -59,15 +64,16 @@ class Splice:
     D' periods later) and the one skip that crosses ``cut``, handed to the watcher
     (``Shortcut.splice``): ``jumped`` is asked for each skip."""
 
-    def __init__(self, cut: int, removed: int, reach: int):
-        self.cut, self.removed, self.reach = cut, removed, reach
+    def __init__(self, cut: int, removed: int, reach: int, m: int):
+        self.cut, self.removed, self.reach, self.m = cut, removed, reach, m
         self.owner = None  # the watcher of the run the record below is from (a run restarted anew: a new one)
         self.middle: list | None = None  # per kind: where its columns lie in a period, their times, periods before the cut
         self.T = 0.0  # the period
 
-    def jumped(self, shortcut, parts, times, k: int, T: float):
+    def jumped(self, shortcut, parts, times, k: int, T: float, k_sure: int):
         """(the periods of time a skip of k periods stands for, and the tables of ids and times it
-        fills in: ``parts``, with the times past the cut written as the long run writes them)."""
+        fills in: ``parts``, with the times past the cut written as the long run writes them).
+        ``k_sure``: the length every group of the window allows one more period of (``Shortcut._periods_ahead``)."""
         if shortcut is not self.owner:
             self.owner, self.middle = shortcut, None
         X, W = self.cut, self.reach
@@ -76,10 +82,14 @@ class Splice:
             return k, parts  # (wholly on one side of the cut: the same skip in the long run)
         if self.middle is not None:
             raise _NoSplice("a second skip crosses the cut")
-        # the long window is D' periods longer: the few-period check must apply to the short one
-        # as it does to the long one, also one period shorter (``Shortcut._length``)
-        if not periodic_releases.applies(parts, k - 1):
-            raise _NoSplice("the short window is too small for the few-period check")
+        # the long window is D' periods longer. A window longer than every group allows one more
+        # period of chooses its length by the few-period check (``Shortcut._length``), which must
+        # then apply to the short one as it does to the long one, also one period shorter
+        if k > k_sure and not periodic_releases.applies(parts, k - 1):
+            width = sum(gs.shape[1] for gs in tables)
+            need = max(9, -(-periodic_releases.MIN_GROUPS // width) + 1) + 2  # (periods, and two to spare)
+            pieces = -(-int(tables[0][1, 0] - tables[0][0, 0]) // self.m) if k > 1 else 2  # (a period's)
+            raise _NoSplice("the short window is too small for the few-period check", max(0, need - k) * pieces)
         if len(shortcut.flow_ends):
             raise _NoSplice("the run keeps per-flow end times")  # (their keys would need renumbering)
         if not np.isnan(shortcut.start[max(0, X - W):]).all():
@@ -128,21 +138,23 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
         chunk = sched.groups._chunks[k]
         m = chunk.image.m
         reach = _reach(chunk, first)
-        # a window's periods start, send and finish about a piece's groups each (two pieces' where a
-        # period spans two): pieces enough for the few-period check's window, then the margin
-        built = 2 * -(-periodic_releases.MIN_GROUPS // (6 * m)) + MARGIN_COPIES + 4 * reach
-        built += (chunk.copies - built) % 2  # (an even number left out: a period may span two pieces)
-        if chunk.copies - built >= 2 * built:
+        built = MARGIN_COPIES + 4 * reach
+        for _ in range(2):  # (a window too short for the few-period check: once more, as long as it needs)
+            built += (chunk.copies - built) % 2  # (an even number left out: a period may span two pieces)
+            if chunk.copies - built < 2 * built:
+                break
             short = shorter(sched, k, first, built)
-            if short is not None:
-                splice = Splice(first + (built // 2) * m, (chunk.copies - built) * m, reach * m)
-                engine = Engine(router, capacity_scale)
-                engine.splice = splice
-                try:
-                    sim = engine.run(short, progress, cancel)
-                    return _long(sim, sched, splice, wall0)
-                except _NoSplice:
-                    pass
+            if short is None:
+                break
+            splice = Splice(first + (built // 2) * m, (chunk.copies - built) * m, reach * m, m)
+            engine = Engine(router, capacity_scale)
+            engine.splice = splice
+            try:
+                return _long(engine.run(short, progress, cancel), sched, splice, wall0)
+            except _NoSplice as exc:
+                if not exc.more:
+                    break
+                built += exc.more
     return Engine(router, capacity_scale).run(sched, progress, cancel)
 
 

@@ -265,7 +265,7 @@ class Shortcut:
         released, left = checked
         K, filled = k, parts  # (periods of time the skip stands for, and what it fills in: sim/spliced_run.py)
         if self.splice is not None:
-            K, filled = self.splice.jumped(self, parts, times, k, T)
+            K, filled = self.splice.jumped(self, parts, times, k, T, k_sure)
         for arr, (gs, when) in zip((start, sent, done), filled):
             arr[gs] = when
         deps_left[released] = left

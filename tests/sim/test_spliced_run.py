@@ -1,0 +1,130 @@
+"""``spliced_run``: an NVLS tree of many pieces played on a shorter schedule gives back the long
+schedule's run bit for bit (every group's start, send and end, the time, the channels' bytes, the
+segments, the delivery curve, the events and skipped periods), as the engine runs the long one with
+its steady-state skip, and to rounding as it runs it piece by piece (``periods=False``); where a
+check turns the short schedule down, the long one runs and the answer is the same."""
+
+import numpy as np
+import pytest
+
+from dgxstudio.model.fabrics import build_fat_tree
+from dgxstudio.sim import periodic_releases, spliced_run
+from dgxstudio.sim.engine import Engine
+from dgxstudio.sim.run import SimOptions, Simulator
+
+GiB = 2**30
+
+
+@pytest.fixture(scope="module")
+def sims():
+    out = {}
+    for n in (2, 4):
+        topo = build_fat_tree(n, "dgx-h100", rail_optimized=True)
+        out[n] = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+    return out
+
+
+def _runs(sim, size, periods=True):
+    """(the spliced run, the engine's run of the long schedule, whether the splice was taken)."""
+    sched, scale, _ = sim.nccl_schedule("all-reduce", "nvls-tree", "simple", size)
+    before = spliced_run.uses[0]
+    new = spliced_run.run(sim.router, sched, scale)
+    taken = spliced_run.uses[0] == before + 1
+    long_sched, scale, _ = sim.nccl_schedule("all-reduce", "nvls-tree", "simple", size)
+    assert spliced_run.block(long_sched) is not None  # (its copies are virtual rows: the engine builds them)
+    ref = Engine(sim.router, scale).run(long_sched, periods=periods)
+    return new, ref, taken
+
+
+def _same(new, ref):
+    assert len(new.groups) == len(ref.groups)
+    for a, b in ((new.group_start, ref.group_start), (new.group_sent, ref.group_sent),
+                 (new.group_done, ref.group_done), (new.channel_bytes, ref.channel_bytes)):
+        assert len(a) == len(b)
+        np.testing.assert_array_equal(np.asarray(a), b)
+    assert new.time_s == ref.time_s
+    assert list(new.segments) == list(ref.segments)
+    assert list(new.delivered) == list(ref.delivered)
+    assert (new.events, new.periods_skipped, new.flow_events, new.state_bytes) == \
+        (ref.events, ref.periods_skipped, ref.flow_events, ref.state_bytes)
+    assert len(new.flow_ends) == len(ref.flow_ends) == 0
+    assert len(new.rate_patterns) == len(ref.rate_patterns) and len(new.routes) == len(ref.routes)
+    assert new.bottlenecks(10) == ref.bottlenecks(10)
+
+
+@pytest.mark.parametrize("size", [4 * GiB, 8 * GiB + 3 * 2**20 + 5, 16 * GiB - 4097])
+def test_two_systems_as_the_long_schedule_with_its_skip(sims, size):
+    new, ref, taken = _runs(sims[2], size)
+    assert taken  # (the path compared was taken)
+    assert new.periods_skipped > 250
+    _same(new, ref)
+
+
+def test_as_the_long_schedule_played_piece_by_piece(sims, monkeypatch):
+    """At 2 GiB (256 pieces; spliced with the few-period check's bar lowered, for both runs) against
+    the long schedule's every event: the skips' times drift from the events' by rounding only."""
+    monkeypatch.setattr(periodic_releases, "MIN_GROUPS", 4000)
+    new, ref, taken = _runs(sims[2], 2 * GiB + 4097, periods=False)
+    assert taken and new.periods_skipped > 100 and ref.periods_skipped == 0
+    assert new.time_s == pytest.approx(ref.time_s, rel=1e-12)
+    for a, b in ((new.group_start, ref.group_start), (new.group_sent, ref.group_sent), (new.group_done, ref.group_done)):
+        np.testing.assert_allclose(np.asarray(a), b, rtol=1e-12, atol=1e-18)
+    np.testing.assert_allclose(new.channel_bytes, ref.channel_bytes, rtol=1e-12)
+    # and the long schedule with its own skip, bit for bit
+    _, ref_skip, _ = _runs(sims[2], 2 * GiB + 4097)
+    _same(new, ref_skip)
+
+
+def test_a_cut_the_played_pieces_reach_runs_the_long_schedule(sims, monkeypatch):
+    """A short schedule whose cut lies near the pieces played before the skip (no margin): the skip
+    does not fill in every group within its rows' reach of the cut, so it is turned down and the
+    long one runs, the same answer."""
+    monkeypatch.setattr(spliced_run, "MARGIN_COPIES", 0)
+    why = []
+    real = spliced_run._NoSplice.__init__
+
+    def noted(self, text, more=0):
+        why.append(text)
+        real(self, text, more)
+
+    monkeypatch.setattr(spliced_run._NoSplice, "__init__", noted)
+    new, ref, taken = _runs(sims[2], 8 * GiB)
+    assert not taken and why == ["a group near the cut is not filled in by the skip"]
+    _same(new, ref)
+
+
+def test_an_odd_window_is_played_again_longer(sims, monkeypatch):
+    """1,025 pieces: the window ends its lanes a period early, chooses its length by the few-period
+    check, and the first short schedule's window is too short for it: played once more as long as
+    it needs, then taken."""
+    calls = []
+    real = spliced_run.shorter
+    monkeypatch.setattr(spliced_run, "shorter", lambda *a: calls.append(a[-1]) or real(*a))
+    new, ref, taken = _runs(sims[2], 8 * GiB + 3 * 2**20 + 5)
+    assert taken and len(calls) == 2 and calls[1] > calls[0]
+    _same(new, ref)
+
+
+def test_per_flow_end_times_run_the_long_schedule(sims):
+    """Four systems keep per-flow end times (flows of a group ending apart), whose keys the splice
+    does not renumber: the long schedule runs, the same answer."""
+    new, ref, taken = _runs(sims[4], 4 * GiB)
+    assert not taken
+    assert new.time_s == ref.time_s and new.events == ref.events
+    np.testing.assert_array_equal(new.group_done, ref.group_done)
+    assert len(new.flow_ends) == len(ref.flow_ends) > 0
+
+
+def test_simulator_takes_it_and_reads_like_arrays(sims):
+    before = spliced_run.uses[0]
+    r = sims[2].run("all-reduce", "nvls-tree", 16 * GiB)
+    assert spliced_run.uses[0] == before + 1
+    done = r.sim.group_done
+    n = len(r.schedule.groups)
+    assert len(done) == n and done.shape == (n,)
+    whole = np.asarray(done)
+    assert whole.shape == (n,) and not np.isnan(whole).any()
+    assert float(done.max()) == r.time_s == whole.max()
+    assert done[n - 1] == whole[n - 1] and np.array_equal(done[10:20], whole[10:20])
+    # the groups' times move on piece by piece through the left-out copies
+    assert (np.diff(whole[len(whole) // 2:len(whole) // 2 + 1000]) != 0).any()
