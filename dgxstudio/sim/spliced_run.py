@@ -34,6 +34,7 @@ every group's times and every figure with the long schedule run event by event a
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 
 import numpy as np
@@ -64,8 +65,8 @@ class Splice:
     D' periods later) and the one skip that crosses ``cut``, handed to the watcher
     (``Shortcut.splice``): ``jumped`` is asked for each skip."""
 
-    def __init__(self, cut: int, removed: int, reach: int, m: int):
-        self.cut, self.removed, self.reach, self.m = cut, removed, reach, m
+    def __init__(self, cut: int, removed: int, reach: int, m: int, built: int):
+        self.cut, self.removed, self.reach, self.m, self.built = cut, removed, reach, m, built
         self.owner = None  # the watcher of the run the record below is from (a run restarted anew: a new one)
         self.middle: list | None = None  # per kind: where its columns lie in a period, their times, periods before the cut
         self.T = 0.0  # the period
@@ -92,8 +93,8 @@ class Splice:
             raise _NoSplice("the short window is too small for the few-period check", max(0, need - k) * pieces)
         if len(shortcut.flow_ends):
             raise _NoSplice("the run keeps per-flow end times")  # (their keys would need renumbering)
-        if not np.isnan(shortcut.start[max(0, X - W):]).all():
-            raise _NoSplice("groups near the cut started before the skip")
+        if not np.isnan(shortcut.start[max(0, X - W):X + W]).all():  # (groups after the copies may have: a launch)
+            raise _NoSplice("groups near the cut started before the skip", self.built)  # (the cut twice as far)
         extra = None
         out, middle = [], []
         rows = np.arange(1, k + 1, dtype=np.int64)[:, None]
@@ -109,7 +110,7 @@ class Splice:
             near = np.zeros(X + W - lo, dtype=bool)
             near[gs[(gs >= lo) & (gs < X + W)] - lo] = True
             if not near.all():
-                raise _NoSplice("a group near the cut is not filled in by the skip")
+                raise _NoSplice("a group near the cut is not filled in by the skip", self.built)
             jc = np.count_nonzero(~above, axis=0)  # each column's periods before the cut
             col = np.arange(gs.shape[1])
             before, after = gs[jc - 1, col], gs[jc, col]
@@ -139,14 +140,16 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
         m = chunk.image.m
         reach = _reach(chunk, first)
         built = MARGIN_COPIES + 4 * reach
-        for _ in range(2):  # (a window too short for the few-period check: once more, as long as it needs)
+        # (a window too short for the few-period check, or a cut too near the pieces played before
+        # or after the skip: again, as long as it needs; at most twice)
+        for _ in range(3):
             built += (chunk.copies - built) % 2  # (an even number left out: a period may span two pieces)
             if chunk.copies - built < 2 * built:
                 break
-            short = shorter(sched, k, first, built)
+            short = _short(sched, k, first, built)
             if short is None:
                 break
-            splice = Splice(first + (built // 2) * m, (chunk.copies - built) * m, reach * m, m)
+            splice = Splice(first + (built // 2) * m, (chunk.copies - built) * m, reach * m, m, built)
             engine = Engine(router, capacity_scale)
             engine.splice = splice
             try:
@@ -156,6 +159,29 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
                     break
                 built += exc.more
     return Engine(router, capacity_scale).run(sched, progress, cancel)
+
+
+def _short(sched: Schedule, k: int, first: int, built: int) -> Schedule | None:
+    """``nvls_virtual.shorter``: where the copies are the schedule's last chunk and only Group objects
+    come before them (an NVLS tree's first pieces), those are shared as they are (none waits for a
+    copy not built: checked), without adding them one by one."""
+    table = sched.groups
+    chunks = table._chunks
+    if k != len(chunks) - 1 or not all(type(c) is list for c in chunks[:k]):
+        return shorter(sched, k, first, built)
+    unbuilt = first + built * chunks[k].image.m
+    for item in chunks[:k]:
+        for deps in (itertools.chain.from_iterable(g.deps_done for g in item),
+                     itertools.chain.from_iterable(g.deps_sent for g in item)):
+            if max(deps, default=-1) >= unbuilt:
+                return None
+    out = Schedule([], sched.payload_bytes, sched.description, dict(sched.meta))
+    out.groups._chunks, out.groups._starts, out.groups._n = [list(c) for c in chunks[:k]], list(table._starts[:k]), first
+    out.add_lanes(chunks[k].materialized(built))
+    spans = sched.meta.get("tree_spans")
+    if spans is not None:
+        out.meta["tree_spans"] = (spans[0], (spans[1][0], built))
+    return out
 
 
 def _long(sim: SimResult, sched: Schedule, splice: Splice, wall0: float) -> SimResult:

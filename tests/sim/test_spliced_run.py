@@ -15,13 +15,14 @@ from dgxstudio.sim.run import SimOptions, Simulator
 GiB = 2**30
 
 
+def _simulator(systems: int) -> Simulator:
+    topo = build_fat_tree(systems, "dgx-h100", rail_optimized=True)
+    return Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
+
+
 @pytest.fixture(scope="module")
 def sims():
-    out = {}
-    for n in (2, 4):
-        topo = build_fat_tree(n, "dgx-h100", rail_optimized=True)
-        out[n] = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))
-    return out
+    return {n: _simulator(n) for n in (2, 4)}
 
 
 def _runs(sim, size, periods=True):
@@ -75,21 +76,22 @@ def test_as_the_long_schedule_played_piece_by_piece(sims, monkeypatch):
     _same(new, ref_skip)
 
 
-def test_a_cut_the_played_pieces_reach_runs_the_long_schedule(sims, monkeypatch):
+def test_a_cut_near_the_played_pieces_is_played_again_further(sims, monkeypatch):
     """A short schedule whose cut lies near the pieces played before the skip (no margin): the skip
-    does not fill in every group within its rows' reach of the cut, so it is turned down and the
-    long one runs, the same answer."""
+    does not fill in every group within its rows' reach of the cut, so that schedule is turned down
+    and one with the cut further on is played: the long run's answer."""
     monkeypatch.setattr(spliced_run, "MARGIN_COPIES", 0)
-    why = []
-    real = spliced_run._NoSplice.__init__
+    why, built = [], []
+    real, short = spliced_run._NoSplice.__init__, spliced_run._short
 
     def noted(self, text, more=0):
         why.append(text)
         real(self, text, more)
 
     monkeypatch.setattr(spliced_run._NoSplice, "__init__", noted)
+    monkeypatch.setattr(spliced_run, "_short", lambda *a: built.append(a[-1]) or short(*a))
     new, ref, taken = _runs(sims[2], 8 * GiB)
-    assert not taken and why == ["a group near the cut is not filled in by the skip"]
+    assert taken and why and "near the cut" in why[0] and built[1] == 2 * built[0]
     _same(new, ref)
 
 
@@ -98,8 +100,8 @@ def test_an_odd_window_is_played_again_longer(sims, monkeypatch):
     check, and the first short schedule's window is too short for it: played once more as long as
     it needs, then taken."""
     calls = []
-    real = spliced_run.shorter
-    monkeypatch.setattr(spliced_run, "shorter", lambda *a: calls.append(a[-1]) or real(*a))
+    real = spliced_run._short
+    monkeypatch.setattr(spliced_run, "_short", lambda *a: calls.append(a[-1]) or real(*a))
     new, ref, taken = _runs(sims[2], 8 * GiB + 3 * 2**20 + 5)
     assert taken and len(calls) == 2 and calls[1] > calls[0]
     _same(new, ref)
@@ -128,3 +130,21 @@ def test_simulator_takes_it_and_reads_like_arrays(sims):
     assert done[n - 1] == whole[n - 1] and np.array_equal(done[10:20], whole[10:20])
     # the groups' times move on piece by piece through the left-out copies
     assert (np.diff(whole[len(whole) // 2:len(whole) // 2 + 1000]) != 0).any()
+
+
+def test_a_group_after_the_copies_is_renumbered(sims):
+    """A launch group after the copies (every first group waits for it): the short schedule moves
+    it down (``nvls_virtual.shorter``), the long run's answer is the same."""
+    from dgxstudio.sim import collectives as C
+
+    sim = sims[2]
+    scheds = []
+    for _ in range(2):
+        sched, scale, _ = sim.nccl_schedule("all-reduce", "nvls-tree", "simple", 4 * GiB)
+        C.with_launch(sched, 3e-6)
+        assert sched.groups._chunks[-1][-1].name == "launch"  # (after the copies)
+        scheds.append(sched)
+    before = spliced_run.uses[0]
+    new = spliced_run.run(sim.router, scheds[0], scale)
+    assert spliced_run.uses[0] == before + 1
+    _same(new, Engine(sim.router, scale).run(scheds[1]))
