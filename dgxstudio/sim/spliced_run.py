@@ -48,6 +48,7 @@ from .virtual_rows import Gathered
 # copies the short schedule keeps besides four times its rows' reach: the pieces played before and
 # after the skip (about six each on two DGX H100), with the cut between them
 MARGIN_COPIES = 32
+ENABLED = True  # False: the long schedule runs as before (tests of what it takes: its lanes' strides)
 uses = [0]  # runs given back this way (tests read it: the path they compare must have been taken)
 
 
@@ -134,7 +135,7 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
     allow, else as ``Engine.run`` runs it."""
     wall0 = time.perf_counter()
     at = block(sched)
-    if at is not None and len(sched.groups) <= limits.MAX_SCHEDULED_GROUPS:
+    if ENABLED and at is not None and len(sched.groups) <= limits.MAX_SCHEDULED_GROUPS:
         k, first = at
         chunk = sched.groups._chunks[k]
         m = chunk.image.m
