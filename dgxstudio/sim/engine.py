@@ -209,7 +209,7 @@ class Engine:
         outstanding = np.zeros(n, dtype=np.int64)
         arrival = np.zeros(n)
         partial = np.zeros(n, dtype=bool)
-        flow_ends = FlowEnds()
+        flow_ends = FlowEnds() if self.splice is None else self.splice.flow_ends()
         open_ends: dict[int, np.ndarray] = {}  # per-flow end times of active groups, while they run
         heap: list[tuple[float, int, int]] = []
         seq = 0

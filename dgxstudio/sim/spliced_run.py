@@ -15,20 +15,25 @@ same groups), and the groups after the block wait only for those before it or fo
 Why the run is the long one's. The engine runs the short schedule as it would the long one (its
 events, rate solves and the steady-state watcher's looks read the same states, in the same order:
 the renumbering keeps the order of ids) until the watcher skips a window of k periods whose groups
-cross X. Before it nothing at or past X - W has started (W: how far back a row's moving dependencies
-reach, checked), so the long run got there the same way. The long run's skip from the same state
+cross X. Before it nothing within W of X has started (W: how far back a row's moving dependencies
+reach; checked), so the long run got there the same way. The long run's skip from the same state
 is k + D' periods long (D' = D m / P, P ids a period): its length comes from how far the lanes
-reach (D' periods further in the long one) and from checks that read the periods as images of one
-another (the same answer on either side of the block; the few-period check must apply in the short
-window as in the long one's, checked). It fills in the same groups below X at the same times, the
-groups past X (the short ones, renumbered) D' periods later, and between them the left-out copies,
-period by period; the times are written as the long run writes them (a group's start ``t + j T``
-with its long period number j, the clock moved on by (k + D') T). Every group within W of X is
-filled in by this skip (checked), so the events after it read the same rows renumbered. Where any
-check fails, where the skip does not cross X, or where the run keeps per-flow end times (their
-keys would need renumbering), the long schedule runs as before (``Engine.run``). Tests compare
-every group's times and every figure with the long schedule run event by event and skipped whole
-(tests/sim/test_spliced_run.py).
+reach (D' periods further in the long one; D is even, a period spans one or two pieces) and from
+checks that read the periods as images of one another (the same answer on either side of the
+block). Where the window is longer than every group allows one more period of, the few-period
+check chooses its length (``Shortcut._length``): it must then apply to the short window as it
+does to the long one (checked; else a short schedule as long as it needs is played). The skip
+fills in the same groups below X at the same times, the groups past X (the short ones, renumbered)
+D' periods later, and between them the left-out copies, period by period, each column of the
+window a period (P ids) on from its last before the cut; the times are written as the long run
+writes them (``t + j T`` with j the long period number; the clock moved on by (k + D') T, and the
+segments, bytes delivered and pattern times by k + D' periods). Every group within W of X is
+filled in by this skip (checked: else the cut is moved further, once or twice), so the events
+after it read the same rows renumbered. Where a check fails otherwise, where no skip crosses X, or
+where the run keeps per-flow end times (their keys would need renumbering), the long schedule runs
+as before (``Engine.run``). The long run's per-group times are built when first read. Tests compare
+every group's times and every figure with the long schedule run with its skip (bit for bit) and
+event by event (to rounding): tests/sim/test_spliced_run.py.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import numpy as np
 from . import limits, periodic_releases
 from .engine import Engine
 from .nvls_virtual import _reach, block, shorter
+from .periods import FlowEnds
 from .schedule import Schedule, SimResult
 from .virtual_rows import Gathered
 
@@ -72,6 +78,11 @@ class Splice:
         self.middle: list | None = None  # per kind: where its columns lie in a period, their times, periods before the cut
         self.T = 0.0  # the period
 
+    @staticmethod
+    def flow_ends() -> FlowEnds:
+        """The run's per-flow end times: none kept (the first turns the short schedule down, at once)."""
+        return _NoFlowEnds()
+
     def jumped(self, shortcut, parts, times, k: int, T: float, k_sure: int):
         """(the periods of time a skip of k periods stands for, and the tables of ids and times it
         fills in: ``parts``, with the times past the cut written as the long run writes them).
@@ -92,8 +103,6 @@ class Splice:
             need = max(9, -(-periodic_releases.MIN_GROUPS // width) + 1) + 2  # (periods, and two to spare)
             pieces = -(-int(tables[0][1, 0] - tables[0][0, 0]) // self.m) if k > 1 else 2  # (a period's)
             raise _NoSplice("the short window is too small for the few-period check", max(0, need - k) * pieces)
-        if len(shortcut.flow_ends):
-            raise _NoSplice("the run keeps per-flow end times")  # (their keys would need renumbering)
         if not np.isnan(shortcut.start[max(0, X - W):X + W]).all():  # (groups after the copies may have: a launch)
             raise _NoSplice("groups near the cut started before the skip", self.built)  # (the cut twice as far)
         extra = None
@@ -190,8 +199,6 @@ def _long(sim: SimResult, sched: Schedule, splice: Splice, wall0: float) -> SimR
     left-out groups' times from the crossing skip)."""
     if splice.middle is None or splice.owner is None:
         raise _NoSplice("no skip crossed the cut")
-    if len(sim.flow_ends):
-        raise _NoSplice("the run keeps per-flow end times")
     out = []
     for short, mid in zip((sim.group_start, sim.group_sent, sim.group_done), splice.middle):
         if mid is None:
@@ -202,6 +209,15 @@ def _long(sim: SimResult, sched: Schedule, splice: Splice, wall0: float) -> SimR
     uses[0] += 1
     return dataclasses.replace(sim, group_start=out[0], group_sent=out[1], group_done=out[2], groups=sched.groups,
                                wall_s=time.perf_counter() - wall0)
+
+
+class _NoFlowEnds(FlowEnds):
+    """A short run keeps no per-flow end times: their keys would need renumbering (four DGX H100
+    systems keep some: their long schedule then runs from the first, not after the short one's
+    pieces before the skip, 20-40% of a long run)."""
+
+    def store(self, g: int, ends: np.ndarray) -> None:
+        raise _NoSplice("the run keeps per-flow end times")
 
 
 class _Renumbered(Gathered):
