@@ -77,11 +77,14 @@ class Splice:
         self.owner = None  # the watcher of the run the record below is from (a run restarted anew: a new one)
         self.middle: list | None = None  # per kind: where its columns lie in a period, their times, periods before the cut
         self.T = 0.0  # the period
+        self.extra = 0  # D': the periods the crossing skip stands for more
+        self.ends: _LoggedEnds | None = None  # the short run's per-flow end times
 
-    @staticmethod
-    def flow_ends() -> FlowEnds:
-        """The run's per-flow end times: none kept (the first turns the short schedule down, at once)."""
-        return _NoFlowEnds()
+    def flow_ends(self) -> FlowEnds:
+        """The short run's per-flow end times, kept as the long run's are and noted to be given back
+        renumbered (``_LoggedEnds``)."""
+        self.ends = _LoggedEnds()
+        return self.ends
 
     def jumped(self, shortcut, parts, times, k: int, T: float, k_sure: int):
         """(the periods of time a skip of k periods stands for, and the tables of ids and times it
@@ -135,7 +138,7 @@ class Splice:
             out.append((gs, vals[None, :] + (rows + extra * above) * T))
             # the left-out copies: column c's ids from its last before the cut on, a period (step ids) apart
             middle.append((before - (X - step), vals, jc))
-        self.middle, self.T = middle, T
+        self.middle, self.T, self.extra = middle, T, extra
         return k + extra, out
 
 
@@ -206,18 +209,60 @@ def _long(sim: SimResult, sched: Schedule, splice: Splice, wall0: float) -> SimR
         if not np.array_equal(np.sort(mid[0]), np.arange(len(mid[0]))):
             raise _NoSplice("the skip's left-out groups are not the left-out copies")
         out.append(_Renumbered(short, len(sched.groups), splice, mid))
+    ends = long_ends(splice) if len(sim.flow_ends) else FlowEnds()
     uses[0] += 1
     return dataclasses.replace(sim, group_start=out[0], group_sent=out[1], group_done=out[2], groups=sched.groups,
-                               wall_s=time.perf_counter() - wall0)
+                               flow_ends=ends, wall_s=time.perf_counter() - wall0)
 
 
-class _NoFlowEnds(FlowEnds):
-    """A short run keeps no per-flow end times: their keys would need renumbering (four DGX H100
-    systems keep some: their long schedule then runs from the first, not after the short one's
-    pieces before the skip, 20-40% of a long run)."""
+class _LoggedEnds(FlowEnds):
+    """A short run's per-flow end times, each record also noted in order (``log``), to be given
+    back renumbered as the long run keeps them (``long_ends``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.log: list[tuple] = []
 
     def store(self, g: int, ends: np.ndarray) -> None:
-        raise _NoSplice("the run keeps per-flow end times")
+        super().store(g, ends)
+        self.log.append((g, ends))
+
+    def repeat_block(self, gs: np.ndarray, of: np.ndarray, shifts: np.ndarray) -> None:
+        super().repeat_block(gs, of, shifts)
+        self.log.append((np.array(gs, dtype=np.int64), np.array(of, dtype=np.int64), np.array(shifts, dtype=float)))
+
+
+def long_ends(splice: Splice) -> FlowEnds:
+    """The long run's per-flow end times from the short run's records: its groups renumbered; the
+    crossing skip's block k + D' periods long (the left-out copies' rows a period apart, the rows
+    past the cut D ids on), each row's shift j T as the long run's skip writes it."""
+    out = FlowEnds()
+    X, D = splice.cut, splice.removed
+
+    def moved(ids):
+        return ids + D * (ids >= X)
+
+    for rec in splice.ends.log:
+        if len(rec) == 2:
+            out.store(int(moved(rec[0])), rec[1])
+            continue
+        gs, of, shifts = rec
+        if not (gs.min() < X <= gs.max()):
+            out.repeat_block(moved(gs), moved(of), shifts)
+            continue
+        k, extra = len(gs), splice.extra
+        jc = np.count_nonzero(gs < X, axis=0)
+        if (jc < 1).any() or (jc >= k).any():
+            raise _NoSplice("a skip's per-flow end times do not cross the cut once")
+        step = gs[jc, np.arange(gs.shape[1])] - gs[jc - 1, np.arange(gs.shape[1])]
+        if not (step * extra == D).all():
+            raise _NoSplice("a skip's per-flow end times do not tile the left-out copies")
+        r = np.arange(k + extra, dtype=np.int64)[:, None]
+        row = np.where(r < jc, r, np.where(r < jc + extra, jc - 1, r - extra))
+        add = np.where(r < jc, 0, np.where(r < jc + extra, step * (r - jc + 1), D))
+        out.repeat_block(np.take_along_axis(gs, row, axis=0) + add, moved(of),
+                         np.arange(1, k + extra + 1, dtype=float) * splice.T)
+    return out
 
 
 class _Renumbered(Gathered):
