@@ -54,6 +54,11 @@ from .virtual_rows import Gathered
 # copies the short schedule keeps besides four times its rows' reach: the pieces played before and
 # after the skip (about six each on two DGX H100), with the cut between them
 MARGIN_COPIES = 32
+# Two systems' double trees take turns on the one link between them: a period spans two pieces, and
+# over an even count of them the skip's length comes from the lanes' reach alone, so a short
+# schedule needs no window for the few-period check (an odd count is played again, longer). From
+# three systems on a period is one piece and the check chooses the length: the short schedule is
+# given that window at once (4 and 5 DGX H100 at 16 GiB: a second short run cost 20-40% more).
 ENABLED = True  # False: the long schedule runs as before (tests of what it takes: its lanes' strides)
 uses = [0]  # runs given back this way (tests read it: the path they compare must have been taken)
 
@@ -72,8 +77,9 @@ class Splice:
     D' periods later) and the one skip that crosses ``cut``, handed to the watcher
     (``Shortcut.splice``): ``jumped`` is asked for each skip."""
 
-    def __init__(self, cut: int, removed: int, reach: int, m: int, built: int):
-        self.cut, self.removed, self.reach, self.m, self.built = cut, removed, reach, m, built
+    def __init__(self, first: int, removed: int, reach: int, m: int, built: int):
+        self.first, self.removed, self.reach, self.m, self.built = first, removed, reach, m, built
+        self.cut: int | None = None  # X: chosen at the first skip wide enough to hold it
         self.owner = None  # the watcher of the run the record below is from (a run restarted anew: a new one)
         self.middle: list | None = None  # per kind: where its columns lie in a period, their times, periods before the cut
         self.T = 0.0  # the period
@@ -91,13 +97,24 @@ class Splice:
         fills in: ``parts``, with the times past the cut written as the long run writes them).
         ``k_sure``: the length every group of the window allows one more period of (``Shortcut._periods_ahead``)."""
         if shortcut is not self.owner:
-            self.owner, self.middle = shortcut, None
-        X, W = self.cut, self.reach
+            self.owner, self.middle, self.cut = shortcut, None, None
+        W, m = self.reach, self.m
         tables = [gs for gs, _ in parts if gs.size]
-        if not tables or max(int(gs.max()) for gs in tables) < X or min(int(gs.min()) for gs in tables) >= X:
-            return k, parts  # (wholly on one side of the cut: the same skip in the long run)
-        if self.middle is not None:
+        if not tables:
+            return k, parts
+        lo, hi = min(int(gs.min()) for gs in tables), max(int(gs.max()) for gs in tables)
+        if self.cut is not None:
+            if hi < self.cut or lo >= self.cut:
+                return k, parts  # (wholly on one side of the cut: the same skip in the long run)
             raise _NoSplice("a second skip crosses the cut")
+        if hi - lo < 4 * W + 4 * m:
+            return k, parts  # (too narrow to hold the cut: before it, the same skip in the long run)
+        # the cut: a piece's first group amid the skip's (the copies are alike: any place among them
+        # stands for the left-out ones; nothing within W of it must have started, checked below)
+        X = self.first + ((lo + hi) // 2 - self.first) // m * m
+        if not self.first < X < self.first + self.built * m:
+            raise _NoSplice("the skip's groups are not amid the copies")
+        self.cut = X
         # the long window is D' periods longer. A window longer than every group allows one more
         # period of chooses its length by the few-period check (``Shortcut._length``), which must
         # then apply to the short one as it does to the long one, also one period shorter
@@ -106,8 +123,8 @@ class Splice:
             need = max(9, -(-periodic_releases.MIN_GROUPS // width) + 1) + 2  # (periods, and two to spare)
             pieces = -(-int(tables[0][1, 0] - tables[0][0, 0]) // self.m) if k > 1 else 2  # (a period's)
             raise _NoSplice("the short window is too small for the few-period check", max(0, need - k) * pieces)
-        if not np.isnan(shortcut.start[max(0, X - W):X + W]).all():  # (groups after the copies may have: a launch)
-            raise _NoSplice("groups near the cut started before the skip", self.built)  # (the cut twice as far)
+        if not np.isnan(shortcut.start[max(0, X - W):self.first + self.built * m]).all():  # (those after the copies may have: a launch)
+            raise _NoSplice("groups near the cut started before the skip", self.built)  # (twice the copies)
         extra = None
         out, middle = [], []
         rows = np.arange(1, k + 1, dtype=np.int64)[:, None]
@@ -153,6 +170,10 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
         m = chunk.image.m
         reach = _reach(chunk, first)
         built = MARGIN_COPIES + 4 * reach
+        if len(sched.meta.get("systems", ())) != 2:
+            # a window of one piece a period (its groups start, send and end: 3 m a period) as long
+            # as the few-period check needs, when it chooses the skip's length (see ``jumped``)
+            built += -(-periodic_releases.MIN_GROUPS // (3 * m))
         # (a window too short for the few-period check, or a cut too near the pieces played before
         # or after the skip: again, as long as it needs; at most twice)
         for _ in range(3):
@@ -162,7 +183,7 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
             short = _short(sched, k, first, built)
             if short is None:
                 break
-            splice = Splice(first + (built // 2) * m, (chunk.copies - built) * m, reach * m, m, built)
+            splice = Splice(first, (chunk.copies - built) * m, reach * m, m, built)
             engine = Engine(router, capacity_scale)
             engine.splice = splice
             try:
@@ -201,7 +222,7 @@ def _long(sim: SimResult, sched: Schedule, splice: Splice, wall0: float) -> SimR
     """The long schedule's result from the short one's run (its per-group times renumbered, the
     left-out groups' times from the crossing skip)."""
     if splice.middle is None or splice.owner is None:
-        raise _NoSplice("no skip crossed the cut")
+        raise _NoSplice("no skip held the cut", splice.built)  # (a short schedule too short for a wide one)
     out = []
     for short, mid in zip((sim.group_start, sim.group_sent, sim.group_done), splice.middle):
         if mid is None:

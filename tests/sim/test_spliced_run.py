@@ -48,7 +48,12 @@ def _same(new, ref):
     assert list(new.delivered) == list(ref.delivered)
     assert (new.events, new.periods_skipped, new.flow_events, new.state_bytes) == \
         (ref.events, ref.periods_skipped, ref.flow_events, ref.state_bytes)
-    assert len(new.flow_ends) == len(ref.flow_ends) == 0
+    assert len(new.flow_ends) == len(ref.flow_ends)
+    if len(ref.flow_ends):
+        for g in range(len(ref.groups)):
+            assert (g in new.flow_ends) == (g in ref.flow_ends)
+            if g in ref.flow_ends:
+                np.testing.assert_array_equal(new.flow_ends[g], ref.flow_ends[g])
     assert len(new.rate_patterns) == len(ref.rate_patterns) and len(new.routes) == len(ref.routes)
     assert new.bottlenecks(10) == ref.bottlenecks(10)
 
@@ -76,11 +81,8 @@ def test_as_the_long_schedule_played_piece_by_piece(sims, monkeypatch):
     _same(new, ref_skip)
 
 
-def test_a_cut_near_the_played_pieces_is_played_again_further(sims, monkeypatch):
-    """A short schedule whose cut lies near the pieces played before the skip (no margin): the skip
-    does not fill in every group within its rows' reach of the cut, so that schedule is turned down
-    and one with the cut further on is played: the long run's answer."""
-    monkeypatch.setattr(spliced_run, "MARGIN_COPIES", 0)
+def _noting(monkeypatch):
+    """The reasons short schedules were turned down, and each one's copies, as they are noted."""
     why, built = [], []
     real, short = spliced_run._NoSplice.__init__, spliced_run._short
 
@@ -90,8 +92,20 @@ def test_a_cut_near_the_played_pieces_is_played_again_further(sims, monkeypatch)
 
     monkeypatch.setattr(spliced_run._NoSplice, "__init__", noted)
     monkeypatch.setattr(spliced_run, "_short", lambda *a: built.append(a[-1]) or short(*a))
-    new, ref, taken = _runs(sims[2], 8 * GiB)
-    assert taken and why and "near the cut" in why[0] and built[1] == 2 * built[0]
+    return why, built
+
+
+@pytest.mark.parametrize("margin,tries,taken", [(0, 2, True), (-12, 3, False)])
+def test_a_short_schedule_without_a_skip_to_hold_the_cut_is_played_again_longer(sims, monkeypatch, margin,
+                                                                                 tries, taken):
+    """Short schedules whose skips are too narrow to hold the cut (too few copies: no margin) are
+    turned down and a twice as long one is played, at most three in all; then the long one runs.
+    Either way the long run's answer."""
+    monkeypatch.setattr(spliced_run, "MARGIN_COPIES", margin)
+    why, built = _noting(monkeypatch)
+    new, ref, took = _runs(sims[2], 8 * GiB)
+    assert took == taken and len(built) == tries and built[1] == 2 * built[0]
+    assert why == ["no skip held the cut"] * (tries - taken)
     _same(new, ref)
 
 
@@ -107,14 +121,15 @@ def test_an_odd_window_is_played_again_longer(sims, monkeypatch):
     _same(new, ref)
 
 
-def test_per_flow_end_times_run_the_long_schedule(sims):
-    """Four systems keep per-flow end times (flows of a group ending apart), whose keys the splice
-    does not renumber: the long schedule runs, the same answer."""
-    new, ref, taken = _runs(sims[4], 4 * GiB)
-    assert not taken
-    assert new.time_s == ref.time_s and new.events == ref.events
-    np.testing.assert_array_equal(new.group_done, ref.group_done)
-    assert len(new.flow_ends) == len(ref.flow_ends) > 0
+@pytest.mark.parametrize("size", [4 * GiB, 16 * GiB])
+def test_four_systems_per_flow_end_times_given_back_renumbered(sims, size):
+    """Four systems keep per-flow end times (a group's flows ending apart), stored by events and
+    repeated by the skip: given back under the long schedule's ids, the crossing skip's block as
+    long as the long run's; and their period a piece, the short schedule has the few-period check's
+    window from the first."""
+    new, ref, taken = _runs(sims[4], size)
+    assert taken and len(ref.flow_ends) > 1000
+    _same(new, ref)
 
 
 def test_simulator_takes_it_and_reads_like_arrays(sims):
