@@ -6,34 +6,38 @@ of its time).
 
 The schedule keeps its copies of the piece as virtual rows (``virtual_rows.RepeatedLanes``). The
 short schedule builds ``built`` of its ``copies`` copies (``nvls_virtual.shorter``): it is the long
-one with the D = ``copies`` - ``built`` copies from copy c0 on left out, its groups from X (the
-first of copy c0) on standing for the long one's D m further on (m groups a piece). Every row of
+one with D = (``copies`` - ``built``) m ids left out at X, a piece's first group among the copies
+(m groups a piece), its groups from X on standing for the long one's D ids further on. Every row of
 the short schedule is that of the long one under this renumbering: the copies are images of one
 another (a copy's dependencies that move with it are m on from the copy before's, the others the
-same groups), and the groups after the block wait only for those before it or for the last copies.
+same groups), and the groups after the block wait only for those before it or for the last copies;
+only the rows within W of X (how far back a row's moving dependencies reach) differ, and no event
+may read them (below). Any piece boundary among the copies stands for the block, so X is chosen
+amid the first skip wide enough to hold it.
 
 Why the run is the long one's. The engine runs the short schedule as it would the long one (its
 events, rate solves and the steady-state watcher's looks read the same states, in the same order:
 the renumbering keeps the order of ids) until the watcher skips a window of k periods whose groups
-cross X. Before it nothing within W of X has started (W: how far back a row's moving dependencies
-reach; checked), so the long run got there the same way. The long run's skip from the same state
-is k + D' periods long (D' = D m / P, P ids a period): its length comes from how far the lanes
-reach (D' periods further in the long one; D is even, a period spans one or two pieces) and from
-checks that read the periods as images of one another (the same answer on either side of the
-block). Where the window is longer than every group allows one more period of, the few-period
-check chooses its length (``Shortcut._length``): it must then apply to the short window as it
-does to the long one (checked; else a short schedule as long as it needs is played). The skip
-fills in the same groups below X at the same times, the groups past X (the short ones, renumbered)
-D' periods later, and between them the left-out copies, period by period, each column of the
-window a period (P ids) on from its last before the cut; the times are written as the long run
-writes them (``t + j T`` with j the long period number; the clock moved on by (k + D') T, and the
-segments, bytes delivered and pattern times by k + D' periods). Every group within W of X is
-filled in by this skip (checked: else the cut is moved further, once or twice), so the events
-after it read the same rows renumbered. Where a check fails otherwise, where no skip crosses X, or
-where the run keeps per-flow end times (their keys would need renumbering), the long schedule runs
-as before (``Engine.run``). The long run's per-group times are built when first read. Tests compare
-every group's times and every figure with the long schedule run with its skip (bit for bit) and
-event by event (to rounding): tests/sim/test_spliced_run.py.
+cross X. Before it nothing within W of X has started (checked), so the long run got there the same
+way. The long run's skip from the same state is k + D' periods long (D' = D / P, P ids a period):
+its length comes from how far the lanes reach (D' periods further in the long one; D is even, a
+period spans one or two pieces) and from checks that read the periods as images of one another
+(the same answer on either side of the block). Where the window is longer than every group allows
+one more period of, the few-period check chooses its length (``Shortcut._length``): it must then
+apply to the short window as it does to the long one (checked; else a short schedule as long as it
+needs is played). The skip fills in the same groups below X at the same times, the groups past X
+(renumbered) D' periods later, and between them the left-out copies, period by period, each column
+of the window a period (P ids) on from its last before the cut; the times are written as the long
+run writes them (``t + j T`` with j the long period number; the clock moved on by (k + D') T, and
+the segments, bytes delivered and pattern times by k + D' periods). Every group within W of X is
+filled in by this skip (checked), so the events after it read the same rows renumbered. Per-flow
+end times (groups whose flows end apart: four and five systems) are given back renumbered, the
+crossing skip's block as long as the long run's. Where a check fails (a short schedule without a
+skip wide enough is played again, twice as long, at most three in all), or where a second skip
+crosses X, the long schedule runs as before (``Engine.run``). The long run's per-group times are
+built when first read. Tests compare every group's times and end times and every figure with the
+long schedule run with its skip (bit for bit) and event by event (to rounding):
+tests/sim/test_spliced_run.py.
 """
 
 from __future__ import annotations
