@@ -79,3 +79,22 @@ class ActiveFlows:
             self.f[:, a:self.hi - m] = np.take(self.f[:, self.lo:self.hi], keep, axis=1)
             self.hi -= m
         return self.views()
+
+
+def started(routes: np.ndarray, groups: list[int], counts: list[int], latencies: list[np.ndarray],
+            bytes_each: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``ints`` and ``floats`` of the flows of ``groups`` (started in this order, ``counts`` flows
+    each, their ``routes`` concatenated; each group's flow latencies), as ``add`` takes them: each
+    flow's route, group and place in its group; its bytes (its group's ``bytes_each``) and latency.
+    Built once per event for every group started then, not three arrays per group."""
+    k = len(routes)
+    gs = np.array(groups, dtype=np.int64)
+    ks = np.array(counts, dtype=np.int64)
+    ints = np.empty((3, k), dtype=np.int64)
+    ints[0] = routes
+    ints[1] = np.repeat(gs, ks)
+    np.subtract(np.arange(k, dtype=np.int64), np.repeat(np.cumsum(ks) - ks, ks), out=ints[2])
+    floats = np.empty((2, k))
+    floats[0] = np.repeat(bytes_each[gs], ks)
+    floats[1] = np.concatenate(latencies)
+    return ints, floats

@@ -24,7 +24,7 @@ from ..cancel import Cancelled, as_check
 from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes, SpreadHop
 from ..analysis.routing import Route, Router
-from .active_flows import ActiveFlows
+from .active_flows import ActiveFlows, started
 from .fanout import release as release_dependents
 from .kept_arrays import KeptArrays, KeptLevels
 from .periods import Dependents, FlowEnds, _Periods
@@ -90,6 +90,7 @@ class Engine:
         self.route_ch: list[np.ndarray] = []
         self.route_w: list[np.ndarray] = []
         self.route_cap: list[float] = []
+        self.splice = None  # given to the steady-state shortcut (sim/spliced_run.py)
 
     def _route_id(self, route: Route, cap_Bps: float, ends: tuple[str, str] | None = None) -> int:
         """The id of ``route`` limited to ``cap_Bps`` (its cap is kept beside it: no capped copy of
@@ -208,7 +209,7 @@ class Engine:
         outstanding = np.zeros(n, dtype=np.int64)
         arrival = np.zeros(n)
         partial = np.zeros(n, dtype=bool)
-        flow_ends = FlowEnds()
+        flow_ends = FlowEnds() if self.splice is None else self.splice.flow_ends()
         open_ends: dict[int, np.ndarray] = {}  # per-flow end times of active groups, while they run
         heap: list[tuple[float, int, int]] = []
         seq = 0
@@ -217,7 +218,7 @@ class Engine:
         a_int, a_flt = flows.views()
         a_route, a_group, a_pos = a_int
         a_rem, a_lat = a_flt
-        pend_route, pend_rem, pend_group, pend_lat, pend_pos = [], [], [], [], []
+        pend_route, pend_group, pend_lat, pend_k = [], [], [], []  # (the flows of the groups started: sim/active_flows.py)
 
         mult = None  # each route's flows per flow run (None: ``represents`` for all)
         if isinstance(self.represents, dict):
@@ -258,10 +259,9 @@ class Engine:
             outstanding[g] = k
             arrival[g] = t
             pend_route.append(tpl["route"])
-            pend_rem.append(np.full(k, float(bytes_each[g])))
-            pend_group.append(np.full(k, g, dtype=np.int64))
+            pend_group.append(g)
             pend_lat.append(tpl["latency"])
-            pend_pos.append(np.arange(k, dtype=np.int64))
+            pend_k.append(k)
 
         ready: list[int] = []
         frontier: dict[int, None] = {}  # groups some but not all of whose dependencies are met
@@ -453,6 +453,8 @@ class Engine:
             per = None
         steady = Shortcut(per, cols.bytes_each, deps_left, frontier, start, sent, done, arrival, partial, outstanding,
                           open_ends, flow_ends, segments, delivered, pattern_time) if per is not None else None
+        if steady is not None:
+            steady.splice = self.splice
         state = _Now(a_group, a_pos, a_rem, heap, t, delivered_bytes)
 
         while True:
@@ -464,11 +466,10 @@ class Engine:
                 add_flows(new_routes, 1)
                 # Parallel arrays packed in two blocks, so adding and dropping flows is two copies (of a
                 # few: sim/active_flows.py)
-                a_int, a_flt = flows.add(np.vstack([new_routes, np.concatenate(pend_group), np.concatenate(pend_pos)]),
-                                         np.vstack([np.concatenate(pend_rem), np.concatenate(pend_lat)]))
+                a_int, a_flt = flows.add(*started(new_routes, pend_group, pend_k, pend_lat, bytes_each))
                 a_route, a_group, a_pos = a_int
                 a_rem, a_lat = a_flt
-                pend_route.clear(); pend_rem.clear(); pend_group.clear(); pend_lat.clear(); pend_pos.clear()
+                pend_route.clear(); pend_group.clear(); pend_lat.clear(); pend_k.clear()
                 dirty = True
             if steady is not None:
                 state.a_group, state.a_pos, state.a_rem, state.t = a_group, a_pos, a_rem, t

@@ -27,8 +27,9 @@ def release_one_by_one(dependents: list[int], deps_left: np.ndarray, ready: list
     """Each dependent waits for one thing less: a ready one is queued and leaves ``frontier``, the
     others (some but not all of their dependencies met) are kept in it, in the order released."""
     for d in dependents:
-        deps_left[d] -= 1
-        if deps_left[d] == 0:
+        left = deps_left.item(d) - 1  # (a Python int: numpy's scalar reads and compares cost twice as much)
+        deps_left[d] = left
+        if left == 0:
             ready.append(d)
             frontier.pop(d, None)
         else:

@@ -92,9 +92,10 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
         j0 = max(2, slots + 2)
         if j0 <= j <= j0 + 2:
             m = starts[j - 1] - starts[j - 2]
-            # (a run that folds reads only the rows it keeps: from 64 systems on, or past the limit)
+            # (a run that folds reads only the rows it keeps: from 64 systems on, or past the limit;
+            # one that does not fold for its many pieces plays a shorter schedule: sim/spliced_run.py)
             big = virtual and (len(sched.groups) + (n - j) * m > limits.MAX_SCHEDULED_GROUPS
-                               or _folds_by_systems(len(systems), n))
+                               or _folds_by_systems(len(systems), n) or n > FOLD_PIECES)
             if sched.repeat_piece(starts[j - 2], starts[j - 1], n - j, j - 1, virtual=big):
                 repeat = (m, n - j)  # (copy c, piece j - 1 + c: piece j - 1's groups c m on)
                 break

@@ -312,7 +312,8 @@ class Dependents:
         np.cumsum(np.bincount(src, minlength=n), out=self.ptr[1:])
 
     def __getitem__(self, g: int) -> list[int]:
-        return self.flat[self.ptr[g]:self.ptr[g + 1]].tolist()
+        ptr = self.ptr
+        return self.flat[ptr.item(g):ptr.item(g + 1)].tolist()
 
     def __len__(self) -> int:
         return len(self.ptr) - 1

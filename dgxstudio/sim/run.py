@@ -33,14 +33,14 @@ from ..analysis.rings import find_rings, system_rings
 from ..model.topology import Topology
 from ..model.validation import errors as design_errors, first_errors_words
 from . import collectives as C
-from . import nccl_env, nccl_p2p, nvls, nvls_virtual, symmetry, tree_fold
+from . import nccl_env, nccl_p2p, nvls, nvls_virtual, spliced_run, symmetry, tree_fold
 from ..heap import paused_gc
 from ..cancel import cancellable
 from .setup_steps import reporting, step
 from . import tuning as T
 from ..analysis.channels import ChannelPlan, group_by_system, nvlink_counts, plan as plan_channels, ring_rates
 from ..analysis.nccl_paths import inter_node_path, ll128_left_out, sm_range
-from .engine import Engine, Progress, Schedule
+from .engine import Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
                       CompactSchedule, CompactSim, SimOptions, SimulationError, busbw_factor, compact)  # noqa: F401
 from .nccl_schedules import NcclSchedules
@@ -554,8 +554,8 @@ class Simulator(NcclSchedules):
                 # its network trees likewise, beside the systems' NVLS reduce and multicast
                 sched.meta["trees"] = nvls.tree_units(sched)
                 sim = tree_fold.run(self.router, sched, scale, progress, cancel)
-            else:
-                sim = Engine(self.router, scale).run(sched, progress, cancel)
+            else:  # (an NVLS tree of many pieces on a shorter schedule, where it can: sim/spliced_run.py)
+                sim = spliced_run.run(self.router, sched, scale, progress, cancel)
         except RoutingError as exc:
             raise SimulationError(str(exc)) from None
         sim.capacity_scale = scale  # its bottlenecks then give the link's own figure beside the usable one

@@ -84,6 +84,8 @@ class Shortcut:
         self._found = None  # (a window's parts, what the few-period check answered for them): see _length
 
 
+    splice = None  # a short schedule's skip standing for a longer one's (sim/spliced_run.py)
+
     HISTORY = 256  # snapshots kept at most (a period of more looks than this is not found) ...
     # ... and active flows copied in them, all told (about 6 MB): past it, the newest snapshots stay
     # and so does the oldest, held as long as the look limit allows (a period longer than the
@@ -261,7 +263,10 @@ class Shortcut:
             if k < 1:
                 return False
         released, left = checked
-        for arr, (gs, when) in zip((start, sent, done), parts):
+        K, filled = k, parts  # (periods of time the skip stands for, and what it fills in: sim/spliced_run.py)
+        if self.splice is not None:
+            K, filled = self.splice.jumped(self, parts, times, k, T, k_sure)
+        for arr, (gs, when) in zip((start, sent, done), filled):
             arr[gs] = when
         deps_left[released] = left
         if frontier:  # those released in full leave it (a partly released group still waits: count > 0)
@@ -278,7 +283,7 @@ class Shortcut:
         if have:
             cols = np.asarray(have, dtype=np.int64)
             flow_ends.repeat_block(img[:, cols], e[cols], np.arange(1, k + 1, dtype=float) * T)
-        shift = k * T
+        shift = K * T
         # the state now, k periods on
         if len(a_group):
             starts_ = np.flatnonzero(np.diff(a_group, prepend=-1))
@@ -302,22 +307,22 @@ class Shortcut:
             a = max(a, t1)
             if b > a:
                 period.append((a, b, pid))
-                pattern_time[pid] += k * (b - a)
-        if k * len(period) <= 20_000:
+                pattern_time[pid] += K * (b - a)
+        if K * len(period) <= 20_000:
             # kept as the period's segments and the shift per period (sim/timeline.py)
-            segments.repeat(period, (T, T, None), k)
+            segments.repeat(period, (T, T, None), K)
         elif period:
             segments.append((t, t + shift, max(period, key=lambda x: x[1] - x[0])[2]))
         moved = delivered_bytes - snap["delivered"]
         pts = delivered[snap["n_delivered"]:]
-        if k * len(pts) <= 20_000:
-            delivered.repeat(pts, (T, moved), k)
+        if K * len(pts) <= 20_000:
+            delivered.repeat(pts, (T, moved), K)
         else:
-            delivered.append((t + shift, delivered_bytes + k * moved))
-        r.delivered_bytes = delivered_bytes + k * moved
+            delivered.append((t + shift, delivered_bytes + K * moved))
+        r.delivered_bytes = delivered_bytes + K * moved
         r.t = t + shift
         per.jumps += 1
-        per.skipped_periods += k
+        per.skipped_periods += K
         return True
 
     def _periods_ahead(self, e: np.ndarray, ms: int) -> int:
