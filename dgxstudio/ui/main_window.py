@@ -129,7 +129,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.sim_panel.resultReady.connect(self._show_result)
         self.sim_panel.progressed.connect(self._show_progress)
         self.sim_panel.message.connect(self.show_status)
-        self.sim_panel.unanswered.connect(self.results.show_unanswered)
+        self.sim_panel.unanswered.connect(self._show_unanswered)
         self.legend = ReplayLegend(self.view)
         self.view.resized.connect(self.legend.place)
         self.sim_panel.runner.started.connect(self._run_started)

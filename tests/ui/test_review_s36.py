@@ -1,0 +1,64 @@
+"""The s36 new-user review: a request that gives no result brings the Results dock forward (its red
+line sat behind the Findings tab, where a first start leaves the dock), and the protocol box's tooltip
+says the LL128 rule in the words `simulate --protocol`'s help uses."""
+
+import os
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+LEFT = Qt.MouseButton.LeftButton
+SHOTS = os.environ.get("DGXSTUDIO_SHOTS")
+
+
+def _behind_findings(w) -> None:
+    """The Results dock behind the Findings tab, as a first start tabs them (main_window._tab_groups)."""
+    w.tabifyDockWidget(w.findings_dock, w.results_dock)
+    w.findings_dock.raise_()
+    QApplication.processEvents()
+    assert w.results_dock.visibleRegion().isEmpty()
+
+
+def test_a_refused_run_brings_the_results_dock_forward(make_window, qtbot):
+    w = make_window("dgx1-p100")
+    _behind_findings(w)
+    p = w.sim_panel
+    p.algorithm.setCurrentText("ring")
+    p.protocol.setCurrentText("ll128")   # P100 is sm60: refused before the engine
+    p.size.setText("1MiB")
+    with qtbot.waitSignal(p.runner.failed, timeout=60000):
+        qtbot.mouseClick(p.run_button, LEFT)
+    QApplication.processEvents()
+    assert not w.results_dock.visibleRegion().isEmpty()
+    assert w.results.unanswered.isVisible() and "Not run: NCCL does not enable LL128" in w.results.unanswered.text()
+    if SHOTS:
+        w.grab().save(os.path.join(SHOTS, "s36_refused_results_forward.png"))
+
+
+def test_a_refused_form_brings_the_results_dock_forward(make_window, qtbot):
+    w = make_window("dgx1-v100")
+    _behind_findings(w)
+    p = w.sim_panel
+    p.size.setText("-4MiB")
+    qtbot.mouseClick(p.run_button, LEFT)
+    QApplication.processEvents()
+    assert not w.results_dock.visibleRegion().isEmpty()
+    assert w.results.unanswered.isVisible() and "Not run: Size:" in w.results.unanswered.text()
+
+
+def test_the_protocol_box_and_the_cli_say_the_ll128_rule_in_one_text(make_window, capsys):
+    """The rule was written twice, the GUI's tooltip leaving out nvls-tree and the path limits the
+    CLI's help named: both now read `tuning.protocol_words`, which reads `ll128_rule`."""
+    import pytest
+
+    from dgxstudio.cli import main
+
+    tip = make_window("dgx1-v100").sim_panel.protocol.toolTip()
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    out = " ".join(capsys.readouterr().out.split()).replace("- ", "-")   # (argparse wraps at hyphens)
+    helped = out.rsplit("--protocol {auto,ll,ll128,simple}", 1)[1].split(" --spread", 1)[0].strip()
+    assert helped == " ".join(tip.split())
+    # what the rule's data says, in the text: sm70, PATH_PXB below sm90, PATH_PXN from it
+    for words in ("sm70", "PATH_PXB (through PCIe switches only", "from sm90 PATH_PXN", "nvls-tree"):
+        assert words in tip, (words, tip)
