@@ -25,7 +25,7 @@ from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, S
 from ..sim.ring_bound_note import rings_alone_Bps
 from ..sim.setup_steps import ENGINE_FROM, Setup, of_run
 from ..sim.training import ModelSpec, stage_times, train_iteration
-from ..sim.tuning import PROTOCOL_LABELS
+from ..sim.tuning import PROTOCOL_LABELS, protocol_words
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
 from .nccl_settings import NcclSettings
@@ -131,10 +131,7 @@ class SimulationPanel(QWidget):
                               " nvls-tree and collnet pipeline in NCCL's own slices (the box is off for them)")
         self.protocol = QComboBox()
         self.protocol.addItems(["auto", "ll", "ll128", "simple"])
-        self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose. "
-                                 "LL128 only where NCCL enables it (NVLink inside systems, Volta or later, and across "
-                                 "systems each GPU near its NIC); elsewhere the run is refused with NCCL's reason (the GPU and "
-                                 "NIC at fault across systems). nvls, nvls-tree and collnet run with Simple only")
+        self.protocol.setToolTip(protocol_words())   # (`simulate --protocol`'s help, word for word)
         self.sweep = QCheckBox("size sweep")
         self.sweep.setToolTip('Run every power-of-two size in the range instead of one size')
         self.sweep_range = QLineEdit("1KiB:4GiB")
