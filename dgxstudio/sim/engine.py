@@ -29,6 +29,7 @@ from .fanout import release as release_dependents
 from .kept_arrays import KeptArrays, KeptLevels
 from .periods import Dependents, FlowEnds, _Periods
 from . import chain_stages, part_components
+from . import setup_steps
 from .part_components import NoStepBack, PartsFound, PartShapes, solve_misses
 from .single_routes import SingleRoutes
 from .split_solve import Parts
@@ -162,6 +163,7 @@ class Engine:
         piece, the reference that shortcut is tested against). Run again from the start with the
         solver's parts as components once they pay (sim/part_components.py)."""
         wall0 = time.perf_counter()
+        setup_steps.engine_begins()   # (to a run's callback, once: sim/setup_steps.py)
         if progress is not None:
             progress = NoStepBack(progress)
         if periods:  # chain stages that never contend, without events (sim/chain_stages.py)

@@ -62,3 +62,25 @@ def test_the_protocol_box_and_the_cli_say_the_ll128_rule_in_one_text(make_window
     # what the rule's data says, in the text: sm70, PATH_PXB below sm90, PATH_PXN from it
     for words in ("sm70", "PATH_PXB (through PCIe switches only", "from sm90 PATH_PXN", "nvls-tree"):
         assert words in tip, (words, tip)
+
+
+def test_an_engine_refusal_before_its_first_report_reads_failed_at_the_engines_start(make_window, qtbot,
+                                                                                     monkeypatch):
+    """`_stopped_at` took a bar below 50% for a run still setting up; an engine stopping before its
+    first report (it reports after 50 ms) read "Not run". The engine now says when it begins."""
+    from dgxstudio.sim import engine as engine_module
+    from dgxstudio.sim.limits import TooLarge
+
+    def too_large(self, *args, **kwargs):
+        raise TooLarge("stopped past the engine's work budget (on purpose)")
+    monkeypatch.setattr(engine_module.Engine, "_run", too_large)
+    monkeypatch.setattr(engine_module.chain_stages, "run", lambda *a: None)
+    w = make_window("dgx-a100")
+    p = w.sim_panel
+    p.algorithm.setCurrentText("ring")
+    p.size.setText("64MiB")
+    with qtbot.waitSignal(p.runner.failed, timeout=60000):
+        qtbot.mouseClick(p.run_button, LEFT)
+    QApplication.processEvents()
+    said = "Simulation failed at 50%, no result: stopped past the engine's work budget (on purpose)"
+    assert w.status.text() == said and said in w.results.unanswered.text()
