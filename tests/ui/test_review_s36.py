@@ -84,3 +84,16 @@ def test_an_engine_refusal_before_its_first_report_reads_failed_at_the_engines_s
     QApplication.processEvents()
     said = "Simulation failed at 50%, no result: stopped past the engine's work budget (on purpose)"
     assert w.status.text() == said and said in w.results.unanswered.text()
+
+
+def test_every_missing_xcb_library_is_named(monkeypatch):
+    """Only libxcb-cursor0 was looked for: a Debian 12 with it but without libxcb-icccm4 and
+    libxcb-keysyms1 ran README's first command into Qt's abort ("xcb-cursor0 ... is needed")."""
+    import ctypes.util
+
+    from dgxstudio.ui.app import missing_display_libraries
+
+    absent = {"xcb-icccm", "xcb-keysyms"}
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None if name in absent else f"lib{name}.so")
+    assert missing_display_libraries({"DISPLAY": ":0"}) == ["libxcb-icccm4", "libxcb-keysyms1"]
+    assert missing_display_libraries({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}) == []
