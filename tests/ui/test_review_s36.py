@@ -97,3 +97,35 @@ def test_every_missing_xcb_library_is_named(monkeypatch):
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: None if name in absent else f"lib{name}.so")
     assert missing_display_libraries({"DISPLAY": ":0"}) == ["libxcb-icccm4", "libxcb-keysyms1"]
     assert missing_display_libraries({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}) == []
+
+
+def test_a_refused_run_does_not_make_the_window_taller_than_a_1280x768_screen(qtbot):
+    """The red line sat above the summary's scroll area, outside its cap of four lines: after a
+    latency-bound run on the DGX-1 P100 and a refused LL128, the window grew from 768 to 811 px (taller
+    than a 1280x800 laptop's screen, the status bar below its edge)."""
+    from dgxstudio.model.presets import load_preset
+    from dgxstudio.ui.main_window import MainWindow
+
+    w = MainWindow(load_preset("dgx1-p100"), None, "dgx1-p100")
+    qtbot.addWidget(w)
+    w.resize(1280, 768)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.wait(50)   # the default dock layout is made once the window is shown
+    p = w.sim_panel
+    p.algorithm.setCurrentText("ring")
+    p.size.setText("1MiB")
+    for protocol, signal in (("simple", p.resultReady), ("ll128", p.runner.failed)):
+        p.protocol.setCurrentText(protocol)
+        with qtbot.waitSignal(signal, timeout=60000):
+            qtbot.mouseClick(p.run_button, LEFT)
+        qtbot.wait(50)
+    r = w.results
+    assert r.unanswered.isVisible() and "Not run: NCCL does not enable LL128" in r.unanswered.text()
+    assert w.height() <= 768, w.height()
+    # the red line first, the last run's summary below it (scrolled to when the dock is short)
+    assert r.unanswered.mapTo(r, r.unanswered.rect().topLeft()).y() < r.summary.mapTo(r, r.summary.rect().topLeft()).y()
+    if SHOTS:
+        w.grab().save(os.path.join(SHOTS, "s36_refused_1280x768.png"))
+    w.document.undo_stack.setClean()
+    w.close()
