@@ -129,3 +129,18 @@ def test_a_refused_run_does_not_make_the_window_taller_than_a_1280x768_screen(qt
         w.grab().save(os.path.join(SHOTS, "s36_refused_1280x768.png"))
     w.document.undo_stack.setClean()
     w.close()
+
+
+def test_nccl_xml_of_a_cluster_says_to_select_a_system_on_the_canvas(make_window, tmp_path, monkeypatch):
+    """The window exports the system selected on the canvas; with none selected it said "choose one
+    of s1.system, s2.system" (ids the canvas does not show, and no word of how to choose)."""
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    w = make_window(topology=build_fat_tree(2, "dgx-h100", rail_optimized=True))
+    said = []
+    monkeypatch.setattr(w, "error", lambda title, text: said.append(text))
+    assert not w.export_topology("nccl-xml", str(tmp_path / "one.xml"))
+    assert said == ["nccl-xml: NCCL XML describes one system; choose one of DGX H100 #1 (s1.system), "
+                    "DGX H100 #2 (s2.system): select it on the canvas (click its frame), then export again"]
+    w.select_and_center(["s2.system"])
+    assert w.export_topology("nccl-xml", str(tmp_path / "one.xml")) and (tmp_path / "one.xml").exists()
