@@ -144,3 +144,21 @@ def test_nccl_xml_of_a_cluster_says_to_select_a_system_on_the_canvas(make_window
                     "DGX H100 #2 (s2.system): select it on the canvas (click its frame), then export again"]
     w.select_and_center(["s2.system"])
     assert w.export_topology("nccl-xml", str(tmp_path / "one.xml")) and (tmp_path / "one.xml").exists()
+
+
+def test_opening_a_truncated_file_says_so_and_keeps_the_document(make_window, tmp_path, monkeypatch):
+    from dgxstudio.model import fileio
+
+    w = make_window("dgx1-v100")
+    whole = tmp_path / "whole.dgxs"
+    fileio.save(w.document.topology, whole)
+    cut = tmp_path / "cut.dgxs"
+    cut.write_text(whole.read_text()[:1500])
+    before = fileio.dumps(w.document.topology)
+    said = []
+    monkeypatch.setattr(w, "error", lambda title, text: said.append((title, text)))
+    assert not w.open_path(str(cut))
+    assert said and said[0][0] == "Cannot open file" and str(cut) in said[0][1]
+    assert "before its JSON does (cut short?)" in said[0][1] and "at at" not in said[0][1]
+    assert w.status.text().startswith(f"Not opened: {cut}")
+    assert fileio.dumps(w.document.topology) == before and w.document.path is None
