@@ -162,3 +162,31 @@ def test_opening_a_truncated_file_says_so_and_keeps_the_document(make_window, tm
     assert "before its JSON does (cut short?)" in said[0][1] and "at at" not in said[0][1]
     assert w.status.text().startswith(f"Not opened: {cut}")
     assert fileio.dumps(w.document.topology) == before and w.document.path is None
+
+
+def test_a_run_on_two_hand_drawn_gpus_shows_its_result_whole(make_window, qtbot):
+    """Two H100s dropped from the palette and joined by one NVLink: the run's live plot has two links
+    in its legend, and fitting it in three columns raised ValueError (max() of an empty column) in the
+    middle of showing the result: no replay, no structure, the Results dock not brought forward."""
+    from PySide6.QtCore import QPoint
+
+    from .conftest import drag
+    from .test_editor import drop_from_palette, view_pos
+
+    w = make_window(None)
+    drop_from_palette(w, "part:h100-sxm5-80gb", QPoint(200, 200))
+    first = next(iter(w.document.topology.devices))
+    drop_from_palette(w, "part:h100-sxm5-80gb", view_pos(w, first) + QPoint(300, 0))
+    a, b = [g.id for g in w.document.topology.gpus()]
+    drag(w.view, view_pos(w, a, handle=True), view_pos(w, b))
+    assert len(w.document.topology.links) == 1
+    _behind_findings(w)
+    p = w.sim_panel
+    p.algorithm.setCurrentText("ring")
+    p.size.setText("64MiB")
+    with qtbot.waitSignal(p.resultReady, timeout=60000):
+        qtbot.mouseClick(p.run_button, LEFT)
+    QApplication.processEvents()
+    assert w.results.table.rowCount() == 1 and not w.results_dock.visibleRegion().isEmpty()
+    assert w.replayer.sim is not None
+    assert len(w.live_plots.util_curves) == 2 and w.live_plots.util_plot.legend.columnCount <= 2
