@@ -190,3 +190,18 @@ def test_a_run_on_two_hand_drawn_gpus_shows_its_result_whole(make_window, qtbot)
     assert w.results.table.rowCount() == 1 and not w.results_dock.visibleRegion().isEmpty()
     assert w.replayer.sim is not None
     assert len(w.live_plots.util_curves) == 2 and w.live_plots.util_plot.legend.columnCount <= 2
+
+
+def test_a_training_grid_larger_than_the_gpu_set_says_so_without_a_selection(make_window, qtbot):
+    """With "All GPUs" (nothing selected on the canvas) a dp x tp x pp over the design's GPU count read
+    "only 8 GPUs are selected"."""
+    w = make_window("dgx-h100")
+    p = w.sim_panel
+    p.tabs.setCurrentIndex(2)
+    p.dp.setValue(2)
+    p.tp.setValue(8)
+    p.pp.setValue(1)
+    assert p.gpu_set.currentData() == "all"
+    qtbot.mouseClick(p.run_button, LEFT)
+    qtbot.waitUntil(lambda: not p.runner.running and p.state.text().startswith("Not run"), timeout=60000)
+    assert p.state.text() == "Not run: dp x tp x pp = 16 GPUs, but the GPU set has only 8 GPUs"
