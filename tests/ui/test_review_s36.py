@@ -205,3 +205,21 @@ def test_a_training_grid_larger_than_the_gpu_set_says_so_without_a_selection(mak
     qtbot.mouseClick(p.run_button, LEFT)
     qtbot.waitUntil(lambda: not p.runner.running and p.state.text().startswith("Not run"), timeout=60000)
     assert p.state.text() == "Not run: dp x tp x pp = 16 GPUs, but the GPU set has only 8 GPUs"
+
+
+def test_the_user_guides_pictures_fit_its_window(make_window, qtbot):
+    """The guide's screenshots are 1280 px wide and the dialog 900: the right third of each (the
+    legend, the Inspector) sat behind a horizontal scroll bar."""
+    w = make_window("dgx1-v100")
+    guide = w.user_guide()
+    qtbot.waitExposed(guide)
+    browser = w.guide_browser
+    QApplication.processEvents()
+    assert browser.horizontalScrollBar().maximum() == 0
+    assert "short tour" in browser.toPlainText()
+    if SHOTS:
+        guide.grab().save(os.path.join(SHOTS, "s36_guide.png"))
+    guide.resize(guide.width() - 200, guide.height())   # narrower still: the pictures follow
+    QApplication.processEvents()
+    assert browser.horizontalScrollBar().maximum() == 0
+    guide.close()
