@@ -47,3 +47,14 @@ def test_a_truncated_file_says_it_ends_early_without_at_at(tmp_path, capsys):
     assert main(["info", str(bad)]) == 2
     said = capsys.readouterr().err
     assert "not valid JSON: Expecting ',' delimiter at line 2 column 4" in said and "cut short" not in said, said
+
+
+def test_a_negative_time_says_it_is_negative(capsys):
+    # "--fwd-time: cannot read time '-2ms'" gave no reason: the number and unit read well
+    assert main(["pipeline", "--preset", "dgx-h100", "--schedule", "1f1b", "--stages", "4", "--microbatches", "8",
+                 "--fwd-time", "-2ms"]) == 2
+    assert ("--fwd-time: cannot read time '-2ms': a time cannot be negative (examples: 2ms, 150us, 0.5s)"
+            in capsys.readouterr().err)
+    assert main(["scaling", "--preset", "dgx-h100", "--sample-time", "x5ms"]) == 2
+    said = capsys.readouterr().err
+    assert "--sample-time: cannot read time 'x5ms' (examples" in said and "negative" not in said
