@@ -163,12 +163,12 @@ class Engine:
         piece, the reference that shortcut is tested against). Run again from the start with the
         solver's parts as components once they pay (sim/part_components.py)."""
         wall0 = time.perf_counter()
-        setup_steps.engine_begins()   # (to a run's callback, once: sim/setup_steps.py)
         if progress is not None:
             progress = NoStepBack(progress)
         if periods:  # chain stages that never contend, without events (sim/chain_stages.py)
             quick = chain_stages.run(self, schedule, wall0, as_check(cancel))
             if quick is not None:
+                setup_steps.engine_begins()   # (to a run's callback, once: sim/setup_steps.py)
                 if progress is not None:
                     progress(Progress(1.0, quick.time_s, []))
                 return quick
@@ -180,7 +180,8 @@ class Engine:
 
     def _run(self, schedule, progress, cancel, progress_interval_s, periods, wall0, parted) -> SimResult:
         groups = schedule.groups
-        cols = schedule.columns()
+        cols = schedule.columns()   # (a schedule over the group limit is refused here, before the engine begins)
+        setup_steps.engine_begins()   # (to a run's callback, once: sim/setup_steps.py)
         n = cols.n
         is_cancelled = as_check(cancel)
         # one template per pattern (every piece of a lane shares its pattern): -1 for compute groups

@@ -32,7 +32,7 @@ def test_the_engine_says_once_that_it_begins_after_the_setup_steps(algorithm):
 def test_an_engine_refusal_before_its_first_report_comes_after_it_began(monkeypatch):
     def too_large(self, *args, **kwargs):
         raise TooLarge("stopped past the engine's work budget (on purpose)")
-    monkeypatch.setattr(engine_module.Engine, "_run", too_large)
+    monkeypatch.setattr(engine_module.Engine, "template", too_large)   # (after the engine began)
     monkeypatch.setattr(engine_module.chain_stages, "run", lambda *a: None)
     topo = load_preset("dgx-a100")
     seen = []
@@ -48,3 +48,18 @@ def test_a_run_told_nothing_hears_nothing():
     quiet = sim.run("all-reduce", "ring", 4 * MiB)
     told = sim.run("all-reduce", "ring", 4 * MiB, progress=lambda p: None)
     assert quiet.time_s == told.time_s
+
+
+def test_a_schedule_over_the_group_limit_is_refused_before_the_engine_begins(monkeypatch):
+    """Its columns are built (and the limit checked) as the engine starts: a refusal of the request's
+    size, told as one (the Simulation dock's "Not run"), not as the engine failing."""
+    from dgxstudio.model.fabrics import build_fat_tree
+    from dgxstudio.sim import limits
+
+    monkeypatch.setattr(limits, "MAX_SCHEDULED_GROUPS", 5000)
+    topo = build_fat_tree(2, "dgx-h100")
+    seen = []
+    with pytest.raises(TooLarge):
+        Simulator(topo, [d.id for d in topo.gpus()], SimOptions()).run("all-reduce", "nvls-tree", 8 * 2**30,
+                                                                       progress=seen.append)
+    assert seen and not any(in_engine(p) for p in seen)
