@@ -313,6 +313,11 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         managed = Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen
         if asked is not None and not self.windowState() & managed:
             self.resize(asked.expandedTo(self.minimumSizeHint()))   # the size it was shown at (a 1280x800 screen)
+        # the view was fitted before the docks took their height: the design's bottom row stood below
+        # its edge. Fitted again here, with the layout applied now: a fit left for later undid a zoom
+        # made in between
+        self.layout().activate()
+        self.view.fit()
 
     def _save_settings(self) -> None:
         s = settings()

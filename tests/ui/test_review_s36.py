@@ -73,7 +73,7 @@ def test_an_engine_refusal_before_its_first_report_reads_failed_at_the_engines_s
 
     def too_large(self, *args, **kwargs):
         raise TooLarge("stopped past the engine's work budget (on purpose)")
-    monkeypatch.setattr(engine_module.Engine, "_run", too_large)
+    monkeypatch.setattr(engine_module.Engine, "template", too_large)   # (after the engine began)
     monkeypatch.setattr(engine_module.chain_stages, "run", lambda *a: None)
     w = make_window("dgx-a100")
     p = w.sim_panel
@@ -223,3 +223,22 @@ def test_the_user_guides_pictures_fit_its_window(make_window, qtbot):
     QApplication.processEvents()
     assert browser.horizontalScrollBar().maximum() == 0
     guide.close()
+
+
+def test_the_first_start_shows_the_whole_design(qtbot):
+    """README's first command: the view was fitted before the first start's dock layout (tabs, sizes)
+    took height from the canvas, so the DGX-1's bottom row (its Ethernet NIC) stood below the view's
+    edge behind a scroll bar at 1280x768."""
+    from dgxstudio.model.presets import load_preset
+    from dgxstudio.ui.main_window import MainWindow
+
+    w = MainWindow(load_preset("dgx1-v100"), None, "dgx1-v100")
+    qtbot.addWidget(w)
+    w.resize(1280, 768)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.wait(100)   # the default dock layout is made once the window is shown
+    shown = w.view.mapToScene(w.view.viewport().rect()).boundingRect()
+    assert shown.contains(w.scene.itemsBoundingRect()), (shown, w.scene.itemsBoundingRect())
+    w.document.undo_stack.setClean()
+    w.close()
