@@ -19,6 +19,21 @@ def _behind_findings(w) -> None:
     assert w.results_dock.visibleRegion().isEmpty()
 
 
+def _first_start(qtbot, preset: str):
+    """The window as a first start shows it on a 1280x768 screen (the test screen would clamp
+    MainWindow's own 1400x900), once its default dock layout is made."""
+    from dgxstudio.model.presets import load_preset
+    from dgxstudio.ui.main_window import MainWindow
+
+    w = MainWindow(load_preset(preset), None, preset)
+    qtbot.addWidget(w)
+    w.resize(1280, 768)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.wait(100)   # the default dock layout is made once the window is shown
+    return w
+
+
 def test_a_refused_run_brings_the_results_dock_forward(make_window, qtbot):
     w = make_window("dgx1-p100")
     _behind_findings(w)
@@ -103,15 +118,7 @@ def test_a_refused_run_does_not_make_the_window_taller_than_a_1280x768_screen(qt
     """The red line sat above the summary's scroll area, outside its cap of four lines: after a
     latency-bound run on the DGX-1 P100 and a refused LL128, the window grew from 768 to 811 px (taller
     than a 1280x800 laptop's screen, the status bar below its edge)."""
-    from dgxstudio.model.presets import load_preset
-    from dgxstudio.ui.main_window import MainWindow
-
-    w = MainWindow(load_preset("dgx1-p100"), None, "dgx1-p100")
-    qtbot.addWidget(w)
-    w.resize(1280, 768)
-    w.show()
-    qtbot.waitExposed(w)
-    qtbot.wait(50)   # the default dock layout is made once the window is shown
+    w = _first_start(qtbot, "dgx1-p100")
     p = w.sim_panel
     p.algorithm.setCurrentText("ring")
     p.size.setText("1MiB")
@@ -229,15 +236,7 @@ def test_the_first_start_shows_the_whole_design(qtbot):
     """README's first command: the view was fitted before the first start's dock layout (tabs, sizes)
     took height from the canvas, so the DGX-1's bottom row (its Ethernet NIC) stood below the view's
     edge behind a scroll bar at 1280x768."""
-    from dgxstudio.model.presets import load_preset
-    from dgxstudio.ui.main_window import MainWindow
-
-    w = MainWindow(load_preset("dgx1-v100"), None, "dgx1-v100")
-    qtbot.addWidget(w)
-    w.resize(1280, 768)
-    w.show()
-    qtbot.waitExposed(w)
-    qtbot.wait(100)   # the default dock layout is made once the window is shown
+    w = _first_start(qtbot, "dgx1-v100")
     shown = w.view.mapToScene(w.view.viewport().rect()).boundingRect()
     assert shown.contains(w.scene.itemsBoundingRect()), (shown, w.scene.itemsBoundingRect())
     w.document.undo_stack.setClean()
