@@ -45,7 +45,10 @@ def parse_time(text: str) -> float:
     """'2ms' -> 0.002; a bare number is seconds."""
     m = re.fullmatch(_NUMBER + r"\s*([a-zµ]*)", text.strip())
     if not m:
-        raise ValueError(f"cannot read time {text!r} (examples: 2ms, 150us, 0.5s)")
+        # ("-4ms" is read well enough to say what is wrong with it)
+        negative = re.fullmatch(r"-\s*" + _NUMBER + r"\s*([a-zµ]*)", text.strip()) is not None
+        raise ValueError(f"cannot read time {text!r}" + (": a time cannot be negative" if negative else "")
+                         + " (examples: 2ms, 150us, 0.5s)")
     unit = m.group(2) or "s"
     if unit not in _TIME_UNITS:
         raise ValueError(f"unknown time unit {m.group(2)!r} in {text!r} (s, ms, us, ns)")

@@ -121,7 +121,7 @@ def test_one_gpu_and_empty_counts_read_as_english(capsys, tmp_path):
     code, out, _ = run(capsys, "analyze", path)
     assert code == 0 and out.splitlines()[0] == "Untitled: 1 GPU"
     code, _, err = run(capsys, "train", path, "--tp", "2")
-    assert code == 2 and "dp x tp x pp = 2 GPUs, but only 1 GPU is selected" in err
+    assert code == 2 and "dp x tp x pp = 2 GPUs, but the GPU set has only 1 GPU" in err
     code, out, _ = run(capsys, "info", path)
     assert code == 0 and "()" not in out
     assert "  links:   0 connections, 0 physical\n" in out and "  groups:  0\n" in out
@@ -129,7 +129,7 @@ def test_one_gpu_and_empty_counts_read_as_english(capsys, tmp_path):
     code, out, _ = run(capsys, "info", "--preset", "dgx-h100")   # a breakdown still follows a count
     assert "  links:   55 connections, 170 physical  (144 x NVLink4, 22 x PCIe5, 4 x UPI-16GT)" in out
     code, _, err = run(capsys, "pipeline", path, "--stages", "2", "--microbatches", "4")
-    assert code == 2 and "--stages 2: only 1 GPU is selected" in err
+    assert code == 2 and "--stages 2: the GPU set has only 1 GPU" in err
 
 
 def test_a_device_that_is_not_a_gpu_is_named_by_its_display_name(capsys):

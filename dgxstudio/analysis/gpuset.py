@@ -18,8 +18,9 @@ class GpuSetError(ValueError):
 
 
 def only_selected(n: int) -> str:
-    """'only 1 GPU is selected', 'only 3 GPUs are selected': for a run that needs more."""
-    return f"only {n} GPU is selected" if n == 1 else f"only {n} GPUs are selected"
+    """'the GPU set has only 1 GPU', '... only 3 GPUs': for a run that needs more. (It said "only 32
+    GPUs are selected" of a design's every GPU, the default set, where nothing had been selected.)"""
+    return f"the GPU set has only {n} GPU" + ("" if n == 1 else "s")
 
 
 def kind_words(kind: str) -> str:

@@ -11,6 +11,7 @@ import json
 
 from ..model import fileio
 from ..model.topology import Topology
+from ..sim.tuning import protocol_words
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 ALGORITHM_HELP = ("NCCL's algorithms as NCCL_ALGO names them: ring, tree, nvls (NVLink SHARP in one system's "
@@ -189,12 +190,7 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link figures: achievable (default: what nccl-tests measure) or peak (the white-paper bound)")
     p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], default="auto",
-                   help="NCCL protocol for ring/tree/nvls/nvls-tree/collnet and auto, not the lecture's algorithms "
-                        "(default auto: NCCL's cost model picks); ll128 only where NCCL enables it (NVLink inside "
-                        "systems, Volta or later, and across systems each GPU near the NIC its channels use: "
-                        "resources/nccl_tuning.json's ll128_rule), elsewhere refused with NCCL's reason (across systems "
-                        "the GPU and NIC at fault); "
-                        "nvls, nvls-tree and collnet run simple only")
+                   help=protocol_words())
     p.add_argument("--spread", choices=["even", "hash"], default="even",
                    help="tied routes: spread evenly (adaptive routing) or pick one by hash")
     p.add_argument("--pxn", action="store_true",

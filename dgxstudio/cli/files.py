@@ -15,6 +15,7 @@ from .common import (ALGORITHM_HELP, EXIT_FINDINGS, EXIT_OK, CliError, add_sim_o
 def cmd_export(args) -> int:
     from ..report.exports import write_export
     from ..report.formats import ExportError
+    from ..report.nccl_xml import SystemNeeded
 
     if args.system is not None and args.format != "nccl-xml":
         # only NCCL XML describes one system; any other format would silently write the whole topology
@@ -23,6 +24,8 @@ def cmd_export(args) -> int:
     topo = open_topology(args.file, args.preset)
     try:
         write_export(topo, args.format, args.output, args.system)
+    except SystemNeeded as exc:
+        raise CliError(f"cannot export as {args.format}: {exc}, with --system (its id or name)") from None
     except ExportError as exc:
         raise CliError(f"cannot export as {args.format}: {exc}") from None
     except OSError as exc:

@@ -494,6 +494,16 @@ def loads(text: str | bytes, catalog: Catalog | None = None, filename: str = "")
         return _loads(text, catalog, filename)
 
 
+def _json_words(text: str, exc: json.JSONDecodeError) -> str:
+    """Where and why the JSON parser stopped, and whether the text ends before its JSON does (a copy
+    or a download cut short): json's "Unterminated string starting at" read "... at at line 33"."""
+    where = f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}"
+    if exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip()):
+        last = text.count("\n") + 1
+        return f"not valid JSON: the file ends at line {last} before its JSON does (cut short?): {where}"
+    return f"not valid JSON: {where}"
+
+
 def _loads(text: str, catalog: Catalog | None, filename: str) -> Topology:
     try:
         doc = _parse_topology_json(text)
@@ -503,8 +513,7 @@ def _loads(text: str, catalog: Catalog | None, filename: str) -> Topology:
         if text.isspace() or not text:   # checked only on failure: a file cut to nothing by a crash or `touch`
             raise TopologyFileError("not valid JSON: the file is empty" if not text
                                     else "not valid JSON: the file holds only white space", filename=filename) from None
-        raise TopologyFileError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                                filename=filename) from None
+        raise TopologyFileError(_json_words(text, exc), filename=filename) from None
     except ValueError as exc:
         raise TopologyFileError(f"not valid JSON: {exc}", filename=filename) from None
     except RecursionError:

@@ -100,19 +100,30 @@ def _busids(topo: Topology, devices: list[str]) -> dict[str, str]:
     return {d: f"0000:{0x07 + i:02x}:00.0" for i, d in enumerate(devices)}
 
 
+class SystemNeeded(ExportError):
+    """A design of several systems (or a rack of trays) and no system chosen: the CLI says how to
+    choose one (``--system``), the window says so (select it on the canvas)."""
+
+
+def _named(topo: Topology, groups: list[str]) -> list[str]:
+    """Groups as the canvas names them, each with the id `--system` takes too."""
+    return [f"{topo.groups[g].name} ({g})" for g in groups]
+
+
 def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
     """The XML of one system (the only one, or the group named)."""
     systems = [g.id for g in topo.groups.values() if g.kind == "system"]
     if system is None:
         if len(systems) > 1:
-            raise ExportError(f"NCCL XML describes one system; choose one of {', '.join(systems[:5])}"
-                              + (" ..." if len(systems) > 5 else ""))
+            raise SystemNeeded(f"NCCL XML describes one system; choose one of {', '.join(_named(topo, systems[:5]))}"
+                               + (" ..." if len(systems) > 5 else ""))
         # a rack drawn as trays (GB200 NVL72): NCCL reads one file per host, and a host is a compute tray
         trays = [g.id for g in topo.groups.values() if g.kind == "tray" and systems and g.parent == systems[0]
                  and any(topo.devices[d].kind == "gpu" for d in g.devices if d in topo.devices)]
         if trays:
-            raise ExportError(f"NCCL XML describes one host, and a host of {topo.groups[systems[0]].name} is a "
-                              f"compute tray; choose one of {', '.join(trays[:5])}" + (" ..." if len(trays) > 5 else ""))
+            raise SystemNeeded(f"NCCL XML describes one host, and a host of {topo.groups[systems[0]].name} is a "
+                               f"compute tray; choose one of {', '.join(_named(topo, trays[:5]))}"
+                               + (" ..." if len(trays) > 5 else ""))
         members = topo.devices_in_group(systems[0]) if systems else list(topo.devices)
     else:
         gid = system if system in topo.groups else next((g.id for g in topo.groups.values() if g.name == system), None)

@@ -29,6 +29,7 @@ from .fanout import release as release_dependents
 from .kept_arrays import KeptArrays, KeptLevels
 from .periods import Dependents, FlowEnds, _Periods
 from . import chain_stages, part_components
+from . import setup_steps
 from .part_components import NoStepBack, PartsFound, PartShapes, solve_misses
 from .single_routes import SingleRoutes
 from .split_solve import Parts
@@ -168,6 +169,7 @@ class Engine:
         if periods:  # chain stages that never contend, without events (sim/chain_stages.py)
             quick = chain_stages.run(self, schedule, wall0, as_check(cancel))
             if quick is not None:
+                setup_steps.engine_begins()   # (to a run's callback, once: sim/setup_steps.py)
                 if progress is not None:
                     progress(Progress(1.0, quick.time_s, []))
                 return quick
@@ -179,7 +181,8 @@ class Engine:
 
     def _run(self, schedule, progress, cancel, progress_interval_s, periods, wall0, parted) -> SimResult:
         groups = schedule.groups
-        cols = schedule.columns()
+        cols = schedule.columns()   # (a schedule over the group limit is refused here, before the engine begins)
+        setup_steps.engine_begins()   # (to a run's callback, once: sim/setup_steps.py)
         n = cols.n
         is_cancelled = as_check(cancel)
         # one template per pattern (every piece of a lane shares its pattern): -1 for compute groups

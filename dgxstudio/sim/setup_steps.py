@@ -11,6 +11,10 @@ The points are fixed, not timed: the steps' weights differ from one collective t
 
 The steps are reported where they happen, deep in the core, without every function taking the
 callback: ``reporting(progress)`` holds it for the block, as ``cancel.cancellable`` holds the flag.
+
+The engine says when it begins (``EngineBegins``, once per block, before its first ``Progress``,
+which comes only after its first 50 ms): so a refusal or a failure is known to come from setup or
+from the engine by what was reported, not guessed from where the bar stood.
 """
 
 from __future__ import annotations
@@ -38,13 +42,29 @@ class Setup:
     step: str
 
 
+@dataclass
+class EngineBegins:
+    """The setup is over and the engine begins: on the run's bar at ``ENGINE_FROM`` (``fraction``, the
+    engine's share, is 0)."""
+    fraction: float = 0.0
+
+
+class _Report:
+    """A block's callback, and whether the engine's beginning was told (a run may start the engine
+    more than once: told once)."""
+
+    def __init__(self, progress) -> None:
+        self.progress = progress
+        self.engine_told = False
+
+
 _report: ContextVar = ContextVar("dgxstudio_setup_report", default=None)
 
 
 @contextmanager
 def reporting(progress) -> Iterator[None]:
     """Setup steps in this block go to ``progress`` (None: to nobody; the cancel flag is still checked)."""
-    token = _report.set(progress)
+    token = _report.set(_Report(progress) if progress is not None else None)
     try:
         yield
     finally:
@@ -57,7 +77,23 @@ def step(words: str) -> None:
     check_cancelled()
     report = _report.get()
     if report is not None:
-        report(Setup(AT[words], words))
+        report.progress(Setup(AT[words], words))
+
+
+def engine_begins() -> None:
+    """The engine begins (``Engine.run``): in a block that reports, the first time, ``Cancelled`` if
+    the flag is set (a cancel during the last step is not told as the engine beginning), else an
+    ``EngineBegins`` to its progress callback."""
+    report = _report.get()
+    if report is not None and not report.engine_told:
+        check_cancelled()
+        report.engine_told = True
+        report.progress(EngineBegins())
+
+
+def in_engine(p) -> bool:
+    """Whether a run's report comes from its engine (its beginning or its own ``Progress``), not its setup."""
+    return not isinstance(p, Setup)
 
 
 def of_run(p) -> float:

@@ -151,6 +151,21 @@ def ll128_refusal(shape: CallShape) -> str | None:
     return None
 
 
+def protocol_words() -> str:
+    """What the protocol choice does, in one text for `simulate --protocol`'s help and the GUI's
+    protocol box: NCCL's algorithms only, auto's choice, and where LL128 is refused, read from
+    ``ll128_rule`` (the CLI and the GUI each said it in their own words, which drifted apart)."""
+    rule = tuning_data()["ll128_rule"]
+    words, limit = rule["path_words"], rule["max_net_path"]
+    below, from90 = limit["below_sm90"], limit["from_sm90"]
+    return (f"NCCL's protocol for ring, tree, nvls, nvls-tree and collnet, not the lecture's algorithms; auto (the "
+            f"default) lets NCCL's cost model choose. ll128 only where NCCL enables it (resources/nccl_tuning.json's "
+            f"ll128_rule): NVLink inside systems, sm{rule['min_sm']} (Volta) or later, and across systems each GPU "
+            f"reaching the NIC its channels use within PATH_{below} ({words[below]}; from sm90 PATH_{from90}, "
+            f"{words[from90]}); elsewhere a forced ll128 is refused with NCCL's reason (across systems the GPU and NIC "
+            f"at fault). nvls, nvls-tree and collnet run simple only")
+
+
 def ll128_enabled(shape: CallShape) -> bool:
     return ll128_refusal(shape) is None
 

@@ -8,8 +8,17 @@ from ..model.topology import Topology
 
 
 # Qt's xcb platform plugin (X11) cannot load without these system libraries, and then aborts the
-# process with a message that does not name them.
-XCB_LIBRARIES = {"xcb-cursor": "libxcb-cursor0"}
+# process with a message that does not name them (it names libxcb-cursor0 whichever is missing): the
+# xcb libraries of "Qt for X11 Requirements" (https://doc.qt.io/qt-6/linux-requirements.html, its
+# platform plugin's table) that PySide6's plugin links (ldd of libQt6XcbQpa.so.6), by the name
+# find_library looks them up under, with the Debian/Ubuntu package that holds each. A Debian 12 with
+# libxcb-cursor0 but without libxcb-icccm4 and libxcb-keysyms1 aborted so.
+XCB_LIBRARIES = {"xcb-cursor": "libxcb-cursor0", "xcb-icccm": "libxcb-icccm4", "xcb-image": "libxcb-image0",
+                 "xcb-keysyms": "libxcb-keysyms1", "xcb-randr": "libxcb-randr0",
+                 "xcb-render-util": "libxcb-render-util0", "xcb-render": "libxcb-render0", "xcb-shape": "libxcb-shape0",
+                 "xcb-shm": "libxcb-shm0", "xcb-sync": "libxcb-sync1", "xcb-util": "libxcb-util1",
+                 "xcb-xfixes": "libxcb-xfixes0", "xcb-xkb": "libxcb-xkb1", "xkbcommon-x11": "libxkbcommon-x11-0",
+                 "X11-xcb": "libx11-xcb1"}
 
 
 def missing_display_libraries(environ=None) -> list[str]:
@@ -54,7 +63,8 @@ def application():
         missing = missing_display_libraries()
         if missing:
             raise DisplayLibrariesMissing(
-                f"DGX Studio needs {', '.join(missing)} to open a window on X11: install it (Debian/Ubuntu: "
+                f"DGX Studio needs {', '.join(missing)} to open a window on X11: install "
+                f"{'it' if len(missing) == 1 else 'them'} (Debian/Ubuntu: "
                 f"sudo apt-get install {' '.join(missing)}), or run with QT_QPA_PLATFORM=wayland or offscreen.")
         app = QApplication(sys.argv[:1])
         app.setApplicationName("DGX Studio")

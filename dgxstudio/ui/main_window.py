@@ -129,7 +129,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.sim_panel.resultReady.connect(self._show_result)
         self.sim_panel.progressed.connect(self._show_progress)
         self.sim_panel.message.connect(self.show_status)
-        self.sim_panel.unanswered.connect(self.results.show_unanswered)
+        self.sim_panel.unanswered.connect(self._show_unanswered)
         self.legend = ReplayLegend(self.view)
         self.view.resized.connect(self.legend.place)
         self.sim_panel.runner.started.connect(self._run_started)
@@ -313,6 +313,11 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         managed = Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen
         if asked is not None and not self.windowState() & managed:
             self.resize(asked.expandedTo(self.minimumSizeHint()))   # the size it was shown at (a 1280x800 screen)
+        # the view was fitted before the docks took their height: the design's bottom row stood below
+        # its edge. Fitted again here, with the layout applied now: a fit left for later undid a zoom
+        # made in between
+        self.layout().activate()
+        self.view.fit()
 
     def _save_settings(self) -> None:
         s = settings()

@@ -291,7 +291,8 @@ class LivePlots(QWidget):
             if whole is not None and label.text != whole:
                 label.setText(whole)
         widths = [sample.boundingRect().width() + label.item.boundingRect().width() + 6 for sample, label in shown]
-        cols = next((n for n in (3, 2) if sum(max(widths[c::n]) for c in range(n)) <= room), 1)
+        # (no more columns than entries: a two-GPU run's legend has two)
+        cols = next((n for n in (3, 2) if n <= len(widths) and sum(max(widths[c::n]) for c in range(n)) <= room), 1)
         if cols == 1 and max(widths) > room:
             for (sample, label), w in zip(shown, widths):
                 if w > room:

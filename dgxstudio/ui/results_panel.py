@@ -19,19 +19,26 @@ from ..units import format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
 
 class _SummaryArea(QScrollArea):
-    """The run's summary: as tall as its text wants while the dock has room, scrolled beyond, so a
-    long summary (a training run's ten lines) never makes the window taller than the screen (the
-    lecture's A100 pair made its minimum height 883 px, more than a 1280x800 laptop's)."""
+    """The run's summary, and above it what a request that gave no result said: as tall as their text
+    wants while the dock has room, scrolled beyond, so a long summary (a training run's ten lines) never
+    makes the window taller than the screen (the lecture's A100 pair made its minimum height 883 px,
+    more than a 1280x800 laptop's; the red line, outside the area, made it 811 after a refused run)."""
 
-    def __init__(self, label: QLabel):
+    def __init__(self, *labels: QLabel):
         super().__init__()
-        self.setWidget(label)
+        texts = QWidget()
+        column = QVBoxLayout(texts)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(3)
+        for label in labels:
+            column.addWidget(label)
+            label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.setWidget(texts)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         # never taller than its text (a dock's spare height went here and the label centred its text
         # in it: an empty band above the summary); the bottleneck list takes the spare height
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
-        label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
 
     def _text_height(self) -> int:
         return self.widget().heightForWidth(max(self.viewport().width(), 200)) + 2 * self.frameWidth()
@@ -56,11 +63,22 @@ class _SummaryArea(QScrollArea):
 
 
 class _SummaryLabel(QLabel):
+    """A label of the summary's area, whose hint follows its text, shown or hidden."""
+
     def setText(self, text: str) -> None:
         super().setText(text)
-        area = self.parentWidget().parentWidget() if self.parentWidget() is not None else None
-        if isinstance(area, QScrollArea):
-            area.updateGeometry()   # the area's hint follows the text
+        self._area_follows()
+
+    def setVisible(self, visible: bool) -> None:
+        super().setVisible(visible)
+        self._area_follows()
+
+    def _area_follows(self) -> None:
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            area.updateGeometry()
 
 
 class _Compact:
@@ -122,12 +140,12 @@ class ResultsPanel(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.setMinimumHeight(50)
         self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)   # the list takes the rest
-        self.summary_area = _SummaryArea(self.summary)
         # a request that gave no result, above the last run's summary, which stays (show_unanswered)
-        self.unanswered = QLabel()
+        self.unanswered = _SummaryLabel()
         self.unanswered.setWordWrap(True)
         self.unanswered.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.unanswered.hide()
+        self.summary_area = _SummaryArea(self.unanswered, self.summary)
         self.bottlenecks_label = QLabel("Bottleneck links (click to select on the canvas):")
         self.bottlenecks_label.setWordWrap(True)   # the latency-bound form is longer than a narrow dock
         layout = QVBoxLayout(self)
@@ -136,7 +154,6 @@ class ResultsPanel(QWidget):
         # left the bottleneck list two rows
         layout.setContentsMargins(6, 4, 6, 2)
         layout.setSpacing(3)
-        layout.addWidget(self.unanswered)
         layout.addWidget(self.summary_area)
         layout.addWidget(self.bottlenecks_label)
         layout.addWidget(self.bottlenecks, 1)   # the dock's spare height

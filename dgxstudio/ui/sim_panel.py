@@ -23,9 +23,9 @@ from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, Simulator, cuts_in_chunks,
                        sweep_sizes)
 from ..sim.ring_bound_note import rings_alone_Bps
-from ..sim.setup_steps import ENGINE_FROM, Setup, of_run
+from ..sim.setup_steps import EngineBegins, Setup, in_engine, of_run
 from ..sim.training import ModelSpec, stage_times, train_iteration
-from ..sim.tuning import PROTOCOL_LABELS
+from ..sim.tuning import PROTOCOL_LABELS, protocol_words
 from ..units import format_size, format_time, parse_size, parse_time
 from .document import Document
 from .nccl_settings import NcclSettings
@@ -65,6 +65,7 @@ class SimulationPanel(QWidget):
         self.selected_gpus = selected_gpus  # callable: GPUs selected on the canvas
         self.runner = TaskRunner(self)
         self.request: RunRequest | None = None
+        self._ran = False   # the current request's run got past its setup (a report from its engine)
         self.tabs = QTabWidget()
         common = QFormLayout()   # what every tab's run uses: which GPUs, and at which link figures
         self.gpu_set = QComboBox()
@@ -131,10 +132,7 @@ class SimulationPanel(QWidget):
                               " nvls-tree and collnet pipeline in NCCL's own slices (the box is off for them)")
         self.protocol = QComboBox()
         self.protocol.addItems(["auto", "ll", "ll128", "simple"])
-        self.protocol.setToolTip("NCCL protocol for ring, tree, nvls and collnet; auto lets NCCL's cost model choose. "
-                                 "LL128 only where NCCL enables it (NVLink inside systems, Volta or later, and across "
-                                 "systems each GPU near its NIC); elsewhere the run is refused with NCCL's reason (the GPU and "
-                                 "NIC at fault across systems). nvls, nvls-tree and collnet run with Simple only")
+        self.protocol.setToolTip(protocol_words())   # (`simulate --protocol`'s help, word for word)
         self.sweep = QCheckBox("size sweep")
         self.sweep.setToolTip('Run every power-of-two size in the range instead of one size')
         self.sweep_range = QLineEdit("1KiB:4GiB")
@@ -293,6 +291,7 @@ class SimulationPanel(QWidget):
             return
         pending = live.frozen_copy_later({"document": document_ref})
         self.request = request
+        self._ran = False
         self.progress.setValue(0)
         self.state.setText(f"Running {request.label}…")
         self.state.setToolTip("")
@@ -392,6 +391,9 @@ class SimulationPanel(QWidget):
             return
         if isinstance(p, Setup):   # before the engine's first report: seconds on thousands of GPUs
             self.state.setText(f"Running {self.runner.label}… {p.step}")
+        self._ran = self._ran or in_engine(p)   # (a sweep's, a pipeline's, a training run's reports: their runs')
+        if isinstance(p, EngineBegins):   # (no longer the last setup step's words, until the engine's first report)
+            self.state.setText(f"Running {self.runner.label}… simulating")
         # a collective's bar: its setup's steps, then the engine's share (sim/setup_steps.py)
         collective = getattr(self.request, "kind", None) == "collective"
         self.progress.setValue(int(1000 * min(max(of_run(p) if collective else p.fraction, 0.0), 1.0)))
@@ -415,11 +417,11 @@ class SimulationPanel(QWidget):
         """How far a run got before it ended without a result; the bar is emptied (reset shows no
         figure: a bar left at 33% after a refusal read as a run still under way). ``engine_only``:
         nothing while the run was still setting up (a refusal there, e.g. nvls with NVLS off, did not
-        fail part way through a run; only a collective's bar has setup steps, the others' start with
-        their run)."""
+        fail part way through a run), as its reports tell (sim/setup_steps.py: the engine says when it
+        begins; a sweep's, a pipeline's and a training run's reports are their runs')."""
         value = self.progress.value()
         self.progress.reset()
-        if engine_only and value < 1000 * ENGINE_FROM and getattr(self.request, "kind", None) == "collective":
+        if engine_only and not self._ran:
             return ""
         return f" at {value / 10:.0f}%" if value > 0 else ""
 

@@ -161,10 +161,14 @@ class FileActions:
     def export_topology(self, fmt: str, path: str, system: str | None = None) -> bool:
         from ..report.exports import write_export
         from ..report.formats import ExportError
+        from ..report.nccl_xml import SystemNeeded
 
         selected = [g for g in self.scene.selected_ids() if g in self.document.topology.groups]
         try:
             write_export(self.document.topology, fmt, path, system or (selected[0] if selected else None))
+        except SystemNeeded as exc:   # (the system exported is the one selected on the canvas)
+            self.error("Cannot export", f"{fmt}: {exc}: select it on the canvas (click its frame), then export again")
+            return False
         except (ExportError, OSError) as exc:
             self.error("Cannot export", f"{fmt}: {exc}")
             return False

@@ -416,12 +416,10 @@ class HabitActions:
         """The tour of the README, with pictures, in a window of its own."""
         from importlib.resources import files
 
-        from PySide6.QtWidgets import QTextBrowser
+        from .guide_browser import GuideBrowser
 
         folder = files("dgxstudio.resources").joinpath("guide")
-        browser = QTextBrowser()
-        browser.setOpenExternalLinks(False)
-        browser.setSearchPaths([str(folder)])
+        browser = GuideBrowser(str(folder))   # (its pictures at its width: guide_browser.py)
         try:
             browser.setMarkdown(folder.joinpath("guide.md").read_text(encoding="utf-8"))
         except OSError as exc:

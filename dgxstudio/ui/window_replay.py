@@ -193,6 +193,13 @@ class ReplayActions:
         self._fit_results_dock()
         self.show_status(f"Done: {request.label}")
 
+    def _show_unanswered(self, label: str, message: str) -> None:
+        """A request that gave no result: its red line in the Results dock, brought forward as a
+        result is (behind the Findings tab, as a first start leaves it, the line went unseen)."""
+        self.results.show_unanswered(label, message)
+        self.results_dock.raise_()
+        self._fit_results_dock()
+
     def _fit_results_dock(self) -> None:
         """Grow the Results dock to show the whole summary, up to half the window (it scrolls beyond,
         so the window never outgrows the screen); a dock the user made taller stays so."""

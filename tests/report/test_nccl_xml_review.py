@@ -138,7 +138,7 @@ def test_a_nic_without_a_pci_device_is_said_to_be_left_out():
 def test_a_rack_drawn_as_trays_asks_for_a_tray():
     """NCCL reads one topology file per host; an NVL72's host is a compute tray, not the 72-GPU rack."""
     topo = load_preset("gb200-nvl72")
-    with pytest.raises(ValueError, match=r"a host of GB200 NVL72 is a compute tray; choose one of tray1, tray2"):
+    with pytest.raises(ValueError, match=r"a host of GB200 NVL72 is a compute tray; choose one of Compute tray 1 \(tray1\), Compute tray 2 \(tray2\)"):
         to_nccl_xml(topo)
     assert len(list(ET.fromstring(to_nccl_xml(topo, "system")).iter("gpu"))) == 72  # asked for by name: written
 

@@ -38,4 +38,4 @@ def test_the_protocol_box_tooltip_says_when_ll128_is_refused(make_window):
     # as `simulate --protocol`'s help (tests/test_cli_review_s35.py)
     w = make_window("dgx1-v100")
     tip = w.sim_panel.protocol.toolTip()
-    assert "LL128 only where NCCL enables it" in tip and "Simple only" in tip, tip
+    assert "ll128 only where NCCL enables it" in tip and "simple only" in tip, tip
