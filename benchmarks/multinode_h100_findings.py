@@ -2,7 +2,8 @@
 
 The rows: off-file sweeps on 2 and 4 DGX H100-like systems over NDR InfiniBand or 400 GbE RoCE
 (`fidelity_offfile.json`) measure the ring at 320-331 GB/s busbw (80-83% of 8 x 50 GB/s) where the
-simulator gives 376, and the two-system NVLS tree at 430-441 where it gives 522. The rows that fit
+simulator gives 376, and the two-system NVLS tree at 430-441 where it gave 522 (459 since NCCL 2.28's
+per-head ceiling, perChMaxNVLSTreeBw, binds in the schedule). The rows that fit
 (2 x 8 B200 690 vs 702, 248 x 8 H200 350 vs 302, the calibration file's 2-node A100 rows) bound what a
 mechanism may move. ``multinode_h100_findings.json`` lists each candidate with its source; this script
 recomputes what the candidates that can be simulated predict:

@@ -7,8 +7,6 @@ the per-system facts these builders read.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import collectives as C
@@ -79,10 +77,12 @@ class NcclSchedules:
         elif algorithm == "nvls-tree":
             gen = T.tuning_data()["generations"][shape.generation]
             systems = [list(m) for m in plan.systems]
-            cap = gen["nvls_tree_per_channel_Bps"][min(plan.nodes - 1, 2)] * nch / (2 * len(systems[0]))
+            # NCCL's per-head ceiling (algorithm bandwidth, per direction) for all its heads, shared
+            # by the systems' p rails, each carrying 1/p of the data over two trees: a pair's cap
+            cap = T.nvls_tree_head_algbw_Bps(shape) * T.nvls_heads(shape) / (2 * len(systems[0]))
             sched = C.nvls_tree_allreduce(systems, self._nvls_shares(), size, slice_ * nch / 2,
                                           T.hop_latency("nvlink", "nvls-tree", "simple"),
-                                          T.hop_latency("net", "nvls-tree", "simple"), cap if cap > 0 else math.inf,
+                                          T.hop_latency("net", "nvls-tree", "simple"), cap,
                                           slots=T.slots_per_connection("all-reduce"), virtual=True)
             scale = self._nvls_scale(gen["nvls_efficiency"])
         elif algorithm == "collnet":

@@ -199,6 +199,20 @@ def nvls_heads(shape: CallShape) -> int:
     return min(shape.ranks // max(shape.nodes, 1), int(tuning_data()["nvls_channels"]["max_heads"]))
 
 
+def nvls_tree_head_algbw_Bps(shape: CallShape) -> float:
+    """NCCL's per-channel ceiling of the NVLS tree (perChMaxNVLSTreeBw) as the all-reduce data one
+    NVLS head carries a second (algorithm bandwidth, bytes/s per direction; inf where NCCL sets none).
+
+    NCCL states it as bus bandwidth per channel of the NVLS graph, whose channels are its heads
+    (``nvls_heads``): busBw = heads x min(intraBw, interBw, perChMaxNVLSTreeBw), and algorithm
+    bandwidth = busBw x nRanks / nsteps, nccl-tests' bus bandwidth factor turned round
+    (``nvls_tree_per_channel_units`` in the data)."""
+    per = tuning_data()["generations"][shape.generation]["nvls_tree_per_channel_Bps"][_node_index(shape.nodes)]
+    if per <= 0:
+        return math.inf
+    return per * shape.ranks / nsteps("all-reduce", shape.ranks)
+
+
 def slice_bytes(proto: str, collective: str) -> float:
     """Data one channel moves per pipelined piece: NCCL's step buffer times its slice steps."""
     d = tuning_data()["pipeline"]

@@ -119,12 +119,15 @@ def test_ragged_sizes_and_uneven_trees_are_exact(monkeypatch, systems, algorithm
     assert fast.periods_skipped > 0
 
 
-@pytest.mark.parametrize("algorithm, most", [("nvls-tree", 90), ("hierarchical", 190), ("ring", 12)])
+@pytest.mark.parametrize("algorithm, most", [("nvls-tree", 130), ("hierarchical", 190), ("ring", 12)])
 def test_a_16_gib_run_skips_from_its_first_repeat(algorithm, most):
     """Events of a 16 GiB all-reduce on two DGX H100: filling the pipeline, one period to see it repeat,
     the skip, and draining. The watcher that compared with one snapshot at a time skipped later: 105
     (NVLS tree), 212 (hierarchical) and 19 (ring) events; from the first repeat, 84, 182 and 10. The
-    same number of events at 1 GiB, within a few: the cost does not follow the bytes."""
+    same number of events at 1 GiB, within a few: the cost does not follow the bytes. (The NVLS tree
+    played 81 until its network pairs carried NCCL's per-head ceiling, sim/tuning.py
+    nvls_tree_head_algbw_Bps: the NVLink side then fills its buffers against the slower trees
+    before the pieces repeat, 122 at 1, 4 and 16 GiB alike.)"""
     topo = build_fat_tree(2, "dgx-h100", rail_optimized=True)
     big = _run(topo, algorithm, 16 * GiB)()
     small = _run(topo, algorithm, GiB)()
