@@ -17,13 +17,14 @@ CHUNK = 1 << 16
 LOOP_PAIRS = 64
 
 
-def finish_flows(finished, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends,
+def finish_flows(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends,
                  templates, sent, post_delay, schedule_done, release, on_sent) -> list[int]:
     """Account for flows whose last byte left at time t, group by group. A group's flows sit
     together in the active arrays (added together, removed in order), so the finished ones of each
     group form one run. Usually a few flows end at a time (a tree's pieces end one connection at a
-    time): those are done on Python scalars, a small numpy call costing more than its arithmetic."""
-    idx = finished.nonzero()[0]
+    time): those are done on Python scalars, a small numpy call costing more than its arithmetic.
+    ``idx``: the places of the flows that finished among the active ones, ascending (the engine
+    finds them once for this, its flow counts and ``ActiveFlows.drop``)."""
     if len(idx) > 32:
         completed = _finish_groups(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, open_ends, templates)
     else:

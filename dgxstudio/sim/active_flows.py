@@ -45,10 +45,11 @@ class ActiveFlows:
         self.hi += k
         return self.views()
 
-    def drop(self, ended: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def drop(self, ended: np.ndarray, idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The flows where ``ended`` (a mask over the views) is true leave, the others keep their
-        order; the views."""
-        idx = np.flatnonzero(ended)
+        order; the views. ``idx``: where ``ended`` is true, ascending, when the caller has it."""
+        if idx is None:
+            idx = np.flatnonzero(ended)
         m = len(idx)
         if not m:
             return self.views()

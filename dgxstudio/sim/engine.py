@@ -528,13 +528,14 @@ class Engine:
 
             if tx_event and n_active:
                 finished = ttf <= dt_tx * (1 + 1e-9) + 1e-15
-                completed = accounting.finish_flows(finished, a_group, a_pos, a_lat, t, outstanding, arrival,
+                idx = finished.nonzero()[0]  # (found once: a scan of the mask costs more than its use)
+                completed = accounting.finish_flows(idx, a_group, a_pos, a_lat, t, outstanding, arrival,
                                                     partial, flow_ends, open_ends, templates, sent, post_delay,
                                                     schedule_done, release, on_sent)
                 if steady is not None and steady.logs is not None:
                     steady.logs[1].extend(completed)
-                add_flows(a_route[finished], -1)
-                a_int, a_flt = flows.drop(finished)
+                add_flows(a_route[idx], -1)
+                a_int, a_flt = flows.drop(finished, idx)
                 a_route, a_group, a_pos = a_int
                 a_rem, a_lat = a_flt
                 dirty = True

@@ -58,7 +58,8 @@ def test_starts_and_ends_keep_the_others_in_order(seed, most, ends):
         if n:
             ended = ends(rng, n)
             lo_before, hi_before = flows.lo, flows.hi
-            flows.drop(ended)
+            # (the engine hands the places of the ends it found: every other step here)
+            flows.drop(ended, np.flatnonzero(ended) if step % 2 else None)
             fronts += flows.lo > lo_before
             backs += flows.hi < hi_before
             ref = [r for r, e in zip(ref, ended.tolist()) if not e]
