@@ -350,7 +350,9 @@ class Simulator(NcclSchedules):
         return shares[0] if shares is not None and len(shares) == 1 else None
 
     def _collnet_capable(self) -> bool:
-        return collnet_refusal(self.topo, self.channel_plan().nodes) is None
+        if "collnet" not in self._facts:  # (a pass over every device: once, not at each call shape and bound)
+            self._facts["collnet"] = collnet_refusal(self.topo, self.channel_plan().nodes) is None
+        return self._facts["collnet"]
 
     def call_shape(self, collective: str, for_ring: bool = True) -> T.CallShape:
         """NCCL's view of the call; ``for_ring``: see ``plan_bound``."""

@@ -36,7 +36,9 @@ class Unrouted:
     def __init__(self, hops):
         self.hops = hops
         self.router = router = hops.router
-        self._sides: dict[tuple[str, bool], list] = {}  # a GPU's side of a via hop (see _side)
+        self._outs: dict[str, list] = {}  # a GPU's side of a via hop out of it (see _side)
+        self._ins: dict[str, list] = {}   # and into it
+        self._cache_seen: tuple[int, set] = (-1, set())  # see _touched
         self._ones: dict[int, np.ndarray] = {}
         self._between = not router.pxn  # (_between_systems leaves every hop between systems to the router under PXN)
 
@@ -45,14 +47,14 @@ class Unrouted:
         the channel between NIC and uplink (out of the NIC, or into it), the leg's channels as
         ``_Loads.via_legs`` lists them (None: no template leg yet, asked again next time; False: not
         one path of weights 1)]."""
-        key = (g, out)
-        got = self._sides.get(key)
+        sides = self._outs if out else self._ins
+        got = sides.get(g)
         router = self.router
         if got is None:
             nic = router._rails()[g][0]
             up = router._uplinks[nic] if nic in router._uplinks else router._uplink(nic)
             link = -1 if up is None else router.channel_index[(nic, up) if out else (up, nic)]
-            got = self._sides[key] = [nic, up, router._system.get(nic), link, None]
+            got = sides[g] = [nic, up, router._system.get(nic), link, None]
         if got[4] is None:
             leg = router.template_leg(g, got[0]) if out else router.template_leg(got[0], g)
             if leg is not None:
@@ -67,7 +69,9 @@ class Unrouted:
         hops, router = self.hops, self.router
         known, cache, system, gpus = hops._known, router._cache, router._system, router._gpus
         rail = router._rails() if self._between else {}
-        sides, side, template_leg = self._sides, self._side, router.template_leg
+        side, template_leg = self._side, router.template_leg
+        outs, ins = self._outs, self._ins
+        touched = self._touched(cache)
         ones = self._ones
         places: list[int] = []
         chans: list[np.ndarray] = []
@@ -90,17 +94,20 @@ class Unrouted:
                     lat.append(first.latency_s if latency_s is None else latency_s)
                 continue
             # HopRoutes._between_systems: the via hop Router._rail_waypoints gives (without PXN)
-            if (not self._between or sa is None or sb is None or (s, d) in cache or s not in gpus
+            if (not self._between or sa is None or sb is None or s not in gpus
                     or d not in gpus or s not in rail or d not in rail):
                 continue
             # then its HopRoutes.route and _route: _Loads.via_legs' checks (any order: each one fails
             # alike), its channels one path per leg
-            a = sides[(s, True)] if (s, True) in sides else side(s, True)
-            b = sides[(d, False)] if (d, False) in sides else side(d, False)
+            a = outs.get(s) or side(s, True)
+            b = ins.get(d) or side(d, False)
             n0, n1 = a[0], b[0]
-            way = (s, n0, n1, d)
             if (a[1] is None or a[1] != b[1] or a[2] is None or b[2] is None or a[2] == b[2]
-                    or ("via", *way) in known or ("via", *way) in cache or (n0, n1) in cache
+                    or ("via", s, n0, n1, d) in known):
+                continue
+            # (the router's routes name these devices, if any: nothing kept, nothing to look up)
+            if (s in touched or d in touched or n0 in touched or n1 in touched) and (
+                    (s, d) in cache or ("via", s, n0, n1, d) in cache or (n0, n1) in cache
                     or (s, n0) in cache or (n1, d) in cache):
                 continue
             l0 = a[4] if a[4] is not None else side(s, True)[4]
@@ -117,5 +124,13 @@ class Unrouted:
             places.append(k)
             chans.append(np.array(every, dtype=np.int64))
             weights.append(w)
-            lat.append(hops.via_latency(list(way)) if latency_s is None else latency_s)
+            lat.append(hops.via_latency([s, n0, n1, d]) if latency_s is None else latency_s)
         return places, chans, weights, lat
+
+    def _touched(self, cache: dict) -> set:
+        """Every device some route the router keeps names in its key (a pair, or a via hop's
+        waypoints): a look-up of a key with none of them cannot hit. Kept while the cache holds as
+        many routes (it only grows)."""
+        if self._cache_seen[0] != len(cache):
+            self._cache_seen = (len(cache), {x for key in cache for x in key})
+        return self._cache_seen[1]

@@ -63,14 +63,19 @@ def test_other_trees_hops_in_parts_equal_their_routes(forget):
         assert np.array_equal(cf, cs) and np.array_equal(wf, ws)
 
 
-def test_a_pair_routed_before_is_left_to_the_template():
-    """A hop the router already keeps a route for (asked before) is not taken: the template reads it."""
+def _forgotten():
+    """12 rail-optimized DGX H100 systems, 4 per leaf, after the tree's schedule was built: its router,
+    its HopRoutes with nothing answered, and the GPUs."""
     topo = build_fat_tree(12, "dgx-h100", rail_optimized=True, per_leaf=4)
     sim, sched, scale = _schedule(topo)
-    router = sim.router
-    hops = HopRoutes.of(router)
+    hops = HopRoutes.of(sim.router)
     hops._known.clear()
-    gpus = [d.id for d in topo.gpus()]
+    return sim.router, hops, [d.id for d in topo.gpus()]
+
+
+def test_a_pair_routed_before_is_left_to_the_template():
+    """A hop the router already keeps a route for (asked before) is not taken: the template reads it."""
+    router, hops, gpus = _forgotten()
     system = router._system
     # (a system whose hop is read from another's search: the first system's own are kept routes)
     inside = next((a, b) for a in gpus for b in gpus if a != b and system[a] == system[b]
@@ -84,3 +89,32 @@ def test_a_pair_routed_before_is_left_to_the_template():
     router.routes(*inside)  # kept by the router now
     router.routes(*between)
     assert take([inside, between], [0, 1], 1e-6)[0] == []
+
+
+@pytest.mark.parametrize("kept", ["leg out", "leg in", "nics", "via"])
+def test_a_hop_whose_leg_or_nics_the_router_keeps_is_left_to_the_template(kept):
+    """The cache is looked at only for hops whose devices some kept route names (``Unrouted._touched``):
+    a route kept for the source's leg to its NIC, the NIC's to the destination, the two NICs, or the
+    whole via hop, leaves that hop to the template; a hop of other GPUs is still taken by the same
+    instance (its set of named devices made again as the cache grew)."""
+    router, hops, gpus = _forgotten()
+    system, rail = router._system, router._rails()
+    nic = {g: rail[g][0] for g in gpus}
+    leaf = {g: router._uplink(nic[g]) for g in gpus}
+    between = [(a, b) for a in gpus for b in gpus if system[a] != system[b] and leaf[a] == leaf[b]]
+    named = {x for key in router._cache for x in key}  # (devices the routes kept so far name)
+    taken = [(a, b) for a, b in between if Unrouted(hops).take([(a, b)], [0], 1e-6)[0] == [0]
+             and not {a, b, nic[a], nic[b]} & named]
+    s, d = taken[0]
+    other = next((a, b) for a, b in taken if not {a, b, nic[a], nic[b]} & {s, d, nic[s], nic[d]})
+    take = Unrouted(hops).take
+    assert take([(s, d), other], [0, 1], 1e-6)[0] == [0, 1]
+    if kept == "leg out":
+        router.routes(s, nic[s])
+    elif kept == "leg in":
+        router.routes(nic[d], d)
+    elif kept == "nics":
+        router.routes(nic[s], nic[d])
+    else:
+        router.via([s, nic[s], nic[d], d])
+    assert take([(s, d), other], [0, 1], 1e-6)[0] == [1]
