@@ -389,9 +389,9 @@ class Simulator(NcclSchedules):
             plan = self.channel_plan()
             needs = ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and later) "
                      "in every system; ")
-            reached = self._nvswitches_reached()
-            if reached.endswith("no NVSwitch"):   # before "use nvls", which these GPUs cannot run either
-                return needs + reached
+            fab = self.router.fabric   # (the NVSwitches' names for a refusal only: 16,384 GPUs' neighbours)
+            if not any(fab.kind.get(v) == "nvswitch" for g in self.gpus for v in fab.adj[g]):
+                return needs + self._nvswitches_reached()   # before "use nvls", which these GPUs cannot run either
             if plan.nodes < 2:
                 return ("nvls-tree joins systems through their NICs; inside one system NCCL uses "
                         + inside_one_system(lambda a: self.refusal(collective, a) is None, prefer="nvls"))
@@ -399,7 +399,7 @@ class Simulator(NcclSchedules):
                 return (f"nvls-tree needs the same number of GPUs in every system; these are {min(counts)} to"
                         f" {max(counts)} per system: select as many in each")
             if self._nvls_shares() is None:
-                return needs + reached
+                return needs + self._nvswitches_reached()
         if algorithm == "collnet":   # (one system: suggests only what these GPUs can run instead)
             return "collnet does all-reduce only" if collective != "all-reduce" else collnet_refusal(
                 self.topo, self.channel_plan().nodes, lambda a: self.refusal(collective, a) is None)
