@@ -14,7 +14,10 @@ same order of checks:
 - GPUs of two systems, asked without waypoints (``_between_systems``): the via hop through each GPU's
   own NIC (``Router._rail_waypoints``); when its legs are one path each and the NICs share their leaf
   (``_Loads.via_legs``), the legs' channels and the two through the leaf, each of weight 1, its latency
-  ``ViaLatency``'s.
+  ``ViaLatency``'s;
+- a GPU of a system and a device outside every system (CollNet's heads and their leaves, 28,700
+  pairs of rails 1-7 on 2,048 DGX H100): ``ExitRoutes.route``, which ``Router.routes`` answers them
+  with, not kept by the router.
 
 A pair ``HopRoutes`` or the router already answered (kept), or one they would answer any other way,
 is left to the engine's template, as before. Its part is equal, entry by entry, to the route the
@@ -23,7 +26,11 @@ template would give (tests/sim/test_unrouted_hops.py): the maps' check reads the
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from ..analysis.exit_routes import ExitRoutes
 
 
 class Unrouted:
@@ -41,6 +48,7 @@ class Unrouted:
         self._cache_seen: tuple[int, set] = (-1, set())  # see _touched
         self._ones: dict[int, np.ndarray] = {}
         self._between = not router.pxn  # (_between_systems leaves every hop between systems to the router under PXN)
+        self._exits = ExitRoutes.of(router)
 
     def _side(self, g: str, out: bool) -> list:
         """GPU ``g``'s side of a via hop through its own NIC: [the NIC, its uplink, the NIC's system,
@@ -93,6 +101,14 @@ class Unrouted:
                     weights.append(first.weights)
                     lat.append(first.latency_s if latency_s is None else latency_s)
                 continue
+            if (sa is None) != (sb is None):
+                got = self._exit(s, d, sa, cache)
+                if got is not None:
+                    places.append(k)
+                    chans.append(got.channels)
+                    weights.append(got.weights)
+                    lat.append(got.latency_s if latency_s is None else latency_s)
+                continue
             # HopRoutes._between_systems: the via hop Router._rail_waypoints gives (without PXN)
             if (not self._between or sa is None or sb is None or s not in gpus
                     or d not in gpus or s not in rail or d not in rail):
@@ -126,6 +142,17 @@ class Unrouted:
             weights.append(w)
             lat.append(hops.via_latency([s, n0, n1, d]) if latency_s is None else latency_s)
         return places, chans, weights, lat
+
+    def _exit(self, s: str, d: str, sa: str | None, cache: dict):
+        """The route ``Router.routes`` gives a GPU of a system and a device outside every system (a
+        CollNet head and its leaf, either way) that ``ExitRoutes`` answers, or None. HopRoutes
+        answers such a pair with None (no template leg across systems, no rail waypoints to a
+        device not a GPU), and so do ``Router._edge_route`` (a GPU has no uplink) and
+        ``_rail_waypoints``: the router's answer is ``ExitRoutes.route``'s, which is not kept."""
+        if (s, d) in cache or (s if sa is not None else d) not in self.router._gpus:
+            return None
+        got = self._exits.route(s, d)
+        return got if got is not None and got.cap_Bps == math.inf else None
 
     def _touched(self, cache: dict) -> set:
         """Every device some route the router keeps names in its key (a pair, or a via hop's
