@@ -10,7 +10,7 @@ from dgxstudio.sim.engine import Engine
 from dgxstudio.sim.tree_parts import TreeParts
 
 from .test_collnet_fold import _collnet
-from .test_unrouted_hops import _joined
+from .test_unrouted_hops import _assert_same_parts, _end_names
 
 MiB = 2**20
 
@@ -33,18 +33,9 @@ def test_other_rails_exit_hops_in_parts_equal_their_routes():
     assert exits <= set(sim.router._cache)
     per_tree = len(fast.rows) // len(fold.role_patterns)
     alone = (fast.rows[:, 0] >= fast.n_routes) & (fast.rows[:, 1:] == fast.n_routes).all(axis=1)
-    names = {}
-    for p in patterns:
-        for pair in p.pairs:
-            for x in pair:
-                names.setdefault(x, len(names))
-    by_number = {i: x for x, i in names.items()}
+    by_number = _end_names(patterns)
     apart = np.array([(system.get(by_number[a]) is None) != (system.get(by_number[b]) is None)
                       for a, b in fast.ends.tolist()])
     assert not alone[:per_tree].any() and (alone & apart).sum() > 100
     assert len(fast_eng.route_ch) < len(slow_eng.route_ch)
-    assert np.array_equal(fast.lat, slow.lat) and np.array_equal(fast.cap, slow.cap)
-    for rf, rs in zip(fast.rows.tolist(), slow.rows.tolist()):
-        cf, wf = _joined(fast, rf)
-        cs, ws = _joined(slow, rs)
-        assert np.array_equal(cf, cs) and np.array_equal(wf, ws)
+    _assert_same_parts(fast, slow)

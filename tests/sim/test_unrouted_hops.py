@@ -19,6 +19,25 @@ def _joined(parts: TreeParts, row: list[int]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([parts.ch[i] for i in row]), np.concatenate([parts.w[i] for i in row])
 
 
+def _end_names(patterns) -> dict[int, str]:
+    """The device numbers of ``TreeParts.ends`` (numbered in the order they first come), each to its name."""
+    names: dict[str, int] = {}
+    for p in patterns:
+        for pair in p.pairs:
+            for x in pair:
+                names.setdefault(x, len(names))
+    return {i: x for x, i in names.items()}
+
+
+def _assert_same_parts(fast: TreeParts, slow: TreeParts) -> None:
+    """Every slot joined from its parts alike (channels, weights), with the same latency and cap."""
+    assert np.array_equal(fast.lat, slow.lat) and np.array_equal(fast.cap, slow.cap)
+    for rf, rs in zip(fast.rows.tolist(), slow.rows.tolist()):
+        cf, wf = _joined(fast, rf)
+        cs, ws = _joined(slow, rs)
+        assert np.array_equal(cf, cs) and np.array_equal(wf, ws)
+
+
 def _parts_both_ways(topo, forget: bool):
     sim, sched, scale = _schedule(topo)
     if forget:  # (the schedule's build asked HopRoutes for hops: forgotten, as where it had not)
@@ -46,21 +65,12 @@ def test_other_trees_hops_in_parts_equal_their_routes(forget):
     assert not alone[:per_tree].any()  # tree 0's all routed
     ends = fast.ends
     system = sim.router._system
-    names = {}
-    for p in (p for pats in fold.role_patterns for p in pats):
-        for pair in p.pairs:
-            for x in pair:
-                names.setdefault(x, len(names))
-    by_number = {i: x for x, i in names.items()}
+    by_number = _end_names(p for pats in fold.role_patterns for p in pats)
     same = np.array([system.get(by_number[a]) == system.get(by_number[b]) for a, b in ends.tolist()])
     if forget:  # both kinds taken, in every other tree
         assert (alone & same).sum() > 50 and (alone & ~same).sum() > 50
     assert len(fast_eng.route_ch) < len(slow_eng.route_ch)
-    assert np.array_equal(fast.lat, slow.lat) and np.array_equal(fast.cap, slow.cap)
-    for rf, rs in zip(fast.rows.tolist(), slow.rows.tolist()):
-        cf, wf = _joined(fast, rf)
-        cs, ws = _joined(slow, rs)
-        assert np.array_equal(cf, cs) and np.array_equal(wf, ws)
+    _assert_same_parts(fast, slow)
 
 
 def _forgotten():
