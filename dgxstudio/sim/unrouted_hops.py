@@ -27,6 +27,7 @@ template would give (tests/sim/test_unrouted_hops.py): the maps' check reads the
 from __future__ import annotations
 
 import math
+from itertools import islice
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class Unrouted:
         self.router = router = hops.router
         self._outs: dict[str, list] = {}  # a GPU's side of a via hop out of it (see _side)
         self._ins: dict[str, list] = {}   # and into it
-        self._cache_seen: tuple[int, set] = (-1, set())  # see _touched
+        self._cache_seen: tuple[int, set] = (0, set())  # see _touched
         self._ones: dict[int, np.ndarray] = {}
         self._between = not router.pxn  # (_between_systems leaves every hop between systems to the router under PXN)
         self._exits = ExitRoutes.of(router)
@@ -156,8 +157,13 @@ class Unrouted:
 
     def _touched(self, cache: dict) -> set:
         """Every device some route the router keeps names in its key (a pair, or a via hop's
-        waypoints): a look-up of a key with none of them cannot hit. Kept while the cache holds as
-        many routes (it only grows)."""
-        if self._cache_seen[0] != len(cache):
-            self._cache_seen = (len(cache), {x for key in cache for x in key})
-        return self._cache_seen[1]
+        waypoints): a look-up of a key with none of them cannot hit. The router only adds routes
+        (a dict: new keys come last), so the keys added since the last call are read, not all
+        (CollNet's router keeps 30,000 routes by then, and a take follows each of rail 0's patterns)."""
+        seen, names = self._cache_seen
+        if len(cache) < seen:  # (emptied: read again from the start)
+            seen, names = 0, set()
+        if len(cache) != seen:
+            names.update(x for key in islice(cache, seen, None) for x in key)
+            self._cache_seen = (len(cache), names)
+        return names
