@@ -350,9 +350,8 @@ class Simulator(NcclSchedules):
         return shares[0] if shares is not None and len(shares) == 1 else None
 
     def _collnet_capable(self) -> bool:
-        if "collnet" not in self._facts:  # (a pass over every device: once, not at each call shape and bound)
-            self._facts["collnet"] = collnet_refusal(self.topo, self.channel_plan().nodes) is None
-        return self._facts["collnet"]
+        known = self._facts.get("collnet")  # (a pass over every device: once, not at each call shape and bound)
+        return known if known is not None else self._facts.setdefault("collnet", collnet_refusal(self.topo, self.channel_plan().nodes) is None)
 
     def call_shape(self, collective: str, for_ring: bool = True) -> T.CallShape:
         """NCCL's view of the call; ``for_ring``: see ``plan_bound``."""
@@ -389,9 +388,8 @@ class Simulator(NcclSchedules):
             plan = self.channel_plan()
             needs = ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and later) "
                      "in every system; ")
-            fab = self.router.fabric   # (the NVSwitches' names for a refusal only: 16,384 GPUs' neighbours)
-            if not any(fab.kind.get(v) == "nvswitch" for g in self.gpus for v in fab.adj[g]):
-                return needs + self._nvswitches_reached()   # before "use nvls", which these GPUs cannot run either
+            if not any(self.router.fabric.kind.get(v) == "nvswitch" for g in self.gpus for v in self.router.fabric.adj[g]):
+                return needs + self._nvswitches_reached()   # (named to refuse only); before "use nvls", which these GPUs cannot run either
             if plan.nodes < 2:
                 return ("nvls-tree joins systems through their NICs; inside one system NCCL uses "
                         + inside_one_system(lambda a: self.refusal(collective, a) is None, prefer="nvls"))
