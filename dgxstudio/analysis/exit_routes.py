@@ -34,6 +34,8 @@ class ExitRoutes:
         self._cheapest_out: float | None = None
         self._by_system: dict[str, dict[str, list[tuple[str, float]]]] = {}  # see _joined
         self._floors: dict[tuple, float] = {}  # see _floor
+        self._rel_exits: dict[str, list[tuple[str, float, str]]] = {}  # system -> _exits_of's, by id after its prefix
+        self._join_keys: dict[tuple[str, str], tuple | bool] = {}  # (outside end, system) -> the class key's joins
         self._caps: list[float] | None = None  # the router's capacities as floats (see _renamed)
         self._lazy = None  # routing.LazyRoute, imported when first needed (routing imports this module)
 
@@ -58,12 +60,14 @@ class ExitRoutes:
         if not sig or not inside.startswith(sig[2]):
             return None
         prefix, n = sig[2], len(sig[2])
-        joined = []
-        for v, bandwidth in self._joined(outside).get(sid, ()):
-            if not v.startswith(prefix):
-                return None
-            joined.append((v[n:], bandwidth))
-        key = (sig[:2], inside[n:], forward, tuple(sorted(joined)))
+        joined = self._join_keys.get((outside, sid))
+        if joined is None:  # (what the outside end is joined to in this system, by id after its prefix)
+            within = [(v[n:], bandwidth) for v, bandwidth in self._joined(outside).get(sid, ()) if v.startswith(prefix)]
+            joined = self._join_keys[(outside, sid)] = (
+                tuple(sorted(within)) if len(within) == len(self._joined(outside).get(sid, ())) else False)
+        if joined is False:
+            return None
+        key = (sig[:2], inside[n:], forward, joined)
         if key not in self._kept:
             return self._template(key, src, dst, sid, prefix, outside)
         kept = self._kept[key]
@@ -164,11 +168,14 @@ class ExitRoutes:
         got = self._floors.get(key)
         if got is None:
             inside = self._inside_costs(first, rel)
-            n = len(prefix)
+            exits = self._rel_exits.get(sid)
+            if exits is None:  # (by id after the system's prefix: once per system, not per pair)
+                n = len(prefix)
+                exits = self._rel_exits[sid] = [(e[n:], cost, o) for e, cost, o in self._exits_of(sid)]
             best = math.inf
-            for e, cost, o in self._exits_of(sid):
+            for e, cost, o in exits:
                 if o != outside:
-                    best = min(best, inside.get(e[n:], math.inf) + cost)
+                    best = min(best, inside.get(e, math.inf) + cost)
             got = self._floors[key] = best + self._cheapest()
         return got
 

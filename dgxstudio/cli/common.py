@@ -73,11 +73,12 @@ def print_json(obj) -> None:
 
 
 def open_topology(path: str | None, preset: str | None = None) -> Topology:
-    from ..model.presets import PRESETS, load_preset
-
     if preset and path:   # the file was dropped without a word and the preset simulated
         raise CliError(f"{path} and --preset {preset}: give a topology file or --preset NAME, not both")
     if preset:
+        # (only here: the presets' builders, ~16 ms of compiling and running, which a file's run never uses)
+        from ..model.presets import PRESETS, load_preset
+
         if preset not in PRESETS:
             raise CliError(f"unknown preset {preset!r}; `dgxstudio presets` lists them")
         return load_preset(preset)

@@ -350,7 +350,8 @@ class Simulator(NcclSchedules):
         return shares[0] if shares is not None and len(shares) == 1 else None
 
     def _collnet_capable(self) -> bool:
-        return collnet_refusal(self.topo, self.channel_plan().nodes) is None
+        known = self._facts.get("collnet")  # (a pass over every device: once, not at each call shape and bound)
+        return known if known is not None else self._facts.setdefault("collnet", collnet_refusal(self.topo, self.channel_plan().nodes) is None)
 
     def call_shape(self, collective: str, for_ring: bool = True) -> T.CallShape:
         """NCCL's view of the call; ``for_ring``: see ``plan_bound``."""
@@ -387,9 +388,8 @@ class Simulator(NcclSchedules):
             plan = self.channel_plan()
             needs = ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and later) "
                      "in every system; ")
-            reached = self._nvswitches_reached()
-            if reached.endswith("no NVSwitch"):   # before "use nvls", which these GPUs cannot run either
-                return needs + reached
+            if not any(self.router.fabric.kind.get(v) == "nvswitch" for g in self.gpus for v in self.router.fabric.adj[g]):
+                return needs + self._nvswitches_reached()   # (named to refuse only); before "use nvls", which these GPUs cannot run either
             if plan.nodes < 2:
                 return ("nvls-tree joins systems through their NICs; inside one system NCCL uses "
                         + inside_one_system(lambda a: self.refusal(collective, a) is None, prefer="nvls"))
@@ -397,7 +397,7 @@ class Simulator(NcclSchedules):
                 return (f"nvls-tree needs the same number of GPUs in every system; these are {min(counts)} to"
                         f" {max(counts)} per system: select as many in each")
             if self._nvls_shares() is None:
-                return needs + reached
+                return needs + self._nvswitches_reached()
         if algorithm == "collnet":   # (one system: suggests only what these GPUs can run instead)
             return "collnet does all-reduce only" if collective != "all-reduce" else collnet_refusal(
                 self.topo, self.channel_plan().nodes, lambda a: self.refusal(collective, a) is None)

@@ -33,6 +33,23 @@ class SpreadHops:
         # (the engine's template asks ``HopRoutes`` only with templates on, and never under PXN)
         self.hops = HopRoutes.of(router) if engine.templates and not router.pxn else None
         self._sides: dict[str, tuple | None] = {}
+        self._nics: dict[str, tuple | None] = {}
+
+    def _nic(self, g: str) -> tuple | None:
+        """The first three fields of GPU ``g``'s side (its NIC, the NIC's system, the NIC's leaf),
+        without the legs: most pairs ``taken`` reads are told apart by these alone (GPUs of systems
+        under one leaf), and a leg is a template look-up each way, for every GPU of the cluster."""
+        known = self._nics.get(g, self)
+        if known is not self:
+            return known
+        router = self.router
+        rail = router._rails()
+        got = None
+        if g in router._gpus and g in rail and router._system.get(g) is not None:
+            nic = rail[g][0]
+            got = (nic, router._system.get(nic), router._uplink(nic))
+        self._nics[g] = got
+        return got
 
     def _side(self, g: str) -> tuple | None:
         """GPU ``g``'s side of a hop: (its NIC, the NIC's system, the NIC's leaf, the leg to the NIC,
@@ -43,18 +60,18 @@ class SpreadHops:
         if known is not self:
             return known
         router = self.router
-        rail = router._rails()
+        head = self._nic(g)
         got = None
-        if g in router._gpus and g in rail and router._system.get(g) is not None:
-            nic = rail[g][0]
+        if head is not None:
+            nic = head[0]
             legs = []
             for a, b in ((g, nic), (nic, g)):
                 fast = router._leg_loads(a, b)
                 ok = fast is not None and fast[2] == 1 and router._unit_weights(fast[1])
                 legs.append(fast[0] if ok else None)
-            up = router._uplink(nic)
+            up = head[2]
             links = (-1, -1) if up is None else (router.channel_index[(nic, up)], router.channel_index[(up, nic)])
-            got = (nic, router._system.get(nic), up, *legs, *links)
+            got = (*head, *legs, *links)
         self._sides[g] = got
         return got
 
@@ -66,21 +83,26 @@ class SpreadHops:
             return []
         router = self.router
         known, cache, system = self.hops._known, router._cache, router._system
-        side, sides = self._side, self._sides
+        side, sides, nic, nics = self._side, self._sides, self._nic, self._nics
         out = []
         for k, (s, d) in enumerate(pairs):
             # (GPUs of one system first: most pairs that are no such hop)
             if system.get(s) == system.get(d) or (s, d) in known or (s, d) in cache:
                 continue
-            a = sides[s] if s in sides else side(s)
-            b = sides[d] if d in sides else side(d)
-            if a is None or b is None or a[3] is None or b[4] is None:
+            a = nics[s] if s in nics else nic(s)
+            b = nics[d] if d in nics else nic(d)
+            if a is None or b is None:
                 continue
             n0, n1 = a[0], b[0]
             way = ("via", s, n0, n1, d)
             if way in known or way in cache or (n0, n1) in cache:
                 continue
             if a[1] is None or a[1] == b[1] or a[2] is None or b[2] is None or a[2] == b[2]:
+                continue
+            # (the legs last: the same hops are taken, their ends' legs looked up for them only)
+            a = sides[s] if s in sides else side(s)
+            b = sides[d] if d in sides else side(d)
+            if a[3] is None or b[4] is None:
                 continue
             out.append((k, a, b))
         return out

@@ -14,7 +14,10 @@ same order of checks:
 - GPUs of two systems, asked without waypoints (``_between_systems``): the via hop through each GPU's
   own NIC (``Router._rail_waypoints``); when its legs are one path each and the NICs share their leaf
   (``_Loads.via_legs``), the legs' channels and the two through the leaf, each of weight 1, its latency
-  ``ViaLatency``'s.
+  ``ViaLatency``'s;
+- a GPU of a system and a device outside every system (CollNet's heads and their leaves, 28,700
+  pairs of rails 1-7 on 2,048 DGX H100): ``ExitRoutes.route``, which ``Router.routes`` answers them
+  with, not kept by the router.
 
 A pair ``HopRoutes`` or the router already answered (kept), or one they would answer any other way,
 is left to the engine's template, as before. Its part is equal, entry by entry, to the route the
@@ -23,7 +26,12 @@ template would give (tests/sim/test_unrouted_hops.py): the maps' check reads the
 
 from __future__ import annotations
 
+import math
+from itertools import islice
+
 import numpy as np
+
+from ..analysis.exit_routes import ExitRoutes
 
 
 class Unrouted:
@@ -36,23 +44,26 @@ class Unrouted:
     def __init__(self, hops):
         self.hops = hops
         self.router = router = hops.router
-        self._sides: dict[tuple[str, bool], list] = {}  # a GPU's side of a via hop (see _side)
+        self._outs: dict[str, list] = {}  # a GPU's side of a via hop out of it (see _side)
+        self._ins: dict[str, list] = {}   # and into it
+        self._cache_seen: tuple[int, set] = (0, set())  # see _touched
         self._ones: dict[int, np.ndarray] = {}
         self._between = not router.pxn  # (_between_systems leaves every hop between systems to the router under PXN)
+        self._exits = ExitRoutes.of(router)
 
     def _side(self, g: str, out: bool) -> list:
         """GPU ``g``'s side of a via hop through its own NIC: [the NIC, its uplink, the NIC's system,
         the channel between NIC and uplink (out of the NIC, or into it), the leg's channels as
         ``_Loads.via_legs`` lists them (None: no template leg yet, asked again next time; False: not
         one path of weights 1)]."""
-        key = (g, out)
-        got = self._sides.get(key)
+        sides = self._outs if out else self._ins
+        got = sides.get(g)
         router = self.router
         if got is None:
             nic = router._rails()[g][0]
             up = router._uplinks[nic] if nic in router._uplinks else router._uplink(nic)
             link = -1 if up is None else router.channel_index[(nic, up) if out else (up, nic)]
-            got = self._sides[key] = [nic, up, router._system.get(nic), link, None]
+            got = sides[g] = [nic, up, router._system.get(nic), link, None]
         if got[4] is None:
             leg = router.template_leg(g, got[0]) if out else router.template_leg(got[0], g)
             if leg is not None:
@@ -67,7 +78,9 @@ class Unrouted:
         hops, router = self.hops, self.router
         known, cache, system, gpus = hops._known, router._cache, router._system, router._gpus
         rail = router._rails() if self._between else {}
-        sides, side, template_leg = self._sides, self._side, router.template_leg
+        side, template_leg = self._side, router.template_leg
+        outs, ins = self._outs, self._ins
+        touched = self._touched(cache)
         ones = self._ones
         places: list[int] = []
         chans: list[np.ndarray] = []
@@ -89,18 +102,29 @@ class Unrouted:
                     weights.append(first.weights)
                     lat.append(first.latency_s if latency_s is None else latency_s)
                 continue
+            if (sa is None) != (sb is None):
+                got = self._exit(s, d, sa, cache)
+                if got is not None:
+                    places.append(k)
+                    chans.append(got.channels)
+                    weights.append(got.weights)
+                    lat.append(got.latency_s if latency_s is None else latency_s)
+                continue
             # HopRoutes._between_systems: the via hop Router._rail_waypoints gives (without PXN)
-            if (not self._between or sa is None or sb is None or (s, d) in cache or s not in gpus
+            if (not self._between or sa is None or sb is None or s not in gpus
                     or d not in gpus or s not in rail or d not in rail):
                 continue
             # then its HopRoutes.route and _route: _Loads.via_legs' checks (any order: each one fails
             # alike), its channels one path per leg
-            a = sides[(s, True)] if (s, True) in sides else side(s, True)
-            b = sides[(d, False)] if (d, False) in sides else side(d, False)
+            a = outs.get(s) or side(s, True)
+            b = ins.get(d) or side(d, False)
             n0, n1 = a[0], b[0]
-            way = (s, n0, n1, d)
             if (a[1] is None or a[1] != b[1] or a[2] is None or b[2] is None or a[2] == b[2]
-                    or ("via", *way) in known or ("via", *way) in cache or (n0, n1) in cache
+                    or ("via", s, n0, n1, d) in known):
+                continue
+            # (the router's routes name these devices, if any: nothing kept, nothing to look up)
+            if (s in touched or d in touched or n0 in touched or n1 in touched) and (
+                    (s, d) in cache or ("via", s, n0, n1, d) in cache or (n0, n1) in cache
                     or (s, n0) in cache or (n1, d) in cache):
                 continue
             l0 = a[4] if a[4] is not None else side(s, True)[4]
@@ -117,5 +141,29 @@ class Unrouted:
             places.append(k)
             chans.append(np.array(every, dtype=np.int64))
             weights.append(w)
-            lat.append(hops.via_latency(list(way)) if latency_s is None else latency_s)
+            lat.append(hops.via_latency([s, n0, n1, d]) if latency_s is None else latency_s)
         return places, chans, weights, lat
+
+    def _exit(self, s: str, d: str, sa: str | None, cache: dict):
+        """The route ``Router.routes`` gives a GPU of a system and a device outside every system (a
+        CollNet head and its leaf, either way) that ``ExitRoutes`` answers, or None. HopRoutes
+        answers such a pair with None (no template leg across systems, no rail waypoints to a
+        device not a GPU), and so do ``Router._edge_route`` (a GPU has no uplink) and
+        ``_rail_waypoints``: the router's answer is ``ExitRoutes.route``'s, which is not kept."""
+        if (s, d) in cache or (s if sa is not None else d) not in self.router._gpus:
+            return None
+        got = self._exits.route(s, d)
+        return got if got is not None and got.cap_Bps == math.inf else None
+
+    def _touched(self, cache: dict) -> set:
+        """Every device some route the router keeps names in its key (a pair, or a via hop's
+        waypoints): a look-up of a key with none of them cannot hit. The router only adds routes
+        (a dict: new keys come last), so the keys added since the last call are read, not all
+        (CollNet's router keeps 30,000 routes by then, and a take follows each of rail 0's patterns)."""
+        seen, names = self._cache_seen
+        if len(cache) < seen:  # (emptied: read again from the start)
+            seen, names = 0, set()
+        if len(cache) != seen:
+            names.update(x for key in islice(cache, seen, None) for x in key)
+            self._cache_seen = (len(cache), names)
+        return names

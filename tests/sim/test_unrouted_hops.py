@@ -19,6 +19,25 @@ def _joined(parts: TreeParts, row: list[int]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([parts.ch[i] for i in row]), np.concatenate([parts.w[i] for i in row])
 
 
+def _end_names(patterns) -> dict[int, str]:
+    """The device numbers of ``TreeParts.ends`` (numbered in the order they first come), each to its name."""
+    names: dict[str, int] = {}
+    for p in patterns:
+        for pair in p.pairs:
+            for x in pair:
+                names.setdefault(x, len(names))
+    return {i: x for x, i in names.items()}
+
+
+def _assert_same_parts(fast: TreeParts, slow: TreeParts) -> None:
+    """Every slot joined from its parts alike (channels, weights), with the same latency and cap."""
+    assert np.array_equal(fast.lat, slow.lat) and np.array_equal(fast.cap, slow.cap)
+    for rf, rs in zip(fast.rows.tolist(), slow.rows.tolist()):
+        cf, wf = _joined(fast, rf)
+        cs, ws = _joined(slow, rs)
+        assert np.array_equal(cf, cs) and np.array_equal(wf, ws)
+
+
 def _parts_both_ways(topo, forget: bool):
     sim, sched, scale = _schedule(topo)
     if forget:  # (the schedule's build asked HopRoutes for hops: forgotten, as where it had not)
@@ -46,31 +65,27 @@ def test_other_trees_hops_in_parts_equal_their_routes(forget):
     assert not alone[:per_tree].any()  # tree 0's all routed
     ends = fast.ends
     system = sim.router._system
-    names = {}
-    for p in (p for pats in fold.role_patterns for p in pats):
-        for pair in p.pairs:
-            for x in pair:
-                names.setdefault(x, len(names))
-    by_number = {i: x for x, i in names.items()}
+    by_number = _end_names(p for pats in fold.role_patterns for p in pats)
     same = np.array([system.get(by_number[a]) == system.get(by_number[b]) for a, b in ends.tolist()])
     if forget:  # both kinds taken, in every other tree
         assert (alone & same).sum() > 50 and (alone & ~same).sum() > 50
     assert len(fast_eng.route_ch) < len(slow_eng.route_ch)
-    assert np.array_equal(fast.lat, slow.lat) and np.array_equal(fast.cap, slow.cap)
-    for rf, rs in zip(fast.rows.tolist(), slow.rows.tolist()):
-        cf, wf = _joined(fast, rf)
-        cs, ws = _joined(slow, rs)
-        assert np.array_equal(cf, cs) and np.array_equal(wf, ws)
+    _assert_same_parts(fast, slow)
+
+
+def _forgotten():
+    """12 rail-optimized DGX H100 systems, 4 per leaf, after the tree's schedule was built: its router,
+    its HopRoutes with nothing answered, and the GPUs."""
+    topo = build_fat_tree(12, "dgx-h100", rail_optimized=True, per_leaf=4)
+    sim, sched, scale = _schedule(topo)
+    hops = HopRoutes.of(sim.router)
+    hops._known.clear()
+    return sim.router, hops, [d.id for d in topo.gpus()]
 
 
 def test_a_pair_routed_before_is_left_to_the_template():
     """A hop the router already keeps a route for (asked before) is not taken: the template reads it."""
-    topo = build_fat_tree(12, "dgx-h100", rail_optimized=True, per_leaf=4)
-    sim, sched, scale = _schedule(topo)
-    router = sim.router
-    hops = HopRoutes.of(router)
-    hops._known.clear()
-    gpus = [d.id for d in topo.gpus()]
+    router, hops, gpus = _forgotten()
     system = router._system
     # (a system whose hop is read from another's search: the first system's own are kept routes)
     inside = next((a, b) for a in gpus for b in gpus if a != b and system[a] == system[b]
@@ -84,3 +99,32 @@ def test_a_pair_routed_before_is_left_to_the_template():
     router.routes(*inside)  # kept by the router now
     router.routes(*between)
     assert take([inside, between], [0, 1], 1e-6)[0] == []
+
+
+@pytest.mark.parametrize("kept", ["leg out", "leg in", "nics", "via"])
+def test_a_hop_whose_leg_or_nics_the_router_keeps_is_left_to_the_template(kept):
+    """The cache is looked at only for hops whose devices some kept route names (``Unrouted._touched``):
+    a route kept for the source's leg to its NIC, the NIC's to the destination, the two NICs, or the
+    whole via hop, leaves that hop to the template; a hop of other GPUs is still taken by the same
+    instance (its set of named devices made again as the cache grew)."""
+    router, hops, gpus = _forgotten()
+    system, rail = router._system, router._rails()
+    nic = {g: rail[g][0] for g in gpus}
+    leaf = {g: router._uplink(nic[g]) for g in gpus}
+    between = [(a, b) for a in gpus for b in gpus if system[a] != system[b] and leaf[a] == leaf[b]]
+    named = {x for key in router._cache for x in key}  # (devices the routes kept so far name)
+    taken = [(a, b) for a, b in between if Unrouted(hops).take([(a, b)], [0], 1e-6)[0] == [0]
+             and not {a, b, nic[a], nic[b]} & named]
+    s, d = taken[0]
+    other = next((a, b) for a, b in taken if not {a, b, nic[a], nic[b]} & {s, d, nic[s], nic[d]})
+    take = Unrouted(hops).take
+    assert take([(s, d), other], [0, 1], 1e-6)[0] == [0, 1]
+    if kept == "leg out":
+        router.routes(s, nic[s])
+    elif kept == "leg in":
+        router.routes(nic[d], d)
+    elif kept == "nics":
+        router.routes(nic[s], nic[d])
+    else:
+        router.via([s, nic[s], nic[d], d])
+    assert take([(s, d), other], [0, 1], 1e-6)[0] == [1]
