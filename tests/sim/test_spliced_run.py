@@ -9,6 +9,7 @@ import pytest
 
 from dgxstudio.model.fabrics import build_fat_tree
 from dgxstudio.sim import periodic_releases, spliced_run
+from dgxstudio.sim import tuning as T
 from dgxstudio.sim.engine import Engine
 from dgxstudio.sim.run import SimOptions, Simulator
 
@@ -81,6 +82,14 @@ def test_as_the_long_schedule_played_piece_by_piece(sims, monkeypatch):
     _same(new, ref_skip)
 
 
+def _unceiled(monkeypatch):
+    """Network pairs above NCCL's per-head NVLS-tree ceiling (``nccl_schedules`` caps them at it), so
+    that they run at the rates the NICs leave them: a group's flows then end apart on 4 systems and
+    the short schedules' skips are as narrow as the retry test needs. The splice must give back the
+    long run either way."""
+    monkeypatch.setattr(T, "nvls_tree_head_algbw_Bps", lambda shape: 1e13)
+
+
 def _noting(monkeypatch):
     """The reasons short schedules were turned down, and each one's copies, as they are noted."""
     why, built = [], []
@@ -101,6 +110,7 @@ def test_a_short_schedule_without_a_skip_to_hold_the_cut_is_played_again_longer(
     """Short schedules whose skips are too narrow to hold the cut (too few copies: no margin) are
     turned down and a twice as long one is played, at most three in all; then the long one runs.
     Either way the long run's answer."""
+    _unceiled(monkeypatch)
     monkeypatch.setattr(spliced_run, "MARGIN_COPIES", margin)
     why, built = _noting(monkeypatch)
     new, ref, took = _runs(sims[2], 8 * GiB)
@@ -122,11 +132,12 @@ def test_an_odd_window_is_played_again_longer(sims, monkeypatch):
 
 
 @pytest.mark.parametrize("size", [4 * GiB, 16 * GiB])
-def test_four_systems_per_flow_end_times_given_back_renumbered(sims, size):
+def test_four_systems_per_flow_end_times_given_back_renumbered(sims, size, monkeypatch):
     """Four systems keep per-flow end times (a group's flows ending apart), stored by events and
     repeated by the skip: given back under the long schedule's ids, the crossing skip's block as
     long as the long run's; and their period a piece, the short schedule has the few-period check's
     window from the first."""
+    _unceiled(monkeypatch)
     new, ref, taken = _runs(sims[4], size)
     assert taken and len(ref.flow_ends) > 1000
     _same(new, ref)
