@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import array_fill
+from . import fill_rounds
 from .filling_start import filling_start
 
 if TYPE_CHECKING:
@@ -136,9 +136,6 @@ def maxmin_arrays(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, ca
     """
     if not len(route_ids):
         return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
-    got = array_fill.solve(route_ids, mult, table, capacity, route_cap)  # (one flow per route: sim/array_fill.py)
-    if got is not None:
-        return got
     n = len(route_ids)
     # (the start read from the table's columns kept for its solves: sim/filling_start.py)
     uch, full, caps, ch_local, ridx, w, cap, cnt = filling_start(route_ids, mult, table, capacity, route_cap)
@@ -157,7 +154,7 @@ def maxmin_arrays(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, ca
     if caps is not None and (caps == caps[0]).all():
         one_cap = float(caps[0])
     with np.errstate(divide="ignore", invalid="ignore"):  # (a filled channel's 0 / 0: masked)
-        array_fill.rounds(n, ridx, ch_local, w, cap, cnt, caps, one_cap, rate)
+        fill_rounds.rounds(n, ridx, ch_local, w, cap, cnt, caps, one_cap, rate)
     ch_local, ridx, w = full
     load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
     return rate, uch, load
