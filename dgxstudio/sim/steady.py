@@ -36,10 +36,12 @@ def heads_and_groups(a_group: np.ndarray, heap) -> tuple[np.ndarray, np.ndarray]
                 np.array(sorted(set(heads).union(waiting)), dtype=np.int64))
     # (np.diff(a_group, prepend=-1)'s nonzero places, without the prepending: a copy and a broadcast)
     at = np.flatnonzero(a_group[1:] != a_group[:-1]) + 1
-    heads = a_group[np.concatenate(([0], at)) if a_group[0] != -1 else at]
+    heads = a_group[np.concatenate(([0], at)) if len(a_group) and a_group[0] != -1 else at]
     gs = np.sort(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
     # np.unique's answer (sorted, once each) from a sort: numpy 2.3+'s unique hashes first, 5x the time here
-    return heads, gs[np.concatenate(([True], gs[1:] != gs[:-1]))]
+    first = np.ones(len(gs), dtype=bool)
+    first[1:] = gs[1:] != gs[:-1]
+    return heads, gs[first]
 
 
 @dataclass
