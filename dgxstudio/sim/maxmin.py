@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import fill_rounds
 from .filling_start import filling_start
 
 if TYPE_CHECKING:
@@ -149,59 +150,14 @@ def maxmin_arrays(route_ids: np.ndarray, mult: np.ndarray, table: RouteTable, ca
         ch_local = renum[ch_local]
         cap, cnt = cap[live], cnt[live]
     rate = np.zeros(n)
-    frozen = np.zeros(n, dtype=bool)
     one_cap = None  # the routes' cap when all have the same
     if caps is not None and (caps == caps[0]).all():
         one_cap = float(caps[0])
     with np.errstate(divide="ignore", invalid="ignore"):  # (a filled channel's 0 / 0: masked)
-        _rounds(n, ridx, ch_local, w, cap, cnt, caps, one_cap, rate, frozen)
+        fill_rounds.rounds(n, ridx, ch_local, w, cap, cnt, caps, one_cap, rate)
     ch_local, ridx, w = full
     load = np.bincount(ch_local, weights=rate[ridx] * w, minlength=nloc)
     return rate, uch, load
-
-
-def _rounds(n, ridx, ch_local, w, cap, cnt, caps, one_cap, rate, frozen) -> None:
-    """``maxmin_arrays``'s rounds: ``rate`` and ``frozen`` filled in."""
-    eps = 1e-12
-    tol = 1 + 1e-12
-    dead = np.zeros(len(cap), dtype=bool)  # filled since the arrays were last cut down
-    while not frozen.all():
-        share = cap / cnt
-        share[dead] = np.inf
-        m = share.min() if len(share) else np.inf
-        newly = np.zeros(n, dtype=bool)
-        if caps is not None:
-            if one_cap is not None:
-                if one_cap <= m * tol:  # (every open route has this cap)
-                    m = one_cap
-                    newly |= ~frozen
-            else:
-                open_caps = np.where(frozen, np.inf, caps)
-                mc = open_caps.min()
-                if mc <= m * tol:
-                    m = mc
-                    newly |= open_caps <= m * tol
-        if not math.isfinite(m):
-            break
-        bott = share <= m * tol
-        newly[ridx[bott[ch_local]]] = True
-        rate[newly] = m
-        frozen |= newly
-        sel = newly[ridx]
-        used = np.bincount(ch_local[sel], weights=w[sel], minlength=len(cap))
-        cap = np.maximum(cap - m * used, 0.0)
-        cnt = cnt - used
-        cnt[cnt < eps * max(1.0, float(cnt.max(initial=0.0)))] = 0.0
-        keep = ~sel
-        ch_local, ridx, w = ch_local[keep], ridx[keep], w[keep]
-        dead = cnt <= eps
-        if 2 * np.count_nonzero(dead) > len(cnt):
-            # most channels filled: the arrays cut down to the live ones (a filled channel's
-            # capacity left does not matter any more; the reference zeroes it), entries renumbered
-            live = ~dead
-            renum = np.cumsum(live) - 1
-            ch_local = renum[ch_local]
-            cap, cnt, dead = cap[live], cnt[live], dead[live]
 
 
 class _ChannelClasses:
