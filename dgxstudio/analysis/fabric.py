@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from ..cancel import check_cancelled
+from ..model.nodes import loose_systems
 from ..model.topology import Topology
 
 
@@ -98,6 +99,7 @@ def _system_map(topo: Topology) -> dict[str, str | None]:
     if len(out) != len(topo.devices):  # a group lists a device the topology no longer has
         devices = topo.devices
         out = {d: sid for d, sid in out.items() if d in devices}
+    out.update(loose_systems(topo, out))  # devices outside frames: the system their links make (model.nodes)
     return out
 
 

@@ -35,7 +35,7 @@ def device_words(topo: Topology, obj_id: str, with_system: bool | None = None) -
         with_system = several_systems(topo)
     if not with_system:
         return name
-    system = topo.system_of(obj_id)
+    system = topo.frame_of(obj_id)  # (a system without a frame has no name of its own)
     if system is None:
         return name
     sname = topo.groups[system].name
@@ -58,7 +58,7 @@ def ring_words(topo: Topology, ring: list[str], arrow: str = "→", head: int = 
     words, last = [], None
     for g in shown:
         full = device_words(topo, g, several)
-        system = topo.system_of(g) if several else None
+        system = topo.frame_of(g) if several else None
         prefix = topo.groups[system].name + " " if system is not None else ""
         words.append(full[len(prefix):] if system == last and prefix and full.startswith(prefix) else full)
         last = system

@@ -1,0 +1,36 @@
+"""The new-user review's repro: two H100 and an NVSwitch (gen3) dropped from the palette, both GPUs
+wired to the switch and to each other, no system frame. It is one host (model/nodes.py): nvls runs,
+nvls-tree is refused as within one system, and LL128 is not left out "across systems"."""
+
+import json
+
+from dgxstudio.cli import main
+from dgxstudio.model import fileio
+from tests.model.test_unframed_systems import two_on_a_switch
+
+
+def _repro(tmp_path):
+    path = tmp_path / "repro.dgxs"
+    fileio.save(two_on_a_switch(direct=True), path)
+    return str(path)
+
+
+def test_unframed_gpus_on_an_nvswitch_run_nvls_as_one_system(tmp_path, capsys):
+    path = _repro(tmp_path)
+    assert main(["simulate", path, "--algorithm", "nvls"]) == 0
+    out = capsys.readouterr().out
+    assert "nvls as requested" in out, out
+    assert main(["simulate", path, "--algorithm", "nvls-tree"]) == 2
+    assert "inside one system NCCL uses nvls" in capsys.readouterr().err
+    for algo in ("ring", "auto"):
+        assert main(["simulate", path, "--algorithm", algo]) == 0
+        out = capsys.readouterr().out
+        assert "across systems" not in out and "LL128 left out" not in out, out
+
+
+def test_unframed_design_counts_its_parts_power(tmp_path, capsys):
+    """A system without a frame has no published figure: its parts count one by one, as they did."""
+    path = _repro(tmp_path)
+    assert main(["analyze", path, "--json"]) == 0
+    power = json.loads(capsys.readouterr().out)["power"]
+    assert power["published_W"] == 1400.0 and power["without_published_figure"] == ["NVSwitch (3rd gen)"]
