@@ -34,3 +34,10 @@ def test_unframed_design_counts_its_parts_power(tmp_path, capsys):
     assert main(["analyze", path, "--json"]) == 0
     power = json.loads(capsys.readouterr().out)["power"]
     assert power["published_W"] == 1400.0 and power["without_published_figure"] == ["NVSwitch (3rd gen)"]
+
+
+def test_an_algorithm_the_collective_cannot_run_lists_auto_too(capsys):
+    """The s36 review: `--collective all-to-all --algorithm ring` said "(choose from direct)", without
+    auto, which every collective takes."""
+    assert main(["simulate", "--preset", "dgx-h100", "--collective", "all-to-all", "--algorithm", "ring"]) == 2
+    assert "ring is not an algorithm for all-to-all (choose from auto, direct)" in capsys.readouterr().err
