@@ -41,3 +41,16 @@ def test_an_algorithm_the_collective_cannot_run_lists_auto_too(capsys):
     auto, which every collective takes."""
     assert main(["simulate", "--preset", "dgx-h100", "--collective", "all-to-all", "--algorithm", "ring"]) == 2
     assert "ring is not an algorithm for all-to-all (choose from auto, direct)" in capsys.readouterr().err
+
+
+def test_scaling_names_the_gpus_of_a_row_as_the_canvas_does(tmp_path, capsys):
+    """The s36 review: `scaling` listed "s1.gpu0, s1.gpu1, ..." where the rest of the app says
+    "DGX H100 #1 GPU0"; each system is named once where the list enters it (as ring_words does)."""
+    from dgxstudio.model.fabrics import build_fat_tree
+
+    path = tmp_path / "two.dgxs"
+    fileio.save(build_fat_tree(2, "dgx-h100", rail_optimized=True), path)
+    assert main(["scaling", str(path), "--sample-time", "5ms", "--gpus", "s1.gpu0,s1.gpu1,s2.gpu0,s2.gpu1"]) == 0
+    out = capsys.readouterr().out
+    assert ("a row of N GPUs runs on the first N of: DGX H100 #1 GPU0, GPU1, DGX H100 #2 GPU0, GPU1 "
+            "(--gpus chooses them, by id or system)") in out, out

@@ -48,11 +48,13 @@ def ends_words(topo: Topology, a: str, b: str, arrow: str = "→") -> str:
     return f"{device_words(topo, a, several)} {arrow} {device_words(topo, b, several)}"
 
 
-def ring_words(topo: Topology, ring: list[str], arrow: str = "→", head: int = 8, more: str = "…") -> str:
+def ring_words(topo: Topology, ring: list[str], arrow: str = "→", head: int = 8, more: str = "…",
+               sep: str | None = None) -> str:
     """A ring's GPUs in order, as ``device_words`` names them, each system named once where the ring
     enters it ("DGX H100 #1 GPU0 → GPU2 → … → DGX H100 #2 GPU1"): all of a ring of up to 16, else the
     first ``head`` and the count of GPUs and systems. Only the GPUs shown are named (a ring of 16,384
-    GPUs shows 8)."""
+    GPUs shows 8). ``sep``: what joins them instead of the arrow (", " for a list)."""
+    sep = f" {arrow} " if sep is None else sep
     several = several_systems(topo)
     shown = ring if len(ring) <= 16 else ring[:head]
     words, last = [], None
@@ -63,6 +65,6 @@ def ring_words(topo: Topology, ring: list[str], arrow: str = "→", head: int = 
         words.append(full[len(prefix):] if system == last and prefix and full.startswith(prefix) else full)
         last = system
     if len(ring) <= 16:
-        return f" {arrow} ".join(words)
+        return sep.join(words)
     systems = len({topo.system_of(g) for g in ring} - {None}) if several else 0
-    return f" {arrow} ".join(words) + f" {more} ({len(ring)} GPUs" + (f" in {systems} systems)" if systems > 1 else ")")
+    return sep.join(words) + f" {more} ({len(ring)} GPUs" + (f" in {systems} systems)" if systems > 1 else ")")
