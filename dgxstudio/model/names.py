@@ -68,3 +68,15 @@ def ring_words(topo: Topology, ring: list[str], arrow: str = "→", head: int = 
         return sep.join(words)
     systems = len({topo.system_of(g) for g in ring} - {None}) if several else 0
     return sep.join(words) + f" {more} ({len(ring)} GPUs" + (f" in {systems} systems)" if systems > 1 else ")")
+
+
+def name_taken(topo: Topology, device_id: str, name: str) -> str | None:
+    """Another device of the same system frame (or, outside frames, another outside them) already
+    called ``name``, or None. Names tell devices apart on the canvas, in Find and in every report
+    ("DGX H100 #1 GPU0": the frame's name and the device's), so they are unique within a frame;
+    every DGX holds a GPU0, so the same name in two frames is fine."""
+    frame = topo.frame_of(device_id)
+    for other, dev in topo.devices.items():
+        if dev.name == name and other != device_id and topo.frame_of(other) == frame:
+            return other
+    return None
