@@ -58,7 +58,8 @@ def sharing_system_map(topo: Topology) -> Iterator[None]:
 def system_map(topo: Topology) -> dict[str, str | None]:
     """``topo.system_of(d)`` for every device, in one pass over the groups instead of one chain walk
     per device: a device's innermost group is the first that lists it, its system the nearest
-    enclosing group of kind ``system``. Callers must not change the map."""
+    enclosing group of kind ``system``; outside every frame, the system its in-node links make
+    (model/nodes.py, the rule ``Topology.system_of`` follows). Callers must not change the map."""
     shared = _shared_map.get()
     if shared is not None and shared[0] is topo:
         return shared[1]

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 #: link families that stay inside one host
 NODE_FAMILIES = frozenset({"nvlink", "pcie", "cpu"})
+#: device kinds with network ports only (in no host)
+NETWORK_SWITCHES = frozenset({"ib_switch", "eth_switch"})
 
 
 def _joined(topo: "Topology", start: str, loose: Callable[[str], bool],
@@ -51,6 +53,8 @@ def _first_gpu(topo: "Topology", members: set[str]) -> str | None:
 def loose_system(topo: "Topology", device_id: str, loose: Callable[[str], bool]) -> str | None:
     """The system of a device outside every frame (``loose(d)``: d is outside every frame): its
     first GPU's id, None when the device reaches no GPU over in-node links (a network switch)."""
+    if topo.devices[device_id].kind in NETWORK_SWITCHES:
+        return None
     return _first_gpu(topo, _joined(topo, device_id, loose))
 
 
@@ -58,10 +62,11 @@ def loose_systems(topo: "Topology", frame_of: Mapping[str, str | None]) -> dict[
     """``loose_system`` of every device ``frame_of`` (device -> its frame, None outside) leaves
     outside, in one pass: each device outside frames that reaches a GPU, and its system."""
     out: dict[str, str] = {}
-    loose = [d for d, sid in frame_of.items() if sid is None]
+    devices = topo.devices  # (network switches have network ports only: no walk over their cables)
+    loose = [d for d, sid in frame_of.items() if sid is None and devices[d].kind not in NETWORK_SWITCHES]
     if not loose:
         return out
-    outside = set(loose)
+    outside = {d for d, sid in frame_of.items() if sid is None}
     done: set[str] = set()
     family: dict[str, str | None] = {}
     for d in loose:
