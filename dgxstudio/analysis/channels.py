@@ -49,8 +49,9 @@ class ChannelPlan:
 
 
 def group_by_system(topo: Topology, gpus: list[str], system_of: dict[str, str | None] | None = None) -> list[list[str]]:
-    """The GPUs of each system, in order. ``system_of``: ``system_map(topo)`` already worked out (a
-    router's), used where that map is (more than 64 GPUs)."""
+    """The GPUs of each system, in order: a system frame's, or outside frames the GPUs their NVLink,
+    PCIe and CPU links join (``Topology.system_of``, model/nodes.py: NCCL's node is a host). ``system_of``:
+    ``system_map(topo)`` already worked out (a router's), used where that map is (more than 64 GPUs)."""
     systems: dict[str, list[str]] = {}
     if len(gpus) > 64:
         system_of = system_of if system_of is not None else system_map(topo)

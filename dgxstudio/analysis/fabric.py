@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from ..cancel import check_cancelled
+from ..model.nodes import loose_systems
 from ..model.topology import Topology
 
 
@@ -57,7 +58,8 @@ def sharing_system_map(topo: Topology) -> Iterator[None]:
 def system_map(topo: Topology) -> dict[str, str | None]:
     """``topo.system_of(d)`` for every device, in one pass over the groups instead of one chain walk
     per device: a device's innermost group is the first that lists it, its system the nearest
-    enclosing group of kind ``system``. Callers must not change the map."""
+    enclosing group of kind ``system``; outside every frame, the system its in-node links make
+    (model/nodes.py, the rule ``Topology.system_of`` follows). Callers must not change the map."""
     shared = _shared_map.get()
     if shared is not None and shared[0] is topo:
         return shared[1]
@@ -98,6 +100,7 @@ def _system_map(topo: Topology) -> dict[str, str | None]:
     if len(out) != len(topo.devices):  # a group lists a device the topology no longer has
         devices = topo.devices
         out = {d: sid for d, sid in out.items() if d in devices}
+    out.update(loose_systems(topo, out))  # devices outside frames: the system their links make (model.nodes)
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from ..model.names import ring_words
 from .common import (sim_errors, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
                      preset_names, print_json, select)
 
@@ -279,7 +280,7 @@ def cmd_scaling(args) -> int:
     if inp:
         print(f"input: {model.input_bytes_per_sample:,.0f} bytes per sample copied host to device, "
               f"{'prefetched during the compute' if model.input_prefetch else 'before each step (on the critical path)'}")
-    for entry in table:
+    for topo, entry in zip(topos, table):
         print(f"  {entry['topology']}")
         print(f"    {'GPUs':>5} {'all-reduce':>12} {'weak samples/s':>15} {'eff':>6} {'strong samples/s':>17} {'eff':>6}"
               + (f" {'weak input copy (exposed)':>27}" if inp else ""))
@@ -292,8 +293,8 @@ def cmd_scaling(args) -> int:
                   + (f" {r['weak_input_copy_s'] * 1e3:>12.3f} ms ({r['weak_exposed_input_s'] * 1e3:.3f} ms)" if inp else ""))
         order = entry.get("gpu_order") or []
         if order:   # which GPUs a row of N runs on: a 2-GPU row slower than a 4-GPU one is read from them
-            shown = ", ".join(order[:8]) + (f", ... ({len(order):,} in all)" if len(order) > 8 else "")
-            print(f"    a row of N GPUs runs on the first N of: {shown} (--gpus chooses them)")
+            shown = ring_words(topo, order, head=8, more="...", sep=", ")  # (as the canvas names them; --json: ids)
+            print(f"    a row of N GPUs runs on the first N of: {shown} (--gpus chooses them, by id or system)")
         if any(r["strong_batch_per_gpu"] < 1 for r in entry["rows"]):
             print(f"    strong: no figure above {args.global_batch:,} GPUs, where the global batch of "
                   f"{args.global_batch:,} (--global-batch) gives each GPU less than one sample")

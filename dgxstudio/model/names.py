@@ -35,7 +35,7 @@ def device_words(topo: Topology, obj_id: str, with_system: bool | None = None) -
         with_system = several_systems(topo)
     if not with_system:
         return name
-    system = topo.system_of(obj_id)
+    system = topo.frame_of(obj_id)  # (a system without a frame has no name of its own)
     if system is None:
         return name
     sname = topo.groups[system].name
@@ -48,21 +48,35 @@ def ends_words(topo: Topology, a: str, b: str, arrow: str = "→") -> str:
     return f"{device_words(topo, a, several)} {arrow} {device_words(topo, b, several)}"
 
 
-def ring_words(topo: Topology, ring: list[str], arrow: str = "→", head: int = 8, more: str = "…") -> str:
+def ring_words(topo: Topology, ring: list[str], arrow: str = "→", head: int = 8, more: str = "…",
+               sep: str | None = None) -> str:
     """A ring's GPUs in order, as ``device_words`` names them, each system named once where the ring
     enters it ("DGX H100 #1 GPU0 → GPU2 → … → DGX H100 #2 GPU1"): all of a ring of up to 16, else the
     first ``head`` and the count of GPUs and systems. Only the GPUs shown are named (a ring of 16,384
-    GPUs shows 8)."""
+    GPUs shows 8). ``sep``: what joins them instead of the arrow (", " for a list)."""
+    sep = f" {arrow} " if sep is None else sep
     several = several_systems(topo)
     shown = ring if len(ring) <= 16 else ring[:head]
     words, last = [], None
     for g in shown:
         full = device_words(topo, g, several)
-        system = topo.system_of(g) if several else None
+        system = topo.frame_of(g) if several else None
         prefix = topo.groups[system].name + " " if system is not None else ""
         words.append(full[len(prefix):] if system == last and prefix and full.startswith(prefix) else full)
         last = system
     if len(ring) <= 16:
-        return f" {arrow} ".join(words)
+        return sep.join(words)
     systems = len({topo.system_of(g) for g in ring} - {None}) if several else 0
-    return f" {arrow} ".join(words) + f" {more} ({len(ring)} GPUs" + (f" in {systems} systems)" if systems > 1 else ")")
+    return sep.join(words) + f" {more} ({len(ring)} GPUs" + (f" in {systems} systems)" if systems > 1 else ")")
+
+
+def name_taken(topo: Topology, device_id: str, name: str) -> str | None:
+    """Another device of the same system frame (or, outside frames, another outside them) already
+    called ``name``, or None. Names tell devices apart on the canvas, in Find and in every report
+    ("DGX H100 #1 GPU0": the frame's name and the device's), so they are unique within a frame;
+    every DGX holds a GPU0, so the same name in two frames is fine."""
+    frame = topo.frame_of(device_id)
+    for other, dev in topo.devices.items():
+        if dev.name == name and other != device_id and topo.frame_of(other) == frame:
+            return other
+    return None

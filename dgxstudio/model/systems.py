@@ -345,8 +345,9 @@ def power_summary(topo: Topology, system_of: Mapping[str, str | None] | None = N
         else:
             total += w
     outside: dict[str, int] = {}
-    for dev in topo.devices.values():
-        if (system_of[dev.id] if system_of is not None else topo.system_of(dev.id)) is None:
+    groups = topo.groups
+    for dev in topo.devices.values():  # (a system without a frame, model.nodes, has no published figure)
+        if (system_of[dev.id] if system_of is not None else topo.frame_of(dev.id)) not in groups:
             outside[dev.part] = outside.get(dev.part, 0) + 1
     for part_id, n in outside.items():
         part = topo.catalog.part(part_id)

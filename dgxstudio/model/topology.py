@@ -196,8 +196,8 @@ class Topology:
         inside = {d for gid in wanted for d in self.groups[gid].devices}
         return [d for d in self.devices if d in inside]
 
-    def system_of(self, device_id: str) -> str | None:
-        """The id of the nearest enclosing group of kind ``system``, or None."""
+    def frame_of(self, device_id: str) -> str | None:
+        """The id of the nearest enclosing group of kind ``system`` (the drawn frame), or None."""
         g = self.group_of(device_id)
         if g is None:
             return None
@@ -205,6 +205,17 @@ class Topology:
             if grp.kind == "system":
                 return grp.id
         return None
+
+    def system_of(self, device_id: str) -> str | None:
+        """The system (NCCL's node) a device is in: its frame (``frame_of``); outside every frame,
+        the system its NVLink/PCIe/CPU links reach (``model.nodes``: its first GPU's id, not a
+        group's), None when it reaches no GPU that way (a network switch)."""
+        frame = self.frame_of(device_id)
+        if frame is not None or device_id not in self.devices:
+            return frame
+        from .nodes import loose_system
+
+        return loose_system(self, device_id, lambda d: self.frame_of(d) is None)
 
     def used_ports(self, device_id: str) -> dict[str, int]:
         """Ports in use per port group of a device, counting a link of count k as k ports."""

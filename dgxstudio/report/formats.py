@@ -264,7 +264,7 @@ def _intra_dimension(topo: Topology, gpus: list[str], where: str) -> tuple[str, 
 def to_astra_yaml(topo: Topology) -> str:
     systems: dict[str, list[str]] = {}
     for g in topo.gpus():
-        systems.setdefault(topo.system_of(g.id) or "", []).append(g.id)
+        systems.setdefault(topo.frame_of(g.id) or "", []).append(g.id)
     if not systems:
         raise ExportError("the topology has no GPUs")
     if "" in systems:

@@ -499,7 +499,7 @@ class Simulator(NcclSchedules):
             return self._auto(collective, size, progress, cancel)
         if algorithm not in SUPPORTED[collective]:
             raise SimulationError(f"{algorithm} is not an algorithm for {collective} "
-                                  f"(choose from {', '.join(SUPPORTED[collective])})")
+                                  f"(choose from auto, {', '.join(SUPPORTED[collective])})")
         if algorithm in NCCL:
             return self._run_nccl(collective, algorithm, size, self.options.protocol, progress, cancel)
         if algorithm == "direct":

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QLabel
 
 from ..model import fileio
 from ..model.commands import ChangeLinkType, Macro, SetAttribute, SetCollapsed
+from ..model.names import device_words, name_taken
 from ..model.topology import Topology
 from .choice_box import ChoiceBox
 from .document import Document
@@ -250,6 +251,11 @@ class Inspector(QWidget):
             # spaces at the ends are slips of typing or pasting, not part of a name (the canvas, Find and
             # reports showed "   GPU  one  " as typed); the spaces inside stay
             text = edit.text().strip()
+            other = name_taken(self.topo, obj_id, text) if attribute == "name" and obj_id in self.topo.devices else None
+            if other is not None and text != value:
+                self._refuse(edit, f"{self._what(obj_id)}: name {text!r} not accepted: {device_words(self.topo, other)} "
+                                   f"({other}) has it, and names tell devices apart within a system")
+                return
             if text != value:
                 self.document.push(SetAttribute(obj_id, attribute, text, f"rename {obj_id}"))
             elif edit.text() != text:

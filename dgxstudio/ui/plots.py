@@ -406,6 +406,7 @@ class GanttPlot(QWidget):
         self.bars: dict[str, pg.BarGraphItem] = {}
         self.timeline: list[dict] = []
         self.rows: list[str] = []
+        self.row_names: dict[str, str] = {}   # device id -> the name the canvas shows (set by the window)
         self.cursor = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("#d00000", width=1.5))
         self.labels: list[tuple[pg.TextItem, float]] = []
         self.plot.vb.sigRangeChanged.connect(self._fit_labels)
@@ -436,8 +437,11 @@ class GanttPlot(QWidget):
                 label.setPos((e["start_s"] + e["end_s"]) / 2, row[e["device"]])
                 self.plot.addItem(label)
                 self.labels.append((label, e["end_s"] - e["start_s"]))
-        ticks = [(float(i), d) for i, d in enumerate(self.rows)]
-        self.plot.getAxis("left").setTicks([ticks, []])
+        ticks = [(float(i), self.row_names.get(d, d)) for i, d in enumerate(self.rows)]
+        axis = self.plot.getAxis("left")
+        axis.setTicks([ticks, []])
+        metrics = QFontMetricsF(axis.style.get("tickFont") or self.font())
+        axis.setWidth(max(70, 12 + math.ceil(max((metrics.horizontalAdvance(t) for _, t in ticks), default=0))))
         self.plot.setYRange(-0.6, len(self.rows) - 0.4, padding=0)
         title = (f"{result.spec.schedule}: {result.spec.stages} stages, {result.spec.microbatches} micro-batches,"
                  f" bubble {100 * result.bubble_fraction:.1f}%")

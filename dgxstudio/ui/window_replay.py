@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QSlider, QToolBar
 
+from ..model.names import device_words
 from ..report.provenance import stamp
 from ..sim.run import compact
 from ..units import format_size
@@ -180,6 +181,8 @@ class ReplayActions:
         elif request.kind == "pipeline":
             self.results.show_pipeline(request, result, name)
             self._gantt_result = result
+            self.gantt.row_names = {d: device_words(self.document.topology, d)  # as the canvas names them
+                                    for d in dict.fromkeys(e["device"] for e in result.timeline)}
             self.gantt.set_result(result)
             self.replayer.load(result.sim)
             self.rings_overlay.show_stages(result.spec.stage_gpus)

@@ -23,7 +23,7 @@ def test_loose_devices_become_a_system_and_undo_gives_the_file_back():
     cmd.do(topo)
     g = topo.groups["system0"]
     assert g.kind == "system" and g.parent is None and g.devices == ["gpu0", "gpu1", "gpu2"]
-    assert topo.system_of("gpu1") == "system0" and topo.system_of("gpu3") is None
+    assert topo.system_of("gpu1") == "system0" and topo.frame_of("gpu3") is None
     after = dumps(topo)
     cmd.undo(topo)
     assert dumps(topo) == before
