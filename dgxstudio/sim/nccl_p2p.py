@@ -130,7 +130,7 @@ def plan_call(facts: P2pFacts, size: float, gpus_per_thread: int = 1) -> P2pCall
     used = min(p2p, peers * n)
     share = min(n, p2p / peers)   # the thread blocks are shared by all peers at once
     per_channel = []
-    if facts.ranks > facts.nodes and kind != "pci" and facts.intra_class == "nvlink" and facts.path_nvlinks:
+    if facts.ranks > facts.nodes and facts.intra_class == "nvlink" and facts.path_nvlinks:
         per_channel.append(_nvlink_Bps(facts.sm) / d["channels_per_nvlink"])
     if multi:
         per_channel.append(float(d["net_channel_Bps"]))
