@@ -183,7 +183,8 @@ def _direct_nvlinks(fabric, a: str, b: str) -> int:
 
 def describe(call: P2pCall) -> str:
     """The plan in words, for a result's reason."""
-    why = "each peer's bytes within its channels x 16 KiB" if call.protocol == "ll" else "over 16 KiB a channel"
+    kib = f"{p2p_data()['ll_threshold_bytes'] / 1024:g} KiB"   # (NCCL_P2P_LL_THRESHOLD, as plan_call reads it)
+    why = f"each peer's bytes within its channels x {kib}" if call.protocol == "ll" else f"over {kib} a channel"
     return (f"NCCL's grouped send/receive to every peer: {T.PROTOCOL_LABELS[call.protocol]} ({why}), "
             f"{call.channels_per_peer} channel{'s' if call.channels_per_peer != 1 else ''} a peer, "
             f"{call.channels} of {call.p2p_channels} p2p channels in use, "
