@@ -26,12 +26,18 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib.resources import files
 
+from . import collectives as C
+from . import limits, symmetry
 from . import tuning as T
 from ..analysis.channels import channel_count, nic_gpus_per_system, nvlink_counts
 from ..analysis.nccl_paths import sm_range
+from ..analysis.routing import RoutingError
+from ..cancel import cancellable
+from .results import CollectiveResult, SimulationError
+from .setup_steps import step
 
 
 @lru_cache(maxsize=1)
@@ -194,15 +200,6 @@ def describe(call: P2pCall) -> str:
 def run_all_to_all(sim, size: float, progress=None, cancel=None, requested: str = "direct"):
     """An all-to-all on a ``Simulator`` as NCCL runs it: the direct schedule (by symmetry class where
     the fabric allows) with NCCL's p2p protocol, channels and per-call latency."""
-    from functools import partial
-
-    from . import collectives as C
-    from . import limits, symmetry
-    from ..analysis.routing import RoutingError
-    from ..cancel import cancellable
-    from .results import CollectiveResult, SimulationError
-    from .setup_steps import step
-
     o = sim.options
     limits.collective(size, o.chunk, len(sim.gpus), o.reduce_s_per_byte, SimulationError)
     with cancellable(cancel):
