@@ -30,7 +30,7 @@ from functools import lru_cache, partial
 from importlib.resources import files
 
 from . import collectives as C
-from . import limits, symmetry
+from . import symmetry
 from . import tuning as T
 from ..analysis.channels import channel_count, nic_gpus_per_system, nvlink_counts
 from ..analysis.nccl_paths import sm_range
@@ -199,9 +199,9 @@ def describe(call: P2pCall) -> str:
 
 def run_all_to_all(sim, size: float, progress=None, cancel=None, requested: str = "direct"):
     """An all-to-all on a ``Simulator`` as NCCL runs it: the direct schedule (by symmetry class where
-    the fabric allows) with NCCL's p2p protocol, channels and per-call latency."""
+    the fabric allows) with NCCL's p2p protocol, channels and per-call latency. (Its size and pieces
+    are checked by ``Simulator._run``, auto's too.)"""
     o = sim.options
-    limits.collective(size, o.chunk, len(sim.gpus), o.reduce_s_per_byte, SimulationError)
     with cancellable(cancel):
         step("planning channels")
         facts = sim._facts.get("p2p") or sim._facts.setdefault("p2p", facts_of(sim.topo, sim.router, sim.gpus))
