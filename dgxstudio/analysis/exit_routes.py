@@ -62,9 +62,10 @@ class ExitRoutes:
         prefix, n = sig[2], len(sig[2])
         joined = self._join_keys.get((outside, sid))
         if joined is None:  # (what the outside end is joined to in this system, by id after its prefix)
-            within = [(v[n:], bandwidth) for v, bandwidth in self._joined(outside).get(sid, ()) if v.startswith(prefix)]
+            joins = self._joined(outside).get(sid, ())   # (False: one outside the system's prefix)
             joined = self._join_keys[(outside, sid)] = (
-                tuple(sorted(within)) if len(within) == len(self._joined(outside).get(sid, ())) else False)
+                tuple(sorted((v[n:], bandwidth) for v, bandwidth in joins)) if all(v.startswith(prefix) for v, _ in joins)
+                else False)
         if joined is False:
             return None
         key = (sig[:2], inside[n:], forward, joined)

@@ -26,12 +26,18 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib.resources import files
 
+from . import collectives as C
+from . import symmetry
 from . import tuning as T
 from ..analysis.channels import channel_count, nic_gpus_per_system, nvlink_counts
 from ..analysis.nccl_paths import sm_range
+from ..analysis.routing import RoutingError
+from ..cancel import cancellable
+from .results import CollectiveResult, SimulationError
+from .setup_steps import step
 
 
 @lru_cache(maxsize=1)
@@ -130,7 +136,7 @@ def plan_call(facts: P2pFacts, size: float, gpus_per_thread: int = 1) -> P2pCall
     used = min(p2p, peers * n)
     share = min(n, p2p / peers)   # the thread blocks are shared by all peers at once
     per_channel = []
-    if facts.ranks > facts.nodes and kind != "pci" and facts.intra_class == "nvlink" and facts.path_nvlinks:
+    if facts.ranks > facts.nodes and facts.intra_class == "nvlink" and facts.path_nvlinks:
         per_channel.append(_nvlink_Bps(facts.sm) / d["channels_per_nvlink"])
     if multi:
         per_channel.append(float(d["net_channel_Bps"]))
@@ -183,7 +189,8 @@ def _direct_nvlinks(fabric, a: str, b: str) -> int:
 
 def describe(call: P2pCall) -> str:
     """The plan in words, for a result's reason."""
-    why = "each peer's bytes within its channels x 16 KiB" if call.protocol == "ll" else "over 16 KiB a channel"
+    kib = f"{p2p_data()['ll_threshold_bytes'] / 1024:g} KiB"   # (NCCL_P2P_LL_THRESHOLD, as plan_call reads it)
+    why = f"each peer's bytes within its channels x {kib}" if call.protocol == "ll" else f"over {kib} a channel"
     return (f"NCCL's grouped send/receive to every peer: {T.PROTOCOL_LABELS[call.protocol]} ({why}), "
             f"{call.channels_per_peer} channel{'s' if call.channels_per_peer != 1 else ''} a peer, "
             f"{call.channels} of {call.p2p_channels} p2p channels in use, "
@@ -192,18 +199,9 @@ def describe(call: P2pCall) -> str:
 
 def run_all_to_all(sim, size: float, progress=None, cancel=None, requested: str = "direct"):
     """An all-to-all on a ``Simulator`` as NCCL runs it: the direct schedule (by symmetry class where
-    the fabric allows) with NCCL's p2p protocol, channels and per-call latency."""
-    from functools import partial
-
-    from . import collectives as C
-    from . import limits, symmetry
-    from ..analysis.routing import RoutingError
-    from ..cancel import cancellable
-    from .results import CollectiveResult, SimulationError
-    from .setup_steps import step
-
+    the fabric allows) with NCCL's p2p protocol, channels and per-call latency. (Its size and pieces
+    are checked by ``Simulator._run``, auto's too.)"""
     o = sim.options
-    limits.collective(size, o.chunk, len(sim.gpus), o.reduce_s_per_byte, SimulationError)
     with cancellable(cancel):
         step("planning channels")
         facts = sim._facts.get("p2p") or sim._facts.setdefault("p2p", facts_of(sim.topo, sim.router, sim.gpus))

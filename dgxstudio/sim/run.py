@@ -492,9 +492,9 @@ class Simulator(NcclSchedules):
             raise SimulationError(f"unknown algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
         if not size > 0:
             raise SimulationError("the size must be positive")
-        # (auto's choice is counted once made: _run_nccl, or this again for all-to-all's direct)
+        # (auto's choice of NCCL's algorithms is counted once made, in _run_nccl; all-to-all's auto is direct)
         limits.collective(size, self.options.chunk, len(self.gpus), self.options.reduce_s_per_byte, SimulationError,
-                          count_pieces=algorithm != "auto" and cuts_in_chunks(algorithm))
+                          count_pieces=cuts_in_chunks(algorithm) if algorithm != "auto" else collective == "all-to-all")
         if algorithm == "auto":
             return self._auto(collective, size, progress, cancel)
         if algorithm not in SUPPORTED[collective]:

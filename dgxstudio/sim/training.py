@@ -228,19 +228,20 @@ def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: 
         raise TrainingError("expert parallelism needs a mixture-of-experts model (--experts N)")
     if model.moe and model.experts % ep:
         raise TrainingError(f"{model.experts} experts do not split evenly over {ep} expert-parallel ranks")
-    if ep == 1 or model.dispatch_bytes() <= 0:
+    nbytes = model.dispatch_bytes()
+    if ep == 1 or nbytes <= 0:
         return 0.0, None
     groups = [[place[(g * ep + e, p, t)] for e in range(ep)] for p in range(pp) for t in range(tp)
               for g in range(dp // ep)]
     # NCCL's grouped send/receive (sim/nccl_p2p.py: protocol, channels a peer, per-call latency), by
     # symmetry class when the groups are alike (one flow per class), else every pair
-    call = nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, groups[0]), model.dispatch_bytes())
-    sched = C.all_to_alls(groups, model.dispatch_bytes(), chunk, router, call.hop_s, call.pair_cap_Bps)
+    call = nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, groups[0]), nbytes)
+    sched = C.all_to_alls(groups, nbytes, chunk, router, call.hop_s, call.pair_cap_Bps)
     if sched is None:
         scheds = []
         for members in groups:
             try:
-                scheds.append(C.all_to_all(members, model.dispatch_bytes(), chunk, None, call.hop_s, call.pair_cap_Bps))
+                scheds.append(C.all_to_all(members, nbytes, chunk, None, call.hop_s, call.pair_cap_Bps))
             except ValueError as exc:
                 raise TrainingError(str(exc)) from None
         sched = merge(scheds)

@@ -304,24 +304,29 @@ def model_busbw(shape: CallShape, algo: str, proto: str) -> float:
     if algo == "nvls":
         if proto != "simple" or shape.nvls_busbw_Bps <= 0 or shape.collective != "all-reduce":
             return 0.0
-        nv = nvls_heads(shape)
-        if nv < 2:  # 'NVLS/NVLStree needs at least 2 channels'
-            return 0.0
-        return shape.nvls_busbw_Bps * g["nvls_efficiency"] * (nv - 1) / nv * 2.0
+        return _nvls_intra_busbw(shape, g)
     if algo == "nvls-tree":
         if proto != "simple" or shape.nvls_busbw_Bps <= 0 or shape.collective != "all-reduce" or shape.nodes < 2:
             return 0.0
-        nv = nvls_heads(shape)
-        if nv < 2:
+        intra = _nvls_intra_busbw(shape, g)
+        if intra <= 0.0:
             return 0.0
-        intra = shape.nvls_busbw_Bps * g["nvls_efficiency"] * (nv - 1) / nv * 2.0
         inter = shape.net_busbw_Bps * (2 if shape.nodes <= 2 else 1)
-        return min(intra, inter, nv * g["nvls_tree_per_channel_Bps"][i])
+        return min(intra, inter, nvls_heads(shape) * g["nvls_tree_per_channel_Bps"][i])
     if algo == "collnet":
         if proto != "simple" or shape.collnet_busbw_Bps <= 0 or shape.collective != "all-reduce":
             return 0.0
         return shape.collnet_busbw_Bps
     return 0.0
+
+
+def _nvls_intra_busbw(shape: CallShape, g: dict) -> float:
+    """NVLS's bus bandwidth inside a system, as NVLS and the NVLS tree both rate it over the NVLS
+    graph's heads (``nvls_heads``); 0 below 2 heads ('NVLS/NVLStree needs at least 2 channels')."""
+    nv = nvls_heads(shape)
+    if nv < 2:
+        return 0.0
+    return shape.nvls_busbw_Bps * g["nvls_efficiency"] * (nv - 1) / nv * 2.0
 
 
 def model_latency(shape: CallShape, algo: str, proto: str) -> float:
