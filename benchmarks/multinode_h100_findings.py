@@ -89,8 +89,10 @@ def catalog_with(overrides: dict[str, float]) -> C.Catalog:
     return C.Catalog(base.parts, types, base.version + "+what-if", [])
 
 
-def simulate_rows(keys: list[str], min_size: int, overrides: dict[str, float] | None = None) -> dict:
-    """{(source key, size): simulated busbw GB/s} at sizes >= min_size, under a catalog what-if."""
+def simulate_rows(keys: list[str], min_size: int, overrides: dict[str, float] | None = None,
+                  algorithm: str | None = None) -> dict:
+    """{(source key, size): simulated busbw GB/s} at sizes >= min_size, under a catalog what-if (with
+    ``algorithm``, that one rather than the source's)."""
     sources = {s["key"]: s for s in F.load_sources(F.DEFAULT_DATA)}
     saved = C.default_catalog()
     if overrides:
@@ -100,6 +102,8 @@ def simulate_rows(keys: list[str], min_size: int, overrides: dict[str, float] | 
         for k in keys:
             s = dict(sources[k])
             s["points"] = [p for p in s["points"] if p[0] >= min_size]
+            if algorithm is not None:
+                s["simulate_algorithm"] = algorithm
             for r in F.compare(s, {}, {}):
                 out[(k, r["size"])] = (r["measured"], r.get("simulated"), r.get("choice", r.get("refused", "")))
         return out

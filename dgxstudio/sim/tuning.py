@@ -360,7 +360,9 @@ def model_time(shape: CallShape, algo: str, proto: str, size: float) -> float | 
     bus = model_busbw(shape, algo, proto)
     if bus <= 0:
         return None
-    if algo == "ring":
+    # NCCL's "Convert bus BW to algorithm BW": nRanks / nsteps for RING, NVLS and NVLS_TREE, 0.5 for
+    # the rest (tuning.cc v2.28.9-1:345-350, the version whose NVLS constants the data holds)
+    if algo in ("ring", "nvls", "nvls-tree"):
         algbw = bus * shape.ranks / nsteps(shape.collective, shape.ranks)
     else:
         algbw = bus * 0.5

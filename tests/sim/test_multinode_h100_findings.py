@@ -64,6 +64,9 @@ def test_nic_what_if_moves_the_ring_not_the_two_system_nvls_tree_and_restores_th
     now = mod.simulate_rows(keys, 8 * GiB)
     slow = mod.simulate_rows(keys, 8 * GiB, {"IB-NDR": 0.82, "Eth-400G": 0.82})
     assert default_catalog() is before and before.link_types["Eth-400G"].achievable_efficiency == 0.94
-    ring_now, ring_slow = now[(keys[0], 8 * GiB)][1], slow[(keys[0], 8 * GiB)][1]
+    # (the ring forced: with the NICs at 82% NCCL's model picks the NVLS tree on 4 systems at 8 GiB)
+    ring = mod.simulate_rows(keys[:1], 8 * GiB, {"IB-NDR": 0.82, "Eth-400G": 0.82}, algorithm="ring")
+    assert now[(keys[0], 8 * GiB)][2].startswith("ring/") and ring[(keys[0], 8 * GiB)][2].startswith("ring/")
+    ring_now, ring_slow = now[(keys[0], 8 * GiB)][1], ring[(keys[0], 8 * GiB)][1]
     assert ring_slow == pytest.approx(ring_now * 0.82 / 0.94, rel=0.01)               # NIC-bound ring
     assert slow[(keys[1], 8 * GiB)][1] == pytest.approx(now[(keys[1], 8 * GiB)][1], rel=1e-3)  # NVLink-bound

@@ -57,6 +57,21 @@ def test_the_cost_model_multiplies_nvls_by_its_heads_not_the_ring_channels():
     assert T.model_busbw(lone, "nvls-tree", "simple") == 0.0
 
 
+def test_the_cost_model_turns_nvls_bus_bandwidth_into_algorithm_bandwidth_by_nranks_over_nsteps():
+    # tuning.cc v2.28.9-1:345-350: RING, NVLS and NVLS_TREE take nRanks / nsteps, the others 0.5
+    # (0.5 for NVLS was neither 2.28's rule nor 2.19-2.27's 5/6)
+    size = 1 << 30
+    one = T.CallShape("all-reduce", 8, 1, "hopper", 16, 3e11, 3e11, "nvlink", nvls_busbw_Bps=4e11)
+    two = T.CallShape("all-reduce", 16, 2, "hopper", 16, 4e11, 4e11, "nvlink", nvls_busbw_Bps=4e11,
+                      net_busbw_Bps=4e11)
+    for shape, algo in ((one, "nvls"), (two, "nvls-tree")):
+        data_time = T.model_time(shape, algo, "simple", size) - T.model_latency(shape, algo, "simple")
+        bus = T.model_busbw(shape, algo, "simple")
+        assert data_time == pytest.approx(size / (bus * shape.ranks / (2 * (shape.ranks - 1))))
+    tree = T.model_time(two, "tree", "simple", size) - T.model_latency(two, "tree", "simple")
+    assert tree == pytest.approx(size / (T.model_busbw(two, "tree", "simple") * 0.5))
+
+
 def test_a_dgx_a100_ring_keeps_the_ring_channels():
     result = simulate(load_preset("dgx-a100"), "all-reduce", "ring", 1 << 30)
     assert result.channels == 24
