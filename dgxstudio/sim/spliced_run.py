@@ -58,11 +58,12 @@ from .virtual_rows import Gathered
 # copies the short schedule keeps besides four times its rows' reach: the pieces played before and
 # after the skip (about six each on two DGX H100), with the cut between them
 MARGIN_COPIES = 32
-# Two systems' double trees take turns on the one link between them: a period spans two pieces, and
-# over an even count of them the skip's length comes from the lanes' reach alone, so a short
-# schedule needs no window for the few-period check (an odd count is played again, longer). From
-# three systems on a period is one piece and the check chooses the length: the short schedule is
-# given that window at once (4 and 5 DGX H100 at 16 GiB: a second short run cost 20-40% more).
+# Whether the few-period check chooses the skip's length depends on the run's dynamics: on two
+# systems it did not until NVLS-tree network pairs were capped at NCCL's per-head ceiling, then it
+# did (a period a piece, the window one period longer than every group allows). The short schedule
+# is given that window at once, whatever the system count (``_window``: 2 DGX H100 at 16 GiB played
+# a 48-copy one turned down, then a 140-copy one; 4 and 5 at 16 GiB: a second short run cost
+# 20-40% more). The copies past the window cost little (2 DGX H100 at 16 GiB: 140-190 copies alike).
 ENABLED = True  # False: the long schedule runs as before (tests of what it takes: its lanes' strides)
 uses = [0]  # runs given back this way (tests read it: the path they compare must have been taken)
 
@@ -123,8 +124,7 @@ class Splice:
         # period of chooses its length by the few-period check (``Shortcut._length``), which must
         # then apply to the short one as it does to the long one, also one period shorter
         if k > k_sure and not periodic_releases.applies(parts, k - 1):
-            width = sum(gs.shape[1] for gs in tables)
-            need = max(9, -(-periodic_releases.MIN_GROUPS // width) + 1) + 2  # (periods, and two to spare)
+            need = _window(sum(gs.shape[1] for gs in tables))
             pieces = -(-int(tables[0][1, 0] - tables[0][0, 0]) // self.m) if k > 1 else 2  # (a period's)
             raise _NoSplice("the short window is too small for the few-period check", max(0, need - k) * pieces)
         if not np.isnan(shortcut.start[max(0, X - W):self.first + self.built * m]).all():  # (those after the copies may have: a launch)
@@ -173,11 +173,12 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
         chunk = sched.groups._chunks[k]
         m = chunk.image.m
         reach = _reach(chunk, first)
+        # the copies around the cut, and a window of one piece a period (its groups start, send and
+        # end: 3 m columns a period) as long as the few-period check needs, should it choose the
+        # skip's length (see ``jumped``), as far as a third of the copies allows (a longer short
+        # schedule is not worth it: below)
         built = MARGIN_COPIES + 4 * reach
-        if len(sched.meta.get("systems", ())) != 2:
-            # a window of one piece a period (its groups start, send and end: 3 m a period) as long
-            # as the few-period check needs, when it chooses the skip's length (see ``jumped``)
-            built += -(-periodic_releases.MIN_GROUPS // (3 * m))
+        built = max(built, min(built + _window_copies(m), chunk.copies // 3 - 1))
         # (a window too short for the few-period check, or a cut too near the pieces played before
         # or after the skip: again, as long as it needs; at most twice)
         for _ in range(3):
@@ -197,6 +198,17 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
                     break
                 built += exc.more
     return Engine(router, capacity_scale).run(sched, progress, cancel)
+
+
+def _window(width: int) -> int:
+    """The periods a skip's window of ``width`` columns a period needs for the few-period check
+    (``periodic_releases.applies``) to hold one period shorter, and two to spare."""
+    return max(9, -(-periodic_releases.MIN_GROUPS // width) + 1) + 2
+
+
+def _window_copies(m: int) -> int:
+    """The copies a window of one piece a period (m groups a piece) needs for the few-period check."""
+    return _window(3 * m)
 
 
 def _short(sched: Schedule, k: int, first: int, built: int) -> Schedule | None:

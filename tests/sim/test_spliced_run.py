@@ -112,6 +112,7 @@ def test_a_short_schedule_without_a_skip_to_hold_the_cut_is_played_again_longer(
     Either way the long run's answer."""
     _unceiled(monkeypatch)
     monkeypatch.setattr(spliced_run, "MARGIN_COPIES", margin)
+    monkeypatch.setattr(spliced_run, "_window_copies", lambda m: 0)  # (no window for the few-period check either)
     why, built = _noting(monkeypatch)
     new, ref, took = _runs(sims[2], 8 * GiB)
     assert took == taken and len(built) == tries and built[1] == 2 * built[0]
@@ -119,15 +120,26 @@ def test_a_short_schedule_without_a_skip_to_hold_the_cut_is_played_again_longer(
     _same(new, ref)
 
 
-def test_an_odd_window_is_played_again_longer(sims, monkeypatch):
-    """1,025 pieces: the window ends its lanes a period early, chooses its length by the few-period
-    check, and the first short schedule's window is too short for it: played once more as long as
-    it needs, then taken."""
-    calls = []
-    real = spliced_run._short
-    monkeypatch.setattr(spliced_run, "_short", lambda *a: calls.append(a[-1]) or real(*a))
+def test_a_window_too_short_for_the_few_period_check_is_played_again_longer(sims, monkeypatch):
+    """1,025 pieces: the window ends its lanes a period early and chooses its length by the
+    few-period check; a first short schedule without the window for it (as before ``_window_copies``)
+    is turned down and played once more as long as it needs, then taken."""
+    monkeypatch.setattr(spliced_run, "_window_copies", lambda m: 0)
+    why, built = _noting(monkeypatch)
     new, ref, taken = _runs(sims[2], 8 * GiB + 3 * 2**20 + 5)
-    assert taken and len(calls) == 2 and calls[1] > calls[0]
+    assert taken and len(built) == 2 and built[1] > built[0]
+    assert why == ["the short window is too small for the few-period check"]
+    _same(new, ref)
+
+
+@pytest.mark.parametrize("size", [4 * GiB, 8 * GiB + 3 * 2**20 + 5, 16 * GiB])
+def test_two_systems_spliced_on_the_first_short_schedule(sims, monkeypatch, size):
+    """The window the few-period check needs is given at once (the skip's length chosen by it, as
+    NCCL's per-head NVLS-tree ceiling has two systems' runs do): one short schedule, none turned down."""
+    why, built = _noting(monkeypatch)
+    new, ref, taken = _runs(sims[2], size)
+    assert taken and len(built) == 1 and why == []
+    assert new.periods_skipped > 250
     _same(new, ref)
 
 
