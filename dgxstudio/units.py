@@ -43,16 +43,15 @@ def parse_size(text: str) -> int:
 
 def parse_time(text: str) -> float:
     """'2ms' -> 0.002; a bare number is seconds."""
-    m = re.fullmatch(_NUMBER + r"\s*([a-zµ]*)", text.strip())
-    if not m:
-        # ("-4ms" is read well enough to say what is wrong with it)
-        negative = re.fullmatch(r"-\s*" + _NUMBER + r"\s*([a-zµ]*)", text.strip()) is not None
-        raise ValueError(f"cannot read time {text!r}" + (": a time cannot be negative" if negative else "")
+    # (the sign is read, as parse_size reads it, so that "-4ms" is told what is wrong with it)
+    m = re.fullmatch(r"(-\s*)?" + _NUMBER + r"\s*([a-zµ]*)", text.strip())
+    if not m or m.group(1):
+        raise ValueError(f"cannot read time {text!r}" + (": a time cannot be negative" if m else "")
                          + " (examples: 2ms, 150us, 0.5s)")
-    unit = m.group(2) or "s"
+    unit = m.group(3) or "s"
     if unit not in _TIME_UNITS:
-        raise ValueError(f"unknown time unit {m.group(2)!r} in {text!r} (s, ms, us, ns)")
-    return float(m.group(1)) * _TIME_UNITS[unit]
+        raise ValueError(f"unknown time unit {m.group(3)!r} in {text!r} (s, ms, us, ns)")
+    return float(m.group(2)) * _TIME_UNITS[unit]
 
 
 def format_size(n: float) -> str:

@@ -11,7 +11,6 @@ import json
 
 from ..model import fileio
 from ..model.topology import Topology
-from ..sim.tuning import protocol_words
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 ALGORITHM_HELP = ("NCCL's algorithms as NCCL_ALGO names them: ring, tree, nvls (NVLink SHARP in one system's "
@@ -185,6 +184,10 @@ def _positive_int(text: str) -> int:
 
 
 def add_sim_options(p: argparse.ArgumentParser) -> None:
+    # (only here: the commands without simulation options, `presets`, `generate`, `check`..., neither
+    # import the tuning module nor read its file)
+    from ..sim.tuning import protocol_words
+
     p.add_argument("--chunk", default="4MiB",
                    help="pipelining chunk of the textbook and lecture algorithms and of nvls (default 4MiB); "
                         "NCCL's ring, tree, nvls-tree and collnet pipeline in NCCL's own slices")

@@ -105,9 +105,10 @@ class SystemNeeded(ExportError):
     choose one (``--system``), the window says so (select it on the canvas)."""
 
 
-def _named(topo: Topology, groups: list[str]) -> list[str]:
-    """Groups as the canvas names them, each with the id `--system` takes too."""
-    return [f"{topo.groups[g].name} ({g})" for g in groups]
+def _named(topo: Topology, groups: list[str]) -> str:
+    """The first five groups as the canvas names them, each with the id `--system` takes too, and " ..."
+    when there are more."""
+    return ", ".join(f"{topo.groups[g].name} ({g})" for g in groups[:5]) + (" ..." if len(groups) > 5 else "")
 
 
 def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
@@ -115,15 +116,13 @@ def to_nccl_xml(topo: Topology, system: str | None = None) -> str:
     systems = [g.id for g in topo.groups.values() if g.kind == "system"]
     if system is None:
         if len(systems) > 1:
-            raise SystemNeeded(f"NCCL XML describes one system; choose one of {', '.join(_named(topo, systems[:5]))}"
-                               + (" ..." if len(systems) > 5 else ""))
+            raise SystemNeeded(f"NCCL XML describes one system; choose one of {_named(topo, systems)}")
         # a rack drawn as trays (GB200 NVL72): NCCL reads one file per host, and a host is a compute tray
         trays = [g.id for g in topo.groups.values() if g.kind == "tray" and systems and g.parent == systems[0]
                  and any(topo.devices[d].kind == "gpu" for d in g.devices if d in topo.devices)]
         if trays:
             raise SystemNeeded(f"NCCL XML describes one host, and a host of {topo.groups[systems[0]].name} is a "
-                               f"compute tray; choose one of {', '.join(_named(topo, trays[:5]))}"
-                               + (" ..." if len(trays) > 5 else ""))
+                               f"compute tray; choose one of {_named(topo, trays)}")
         members = topo.devices_in_group(systems[0]) if systems else list(topo.devices)
     else:
         gid = system if system in topo.groups else next((g.id for g in topo.groups.values() if g.name == system), None)

@@ -5,6 +5,7 @@ the browser's width when it is wider, its height in proportion, and again when t
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSize
 from PySide6.QtGui import QImageReader, QTextCursor, QTextImageFormat
 from PySide6.QtWidgets import QTextBrowser
 
@@ -15,6 +16,7 @@ class GuideBrowser(QTextBrowser):
         self.folder = folder
         self.setOpenExternalLinks(False)
         self.setSearchPaths([folder])
+        self._sizes: dict[str, QSize] = {}   # each picture's own size, read from its file once
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -39,7 +41,10 @@ class GuideBrowser(QTextBrowser):
             block = block.next()
 
     def _fit(self, frag, image: QTextImageFormat, room: float) -> None:
-        size = QImageReader(f"{self.folder}/{image.name()}").size()
+        # (read once: a resize dragged by hand calls this for every width it passes)
+        size = self._sizes.get(image.name())
+        if size is None:
+            size = self._sizes[image.name()] = QImageReader(f"{self.folder}/{image.name()}").size()
         if not size.isValid() or size.width() <= 0:
             return
         width = min(float(size.width()), room)
