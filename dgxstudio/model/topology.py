@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..heap import paused_gc
 from .catalog import Catalog, LinkType, Part, default_catalog
 from .events import EventEmitter, ModelEvent
+from .nodes import loose_system
 
 
 class ModelError(ValueError):
@@ -213,8 +214,6 @@ class Topology:
         frame = self.frame_of(device_id)
         if frame is not None or device_id not in self.devices:
             return frame
-        from .nodes import loose_system
-
         return loose_system(self, device_id, lambda d: self.frame_of(d) is None)
 
     def used_ports(self, device_id: str) -> dict[str, int]:
