@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cancel import check_cancelled
+from ..model.catalog import LinkFamilies
 from ..model.topology import Topology
 from ..sim.tuning import tuning_data
 from .fabric import system_devices, system_map
@@ -66,13 +67,9 @@ def nvlink_counts(topo: Topology) -> dict[str, int]:
     """``nvlinks_per_gpu`` of every device that has an NVLink, in one pass over the links (a link type
     looked up once): the same sums, without a walk per device."""
     counts: dict[str, int] = {}
-    family: dict[str, str | None] = {}
+    family = LinkFamilies(topo.catalog)
     for lk in topo.links.values():
-        fam = family.get(lk.type, "")
-        if fam == "":
-            lt = topo.link_type_of(lk)
-            fam = family[lk.type] = lt.family if lt is not None else None
-        if fam == "nvlink":
+        if family[lk.type] == "nvlink":
             counts[lk.a] = counts.get(lk.a, 0) + lk.count
             if lk.b != lk.a:
                 counts[lk.b] = counts.get(lk.b, 0) + lk.count

@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from ..cancel import check_cancelled
+from ..model.catalog import LinkFamilies
 from ..model.nodes import loose_systems
 from ..model.topology import Topology
 
@@ -132,7 +133,7 @@ class Fabric:
         every link of those families it has in this part, so each of them has the neighbours, bundles
         (figures added up in the same order) and adjacency order the whole fabric gives it: a search
         from ``starts`` over it goes as over the whole (a system's NVLink, not a cluster's)."""
-        family: dict[str, str | None] = {}
+        family = LinkFamilies(topo.catalog)
         wanted: dict[str, object] = {}  # link id -> link
         seen = set(starts)
         stack = list(starts)
@@ -140,11 +141,7 @@ class Fabric:
         while stack:
             u = stack.pop()
             for lk in topo.links_of(u):
-                fam = family.get(lk.type, "")
-                if fam == "":
-                    lt = topo.link_type_of(lk)
-                    fam = family[lk.type] = lt.family if lt else None
-                if fam not in families or lk.id in wanted:
+                if family[lk.type] not in families or lk.id in wanted:
                     continue
                 wanted[lk.id] = links[lk.id]
                 for v in (lk.a, lk.b):

@@ -114,6 +114,20 @@ class Catalog:
         return [p for p in self.parts.values() if p.kind == kind]
 
 
+class LinkFamilies(dict):
+    """Link type id -> its family ("nvlink", "pcie", ...; None for a type the catalog lacks), each
+    type looked up once: for walks over many links that ask each link's family."""
+
+    def __init__(self, catalog: Catalog):
+        super().__init__()
+        self._catalog = catalog
+
+    def __missing__(self, type_id: str) -> str | None:
+        lt = self._catalog.link_type(type_id)
+        family = self[type_id] = lt.family if lt is not None else None
+        return family
+
+
 def _number(value, where: str, *, minimum: float = 0.0, allow_equal: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise CatalogError(f"{where}: expected a finite number, got {value!r}")

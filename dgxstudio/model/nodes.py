@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Mapping
 
+from .catalog import LinkFamilies
+
 if TYPE_CHECKING:
     from .topology import Topology
 
@@ -22,19 +24,15 @@ NETWORK_SWITCHES = frozenset({"ib_switch", "eth_switch"})
 
 
 def _joined(topo: "Topology", start: str, loose: Callable[[str], bool],
-            family: dict[str, str | None] | None = None) -> set[str]:
+            family: LinkFamilies | None = None) -> set[str]:
     """The devices outside frames that ``start`` reaches over in-node links. ``family``: link type ->
     its family, filled as types are met (shared across calls)."""
     seen, todo = {start}, [start]
-    family = {} if family is None else family
+    family = LinkFamilies(topo.catalog) if family is None else family
     while todo:
         d = todo.pop()
         for lk in topo.links_of(d):
-            fam = family.get(lk.type, "")
-            if fam == "":
-                lt = topo.link_type_of(lk)
-                fam = family[lk.type] = lt.family if lt is not None else None
-            if fam not in NODE_FAMILIES:
+            if family[lk.type] not in NODE_FAMILIES:
                 continue
             other = lk.b if lk.a == d else lk.a
             if other not in seen and other in topo.devices and loose(other):
@@ -68,7 +66,7 @@ def loose_systems(topo: "Topology", frame_of: Mapping[str, str | None]) -> dict[
         return out
     outside = {d for d, sid in frame_of.items() if sid is None}
     done: set[str] = set()
-    family: dict[str, str | None] = {}
+    family = LinkFamilies(topo.catalog)
     for d in loose:
         if d in done:
             continue
