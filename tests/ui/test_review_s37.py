@@ -1,0 +1,46 @@
+"""The s37 new-user review of the GUI, driven with the real widgets: after a refused run on one design,
+File > New and a GPU dropped from the palette left the status bar saying "GPU 0 (gpu0) uses 40 nvlink
+ports" of the new, empty design's fresh GPU 0 (a drop said nothing, and neither did New or a preset)."""
+
+from PySide6.QtCore import QPoint
+
+from dgxstudio.model.topology import Link, Topology
+
+from .test_editor import drop_from_palette
+
+
+def _overfull() -> Topology:
+    from dgxstudio.model.presets import load_preset
+
+    topo = load_preset("dgx-h100")
+    link = next(lk for lk in topo.links.values() if lk.a == "gpu0" and lk.type == "NVLink4")
+    topo.links[link.id] = Link(link.id, link.a, link.b, link.type, 40, link.a_port, link.b_port)
+    return topo
+
+
+def _refused_run(w, qtbot) -> str:
+    w.sim_panel.run()
+    qtbot.waitUntil(lambda: "Not run" in w.status.text(), timeout=10000)
+    return w.status.text()
+
+
+def test_a_drop_says_what_was_added_not_the_last_designs_refusal(make_window, qtbot):
+    w = make_window(None, topology=_overfull())
+    assert "GPU0 (gpu0) uses 53 nvlink ports" in _refused_run(w, qtbot)
+    w.document.undo_stack.setClean()
+    w.new_document()
+    qtbot.wait(50)
+    assert w.status.text() == "New empty design"
+    drop_from_palette(w, "part:h100-sxm5-80gb", QPoint(300, 250))
+    assert w.status.text() == ("Added GPU 0 (H100 SXM5 80GB): drag from its round handle to another device to "
+                               "link them"), w.status.text()
+    drop_from_palette(w, "system:dgx-h100", QPoint(600, 300))
+    assert w.status.text() == "Added DGX H100 (8 GPUs, 28 devices)", w.status.text()
+
+
+def test_a_preset_opened_says_so_instead_of_the_last_designs_refusal(make_window, qtbot):
+    w = make_window(None, topology=_overfull())
+    _refused_run(w, qtbot)
+    w.document.undo_stack.setClean()
+    w.open_preset("dgx-a100")
+    assert w.status.text() == "Opened the dgx-a100 preset (DGX A100)", w.status.text()
