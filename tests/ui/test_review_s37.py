@@ -44,3 +44,29 @@ def test_a_preset_opened_says_so_instead_of_the_last_designs_refusal(make_window
     w.document.undo_stack.setClean()
     w.open_preset("dgx-a100")
     assert w.status.text() == "Opened the dgx-a100 preset (DGX A100)", w.status.text()
+
+
+def test_a_sweep_range_of_one_size_asks_for_low_and_high(make_window, qtbot):
+    """"1KiB" in the Sweep range box read "Sweep range: cannot read ''": the missing high end, with
+    nothing said of the form the box wants (`simulate --sweep 1KiB` says "expected LOW:HIGH")."""
+    w = make_window("dgx-h100")
+    sp = w.sim_panel
+    sp.sweep.setChecked(True)
+    sp.sweep_range.setText("1KiB")
+    sp.run()
+    assert sp.state.text() == "Not run: Sweep range: expected LOW:HIGH, e.g. 1KiB:4GiB, not '1KiB'", sp.state.text()
+    assert not w.session["sweeps"]
+
+
+def test_a_training_refusal_names_the_tabs_fields_not_the_clis_options(make_window, qtbot):
+    """ep 3 with dp 1 read "--ep 3 must divide the data-parallel size 1": an option the panel does not
+    have; the Training tab's box is "ep 3" beside Experts."""
+    w = make_window("dgx-h100")
+    sp = w.sim_panel
+    sp.tabs.setCurrentIndex(2)
+    sp.dp.setValue(1), sp.tp.setValue(8), sp.pp.setValue(1), sp.experts.setValue(8), sp.ep.setValue(3)
+    sp.run()
+    qtbot.waitUntil(lambda: not sp.cancel_button.isEnabled(), timeout=20000)
+    said = sp.state.text()
+    assert "ep 3 (beside Experts) must divide the data-parallel size 1" in said and "--ep" not in said, said
+    assert "--ep" not in w.status.text()
