@@ -465,7 +465,7 @@ _CHUNKS_FIELD = {"pipeline": ("the Model chunks box", r"Model chunks \1"),
                  "train": ("the chunks box beside Schedule", r"Schedule x\1")}
 # the Training tab's fields for the other options a training run's refusal names ("--ep 3 must divide the
 # data-parallel size 1" read as an option the panel does not have)
-_TRAIN_FIELDS = ((r"--ep (\d+)", r"ep \1 (beside Experts)"), (r"--experts N\b", "Experts"),
+_TRAIN_FIELDS = ((r"--ep (\d+)", r"ep \1"), (r"--experts N\b", "Experts"),
                  (r"--experts (\d+)", r"Experts \1"), (r"--microbatches (\d+)", r"Micro-batches \1"),
                  (r"--(dp|tp|pp)\b", lambda m: {"dp": "Data (dp)", "tp": "Tensor (tp)", "pp": "Pipeline (pp)"}[m[1]]))
 

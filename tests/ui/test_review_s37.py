@@ -60,7 +60,7 @@ def test_a_sweep_range_of_one_size_asks_for_low_and_high(make_window, qtbot):
 
 def test_a_training_refusal_names_the_tabs_fields_not_the_clis_options(make_window, qtbot):
     """ep 3 with dp 1 read "--ep 3 must divide the data-parallel size 1": an option the panel does not
-    have; the Training tab's box is "ep 3" beside Experts."""
+    have; the Training tab's box reads "ep 3" (beside Experts)."""
     w = make_window("dgx-h100")
     sp = w.sim_panel
     sp.tabs.setCurrentIndex(2)
@@ -68,5 +68,5 @@ def test_a_training_refusal_names_the_tabs_fields_not_the_clis_options(make_wind
     sp.run()
     qtbot.waitUntil(lambda: not sp.cancel_button.isEnabled(), timeout=20000)
     said = sp.state.text()
-    assert "ep 3 (beside Experts) must divide the data-parallel size 1" in said and "--ep" not in said, said
+    assert "ep 3 must divide the data-parallel size 1" in said and "--ep" not in said, said
     assert "--ep" not in w.status.text()
