@@ -70,3 +70,22 @@ def test_a_training_refusal_names_the_tabs_fields_not_the_clis_options(make_wind
     said = sp.state.text()
     assert "ep 3 must divide the data-parallel size 1" in said and "--ep" not in said, said
     assert "--ep" not in w.status.text()
+
+
+def test_a_links_inspector_title_names_which_system_its_ends_are_in(make_window, qtbot):
+    """Two DGX H100 dropped from the palette both have a "GPU0" and an "NVSwitch0": a link of the
+    second, clicked in the Results dock or on the canvas, showed in the Inspector as "Link l3: GPU0 —
+    NVSwitch0". Its ends now read as the canvas and the Results dock name them, and a refused edit's
+    message names the link the same way."""
+    w = make_window(None)
+    drop_from_palette(w, "system:dgx-h100", QPoint(300, 300))
+    drop_from_palette(w, "system:dgx-h100", QPoint(800, 300))
+    topo = w.document.topology
+    second = next(g for g in topo.groups.values() if g.name == "DGX H100 #2")
+    gpu0 = next(d for d in topo.devices_in_group(second.id) if topo.devices[d].name == "GPU0")
+    lk = next(lk for lk in topo.links.values() if lk.a == gpu0 and topo.devices[lk.b].kind == "nvswitch")
+    switch = topo.devices[lk.b].name
+    w.select_and_center([lk.id])
+    title = w.inspector.title.text()
+    assert title == f"<b>Link {lk.id}</b>: DGX H100 #2 GPU0 — DGX H100 #2 {switch}", title
+    assert w.inspector._what(lk.id) == f"link {lk.id} (DGX H100 #2 GPU0 — DGX H100 #2 {switch})"
