@@ -71,6 +71,19 @@ def print_json(obj) -> None:
     print(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False))
 
 
+def preset_hint(name: str, presets) -> str:
+    """"did you mean 'dgx-b200'? " for a preset name typed as a person remembers it (``hgx-b200``,
+    ``DGX-H100``, ``dgx_h100``, ``gb200``), or "" when no preset is close: one that holds the name
+    (the shortest), else the closest spelling."""
+    import difflib
+
+    folded = {p.lower().replace("_", "-").replace(" ", "-"): p for p in presets}
+    key = name.lower().replace("_", "-").replace(" ", "-")
+    holding = sorted((f for f in folded if key and key in f), key=len)
+    close = holding[:1] or difflib.get_close_matches(key, folded, n=1)
+    return f"did you mean {folded[close[0]]!r}? " if close else ""
+
+
 def open_topology(path: str | None, preset: str | None = None) -> Topology:
     if preset and path:   # the file was dropped without a word and the preset simulated
         raise CliError(f"{path} and --preset {preset}: give a topology file or --preset NAME, not both")
@@ -79,7 +92,7 @@ def open_topology(path: str | None, preset: str | None = None) -> Topology:
         from ..model.presets import PRESETS, load_preset
 
         if preset not in PRESETS:
-            raise CliError(f"unknown preset {preset!r}; `dgxstudio presets` lists them")
+            raise CliError(f"unknown preset {preset!r} ({preset_hint(preset, PRESETS)}`dgxstudio presets` lists them)")
         return load_preset(preset)
     if not path:
         raise CliError("give a topology file or --preset NAME")

@@ -7,7 +7,7 @@ import os
 
 from ..model.names import ring_words
 from .common import (sim_errors, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
-                     preset_names, print_json, select)
+                     preset_hint, preset_names, print_json, select)
 
 
 def _times(text: str | None, stages: int, what: str) -> list[float] | None:
@@ -88,7 +88,8 @@ def cmd_pipeline(args) -> int:
     if args.json:
         print_json(result.as_dict())
         return EXIT_OK
-    print(f"{topo.name}: {spec.schedule} pipeline, {spec.stages} stages on {', '.join(stage_gpus)}, "
+    on = ring_words(topo, stage_gpus, head=8, more="...", sep=", ")   # as the canvas and the Gantt name them; --json: ids
+    print(f"{topo.name}: {spec.schedule} pipeline, {spec.stages} stages on {on}, "
           f"{spec.microbatches} micro-batches" + (f", {spec.chunks} chunks" if spec.chunks > 1 else "")
           + f", {args.figures} link figures")
     ideal = result.as_dict(False)["ideal_bubble_fraction"]
@@ -247,7 +248,8 @@ def cmd_scaling(args) -> int:
     topos = [open_runnable_topology(args.file, args.preset)]
     for other in args.compare or []:
         if other not in preset_names() and not os.path.exists(other):
-            raise CliError(f"--compare {other}: neither a preset (`dgxstudio presets` lists them) nor a file")
+            raise CliError(f"--compare {other}: neither a preset ({preset_hint(other, preset_names())}"
+                           "`dgxstudio presets` lists them) nor a file")
         topos.append(open_runnable_topology(None, other) if other in preset_names() else open_runnable_topology(other))
     table = []
     try:

@@ -42,6 +42,9 @@ def drop(scene, payload: str, pos: QPointF) -> list[str]:
         if scene.lod is not None and did not in scene.device_items:   # joined to nothing: in a closed block
             scene.statusMessage.emit(f"Added {dev.name} ({did}) in the overview's 'Not connected' row: "
                                     "Find opens it there")
+        else:   # (the bar held whatever came before: another design's refusal, say)
+            scene.statusMessage.emit(f"Added {dev.name} ({part.label}): drag from its round handle to another "
+                                     "device to link them")
         return [did]
     if kind_of == "system":
         if what not in SYSTEM_BUILDERS:
@@ -61,6 +64,8 @@ def drop(scene, payload: str, pos: QPointF) -> list[str]:
         scene.document.push(cmd)
         new = [mapping[d] for d in scratch.devices]
         scene.select_ids([mapping["system"]])
+        gpus = sum(1 for d in scratch.devices.values() if d.kind == "gpu")
+        scene.statusMessage.emit(f"Added {topo.groups[mapping['system']].name} ({gpus} GPUs, {len(new)} devices)")
         return new
     scene.statusMessage.emit(f"cannot drop {payload!r}")
     return []

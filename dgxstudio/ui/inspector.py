@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
@@ -10,7 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QLabel
 
 from ..model import fileio
 from ..model.commands import ChangeLinkType, Macro, SetAttribute, SetCollapsed
-from ..model.names import device_words, name_taken
+from ..model.names import device_words, ends_words, name_taken
 from ..model.topology import Topology
 from .choice_box import ChoiceBox
 from .document import Document
@@ -291,8 +292,8 @@ class Inspector(QWidget):
     def _link(self, lid: str) -> None:
         lk = self.topo.links[lid]
         lt = self.topo.link_type_of(lk)
-        a, b = self.topo.devices.get(lk.a), self.topo.devices.get(lk.b)
-        self.title.setText(f"<b>Link {lid}</b>: {a.name if a else lk.a} — {b.name if b else lk.b}")
+        # its ends as the canvas names them: in a cluster "DGX H100 #2 IB0 — Leaf 1", not "IB0 — Leaf 1"
+        self.title.setText(f"<b>Link {lid}</b>: {html.escape(ends_words(self.topo, lk.a, lk.b, '—'))}")
         pa, pb = self.topo.part_of(lk.a), self.topo.part_of(lk.b)
         options = []
         if pa and pb:
@@ -372,8 +373,7 @@ class Inspector(QWidget):
         topo = self.topo
         if obj_id in topo.links:
             lk = topo.links[obj_id]
-            ends = [topo.devices[d].name if d in topo.devices else d for d in (lk.a, lk.b)]
-            return f"link {obj_id} ({ends[0]} — {ends[1]})"
+            return f"link {obj_id} ({ends_words(topo, lk.a, lk.b, '—')})"
         if obj_id in topo.devices:
             return f"device {obj_id} ({topo.devices[obj_id].name})"
         return f"group {obj_id} ({topo.groups[obj_id].name})" if obj_id in topo.groups else obj_id

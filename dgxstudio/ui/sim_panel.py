@@ -315,7 +315,9 @@ class SimulationPanel(QWidget):
                                            and options.protocol != "auto" else "")
             figures += self.nccl.words()   # (", NVLS off", ", PXN on", ", -g 8": the settings said after the figures)
             if self.sweep.isChecked():
-                lo, _, hi = self.sweep_range.text().partition(":")
+                lo, colon, hi = self.sweep_range.text().partition(":")
+                if not colon:   # (one size read as the low end, then "cannot read ''" for the missing high)
+                    raise ValueError(f"Sweep range: expected LOW:HIGH, e.g. 1KiB:4GiB, not {self.sweep_range.text()!r}")
                 sizes = _read("Sweep range", sweep_sizes, _read("Sweep range", parse_size, lo),
                               _read("Sweep range", parse_size, hi))   # "4GiB:1KiB" names the field too
                 label = f"{collective} {algorithm_words} sweep {format_size(sizes[0])}..{format_size(sizes[-1])}, {figures}"
@@ -461,6 +463,11 @@ TAB_KINDS = ("collective", "pipeline", "train")   # what a run from each tab of 
 # the Training tab's count beside its Schedule ("interleaved x2")
 _CHUNKS_FIELD = {"pipeline": ("the Model chunks box", r"Model chunks \1"),
                  "train": ("the chunks box beside Schedule", r"Schedule x\1")}
+# the Training tab's fields for the other options a training run's refusal names ("--ep 3 must divide the
+# data-parallel size 1" read as an option the panel does not have)
+_TRAIN_FIELDS = ((r"--ep (\d+)", r"ep \1"), (r"--experts N\b", "Experts"),
+                 (r"--experts (\d+)", r"Experts \1"), (r"--microbatches (\d+)", r"Micro-batches \1"),
+                 (r"--(dp|tp|pp)\b", lambda m: {"dp": "Data (dp)", "tp": "Tensor (tp)", "pp": "Pipeline (pp)"}[m[1]]))
 
 
 def _form_words(message: str, kind: str | None = None) -> str:
@@ -474,6 +481,9 @@ def _form_words(message: str, kind: str | None = None) -> str:
         box, valued = _CHUNKS_FIELD[kind]
         message = re.sub(r"--chunks (\d+)", valued, message)
         message = re.sub(r"--chunks\b", box, message)
+    if kind == "train":
+        for pattern, words in _TRAIN_FIELDS:
+            message = re.sub(pattern, words, message)
     return re.sub(r"--chunk\b", "the Chunk box", message)
 
 

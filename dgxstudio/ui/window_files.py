@@ -85,10 +85,12 @@ class FileActions:
     def new_document(self) -> None:
         if self.maybe_save():
             self._replace(Topology("Untitled"), None)
+            self.show_status("New empty design")   # (not the last design's message: a refusal naming its devices)
 
     def open_preset(self, name: str) -> None:
         if self.maybe_save():
             self._replace(load_preset(name), None, name)
+            self.show_status(f"Opened the {name} preset ({self.document.topology.name})")
 
     def open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open topology", "", FILE_FILTER)
