@@ -183,36 +183,43 @@ def facts_of(topo, router, gpus: list[str], known: dict | None = None) -> P2pFac
     rails, net = 0, 0
     if nodes > 1:   # the NICs NCCL's channels use (near the GPUs: a DGX A100's storage NIC is not one)
         rails = len(nic_gpus_per_system(topo, fabric, [members], router)[0])
-        net = net_peer_channels(topo, router, gpus, known.setdefault("net_rows", {}))
+        net = net_peer_channels(topo, router, gpus, known.setdefault("net_channels", {}))
     coll = channel_count(topo, members, rails)
     return P2pFacts(len(gpus), nodes, intra, links, sms[0] if sms else None, coll, net)
 
 
-def net_peer_channels(topo, router, gpus: list[str], rows: dict | None = None) -> int:
+def net_peer_channels(topo, router, gpus: list[str], known: dict | None = None) -> int:
     """NCCL's channels for a network peer (ncclTopoGetNchannels, graph/paths.cc master :941-953):
     max(netCount, divUp((int)netBw, 14)) with netCount NICs of the GPU and netBw their path GB/s
     (ncclTopoGetLocalNetCountByBw), 2 for a GPU without a NIC; the least over ``gpus`` (each rank
     has its own; one plan a call takes the least). Sources: ``net_channel_source`` in the p2p file.
 
-    ``rows``: each GPU's paths to its system's NICs, kept across calls; systems the router finds
-    wired alike (``Router.local_twin``) share them."""
+    ``known``: each system's answer for its selected GPUs, kept across calls; systems the router finds
+    wired alike (``Router.local_twin``) with the same GPUs selected share it."""
     d = p2p_data()
-    rows = {} if rows is None else rows
+    known = {} if known is None else known
     fabric = router.fabric
     systems = group_by_system(topo, gpus, router.system_of)
     nic_lists = nic_gpus_per_system(topo, fabric, systems, router)   # (also readies Router.local_twin)
     per_channel = int(d["net_channel_Bps"] / 1e9)
-    least = None
+    answers = []
     for members, pairs in zip(systems, nic_lists):
-        nics = [nic for nic, _gpu in pairs]
         sid = router.system_of.get(members[0])
-        gpus_of = [g for g in router.system_devices(sid) if fabric.kind.get(g) == "gpu"] if sid else members
-        table = {g: _paths_row(topo, router, sid, g, nics, rows) for g in members}
-        for g in members:
-            count, bw = _local_net_count_by_bw(table, g, nics, members, gpus_of)
-            n = max(count, -(-int(bw) // per_channel)) if count else d["net_channels_without_nic"]
-            least = n if least is None else min(least, n)
-    return int(least if least is not None else d["net_channels_without_nic"])
+        twin = router.local_twin(sid, topo) if sid is not None else None
+        n = len(router._signatures[sid][2]) if twin is not None else 0
+        key = (twin, tuple(g[n:] for g in members)) if twin is not None else (sid, tuple(members))
+        if key not in known:
+            nics = [nic for nic, _gpu in pairs]
+            gpus_of = [g for g in router.system_devices(sid) if fabric.kind.get(g) == "gpu"] if sid else members
+            table = {g: _paths_row(topo, fabric, g, nics) for g in members}
+            least = None
+            for g in members:
+                count, bw = _local_net_count_by_bw(table, g, nics, members, gpus_of)
+                c = max(count, -(-int(bw) // per_channel)) if count else d["net_channels_without_nic"]
+                least = c if least is None else min(least, c)
+            known[key] = least
+        answers.append(known[key])
+    return int(min(answers, default=d["net_channels_without_nic"]))
 
 
 def _local_net_count_by_bw(table: dict, g: str, nics: list[str], members: list[str], gpus_of: list[str]):
@@ -262,16 +269,9 @@ def _mirror_bits(val: int, pow2: int) -> int:
     return mirror
 
 
-def _paths_row(topo, router, sid, g: str, nics: list[str], rows: dict):
+def _paths_row(topo, fabric, g: str, nics: list[str]):
     """(GB/s of ``g``'s path to its local CPU, {NIC: (path GB/s, NCCL path type's rank)}) in NCCL's
-    figures; a system wired like an earlier one (``Router.local_twin``) takes that one's, renamed."""
-    twin = router.local_twin(sid, topo) if sid is not None else None
-    n = len(router._signatures[sid][2]) if twin is not None else 0
-    key = (twin, g[n:]) if twin is not None else g
-    row = rows.get(key)
-    if row is not None:
-        return row[0], {router._signatures[sid][2] + nic: v for nic, v in row[1].items()} if twin is not None else row[1]
-    fabric = router.fabric
+    figures (ncclGetLocalCpu, graph/paths.cc master 5067397:188-201: the CPU at the best bandwidth)."""
     widths = _widest_fewest_hops(topo, fabric, g)
     cpu_bw = max((bw for v, bw in widths.items() if fabric.kind.get(v) == "cpu"), default=math.inf)
     paths = {}
@@ -279,7 +279,6 @@ def _paths_row(topo, router, sid, g: str, nics: list[str], rows: dict):
         if nic in widths:
             t = gpu_nic_path(fabric, g, nic)
             paths[nic] = (min(widths[nic], _nic_GBps(topo, nic)), rank(t) if t else 99)
-    rows[key] = (cpu_bw, {nic[n:]: v for nic, v in paths.items()} if twin is not None else paths)
     return cpu_bw, paths
 
 
