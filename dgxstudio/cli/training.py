@@ -6,8 +6,9 @@ import argparse
 import os
 
 from ..model.names import ring_words
-from .common import (_positive_int, sim_errors, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
+from .common import (sim_errors, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
                      preset_names, print_json, select)
+from .common import _positive_int  # (as simulate's --gpus-per-thread takes it)
 
 
 def _times(text: str | None, stages: int, what: str) -> list[float] | None:

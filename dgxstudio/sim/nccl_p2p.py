@@ -9,11 +9,12 @@ model has no p2p entry; what it does instead is data in ``resources/nccl_p2p.jso
 - protocol: LL while a peer's bytes are at most its channels x NCCL_P2P_LL_THRESHOLD (16 KiB), else
   Simple (LL carries 8 data bytes in 16: the engine runs the links at half their figure);
 - channels: a peer gets 2 per NVLink of its path (NVSwitch: the GPU's NVLinks), 2 over PCIe, over the
-  network max(the GPU's NICs, their path GB/s / 14) (``net_peer_channels``); all rounded to powers of two, at most the communicator's p2p channels
-  and, across nodes, halved until every peer of a batch of 8 fits; each call gives a peer
-  min(channels-for-one-channel-each, its bytes / minimum part) channels, doubled while parts exceed
-  the maximum part; the thread blocks are shared by all peers, and a channel carries half an NVLink
-  (NCCL's sizing read as a ceiling, ``per_channel_nvlink_reading``) or 14 GB/s over the network;
+  network max(the GPU's NICs, their path GB/s / 14) (``net_peer_channels``); all rounded to powers
+  of two, at most the communicator's p2p channels and, across nodes, halved until every peer of a
+  batch of 8 fits; each call gives a peer min(channels-for-one-channel-each, its bytes / minimum
+  part) channels, doubled while parts exceed the maximum part; the thread blocks are shared by all
+  peers, and a channel carries half an NVLink (NCCL's sizing read as a ceiling,
+  ``per_channel_nvlink_reading``) or 14 GB/s over the network;
 - latency: NCCL's ring launch and one hop for the protocol (no p2p figure exists), plus the serial
   launches of a thread that drives several GPUs.
 
