@@ -7,7 +7,7 @@ import os
 
 from ..model.names import ring_words
 from .common import (sim_errors, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
-                     preset_hint, preset_names, print_json, select)
+                     _positive_int, preset_hint, preset_names, print_json, select)
 
 
 def _times(text: str | None, stages: int, what: str) -> list[float] | None:
@@ -146,7 +146,7 @@ def cmd_train(args) -> int:
             r = train_iteration(topo, gpus, args.dp, args.tp, args.pp, model_spec(args), args.microbatches,
                                 args.schedule, not args.no_overlap, args.placement,
                                 achievable=args.figures == "achievable", bucket_bytes=bucket, ep=args.ep,
-                                progress=progress, chunks=train_chunks(args))
+                                progress=progress, chunks=train_chunks(args), gpus_per_thread=args.gpus_per_thread)
         finally:
             progress.done()
     except sim_errors() as exc:
@@ -349,6 +349,9 @@ def register(sub) -> None:
     p.add_argument("--gpus", default="all", help="GPU set (see analyze); ranks take its GPUs in order")
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link figures: achievable (default, what NCCL measures) or peak (the lecture's rated figures)")
+    p.add_argument("--gpus-per-thread", type=_positive_int, default=1, metavar="N",
+                   help="GPUs one thread drives, as simulate's: the expert-parallel all-to-all pays N-1 more launches "
+                        "(default 1: a process per GPU, as torchrun runs a job)")
     add_model_options(p)
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_train)

@@ -9,11 +9,12 @@ model has no p2p entry; what it does instead is data in ``resources/nccl_p2p.jso
 - protocol: LL while a peer's bytes are at most its channels x NCCL_P2P_LL_THRESHOLD (16 KiB), else
   Simple (LL carries 8 data bytes in 16: the engine runs the links at half their figure);
 - channels: a peer gets 2 per NVLink of its path (NVSwitch: the GPU's NVLinks), 2 over PCIe, over the
-  network max(NICs, GB/s / 14); all rounded to powers of two, at most the communicator's p2p channels
-  and, across nodes, halved until every peer of a batch of 8 fits; each call gives a peer
-  min(channels-for-one-channel-each, its bytes / minimum part) channels, doubled while parts exceed
-  the maximum part; the thread blocks are shared by all peers, and a channel carries half an NVLink
-  (NCCL's sizing read as a ceiling, ``per_channel_nvlink_reading``) or 14 GB/s over the network;
+  network max(the GPU's NICs, their path GB/s / 14) (``net_peer_channels``); all rounded to powers
+  of two, at most the communicator's p2p channels and, across nodes, halved until every peer of a
+  batch of 8 fits; each call gives a peer min(channels-for-one-channel-each, its bytes / minimum
+  part) channels, doubled while parts exceed the maximum part; the thread blocks are shared by all
+  peers, and a channel carries half an NVLink (NCCL's sizing read as a ceiling,
+  ``per_channel_nvlink_reading``) or 14 GB/s over the network;
 - latency: NCCL's ring launch and one hop for the protocol (no p2p figure exists), plus the serial
   launches of a thread that drives several GPUs.
 
@@ -32,8 +33,8 @@ from importlib.resources import files
 from . import collectives as C
 from . import symmetry
 from . import tuning as T
-from ..analysis.channels import channel_count, nic_gpus_per_system, nvlink_counts
-from ..analysis.nccl_paths import sm_range
+from ..analysis.channels import channel_count, group_by_system, nic_gpus_per_system, nvlink_counts
+from ..analysis.nccl_paths import gpu_nic_path, rank, sm_range
 from ..analysis.routing import RoutingError
 from ..cancel import cancellable
 from .results import CollectiveResult, SimulationError
@@ -62,7 +63,7 @@ class P2pFacts:
     path_nvlinks: int         # NVLinks of a GPU's path to its peers in its system (0: PCIe peers)
     sm: int | None            # the GPUs' least SM version (NCCL's NVLink bandwidth is by SM)
     coll_channels: int        # the communicator's collective channels
-    nic_Bps: float            # bandwidth of a GPU's NIC (0: no network)
+    net_channels: int         # ncclTopoGetNchannels for a network peer, least over the GPUs (0: one system)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def peer_channels(facts: P2pFacts) -> tuple[int, int]:
         else:
             per_peer.append(d["channels_per_pci_peer"])
     if facts.nodes > 1:            # peers across the network
-        per_peer.append(max(1, math.ceil(facts.nic_Bps / d["net_channel_Bps"])) if facts.nic_Bps > 0 else 2)
+        per_peer.append(facts.net_channels)
     per = _pow2_up(min(per_peer) if per_peer else 1)
     if facts.nodes > 1:
         batches = math.ceil(facts.ranks / d["peers_per_batch"])
@@ -147,16 +148,29 @@ def plan_call(facts: P2pFacts, size: float, gpus_per_thread: int = 1) -> P2pCall
     return P2pCall(proto, used, n, p2p, cap, launch, hop, classes)
 
 
-def facts_of(topo, router, gpus: list[str]) -> P2pFacts:
+def intra_class(topo, gpus: list[str], counts: dict[str, int] | None = None) -> str:
+    """NCCL's intra-node hardware class of a call's GPUs: 'nvlink' when every GPU has NVLink, else
+    'pci' (the one definition: ``Simulator._intra_class`` and ``facts_of`` read it). ``counts``:
+    ``nvlink_counts(topo)`` where the caller has it (one pass over the links)."""
+    counts = nvlink_counts(topo) if counts is None else counts
+    return "nvlink" if all(counts.get(g, 0) for g in gpus) else "pci"
+
+
+def facts_of(topo, router, gpus: list[str], known: dict | None = None) -> P2pFacts:
     """``P2pFacts`` of ``gpus`` read from the drawn topology: systems (the router's), NVLinks of each
-    GPU (to its NVSwitches, or to every peer directly), SM version and NIC speed from the catalog."""
+    GPU (to its NVSwitches, or to every peer directly), SM version, and across systems each GPU's
+    network channels (``net_peer_channels``). ``known``: a dict kept across calls on the same
+    topology and router (MoE's expert groups), where what does not depend on the GPUs is kept."""
+    known = {} if known is None else known
     system = router.system_of
     by_system: dict[object, list[str]] = {}
     for g in gpus:
         by_system.setdefault(system.get(g) or g, []).append(g)
     nodes = len(by_system)
-    counts = nvlink_counts(topo)
-    intra = "nvlink" if all(counts.get(g, 0) for g in gpus) else "pci"
+    counts = known.get("nvlink_counts")
+    if counts is None:
+        counts = known["nvlink_counts"] = nvlink_counts(topo)
+    intra = intra_class(topo, gpus, counts)
     members = max(by_system.values(), key=len)
     fabric = router.fabric
     links = 0
@@ -167,17 +181,154 @@ def facts_of(topo, router, gpus: list[str]) -> P2pFacts:
         else:   # direct NVLinks: NCCL takes the least over peers; a peer without one is over PCIe
             links = min(_direct_nvlinks(fabric, a, b) for a in members for b in members if a != b)
     sms = sm_range(topo, gpus)
-    nic_Bps, rails = 0.0, 0
+    rails, net = 0, 0
     if nodes > 1:   # the NICs NCCL's channels use (near the GPUs: a DGX A100's storage NIC is not one)
-        nic_gpus = nic_gpus_per_system(topo, fabric, [members], router)[0]
-        rails = len(nic_gpus)
-        for nic, _gpu in nic_gpus:
-            part = topo.catalog.part(topo.devices[nic].part)
-            speed = part.extra.get("nccl_speed_mbps") if part is not None else None
-            if isinstance(speed, (int, float)) and speed > 0:
-                nic_Bps = max(nic_Bps, speed * 1e6 / 8)
+        rails = len(nic_gpus_per_system(topo, fabric, [members], router)[0])
+        net = net_peer_channels(topo, router, gpus, known.setdefault("net_channels", {}))
     coll = channel_count(topo, members, rails)
-    return P2pFacts(len(gpus), nodes, intra, links, sms[0] if sms else None, coll, nic_Bps)
+    return P2pFacts(len(gpus), nodes, intra, links, sms[0] if sms else None, coll, net)
+
+
+def net_peer_channels(topo, router, gpus: list[str], known: dict | None = None) -> int:
+    """NCCL's channels for a network peer (ncclTopoGetNchannels, graph/paths.cc master :941-953):
+    max(netCount, divUp((int)netBw, 14)) with netCount NICs of the GPU and netBw their path GB/s
+    (ncclTopoGetLocalNetCountByBw), 2 for a GPU without a NIC; the least over ``gpus`` (each rank
+    has its own; one plan a call takes the least). Sources: ``net_channel_source`` in the p2p file.
+
+    ``known``: each system's answer for its selected GPUs, kept across calls; systems the router finds
+    wired alike (``Router.local_twin``) with the same GPUs selected share it."""
+    d = p2p_data()
+    known = {} if known is None else known
+    fabric = router.fabric
+    systems = group_by_system(topo, gpus, router.system_of)
+    nic_lists = nic_gpus_per_system(topo, fabric, systems, router)   # (also readies Router.local_twin)
+    per_channel = int(d["net_channel_Bps"] / 1e9)
+    answers = []
+    for members, pairs in zip(systems, nic_lists):
+        sid = router.system_of.get(members[0])
+        twin = router.local_twin(sid, topo) if sid is not None else None
+        n = len(router._signatures[sid][2]) if twin is not None else 0
+        key = (twin, tuple(g[n:] for g in members)) if twin is not None else (sid, tuple(members))
+        if key not in known:
+            nics = [nic for nic, _gpu in pairs]
+            gpus_of = [g for g in router.system_devices(sid) if fabric.kind.get(g) == "gpu"] if sid else members
+            table = {g: _paths_row(topo, fabric, g, nics) for g in members}
+            least = None
+            for g in members:
+                count, bw = _local_net_count_by_bw(table, g, nics, members, gpus_of)
+                c = max(count, -(-int(bw) // per_channel)) if count else d["net_channels_without_nic"]
+                least = c if least is None else min(least, c)
+            known[key] = least
+        answers.append(known[key])
+    return int(min(answers, default=d["net_channels_without_nic"]))
+
+
+def _local_net_count_by_bw(table: dict, g: str, nics: list[str], members: list[str], gpus_of: list[str]):
+    """(netCount, netBw) of ncclTopoGetLocalNetCountByBw (graph/topo.cc master 5067397:1974-2000) for
+    GPU ``g``: the NICs its channels rotate through (ncclTopoGetLocalNet, :2039-2076), each path's GB/s
+    added until the sum reaches the GPU's to its CPU. ``table``: each member's (cpu GB/s, {nic: (GB/s,
+    path rank)})."""
+    cpu_bw, paths = table[g]
+    local = _locals(paths, nics)
+    if not local:
+        return 0, 0.0
+    # the GPUs of the call local to its first local NIC (ncclTopoGetLocal from the NIC: best bandwidth, then type)
+    to_first = {h: table[h][1][local[0]] for h in members if local[0] in table[h][1]}
+    best = max(to_first.values(), key=lambda x: (x[0], -x[1]))
+    local_gpus = sum(1 for x in to_first.values() if x == best)
+    nets_per_gpu = -(-len(local) // max(local_gpus, 1))
+    dev = gpus_of.index(g) if g in gpus_of else members.index(g)   # the CUDA device index on its host
+    net = dev % max(local_gpus, 1)
+    if len(local) & (len(local) - 1) == 0:
+        net = _mirror_bits(net, len(local))
+    count, total = 0, 0.0
+    for c in range(nets_per_gpu):
+        total += paths[local[(net + c) % len(local)]][0]
+        count += 1
+        if total >= cpu_bw:
+            break
+    return count, total
+
+
+def _locals(paths: dict, nics: list[str]) -> list[str]:
+    """ncclTopoGetLocal (graph/topo.cc master 5067397:1943-1972): the NICs at the best path bandwidth,
+    then the least path type, in NIC order."""
+    reached = [n for n in nics if n in paths]
+    if not reached:
+        return []
+    best = max((paths[n] for n in reached), key=lambda x: (x[0], -x[1]))
+    return [n for n in reached if paths[n] == best]
+
+
+def _mirror_bits(val: int, pow2: int) -> int:
+    """mirrorBits (graph/topo.h master 5067397:288-294): ``val``'s bits reversed within log2(pow2) bits."""
+    mirror, b, mb = 0, 1, pow2 >> 1
+    while b < pow2:
+        if val & b:
+            mirror |= mb
+        b, mb = b << 1, mb >> 1
+    return mirror
+
+
+def _paths_row(topo, fabric, g: str, nics: list[str]):
+    """(GB/s of ``g``'s path to its local CPU, {NIC: (path GB/s, NCCL path type's rank)}) in NCCL's
+    figures (ncclGetLocalCpu, graph/paths.cc master 5067397:188-201: the CPU at the best bandwidth)."""
+    widths = _widest_fewest_hops(topo, fabric, g)
+    cpu_bw = max((bw for v, bw in widths.items() if fabric.kind.get(v) == "cpu"), default=math.inf)
+    paths = {}
+    for nic in nics:
+        if nic in widths:
+            t = gpu_nic_path(fabric, g, nic)
+            paths[nic] = (min(widths[nic], _nic_GBps(topo, nic)), rank(t) if t else 99)
+    return cpu_bw, paths
+
+
+def _widest_fewest_hops(topo, fabric, g: str) -> dict[str, float]:
+    """NCCL's bandwidth (GB/s) of the widest of the fewest-hop paths from GPU ``g`` to each device it
+    reaches over its host's links (PCIe, C2C, CPU links; never through a GPU, NVSwitch or NIC)."""
+    d = p2p_data()["nccl_path_bandwidth"]
+    adj, bundles, kind = fabric.adj, fabric.bundles, fabric.kind
+    width = {g: math.inf}
+    frontier = [g]
+    while frontier:
+        level: dict[str, float] = {}
+        for u in frontier:
+            for v in adj.get(u, ()):
+                if v in width:
+                    continue
+                b = bundles[(u, v) if u <= v else (v, u)]
+                if b.family not in ("pcie", "cpu") or kind.get(v) in ("gpu", "nvswitch"):
+                    continue
+                w = min(width[u], _bundle_GBps(topo, b, d["pcie_divisor"]))
+                level[v] = max(level.get(v, 0.0), w)
+        width.update(level)
+        frontier = [v for v in level if kind.get(v) != "nic"]
+    return width
+
+
+def _bundle_GBps(topo, bundle, divisor: float) -> float:
+    """NCCL's bandwidth of a PCIe bundle: width x the generation's per-lane figure / divisor (the
+    catalog's nccl_gen_factor; width 0 read as 16); other families: not limiting (no NCCL figure held)."""
+    if bundle.family != "pcie":
+        return math.inf
+    total = 0.0
+    for lid in bundle.links:
+        lk = topo.links[lid]
+        lt = topo.link_type_of(lk)
+        factor = lt.extra.get("nccl_gen_factor") if lt is not None else None
+        if not isinstance(factor, (int, float)):
+            return math.inf
+        total += (lk.width or 16) * factor / divisor * lk.count
+    return total
+
+
+def _nic_GBps(topo, nic: str) -> float:
+    """A NIC's bandwidth as NCCL reads it: its speed in Mb/s / 8000, 10000 Mb/s where none is given."""
+    d = p2p_data()["nccl_path_bandwidth"]
+    part = topo.catalog.part(topo.devices[nic].part)
+    speed = part.extra.get("nccl_speed_mbps") if part is not None else None
+    mbps = speed if isinstance(speed, (int, float)) and speed > 0 else d["nic_unknown_speed_mbps"]
+    return mbps / d["nic_mbps_per_GBps"]
 
 
 def _direct_nvlinks(fabric, a: str, b: str) -> int:

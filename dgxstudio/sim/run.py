@@ -38,7 +38,7 @@ from ..heap import paused_gc
 from ..cancel import cancellable
 from .setup_steps import reporting, step
 from . import tuning as T
-from ..analysis.channels import ChannelPlan, group_by_system, nvlink_counts, plan as plan_channels, ring_rates
+from ..analysis.channels import ChannelPlan, group_by_system, plan as plan_channels, ring_rates
 from ..analysis.nccl_paths import inter_node_path, ll128_left_out, sm_range
 from .engine import Progress, Schedule
 from .results import (COMPACT_BOTTLENECKS, COMPACT_POINTS, DEFAULT_CHUNK, CollectiveResult,  # noqa: F401 (re-exported)
@@ -285,10 +285,9 @@ class Simulator(NcclSchedules):
         return {"net" if x else self._intra_class() for x in across}
 
     def _intra_class(self) -> str:
-        """'nvlink' when every GPU has NVLink (NCCL's intra-node hardware class), else 'pci'."""
+        """NCCL's intra-node hardware class of the run's GPUs (``nccl_p2p.intra_class``), worked out once."""
         if "intra" not in self._facts:
-            counts = nvlink_counts(self.topo)  # (one pass over the links, not one walk per GPU)
-            self._facts["intra"] = "nvlink" if all(counts.get(g, 0) for g in self.gpus) else "pci"
+            self._facts["intra"] = nccl_p2p.intra_class(self.topo, self.gpus)
         return self._facts["intra"]
 
     def _cpu_vendor(self) -> str:

@@ -218,10 +218,14 @@ class TrainResult:
 
 
 def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: int, pp: int, ep: int,
-                      model: ModelSpec, chunk: float) -> tuple[float, SimResult | None]:
+                      model: ModelSpec, chunk: float, gpus_per_thread: int = 1) -> tuple[float, SimResult | None]:
     """One token all-to-all (dispatch or combine) in every expert-parallel group at once: for each
     stage and tensor rank, the replicas d = g*ep .. g*ep+ep-1. Tokens spread evenly over the experts
-    (a balanced router), so each GPU sends dispatch_bytes/ep to each member of its group."""
+    (a balanced router), so each GPU sends dispatch_bytes/ep to each member of its group.
+
+    Each group is its own NCCL call, planned on its own GPUs (``nccl_p2p.plan_call``: groups may sit on
+    one system or span several, on other NICs or GPUs), with ``gpus_per_thread`` as the collectives
+    take it: at most the group's GPUs on one system."""
     if ep < 1 or dp % ep:
         raise TrainingError(f"--ep {ep} must divide the data-parallel size {dp} (expert groups are made of replicas)")
     if ep > 1 and not model.moe:
@@ -235,19 +239,50 @@ def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: 
               for g in range(dp // ep)]
     # NCCL's grouped send/receive (sim/nccl_p2p.py: protocol, channels a peer, per-call latency), by
     # symmetry class when the groups are alike (one flow per class), else every pair
-    call = nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, groups[0]), nbytes)
-    sched = C.all_to_alls(groups, nbytes, chunk, router, call.hop_s, call.pair_cap_Bps)
-    if sched is None:
-        scheds = []
-        for members in groups:
-            try:
-                scheds.append(C.all_to_all(members, nbytes, chunk, None, call.hop_s, call.pair_cap_Bps))
-            except ValueError as exc:
-                raise TrainingError(str(exc)) from None
-        sched = merge(scheds)
-    C.with_launch(sched, call.launch_s)
-    sim = symmetry.run(router, sched, capacity_scale=T.protocol_efficiency(call.protocol))
+    calls = _expert_calls(topo, router, groups, nbytes, gpus_per_thread)
+    if len(set(calls)) == 1:
+        call = calls[0]
+        sched = C.all_to_alls(groups, nbytes, chunk, router, call.hop_s, call.pair_cap_Bps)
+        if sched is None:
+            sched = merge([_pairwise(members, nbytes, chunk, call) for members in groups])
+        C.with_launch(sched, call.launch_s)
+        sim = symmetry.run(router, sched, capacity_scale=T.protocol_efficiency(call.protocol))
+        return sim.time_s, sim
+    # groups planned differently run pair by pair, each call after its own launch; a protocol that
+    # carries fewer data bytes a wire byte (LL: 8 in 16) sends its wire bytes at its wire-rate cap
+    # over the links' whole figure: the same max-min rates, scaled, as running its links below it
+    scheds = []
+    for call in dict.fromkeys(calls):
+        wire = 1.0 / T.protocol_efficiency(call.protocol)
+        part = merge([_pairwise(members, nbytes * wire, chunk * wire, call, wire)
+                      for members, c in zip(groups, calls) if c == call])
+        scheds.append(C.with_launch(part, call.launch_s))
+    sim = symmetry.run(router, merge(scheds))
     return sim.time_s, sim
+
+
+def _expert_calls(topo: Topology, router: Router, groups: list[list[str]], nbytes: float,
+                  gpus_per_thread: int) -> list:
+    """NCCL's p2p plan of each expert group's all-to-all (``nccl_p2p.plan_call``), what does not depend
+    on the group worked out once."""
+    known: dict = {}
+    calls = []
+    for members in groups:
+        per_system: dict = {}
+        for g in members:
+            key = router.system_of.get(g) or g
+            per_system[key] = per_system.get(key, 0) + 1
+        threads = max(1, min(int(gpus_per_thread), max(per_system.values())))
+        calls.append(nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, members, known), nbytes, threads))
+    return calls
+
+
+def _pairwise(members: list[str], nbytes: float, chunk: float, call, wire: float = 1.0) -> Schedule:
+    """One group's all-to-all pair by pair, at the call's hop latency and pair cap (times ``wire``)."""
+    try:
+        return C.all_to_all(members, nbytes, chunk, None, call.hop_s, call.pair_cap_Bps * wire)
+    except ValueError as exc:
+        raise TrainingError(str(exc)) from None
 
 
 def boundary_send(topo: Topology, router: Router, place: dict, dp: int, tp: int, pp: int,
@@ -405,10 +440,12 @@ def _dp_buckets(topo, router, dp_groups, grad_bytes, chunk, dp_rings, bucket_byt
 def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, model: ModelSpec,
                     microbatches: int = 8, schedule: str = "1f1b", overlap: bool = True, order: str = "tp,pp,dp",
                     chunk: float = 4 * 2**20, achievable: bool = True, bucket_bytes: float | None = None,
-                    ep: int = 1, progress=None, chunks: int = 1) -> TrainResult:
+                    ep: int = 1, progress=None, chunks: int = 1, gpus_per_thread: int = 1) -> TrainResult:
     """One iteration with every lane simulated: all tensor groups' all-reduces at once, every
     (replica, tensor rank) lane's pipeline sends at once, every data-parallel group's bucketed
-    gradient all-reduce (overlapped with the backward pass of the last micro-batch when ``overlap``)."""
+    gradient all-reduce (overlapped with the backward pass of the last micro-batch when ``overlap``).
+    ``gpus_per_thread``: GPUs one thread drives, as ``simulate --gpus-per-thread`` (the expert-parallel
+    all-to-all's launches; 1: a process per GPU, as torchrun runs a job)."""
     from .scaling import ddp_bucket_bytes, overlapped_exposure
     from .train_memory import memory_per_gpu
 
@@ -451,7 +488,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     # their top-k experts and back by all-to-all inside every group at once (dispatch and combine,
     # forward and backward).
     step(0.2, "expert-parallel all-to-all")
-    t_a2a, a2a_sim = expert_all_to_all(topo, router, place, dp, tp, pp, ep, model, chunk)
+    t_a2a, a2a_sim = expert_all_to_all(topo, router, place, dp, tp, pp, ep, model, chunk, gpus_per_thread)
     fwd += 2 * layers_per_stage * t_a2a
     bwd += 2 * layers_per_stage * t_a2a
 
