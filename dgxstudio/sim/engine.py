@@ -288,7 +288,8 @@ class Engine:
         table, never_binds = part_components.table_again(parted, self.route_ch, self.route_w)
         # channels no rates can overfill (a fat tree's spine planes behind the NICs) out of the filling,
         # and routes that only such channels tie together solved part by part (sim/split_solve.py)
-        table.parts = Parts(table, self.capacity, self.router.channel_ends, self.decompose) if never_binds is None else None
+        table.parts = Parts(table, self.capacity, self.router.channel_ends, self.decompose,
+                            self.router.channel_devices) if never_binds is None else None
         route_cap = np.asarray(self.route_cap, dtype=float)
         if np.isinf(route_cap).all():
             route_cap = None
