@@ -189,8 +189,7 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
             if short is None:
                 break
             splice = Splice(first, (chunk.copies - built) * m, reach * m, m, built)
-            engine = Engine(router, capacity_scale)
-            engine.splice = splice
+            engine = Engine(router, capacity_scale, splice=splice)
             try:
                 return _long(engine.run(short, progress, cancel), sched, splice, wall0)
             except _NoSplice as exc:

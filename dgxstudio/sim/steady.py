@@ -64,8 +64,9 @@ class Shortcut:
     the engine while a snapshot is held."""
 
     def __init__(self, per: _Periods, bytes_each: np.ndarray, deps_left, frontier, start, sent, done, arrival, partial,
-                 outstanding, open_ends, flow_ends, segments, delivered, pattern_time):
+                 outstanding, open_ends, flow_ends, segments, delivered, pattern_time, splice=None):
         self.per = per
+        self.splice = splice  # a short schedule's skip standing for a longer one's (sim/spliced_run.py)
         self.bytes_each = bytes_each
         self.deps_left, self.frontier = deps_left, frontier
         self.start, self.sent, self.done = start, sent, done
@@ -88,9 +89,6 @@ class Shortcut:
         self.misses = 0  # looks in a row whose groups were the image of no snapshot
         self.mismatches = 0  # looks in a row that found such a snapshot but not the same state
         self._found = None  # (a window's parts, what the few-period check answered for them): see _length
-
-
-    splice = None  # a short schedule's skip standing for a longer one's (sim/spliced_run.py)
 
     HISTORY = 256  # snapshots kept at most (a period of more looks than this is not found) ...
     # ... and active flows copied in them, all told (about 6 MB): past it, the newest snapshots stay
