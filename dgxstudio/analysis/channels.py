@@ -157,12 +157,8 @@ def _nic_gpus(topo: Topology, fabric, members: list[str], devices_of=None) -> li
     wanted = set(members)
     taken: set[str] = set()
     out = []
-    for did in devices_of(sid) if devices_of is not None else system_devices(topo).get(sid, []):
-        dev = topo.devices[did]
-        if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
-            continue
-        if not any(fabric.bundle(did, v).family in ("infiniband", "ethernet") for v in fabric.adj.get(did, [])):
-            continue
+    for did in cabled_compute_nics(topo, fabric, devices_of(sid) if devices_of is not None
+                                   else system_devices(topo).get(sid, [])):
         nearest = _nearest_gpus(fabric, did, wanted)
         if not nearest:
             continue
@@ -171,6 +167,17 @@ def _nic_gpus(topo: Topology, fabric, members: list[str], devices_of=None) -> li
         taken.add(gpu)
         out.append((did, gpu))
     return out
+
+
+def cabled_compute_nics(topo: Topology, fabric, devices):
+    """The compute NICs among ``devices`` (a system's, in its order) with an InfiniBand or Ethernet
+    link in ``fabric``: the NICs a run can send through."""
+    for did in devices:
+        dev = topo.devices[did]
+        if dev.kind != "nic" or dev.properties.get("role", "compute") != "compute":
+            continue
+        if any(fabric.bundle(did, v).family in ("infiniband", "ethernet") for v in fabric.adj.get(did, [])):
+            yield did
 
 
 def _nearest_gpus(fabric, nic: str, wanted: set[str]) -> list[str]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -127,23 +126,6 @@ class ChannelLinks(Sequence):
         return list, (list(self.whole()),)  # (copied or pickled: a plain list)
 
 
-class ChannelEnds(list):
-    """``Router.channel_ends``: each channel's (tail, head) device ids. ``numbered()`` gives them as
-    numbers, ``Router.channel_devices()`` (worked out once per router from its own tables), or None
-    once the router is gone; a copy of the list is a plain list."""
-
-    def __init__(self, router: "Router", ends: list[tuple[str, str]]):
-        super().__init__(ends)
-        self._router = weakref.ref(router)
-
-    def numbered(self) -> tuple[np.ndarray, np.ndarray, int] | None:
-        router = self._router()
-        return router.channel_devices() if router is not None and len(self) == router.n_channels else None
-
-    def __reduce__(self):
-        return list, (list(self),)  # (copied or pickled: a plain list)
-
-
 class _CostAdjacency(dict):
     """``{device: [(neighbour, 1e9 / bundle bandwidth), ...]}`` in the Fabric's adjacency order,
     each device's list made when first read (a search reaches a small part of a large fabric)."""
@@ -236,7 +218,7 @@ class Router(SwitchRoutes, TemplateLoads):
         check_cancelled()
         self.capacity = np.repeat(np.array([b.bandwidth for b in bundles], dtype=float), 2)
         self._channel_latency = [b.latency_s for b in bundles for _ in (0, 1)]
-        self.channel_ends = ChannelEnds(self, ends)
+        self.channel_ends = ends  # each channel's (tail, head) device ids; as numbers: channel_devices()
         self._channel_links = ChannelLinks(bundles)
         # A route between two systems never detours through a third system's insides.
         self._system = system_map(topo)

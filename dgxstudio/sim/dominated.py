@@ -34,14 +34,16 @@ TOLERANCE = 1e-12
 
 
 def never_binding(lens: np.ndarray, ch: np.ndarray, w: np.ndarray, capacity: np.ndarray,
-                  channel_ends: list[tuple[str, str]]) -> np.ndarray:
+                  channel_ends: list[tuple[str, str]], numbered=None) -> np.ndarray:
     """Per channel, whether no allocation of rates to the routes (``lens``/``ch``/``w``: each route's
-    channels and weights, flat) can load it past its capacity, as the module's note argues."""
+    channels and weights, flat) can load it past its capacity, as the module's note argues.
+    ``numbered``: the ends as numbers where they are known (``Router.channel_devices``: worked out
+    once on a large fabric), else numbered here."""
     n_ch = len(capacity)
     out = np.zeros(n_ch, dtype=bool)
     if not len(ch) or len(channel_ends) != n_ch:
         return out
-    tail, head, n_dev = _numbered(channel_ends)
+    tail, head, n_dev = _numbered(channel_ends) if numbered is None else numbered
     # one entry per (route, channel): a route's weights on a channel summed
     route = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
     key, inv = np.unique(route * n_ch + ch, return_inverse=True)
@@ -86,13 +88,8 @@ def never_binding(lens: np.ndarray, ch: np.ndarray, w: np.ndarray, capacity: np.
 
 
 def _numbered(channel_ends) -> tuple[np.ndarray, np.ndarray, int]:
-    """Each channel's tail and head as device numbers, and how many numbers: the router's own
-    (``ChannelEnds.numbered``, already worked out on a large fabric) where the list is a router's,
-    else numbered here in order of appearance. Only which ends are the same device matters below."""
-    numbered = getattr(channel_ends, "numbered", None)
-    known = numbered() if numbered is not None else None
-    if known is not None:
-        return known
+    """Each channel's tail and head as device numbers in order of appearance, and how many numbers.
+    Only which ends are the same device matters below."""
     dev: dict[str, int] = {}
     n_ch = len(channel_ends)
     tail = np.fromiter((dev.setdefault(a, len(dev)) for a, _ in channel_ends), dtype=np.int64, count=n_ch)

@@ -65,7 +65,7 @@ class Engine:
     channel, or one per channel (NVLS's efficiency holds on the NVLink channels only)."""
 
     def __init__(self, router: Router, capacity_scale: float | np.ndarray = 1.0, decompose: bool = True,
-                 templates: bool = True):
+                 templates: bool = True, splice=None):
         scale = np.asarray(capacity_scale, dtype=float)
         if scale.ndim and scale.shape != router.capacity.shape:
             raise ValueError(f"capacity_scale has {scale.size} channels, the router {router.n_channels}")
@@ -91,7 +91,7 @@ class Engine:
         self.route_ch: list[np.ndarray] = []
         self.route_w: list[np.ndarray] = []
         self.route_cap: list[float] = []
-        self.splice = None  # given to the steady-state shortcut (sim/spliced_run.py)
+        self.splice = splice  # handed to the steady-state shortcut (sim/spliced_run.py)
 
     def _route_id(self, route: Route, cap_Bps: float, ends: tuple[str, str] | None = None) -> int:
         """The id of ``route`` limited to ``cap_Bps`` (its cap is kept beside it: no capped copy of
@@ -288,7 +288,8 @@ class Engine:
         table, never_binds = part_components.table_again(parted, self.route_ch, self.route_w)
         # channels no rates can overfill (a fat tree's spine planes behind the NICs) out of the filling,
         # and routes that only such channels tie together solved part by part (sim/split_solve.py)
-        table.parts = Parts(table, self.capacity, self.router.channel_ends, self.decompose) if never_binds is None else None
+        table.parts = Parts(table, self.capacity, self.router.channel_ends, self.decompose,
+                            self.router.channel_devices) if never_binds is None else None
         route_cap = np.asarray(self.route_cap, dtype=float)
         if np.isinf(route_cap).all():
             route_cap = None
@@ -455,9 +456,7 @@ class Engine:
         if per is not None and not per.enabled:
             per = None
         steady = Shortcut(per, cols.bytes_each, deps_left, frontier, start, sent, done, arrival, partial, outstanding,
-                          open_ends, flow_ends, segments, delivered, pattern_time) if per is not None else None
-        if steady is not None:
-            steady.splice = self.splice
+                          open_ends, flow_ends, segments, delivered, pattern_time, self.splice) if per is not None else None
         state = _Now(a_group, a_pos, a_rem, heap, t, delivered_bytes)
 
         while True:

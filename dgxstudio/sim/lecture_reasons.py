@@ -9,7 +9,7 @@ prints a reason in brackets after the algorithm's name."""
 
 from __future__ import annotations
 
-from ..model.catalog import NETWORK_FAMILIES
+from ..analysis.channels import cabled_compute_nics
 from ..model.names import device_words
 
 
@@ -19,15 +19,7 @@ def cabled_nics(router, gpu: str) -> int | None:
     sid = router.system_of.get(gpu)
     if sid is None:
         return None
-    topo = router.topo
-    devices = topo.devices
-
-    def cabled(nic: str) -> bool:
-        return any((t := topo.link_type_of(link)) is not None and t.family in NETWORK_FAMILIES
-                   for link in topo.links_of(nic))
-
-    return sum(1 for d in router.system_devices(sid) if (dev := devices[d]).kind == "nic"
-               and dev.properties.get("role", "compute") == "compute" and cabled(d))
+    return sum(1 for _ in cabled_compute_nics(router.topo, router.fabric, router.system_devices(sid)))
 
 
 def hierarchical_reason(router, leaders: list[str]) -> str:

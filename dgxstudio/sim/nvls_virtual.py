@@ -57,7 +57,7 @@ def _refuse(sched: Schedule, why: str):
                           f"trees fits, and {why}: use a smaller size or fewer GPUs")
 
 
-def _reach(chunk: RepeatedLanes, first: int) -> int:
+def reach_back(chunk: RepeatedLanes, first: int) -> int:
     """How many pieces back a row's dependencies that move with the piece reach (at least 1)."""
     image = chunk.image
     base = first - image.m  # (the piece the copies are images of)
@@ -133,7 +133,7 @@ def _folded(router, sched: Schedule, capacity_scale: float, progress, cancel) ->
     k, first = at
     chunk = sched.groups._chunks[k]
     m, copies = chunk.image.m, chunk.copies
-    built = min(copies, _reach(chunk, first) + 2)
+    built = min(copies, reach_back(chunk, first) + 2)
     short = shorter(sched, k, first, built)
     if short is None:
         raise _NoFold("its groups after the pieces wait for them")

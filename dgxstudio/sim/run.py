@@ -183,9 +183,7 @@ class Simulator(NcclSchedules):
             if collective == "all-reduce" and self._nvls_switch_shares() is not None:
                 # NVLink SHARP: each GPU sends and receives S (1 + 1/P) through its NVLinks
                 p = len(self.gpus)
-                fab = self.router.fabric
-                nvl = min(sum(fab.bundle(g, v).bandwidth for v in fab.adj[g] if fab.kind.get(v) == "nvswitch")
-                          for g in self.gpus)
+                nvl = min(self._switch_links_Bps(g) for g in self.gpus)
                 value = max(value, nvl * 2 * (p - 1) / (p + 1))
             plan = self.channel_plan()
             if collective == "all-reduce" and plan.nodes > 1:
@@ -358,9 +356,7 @@ class Simulator(NcclSchedules):
         ring_bus = self.plan_bound(for_ring)
         nvls, sms = 0.0, self._sms()
         if self._nvls_shares() is not None:
-            g = self.gpus[0]
-            nvls = sum(self.router.fabric.bundle(g, v).bandwidth for v in self.router.fabric.adj[g]
-                       if self.router.fabric.kind.get(v) == "nvswitch")
+            nvls = self._switch_links_Bps(self.gpus[0])
         collnet = ring_bus if self._collnet_capable() else 0.0
         net = self._facts.get("net") or self._facts.setdefault("net", inter_node_path(
             self.topo, self.router.fabric, plan, self.router, self.options.pxn))
@@ -387,7 +383,7 @@ class Simulator(NcclSchedules):
             plan = self.channel_plan()
             needs = ("nvls-tree needs NVSwitches that reduce in the switch (NVLink SHARP, NVSwitch gen3 and later) "
                      "in every system; ")
-            if not any(self.router.fabric.kind.get(v) == "nvswitch" for g in self.gpus for v in self.router.fabric.adj[g]):
+            if not any(self._switches_of(g) for g in self.gpus):
                 return needs + self._nvswitches_reached()   # (named to refuse only); before "use nvls", which these GPUs cannot run either
             if plan.nodes < 2:
                 return ("nvls-tree joins systems through their NICs; inside one system NCCL uses "
@@ -402,10 +398,18 @@ class Simulator(NcclSchedules):
                 self.topo, self.channel_plan().nodes, lambda a: self.refusal(collective, a) is None)
         return None
 
+    def _switches_of(self, g: str) -> list[str]:
+        """The NVSwitches GPU ``g`` has links to."""
+        fab = self.router.fabric
+        return [v for v in fab.adj[g] if fab.kind.get(v) == "nvswitch"]
+
+    def _switch_links_Bps(self, g: str) -> float:
+        """GPU ``g``'s NVLink bandwidth into its NVSwitches (per direction)."""
+        return sum(self.router.fabric.bundle(g, v).bandwidth for v in self._switches_of(g))
+
     def _nvswitches_reached(self) -> str:
         """Which NVSwitches the GPUs reach, for a refusal: their parts, or which systems have none."""
-        kinds = sorted({self.topo.part_of(v).label for g in self.gpus for v in self.router.fabric.adj[g]
-                        if self.router.fabric.kind.get(v) == "nvswitch"})
+        kinds = sorted({self.topo.part_of(v).label for g in self.gpus for v in self._switches_of(g)})
         if kinds:
             return f"these GPUs reach {', '.join(kinds)}"
         models = set()

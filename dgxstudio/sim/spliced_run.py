@@ -50,7 +50,7 @@ import numpy as np
 
 from . import limits, periodic_releases
 from .engine import Engine
-from .nvls_virtual import _reach, block, shorter
+from .nvls_virtual import block, reach_back, shorter
 from .periods import FlowEnds
 from .schedule import Schedule, SimResult
 from .virtual_rows import Gathered
@@ -172,7 +172,7 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
         k, first = at
         chunk = sched.groups._chunks[k]
         m = chunk.image.m
-        reach = _reach(chunk, first)
+        reach = reach_back(chunk, first)
         # the copies around the cut, and a window of one piece a period (its groups start, send and
         # end: 3 m columns a period) as long as the few-period check needs, should it choose the
         # skip's length (see ``jumped``), as far as a third of the copies allows (a longer short
@@ -189,8 +189,7 @@ def run(router, sched: Schedule, capacity_scale, progress=None, cancel=None) -> 
             if short is None:
                 break
             splice = Splice(first, (chunk.copies - built) * m, reach * m, m, built)
-            engine = Engine(router, capacity_scale)
-            engine.splice = splice
+            engine = Engine(router, capacity_scale, splice=splice)
             try:
                 return _long(engine.run(short, progress, cancel), sched, splice, wall0)
             except _NoSplice as exc:

@@ -52,8 +52,9 @@ class Parts:
     have been frequent enough to pay for the parts (see WORTH), then channels that cannot bind left
     out (``table.never_binds``, which ``maxmin`` reads) and the routes solved part by part."""
 
-    def __init__(self, table: RouteTable, capacity: np.ndarray, channel_ends, restart: bool = False):
+    def __init__(self, table: RouteTable, capacity: np.ndarray, channel_ends, restart: bool = False, numbered=None):
         self.table, self.capacity, self.channel_ends = table, capacity, channel_ends
+        self.numbered = numbered  # the ends as numbers, asked when the parts are built (Router.channel_devices)
         # once the split has paid over its trial: have the engine's components follow the parts
         # (sim/part_components.py) instead of splitting its solves here
         self.restart = restart
@@ -82,7 +83,8 @@ class Parts:
     def _build(self) -> None:
         self.built = True
         t = self.table
-        nb = never_binding(t.lens, t.ch, t.w, self.capacity, self.channel_ends)
+        nb = never_binding(t.lens, t.ch, t.w, self.capacity, self.channel_ends,
+                           self.numbered() if self.numbered is not None else None)
         if not nb.any():
             return
         t.never_binds = nb

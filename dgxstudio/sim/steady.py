@@ -20,6 +20,7 @@ import numpy as np
 from . import periodic_releases
 from .periodic_releases import stretched
 from .periods import _Periods
+from .relation_ids import distinct
 
 
 SMALL = 256  # active flows up to which a look reads them in Python (numpy's per-call cost is most of it)
@@ -34,14 +35,16 @@ def heads_and_groups(a_group: np.ndarray, heap) -> tuple[np.ndarray, np.ndarray]
         waiting = [h[2] for h in heap]
         return (np.array(heads, dtype=np.int64),
                 np.array(sorted(set(heads).union(waiting)), dtype=np.int64))
-    # (np.diff(a_group, prepend=-1)'s nonzero places, without the prepending: a copy and a broadcast)
-    at = np.flatnonzero(a_group[1:] != a_group[:-1]) + 1
-    heads = a_group[np.concatenate(([0], at)) if len(a_group) and a_group[0] != -1 else at]
-    gs = np.sort(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
+    heads = a_group[run_starts(a_group)]
     # np.unique's answer (sorted, once each) from a sort: numpy 2.3+'s unique hashes first, 5x the time here
-    first = np.ones(len(gs), dtype=bool)
-    first[1:] = gs[1:] != gs[:-1]
-    return heads, gs[first]
+    return heads, distinct(np.concatenate([heads, np.fromiter((h[2] for h in heap), dtype=np.int64, count=len(heap))]))
+
+
+def run_starts(a_group: np.ndarray) -> np.ndarray:
+    """Where each run of one group's flows begins among the active flows: np.diff(a_group,
+    prepend=-1)'s nonzero places, without the prepending (a copy and a broadcast)."""
+    at = np.flatnonzero(a_group[1:] != a_group[:-1]) + 1
+    return np.concatenate(([0], at)) if len(a_group) and a_group[0] != -1 else at
 
 
 @dataclass
@@ -64,8 +67,9 @@ class Shortcut:
     the engine while a snapshot is held."""
 
     def __init__(self, per: _Periods, bytes_each: np.ndarray, deps_left, frontier, start, sent, done, arrival, partial,
-                 outstanding, open_ends, flow_ends, segments, delivered, pattern_time):
+                 outstanding, open_ends, flow_ends, segments, delivered, pattern_time, splice=None):
         self.per = per
+        self.splice = splice  # a short schedule's skip standing for a longer one's (sim/spliced_run.py)
         self.bytes_each = bytes_each
         self.deps_left, self.frontier = deps_left, frontier
         self.start, self.sent, self.done = start, sent, done
@@ -88,9 +92,6 @@ class Shortcut:
         self.misses = 0  # looks in a row whose groups were the image of no snapshot
         self.mismatches = 0  # looks in a row that found such a snapshot but not the same state
         self._found = None  # (a window's parts, what the few-period check answered for them): see _length
-
-
-    splice = None  # a short schedule's skip standing for a longer one's (sim/spliced_run.py)
 
     HISTORY = 256  # snapshots kept at most (a period of more looks than this is not found) ...
     # ... and active flows copied in them, all told (about 6 MB): past it, the newest snapshots stay
@@ -242,7 +243,7 @@ class Shortcut:
                                    for x, at, base in zip(logs, snap["log_at"], self.log_base))
         ms = span[0]  # lane steps per period
         # the groups that the period started, sent and finished, and when
-        e = np.unique(np.concatenate([started, sent_l, done_l]))
+        e = distinct(np.concatenate([started, sent_l, done_l]))
         k, k_sure = self._periods_ahead(e, ms)
         if k < 1:
             return False
@@ -292,7 +293,7 @@ class Shortcut:
         shift = K * T
         # the state now, k periods on
         if len(a_group):
-            starts_ = np.flatnonzero(np.diff(a_group, prepend=-1))
+            starts_ = run_starts(a_group)
             heads = a_group[starts_]
             img = per.image(heads, k * ms)
             outstanding[img] = outstanding[heads]

@@ -46,7 +46,7 @@ import numpy as np
 from ..analysis.routing import Route, Router
 from ..cancel import check_cancelled
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult, _maxmin
-from .relation_ids import relations, row_ids
+from .relation_ids import DENSE, numbered, relations, row_ids
 
 _rng = np.random.default_rng(0x17a2a)
 _K1, _K2 = np.int64(0x1E3779B97F4A7C15), np.int64(0x232BE59BD9B4E019)
@@ -280,12 +280,33 @@ class _Structure:
         return np.bincount(self.block[route.channels], weights=route.weights, minlength=len(self.bsize))
 
 
-def _class_route(st: _Structure, route: Route, count: int) -> Route:
-    """The route of a class of ``count`` flows like ``route``: on one channel of each channel class,
-    the class's load there shared out over the channel class."""
-    load = st.load(route)
-    used = np.flatnonzero(load > 0)
-    return Route(route.paths, st.rep[used], load[used] * count / st.bsize[used], route.latency_s, route.cap_Bps)
+def class_routes(lens, cls: np.ndarray, w: np.ndarray, flows: np.ndarray, n_cls: int, rep: np.ndarray,
+                 size: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Routes as the routes of classes of flows, all at once: route i (``lens[i]`` entries, on
+    channel classes ``cls`` with weights ``w``) standing for ``flows[i]`` flows loads one channel
+    (``rep``) of each channel class it crosses with its weight there (summed in its own order) times
+    its flows over the channel class's ``size``: exactly each channel's share of the class's load.
+    Returns those channels and weights, route after route, and where each route's begin (its bounds).
+    (symmetry's classes and tree_fold's.)"""
+    key = np.repeat(np.arange(len(lens)), lens) * n_cls + cls
+    uk, inv = numbered(key, DENSE)  # (np.unique's, by one sort)
+    load = np.bincount(inv, weights=w, minlength=len(uk))  # (each sum in the route's order)
+    owner, c = np.divmod(uk, n_cls)
+    keep = load > 0
+    owner, c, load = owner[keep], c[keep], load[keep]
+    return rep[c], load * np.asarray(flows, dtype=np.int64)[owner] / size[c], np.searchsorted(
+        owner, np.arange(len(lens) + 1)).tolist()
+
+
+def _class_routes(st: _Structure, routes: list[Route], counts: list[int]) -> list[Route]:
+    """The route of each class of ``counts[i]`` flows like ``routes[i]`` (``class_routes``)."""
+    if not routes:
+        return []
+    chans, weights, bounds = class_routes(
+        [len(r.channels) for r in routes], st.block[np.concatenate([r.channels for r in routes])],
+        np.concatenate([r.weights for r in routes]), counts, len(st.bsize), st.rep, st.bsize)
+    return [Route(r.paths, chans[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]], r.latency_s, r.cap_Bps)
+            for i, r in enumerate(routes)]
 
 
 def _alike(st: _Structure, router: Router, ref: Route, a: str, b: str) -> bool:
@@ -360,11 +381,11 @@ def _all_pairs(router: Router, gpus: list[str], min_gain: float) -> Classes | No
                         and not _alike(st, router, route, by_sys[a1][i], by_sys[b1][j])):
                     return None
                 pairs.append((ga, gb))
-                routes.append(_class_route(st, route, int(st.n_rel[r])))
+                routes.append(route)
                 counts.append(int(st.n_rel[r]))
                 if len(pairs) * min_gain > flows:
                     return None
-    return _finish(st, pairs, routes, counts, flows)
+    return _finish(st, pairs, _class_routes(st, routes, counts), counts, flows)
 
 
 def pattern_classes(router: Router, pairs: list[tuple[str, str]], min_gain: float = 2.0) -> Classes | None:
@@ -404,8 +425,8 @@ def pattern_classes(router: Router, pairs: list[tuple[str, str]], min_gain: floa
         if last[c] != first[c] and not _alike(st, router, route, *pairs[last[c]]):
             return None
         out_pairs.append((a, b))
-        routes.append(_class_route(st, route, int(count[c])))
-    out = _finish(st, out_pairs, routes, count, len(pairs))
+        routes.append(route)
+    out = _finish(st, out_pairs, _class_routes(st, routes, count.tolist()), count, len(pairs))
     out.meta["class_of_pair"] = cls
     return out
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import limits
 from ..analysis.rings import find_rings, system_rings
-from ..model.catalog import LINK_FAMILIES
+from ..model.catalog import LINK_FAMILIES, NETWORK_FAMILIES
 from ..model.topology import Topology
 from . import collectives as C
 from . import nccl_p2p, symmetry
@@ -327,9 +327,6 @@ def busy_fractions(parts: list[dict], iteration_s: float) -> dict[str, float]:
         if cap > 0 and iteration_s > 0:
             out[fam] = max(out.get(fam, 0.0), nbytes / (cap * iteration_s))
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
-
-
-NETWORK_FAMILIES = ("infiniband", "ethernet")
 
 
 def nvlink_network_balance(t_tp: float, t_send: float, tp: int, network_class: str) -> dict:

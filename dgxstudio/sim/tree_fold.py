@@ -49,9 +49,9 @@ from ..analysis.routing import Route
 from . import fold_alike, fold_reduced, slot_rows, tree_orbits
 from .engine import Engine, RatePattern, RouteTable, Schedule, SimResult
 from .fold_routes import RouteGraph
-from .relation_ids import DENSE, numbered
 from .relation_ids import row_ids as _ids
 from .slot_merge import SlotMerge
+from .symmetry import class_routes
 from . import setup_steps
 from .system_fold import LazyTemplate, SystemFold
 from .tree_parts import TreeParts
@@ -293,15 +293,8 @@ class Fold:
         at = where[np.minimum(ch, len(where) - 1)]
         if (at < 0).any():
             at = np.searchsorted(self.uch, ch)
-        key = np.repeat(np.arange(len(ids)), lens) * self.n_cls + self.col_c[at]
-        uk, inv = numbered(key, DENSE)  # (np.unique's, by one sort)
-        load = np.bincount(inv, weights=w, minlength=len(uk))  # (each sum in the route's order)
-        owner, cls = np.divmod(uk, self.n_cls)
-        keep = load > 0
-        owner, cls, load = owner[keep], cls[keep], load[keep]
-        flows = np.asarray([k for _, k in wanted], dtype=np.int64)[owner] * self.m  # (an integer: k m exact)
-        chans, weights = self.rep_ch[cls], load * flows / self.cls_size[cls]
-        bounds = np.searchsorted(owner, np.arange(len(ids) + 1)).tolist()
+        flows = np.asarray([k for _, k in wanted], dtype=np.int64) * self.m  # (an integer: k m exact)
+        chans, weights, bounds = class_routes(lens, self.col_c[at], w, flows, self.n_cls, self.rep_ch, self.cls_size)
         # (the engine reads a class route's channels, weights and cap; its latency is the template's)
         return {key: Route((), chans[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]], 0.0,
                            eng0.routes[key[0]].cap_Bps) for i, key in enumerate(wanted)}

@@ -21,9 +21,13 @@ XCB_LIBRARIES = {"xcb-cursor": "libxcb-cursor0", "xcb-icccm": "libxcb-icccm4", "
                  "X11-xcb": "libx11-xcb1"}
 
 
-def missing_display_libraries(environ=None) -> list[str]:
-    """System packages the X11 platform plugin needs that are not installed (empty when not on X11)."""
-    import ctypes.util
+def missing_display_libraries(environ=None, plugin: str | None = None) -> list[str]:
+    """System packages the X11 platform plugin needs that are not installed (empty when not on X11).
+
+    ``plugin``: the xcb platform plugin's file (xcb_plugin_file). When it loads, every library it
+    links is there and none is looked up: find_library runs ``ldconfig -p`` once per library (15
+    of them, 41 ms of a start), so they are looked up one by one only when the plugin does not load."""
+    import ctypes
     import os
 
     env = os.environ if environ is None else environ
@@ -32,7 +36,29 @@ def missing_display_libraries(environ=None) -> list[str]:
         return []
     if not platform and (env.get("WAYLAND_DISPLAY") or not env.get("DISPLAY")):
         return []
+    if plugin is not None:
+        try:
+            ctypes.CDLL(plugin)  # Qt loads the same file next; its libraries stay loaded for it
+            return []
+        except OSError:
+            pass
+    import ctypes.util
+
     return [pkg for lib, pkg in XCB_LIBRARIES.items() if ctypes.util.find_library(lib) is None]
+
+
+def xcb_plugin_file(environ=None) -> str | None:
+    """The xcb platform plugin Qt will load: in QT_QPA_PLATFORM_PLUGIN_PATH when that is set, else in
+    Qt's plugin folder; None when it is not there (then missing_display_libraries looks up each library)."""
+    import os
+
+    from PySide6.QtCore import QLibraryInfo
+
+    env = os.environ if environ is None else environ
+    folder = env.get("QT_QPA_PLATFORM_PLUGIN_PATH") or os.path.join(
+        QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath), "platforms")
+    path = os.path.join(folder, "libqxcb.so")
+    return path if os.path.isfile(path) else None
 
 
 class DisplayLibrariesMissing(RuntimeError):
@@ -60,7 +86,7 @@ def application():
     serial_raster_fills()
     app = QApplication.instance()
     if app is None:
-        missing = missing_display_libraries()
+        missing = missing_display_libraries(plugin=xcb_plugin_file())
         if missing:
             raise DisplayLibrariesMissing(
                 f"DGX Studio needs {', '.join(missing)} to open a window on X11: install "

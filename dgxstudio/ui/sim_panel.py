@@ -23,7 +23,7 @@ from ..sim.pipeline import SCHEDULES, PipelineSpec, run_pipeline
 from ..sim.run import (ALGORITHMS, DEFAULT_CHUNK, NCCL, SUPPORTED, SimOptions, Simulator, cuts_in_chunks,
                        sweep_sizes)
 from ..sim.ring_bound_note import rings_alone_Bps
-from ..sim.setup_steps import EngineBegins, Setup, in_engine, of_run
+from ..sim.setup_steps import EngineBegins, Setup, of_run
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..sim.tuning import PROTOCOL_LABELS, protocol_words
 from ..units import format_size, format_time, parse_size, parse_time
@@ -393,7 +393,8 @@ class SimulationPanel(QWidget):
             return
         if isinstance(p, Setup):   # before the engine's first report: seconds on thousands of GPUs
             self.state.setText(f"Running {self.runner.label}… {p.step}")
-        self._ran = self._ran or in_engine(p)   # (a sweep's, a pipeline's, a training run's reports: their runs')
+        else:   # the engine's report (a sweep's, a pipeline's, a training run's: their runs'): past the setup
+            self._ran = True
         if isinstance(p, EngineBegins):   # (no longer the last setup step's words, until the engine's first report)
             self.state.setText(f"Running {self.runner.label}… simulating")
         # a collective's bar: its setup's steps, then the engine's share (sim/setup_steps.py)

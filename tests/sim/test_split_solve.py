@@ -25,8 +25,8 @@ def _tree(topo, size, monkeypatch, reference: bool):
     tables = []
     real = split_solve.never_binding
 
-    def spy(lens, ch, w, capacity, ends):
-        got = np.zeros(len(capacity), dtype=bool) if reference else real(lens, ch, w, capacity, ends)
+    def spy(lens, ch, w, capacity, ends, numbered=None):
+        got = np.zeros(len(capacity), dtype=bool) if reference else real(lens, ch, w, capacity, ends, numbered)
         tables.append(got)
         return got
 
