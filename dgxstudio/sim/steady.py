@@ -29,18 +29,21 @@ def heads_and_groups(a_group: np.ndarray, heap) -> tuple[np.ndarray, np.ndarray]
     """The active groups (each run of flows' group, in order: ``heads``) and, sorted and once each,
     the groups moving data or waiting for their data to arrive (the frontier is compared apart)."""
     if len(a_group) <= SMALL:
-        # (each run's first flow by one comparison of the array with itself shifted, the union and
-        # its sort on Python ints: half the time of walking the flows in Python, 160 flows a look)
-        if len(a_group):
-            brk = np.empty(len(a_group), dtype=bool)
-            brk[0] = True
-            np.not_equal(a_group[1:], a_group[:-1], out=brk[1:])
-            heads = a_group[brk]
-        else:
-            heads = a_group[:0].astype(np.int64)
-        both = set(heads.tolist())
-        both.update([h[2] for h in heap])
-        return heads, np.array(sorted(both), dtype=np.int64)
+        # (each run's first flow by one comparison of the array with itself shifted, then the heap's
+        # groups beside them, sorted in place and each kept once by the same comparison: a third of
+        # the time of walking the flows and sorting the union on Python ints, 160 flows a look)
+        if not len(a_group):
+            return a_group[:0].astype(np.int64), np.array(sorted({h[2] for h in heap}), dtype=np.int64)
+        brk = np.empty(len(a_group), dtype=bool)
+        brk[0] = True
+        np.not_equal(a_group[1:], a_group[:-1], out=brk[1:])
+        heads = a_group[brk]
+        gs = np.concatenate((heads, np.array([h[2] for h in heap], dtype=np.int64)))
+        gs.sort()
+        keep = np.empty(len(gs), dtype=bool)
+        keep[0] = True
+        np.not_equal(gs[1:], gs[:-1], out=keep[1:])
+        return heads, gs[keep]
     # (np.diff(a_group, prepend=-1)'s nonzero places, without the prepending: a copy and a broadcast)
     at = np.flatnonzero(a_group[1:] != a_group[:-1]) + 1
     heads = a_group[np.concatenate(([0], at)) if len(a_group) and a_group[0] != -1 else at]
@@ -120,7 +123,7 @@ class Shortcut:
             return False
         logs, base = self.logs, self.log_base
         snap = {"t": t, "a_group": a_group.copy(), "a_pos": a_pos.copy(), "a_rem": a_rem.copy(),
-                "heap": [(w, g) for w, _, g in heap],
+                "heap": heap.copy(),  # (its (time, seq, group) entries: tuples, never changed in place)
                 "heads": heads, "arrival": self.arrival[heads] - t, "partial": self.partial[heads],
                 "open": self._open_ends_at(heads, t) if self.open_ends else [],
                 "seg": len(self.segments), "delivered": r.delivered_bytes, "n_delivered": len(self.delivered),
@@ -199,8 +202,8 @@ class Shortcut:
             scale = np.maximum(self.bytes_each[a_group[o2]], 1.0)
             if not (np.abs(snap["a_rem"][o1] - a_rem[o2]) <= _Periods.REL_BYTES * (scale + np.abs(a_rem[o2]))).all():
                 return False
-        hm = per.step(np.fromiter((g for _, g in snap["heap"]), dtype=np.int64, count=len(snap["heap"])), span[0])
-        h1 = sorted((int(g), w - snap["t"]) for (w, _), g in zip(snap["heap"], hm.tolist()))
+        hm = per.step(np.fromiter((h[2] for h in snap["heap"]), dtype=np.int64, count=len(snap["heap"])), span[0])
+        h1 = sorted((int(g), w - snap["t"]) for (w, _, _), g in zip(snap["heap"], hm.tolist()))
         h2 = sorted((g, w - t) for w, _, g in heap)
         if [g for g, _ in h1] != [g for g, _ in h2]:
             return False
@@ -373,7 +376,7 @@ class Shortcut:
         rather than every group for one more, lets a skip end a period later (a hierarchical
         all-reduce's last full period inside a system was played event by event)."""
         snap, per = self.snap, self.per
-        held = np.concatenate([snap["heads"], np.fromiter((g for _, g in snap["heap"]), dtype=np.int64)])
+        held = np.concatenate([snap["heads"], np.fromiter((h[2] for h in snap["heap"]), dtype=np.int64)])
         k = (per.reach_all(held) - ms) // ms
         if len(e) and k >= 1:
             k = min(k, per.reach_all(e) // ms)
@@ -503,7 +506,7 @@ class Shortcut:
             return False
         reach = snap["spent"]  # (a snapshot's groups' reach, read once: a look may find it again and again)
         if reach is None:
-            gs = np.concatenate([snap["heads"], np.fromiter((g for _, g in snap["heap"]), dtype=np.int64)])
+            gs = np.concatenate([snap["heads"], np.fromiter((h[2] for h in snap["heap"]), dtype=np.int64)])
             reach = snap["spent"] = per.reach_all(gs)
         return (reach - 1) // self.span[0] < 1
 
