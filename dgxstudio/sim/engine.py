@@ -500,7 +500,8 @@ class Engine:
             if dirty and n_active:
                 current_pid = resolve()
                 a_rate = route_rate[a_route]
-                total_rate = float(a_rate.sum() if mult is None else (a_rate * mult[a_route]).sum())  # (no BLAS: its threads)
+                # (no BLAS: its threads; the ufunc's own reduce, which ndarray.sum calls after Python layers)
+                total_rate = float(np.add.reduce(a_rate) if mult is None else np.add.reduce(a_rate * mult[a_route]))
                 dirty = False
 
             if n_active:
@@ -508,7 +509,7 @@ class Engine:
                 # time to finish, and a finish test that was never true: a livelock).
                 np.maximum(a_rem, 0.0, out=a_rem)
                 ttf = a_rem / a_rate
-                dt_tx = float(ttf.min())
+                dt_tx = float(np.minimum.reduce(ttf))  # (ndarray.min's own reduce, without its Python layers)
             else:
                 dt_tx = np.inf
             t_heap = heap[0][0] if heap else np.inf

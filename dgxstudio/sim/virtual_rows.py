@@ -22,25 +22,21 @@ from .schedule import Group, Lanes, classes_by_row
 
 
 class _Renumber:
-    """A text with "piece <j>" in it, cut once, so that the text for another piece is one join."""
+    """A text with "piece <j>" in it, cut once, so that the text for another piece is one join.
+    ``cut``: ``_cutter(piece)``, when the caller cuts many texts at the same piece."""
 
     __slots__ = ("parts",)
 
-    def __init__(self, text: str, piece: int):
-        self.parts = re.split(rf"\bpiece {piece}\b", text)
+    def __init__(self, text: str, piece: int, cut=None):
+        self.parts = (cut or _cutter(piece))(text)
 
     def __call__(self, piece: int) -> str:
         return f"piece {piece}".join(self.parts)
 
 
-def _next_piece(text: str, piece: int) -> str:
-    """``text`` with "piece <piece>" made "piece <piece + 1>"."""
-    return _Renumber(text, piece)(piece + 1)
-
-
-def _next_meta(meta: dict, piece: int) -> dict:
-    return {k: (v + 1 if k == "piece" and v == piece and type(v) is int else
-                _next_piece(v, piece) if isinstance(v, str) else v) for k, v in meta.items()}
+def _cutter(piece: int):
+    """The split of a text at each "piece <piece>" (compiled once for a piece's many texts)."""
+    return re.compile(rf"\bpiece {piece}\b").split
 
 
 class PieceImage:
@@ -54,18 +50,26 @@ class PieceImage:
         ``prev_first``), shows that each is the other's shifted by m (see ``Schedule.repeat_piece``);
         None when it does not."""
         rows = {"done": [], "sent": []}  # per row: its dependencies, and which of them move with the piece
+        # (a's name and meta strings with "piece <piece - 1>" made "piece <piece>": the split compiled once)
+        cut_a, cut_b, label = _cutter(piece - 1), _cutter(piece), f"piece {piece}"
         for a, b in zip(a_groups, b_groups):
             if (a.pattern is not b.pattern or a.bytes_each != b.bytes_each or a.duration_s != b.duration_s
-                    or a.post_delay_s != b.post_delay_s or _next_piece(a.name, piece - 1) != b.name
-                    or _next_meta(a.meta, piece - 1) != b.meta):
+                    or a.post_delay_s != b.post_delay_s or label.join(cut_a(a.name)) != b.name
+                    or {k: (v + 1 if k == "piece" and v == piece - 1 and type(v) is int else
+                            label.join(cut_a(v)) if isinstance(v, str) else v) for k, v in a.meta.items()} != b.meta):
                 return None
             for key, da, db in (("done", a.deps_done, b.deps_done), ("sent", a.deps_sent, b.deps_sent)):
                 if len(da) != len(db):
                     return None
+                moves = []  # (each the one m on, or the same group before the piece before)
                 for x, y in zip(da, db):
-                    if y != x + m and not (y == x and x < prev_first):
+                    if y == x + m:
+                        moves.append(True)
+                    elif y == x and x < prev_first:
+                        moves.append(False)
+                    else:
                         return None
-                rows[key].append((db, tuple(y == x + m for x, y in zip(da, db))))
+                rows[key].append((db, tuple(moves)))
         out = cls.__new__(cls)
         out.m, out.piece = m, piece
         out.patterns = []
@@ -81,8 +85,8 @@ class PieceImage:
             which.append(index[id(b.pattern)])
         out.which = np.asarray(which, dtype=np.int64)
         # each name and meta string cut once where its piece number goes (a copy joins the parts)
-        out.names = [_Renumber(b.name, piece) for b in b_groups]
-        out.metas = [{k: (_Renumber(v, piece) if isinstance(v, str) else v) for k, v in b.meta.items()}
+        out.names = [_Renumber(b.name, piece, cut_b) for b in b_groups]
+        out.metas = [{k: (_Renumber(v, piece, cut_b) if isinstance(v, str) else v) for k, v in b.meta.items()}
                      for b in b_groups]
         out.columns = {attr: np.asarray([getattr(b, attr) for b in b_groups], dtype=float)
                        for attr in ("bytes_each", "duration_s", "post_delay_s")}
