@@ -122,9 +122,8 @@ def nic_gpus_per_system(topo: Topology, fabric, systems: list[list[str]], router
     router.offsets_in_bulk([sid for sid in sids if sid is not None])  # (as the ring loads then do)
     answers: dict[str, tuple[list[str], list[tuple[str, str]]]] = {}  # first of a class -> (its GPUs, answer), relative
     out = []
-    for members, sid in zip(systems, sids):
+    for members, sid, twin in zip(systems, sids, router.local_twins(sids, topo)):
         check_cancelled()
-        twin = router.local_twin(sid, topo) if sid is not None else None
         if twin is None:
             out.append(_nic_gpus(topo, fabric, members, devices_of))
             continue

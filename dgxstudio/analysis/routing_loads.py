@@ -480,6 +480,65 @@ class TemplateLoads:
                 return None
         return ref
 
+    def local_twins(self, sids: list[str | None], topo) -> list[str | None]:
+        """``local_twin`` of each of ``sids`` (None for None), the same answers: the checks on numbers
+        made for all the systems of a class at once (2,048 DGX H100: one set of array comparisons
+        instead of 2,048 of a dozen small ones each)."""
+        out: list[str | None] = [None] * len(sids)
+        by_ref: dict[str, list[int]] = {}
+        signatures, offsets, reference = self._signatures, self._offsets, self._reference
+        for i, sid in enumerate(sids):
+            sig = signatures.get(sid) if sid is not None else None
+            if not sig or offsets.get(sid) is None or not sig[2] or sig[2][-1].isdigit():
+                continue
+            ref = reference.get(sig[:2])
+            if ref is not None and offsets.get(ref) is not None:
+                by_ref.setdefault(ref, []).append(i)
+        if not by_ref:
+            return out
+        self._internal_channels()
+        leaky, net_count, kinds, is_net = self._local_tables(topo)
+        at = self._bundle_ends()[1]
+        for ref, positions in by_ref.items():
+            if ref in leaky:
+                continue
+            mine = self._local_list(ref, topo)
+            if mine is None:
+                continue
+            rest, numbers, deltas = [], [], []
+            for i in positions:
+                sid = sids[i]
+                if sid in leaky:
+                    continue
+                if sid == ref:
+                    out[i] = ref
+                    continue
+                if sid not in topo.groups:  # (``_local_list``'s None)
+                    continue
+                devices = self.system_devices(sid)
+                n = len(signatures[sid][2])
+                if [d[n:] for d in devices] != mine[0] or not all(d in at for d in devices):
+                    continue
+                rest.append(i)
+                numbers.extend(map(at.__getitem__, devices))
+                deltas.append(offsets[sid] - offsets[ref])
+            if not rest:
+                continue
+            theirs = np.asarray(numbers, dtype=np.int64).reshape(len(rest), -1)
+            ok = (kinds[theirs] == kinds[mine[1]][None, :]).all(axis=1)
+            ok &= ((net_count[theirs] > 0) == (net_count[mine[1]] > 0)[None, :]).all(axis=1)
+            c = np.asarray(self._internal.get(ref, []), dtype=np.int64)
+            if len(c):
+                d = c[None, :] + np.asarray(deltas, dtype=np.int64)[:, None]
+                tail_dev, head_dev, _, _ = self._renaming_tables()
+                ok &= (is_net[d // 2] == is_net[c // 2][None, :]).all(axis=1)
+                ok &= (kinds[tail_dev[d]] == kinds[tail_dev[c]][None, :]).all(axis=1)
+                ok &= (kinds[head_dev[d]] == kinds[head_dev[c]][None, :]).all(axis=1)
+            for i, good in zip(rest, ok.tolist()):
+                if good:
+                    out[i] = ref
+        return out
+
     def _local_list(self, sid: str, topo):
         """(the system's group's devices without its prefix, their numbers in ``_bundle_ends``), kept."""
         known = self._local_lists.get(sid)

@@ -170,3 +170,32 @@ def test_systems_of_many_kinds_share_one_whole_fabric_past_a_few(monkeypatch):
     found = system_rings(topo, systems)
     assert built.count(False) == 4 and built.count(True) == 1
     assert _rings(found) == _rings(system_rings(topo, systems, nv=Fabric(topo, {"nvlink"})))
+
+
+@pytest.mark.parametrize("alter", NIC_ALTERATIONS + ["renamed"])
+def test_local_twins_at_once_equal_one_by_one(alter):
+    """``local_twins`` checks a class's systems together on arrays: the same answer as ``local_twin``
+    asked system by system, the altered system (and a system whose devices were renamed) included."""
+    from dgxstudio.analysis.channels import group_by_system
+    from dgxstudio.analysis.routing import Router
+
+    topo, odd, gpus = _nic_cluster("none" if alter == "renamed" else alter)
+    if alter == "renamed":  # one device of the odd system under another name: not a twin
+        p = odd.removesuffix("system")
+        dev = topo.devices.pop(p + "cpu1")
+        dev.id = p + "cpuX"
+        topo.devices[dev.id] = dev
+        for lk in topo.links.values():
+            lk.a, lk.b = (dev.id if e == p + "cpu1" else e for e in (lk.a, lk.b))
+        group = topo.groups[odd]
+        group.devices = [dev.id if d == p + "cpu1" else d for d in group.devices]
+        topo._links_by_device = topo._group_by_device = None
+    router = Router(topo)
+    systems = group_by_system(topo, gpus, router.system_of)
+    sids = [router.system_of.get(m[0]) for m in systems] + [None, "no-such-system"]
+    router.offsets_in_bulk([s for s in sids[:-2]])
+    at_once = router.local_twins(sids, topo)
+    assert at_once == [router.local_twin(s, topo) if s is not None else None for s in sids]
+    assert sum(t is not None for t in at_once) >= 10
+    if alter in ("moved-gpu", "nic-role", "unplugged-nic", "leak", "renamed"):
+        assert at_once[sids.index(odd)] is None
