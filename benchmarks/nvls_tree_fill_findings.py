@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE.parent))
 from dgxstudio.model.fabrics import build_fat_tree  # noqa: E402
 from dgxstudio.sim import tuning as T  # noqa: E402
 from dgxstudio.sim.nccl_btree import btree_parent  # noqa: E402
-from dgxstudio.sim.results import SimOptions, busbw_factor  # noqa: E402
+from dgxstudio.sim.results import SimOptions  # noqa: E402
 from dgxstudio.sim.run import Simulator  # noqa: E402
 
 DATA = HERE / "nvls_tree_fill_findings.json"
@@ -126,10 +126,6 @@ def what_if(name: str):
             setattr(T, k, v)
 
 
-def busbw_GBps(result) -> float:
-    return result.size_bytes / result.time_s * busbw_factor("all-reduce", len(result.gpus)) / 1e9
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--what-if", action="store_true", help="also run each what-if of the JSON")
@@ -142,7 +138,7 @@ def main(argv=None) -> int:
     shape = sim.call_shape("all-reduce")
     side = nccl_side(size, shape.nodes, r.channels, T.nvls_heads(shape))
     print(f"{case['systems']} x {case['system']}, {size / 2**20:.0f} MiB: {r.algorithm}/{r.protocol} "
-          f"{r.channels}ch, {busbw_GBps(r):.2f} GB/s busbw, {r.time_s * 1e6:.1f} us")
+          f"{r.channels}ch, {r.busbw_Bps / 1e9:.2f} GB/s busbw, {r.time_s * 1e6:.1f} us")
     print("NCCL's source:", json.dumps(side))
     tl = timeline(r)
     print("time line (us):", {k: round(v * 1e6, 2) if k.endswith("_s") else v for k, v in tl.items()})
@@ -157,7 +153,7 @@ def main(argv=None) -> int:
         for w in data["what_ifs"]:
             with what_if(w["id"]):
                 rw = machine(case["systems"], case["system"]).run("all-reduce", "nvls-tree", size)
-            print(f"what if {w['id']:<28} {busbw_GBps(rw):7.2f} GB/s busbw, {rw.time_s * 1e6:8.1f} us")
+            print(f"what if {w['id']:<28} {rw.busbw_Bps / 1e9:7.2f} GB/s busbw, {rw.time_s * 1e6:8.1f} us")
     return 0
 
 
