@@ -42,3 +42,12 @@ def events_only(monkeypatch):
     from dgxstudio.sim import chain_stages
 
     monkeypatch.setattr(chain_stages, "ENABLED", False)
+
+
+@pytest.fixture
+def eight_mib_nvls_tree_pieces(monkeypatch):
+    """NVLS-tree pieces of 8 MiB (NCCL's 64 KiB chunk x 16 channels x 8 heads, its rule from 4 systems
+    on) also on two systems, whose own 128 KiB chunk halves the pieces: for the engine's tests that
+    were sized on those piece counts (what they check is the skip or the splice, not the piece)."""
+    from dgxstudio.sim import tuning
+    monkeypatch.setattr(tuning, "nvls_tree_chunk_bytes", lambda *a: 65536)

@@ -79,8 +79,12 @@ class NcclSchedules:
             systems = [list(m) for m in plan.systems]
             # NCCL's per-head ceiling (algorithm bandwidth, per direction) for all its heads, shared
             # by the systems' p rails, each carrying 1/p of the data over two trees: a pair's cap
-            cap = T.nvls_tree_head_algbw_Bps(shape) * T.nvls_heads(shape) / (2 * len(systems[0]))
-            sched = C.nvls_tree_allreduce(systems, self._nvls_shares(), size, slice_ * nch / 2,
+            heads = T.nvls_heads(shape)
+            cap = T.nvls_tree_head_algbw_Bps(shape) * heads / (2 * len(systems[0]))
+            # a piece is one of NCCL's loops: every channel moves one chunk for each head
+            # (enqueue.cc's NVLS-tree chunk rule; half the channels on each tree)
+            loop = nch * heads * T.nvls_tree_chunk_bytes(size, plan.nodes, nch, heads)
+            sched = C.nvls_tree_allreduce(systems, self._nvls_shares(), size, loop,
                                           T.hop_latency("nvlink", "nvls-tree", "simple"),
                                           T.hop_latency("net", "nvls-tree", "simple"), cap,
                                           slots=T.slots_per_connection("all-reduce"), virtual=True)

@@ -213,6 +213,20 @@ def nvls_tree_head_algbw_Bps(shape: CallShape) -> float:
     return per * shape.ranks / nsteps("all-reduce", shape.ranks)
 
 
+def nvls_tree_chunk_bytes(size: float, nodes: int, channels: int, heads: int) -> int:
+    """NCCL's NVLS-tree chunk: the data one channel moves for one head per loop (``nvls_tree_chunk``
+    in the data: nvlsChunkSize, at most 64 KiB from 4 nodes on, smaller for small calls)."""
+    d = tuning_data()["nvls_tree_chunk"]
+    chunk = int(d["default_chunk_bytes"])
+    if nodes >= int(d["many_nodes"]):
+        chunk = min(chunk, int(d["many_nodes_max_chunk_bytes"]))
+    ops = max(int(channels), 1) * max(int(heads), 1)
+    for k, smaller in d["size_rules"]:
+        if size < k * ops * chunk and chunk > smaller:
+            chunk = int(smaller)
+    return chunk
+
+
 def slice_bytes(proto: str, collective: str) -> float:
     """Data one channel moves per pipelined piece: NCCL's step buffer times its slice steps."""
     d = tuning_data()["pipeline"]

@@ -22,7 +22,7 @@ from dgxstudio.sim.run import SimOptions, Simulator
 from .test_engine_periods import CATALOG, assert_same, both
 
 # hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
-pytestmark = pytest.mark.usefixtures("events_only")
+pytestmark = pytest.mark.usefixtures("events_only", "eight_mib_nvls_tree_pieces")  # (tests/conftest.py)
 
 GiB = 2**30
 RAGGED = 2**28 + 3 * 2**20 + 12_345  # 256 MiB, 3 MiB and an odd remainder

@@ -12,6 +12,8 @@ from dgxstudio.sim import periodic_dependents
 from dgxstudio.sim.periods import Dependents
 from dgxstudio.sim.run import SimOptions, Simulator
 
+pytestmark = pytest.mark.usefixtures("eight_mib_nvls_tree_pieces")  # (tests/conftest.py)
+
 MiB = 2**20
 
 

@@ -19,7 +19,7 @@ from dgxstudio.sim.run import SimOptions, Simulator
 from .test_engine_periods import assert_same, both
 
 # hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
-pytestmark = pytest.mark.usefixtures("events_only")
+pytestmark = pytest.mark.usefixtures("events_only", "eight_mib_nvls_tree_pieces")  # (tests/conftest.py)
 
 MiB = 2**20
 RAGGED = 2**28 + 3 * MiB + 12_345

@@ -15,7 +15,7 @@ from .test_engine_periods import assert_same, both
 from .test_skip_reach import _sim
 
 # hierarchical runs here are the engine's skip at work, not sim/chain_stages.py's recurrence
-pytestmark = pytest.mark.usefixtures("events_only")
+pytestmark = pytest.mark.usefixtures("events_only", "eight_mib_nvls_tree_pieces")  # (tests/conftest.py)
 
 
 def _reaches(monkeypatch):

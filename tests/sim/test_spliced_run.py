@@ -13,6 +13,8 @@ from dgxstudio.sim import tuning as T
 from dgxstudio.sim.engine import Engine
 from dgxstudio.sim.run import SimOptions, Simulator
 
+pytestmark = pytest.mark.usefixtures("eight_mib_nvls_tree_pieces")  # (tests/conftest.py)
+
 GiB = 2**30
 
 
