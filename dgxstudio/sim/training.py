@@ -226,12 +226,7 @@ def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: 
     Each group is its own NCCL call, planned on its own GPUs (``nccl_p2p.plan_call``: groups may sit on
     one system or span several, on other NICs or GPUs), with ``gpus_per_thread`` as the collectives
     take it: at most the group's GPUs on one system."""
-    if ep < 1 or dp % ep:
-        raise TrainingError(f"--ep {ep} must divide the data-parallel size {dp} (expert groups are made of replicas)")
-    if ep > 1 and not model.moe:
-        raise TrainingError("expert parallelism needs a mixture-of-experts model (--experts N)")
-    if model.moe and model.experts % ep:
-        raise TrainingError(f"{model.experts} experts do not split evenly over {ep} expert-parallel ranks")
+    check_expert_grid(dp, ep, model)
     nbytes = model.dispatch_bytes()
     if ep == 1 or nbytes <= 0:
         return 0.0, None
@@ -259,6 +254,16 @@ def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: 
         scheds.append(C.with_launch(part, call.launch_s))
     sim = symmetry.run(router, merge(scheds))
     return sim.time_s, sim
+
+
+def check_expert_grid(dp: int, ep: int, model: ModelSpec) -> None:
+    """The expert-parallel size against the grid and the model, before anything is simulated."""
+    if ep < 1 or dp % ep:
+        raise TrainingError(f"--ep {ep} must divide the data-parallel size {dp} (expert groups are made of replicas)")
+    if ep > 1 and not model.moe:
+        raise TrainingError("expert parallelism needs a mixture-of-experts model (--experts N)")
+    if model.moe and model.experts % ep:
+        raise TrainingError(f"{model.experts} experts do not split evenly over {ep} expert-parallel ranks")
 
 
 def _expert_calls(topo: Topology, router: Router, groups: list[list[str]], nbytes: float,
@@ -475,6 +480,17 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
         raise TrainingError(f"a stage's backward pass would take {bwd_compute:.3g} s per micro-batch ({model.layers:,} "
                             f"layers, hidden {model.hidden:,}, sequence {model.seq_len:,} on {pp} stages x {tp} GPUs), "
                             f"more than the limit of {limits.MAX_TIME_S:g} s: check --layers, --hidden, --seq-len")
+    # every argument is checked before the first simulation (a refusal, not a failure after seconds of work)
+    check_expert_grid(dp, ep, model)
+    grad_bytes = model.parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
+    expert_bytes = model.expert_parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
+    dense_bytes = grad_bytes - expert_bytes
+    bucket = ddp_bucket_bytes() if bucket_bytes is None else bucket_bytes
+    limits.buckets(max(dense_bytes, expert_bytes), bucket, TrainingError)
+    lanes = [[place[(d, p, t)] for p in range(pp)] for d in range(dp) for t in range(tp)] if pp > 1 else []
+    if pp > 1:   # the schedule's own checks, at the compute times (the stage times with communication come later)
+        PipelineSpec(schedule, pp, microbatches, lanes[0], [fwd_compute] * pp, [bwd_compute] * pp,
+                     model.activation_bytes() / tp, chunks, w_share=model.weight_gradient_share()).check()
 
     # Tensor parallelism: 2 all-reduces of the layer's activations per layer forward, 2 backward.
     tp_groups = {f"dp{d}.pp{p}": [place[(d, p, t)] for t in range(tp)] for d in range(dp) for p in range(pp)}
@@ -496,7 +512,6 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     pipe = None
     step(0.4, "pipeline lanes")
     if pp > 1:
-        lanes = [[place[(d, p, t)] for p in range(pp)] for d in range(dp) for t in range(tp)]
         spec = PipelineSpec(schedule, pp, microbatches, lanes[0], [fwd] * pp, [bwd] * pp, model.activation_bytes() / tp,
                             chunks, w_share=model.weight_gradient_share())
         pipe = run_pipeline(topo, spec, router=router, lanes=lanes)
@@ -509,11 +524,6 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     # In MoE models the experts' gradients are reduced only among the replicas holding the same experts
     # (the expert-data-parallel group: replicas e, e+ep, e+2ep, ...; DeepSpeed-MoE, Megatron-Core), the
     # dense layers' over every replica; the two kinds of bucket follow each other.
-    grad_bytes = model.parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
-    expert_bytes = model.expert_parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
-    dense_bytes = grad_bytes - expert_bytes
-    bucket = ddp_bucket_bytes() if bucket_bytes is None else bucket_bytes
-    limits.buckets(max(dense_bytes, expert_bytes), bucket, TrainingError)
     dp_groups = {f"pp{p}.tp{t}": [place[(d, p, t)] for d in range(dp)] for p in range(pp) for t in range(tp)}
     expert_dp = dp // ep
     sizes, times, dp_sims = [], [], []
