@@ -31,11 +31,12 @@ class ReportData:
     pipelines: list = field(default_factory=list)   # PipelineResult
     document: dict = field(default_factory=dict)
     left_out: int = 0
+    trainings: list = field(default_factory=list)   # TrainResult (sim/training.py)
 
     def __post_init__(self) -> None:
         self.document = document_ref(self.topology)
         mine = self.document["sha256"]
-        for name in ("runs", "sweeps", "pipelines"):
+        for name in ("runs", "sweeps", "pipelines", "trainings"):
             kept = [r for r in getattr(self, name) if (ran_on(r) or {}).get("sha256", mine) == mine]
             self.left_out += len(getattr(self, name)) - len(kept)
             setattr(self, name, kept)
@@ -202,7 +203,51 @@ def key_figures(data: ReportData, runs: int = 8) -> Table:
     for i, p in enumerate(data.pipelines[:runs]):
         rows.append([f"pipeline {i + 1}: {p.spec.schedule}, {p.spec.stages} stages",
                      f"{p.makespan_s * 1e3:.3f} ms an iteration, {100 * p.bubble_fraction:.0f}% bubble"])
+    for i, t in enumerate(data.trainings[:runs]):
+        rows.append([f"training {i + 1}: {training_grid(t)}",
+                     f"{t.iteration_s * 1e3:.3f} ms an iteration, {t.samples_per_s:,.1f} samples/s; "
+                     f"critical resource {t.details['critical_resource']}"])
     return Table(["figure", "value"], rows)
+
+
+def training_grid(t) -> str:
+    """A training run's grid as `train` takes it: dp, tp, pp (and ep with its experts), the schedule."""
+    d = t.details
+    ep = d.get("ep") or 1
+    return (f"dp={t.dp} tp={t.tp} pp={t.pp}" + (f" ep={ep}" if ep > 1 else "")
+            + (f", {d['experts']} experts (top-{d['top_k']})" if d.get("experts") else "")
+            + (f", {d['schedule']} schedule" if d.get("schedule") else ""))
+
+
+def training_blocks(topo: Topology, i: int, t) -> list:
+    """One training iteration: its time, its breakdown with each part's bottleneck, the critical resource
+    with its reason, the verdicts and how busy each link class was (as the CLI and the Results dock say)."""
+    from ..sim.training_words import (breakdown_rows, critical_headline, critical_reason, data_parallel_words,
+                                      memory_words, pipeline_words)
+
+    d = t.details
+    out: list = [Heading(2, f"Training {i + 1}: {training_grid(t)}, {t.microbatches} micro-batches")]
+    out.append(Table(["figure", "value"], [
+        ["GPUs", d["gpus_used"]], ["iteration", f"{t.iteration_s * 1e3:.3f} ms"],
+        ["samples per second", f"{t.samples_per_s:,.1f}"], ["link figures", d["figures"]],
+        ["model", f"{d['parameters'] / 1e9:,.2f} B parameters, {d['precision']} at {100 * d['efficiency']:g}% of the "
+                  f"GPU's peak"]]))
+    out.append(Table(["part of the iteration", "time", "bottleneck"], [list(row) for row in breakdown_rows(t)], {1}))
+    head = critical_headline(t)
+    out.append(Para(f"{head[:1].upper() + head[1:]}: {critical_reason(t)}."))
+    verdicts = [[k, v["limit"], f"{v['offered_ratio']:.2f}x", f"{v['required_ratio']:.2f}x", v["basis"]]
+                for k, v in (d.get("verdicts") or {}).items() if isinstance(v, dict)]
+    if verdicts:
+        out.append(Table(["basis", "limit", "NVLink offers", "tensor traffic needs", "how"], verdicts))
+    busy = d.get("busy_fraction") or {}
+    if busy:
+        out.append(Para("Busy fraction per link class: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in busy.items())
+                        + "."))
+    for what, words in (("Pipeline", pipeline_words(t)), ("Data parallel", data_parallel_words(t)),
+                        ("Memory", memory_words(t, "split the model over more GPUs or shorten the micro-batch"))):
+        if words:
+            out.append(Para(f"{what}: {words}.", small=True))
+    return out
 
 
 def build_blocks(data: ReportData) -> list:
@@ -286,6 +331,8 @@ def build_blocks(data: ReportData) -> list:
                                                ["micro-batches whose activations a stage holds at most", p.peak_inflight]]))
         timeline = [{**e, "device": _name(topo, e["device"])} for e in p.timeline]
         out.append(Picture(f"gantt{i}", gantt_chart(timeline, f"{p.spec.schedule} schedule")))
+    for i, t in enumerate(data.trainings):
+        out += training_blocks(topo, i, t)
 
     rows = []
     for t in sorted({lk.type for lk in topo.links.values()}):

@@ -13,7 +13,7 @@ from html import escape
 
 from .. import __version__
 from .content import (Heading, Para, Picture, ReportData, Table, build_blocks, byline, protocol_label,  # noqa: F401  (ReportData
-                      left_out_note, summary)                                           # is importable from here)
+                      left_out_note, summary, training_grid)                                          # is importable from here)
 from .provenance import ran_on
 
 STYLE = """body{font-family:sans-serif;max-width:1000px;margin:24px auto;color:#1b1b1b}
@@ -76,6 +76,7 @@ def results_json(data: ReportData) -> str:
            "runs": [_with_document(r.as_dict(), r, data) for r in data.runs],
            "sweeps": [[_with_document(r.as_dict(3), r, data) for r in rows] for rows in data.sweeps],
            "pipelines": [_with_document(p.as_dict(with_timeline=True), p, data) for p in data.pipelines],
+           "trainings": [_with_document(t.as_dict(), t, data) for t in data.trainings],
            "runs_left_out": data.left_out}
     return json.dumps(out, indent=1, default=float)
 
@@ -102,6 +103,8 @@ def results_csv(data: ReportData) -> str:
                         r.bound_busbw_Bps, *doc(r), *nccl(r)])
     for p in data.pipelines:
         w.writerow(["pipeline", p.spec.schedule, "", p.spec.stages, "", p.makespan_s, "", "", "", *doc(p), "", ""])
+    for t in data.trainings:   # (the collective column: the grid; the time: one iteration)
+        w.writerow(["training", training_grid(t), "", t.details["gpus_used"], "", t.iteration_s, "", "", "", *doc(t), "", ""])
     return buf.getvalue()
 
 

@@ -226,12 +226,7 @@ def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: 
     Each group is its own NCCL call, planned on its own GPUs (``nccl_p2p.plan_call``: groups may sit on
     one system or span several, on other NICs or GPUs), with ``gpus_per_thread`` as the collectives
     take it: at most the group's GPUs on one system."""
-    if ep < 1 or dp % ep:
-        raise TrainingError(f"--ep {ep} must divide the data-parallel size {dp} (expert groups are made of replicas)")
-    if ep > 1 and not model.moe:
-        raise TrainingError("expert parallelism needs a mixture-of-experts model (--experts N)")
-    if model.moe and model.experts % ep:
-        raise TrainingError(f"{model.experts} experts do not split evenly over {ep} expert-parallel ranks")
+    check_expert_grid(dp, ep, model)
     nbytes = model.dispatch_bytes()
     if ep == 1 or nbytes <= 0:
         return 0.0, None
@@ -259,6 +254,16 @@ def expert_all_to_all(topo: Topology, router: Router, place: dict, dp: int, tp: 
         scheds.append(C.with_launch(part, call.launch_s))
     sim = symmetry.run(router, merge(scheds))
     return sim.time_s, sim
+
+
+def check_expert_grid(dp: int, ep: int, model: ModelSpec) -> None:
+    """The expert-parallel size against the grid and the model, before anything is simulated."""
+    if ep < 1 or dp % ep:
+        raise TrainingError(f"--ep {ep} must divide the data-parallel size {dp} (expert groups are made of replicas)")
+    if ep > 1 and not model.moe:
+        raise TrainingError("expert parallelism needs a mixture-of-experts model (--experts N)")
+    if model.moe and model.experts % ep:
+        raise TrainingError(f"{model.experts} experts do not split evenly over {ep} expert-parallel ranks")
 
 
 def _expert_calls(topo: Topology, router: Router, groups: list[list[str]], nbytes: float,
@@ -367,6 +372,58 @@ def link_balance(topo: Topology, gpu: str, tp: int, achievable: bool = False) ->
             "limit": "nvlink" if nvlink / network < required else "network"}
 
 
+def boundary_crossings(schedule: str, pp: int, chunks: int, microbatches: int) -> int:
+    """Stage-boundary crossings of one lane in an iteration: each micro-batch's forward crosses each
+    boundary once and its backward crosses back (ZB-V's V goes down and back up, the turn staying on the
+    last GPU; interleaved chunks loop back to the first stage)."""
+    if pp < 2:
+        return 0
+    per_pass = (2 * (pp - 1) if schedule == "zb-v" else chunks * pp - 1 if schedule == "interleaved" else pp - 1)
+    return 2 * per_pass * microbatches
+
+
+LECTURE_PART = "the tensor all-reduces and boundary sends"
+PATH_PARTS = {"expert_parallel": "the expert all-to-all", "data_parallel": "the exposed gradient all-reduce"}
+
+
+def critical_path_by_resource(breakdown: dict[str, float], bottleneck: dict[str, str], verdict: str,
+                              sends_s: float) -> dict[str, dict]:
+    """Communication time on the iteration's critical path by the resource it waits on: the tensor
+    all-reduces and the boundary sends (``sends_s``, the pipeline's time without its bubble) on the
+    lecture's verdict (``verdict``), the expert all-to-all and the exposed gradient all-reduce on the link
+    class that bounds each in the simulation. Each resource: seconds and the parts that make them."""
+    out: dict[str, dict] = {}
+
+    def add(resource: str, what: str, t: float) -> None:
+        if t > 0 and resource not in ("none", "unknown"):
+            row = out.setdefault(resource, {"s": 0.0, "parts": []})
+            row["s"] += t
+            row["parts"].append(what)
+    if verdict != "none":
+        add(verdict, LECTURE_PART, breakdown.get("tensor_parallel", 0.0) + sends_s)
+    for key, what in PATH_PARTS.items():
+        add(bottleneck.get(key, "none"), what, breakdown.get(key, 0.0))
+    return out
+
+
+def _critical_path_words(critical: str, path: dict[str, dict], balance: dict, iteration_s: float) -> str:
+    """Why a resource other than the lecture's verdict is critical: the parts that wait on it and for how
+    long, against the traffic the verdict weighs."""
+    from ..units import format_time
+
+    row = path[critical]
+    lim = balance["limit"]
+    lecture = path.get(lim, {"s": 0.0})["s"]
+    parts = " and ".join(row["parts"])
+    basis = "at rated figures" if balance.get("rated") else "at simulated rates"
+    off = balance.get("offered_ratio")
+    ratio = f": {off:.2f}x offered, {balance['required_ratio']:.2f}x required" if off is not None else ""
+    return (f"{critical} bounds the most of the iteration's critical path: {parts} "
+            f"{'wait' if ' and ' in parts else 'waits'} on it for {format_time(row['s'])} "
+            f"({100 * row['s'] / iteration_s:.0f}% of the iteration); {LECTURE_PART} that the lecture's NVLink-to-network "
+            f"balance weighs take {format_time(lecture)} on {lim} (its verdict {basis}{ratio})")
+
+
 def _critical_words(balance: dict, busy: dict[str, float], compute_share: float = 0.0) -> str:
     req, off, lim = balance["required_ratio"], balance.get("offered_ratio"), balance["limit"]
     if off is None:
@@ -472,6 +529,17 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
         raise TrainingError(f"a stage's backward pass would take {bwd_compute:.3g} s per micro-batch ({model.layers:,} "
                             f"layers, hidden {model.hidden:,}, sequence {model.seq_len:,} on {pp} stages x {tp} GPUs), "
                             f"more than the limit of {limits.MAX_TIME_S:g} s: check --layers, --hidden, --seq-len")
+    # every argument is checked before the first simulation (a refusal, not a failure after seconds of work)
+    check_expert_grid(dp, ep, model)
+    grad_bytes = model.parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
+    expert_bytes = model.expert_parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
+    dense_bytes = grad_bytes - expert_bytes
+    bucket = ddp_bucket_bytes() if bucket_bytes is None else bucket_bytes
+    limits.buckets(max(dense_bytes, expert_bytes), bucket, TrainingError)
+    lanes = [[place[(d, p, t)] for p in range(pp)] for d in range(dp) for t in range(tp)] if pp > 1 else []
+    if pp > 1:   # the schedule's own checks, at the compute times (the stage times with communication come later)
+        PipelineSpec(schedule, pp, microbatches, lanes[0], [fwd_compute] * pp, [bwd_compute] * pp,
+                     model.activation_bytes() / tp, chunks, w_share=model.weight_gradient_share()).check()
 
     # Tensor parallelism: 2 all-reduces of the layer's activations per layer forward, 2 backward.
     tp_groups = {f"dp{d}.pp{p}": [place[(d, p, t)] for t in range(tp)] for d in range(dp) for p in range(pp)}
@@ -493,7 +561,6 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     pipe = None
     step(0.4, "pipeline lanes")
     if pp > 1:
-        lanes = [[place[(d, p, t)] for p in range(pp)] for d in range(dp) for t in range(tp)]
         spec = PipelineSpec(schedule, pp, microbatches, lanes[0], [fwd] * pp, [bwd] * pp, model.activation_bytes() / tp,
                             chunks, w_share=model.weight_gradient_share())
         pipe = run_pipeline(topo, spec, router=router, lanes=lanes)
@@ -506,11 +573,6 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     # In MoE models the experts' gradients are reduced only among the replicas holding the same experts
     # (the expert-data-parallel group: replicas e, e+ep, e+2ep, ...; DeepSpeed-MoE, Megatron-Core), the
     # dense layers' over every replica; the two kinds of bucket follow each other.
-    grad_bytes = model.parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
-    expert_bytes = model.expert_parameters_per_gpu(tp, pp, ep) * model.bytes_per_value
-    dense_bytes = grad_bytes - expert_bytes
-    bucket = ddp_bucket_bytes() if bucket_bytes is None else bucket_bytes
-    limits.buckets(max(dense_bytes, expert_bytes), bucket, TrainingError)
     dp_groups = {f"pp{p}.tp{t}": [place[(d, p, t)] for d in range(dp)] for p in range(pp) for t in range(tp)}
     expert_dp = dp // ep
     sizes, times, dp_sims = [], [], []
@@ -578,6 +640,14 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     compute_share = compute / iteration if iteration > 0 else 0.0
     critical = (balance["limit"] if balance["limit"] != "none" else
                 "compute" if compute_share >= 0.5 else next(iter(busy), "compute"))
+    # The lecture's verdict weighs only the tensor all-reduces against the boundary sends; the expert
+    # all-to-all and the exposed gradient all-reduce wait on their own bottleneck class. The resource that
+    # bounds the most communication time on the iteration's critical path is the critical one.
+    sends = min(boundary_crossings(schedule, pp, pipe.spec.chunks if pipe else 1, microbatches) * t_send,
+                pipeline_overhead)
+    path = critical_path_by_resource(breakdown, bottleneck, balance["limit"], sends)
+    if balance["limit"] != "none" and path:
+        critical = max(path, key=lambda k: (path[k]["s"], k == balance["limit"]))
     details = {"gpus_used": dp * tp * pp, "schedule": schedule if pp > 1 else None,
                "chunks": (pipe.spec.chunks if pipe else 1), "ep": ep, "experts": model.experts, "top_k": model.top_k,
                "ep_all_to_all_s": t_a2a, "dispatch_bytes_per_gpu": model.dispatch_bytes(), "lanes_simulated": dp * tp if pp > 1 else 0, "tp_allreduce_s": t_tp,
@@ -591,7 +661,10 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
                "efficiency": model.efficiency, "parameters": model.parameter_count, "precision": model.precision,
                "pipeline_bubble_fraction": pipe.bubble_fraction if pipe else 0.0,
                "figures": "achievable" if achievable else "peak",
-               "critical_resource": critical, "critical_resource_words": _critical_words(balance, busy, compute_share),
+               "critical_resource": critical,
+               "critical_resource_words": (_critical_words(balance, busy, compute_share) if critical == balance["limit"]
+                                           or balance["limit"] == "none" else
+                                           _critical_path_words(critical, path, balance, iteration)),
                "verdicts": verdict_rows(balance),
                "busy_fraction": busy, "nvlink_to_network": balance,
                "boundary_send_s": t_send,

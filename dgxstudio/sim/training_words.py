@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..units import format_size, format_time
-from .training import TrainResult
+from .training import TrainResult, boundary_crossings
 
 
 def data_parallel_words(r: TrainResult) -> str | None:
@@ -34,10 +34,7 @@ def pipeline_words(r: TrainResult) -> str | None:
     total = r.breakdown_s["pipeline_bubble_and_transfers"]
     # boundary crossings of one micro-batch's forward (its backward crosses back as many): ZB-V's V goes
     # down and back up (the turn stays on the last GPU); interleaved chunks loop back to the first stage
-    v = d.get("chunks", 1)
-    per_pass = (2 * (r.pp - 1) if d.get("schedule") == "zb-v" else
-                v * r.pp - 1 if d.get("schedule") == "interleaved" else r.pp - 1)
-    crossings = 2 * per_pass * r.microbatches
+    crossings = boundary_crossings(d.get("schedule"), r.pp, d.get("chunks", 1), r.microbatches)
     sends = min(crossings * d["boundary_send_s"], total)
     net = r.bottleneck.get("pipeline_bubble_and_transfers", "none")
     return (f"{format_time(total)} of bubble and boundary sends; the sends take at most {format_time(sends)} of it "
@@ -55,6 +52,16 @@ def critical_headline(r: TrainResult) -> str:
     rated = verdicts.get("rated")
     if not isinstance(rated, dict):
         return f"critical resource: {d['critical_resource']}"
+    if d["critical_resource"] != rated["limit"]:
+        # the critical path waits longest on another resource than the lecture's verdict names
+        by: dict[str, list[str]] = {}
+        for k in ("rated", "achievable", "simulated"):
+            if isinstance(verdicts.get(k), dict):
+                by.setdefault(verdicts[k]["limit"], []).append(k)
+        said = (f"{next(iter(by))} on every basis" if len(by) == 1 else
+                ", ".join(f"{lim} ({' and '.join(ks)})" for lim, ks in by.items()))
+        return (f"critical resource on the iteration's critical path: {d['critical_resource']} "
+                f"(the lecture's tensor-against-boundary verdict: {said})")
     others = [k for k in ("achievable", "simulated") if isinstance(verdicts.get(k), dict)]
     differ: dict[str, list[str]] = {}
     for k in others:
@@ -75,6 +82,8 @@ def critical_reason(r: TrainResult) -> str:
     d = r.details
     words = d["critical_resource_words"]
     rated = (d.get("verdicts") or {}).get("rated")
+    if isinstance(rated, dict) and d["critical_resource"] != rated["limit"] and "critical path: " in words:
+        return words.split("critical path: ", 1)[1]
     if isinstance(rated, dict):
         share = rated["offered_ratio"] / rated["required_ratio"]
         if rated["limit"] == "nvlink":

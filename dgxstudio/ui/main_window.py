@@ -123,7 +123,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.plot_tabs.addTab(self.sweep_plot, "Sweep")
         self.plot_tabs.addTab(self.gantt, "Pipeline")
         self.plots_dock = self._dock("Plots", self.plot_tabs, Qt.DockWidgetArea.BottomDockWidgetArea, "plots")
-        self.session = {"runs": [], "sweeps": [], "pipelines": []}
+        self.session = {"runs": [], "sweeps": [], "pipelines": [], "trainings": []}
         self.replayer = Replayer(self.scene, self)
         self.rings_overlay = RingOverlay(self.scene)
         self.sim_panel.resultReady.connect(self._show_result)

@@ -218,7 +218,7 @@ class FileActions:
             self.show_status("Report not written: the analysis was cancelled")
             return False
         data = ReportData(topo, analysis, list(self.session["runs"]), list(self.session["sweeps"]),
-                          list(self.session["pipelines"]))
+                          list(self.session["pipelines"]), trainings=list(self.session["trainings"]))
         try:
             write_report(data, path)
         except OSError as exc:

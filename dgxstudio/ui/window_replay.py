@@ -128,7 +128,7 @@ class ReplayActions:
         self.replayer.clear()
         self.rings_overlay.hide()
         self.legend.clear()
-        self.session = {"runs": [], "sweeps": [], "pipelines": []}
+        self.session = {"runs": [], "sweeps": [], "pipelines": [], "trainings": []}
         self._gantt_result = None
         self._structs = []
         self.tree_pair.clear()
@@ -151,7 +151,7 @@ class ReplayActions:
         # what the worker read of the run for the replay (replay_facts.prepare) goes to the replay, not
         # into the session with the run (compact keeps what was set on a result)
         facts = vars(shown).pop("replay_facts", None) if hasattr(shown, "__dict__") else None
-        store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines"}.get(request.kind)
+        store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines", "train": "trainings"}.get(request.kind)
         if store:
             # Runs that are no longer on screen keep what the report needs, not their replay record:
             # a long session would otherwise hold every transfer of every run.

@@ -46,7 +46,7 @@ def test_opening_another_document_clears_replay_overlay_results_and_stage_labels
     assert w.replayer.sim is None and not w.replayer.timer.isActive()
     assert w.rings_overlay.items == [] and not w.legend.isVisible()
     assert w.results.table.rowCount() == 0 and w.results.summary.text() == "No run yet"
-    assert w.session == {"runs": [], "sweeps": [], "pipelines": []}
+    assert w.session == {"runs": [], "sweeps": [], "pipelines": [], "trainings": []}
     assert w.time_label.text().strip() == "no run"
     # a collective after a pipeline leaves no stage labels behind
     w.open_preset("dgx1-v100")
