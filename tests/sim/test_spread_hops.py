@@ -48,7 +48,7 @@ def _parts(monkeypatch, topo, bulk: bool, before=None):
         return out
     monkeypatch.setattr(spread_hops.SpreadHops, "parts", parts)
     if not bulk:
-        monkeypatch.setattr(spread_hops.SpreadHops, "taken", lambda self, pairs: [])
+        monkeypatch.setattr(spread_hops.SpreadHops, "taken", lambda self, pairs, nums=None: [])
     tree_fold.Fold.of(engine, sched)
     monkeypatch.undo()
     return got[0], sum(taken)
