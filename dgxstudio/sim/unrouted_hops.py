@@ -127,7 +127,7 @@ class Unrouted:
         at = self._side_at[out]
         names, nic = self._names, self._nic
         new = [g for g in ask if at[g, 3] == -2]
-        if new:
+        if new:  # (both ways at once: the NIC, its uplink and system are the GPU's either way)
             rails, uplinks, index, system = router._rails(), router._uplinks, router.channel_index, router._system
             ids, ups = self._sys_ids, self._up_ids
             rows = []
@@ -135,10 +135,17 @@ class Unrouted:
                 n = nic[g] = rails[names[g]][0]
                 up = uplinks[n] if n in uplinks else router._uplink(n)
                 sid = system.get(n)
-                rows.append((-1 if up is None else ups.setdefault(up, len(ups)),
-                             -1 if sid is None else ids.setdefault(sid, len(ids)),
-                             -1 if up is None else index[(n, up) if out else (up, n)], -1))
-            at[new] = rows
+                if up is None:
+                    rows.append((-1, -1 if sid is None else ids.setdefault(sid, len(ids)), -1, -1))
+                else:
+                    rows.append((ups.setdefault(up, len(ups)), -1 if sid is None else ids.setdefault(sid, len(ids)),
+                                 index[(n, up)], index[(up, n)]))
+            rows = np.array(rows, dtype=np.int64)
+            for way, col in ((True, 2), (False, 3)):
+                side = self._side_at[way]
+                fresh = side[new, 3] == -2  # (not looked at that way yet)
+                side[np.asarray(new)[fresh]] = np.column_stack([rows[fresh, :2], rows[fresh, col],
+                                                                np.full(int(fresh.sum()), -1)])
         template_leg = router.template_leg
         legs = ([template_leg(names[g], nic[g]) for g in ask] if out
                 else [template_leg(nic[g], names[g]) for g in ask])
