@@ -111,10 +111,10 @@ class SpreadHops:
         self._sides[g] = got
         return got
 
-    def taken(self, pairs: list[tuple[str, str]], nums: np.ndarray | None = None) -> list[tuple[int, tuple, tuple]]:
+    def taken(self, pairs: list[tuple[str, str]], nums: np.ndarray | None = None) -> list[tuple]:
         """The hops among ``pairs`` the engine's template would give as the router's
         ``_spread_parts`` were their ends' channels apart (``parts`` checks that): (place, the
-        source's side, the destination's). ``nums``: the pairs' devices as numbers (``names``'
+        source's side, the destination's, their numbers). ``nums``: the pairs' devices as numbers (``names``'
         order), if known. The checks on systems, NICs and leaves are made on numbers, the
         router's dictionaries (a route kept for the pair, the way or the NICs) looked at for the
         pairs left, and the legs looked up last, for the hops left then."""
@@ -151,7 +151,7 @@ class SpreadHops:
             b = sides[dst] if dst in sides else side(dst)
             if a[3] is None or b[4] is None:
                 continue
-            out.append((k, a, b))
+            out.append((k, a, b, x, y))
         return out
 
     def parts(self, hops: list[tuple[int, tuple, tuple]]) -> "Hops":
@@ -160,20 +160,18 @@ class SpreadHops:
         other and from its spread, as ``Router._spread_parts`` requires (a hop where they are not
         is the template's)."""
         router = self.router
-        spreads: dict[tuple, int] = {}
-        spread_of = []
-        for _, a, b in hops:
-            pair = (a[2], b[2])
-            i = spreads.get(pair)
-            if i is None:
-                i = spreads[pair] = len(spreads)
-            spread_of.append(i)
-        spread_i = np.asarray(spread_of, dtype=np.int64)
-        every_spread = [router._leaf_spread(a, b) for a, b in spreads]
+        # leaf pairs and sides numbered in the order the hops first come (by the ends' numbers:
+        # a GPU's side is one tuple, its leaf one number)
+        x = np.fromiter((h[3] for h in hops), dtype=np.int64, count=len(hops))
+        y = np.fromiter((h[4] for h in hops), dtype=np.int64, count=len(hops))
+        head = self._head
+        spread_i, first = _first_come(head[x, 2] * (len(self._ids) + 1) + head[y, 2])
+        spread_of = spread_i.tolist()
+        every_spread = [router._leaf_spread(hops[i][1][2], hops[i][2][2]) for i in first.tolist()]
         # each hop's ends: the first leg and the link out, the link in and the last leg, read from
         # each GPU's side (padded apart: -1 and -2 are no channel)
-        src, src_i, e0 = _by_side([a for _, a, _ in hops], 3, 5, -1)
-        dst, dst_i, e1 = _by_side([b for _, _, b in hops], 4, 6, -2)
+        src, src_i, e0 = _by_side(hops, x, 1, 3, 5, -1)
+        dst, dst_i, e1 = _by_side(hops, y, 2, 4, 6, -2)
         e0, e1 = e0[src_i], e1[dst_i]
         ok = (e0[:, :, None] != e1[:, None, :]).all(axis=(1, 2))
         for e in (e0, e1):  # (a side's own channels apart)
@@ -206,22 +204,26 @@ class Hops(NamedTuple):
     ok: np.ndarray
 
 
-def _by_side(sides: list[tuple], leg: int, link: int, pad: int) -> tuple[list, np.ndarray, np.ndarray]:
-    """The distinct ``sides``, each one's number, and their leg (field ``leg``) with their link
+def _first_come(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``keys`` numbered by its value, values numbered in the order they first come; and
+    where each value first comes."""
+    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[inv.ravel()], first[order]
+
+
+def _by_side(hops: list[tuple], devs: np.ndarray, at: int, leg: int, link: int, pad: int) -> tuple[list, np.ndarray, np.ndarray]:
+    """The distinct sides (field ``at`` of ``hops``, one per device of ``devs``), each hop's
+    side's number (in the order they first come), and their leg (field ``leg``) with their link
     (field ``link``) after it as rows padded with ``pad``."""
-    number: dict[int, int] = {}
-    first: list[tuple] = []
-    which = []
-    for x in sides:
-        i = number.get(id(x))
-        if i is None:
-            i = number[id(x)] = len(first)
-            first.append(x)
-        which.append(i)
+    which, first_at = _first_come(devs)
+    first = [hops[i][at] for i in first_at.tolist()]
     width = max((len(x[leg]) for x in first), default=-1) + 1
     out = np.full((len(first), width), pad, dtype=np.int64)
     for i, x in enumerate(first):
         n = len(x[leg])
         out[i, :n] = x[leg]
         out[i, n] = x[link]
-    return first, np.asarray(which, dtype=np.int64), out
+    return first, which, out

@@ -144,7 +144,7 @@ class TreeParts:
             if mine:
                 block[mine] = bulk_rows[good[at_hop:at_hop + len(ks)][ok]]
                 latency[mine] = ([bulk.hops.via_latency([new[k][0], a[0], b[0], new[k][1]])
-                                  for (k, a, b), yes in zip(ks, ok.tolist()) if yes]
+                                  for (k, a, b, *_), yes in zip(ks, ok.tolist()) if yes]
                                  if p.latency_s is None else p.latency_s)
             at_hop += len(ks)
             rest = np.ones(len(new), dtype=bool)
@@ -222,8 +222,8 @@ def _taken(bulk: SpreadHops, asks: list, nums: list[np.ndarray]) -> list[list]:
     got = bulk.taken([pair for i in alike for pair in asks[i][1]], np.concatenate([nums[i] for i in alike]))
     bounds = np.cumsum([0] + [len(asks[i][1]) for i in alike])
     which = np.searchsorted(bounds, [h[0] for h in got], side="right") - 1
-    for (k, a, b), w in zip(got, which.tolist()):
-        out[alike[w]].append((k - int(bounds[w]), a, b))
+    for (k, *rest), w in zip(got, which.tolist()):
+        out[alike[w]].append((k - int(bounds[w]), *rest))
     return out
 
 
