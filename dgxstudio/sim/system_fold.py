@@ -214,8 +214,10 @@ class SystemFold:
 def _system_legs(ps: list, template_leg, legs: "_Legs") -> list | None:
     """``legs`` of every pair of a system's patterns ``ps`` in order, or None at the first pair
     without one. Most pairs are ``Router.template_leg``'s, asked in one pass; a pair it has none
-    for is asked of ``legs`` (which may route its pattern: the pairs after it are then asked
-    again, as one by one they would have been asked after it)."""
+    for is asked of ``legs``, which may route its pattern: where that added routes or shapes to
+    the router, the pairs after it are asked again, as one by one they would have been asked
+    after it."""
+    router = legs.router
     pairs = [pair for p in ps for pair in p.pairs]
     got = [template_leg(a, b) for a, b in pairs]
     j = 0
@@ -226,12 +228,14 @@ def _system_legs(ps: list, template_leg, legs: "_Legs") -> list | None:
             if k < len(p.pairs):
                 break
             k -= len(p.pairs)
+        before = (len(router._cache), len(router._shapes))
         leg = legs(p, k, *pairs[j])
         if leg is None:
             return None
         got[j] = leg
         j += 1
-        got[j:] = [template_leg(a, b) for a, b in pairs[j:]]
+        if (len(router._cache), len(router._shapes)) != before:
+            got[j:] = [template_leg(a, b) for a, b in pairs[j:]]
     return got
 
 
