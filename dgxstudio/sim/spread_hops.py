@@ -8,8 +8,9 @@ parts depend on little: the first leg and the link out of the NIC are the source
 inside its system to its own NIC, the cable from that NIC to its leaf), the link into the NIC and
 the last leg the destination GPU's, the spread its leaf pair's. So the router is asked once per
 GPU (``Router._leg_loads``, ``_uplink``, the rails) and once per leaf pair (``Router._leaf_spread``),
-and each hop is put together from them. The checks the router makes on the way are made hop by hop
-(names and cache look-ups per pair; the channels met twice or in the spread with numpy), and a hop
+and each hop is put together from them. The checks the router makes on the way are made on the
+ends' numbers (each device's system, NIC and leaf looked up once; the cache look-ups per pair left;
+the channels met twice or in the spread with numpy), and a hop
 any of them would answer otherwise (a route kept for the pair or the way, PXN, GPUs of one system,
 NICs under one leaf or in no system, a leg of several paths or of weights other than 1, a channel
 met twice or in the spread) is left to the engine's template, pair by pair as before.

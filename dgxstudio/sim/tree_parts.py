@@ -97,7 +97,7 @@ class TreeParts:
         # are new on 2,048 DGX H100 systems) is the row its first slot got, in any pattern alike in
         # what the engine's template reads besides the pair (no waypoints or paths, the same cap
         # and latency); new pairs are asked in the order they come, so routes are numbered as before
-        # (sim/slot_rows.py: the slots' pairs numbered once, their first slots found by a sort)
+        # (the slots' pairs numbered once, ``numbered_ends``; their first slots found by a sort, sim/slot_rows.py)
         ends, names = numbered_ends(patterns)
         kinds: dict[tuple, int] = {}
         of_kind = [kinds.setdefault((p.cap_Bps, p.latency_s), len(kinds)) if p.via is None and p.paths is None
