@@ -69,19 +69,11 @@ class SystemFold:
         deltas = np.zeros(len(systems), dtype=np.int64)
         offsets: list[list[int]] = []
         templates: dict[int, list] = {}  # a representative's template routes, pair by pair
+        template_leg = engine.router.template_leg
         for s, ps in enumerate(systems):
-            firsts, ds = [], []
-            for p in ps:
-                for i, (a, b) in enumerate(p.pairs):
-                    leg = legs(p, i, a, b)
-                    if leg is None:
-                        break
-                    firsts.append(leg[0])
-                    ds.append(leg[1])
-                else:
-                    continue
-                break
-            else:
+            got = _system_legs(ps, template_leg, legs)
+            if got is not None:
+                firsts, ds = [g[0] for g in got], [g[1] for g in got]
                 shape = tuple((len(p.pairs), p.cap_Bps, p.latency_s) for p in ps)
                 r = keys.setdefault((shape, tuple(map(id, firsts))), s)
                 if r == s:
@@ -217,6 +209,34 @@ class SystemFold:
                 for rid in engine.template(p)["route"].tolist():
                     out[rid] = int(self.count[r])
         return out
+
+
+def _system_legs(ps: list, template_leg, legs: "_Legs") -> list | None:
+    """``legs`` of every pair of a system's patterns ``ps`` in order, or None at the first pair
+    without one. Most pairs are ``Router.template_leg``'s, asked in one pass; a pair it has none
+    for is asked of ``legs``, which may route its pattern: where that added routes or shapes to
+    the router, the pairs after it are asked again, as one by one they would have been asked
+    after it."""
+    router = legs.router
+    pairs = [pair for p in ps for pair in p.pairs]
+    got = [template_leg(a, b) for a, b in pairs]
+    j = 0
+    while None in got[j:]:
+        j = got.index(None, j)
+        k = j
+        for p in ps:  # (the pair's pattern and place in it)
+            if k < len(p.pairs):
+                break
+            k -= len(p.pairs)
+        before = (len(router._cache), len(router._shapes))
+        leg = legs(p, k, *pairs[j])
+        if leg is None:
+            return None
+        got[j] = leg
+        j += 1
+        if (len(router._cache), len(router._shapes)) != before:
+            got[j:] = [template_leg(a, b) for a, b in pairs[j:]]
+    return got
 
 
 class _Legs:

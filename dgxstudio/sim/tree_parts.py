@@ -28,6 +28,8 @@ transfers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
@@ -95,24 +97,26 @@ class TreeParts:
         # are new on 2,048 DGX H100 systems) is the row its first slot got, in any pattern alike in
         # what the engine's template reads besides the pair (no waypoints or paths, the same cap
         # and latency); new pairs are asked in the order they come, so routes are numbered as before
-        # (sim/slot_rows.py: the slots' pairs numbered once, their first slots found by a sort)
-        ends = slot_rows.slot_ends(patterns)
+        # (the slots' pairs numbered once, ``numbered_ends``; their first slots found by a sort, sim/slot_rows.py)
+        ends, names = numbered_ends(patterns)
         kinds: dict[tuple, int] = {}
         of_kind = [kinds.setdefault((p.cap_Bps, p.latency_s), len(kinds)) if p.via is None and p.paths is None
                    else -1 for p in patterns]
         sizes = [len(p.pairs) for p in patterns]
         first, take = slot_rows.first_slots(ends, np.repeat(np.asarray(of_kind, dtype=np.int64), sizes))
         asks = []  # (pattern, its pairs not asked before)
+        slots = []  # (those pairs' first slots)
         at = 0
         for p, kind, size in zip(patterns, of_kind, sizes):
             pairs = p.pairs
-            asks.append((p, [pairs[i] for i in np.flatnonzero(first[at:at + size]).tolist()] if kind >= 0 else pairs,
-                         kind >= 0))
+            mine = np.flatnonzero(first[at:at + size]) if kind >= 0 else np.arange(size)
+            asks.append((p, [pairs[i] for i in mine.tolist()] if kind >= 0 else pairs, kind >= 0))
+            slots.append(mine + at)
             at += size
         # hops spread over the spines, many at once (sim/spread_hops.py): each one's row from its
         # ends' sides and its spread, their parts worked out once per side (and whole) and spread
-        bulk = SpreadHops(engine)
-        taken = [bulk.taken(new) if alike else [] for _, new, alike in asks]
+        bulk = SpreadHops(engine, names)
+        taken = _taken(bulk, asks, [ends[at] for at in slots])
         got = bulk.parts([h for ks in taken for h in ks])
         wholes, w_id = np.unique([sp[0] for sp in got.spreads], return_inverse=True)
         n_w = len(wholes)
@@ -131,7 +135,7 @@ class TreeParts:
         caps: list[np.ndarray] = []
         at_hop = 0
         routed = len(patterns) if routed is None or bulk.hops is None else routed
-        unrouted = Unrouted(bulk.hops) if routed < len(patterns) else None
+        unrouted = Unrouted(bulk.hops, names) if routed < len(patterns) else None
         for i, ((p, new, alike), ks) in enumerate(zip(asks, taken)):
             block = np.full((len(new), WIDTH), -1, dtype=np.int64)
             latency = np.empty(len(new))
@@ -140,14 +144,14 @@ class TreeParts:
             if mine:
                 block[mine] = bulk_rows[good[at_hop:at_hop + len(ks)][ok]]
                 latency[mine] = ([bulk.hops.via_latency([new[k][0], a[0], b[0], new[k][1]])
-                                  for (k, a, b), yes in zip(ks, ok.tolist()) if yes]
+                                  for (k, a, b, *_), yes in zip(ks, ok.tolist()) if yes]
                                  if p.latency_s is None else p.latency_s)
             at_hop += len(ks)
             rest = np.ones(len(new), dtype=bool)
             rest[mine] = False
             rest = np.flatnonzero(rest)
             if len(rest) and alike and i >= routed:
-                places, chans, weights, lats = unrouted.take(new, rest.tolist(), p.latency_s)
+                places, chans, weights, lats = unrouted.take(new, rest.tolist(), p.latency_s, ends[slots[i][rest]])
                 if places:  # (each a part of its own, numbered on from the last)
                     block[places, 0] = -len(ch) - 1 - np.arange(len(places))
                     ch.extend(chans)
@@ -206,6 +210,32 @@ class TreeParts:
             return False
         return bool((np.concatenate([self.w[i] for i in rows]) == np.concatenate([route_w[r] for r in
                                                                                  s_route.tolist()])).all())
+
+
+def _taken(bulk: SpreadHops, asks: list, nums: list[np.ndarray]) -> list[list]:
+    """``bulk.taken`` of every alike pattern's new pairs (``asks``; ``nums``: their devices'
+    numbers), asked at once (nothing is routed between them), given back pattern by pattern."""
+    alike = [i for i, (_, _, yes) in enumerate(asks) if yes]
+    out: list[list] = [[] for _ in asks]
+    if not alike:
+        return out
+    got = bulk.taken([pair for i in alike for pair in asks[i][1]], np.concatenate([nums[i] for i in alike]))
+    bounds = np.cumsum([0] + [len(asks[i][1]) for i in alike])
+    which = np.searchsorted(bounds, [h[0] for h in got], side="right") - 1
+    for (k, *rest), w in zip(got, which.tolist()):
+        out[alike[w]].append((k - int(bounds[w]), *rest))
+    return out
+
+
+def numbered_ends(patterns: list) -> tuple[np.ndarray, list[str]]:
+    """Each slot's source and destination (``patterns``' pairs, pattern after pattern) as device
+    numbers, numbered in the order they first come, (slots, 2); and the devices by number
+    (``slot_rows.slot_ends``' numbers, read through one flat list of names in C)."""
+    flat = list(chain.from_iterable(chain.from_iterable([p.pairs for p in patterns])))
+    names = list(dict.fromkeys(flat))
+    ids = dict(zip(names, range(len(names))))
+    got = itemgetter(*flat)(ids) if len(flat) > 1 else [ids[x] for x in flat]
+    return np.asarray(got, dtype=np.int64).reshape(-1, 2), names
 
 
 def side_parts(ch: list, w: list, sides: list, which: list[int], wholes: list[float], fields: tuple[int, int]) -> None:

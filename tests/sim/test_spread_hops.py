@@ -48,7 +48,7 @@ def _parts(monkeypatch, topo, bulk: bool, before=None):
         return out
     monkeypatch.setattr(spread_hops.SpreadHops, "parts", parts)
     if not bulk:
-        monkeypatch.setattr(spread_hops.SpreadHops, "taken", lambda self, pairs: [])
+        monkeypatch.setattr(spread_hops.SpreadHops, "taken", lambda self, pairs, nums=None: [])
     tree_fold.Fold.of(engine, sched)
     monkeypatch.undo()
     return got[0], sum(taken)
@@ -96,3 +96,20 @@ def test_the_fold_on_a_leaf_wired_differently_is_the_whole_run():
     sim, sched, scale = _schedule(_topo(odd_leaf=True))
     folded = tree_fold.run(sim.router, sched, scale)
     _assert_same(folded, Engine(sim.router, scale).run(sched), len(sched.groups))
+
+
+def test_every_patterns_hops_are_taken_in_one_ask(monkeypatch):
+    """TreeParts asks SpreadHops.taken once for every pattern's new pairs (nothing is routed
+    between them), not once per pattern, and gets the same parts as pattern by pattern."""
+    asked = []
+    real = spread_hops.SpreadHops.taken
+
+    def taken(self, pairs, nums=None):
+        asked.append(len(pairs))
+        return real(self, pairs) if nums is None else real(self, pairs, nums)
+    monkeypatch.setattr(spread_hops.SpreadHops, "taken", taken)
+    sim, sched, scale = _schedule(_topo())
+    fold = tree_fold.Fold.of(Engine(sim.router, scale), sched)
+    monkeypatch.undo()
+    assert fold is not None and len(asked) == 1 and asked[0] > 500
+    assert len(sched.meta["trees"]) > 1

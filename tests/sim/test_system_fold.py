@@ -145,3 +145,23 @@ def test_a_16_gib_nvls_tree_of_many_systems_folds_with_the_flow_by_flow_answer(m
     sim, sched, scale = _schedule(topo, "nvls-tree", 16384 * MiB)
     assert sched.meta["pieces"] > 1024 and nvls.folds(sched)
     _assert_folds_as_flow_by_flow(topo, sim, sched, scale, 16384 * MiB)
+
+
+def test_a_systems_legs_are_the_routers_templates_asked_in_one_pass(monkeypatch):
+    """SystemFold.of reads each system's pairs from Router.template_leg in one pass; ``_Legs``
+    (which may route a pattern) is asked only for pairs without a template leg: the reference
+    system's own, which the router searched, and none of the other systems'."""
+    asked = []
+    real = system_fold._Legs.__call__
+
+    def call(self, pattern, i, a, b):
+        asked.append(self.router._system.get(a))
+        return real(self, pattern, i, a, b)
+    monkeypatch.setattr(system_fold._Legs, "__call__", call)
+    sched, fold, folded, full = _runs(build_fat_tree(4, "dgx-h100", rail_optimized=True, per_leaf=2), 40 * MiB)
+    monkeypatch.undo()
+    assert fold is not None and fold.systems is not None and fold.systems.rep_sys.tolist() == [0, 0, 0, 0]
+    systems = sched.meta["systems"]
+    # (two folds: _runs' Fold.of, and tree_fold.run's)
+    assert asked and len(set(asked)) == 1 and len(asked) <= 2 * sum(len(p.pairs) for p in systems[0])
+    _assert_same(folded, full, len(sched.groups))

@@ -79,3 +79,21 @@ def test_a_slower_link_in_a_part_keeps_its_rail_from_being_mapped(monkeypatch, p
     assert fold is None or fold.m < len(sched.meta["trees"])
     folded = tree_fold.run(sim.router, sched, scale)
     _assert_same(folded, Engine(sim.router, scale).run(sched), len(sched.groups))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_numbered_ends_are_the_slot_walks_numbers(seed):
+    """``numbered_ends`` (one flat list of names, looked up in C) numbers every slot's ends as
+    ``slot_rows.slot_ends`` does, in the order they first come, and lists the devices by number."""
+    from dgxstudio.sim import slot_rows
+    from dgxstudio.sim.schedule import Pattern
+    from dgxstudio.sim.tree_parts import numbered_ends
+
+    rng = np.random.default_rng(seed)
+    gpus = [f"s{i}.gpu{k}" for i in range(6) for k in range(4)]
+    patterns = [Pattern([(gpus[a], gpus[b]) for a, b in rng.integers(0, len(gpus), (int(rng.integers(0, 9)), 2))])
+                for _ in range(int(rng.integers(1, 7)))]
+    ends, names = numbered_ends(patterns)
+    assert np.array_equal(ends, slot_rows.slot_ends(patterns).reshape(-1, 2))
+    flat = [x for p in patterns for pair in p.pairs for x in pair]
+    assert names == list(dict.fromkeys(flat)) and [names[i] for i in ends.ravel().tolist()] == flat

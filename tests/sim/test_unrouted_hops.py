@@ -128,3 +128,37 @@ def test_a_hop_whose_leg_or_nics_the_router_keeps_is_left_to_the_template(kept):
     else:
         router.via([s, nic[s], nic[d], d])
     assert take([(s, d), other], [0, 1], 1e-6)[0] == [1]
+
+
+def test_a_take_of_many_pairs_is_each_pairs_take_and_looks_each_gpu_up_once():
+    """A pattern's pairs are told apart at once (sim/unrouted_hops.py: device numbers, each GPU's
+    NIC, uplink and links looked up once for both ways): the pairs of many kinds taken together,
+    by names or by numbers, give what each pair taken alone gives, and the router's rails are read
+    once per batch of GPUs, not once per GPU and way."""
+    router, hops, gpus = _forgotten()
+    system = router._system
+    rail = router._rails()
+    leaf = {g: router._uplink(rail[g][0]) for g in gpus}
+    inside = [(a, b) for a in gpus for b in gpus if a != b and system[a] == system[b]][:40]
+    between = [(a, b) for a in gpus for b in gpus if system[a] != system[b] and leaf[a] == leaf[b]][:60]
+    across = [(a, b) for a in gpus for b in gpus if system[a] != system[b] and leaf[a] != leaf[b]][:20]  # (spread)
+    pairs = [*between, *across, *inside, *(p[::-1] for p in between)]
+    alone = [Unrouted(hops).take([pair], [0], 1e-6) for pair in pairs]
+    calls = []
+    real = type(router)._rails
+    type(router)._rails = lambda self: calls.append(1) or real(self)
+    at = list(range(len(pairs)))
+    try:
+        by_names = Unrouted(hops).take(pairs, at, 1e-6)
+    finally:
+        type(router)._rails = real
+    assert len(calls) <= 4 < len({g for pair in between for g in pair})
+    names = list(dict.fromkeys(x for pair in pairs for x in pair))
+    number = {x: i for i, x in enumerate(names)}
+    by_numbers = Unrouted(hops, names).take(pairs, at, 1e-6, np.array([[number[a], number[b]] for a, b in pairs]))
+    want = [(i, got[1][0], got[2][0], got[3][0]) for i, got in enumerate(alone) if got[0]]
+    assert len(want) > 80 and not any(alone[len(between) + k][0] for k in range(len(across)))
+    for got in (by_numbers, by_names):
+        assert got[0] == [i for i, *_ in want]
+        for (_, ch, w, lat), c, ww, la in zip(want, *got[1:]):
+            assert np.array_equal(ch, c) and np.array_equal(w, ww) and lat == la
