@@ -11,11 +11,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QLabel
 
 from ..model import fileio
 from ..model.commands import ChangeLinkType, Macro, SetAttribute, SetCollapsed
-from ..model.names import device_words, ends_words, name_taken
+from ..model.names import device_words, ends_words, name_taken, several_systems
 from ..model.topology import Topology
 from .choice_box import ChoiceBox
 from .document import Document
 from .field_undo import UndoKeysToDocument
+from ..units import counted
 
 # A row name longer than this many letters goes above its field, both as wide as the form: beside it,
 # "Bandwidth per direction, GB/s (per link)" widened the name column for every row, and at the dock's
@@ -391,7 +392,8 @@ class Inspector(QWidget):
         self.title.setText(f"<b>{g.name}</b> — group {gid}")
         self._text_field(gid, "name", g.name, "name")
         self._row("Kind", self._label(g.kind))
-        self._row("Contents", self._label(f"{len(inside)} devices, {sum(self.topo.devices[d].kind == 'gpu' for d in inside)} GPUs"))
+        self._row("Contents", self._label(f"{counted(len(inside), 'device')}, "
+                                                f"{counted(sum(self.topo.devices[d].kind == 'gpu' for d in inside), 'GPU')}"))
         box = self._take(QCheckBox)
         box.setText("collapsed")
         box.setChecked(gid in self.topo.layout.collapsed)
