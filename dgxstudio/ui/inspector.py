@@ -335,7 +335,13 @@ class Inspector(QWidget):
         self._row("Latency, us", lat, "latency")
         total = self.topo.link_bandwidth_per_direction_Bps(lk)
         self._row("Capacity", self._label(f"{total / 1e9:.2f} GB/s per direction, {2 * total / 1e9:.2f} GB/s bidirectional"))
-        self._row("Ports", self._label(f"{lk.a}.{lk.a_port} — {lk.b}.{lk.b_port}"))
+        # each end as the canvas names its device, then the port group it takes ("GPU0: nvlink"); the ids
+        # the file holds in the tooltip ("gpu0.nvlink" read like a name nobody sees on the canvas)
+        several = several_systems(self.topo)
+        ports = self._label(" — ".join(f"{device_words(self.topo, dev, several)}: {port or 'no port'}"
+                                       for dev, port in ((lk.a, lk.a_port), (lk.b, lk.b_port))))
+        ports.setToolTip(f"in the file: {lk.a}.{lk.a_port} — {lk.b}.{lk.b_port}")
+        self._row("Ports", ports)
 
     def _free_count(self, lk) -> int:
         """How many links of this kind its two ports could take: the free ports of the fuller end."""
