@@ -1,4 +1,4 @@
-"""Parsing and formatting of sizes, times and bandwidths at the edges (CLI, UI, files).
+"""Parsing and formatting of sizes, times, bandwidths and counts at the edges (CLI, UI, files).
 
 Code inside the package works in SI units (bytes, seconds, bytes/s); these helpers convert the
 text a user types and the text shown back.
@@ -70,3 +70,10 @@ def format_time(t: float) -> str:
     if t >= 1e-6:
         return f"{t * 1e6:.2f} us"
     return f"{t * 1e9:.1f} ns"
+
+
+def counted(n: int, one: str, many: str | None = None, grouped: bool = False) -> str:
+    """A count with its noun in the right number: "1 micro-batch", "8 micro-batches", "1 GPU", "2 GPUs"
+    (``many``: the plural when it is not ``one`` + "s"; ``grouped``: thousands separated, "16,384 GPUs")."""
+    number = f"{n:,}" if grouped else f"{n}"
+    return f"{number} {one if n == 1 else many or one + 's'}"

@@ -11,6 +11,7 @@ import json
 
 from ..model import fileio
 from ..model.topology import Topology
+from ..units import counted
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 ALGORITHM_HELP = ("NCCL's algorithms as NCCL_ALGO names them: ring, tree, nvls (NVLink SHARP in one system's "
@@ -163,7 +164,7 @@ def write_topology(topo: Topology, out: str) -> None:
         raise CliError(f"{out}: not written: {exc}") from None
     except OSError as exc:
         raise CliError(f"{out}: cannot write: {exc.strerror or exc}") from None
-    print(f"wrote {out}: {len(topo.devices)} devices, {len(topo.links)} links")
+    print(f"wrote {out}: {counted(len(topo.devices), 'device')}, {counted(len(topo.links), 'link')}")
 
 
 def sim_errors() -> tuple[type[Exception], ...]:

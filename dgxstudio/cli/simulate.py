@@ -8,6 +8,7 @@ from ..sim.collectives import COLLECTIVES
 from ..sim.results import capacity_words
 from .common import (ALGORITHM_HELP, EXIT_OK, JSON_HELP, CliError, StepProgress, add_sim_options, add_source,
                      loading_name, open_runnable_topology, parse_size_arg, print_json, select, sim_errors, sweep_arg)
+from ..units import counted
 
 
 DEFAULT_SIZE = "256MiB"   # one run's size when neither --size nor --sweep is given
@@ -118,7 +119,7 @@ def cmd_simulate(args) -> int:
         gpus = select(topo, args.gpus)
         sizes = (sweep_arg(args.sweep) if args.sweep
                  else [parse_size_arg(DEFAULT_SIZE if args.size is None else args.size, "--size")])
-        bar.what = f"simulating on {len(gpus):,} GPUs"
+        bar.what = f"simulating on {counted(len(gpus), 'GPU', grouped=True)}"
         sim = Simulator(topo, gpus, sim_options(args, gpus), checked=True,  # open_runnable_topology validated it
                         progress=(lambda p: bar(0.0, p.step)) if bar.live else None)   # "routing"
         results = [_run_shown(sim, args, s, k, len(sizes), bar) for k, s in enumerate(sizes)]
@@ -147,7 +148,7 @@ def cmd_simulate(args) -> int:
             print_json({**_row(results[0]), **env})
         return EXIT_OK
     first = results[0]
-    print(f"{topo.name}: {first.collective} over {len(gpus)} GPUs, "
+    print(f"{topo.name}: {first.collective} over {counted(len(gpus), 'GPU')}, "
           f"{'achievable' if first.options.achievable else 'peak'} link figures"
           + ("" if first.options.nvls_enable else ", no NVLink SHARP (NCCL_NVLS_ENABLE=0)"))  # a sweep said it nowhere
     print(f"  topology bound (bus bandwidth): {first.bound_busbw_Bps / 1e9:.2f} GB/s{_ring_note(sim, first)}")

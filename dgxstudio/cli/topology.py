@@ -9,6 +9,7 @@ from ..model.catalog import KIND_LABELS
 from ..model.systems import SYSTEM_BUILDERS, power_text
 from ..model.topology import Topology
 from ..model.validation import ERROR, validate
+from ..units import counted
 from .common import (EXIT_FINDINGS, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_topology, print_json,
                      select, write_topology)
 
@@ -211,9 +212,7 @@ def cmd_analyze(args) -> int:
 
 def _count(n: int, noun: str) -> str:
     """'1 GPU', '8 GPUs', '4 NVSwitches', '2 PCIe switches'."""
-    if n == 1:
-        return f"{n} {noun}"
-    return f"{n} {noun}" + ("es" if noun.endswith(("ch", "sh", "s", "x")) else "s")
+    return counted(n, noun, noun + ("es" if noun.endswith(("ch", "sh", "s", "x")) else "s"))
 
 
 def _parts(parts) -> str:

@@ -8,6 +8,7 @@ import os
 from ..model.names import ring_words
 from .common import (sim_errors, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
                      _positive_int, preset_hint, preset_names, print_json, select)
+from ..units import counted
 
 
 def _times(text: str | None, stages: int, what: str) -> list[float] | None:
@@ -89,8 +90,8 @@ def cmd_pipeline(args) -> int:
         print_json(result.as_dict())
         return EXIT_OK
     on = ring_words(topo, stage_gpus, head=8, more="...", sep=", ")   # as the canvas and the Gantt name them; --json: ids
-    print(f"{topo.name}: {spec.schedule} pipeline, {spec.stages} stages on {on}, "
-          f"{spec.microbatches} micro-batches" + (f", {spec.chunks} chunks" if spec.chunks > 1 else "")
+    print(f"{topo.name}: {spec.schedule} pipeline, {counted(spec.stages, 'stage')} on {on}, "
+          f"{counted(spec.microbatches, 'micro-batch', 'micro-batches')}" + (f", {spec.chunks} chunks" if spec.chunks > 1 else "")
           + f", {args.figures} link figures")
     ideal = result.as_dict(False)["ideal_bubble_fraction"]
     print(f"  makespan {result.makespan_s * 1e3:.3f} ms; bubble {100 * result.bubble_fraction:.1f}% of the makespan, "
@@ -157,8 +158,8 @@ def cmd_train(args) -> int:
     used = r.dp * r.tp * r.pp
     print(f"{topo.name}: dp={r.dp} tp={r.tp} pp={r.pp}" + (f" ep={args.ep} ({args.experts} experts, top-{args.top_k})"
           if args.ep > 1 else f" ({args.experts} experts, top-{args.top_k})" if args.experts else "")
-          + (f" on {used} of the {len(gpus)} GPUs selected" if used < len(gpus) else f" on {used} GPUs")
-          + f", {r.microbatches} micro-batches" + (f", {args.schedule} schedule" if r.pp > 1 else "")
+          + (f" on {used} of the {len(gpus)} GPUs selected" if used < len(gpus) else f" on {counted(used, 'GPU')}")
+          + f", {counted(r.microbatches, 'micro-batch', 'micro-batches')}" + (f", {args.schedule} schedule" if r.pp > 1 else "")
           + (f" ({r.details['chunks']} model chunks per stage)" if r.pp > 1 and r.details["chunks"] > 1 else "")
           + f", {args.figures} link figures")
     d = r.details

@@ -11,7 +11,7 @@ links of a system the user zoomed into, chunks among those on screen.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QObject, QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QLineF, QObject, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPathItem, QGraphicsSimpleTextItem
 
@@ -337,6 +337,16 @@ class Replayer(QObject):
 MAX_TREES_DRAWN = 2  # trees in a pair: one double binary tree is drawn at a time unless the user asks for all
 OVERLAY_Z = 1.0   # above links, below devices: names stay readable over the overlay
 BADGE_Z = 3.0     # roots and levels sit on the device boxes
+BADGE_MARGIN = 8.0   # scene units a stage badge keeps from link lines (their counts sit on them)
+
+
+def _crosses(line: QLineF, r: QRectF) -> bool:
+    """Whether a line segment touches a rectangle: an end inside it, or a crossing of one of its sides."""
+    if r.contains(line.p1()) or r.contains(line.p2()):
+        return True
+    corners = (r.topLeft(), r.topRight(), r.bottomRight(), r.bottomLeft())
+    return any(line.intersects(QLineF(corners[i], corners[(i + 1) % 4]))[0] == QLineF.IntersectionType.BoundedIntersection
+               for i in range(4))
 
 
 class RingOverlay:
@@ -372,11 +382,37 @@ class RingOverlay:
             item = self.scene.item_for(gpu)
             if item is not None:
                 on.setdefault(id(item), (item, []))[1].append(k)
+        taken: list[QRectF] = []
         for item, ks in on.values():
             names = [self.scene.topology.devices[stage_gpus[k]].name if stage_gpus[k] in self.scene.topology.devices
                      else stage_gpus[k] for k in ks]
             self._badge(stages_text(ks), item.scenePos(), QColor("#1e6fd9"), -30, -52,
                         "\n".join(f"stage {k}: {n}" for k, n in zip(ks, names)))
+            self._clear_of_links(self.items[-1], item, taken)
+
+    def _clear_of_links(self, badge, item, taken: list[QRectF]) -> None:
+        """Move a stage badge off the lines: above its box it sat on the link from a leaf to a collapsed
+        system, under the link's "x8" count. The first of above, right, left and below whose box (with a
+        margin) crosses no drawn link, no other device or collapsed box and no badge placed before; above
+        if none is free."""
+        box, size = item.sceneBoundingRect(), badge.boundingRect().size()
+        w, h = size.width(), size.height()
+        first = badge.pos()
+        spots = (first, QPointF(box.right() + 6, box.center().y() - h / 2),
+                 QPointF(box.left() - 6 - w, box.center().y() - h / 2), QPointF(first.x(), box.bottom() + 4))
+        lines = [QLineF(k.a.scenePos(), k.b.scenePos()) for k in self.scene.link_items if k.isVisible()]
+        boxes = [o.sceneBoundingRect() for o in self.scene.device_items.values() if o is not item and o.isVisible()]
+        boxes += [g.sceneBoundingRect() for g in self.scene.group_items.values()
+                  if g is not item and g.collapsed and g.isVisible()]
+        for spot in spots:
+            r = QRectF(spot, size)
+            near = r.adjusted(-BADGE_MARGIN, -BADGE_MARGIN, BADGE_MARGIN, BADGE_MARGIN)
+            if (not any(_crosses(line, near) for line in lines) and not any(b.intersects(r) for b in boxes)
+                    and not any(t.intersects(near) for t in taken)):
+                badge.setPos(spot)
+                taken.append(r)
+                return
+        taken.append(QRectF(first, size))
 
     def show(self, rings: list[list[str]], closed: bool = True, colors: list[QColor] | None = None) -> None:
         self.hide()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 from .canvas_text import metrics
 from .group_region import rounded
 from .style import FAMILY_COLORS, KIND_COLORS, icon_pixmap, link_width
+from ..units import counted
 
 if TYPE_CHECKING:
     from .canvas import TopologyScene
@@ -281,7 +282,7 @@ class GroupItem(QGraphicsItem):
         inside = topo.devices_in_group(self.group_id)
         self.title = g.name
         self._title_label = None
-        self.summary = f"{sum(topo.devices[d].kind == 'gpu' for d in inside)} GPUs, {len(inside)} devices"
+        self.summary = f"{counted(sum(topo.devices[d].kind == 'gpu' for d in inside), 'GPU')}, {counted(len(inside), 'device')}"
         self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\n"
                         f"Double-click to {'expand' if self.collapsed else 'collapse'}")
         self.update()

@@ -16,6 +16,7 @@ from .canvas_text import LABEL_BOLD, LABEL_FONT, LABEL_SMALL, LABEL_SMALL_PLAIN,
 from ..analysis.cluster_overview import Block, Bundle
 from ..analysis.cluster_overview import _bw as _bw_text
 from .style import link_width
+from ..units import counted
 
 if TYPE_CHECKING:
     from .canvas import TopologyScene
@@ -342,7 +343,7 @@ class SystemBoxItem(GroupItem):
         self.title = g.name
         self._title_label = None   # fitted when first drawn large enough to read
         self._open_title: ScreenText | None = None
-        self.summary = f"{ov.system_gpus[self.group_id]} GPUs, {len(ov.system_devices[self.group_id])} devices"
+        self.summary = f"{counted(ov.system_gpus[self.group_id], 'GPU')}, {counted(len(ov.system_devices[self.group_id]), 'device')}"
         self.setToolTip(f"{g.name} ({g.kind}, {g.id}): {self.summary}\nZoom in or double-click to see its devices")
         self.update()
 

@@ -17,6 +17,7 @@ from ..model.catalog import NETWORK_FAMILIES, Catalog, default_catalog
 from ..model.fabrics import MAX_SYSTEMS, _fabric_nics, build_fat_tree, plan_fat_tree
 from ..model.systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, power_text
 from ..model.topology import Topology
+from ..units import counted
 
 RATIOS = ["1:1 (non-blocking)", "2:1", "3:1", "4:1"]
 # The model's refusals name command-line options; the dialog names its own fields.
@@ -165,8 +166,8 @@ def summary_html(plan, catalog: Catalog, gpus_per_system: int) -> str:
     unit = "scalable unit" if plan.rail_optimized else "leaf"
     power = power_text(s["power_W"], s["power_unknown"])
     lines = [
-        f"<b>{plan.systems:,} systems, {plan.systems * gpus_per_system:,} GPUs</b> — {plan.levels} tier{'' if plan.levels == 1 else 's'} of "
-        f"{catalog.part(plan.switch_part).label}, {plan.per_leaf} systems per {unit}"
+        f"<b>{counted(plan.systems, 'system', grouped=True)}, {counted(plan.systems * gpus_per_system, 'GPU', grouped=True)}</b> — "
+        f"{counted(plan.levels, 'tier')} of {catalog.part(plan.switch_part).label}, {counted(plan.per_leaf, 'system')} per {unit}"
         + (f", {plan.rails} rails" if plan.rail_optimized else ""),
         f"Switches: <b>{s['switches_total']:,}</b> ({sw})",
         f"Cables: <b>{s['cables_total']:,}</b> ({cab}); NIC links at {catalog.link_type(plan.link_type).label}",

@@ -11,11 +11,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QLabel
 
 from ..model import fileio
 from ..model.commands import ChangeLinkType, Macro, SetAttribute, SetCollapsed
-from ..model.names import device_words, ends_words, name_taken
+from ..model.names import device_words, ends_words, name_taken, several_systems
 from ..model.topology import Topology
 from .choice_box import ChoiceBox
 from .document import Document
 from .field_undo import UndoKeysToDocument
+from ..units import counted
 
 # A row name longer than this many letters goes above its field, both as wide as the form: beside it,
 # "Bandwidth per direction, GB/s (per link)" widened the name column for every row, and at the dock's
@@ -334,7 +335,13 @@ class Inspector(QWidget):
         self._row("Latency, us", lat, "latency")
         total = self.topo.link_bandwidth_per_direction_Bps(lk)
         self._row("Capacity", self._label(f"{total / 1e9:.2f} GB/s per direction, {2 * total / 1e9:.2f} GB/s bidirectional"))
-        self._row("Ports", self._label(f"{lk.a}.{lk.a_port} — {lk.b}.{lk.b_port}"))
+        # each end as the canvas names its device, then the port group it takes ("GPU0: nvlink"); the ids
+        # the file holds in the tooltip ("gpu0.nvlink" read like a name nobody sees on the canvas)
+        several = several_systems(self.topo)
+        ports = self._label(" — ".join(f"{device_words(self.topo, dev, several)}: {port or 'no port'}"
+                                       for dev, port in ((lk.a, lk.a_port), (lk.b, lk.b_port))))
+        ports.setToolTip(f"in the file: {lk.a}.{lk.a_port} — {lk.b}.{lk.b_port}")
+        self._row("Ports", ports)
 
     def _free_count(self, lk) -> int:
         """How many links of this kind its two ports could take: the free ports of the fuller end."""
@@ -391,7 +398,8 @@ class Inspector(QWidget):
         self.title.setText(f"<b>{g.name}</b> — group {gid}")
         self._text_field(gid, "name", g.name, "name")
         self._row("Kind", self._label(g.kind))
-        self._row("Contents", self._label(f"{len(inside)} devices, {sum(self.topo.devices[d].kind == 'gpu' for d in inside)} GPUs"))
+        self._row("Contents", self._label(f"{counted(len(inside), 'device')}, "
+                                                f"{counted(sum(self.topo.devices[d].kind == 'gpu' for d in inside), 'GPU')}"))
         box = self._take(QCheckBox)
         box.setText("collapsed")
         box.setChecked(gid in self.topo.layout.collapsed)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QGraphicsWidget, QVBoxLayout, QWidget  # noqa: E40
 from .first_frame import size_link_lists_when_shown  # noqa: E402
 from .link_steps import UTIL_CURVES, busiest_steps  # noqa: E402
 from .style import RING_COLORS  # noqa: E402
+from ..units import counted  # noqa: E402
 
 pg.setConfigOptions(antialias=True, background="w", foreground="k")
 
@@ -443,7 +444,8 @@ class GanttPlot(QWidget):
         metrics = QFontMetricsF(axis.style.get("tickFont") or self.font())
         axis.setWidth(max(70, 12 + math.ceil(max((metrics.horizontalAdvance(t) for _, t in ticks), default=0))))
         self.plot.setYRange(-0.6, len(self.rows) - 0.4, padding=0)
-        title = (f"{result.spec.schedule}: {result.spec.stages} stages, {result.spec.microbatches} micro-batches,"
+        title = (f"{result.spec.schedule}: {counted(result.spec.stages, 'stage')}, "
+                 f"{counted(result.spec.microbatches, 'micro-batch', 'micro-batches')},"
                  f" bubble {100 * result.bubble_fraction:.1f}%")
         split = any(e["kind"] == "W" for e in result.timeline)
         if result.spec.schedule.startswith("zb"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .replay_facts import ReplayFacts
+from ..units import counted
 
 
 @dataclass
@@ -122,14 +123,14 @@ def ring_words(structs: list[Structure], channels: int | None) -> tuple[dict[str
     if not rings or not channels:
         return {}, None
     per = channels // len(rings) if channels % len(rings) == 0 else None
-    each = f"{per} channel{'s' if per != 1 else ''}" if per else None
+    each = counted(per, "channel") if per else None
     paired = len(rings) % 2 == 0 and all(_reversed(a.order, b.order) for a, b in zip(rings[::2], rings[1::2]))
     if not paired:
-        names = {s.label: f"{s.label}: {len(s.order)} GPUs" for s in rings}
-        return names, f"{channels} channels on {len(rings)} ring{'s' if len(rings) > 1 else ''}" + (f", {each} each" if each else "")
+        names = {s.label: f"{s.label}: {counted(len(s.order), 'GPU')}" for s in rings}
+        return names, f"{counted(channels, 'channel')} on {counted(len(rings), 'ring')}" + (f", {each} each" if each else "")
     names = {}
     for k, (a, b) in enumerate(zip(rings[::2], rings[1::2])):
-        names[a.label] = f"ring {k}: {len(a.order)} GPUs"
+        names[a.label] = f"ring {k}: {counted(len(a.order), 'GPU')}"
         names[b.label] = f"ring {k} reversed"
     pairs = len(rings) // 2
     return names, (f"{channels} channels: {pairs} ring{'s' if pairs > 1 else ''}, {'each ' if pairs > 1 else ''}run both ways"

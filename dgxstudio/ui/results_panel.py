@@ -15,7 +15,7 @@ from ..sim.ring_bound_note import rings_alone_words
 from ..sim.tuning import PROTOCOL_LABELS
 from ..sim.training_words import (breakdown_rows, critical_headline, critical_reason, data_parallel_words, memory_words,
                                   pipeline_words)
-from ..units import format_size, format_time
+from ..units import counted, format_size, format_time
 from .sim_panel import LINKS_ROLE, RunRequest, _figures
 
 class _SummaryArea(QScrollArea):
@@ -219,9 +219,9 @@ class ResultsPanel(QWidget):
         nccl = ""
         if getattr(r, "protocol", None):
             label = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}.get(r.protocol, r.protocol)
-            nccl = f" ({label}, {r.channels} channel{'s' if r.channels != 1 else ''})"
+            nccl = f" ({label}, {counted(r.channels, 'channel')})"
         self.summary.setText(
-            f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {len(r.gpus)} GPUs, {format_size(r.size_bytes)}<br>"
+            f"<b>{r.collective}</b> with <b>{r.algorithm}</b>{nccl} on {counted(len(r.gpus), 'GPU')}, {format_size(r.size_bytes)}<br>"
             f"time {format_time(r.time_s)} — algorithm bandwidth {r.algbw_Bps / 1e9:.2f} GB/s — bus bandwidth "
             f"<b>{r.busbw_Bps / 1e9:.2f} GB/s</b> = {100 * r.fraction_of_bound:.1f}% of the topology's "
             f"{r.bound_busbw_Bps / 1e9:.2f} GB/s{rings_alone_words(r.rings_alone_Bps)}, "

@@ -26,7 +26,7 @@ from ..sim.ring_bound_note import rings_alone_Bps
 from ..sim.setup_steps import EngineBegins, Setup, of_run
 from ..sim.training import ModelSpec, stage_times, train_iteration
 from ..sim.tuning import PROTOCOL_LABELS, protocol_words
-from ..units import format_size, format_time, parse_size, parse_time
+from ..units import counted, format_size, format_time, parse_size, parse_time
 from .document import Document
 from .nccl_settings import NcclSettings
 from .replay_facts import Preparing, prepare as prepare_replay
@@ -151,16 +151,42 @@ class SimulationPanel(QWidget):
         for box in (self.algorithm, self.collective):
             box.currentTextChanged.connect(self._protocol_applies)
         # the algorithms a collective cannot run are greyed out in the list, as `simulate` refuses them
+        self._algorithm_wanted: str | None = None   # the user's pick set aside while the collective cannot run it
+        self._algorithm_setting = False
+        self.algorithm.currentTextChanged.connect(self._algorithm_picked)
         self.collective.currentTextChanged.connect(self._algorithms_apply)
         self._algorithms_apply()
         return w
 
     def _algorithms_apply(self) -> None:
+        """Grey out what the collective cannot run; an algorithm so greyed out is not left selected (Run
+        would refuse it): auto takes its place, and the user's pick comes back when a collective that
+        runs it is chosen again, unless the user picked another one meanwhile."""
         runs = SUPPORTED.get(self.collective.currentText(), ())
         model = self.algorithm.model()
         for i in range(self.algorithm.count()):
             name = self.algorithm.itemText(i)
             model.item(i).setEnabled(name == "auto" or name in runs)
+        current, wanted = self.algorithm.currentText(), self._algorithm_wanted
+        if current != "auto" and current not in runs:
+            self._algorithm_set("auto")
+            self._algorithm_wanted = current
+        elif wanted is not None and wanted in runs:
+            self._algorithm_set(wanted)
+            self._algorithm_wanted = None
+
+    def _algorithm_set(self, name: str) -> None:
+        """Select ``name`` for the user (not counted as the user's own pick)."""
+        self._algorithm_setting = True
+        try:
+            self.algorithm.setCurrentText(name)
+        finally:
+            self._algorithm_setting = False
+
+    def _algorithm_picked(self) -> None:
+        """The user chose an algorithm: an earlier pick set aside for a collective is no longer wanted."""
+        if not self._algorithm_setting:
+            self._algorithm_wanted = None
 
     def _protocol_applies(self) -> None:
         algorithm = self.algorithm.currentText()
@@ -333,7 +359,7 @@ class SimulationPanel(QWidget):
                     return out
                 return sweep_job, RunRequest("sweep", label)
             size = _read("Size", parse_size, self.size.text())
-            label = f"{collective} {algorithm_words} {format_size(size)} on {len(gpus)} GPUs, {figures}"
+            label = f"{collective} {algorithm_words} {format_size(size)} on {counted(len(gpus), 'GPU')}, {figures}"
 
             def collective_job(topo, progress, cancel):
                 sim = Simulator(topo, gpus, options, cancel=cancel, progress=progress)
@@ -345,7 +371,7 @@ class SimulationPanel(QWidget):
         if tab == 1:
             p = self.stages.value()
             if p > len(gpus):
-                raise ValueError(f"{p} stages need {p} GPUs; the GPU set has {len(gpus)}")
+                raise ValueError(f"{counted(p, 'stage')} need {counted(p, 'GPU')}; the GPU set has {len(gpus)}")
             if self.from_model.isChecked():
                 model = ModelSpec()
                 fwd, bwd = stage_times(topo, gpus[:p], model)
@@ -359,7 +385,8 @@ class SimulationPanel(QWidget):
             spec = PipelineSpec(self.schedule.currentText(), p, self.microbatches.value(), gpus[:p], fwd, bwd, act,
                                 self.chunks.value(), share)
             spec.check()
-            label = f"{spec.schedule} pipeline, {p} stages x {spec.microbatches} micro-batches, {figures}"
+            label = (f"{spec.schedule} pipeline, {counted(p, 'stage')} x {counted(spec.microbatches, 'micro-batch', 'micro-batches')}, "
+                     f"{figures}")
 
             def pipeline_job(topo, progress, cancel):
                 return run_pipeline(topo, spec, achievable, progress=progress, cancel=cancel)

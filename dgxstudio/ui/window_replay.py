@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QSlider, QToolBar
 from ..model.names import device_words
 from ..report.provenance import stamp
 from ..sim.run import compact
-from ..units import format_size
+from ..units import counted, format_size
 from .animation import MAX_TREES_DRAWN, STATE_COLORS
 from .plots import export_plot
 from .replay_structure import ring_words, structures
@@ -238,7 +238,7 @@ class ReplayActions:
         for st in structs:
             color = self.replayer.color_for(st.label)
             if st.kind == "ring":
-                series.append((ring_names.get(st.label) or f"{st.label}: {len(st.order)} GPUs", color, "line"))
+                series.append((ring_names.get(st.label) or f"{st.label}: {counted(len(st.order), 'GPU')}", color, "line"))
             elif st.kind == "tree":
                 root = names[st.root].name if st.root in names else st.root
                 series.append((f"{st.label}: root {root}, {max(st.depth.values(), default=0)} levels", color, "line"))
