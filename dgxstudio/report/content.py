@@ -219,7 +219,7 @@ def training_grid(t) -> str:
             + (f", {d['schedule']} schedule" if d.get("schedule") else ""))
 
 
-def training_blocks(topo: Topology, i: int, t) -> list:
+def training_blocks(i: int, t) -> list:
     """One training iteration: its time, its breakdown with each part's bottleneck, the critical resource
     with its reason, the verdicts and how busy each link class was (as the CLI and the Results dock say)."""
     from ..sim.training_words import (breakdown_rows, critical_headline, critical_reason, data_parallel_words,
@@ -332,7 +332,7 @@ def build_blocks(data: ReportData) -> list:
         timeline = [{**e, "device": _name(topo, e["device"])} for e in p.timeline]
         out.append(Picture(f"gantt{i}", gantt_chart(timeline, f"{p.spec.schedule} schedule")))
     for i, t in enumerate(data.trainings):
-        out += training_blocks(topo, i, t)
+        out += training_blocks(i, t)
 
     rows = []
     for t in sorted({lk.type for lk in topo.links.values()}):
