@@ -22,6 +22,15 @@ def test_a_preset_nothing_like_any_gets_no_guess(capsys):
     assert "unknown preset 'quantum' (`dgxstudio presets` lists them)" in said and "did you mean" not in said, said
 
 
+@pytest.mark.parametrize("typed", ["a", "1", " ", "-"])
+def test_a_character_or_two_gets_no_guess(typed, capsys):
+    """"a" or "1" is in nearly every preset's name: the shortest holding it ("did you mean 'dgx-a100'?")
+    was a guess from nothing."""
+    assert main(["info", "--preset", typed]) == 2
+    said = capsys.readouterr().err
+    assert f"unknown preset {typed!r} (`dgxstudio presets` lists them)" in said, said
+
+
 def test_scaling_compare_names_the_preset_meant(capsys):
     assert main(["scaling", "--preset", "dgx1-v100", "--compare", "dgx-p100", "--sample-time", "5ms"]) == 2
     said = capsys.readouterr().err

@@ -74,12 +74,13 @@ def print_json(obj) -> None:
 def preset_hint(name: str, presets) -> str:
     """"did you mean 'dgx-b200'? " for a preset name typed as a person remembers it (``hgx-b200``,
     ``DGX-H100``, ``dgx_h100``, ``gb200``), or "" when no preset is close: one that holds the name
-    (the shortest), else the closest spelling."""
+    (the shortest; a name of 3 characters or more, as "a" or "1" is held by most of them), else the
+    closest spelling."""
     import difflib
 
     folded = {p.lower().replace("_", "-").replace(" ", "-"): p for p in presets}
     key = name.lower().replace("_", "-").replace(" ", "-")
-    holding = sorted((f for f in folded if key and key in f), key=len)
+    holding = sorted((f for f in folded if len(key.strip("-")) >= 3 and key in f), key=len)
     close = holding[:1] or difflib.get_close_matches(key, folded, n=1)
     return f"did you mean {folded[close[0]]!r}? " if close else ""
 
