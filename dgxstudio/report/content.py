@@ -235,10 +235,13 @@ def training_blocks(i: int, t) -> list:
     out.append(Table(["part of the iteration", "time", "bottleneck"], [list(row) for row in breakdown_rows(t)], {1}))
     head = critical_headline(t)
     out.append(Para(f"{head[:1].upper() + head[1:]}: {critical_reason(t)}."))
+    given = d.get("verdicts") or {}
     verdicts = [[k, v["limit"], f"{v['offered_ratio']:.2f}x", f"{v['required_ratio']:.2f}x", v["basis"]]
-                for k, v in (d.get("verdicts") or {}).items() if isinstance(v, dict)]
+                for k, v in given.items() if isinstance(v, dict)]
     if verdicts:
         out.append(Table(["basis", "limit", "NVLink offers", "tensor traffic needs", "how"], verdicts))
+    if given.get("why_they_differ"):   # (rated and achievable disagree: the CLI's and the Results dock's "why")
+        out.append(Para(f"Why the rated and achievable verdicts differ: {given['why_they_differ']}.", small=True))
     busy = d.get("busy_fraction") or {}
     if busy:
         out.append(Para("Busy fraction per link class: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in busy.items())
