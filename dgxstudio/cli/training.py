@@ -160,7 +160,8 @@ def cmd_train(args) -> int:
           + (f" on {used} of the {len(gpus)} GPUs selected" if used < len(gpus) else f" on {used} GPUs")
           + f", {r.microbatches} micro-batches" + (f", {args.schedule} schedule" if r.pp > 1 else "")
           + (f" ({r.details['chunks']} model chunks per stage)" if r.pp > 1 and r.details["chunks"] > 1 else "")
-          + f", {args.figures} link figures")
+          + f", {args.figures} link figures"
+          + (f", one thread per {args.gpus_per_thread} GPUs (-g {args.gpus_per_thread})" if args.gpus_per_thread > 1 else ""))
     d = r.details
     print(f"  model: {args.layers} layers, hidden {args.hidden}, sequence {args.seq_len}, micro-batch {args.micro_batch_size}, "
           f"{d['parameters'] / 1e9:,.2f} B parameters in the layers, {d['precision']} at {100 * d['efficiency']:g}% of the GPU's "
