@@ -185,7 +185,8 @@ def preset_names() -> list[str]:
     return preset_names()
 
 
-def _positive_int(text: str) -> int:
+def gpus_per_thread_arg(text: str) -> int:
+    """--gpus-per-thread N as simulate and train read it: a whole number of GPUs from 1 to 1024."""
     import argparse
 
     try:
@@ -217,7 +218,7 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-nvls", action="store_true",
                    help="as NCCL_NVLS_ENABLE=0: NCCL sets up no NVLink SHARP, so auto chooses without nvls and "
                         "nvls-tree, and asking for either is refused")
-    p.add_argument("--gpus-per-thread", type=_positive_int, default=1, metavar="N",
+    p.add_argument("--gpus-per-thread", type=gpus_per_thread_arg, default=1, metavar="N",
                    help="GPUs one thread drives, as nccl-tests -g N: their kernels launch in turn and each call "
                         "pays N-1 more launches (default 1: a process per GPU, as mpirun or torchrun run it)")
     p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")

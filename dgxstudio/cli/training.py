@@ -7,7 +7,7 @@ import os
 
 from ..model.names import ring_words
 from .common import (sim_errors, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
-                     _positive_int, preset_hint, preset_names, print_json, select)
+                     gpus_per_thread_arg, preset_hint, preset_names, print_json, select)
 
 
 def _times(text: str | None, stages: int, what: str) -> list[float] | None:
@@ -350,7 +350,7 @@ def register(sub) -> None:
     p.add_argument("--gpus", default="all", help="GPU set (see analyze); ranks take its GPUs in order")
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link figures: achievable (default, what NCCL measures) or peak (the lecture's rated figures)")
-    p.add_argument("--gpus-per-thread", type=_positive_int, default=1, metavar="N",
+    p.add_argument("--gpus-per-thread", type=gpus_per_thread_arg, default=1, metavar="N",
                    help="GPUs one thread drives, as simulate's: the expert-parallel all-to-all pays N-1 more launches "
                         "(default 1: a process per GPU, as torchrun runs a job)")
     add_model_options(p)
