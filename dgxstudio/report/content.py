@@ -233,8 +233,9 @@ def training_blocks(i: int, t) -> list:
         ["model", f"{d['parameters'] / 1e9:,.2f} B parameters, {d['precision']} at {100 * d['efficiency']:g}% of the "
                   f"GPU's peak"]]))
     out.append(Table(["part of the iteration", "time", "bottleneck"], [list(row) for row in breakdown_rows(t)], {1}))
-    head = critical_headline(t)
-    out.append(Para(f"{head[:1].upper() + head[1:]}: {critical_reason(t)}."))
+    # two sentences: both say "critical resource: X" and the reason often has a colon of its own
+    head, why = critical_headline(t), critical_reason(t)
+    out.append(Para(f"{head[:1].upper() + head[1:]}. {why[:1].upper() + why[1:]}."))
     given = d.get("verdicts") or {}
     verdicts = [[k, v["limit"], f"{v['offered_ratio']:.2f}x", f"{v['required_ratio']:.2f}x", v["basis"]]
                 for k, v in given.items() if isinstance(v, dict)]
