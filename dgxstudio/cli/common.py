@@ -75,12 +75,13 @@ def print_json(obj) -> None:
 def preset_hint(name: str, presets) -> str:
     """"did you mean 'dgx-b200'? " for a preset name typed as a person remembers it (``hgx-b200``,
     ``DGX-H100``, ``dgx_h100``, ``gb200``), or "" when no preset is close: one that holds the name
-    (the shortest), else the closest spelling."""
+    (the shortest; a name of 3 characters or more, as "a" or "1" is held by most of them), else the
+    closest spelling."""
     import difflib
 
     folded = {p.lower().replace("_", "-").replace(" ", "-"): p for p in presets}
     key = name.lower().replace("_", "-").replace(" ", "-")
-    holding = sorted((f for f in folded if key and key in f), key=len)
+    holding = sorted((f for f in folded if len(key.strip("-")) >= 3 and key in f), key=len)
     close = holding[:1] or difflib.get_close_matches(key, folded, n=1)
     return f"did you mean {folded[close[0]]!r}? " if close else ""
 
@@ -185,7 +186,8 @@ def preset_names() -> list[str]:
     return preset_names()
 
 
-def _positive_int(text: str) -> int:
+def gpus_per_thread_arg(text: str) -> int:
+    """--gpus-per-thread N as simulate and train read it: a whole number of GPUs from 1 to 1024."""
     import argparse
 
     try:
@@ -217,7 +219,7 @@ def add_sim_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-nvls", action="store_true",
                    help="as NCCL_NVLS_ENABLE=0: NCCL sets up no NVLink SHARP, so auto chooses without nvls and "
                         "nvls-tree, and asking for either is refused")
-    p.add_argument("--gpus-per-thread", type=_positive_int, default=1, metavar="N",
+    p.add_argument("--gpus-per-thread", type=gpus_per_thread_arg, default=1, metavar="N",
                    help="GPUs one thread drives, as nccl-tests -g N: their kernels launch in turn and each call "
                         "pays N-1 more launches (default 1: a process per GPU, as mpirun or torchrun run it)")
     p.add_argument("--reduce-bw", help="reduction speed in GB/s (default: reductions are free)")

@@ -7,7 +7,7 @@ import os
 
 from ..model.names import ring_words
 from .common import (sim_errors, EXIT_OK, JSON_HELP, CliError, StepProgress, add_source, open_runnable_topology, parse_size_arg,
-                     _positive_int, preset_hint, preset_names, print_json, select)
+                     gpus_per_thread_arg, preset_hint, preset_names, print_json, select)
 from ..units import counted
 
 
@@ -161,7 +161,8 @@ def cmd_train(args) -> int:
           + (f" on {used} of the {len(gpus)} GPUs selected" if used < len(gpus) else f" on {counted(used, 'GPU')}")
           + f", {counted(r.microbatches, 'micro-batch', 'micro-batches')}" + (f", {args.schedule} schedule" if r.pp > 1 else "")
           + (f" ({r.details['chunks']} model chunks per stage)" if r.pp > 1 and r.details["chunks"] > 1 else "")
-          + f", {args.figures} link figures")
+          + f", {args.figures} link figures"
+          + (f", one thread per {args.gpus_per_thread} GPUs (-g {args.gpus_per_thread})" if args.gpus_per_thread > 1 else ""))
     d = r.details
     print(f"  model: {args.layers} layers, hidden {args.hidden}, sequence {args.seq_len}, micro-batch {args.micro_batch_size}, "
           f"{d['parameters'] / 1e9:,.2f} B parameters in the layers, {d['precision']} at {100 * d['efficiency']:g}% of the GPU's "
@@ -350,7 +351,7 @@ def register(sub) -> None:
     p.add_argument("--gpus", default="all", help="GPU set (see analyze); ranks take its GPUs in order")
     p.add_argument("--figures", choices=["peak", "achievable"], default="achievable",
                    help="link figures: achievable (default, what NCCL measures) or peak (the lecture's rated figures)")
-    p.add_argument("--gpus-per-thread", type=_positive_int, default=1, metavar="N",
+    p.add_argument("--gpus-per-thread", type=gpus_per_thread_arg, default=1, metavar="N",
                    help="GPUs one thread drives, as simulate's: the expert-parallel all-to-all pays N-1 more launches "
                         "(default 1: a process per GPU, as torchrun runs a job)")
     add_model_options(p)

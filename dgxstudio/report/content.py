@@ -219,7 +219,7 @@ def training_grid(t) -> str:
             + (f", {d['schedule']} schedule" if d.get("schedule") else ""))
 
 
-def training_blocks(topo: Topology, i: int, t) -> list:
+def training_blocks(i: int, t) -> list:
     """One training iteration: its time, its breakdown with each part's bottleneck, the critical resource
     with its reason, the verdicts and how busy each link class was (as the CLI and the Results dock say)."""
     from ..sim.training_words import (breakdown_rows, critical_headline, critical_reason, data_parallel_words,
@@ -233,12 +233,16 @@ def training_blocks(topo: Topology, i: int, t) -> list:
         ["model", f"{d['parameters'] / 1e9:,.2f} B parameters, {d['precision']} at {100 * d['efficiency']:g}% of the "
                   f"GPU's peak"]]))
     out.append(Table(["part of the iteration", "time", "bottleneck"], [list(row) for row in breakdown_rows(t)], {1}))
-    head = critical_headline(t)
-    out.append(Para(f"{head[:1].upper() + head[1:]}: {critical_reason(t)}."))
+    # two sentences: both say "critical resource: X" and the reason often has a colon of its own
+    head, why = critical_headline(t), critical_reason(t)
+    out.append(Para(f"{head[:1].upper() + head[1:]}. {why[:1].upper() + why[1:]}."))
+    given = d.get("verdicts") or {}
     verdicts = [[k, v["limit"], f"{v['offered_ratio']:.2f}x", f"{v['required_ratio']:.2f}x", v["basis"]]
-                for k, v in (d.get("verdicts") or {}).items() if isinstance(v, dict)]
+                for k, v in given.items() if isinstance(v, dict)]
     if verdicts:
         out.append(Table(["basis", "limit", "NVLink offers", "tensor traffic needs", "how"], verdicts))
+    if given.get("why_they_differ"):   # (rated and achievable disagree: the CLI's and the Results dock's "why")
+        out.append(Para(f"Why the rated and achievable verdicts differ: {given['why_they_differ']}.", small=True))
     busy = d.get("busy_fraction") or {}
     if busy:
         out.append(Para("Busy fraction per link class: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in busy.items())
@@ -332,7 +336,7 @@ def build_blocks(data: ReportData) -> list:
         timeline = [{**e, "device": _name(topo, e["device"])} for e in p.timeline]
         out.append(Picture(f"gantt{i}", gantt_chart(timeline, f"{p.spec.schedule} schedule")))
     for i, t in enumerate(data.trainings):
-        out += training_blocks(topo, i, t)
+        out += training_blocks(i, t)
 
     rows = []
     for t in sorted({lk.type for lk in topo.links.values()}):

@@ -91,11 +91,6 @@ def engine_begins() -> None:
         report.progress(EngineBegins())
 
 
-def in_engine(p) -> bool:
-    """Whether a run's report comes from its engine (its beginning or its own ``Progress``), not its setup."""
-    return not isinstance(p, Setup)
-
-
 def of_run(p) -> float:
     """Where a run's report stands on its one bar, 0..1: a step's point, or the engine's fraction
     after the setup's share."""

@@ -35,7 +35,7 @@ from .undo_selection import SelectionMemory
 from .window_editing import MIME_CLIP, EditActions  # noqa: F401
 from .window_files import FILE_FILTER, FileActions  # noqa: F401
 from .window_habits import HabitActions
-from .window_replay import ReplayActions
+from .window_replay import ReplayActions, new_session
 from .workers import JOB_SWITCH_INTERVAL_S
 
 
@@ -123,7 +123,7 @@ class MainWindow(FileActions, EditActions, ReplayActions, HabitActions, QMainWin
         self.plot_tabs.addTab(self.sweep_plot, "Sweep")
         self.plot_tabs.addTab(self.gantt, "Pipeline")
         self.plots_dock = self._dock("Plots", self.plot_tabs, Qt.DockWidgetArea.BottomDockWidgetArea, "plots")
-        self.session = {"runs": [], "sweeps": [], "pipelines": [], "trainings": []}
+        self.session = new_session()
         self.replayer = Replayer(self.scene, self)
         self.rings_overlay = RingOverlay(self.scene)
         self.sim_panel.resultReady.connect(self._show_result)

@@ -342,7 +342,7 @@ class SimulationPanel(QWidget):
             figures += self.nccl.words()   # (", NVLS off", ", PXN on", ", -g 8": the settings said after the figures)
             if self.sweep.isChecked():
                 lo, colon, hi = self.sweep_range.text().partition(":")
-                if not colon:   # (one size read as the low end, then "cannot read ''" for the missing high)
+                if not (colon and lo.strip() and hi.strip()):   # ("cannot read ''" for the missing end)
                     raise ValueError(f"Sweep range: expected LOW:HIGH, e.g. 1KiB:4GiB, not {self.sweep_range.text()!r}")
                 sizes = _read("Sweep range", sweep_sizes, _read("Sweep range", parse_size, lo),
                               _read("Sweep range", parse_size, hi))   # "4GiB:1KiB" names the field too

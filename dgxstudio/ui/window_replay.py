@@ -16,6 +16,15 @@ from .replay_structure import ring_words, structures
 from .style import RING_COLORS
 
 
+# The runs of a session that go into its report, by kind (a run request's kind: its list here)
+SESSION_STORES = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines", "train": "trainings"}
+
+
+def new_session() -> dict:
+    """No runs yet: one list per kind of run the report takes."""
+    return {store: [] for store in SESSION_STORES.values()}
+
+
 class ReplayActions:
     """Mixed into MainWindow: the replay bar, and showing a finished run in results, plots and replay."""
 
@@ -128,7 +137,7 @@ class ReplayActions:
         self.replayer.clear()
         self.rings_overlay.hide()
         self.legend.clear()
-        self.session = {"runs": [], "sweeps": [], "pipelines": [], "trainings": []}
+        self.session = new_session()
         self._gantt_result = None
         self._structs = []
         self.tree_pair.clear()
@@ -151,7 +160,7 @@ class ReplayActions:
         # what the worker read of the run for the replay (replay_facts.prepare) goes to the replay, not
         # into the session with the run (compact keeps what was set on a result)
         facts = vars(shown).pop("replay_facts", None) if hasattr(shown, "__dict__") else None
-        store = {"collective": "runs", "sweep": "sweeps", "pipeline": "pipelines", "train": "trainings"}.get(request.kind)
+        store = SESSION_STORES.get(request.kind)
         if store:
             # Runs that are no longer on screen keep what the report needs, not their replay record:
             # a long session would otherwise hold every transfer of every run.

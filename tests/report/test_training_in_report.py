@@ -33,10 +33,13 @@ def test_the_html_report_has_a_section_per_training_run(data):
     html = build_html(data)[0]
     assert "<h2>Training 1: dp=1 tp=8 pp=2, 1f1b schedule, 4 micro-batches</h2>" in html
     assert f"{t.iteration_s * 1e3:.3f} ms" in html
-    head = critical_headline(t)
-    assert f"{head[:1].upper() + head[1:]}: {critical_reason(t)}".replace("'", "&#x27;") in html
+    head, why = critical_headline(t), critical_reason(t)
+    assert f"{head[:1].upper() + head[1:]}. {why[:1].upper() + why[1:]}.".replace("'", "&#x27;") in html
     assert "critical resource at rated figures: infiniband" in head   # the lecture's A100 pair
     assert "Busy fraction per link class: nvlink" in html
+    # the lecture's A100 pair: rated says infiniband, achievable nvlink; the CLI and the Results dock say why
+    why = t.details["verdicts"]["why_they_differ"]
+    assert why and f"Why the rated and achievable verdicts differ: {why}." in html.replace("&#x27;", "'")
     rows = key_figures(data).rows
     assert ["training 1: dp=1 tp=8 pp=2, 1f1b schedule",
             f"{t.iteration_s * 1e3:.3f} ms an iteration, {t.samples_per_s:,.1f} samples/s; critical resource infiniband"] in rows

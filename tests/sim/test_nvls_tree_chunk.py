@@ -27,9 +27,11 @@ def test_chunk_follows_enqueue_cc(size, nodes, chunk):
 
 
 def test_more_channels_and_heads_shrink_it_sooner():
-    # concurrentOps = channels x heads: 32 x 8 = 256 ops on 2 nodes, 32 MiB < 4 x 256 x 128 KiB
-    assert T.nvls_tree_chunk_bytes(32 * MiB, 2, 32, 8) == 65536
-    assert T.nvls_tree_chunk_bytes(32 * MiB, 2, 16, 8) == 65536
+    # concurrentOps = channels x heads: 64 MiB is not < 4 x 128 x 128 KiB on 16 channels x 8 heads, but is
+    # < 4 x 256 x 128 KiB on 32 x 8 or 16 x 16 (a rule that ignored channels or heads would keep 128 KiB)
+    assert T.nvls_tree_chunk_bytes(64 * MiB, 2, 16, 8) == 131072
+    assert T.nvls_tree_chunk_bytes(64 * MiB, 2, 32, 8) == 65536
+    assert T.nvls_tree_chunk_bytes(64 * MiB, 2, 16, 16) == 65536
     assert T.nvls_tree_chunk_bytes(128 * MiB, 2, 32, 8) == 131072
 
 

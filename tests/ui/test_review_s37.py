@@ -2,6 +2,7 @@
 File > New and a GPU dropped from the palette left the status bar saying "GPU 0 (gpu0) uses 40 nvlink
 ports" of the new, empty design's fresh GPU 0 (a drop said nothing, and neither did New or a preset)."""
 
+import pytest
 from PySide6.QtCore import QPoint
 
 from dgxstudio.model.topology import Link, Topology
@@ -46,15 +47,17 @@ def test_a_preset_opened_says_so_instead_of_the_last_designs_refusal(make_window
     assert w.status.text() == "Opened the dgx-a100 preset (DGX A100)", w.status.text()
 
 
-def test_a_sweep_range_of_one_size_asks_for_low_and_high(make_window, qtbot):
+@pytest.mark.parametrize("typed", ["1KiB", "1KiB:", ":4GiB", " : "])
+def test_a_sweep_range_of_one_size_asks_for_low_and_high(make_window, qtbot, typed):
     """"1KiB" in the Sweep range box read "Sweep range: cannot read ''": the missing high end, with
-    nothing said of the form the box wants (`simulate --sweep 1KiB` says "expected LOW:HIGH")."""
+    nothing said of the form the box wants (`simulate --sweep 1KiB` says "expected LOW:HIGH"); so did
+    a range with one end left empty ("1KiB:", ":4GiB")."""
     w = make_window("dgx-h100")
     sp = w.sim_panel
     sp.sweep.setChecked(True)
-    sp.sweep_range.setText("1KiB")
+    sp.sweep_range.setText(typed)
     sp.run()
-    assert sp.state.text() == "Not run: Sweep range: expected LOW:HIGH, e.g. 1KiB:4GiB, not '1KiB'", sp.state.text()
+    assert sp.state.text() == f"Not run: Sweep range: expected LOW:HIGH, e.g. 1KiB:4GiB, not {typed!r}", sp.state.text()
     assert not w.session["sweeps"]
 
 
