@@ -26,9 +26,11 @@ from .catalog import with_article as _a
 from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, power_note, system_power_W
 from .topology import Device, Group, Link, Topology
 
-# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a column under it (two
-# lines of them about the spine row when one would be a strip: _Bands).
-COLUMN, ROW = 170.0, 90.0
+# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a row under it (two lines
+# of them about the spine row when one would be a strip: _Bands). COLUMN is a system's width in a row;
+# SYSTEM_BOX the collapsed system's box the canvas draws (ui GroupItem.BOX_W, BOX_H).
+COLUMN = 170.0
+SYSTEM_BOX = (130.0, 64.0)
 CORE_Y, SPINE_Y, LEAF_Y, SYSTEM_Y = -400.0, 0.0, 500.0, 650.0
 SCREEN_ASPECT = 1.4   # the shape the drawing is made to fill at fit (the canvas beside the docks: 1.3-1.4)
 MAX_SYSTEMS = 100_000
@@ -353,34 +355,46 @@ def _whole(x: float) -> bool:
 
 
 class _Bands:
-    """Where a fat tree's leaf columns go: ``columns`` columns (a leaf each, a unit's systems spread over
-    ``unit_cols`` of them, ``rows`` rows of systems under a leaf). A two-level tree whose one line of
-    leaves would be drawn smaller at fit on a SCREEN_ASPECT screen than two is split in two lines of
-    whole units, mirrored about the spine row: the first line's leaves above the spines with their
-    systems above them, the second's below, so every leaf-spine cable runs between the two leaf rows
-    and none crosses a system. A 64-system DGX A100 tree (32 leaves of two systems) was one line, a
-    strip a sixth as tall as wide; it is now drawn twice as large."""
+    """Where a fat tree's leaves and systems go: ``bays`` bays side by side (a leaf's systems, or a
+    scalable unit's with its leaves, ``slots`` system widths each), every bay's systems in one row
+    under its leaves, so each leaf's cables reach its systems without passing behind another system
+    (a column of systems under a leaf drew its cables through the systems above: a daisy chain). The
+    system row sits far enough below the leaves that the slantest cable enters its system's box before
+    the row's height, not a neighbour's (``reach``: the widest leaf-to-system offset). A two-level tree
+    whose one line of bays would be drawn smaller at fit on a SCREEN_ASPECT screen than two is split
+    in two lines of whole bays, mirrored about the spine row: the first line's leaves above the spines
+    with their systems above them, the second's below, so every leaf-spine cable runs between the two
+    leaf rows and none crosses a system."""
 
-    def __init__(self, columns: int, unit_cols: int, rows: int, levels: int):
-        units = math.ceil(columns / unit_cols)
-        self._columns = self.per_line = columns
-        self._rows = rows
-        if levels == 2 and units > 1:
-            top = SYSTEM_Y + rows * ROW   # below the spines (and as much above them when mirrored)
-            one = min(SCREEN_ASPECT / (columns * COLUMN), 1.0 / (top - SPINE_Y))
-            halves = math.ceil(units / 2) * unit_cols
-            two = min(SCREEN_ASPECT / (halves * COLUMN), 1.0 / (2 * (top - SPINE_Y)))
+    def __init__(self, bays: int, slots: int, levels: int, reach: float):
+        clear = COLUMN - SYSTEM_BOX[0] / 2 - 8.0   # from a slot's centre to the next box, less a cable's width
+        half = SYSTEM_BOX[1] / 2 + 4.0
+        self.drop = max(SYSTEM_Y - LEAF_Y, math.ceil(reach * half / clear / 10.0) * 10.0)
+        self.slots = slots
+        self.per_line = bays   # bays a line
+        if levels == 2 and bays > 1:
+            tall = LEAF_Y + self.drop - SPINE_Y   # spine row to system row
+            one = min(SCREEN_ASPECT / (bays * slots * COLUMN), 1.0 / tall)
+            halves = math.ceil(bays / 2)
+            two = min(SCREEN_ASPECT / (halves * slots * COLUMN), 1.0 / (2 * tall))
             if two > one:
                 self.per_line = halves
-        self.width = self.per_line * COLUMN   # what the switch rows spread over
+        self._mirror = self.per_line < bays
+        self.width = self.per_line * slots * COLUMN   # what the switch rows spread over
 
-    def at(self, column: int, row: int | None = None) -> tuple[float, float]:
-        """Where a column's leaf (``row`` None) or its system in ``row`` goes (the first line's rows
-        counted from the top, as the second's: the first system of a unit stays top left)."""
-        line, col = divmod(column, self.per_line)
-        if line or self.per_line == self._columns:
-            return col * COLUMN, LEAF_Y if row is None else SYSTEM_Y + row * ROW
-        return col * COLUMN, 2 * SPINE_Y - (LEAF_Y if row is None else SYSTEM_Y + (self._rows - 1 - row) * ROW)
+    def _bay(self, bay: int) -> tuple[float, float]:
+        """A bay's left edge and its side: -1 for the mirrored first line, else 1."""
+        line, col = divmod(bay, self.per_line)
+        return col * self.slots * COLUMN, -1.0 if self._mirror and not line else 1.0
+
+    def system(self, bay: int, slot: float) -> tuple[float, float]:
+        x0, side = self._bay(bay)
+        return x0 + slot * COLUMN, side * (LEAF_Y + self.drop)
+
+    def leaf(self, bay: int, k: int = 0, of: int = 1) -> tuple[float, float]:
+        """Leaf k of a bay's ``of`` leaves: spread evenly over the bay (one leaf over its middle)."""
+        x0, side = self._bay(bay)
+        return x0 + (k + 0.5) * self.slots * COLUMN / of - COLUMN / 2, side * LEAF_Y
 
 
 def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None = None, spines: int | None = None,
@@ -413,18 +427,21 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
     sys_groups = []
     digits = len(str(systems))
     short = label.split(" (")[0]
-    unit_cols = max(plan.rails, 1) if rail_optimized else 1   # leaf columns a unit's systems spread over
-    bands = _Bands(plan.leaves, unit_cols, math.ceil(plan.per_leaf / unit_cols), plan.levels)
+    # a bay per leaf (per unit when rail-optimized, its leaves spread over it), its systems in a row
+    # centred under it
+    of = plan.rails if rail_optimized else 1
+    slots = max(plan.per_leaf, of)
+    first = (slots - plan.per_leaf) / 2
+    reach = max(abs((first + j) * COLUMN - ((k + 0.5) * slots * COLUMN / of - COLUMN / 2))
+                for j in (0, plan.per_leaf - 1) for k in (0, of - 1))
+    bays = _Bands(plan.leaves // of, slots, plan.levels, reach)
     for i in range(systems):
         prefix = f"s{i + 1:0{digits}d}."
         gid = SYSTEM_BUILDERS[system](topo, prefix=prefix, name=f"{short} #{i + 1}",
                                       origin=(i * 1100.0, 3000.0), parent=cluster.id)
         sys_groups.append(gid)
-        # each leaf's systems stacked in a column under it, each unit's in rows as wide as its rails,
-        # so the drawing is not one endless row
-        col, row = divmod(i, plan.per_leaf)
-        col, row = col * unit_cols + row % unit_cols, row // unit_cols
-        topo.layout.positions[gid] = bands.at(col, row)
+        bay, j = divmod(i, plan.per_leaf)
+        topo.layout.positions[gid] = bays.system(bay, first + j)
         topo.layout.collapsed.add(gid)
     nlink = 0
 
@@ -439,8 +456,9 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
         topo.add_device(Device(sid, kind, plan.switch_part, sname), xy, fabric.id)
         return sid
 
-    width = bands.width
-    leaves = [make_switch(f"leaf{k + 1}", f"Leaf {k + 1}", bands.at(k)) for k in range(plan.leaves)]
+    width = bays.width
+    leaves = [make_switch(f"leaf{k + 1}", f"Leaf {k + 1}", bays.leaf(k // of, k % of, of))
+              for k in range(plan.leaves)]
     local_nics = _fabric_nics(probe, "system")[:plan.nics_cabled]
     for i, gid in enumerate(sys_groups):
         prefix = gid[:-len("system")]
