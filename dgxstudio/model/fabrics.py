@@ -26,10 +26,12 @@ from .catalog import with_article as _a
 from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, power_note, system_power_W
 from .topology import Device, Group, Link, Topology
 
-# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a row under it (two lines
-# of them about the spine row when one would be a strip: _Bands). COLUMN is a system's width in a row;
-# SYSTEM_BOX the collapsed system's box the canvas draws (ui GroupItem.BOX_W, BOX_H).
-COLUMN = 170.0
+# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a row (or two staggered
+# rows) under it, two lines of them about the spine row when one would be a strip (_Bands). COLUMN: a
+# system's width in one row; STAGGER: from a system to the next in the same row of two staggered rows,
+# STAGGER_ROW apart; LEAF_SPACING: the least from a leaf to the next; SYSTEM_BOX: the collapsed
+# system's box the canvas draws (ui GroupItem.BOX_W, BOX_H).
+COLUMN, STAGGER, STAGGER_ROW, LEAF_SPACING = 170.0, 200.0, 90.0, 150.0
 SYSTEM_BOX = (130.0, 64.0)
 CORE_Y, SPINE_Y, LEAF_Y, SYSTEM_Y = -400.0, 0.0, 500.0, 650.0
 SCREEN_ASPECT = 1.4   # the shape the drawing is made to fill at fit (the canvas beside the docks: 1.3-1.4)
@@ -355,46 +357,61 @@ def _whole(x: float) -> bool:
 
 
 class _Bands:
-    """Where a fat tree's leaves and systems go: ``bays`` bays side by side (a leaf's systems, or a
-    scalable unit's with its leaves, ``slots`` system widths each), every bay's systems in one row
-    under its leaves, so each leaf's cables reach its systems without passing behind another system
-    (a column of systems under a leaf drew its cables through the systems above: a daisy chain). The
-    system row sits far enough below the leaves that the slantest cable enters its system's box before
-    the row's height, not a neighbour's (``reach``: the widest leaf-to-system offset). A two-level tree
-    whose one line of bays would be drawn smaller at fit on a SCREEN_ASPECT screen than two is split
-    in two lines of whole bays, mirrored about the spine row: the first line's leaves above the spines
-    with their systems above them, the second's below, so every leaf-spine cable runs between the two
-    leaf rows and none crosses a system."""
+    """Where a fat tree's leaves and systems go: ``bays`` bays side by side, a bay per leaf (per
+    scalable unit when ``of`` leaves share its systems), each bay's systems under its leaves, so that
+    every leaf's cables reach its systems without passing behind another system (a column of systems
+    under a leaf drew the cables to the lower ones through those above: a daisy chain).
 
-    def __init__(self, bays: int, slots: int, levels: int, reach: float):
-        clear = COLUMN - SYSTEM_BOX[0] / 2 - 8.0   # from a slot's centre to the next box, less a cable's width
-        half = SYSTEM_BOX[1] / 2 + 4.0
-        self.drop = max(SYSTEM_Y - LEAF_Y, math.ceil(reach * half / clear / 10.0) * 10.0)
-        self.slots = slots
-        self.per_line = bays   # bays a line
-        if levels == 2 and bays > 1:
-            tall = LEAF_Y + self.drop - SPINE_Y   # spine row to system row
-            one = min(SCREEN_ASPECT / (bays * slots * COLUMN), 1.0 / tall)
-            halves = math.ceil(bays / 2)
-            two = min(SCREEN_ASPECT / (halves * slots * COLUMN), 1.0 / (2 * tall))
-            if two > one:
-                self.per_line = halves
+    The systems stand in one row (COLUMN apart) or in two staggered rows (STAGGER apart in each row,
+    the second row's systems under the first row's gaps, so a system takes half a STAGGER of width):
+    a cable to the far row runs through a gap of the near one. The rows sit far enough below the leaves
+    that the slantest cable stays in its gap and enters its own box, not a neighbour's. A two-level tree
+    may also be drawn in two lines of whole bays, mirrored about the spine row: the first line's leaves
+    above the spines with their systems above them, the second's below, so every leaf-spine cable runs
+    between the two leaf rows and none crosses a system. Of these (one or two rows, one or two lines)
+    the drawing is the one shown largest at fit on a SCREEN_ASPECT screen."""
+
+    def __init__(self, bays: int, per_leaf: int, of: int, levels: int):
+        box_w, box_h = SYSTEM_BOX
+        best = None
+        for rows in (1, 2):
+            share = COLUMN if rows == 1 else STAGGER / 2   # the width a system takes
+            slots = max(per_leaf, math.ceil(LEAF_SPACING * of / share))
+            first = (slots - per_leaf) / 2
+            reach = max(abs((first + j) * share - ((k + 0.5) * slots * share / of - share / 2))
+                        for j in (0, per_leaf - 1) for k in (0, of - 1))
+            # the cable enters its box's band this far (per unit of reach and of drop) before its centre
+            near = reach * (box_h / 2 + 4) / ((COLUMN if rows == 1 else STAGGER) - box_w / 2 - 8)
+            drop = max(SYSTEM_Y - LEAF_Y, near)
+            if rows == 2:   # and through the near row's gap, half a STAGGER less a box and a cable wide
+                drop = max(drop, reach * (STAGGER_ROW + box_h / 2 + 4) / ((STAGGER - box_w) / 2 - 6) - STAGGER_ROW)
+            drop = math.ceil(drop / 10.0) * 10.0
+            tall = LEAF_Y + drop + (rows - 1) * STAGGER_ROW - SPINE_Y + box_h
+            for lines in ((1, 2) if levels == 2 and bays > 1 else (1,)):
+                per_line = math.ceil(bays / lines)
+                scale = min(SCREEN_ASPECT / (per_line * slots * share), 1.0 / (lines * tall))
+                if best is None or scale > best[0] * 1.0001:
+                    best = (scale, rows, share, slots, first, drop, per_line)
+        _, self.rows, self.share, self.slots, self.first, self.drop, self.per_line = best
         self._mirror = self.per_line < bays
-        self.width = self.per_line * slots * COLUMN   # what the switch rows spread over
+        self.width = self.per_line * self.slots * self.share   # what the switch rows spread over
 
-    def _bay(self, bay: int) -> tuple[float, float]:
-        """A bay's left edge and its side: -1 for the mirrored first line, else 1."""
+    def _bay(self, bay: int) -> tuple[float, float, int]:
+        """A bay's left edge, its side (-1 for the mirrored first line, else 1) and its first slot in the line."""
         line, col = divmod(bay, self.per_line)
-        return col * self.slots * COLUMN, -1.0 if self._mirror and not line else 1.0
+        return col * self.slots * self.share, -1.0 if self._mirror and not line else 1.0, col * self.slots
 
-    def system(self, bay: int, slot: float) -> tuple[float, float]:
-        x0, side = self._bay(bay)
-        return x0 + slot * COLUMN, side * (LEAF_Y + self.drop)
+    def system(self, bay: int, j: int) -> tuple[float, float]:
+        """Where the bay's j-th system goes (staggered: every other slot of the line in the far row)."""
+        x0, side, slot0 = self._bay(bay)
+        slot = self.first + j
+        far = self.rows == 2 and int(slot0 + slot) % 2 == 1
+        return x0 + slot * self.share, side * (LEAF_Y + self.drop + far * STAGGER_ROW)
 
     def leaf(self, bay: int, k: int = 0, of: int = 1) -> tuple[float, float]:
         """Leaf k of a bay's ``of`` leaves: spread evenly over the bay (one leaf over its middle)."""
-        x0, side = self._bay(bay)
-        return x0 + (k + 0.5) * self.slots * COLUMN / of - COLUMN / 2, side * LEAF_Y
+        x0, side, _ = self._bay(bay)
+        return x0 + (k + 0.5) * self.slots * self.share / of - self.share / 2, side * LEAF_Y
 
 
 def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None = None, spines: int | None = None,
@@ -427,21 +444,16 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
     sys_groups = []
     digits = len(str(systems))
     short = label.split(" (")[0]
-    # a bay per leaf (per unit when rail-optimized, its leaves spread over it), its systems in a row
-    # centred under it
+    # a bay per leaf (per unit when rail-optimized, its leaves spread over it), its systems under it
     of = plan.rails if rail_optimized else 1
-    slots = max(plan.per_leaf, of)
-    first = (slots - plan.per_leaf) / 2
-    reach = max(abs((first + j) * COLUMN - ((k + 0.5) * slots * COLUMN / of - COLUMN / 2))
-                for j in (0, plan.per_leaf - 1) for k in (0, of - 1))
-    bays = _Bands(plan.leaves // of, slots, plan.levels, reach)
+    bays = _Bands(plan.leaves // of, plan.per_leaf, of, plan.levels)
     for i in range(systems):
         prefix = f"s{i + 1:0{digits}d}."
         gid = SYSTEM_BUILDERS[system](topo, prefix=prefix, name=f"{short} #{i + 1}",
                                       origin=(i * 1100.0, 3000.0), parent=cluster.id)
         sys_groups.append(gid)
         bay, j = divmod(i, plan.per_leaf)
-        topo.layout.positions[gid] = bays.system(bay, first + j)
+        topo.layout.positions[gid] = bays.system(bay, j)
         topo.layout.collapsed.add(gid)
     nlink = 0
 
