@@ -29,9 +29,10 @@ from .topology import Device, Group, Link, Topology
 # Canvas layout of a fat tree: switch layers on top, each leaf's systems in a row (or two staggered
 # rows) under it, two lines of them about the spine row when one would be a strip (_Bands). COLUMN: a
 # system's width in one row; STAGGER: from a system to the next in the same row of two staggered rows,
-# STAGGER_ROW apart; LEAF_SPACING: the least from a leaf to the next; SYSTEM_BOX: the collapsed
+# STAGGER_ROW apart; LEAF_SPACING: the least from a leaf to the next; UNIT_ROW: from a row of a
+# rail-optimized unit's systems to the next (_UnitRows); SYSTEM_BOX: the collapsed
 # system's box the canvas draws (ui GroupItem.BOX_W, BOX_H).
-COLUMN, STAGGER, STAGGER_ROW, LEAF_SPACING = 170.0, 200.0, 90.0, 150.0
+COLUMN, STAGGER, STAGGER_ROW, LEAF_SPACING, UNIT_ROW = 170.0, 200.0, 90.0, 150.0, 90.0
 SYSTEM_BOX = (130.0, 64.0)
 CORE_Y, SPINE_Y, LEAF_Y, SYSTEM_Y = -400.0, 0.0, 500.0, 650.0
 SCREEN_ASPECT = 1.4   # the shape the drawing is made to fill at fit (the canvas beside the docks: 1.3-1.4)
@@ -414,6 +415,42 @@ class _Bands:
         return x0 + (k + 0.5) * self.slots * self.share / of - self.share / 2, side * LEAF_Y
 
 
+class _UnitRows:
+    """Where a rail-optimized tree's leaves and systems go: a column per leaf, a unit's systems in rows
+    as wide as its rails under its leaves (two lines of units mirrored about the spine row when one
+    line would be drawn smaller at fit). Every system of a unit is cabled to every leaf of it, so the
+    cables to the lower rows pass behind the systems above; one row per unit (as _Bands draws a leaf's
+    systems) would avoid it, but a unit of 16-32 systems in one row is drawn 2-4 times smaller at fit
+    (32 DGX H100: at 0.13 of full size instead of 0.48 in a 1300 x 850 window), too small for the
+    bundles' counts, where the complete mesh of a unit's cables reads as that anyway."""
+
+    def __init__(self, bays: int, per_leaf: int, of: int, levels: int):
+        columns, self._of, rows = bays * of, of, math.ceil(per_leaf / of)
+        self._columns = self.per_line = columns
+        self._rows = rows
+        if levels == 2 and bays > 1:
+            top = SYSTEM_Y + rows * UNIT_ROW   # below the spines (and as much above them when mirrored)
+            one = min(SCREEN_ASPECT / (columns * COLUMN), 1.0 / (top - SPINE_Y))
+            halves = math.ceil(bays / 2) * of
+            two = min(SCREEN_ASPECT / (halves * COLUMN), 1.0 / (2 * (top - SPINE_Y)))
+            if two > one:
+                self.per_line = halves
+        self.width = self.per_line * COLUMN   # what the switch rows spread over
+
+    def _at(self, column: int, row: int | None = None) -> tuple[float, float]:
+        line, col = divmod(column, self.per_line)
+        if line or self.per_line == self._columns:
+            return col * COLUMN, LEAF_Y if row is None else SYSTEM_Y + row * UNIT_ROW
+        return col * COLUMN, 2 * SPINE_Y - (LEAF_Y if row is None else SYSTEM_Y + (self._rows - 1 - row) * UNIT_ROW)
+
+    def system(self, bay: int, j: int) -> tuple[float, float]:
+        """The unit's j-th system: rows of its rails' width, the first one top left (as seen from the spines)."""
+        return self._at(bay * self._of + j % self._of, j // self._of)
+
+    def leaf(self, bay: int, k: int = 0, of: int = 1) -> tuple[float, float]:
+        return self._at(bay * of + k)
+
+
 def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None = None, spines: int | None = None,
                    catalog: Catalog | None = None, *, nic: str | None = None, nics_per_system: int | None = None,
                    rail_optimized: bool = False, rails: int | None = None, oversubscription: float = 1.0,
@@ -444,9 +481,9 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
     sys_groups = []
     digits = len(str(systems))
     short = label.split(" (")[0]
-    # a bay per leaf (per unit when rail-optimized, its leaves spread over it), its systems under it
+    # a bay per leaf, its systems under it (a unit's in rows under its leaves when rail-optimized)
     of = plan.rails if rail_optimized else 1
-    bays = _Bands(plan.leaves // of, plan.per_leaf, of, plan.levels)
+    bays = (_UnitRows if rail_optimized else _Bands)(plan.leaves // of, plan.per_leaf, of, plan.levels)
     for i in range(systems):
         prefix = f"s{i + 1:0{digits}d}."
         gid = SYSTEM_BUILDERS[system](topo, prefix=prefix, name=f"{short} #{i + 1}",

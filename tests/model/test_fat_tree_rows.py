@@ -41,10 +41,14 @@ def _system_cables(topo):
     return out
 
 
+# every tree that is not rail-optimized (those keep their unit rows: fabrics._UnitRows says why)
 CASES = [(4, "dgx-a100", {}), (4, "dgx-h100", {}), (8, "dgx-a100", {}), (8, "dgx-h100", {}),
          (16, "dgx-a100", {}), (16, "dgx-h100", {}), (64, "dgx-a100", {}), (64, "dgx-h100", {}),
-         (124, "dgx1-v100", {}), (16, "dgx-h100", {"rail_optimized": True}),
-         (64, "dgx-h100", {"rail_optimized": True}), (40, "dgx-h100", {"rail_optimized": True, "per_leaf": 16})]
+         (124, "dgx1-v100", {}), (33, "dgx-h100", {}), (12, "dgx-b200", {}), (40, "dgx-h100", {"per_leaf": 3}),
+         (6, "dgx-h100", {"nics_per_system": 2, "per_leaf": 1}), (200, "dgx-a100", {"tiers": 3}),
+         (8, "dgx-h100", {"oversubscription": 2})]
+RAIL = [(16, "dgx-h100", {"rail_optimized": True}), (64, "dgx-h100", {"rail_optimized": True}),
+        (40, "dgx-h100", {"rail_optimized": True, "per_leaf": 16})]
 
 
 @pytest.mark.parametrize("n,system,options", CASES)
@@ -61,7 +65,7 @@ def test_no_cable_to_a_system_passes_behind_another(n, system, options):
                 assert not _crosses(pos[switch], pos[system], pos[other], w + 4, h + 4), (switch, system, other)
 
 
-@pytest.mark.parametrize("n,system,options", CASES)
+@pytest.mark.parametrize("n,system,options", CASES + RAIL)
 def test_systems_do_not_overlap(n, system, options):
     topo = build_fat_tree(n, system, **options)
     pos = topo.layout.positions
