@@ -59,10 +59,12 @@ def drop(scene, payload: str, pos: QPointF) -> list[str]:
         ys = [p[1] for p in scratch.layout.positions.values()]
         centre = ((min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2)
         offset = (pos.x() - centre[0], pos.y() - centre[1])
+        moved_to = None
         if scene.lod is None:   # (the overview draws positions of its own: a new system is in its own row)
             foot = footprint(scratch).translated(offset[0], offset[1])
             dx, dy = free_spot(foot, taken_rects(scene))
             offset = (offset[0] + dx, offset[1] + dy)
+            moved_to = foot.translated(dx, dy) if (dx, dy) != (0.0, 0.0) else None
         cmd, mapping = paste_command(topo, copy_selection(scratch, list(scratch.devices)), offset,
                                      text=f"add {SYSTEM_LABELS[what]}")
         taken = {g.name for g in topo.groups.values()}   # a second DGX H100 is "DGX H100 #2", not a twin
@@ -72,6 +74,8 @@ def drop(scene, payload: str, pos: QPointF) -> list[str]:
         scene.document.push(cmd)
         new = [mapping[d] for d in scratch.devices]
         scene.select_ids([mapping["system"]])
+        for view in scene.views() if moved_to is not None else ():   # beside what it was dropped on: in sight
+            view.ensureVisible(moved_to, 20, 20)
         gpus = sum(1 for d in scratch.devices.values() if d.kind == "gpu")
         scene.statusMessage.emit(f"Added {topo.groups[mapping['system']].name} ({gpus} GPUs, {len(new)} devices)")
         return new

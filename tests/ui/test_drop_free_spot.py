@@ -57,6 +57,9 @@ def test_a_system_dropped_on_loose_devices_and_a_frame_covers_neither(make_windo
         # the nearest free spot: not far from where it was dropped (a frame's size away at most)
         d = max(rect.left() - spot.x(), spot.x() - rect.right(), rect.top() - spot.y(), spot.y() - rect.bottom())
         assert d < max(rect.width(), rect.height()), (rect, spot)
+        # and in sight: the view follows it when it moved off the visible part
+        shown = w.view.mapToScene(w.view.viewport().rect()).boundingRect()
+        assert shown.intersects(rect), (shown, rect)
         # one step: undo takes every device of the system away, redo brings it back where it was
         w.document.undo_stack.undo()
         assert len(topo.devices) == devices and new.group_id not in topo.groups
