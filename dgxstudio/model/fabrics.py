@@ -26,9 +26,14 @@ from .catalog import with_article as _a
 from .systems import SYSTEM_BUILDERS, SYSTEM_LABELS, build_system, power_note, system_power_W
 from .topology import Device, Group, Link, Topology
 
-# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a column under it (two
-# lines of them about the spine row when one would be a strip: _Bands).
-COLUMN, ROW = 170.0, 90.0
+# Canvas layout of a fat tree: switch layers on top, each leaf's systems in a row (or two staggered
+# rows) under it, two lines of them about the spine row when one would be a strip (_Bands). COLUMN: a
+# system's width in one row; STAGGER: from a system to the next in the same row of two staggered rows,
+# STAGGER_ROW apart; LEAF_SPACING: the least from a leaf to the next; UNIT_ROW: from a row of a
+# rail-optimized unit's systems to the next (_UnitRows); SYSTEM_BOX: the collapsed
+# system's box the canvas draws (ui GroupItem.BOX_W, BOX_H).
+COLUMN, STAGGER, STAGGER_ROW, LEAF_SPACING, UNIT_ROW = 170.0, 200.0, 90.0, 150.0, 90.0
+SYSTEM_BOX = (130.0, 64.0)
 CORE_Y, SPINE_Y, LEAF_Y, SYSTEM_Y = -400.0, 0.0, 500.0, 650.0
 SCREEN_ASPECT = 1.4   # the shape the drawing is made to fill at fit (the canvas beside the docks: 1.3-1.4)
 MAX_SYSTEMS = 100_000
@@ -353,34 +358,97 @@ def _whole(x: float) -> bool:
 
 
 class _Bands:
-    """Where a fat tree's leaf columns go: ``columns`` columns (a leaf each, a unit's systems spread over
-    ``unit_cols`` of them, ``rows`` rows of systems under a leaf). A two-level tree whose one line of
-    leaves would be drawn smaller at fit on a SCREEN_ASPECT screen than two is split in two lines of
-    whole units, mirrored about the spine row: the first line's leaves above the spines with their
-    systems above them, the second's below, so every leaf-spine cable runs between the two leaf rows
-    and none crosses a system. A 64-system DGX A100 tree (32 leaves of two systems) was one line, a
-    strip a sixth as tall as wide; it is now drawn twice as large."""
+    """Where a fat tree's leaves and systems go: ``bays`` bays side by side, a bay per leaf (per
+    scalable unit when ``of`` leaves share its systems), each bay's systems under its leaves, so that
+    every leaf's cables reach its systems without passing behind another system (a column of systems
+    under a leaf drew the cables to the lower ones through those above: a daisy chain).
 
-    def __init__(self, columns: int, unit_cols: int, rows: int, levels: int):
-        units = math.ceil(columns / unit_cols)
+    The systems stand in one row (COLUMN apart) or in two staggered rows (STAGGER apart in each row,
+    the second row's systems under the first row's gaps, so a system takes half a STAGGER of width):
+    a cable to the far row runs through a gap of the near one. The rows sit far enough below the leaves
+    that the slantest cable stays in its gap and enters its own box, not a neighbour's. A two-level tree
+    may also be drawn in two lines of whole bays, mirrored about the spine row: the first line's leaves
+    above the spines with their systems above them, the second's below, so every leaf-spine cable runs
+    between the two leaf rows and none crosses a system. Of these (one or two rows, one or two lines)
+    the drawing is the one shown largest at fit on a SCREEN_ASPECT screen."""
+
+    def __init__(self, bays: int, per_leaf: int, of: int, levels: int):
+        box_w, box_h = SYSTEM_BOX
+        best = None
+        for rows in (1, 2):
+            share = COLUMN if rows == 1 else STAGGER / 2   # the width a system takes
+            slots = max(per_leaf, math.ceil(LEAF_SPACING * of / share))
+            first = (slots - per_leaf) / 2
+            reach = max(abs((first + j) * share - ((k + 0.5) * slots * share / of - share / 2))
+                        for j in (0, per_leaf - 1) for k in (0, of - 1))
+            # the cable enters its box's band this far (per unit of reach and of drop) before its centre
+            near = reach * (box_h / 2 + 4) / ((COLUMN if rows == 1 else STAGGER) - box_w / 2 - 8)
+            drop = max(SYSTEM_Y - LEAF_Y, near)
+            if rows == 2:   # and through the near row's gap, half a STAGGER less a box and a cable wide
+                drop = max(drop, reach * (STAGGER_ROW + box_h / 2 + 4) / ((STAGGER - box_w) / 2 - 6) - STAGGER_ROW)
+            drop = math.ceil(drop / 10.0) * 10.0
+            tall = LEAF_Y + drop + (rows - 1) * STAGGER_ROW - SPINE_Y + box_h
+            for lines in ((1, 2) if levels == 2 and bays > 1 else (1,)):
+                per_line = math.ceil(bays / lines)
+                scale = min(SCREEN_ASPECT / (per_line * slots * share), 1.0 / (lines * tall))
+                if best is None or scale > best[0] * 1.0001:
+                    best = (scale, rows, share, slots, first, drop, per_line)
+        _, self.rows, self.share, self.slots, self.first, self.drop, self.per_line = best
+        self._mirror = self.per_line < bays
+        self.width = self.per_line * self.slots * self.share   # what the switch rows spread over
+
+    def _bay(self, bay: int) -> tuple[float, float, int]:
+        """A bay's left edge, its side (-1 for the mirrored first line, else 1) and its first slot in the line."""
+        line, col = divmod(bay, self.per_line)
+        return col * self.slots * self.share, -1.0 if self._mirror and not line else 1.0, col * self.slots
+
+    def system(self, bay: int, j: int) -> tuple[float, float]:
+        """Where the bay's j-th system goes (staggered: every other slot of the line in the far row)."""
+        x0, side, slot0 = self._bay(bay)
+        slot = self.first + j
+        far = self.rows == 2 and int(slot0 + slot) % 2 == 1
+        return x0 + slot * self.share, side * (LEAF_Y + self.drop + far * STAGGER_ROW)
+
+    def leaf(self, bay: int, k: int = 0, of: int = 1) -> tuple[float, float]:
+        """Leaf k of a bay's ``of`` leaves: spread evenly over the bay (one leaf over its middle)."""
+        x0, side, _ = self._bay(bay)
+        return x0 + (k + 0.5) * self.slots * self.share / of - self.share / 2, side * LEAF_Y
+
+
+class _UnitRows:
+    """Where a rail-optimized tree's leaves and systems go: a column per leaf, a unit's systems in rows
+    as wide as its rails under its leaves (two lines of units mirrored about the spine row when one
+    line would be drawn smaller at fit). Every system of a unit is cabled to every leaf of it, so the
+    cables to the lower rows pass behind the systems above; one row per unit (as _Bands draws a leaf's
+    systems) would avoid it, but a unit of 16-32 systems in one row is drawn 2-4 times smaller at fit
+    (32 DGX H100: at 0.13 of full size instead of 0.48 in a 1300 x 850 window), too small for the
+    bundles' counts, where the complete mesh of a unit's cables reads as that anyway."""
+
+    def __init__(self, bays: int, per_leaf: int, of: int, levels: int):
+        columns, self._of, rows = bays * of, of, math.ceil(per_leaf / of)
         self._columns = self.per_line = columns
         self._rows = rows
-        if levels == 2 and units > 1:
-            top = SYSTEM_Y + rows * ROW   # below the spines (and as much above them when mirrored)
+        if levels == 2 and bays > 1:
+            top = SYSTEM_Y + rows * UNIT_ROW   # below the spines (and as much above them when mirrored)
             one = min(SCREEN_ASPECT / (columns * COLUMN), 1.0 / (top - SPINE_Y))
-            halves = math.ceil(units / 2) * unit_cols
+            halves = math.ceil(bays / 2) * of
             two = min(SCREEN_ASPECT / (halves * COLUMN), 1.0 / (2 * (top - SPINE_Y)))
             if two > one:
                 self.per_line = halves
         self.width = self.per_line * COLUMN   # what the switch rows spread over
 
-    def at(self, column: int, row: int | None = None) -> tuple[float, float]:
-        """Where a column's leaf (``row`` None) or its system in ``row`` goes (the first line's rows
-        counted from the top, as the second's: the first system of a unit stays top left)."""
+    def _at(self, column: int, row: int | None = None) -> tuple[float, float]:
         line, col = divmod(column, self.per_line)
         if line or self.per_line == self._columns:
-            return col * COLUMN, LEAF_Y if row is None else SYSTEM_Y + row * ROW
-        return col * COLUMN, 2 * SPINE_Y - (LEAF_Y if row is None else SYSTEM_Y + (self._rows - 1 - row) * ROW)
+            return col * COLUMN, LEAF_Y if row is None else SYSTEM_Y + row * UNIT_ROW
+        return col * COLUMN, 2 * SPINE_Y - (LEAF_Y if row is None else SYSTEM_Y + (self._rows - 1 - row) * UNIT_ROW)
+
+    def system(self, bay: int, j: int) -> tuple[float, float]:
+        """The unit's j-th system: rows of its rails' width, the first one top left (as seen from the spines)."""
+        return self._at(bay * self._of + j % self._of, j // self._of)
+
+    def leaf(self, bay: int, k: int = 0, of: int = 1) -> tuple[float, float]:
+        return self._at(bay * of + k)
 
 
 def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None = None, spines: int | None = None,
@@ -413,18 +481,16 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
     sys_groups = []
     digits = len(str(systems))
     short = label.split(" (")[0]
-    unit_cols = max(plan.rails, 1) if rail_optimized else 1   # leaf columns a unit's systems spread over
-    bands = _Bands(plan.leaves, unit_cols, math.ceil(plan.per_leaf / unit_cols), plan.levels)
+    # a bay per leaf, its systems under it (a unit's in rows under its leaves when rail-optimized)
+    of = plan.rails if rail_optimized else 1
+    bays = (_UnitRows if rail_optimized else _Bands)(plan.leaves // of, plan.per_leaf, of, plan.levels)
     for i in range(systems):
         prefix = f"s{i + 1:0{digits}d}."
         gid = SYSTEM_BUILDERS[system](topo, prefix=prefix, name=f"{short} #{i + 1}",
                                       origin=(i * 1100.0, 3000.0), parent=cluster.id)
         sys_groups.append(gid)
-        # each leaf's systems stacked in a column under it, each unit's in rows as wide as its rails,
-        # so the drawing is not one endless row
-        col, row = divmod(i, plan.per_leaf)
-        col, row = col * unit_cols + row % unit_cols, row // unit_cols
-        topo.layout.positions[gid] = bands.at(col, row)
+        bay, j = divmod(i, plan.per_leaf)
+        topo.layout.positions[gid] = bays.system(bay, j)
         topo.layout.collapsed.add(gid)
     nlink = 0
 
@@ -439,8 +505,9 @@ def build_fat_tree(systems: int, system: str = "dgx1-v100", per_leaf: int | None
         topo.add_device(Device(sid, kind, plan.switch_part, sname), xy, fabric.id)
         return sid
 
-    width = bands.width
-    leaves = [make_switch(f"leaf{k + 1}", f"Leaf {k + 1}", bands.at(k)) for k in range(plan.leaves)]
+    width = bays.width
+    leaves = [make_switch(f"leaf{k + 1}", f"Leaf {k + 1}", bays.leaf(k // of, k % of, of))
+              for k in range(plan.leaves)]
     local_nics = _fabric_nics(probe, "system")[:plan.nics_cabled]
     for i, gid in enumerate(sys_groups):
         prefix = gid[:-len("system")]
