@@ -299,16 +299,17 @@ def _widest_fewest_hops(topo, fabric, g: str) -> dict[str, float]:
                 b = bundles[(u, v) if u <= v else (v, u)]
                 if b.family not in ("pcie", "cpu") or kind.get(v) in ("gpu", "nvswitch"):
                     continue
-                w = min(width[u], _bundle_GBps(topo, b, d["pcie_divisor"]))
+                w = min(width[u], _bundle_GBps(topo, b, d))
                 level[v] = max(level.get(v, 0.0), w)
         width.update(level)
         frontier = [v for v in level if kind.get(v) != "nic"]
     return width
 
 
-def _bundle_GBps(topo, bundle, divisor: float) -> float:
-    """NCCL's bandwidth of a PCIe bundle: width x the generation's per-lane figure / divisor (the
-    catalog's nccl_gen_factor; width 0 read as 16); other families: not limiting (no NCCL figure held)."""
+def _bundle_GBps(topo, bundle, d: dict) -> float:
+    """NCCL's bandwidth of a PCIe bundle: width x the generation's per-lane figure (the catalog's
+    nccl_gen_factor) / ``pcie_divisor``, a width of 0 read as ``pcie_unknown_width`` (``d``: the p2p
+    file's nccl_path_bandwidth); other families: not limiting (no NCCL figure held)."""
     if bundle.family != "pcie":
         return math.inf
     total = 0.0
@@ -318,7 +319,7 @@ def _bundle_GBps(topo, bundle, divisor: float) -> float:
         factor = lt.extra.get("nccl_gen_factor") if lt is not None else None
         if not isinstance(factor, (int, float)):
             return math.inf
-        total += (lk.width or 16) * factor / divisor * lk.count
+        total += (lk.width or d["pcie_unknown_width"]) * factor / d["pcie_divisor"] * lk.count
     return total
 
 
