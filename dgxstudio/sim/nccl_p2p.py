@@ -196,7 +196,8 @@ def net_peer_channels(topo, router, gpus: list[str], known: dict | None = None) 
     has its own; one plan a call takes the least). Sources: ``net_channel_source`` in the p2p file.
 
     ``known``: each system's answer for its selected GPUs, kept across calls; systems the router finds
-    wired alike (``Router.local_twin``) with the same GPUs selected share it."""
+    wired alike (``Router.local_twin``) with the same GPUs selected and the same NIC parts share it
+    (wired alike is the graph and the inside links' figures: a NIC's speed is its part's)."""
     d = p2p_data()
     known = {} if known is None else known
     fabric = router.fabric
@@ -208,7 +209,8 @@ def net_peer_channels(topo, router, gpus: list[str], known: dict | None = None) 
         sid = router.system_of.get(members[0])
         twin = router.local_twin(sid, topo) if sid is not None else None
         n = len(router._signatures[sid][2]) if twin is not None else 0
-        key = (twin, tuple(g[n:] for g in members)) if twin is not None else (sid, tuple(members))
+        key = ((twin, tuple(g[n:] for g in members), tuple(topo.devices[nic].part for nic, _gpu in pairs))
+               if twin is not None else (sid, tuple(members)))
         if key not in known:
             nics = [nic for nic, _gpu in pairs]
             gpus_of = [g for g in router.system_devices(sid) if fabric.kind.get(g) == "gpu"] if sid else members
