@@ -29,8 +29,12 @@ def test_chunk_follows_enqueue_cc(size, nodes, chunk):
 def test_more_channels_and_heads_shrink_it_sooner():
     # concurrentOps = channels x heads: 32 x 8 = 256 ops on 2 nodes, 32 MiB < 4 x 256 x 128 KiB
     assert T.nvls_tree_chunk_bytes(32 * MiB, 2, 32, 8) == 65536
-    assert T.nvls_tree_chunk_bytes(32 * MiB, 2, 16, 8) == 65536
     assert T.nvls_tree_chunk_bytes(128 * MiB, 2, 32, 8) == 131072
+    # 96 MiB: not < 4 x 128 ops x 128 KiB on 16 channels, < 4 x 256 x 128 KiB on 32 (both lines read
+    # 64 KiB at 32 MiB, where the test showed no difference between the counts)
+    assert T.nvls_tree_chunk_bytes(96 * MiB, 2, 16, 8) == 131072
+    assert T.nvls_tree_chunk_bytes(96 * MiB, 2, 32, 8) == 65536
+    assert T.nvls_tree_chunk_bytes(96 * MiB, 2, 16, 16) == 65536
 
 
 def _schedule(systems: int, size: float):
