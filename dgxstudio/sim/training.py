@@ -273,11 +273,7 @@ def _expert_calls(topo: Topology, router: Router, groups: list[list[str]], nbyte
     known: dict = {}
     calls = []
     for members in groups:
-        per_system: dict = {}
-        for g in members:
-            key = router.system_of.get(g) or g
-            per_system[key] = per_system.get(key, 0) + 1
-        threads = max(1, min(int(gpus_per_thread), max(per_system.values())))
+        threads = T.threads_gpus(gpus_per_thread, members, router.system_of.get)
         calls.append(nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, members, known), nbytes, threads))
     return calls
 
