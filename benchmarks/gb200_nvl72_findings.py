@@ -28,6 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))  # fidelity_offfile, also when this file is loaded from elsewhere
 
+from dgxstudio.sim import tuning as T  # noqa: E402
+from dgxstudio.sim.nccl_p2p import p2p_data  # noqa: E402
 from dgxstudio.sim.results import busbw_factor  # noqa: E402
 import fidelity_offfile as F  # noqa: E402
 
@@ -106,13 +108,18 @@ def pairwise_fixed_costs(source: dict, lo: int, hi: int) -> list[float]:
     return out
 
 
+def nvls_efficiency(generation: str) -> float:
+    """NCCL 2.28's nvlsEfficiency of a generation (resources/nccl_tuning.json, with its tuning.cc lines)."""
+    return float(T.tuning_data()["generations"][generation]["nvls_efficiency"])
+
+
 def quantized_2_28_busbw(n: dict, ranks: int, generation: str, efficiency: float) -> float:
     """NCCL 2.28's NVLS estimate in nccl-tests' busbw (tuning.cc v2.28.9-1:285-301): heads x speed x
     nvlsEfficiency x (heads - 1)/heads x 2, converted by nRanks / nsteps and back."""
     if generation == "hopper":
         total, speeds = n["sm90_nvlink_GBps_per_link"] * n["nvlinks_per_gpu"], n["sm90_speeds_intra_GBps"]
-    else:
-        total, speeds = 40.1 * n["nvlinks_per_gpu"], n["sm100_speeds_intra_GBps"]
+    else:   # (SM100_NVLINK_BW as 2.27 on give it: nccl_p2p.json nvlink_bw_Bps)
+        total, speeds = p2p_data()["nvlink_bw_Bps"]["100"] / 1e9 * n["nvlinks_per_gpu"], n["sm100_speeds_intra_GBps"]
     heads = min(n["max_nvls_arity"], ranks)
     speed = nvls_head_speed(speeds, heads, total, n["head_multiplier"])
     return heads * speed * efficiency * (heads - 1) / heads * 2
@@ -162,10 +169,10 @@ def main(argv=None) -> int:
     for key in data["rows"]["single_system_nvls"]:
         s = src[key]
         ranks = int(s["ranks"])
-        q = quantized_2_28_busbw(n, ranks, "hopper", 0.85)
+        q = quantized_2_28_busbw(n, ranks, "hopper", nvls_efficiency("hopper"))
         print(f"  {key:28s} {ranks} GPUs: {q:6.1f} against {s['points'][0][1]:.1f} measured ({q / s['points'][0][1] - 1:+.1%})")
-    b = quantized_2_28_busbw(n, 8, "blackwell", 0.74)
-    r = quantized_2_28_busbw(n, 72, "blackwell", 0.74)
+    b = quantized_2_28_busbw(n, 8, "blackwell", nvls_efficiency("blackwell"))
+    r = quantized_2_28_busbw(n, 72, "blackwell", nvls_efficiency("blackwell"))
     print(f"  8 B200: {b:.1f} against {data['rows']['b200_8gpu_busbw_GBps']:.0f}+; rack: {r:.1f} against "
           f"{rack['points'][3][1]:.2f} / {rack['points'][4][1]:.2f} at 4 / 8 GiB")
     if args.rows:

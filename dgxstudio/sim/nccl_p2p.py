@@ -196,7 +196,8 @@ def net_peer_channels(topo, router, gpus: list[str], known: dict | None = None) 
     has its own; one plan a call takes the least). Sources: ``net_channel_source`` in the p2p file.
 
     ``known``: each system's answer for its selected GPUs, kept across calls; systems the router finds
-    wired alike (``Router.local_twin``) with the same GPUs selected share it."""
+    wired alike (``Router.local_twin``) with the same GPUs selected and the same NIC parts share it
+    (wired alike is the graph and the inside links' figures: a NIC's speed is its part's)."""
     d = p2p_data()
     known = {} if known is None else known
     fabric = router.fabric
@@ -208,7 +209,8 @@ def net_peer_channels(topo, router, gpus: list[str], known: dict | None = None) 
         sid = router.system_of.get(members[0])
         twin = router.local_twin(sid, topo) if sid is not None else None
         n = len(router._signatures[sid][2]) if twin is not None else 0
-        key = (twin, tuple(g[n:] for g in members)) if twin is not None else (sid, tuple(members))
+        key = ((twin, tuple(g[n:] for g in members), tuple(topo.devices[nic].part for nic, _gpu in pairs))
+               if twin is not None else (sid, tuple(members)))
         if key not in known:
             nics = [nic for nic, _gpu in pairs]
             gpus_of = [g for g in router.system_devices(sid) if fabric.kind.get(g) == "gpu"] if sid else members
@@ -299,16 +301,17 @@ def _widest_fewest_hops(topo, fabric, g: str) -> dict[str, float]:
                 b = bundles[(u, v) if u <= v else (v, u)]
                 if b.family not in ("pcie", "cpu") or kind.get(v) in ("gpu", "nvswitch"):
                     continue
-                w = min(width[u], _bundle_GBps(topo, b, d["pcie_divisor"]))
+                w = min(width[u], _bundle_GBps(topo, b, d))
                 level[v] = max(level.get(v, 0.0), w)
         width.update(level)
         frontier = [v for v in level if kind.get(v) != "nic"]
     return width
 
 
-def _bundle_GBps(topo, bundle, divisor: float) -> float:
-    """NCCL's bandwidth of a PCIe bundle: width x the generation's per-lane figure / divisor (the
-    catalog's nccl_gen_factor; width 0 read as 16); other families: not limiting (no NCCL figure held)."""
+def _bundle_GBps(topo, bundle, d: dict) -> float:
+    """NCCL's bandwidth of a PCIe bundle: width x the generation's per-lane figure (the catalog's
+    nccl_gen_factor) / ``pcie_divisor``, a width of 0 read as ``pcie_unknown_width`` (``d``: the p2p
+    file's nccl_path_bandwidth); other families: not limiting (no NCCL figure held)."""
     if bundle.family != "pcie":
         return math.inf
     total = 0.0
@@ -318,7 +321,7 @@ def _bundle_GBps(topo, bundle, divisor: float) -> float:
         factor = lt.extra.get("nccl_gen_factor") if lt is not None else None
         if not isinstance(factor, (int, float)):
             return math.inf
-        total += (lk.width or 16) * factor / divisor * lk.count
+        total += (lk.width or d["pcie_unknown_width"]) * factor / d["pcie_divisor"] * lk.count
     return total
 
 

@@ -52,8 +52,12 @@ def nvls_tree_allreduce(systems: list[list[str]], shares: list[dict[str, float]]
 
     Every connection is a FIFO (a piece leaves it after the previous one), and with ``slots`` > 0 a
     buffer of that many pieces sits between the switches' reduce and the network: the reduce of piece
-    j waits until the trees have taken piece j - slots (NCCL_STEPS step buffers per connection, a
-    piece being one slice), so the NVLink side cannot run ahead of the network without bound; and
+    j waits until the trees have taken piece j - slots (NCCL_STEPS step buffers per connection; the
+    caller's ``slots`` is ``tuning.slots_per_connection``, NCCL_STEPS over a slice's steps, while a
+    piece is one of NCCL's loops, of which a tree connection moves one chunk a step (ProtoSimple<1, 1>,
+    device/all_reduce.h v2.28.9-1:590-591; primitives.h :25-28): NCCL would hold
+    NCCL_STEPS loops, not 4; 8 moves no answer on 2 or 4 DGX H100 or 248 DGX H200, where the per-head
+    ceiling binds first), so the NVLink side cannot run ahead of the network without bound; and
     likewise every tree connection's receiver: a level runs at most ``slots`` pieces ahead of the
     level its receiver forwards to.
 

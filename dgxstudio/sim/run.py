@@ -259,15 +259,8 @@ class Simulator(NcclSchedules):
 
     def gpus_per_thread(self) -> int:
         """GPUs one launching thread drives: the option, but never more than a system holds of this run
-        (a thread drives the GPUs of its own system)."""
-        want = int(self.options.gpus_per_thread)
-        if want <= 1:
-            return 1
-        per_system: dict[str, int] = {}
-        for g in self.gpus:
-            key = self.topo.system_of(g) or g
-            per_system[key] = per_system.get(key, 0) + 1
-        return min(want, max(per_system.values()))
+        (a thread drives the GPUs of its own system: ``tuning.threads_gpus``)."""
+        return T.threads_gpus(self.options.gpus_per_thread, self.gpus, self.topo.system_of)
 
     def _hop_class(self, a: str, b: str) -> str:
         system = self.router.system_of  # one look-up, not a walk up the groups (131,072 hops at 16,384 GPUs)

@@ -273,11 +273,7 @@ def _expert_calls(topo: Topology, router: Router, groups: list[list[str]], nbyte
     known: dict = {}
     calls = []
     for members in groups:
-        per_system: dict = {}
-        for g in members:
-            key = router.system_of.get(g) or g
-            per_system[key] = per_system.get(key, 0) + 1
-        threads = max(1, min(int(gpus_per_thread), max(per_system.values())))
+        threads = T.threads_gpus(gpus_per_thread, members, router.system_of.get)
         calls.append(nccl_p2p.plan_call(nccl_p2p.facts_of(topo, router, members, known), nbytes, threads))
     return calls
 
@@ -406,14 +402,15 @@ def critical_path_by_resource(breakdown: dict[str, float], bottleneck: dict[str,
     return out
 
 
-def _critical_path_words(critical: str, path: dict[str, dict], balance: dict, iteration_s: float) -> str:
+def _critical_path_words(critical: str, path: dict[str, dict], balance: dict, iteration_s: float,
+                         lecture: float) -> str:
     """Why a resource other than the lecture's verdict is critical: the parts that wait on it and for how
-    long, against the traffic the verdict weighs."""
+    long, against the traffic the verdict weighs (``lecture``: the tensor all-reduces' and boundary sends'
+    seconds alone; the verdict's row in ``path`` also holds a part that waits on the same class)."""
     from ..units import format_time
 
     row = path[critical]
     lim = balance["limit"]
-    lecture = path.get(lim, {"s": 0.0})["s"]
     parts = " and ".join(row["parts"])
     basis = "at rated figures" if balance.get("rated") else "at simulated rates"
     off = balance.get("offered_ratio")
@@ -646,6 +643,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
     sends = min(boundary_crossings(schedule, pp, pipe.spec.chunks if pipe else 1, microbatches) * t_send,
                 pipeline_overhead)
     path = critical_path_by_resource(breakdown, bottleneck, balance["limit"], sends)
+    lecture_s = breakdown.get("tensor_parallel", 0.0) + sends
     if balance["limit"] != "none" and path:
         critical = max(path, key=lambda k: (path[k]["s"], k == balance["limit"]))
     details = {"gpus_used": dp * tp * pp, "schedule": schedule if pp > 1 else None,
@@ -664,7 +662,7 @@ def train_iteration(topo: Topology, gpus: list[str], dp: int, tp: int, pp: int, 
                "critical_resource": critical,
                "critical_resource_words": (_critical_words(balance, busy, compute_share) if critical == balance["limit"]
                                            or balance["limit"] == "none" else
-                                           _critical_path_words(critical, path, balance, iteration)),
+                                           _critical_path_words(critical, path, balance, iteration, lecture_s)),
                "verdicts": verdict_rows(balance),
                "busy_fraction": busy, "nvlink_to_network": balance,
                "boundary_send_s": t_send,

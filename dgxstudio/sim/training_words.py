@@ -43,9 +43,11 @@ def pipeline_words(r: TrainResult) -> str | None:
 
 
 def critical_headline(r: TrainResult) -> str:
-    """The critical resource with the basis it is judged on: the lecture's verdict at rated figures
-    decides `critical_resource` (so a run that NCCL's achievable rates and the engine's simulated rates
-    find NVLink-bound still heads "infiniband" at rated figures); the other bases follow when they differ,
+    """The critical resource with the basis it is judged on. Where the iteration's critical path waits
+    longest on another class than the lecture's verdict at rated figures names (the expert all-to-all or
+    the exposed gradient all-reduce), that class, with the verdict on each basis beside it; else the
+    verdict at rated figures (so a run that NCCL's achievable rates and the engine's simulated rates find
+    NVLink-bound still heads "infiniband" at rated figures), the other bases following when they differ,
     as the verdict lines below it name them."""
     d = r.details
     verdicts = d.get("verdicts") or {}

@@ -93,6 +93,20 @@ def serial_launch(gpus_per_thread: int) -> float:
     return max(int(gpus_per_thread) - 1, 0) * float(tuning_data()["serial_launch_s"]["per_gpu"])
 
 
+def threads_gpus(want: int, gpus, system_of) -> int:
+    """GPUs one launching thread drives: ``want`` (``--gpus-per-thread``), but never more than a system
+    holds of ``gpus`` (a thread drives the GPUs of its own system; ``system_of(g)``: g's system, or None
+    for a GPU of none, counted alone)."""
+    want = int(want)
+    if want <= 1:
+        return 1
+    per_system: dict = {}
+    for g in gpus:
+        key = system_of(g) or g
+        per_system[key] = per_system.get(key, 0) + 1
+    return min(want, max(per_system.values(), default=1))
+
+
 def hop_latency(hw: str, algo: str, proto: str) -> float:
     return float(tuning_data()["hop_latency_s"][hw][algo].get(proto, 0.0))
 

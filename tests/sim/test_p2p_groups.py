@@ -49,6 +49,22 @@ def test_a_gpu_alone_with_two_slow_nics_uses_both():
     assert nccl_p2p.peer_channels(_facts(topo, [d.id for d in topo.gpus()])) == (16, 1)
 
 
+def test_a_system_wired_alike_with_slower_nics_has_its_own_count():
+    # eight DGX H100, the last one's compute NICs swapped for 200 Gb/s parts (25 GB/s: 2 channels, not 4):
+    # the systems are wired alike (same graph, same inside links), but a NIC's speed is its part's, and
+    # the reference system's answer was kept for all eight (4)
+    topo = build_fat_tree(8, "dgx-h100", rail_optimized=True)
+    last = [g for g in topo.groups.values() if g.kind == "system"][-1]
+    router = Router(topo, achievable=True)
+    for did in router.system_devices(last.id):
+        if topo.devices[did].part == "connectx-7-ndr":
+            topo.devices[did].part = "connectx-7-ndr200"
+    gpus = [d.id for d in topo.gpus()]
+    assert nccl_p2p.net_peer_channels(topo, Router(topo, achievable=True), gpus) == 2
+    assert nccl_p2p.net_peer_channels(topo, Router(topo, achievable=True),
+                                      [g for g in gpus if not g.startswith(last.id[:-len("system")])]) == 4
+
+
 def test_the_simulator_and_the_p2p_facts_share_one_intra_class(monkeypatch):
     topo = build_fat_tree(2, "dgx-a100")
     sim = Simulator(topo, [d.id for d in topo.gpus()], SimOptions(achievable=True))

@@ -55,3 +55,19 @@ def test_the_verdict_decides_when_its_traffic_is_the_larger_part():
 ])
 def test_boundary_crossings_of_a_lane(schedule, pp, chunks, m, crossings):
     assert boundary_crossings(schedule, pp, chunks, m) == crossings
+
+
+def test_the_verdicts_traffic_is_its_own_time_not_its_class_total():
+    """When the expert all-to-all waits on the verdict's class too, the verdict's row in the path holds
+    both; the words' figure for the tensor all-reduces and boundary sends is theirs alone (it said 4 ms,
+    the row's total, for 3 ms of tensor and boundary traffic)."""
+    from dgxstudio.sim.training import _critical_path_words
+
+    breakdown = {"tensor_parallel": 2.5e-3, "expert_parallel": 1.0e-3, "data_parallel": 6.0e-3}
+    necks = {"expert_parallel": "nvlink", "data_parallel": "infiniband"}
+    path = critical_path_by_resource(breakdown, necks, "nvlink", 0.5e-3)
+    assert path["nvlink"]["s"] == pytest.approx(4.0e-3)
+    balance = {"limit": "nvlink", "required_ratio": 1.75, "offered_ratio": 2.0, "rated": {"limit": "nvlink"}}
+    words = _critical_path_words("infiniband", path, balance, 20e-3, 3.0e-3)
+    assert f"{LECTURE_PART} that the lecture's NVLink-to-network balance weighs take {format_time(3.0e-3)} on nvlink" in words
+    assert format_time(4.0e-3) not in words
