@@ -33,6 +33,13 @@ class ActiveFlows:
     def add(self, ints: np.ndarray, floats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Flows that start, after the others; the views."""
         k = ints.shape[1]
+        new_i, new_f = self.append(k)
+        new_i[:] = ints
+        new_f[:] = floats
+        return self.views()
+
+    def append(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Room for ``k`` flows that start, after the others: the blocks to write them in."""
         if self.hi + k > self.i.shape[1]:
             n = self.hi - self.lo
             room = max(256, 2 * (n + k))
@@ -40,10 +47,9 @@ class ActiveFlows:
             i[:, :n] = self.i[:, self.lo:self.hi]
             f[:, :n] = self.f[:, self.lo:self.hi]
             self.i, self.f, self.lo, self.hi = i, f, 0, n
-        self.i[:, self.hi:self.hi + k] = ints
-        self.f[:, self.hi:self.hi + k] = floats
+        a = self.hi
         self.hi += k
-        return self.views()
+        return self.i[:, a:a + k], self.f[:, a:a + k]
 
     def drop(self, ended: np.ndarray, idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The flows where ``ended`` (a mask over the views) is true leave, the others keep their
@@ -97,14 +103,15 @@ class Started:
         self._calls = self._hits = 0
         self._remember = True
 
-    def rows(self, tids: tuple[int, ...], groups: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The started flows' routes, ``ints`` and ``floats`` (as ``started`` builds them)."""
+    def into(self, flows: ActiveFlows, tids: tuple[int, ...], groups: list[int]) -> np.ndarray:
+        """The started flows added to ``flows`` (as ``started`` builds them); their routes."""
         seq = self._seqs.get(tids) if self._remember else None
         if seq is None:
             tpls = self.tpls
             routes = np.concatenate([tpls[i]["route"] for i in tids]) if len(tids) > 1 else tpls[tids[0]]["route"]
             ints, floats = started(routes, groups, [len(tpls[i]["route"]) for i in tids],
                                    [tpls[i]["latency"] for i in tids], self.bytes_each)
+            flows.add(ints, floats)
             if self._remember:
                 self._calls += 1
                 if self._calls >= REMEMBER_TRIAL and 4 * self._hits < self._calls:
@@ -116,14 +123,12 @@ class Started:
                     ks = np.array([len(tpls[i]["route"]) for i in tids], dtype=np.int64)
                     self._seqs[tids] = (routes, ints[2].copy(), floats[1].copy(),
                                         None if len(ks) == len(routes) else ks)
-            return routes, ints, floats
+            return routes
         self._calls += 1
         self._hits += 1
         routes, pos, lat, ks = seq
-        k = len(routes)
         gs = np.array(groups, dtype=np.int64)
-        ints = np.empty((3, k), dtype=np.int64)
-        floats = np.empty((2, k))
+        ints, floats = flows.append(len(routes))
         ints[0] = routes
         ints[2] = pos
         floats[1] = lat
@@ -133,7 +138,7 @@ class Started:
         else:
             ints[1] = np.repeat(gs, ks)
             floats[0] = np.repeat(self.bytes_each[gs], ks)
-        return routes, ints, floats
+        return routes
 
 
 def started(routes: np.ndarray, groups: list[int], counts: list[int], latencies: list[np.ndarray],

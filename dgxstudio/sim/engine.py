@@ -457,11 +457,10 @@ class Engine:
                 activate(g, t)
             if pend_tid:
                 tids = tuple(pend_tid)
-                new_routes, new_ints, new_floats = starting.rows(tids, pend_group)
-                counts.change(new_routes, 1, tids)
                 # Parallel arrays packed in two blocks, so adding and dropping flows is two copies (of a
                 # few: sim/active_flows.py)
-                a_int, a_flt = flows.add(new_ints, new_floats)
+                counts.change(starting.into(flows, tids, pend_group), 1, tids)
+                a_int, a_flt = flows.views()
                 a_route, a_group, a_pos = a_int
                 a_rem, a_lat = a_flt
                 pend_tid.clear()
