@@ -55,11 +55,11 @@ def finish_flows(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, f
             i = j
     for g in completed:
         sent[g] = t
-        if partial[g] and g in open_ends:
+        if partial.item(g) and g in open_ends:
             recorded = open_ends.pop(g)
             recorded[np.isnan(recorded)] = t
             flow_ends.store(g, recorded)
-        schedule_done(g, arrival[g] + post_delay[g])
+        schedule_done(g, arrival.item(g) + post_delay.item(g))  # (Python floats: the same sum, cheaper)
         release(on_sent[g])
     return completed
 

@@ -243,7 +243,7 @@ class Engine:
 
         def activate(g: int, t: float) -> None:
             start[g] = t
-            tid = int(tpl_id[g])
+            tid = tpl_id.item(g)
             tpl = tpls_of[tid]
             logs = steady.logs if steady is not None else None
             if logs is not None:
