@@ -25,7 +25,7 @@ from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes, SpreadHop
 from ..analysis.routing import Route, Router
 from .active_flows import ActiveFlows, Counts, Started
-from .fanout import release as release_dependents
+from .fanout import MANY, release as release_dependents, release_one_by_one
 from .kept_arrays import KeptArrays, KeptLevels
 from .periods import Dependents, FlowEnds, _Periods
 from . import chain_stages, part_components
@@ -270,8 +270,12 @@ class Engine:
         frontier: dict[int, None] = {}  # groups some but not all of whose dependencies are met
 
         def release(dependents: list[int]) -> None:
-            # one by one, or a barrier's fan-out counted down at once (sim/fanout.py)
-            release_dependents(dependents, deps_left, ready, frontier)
+            # one by one, or a barrier's fan-out counted down at once (sim/fanout.py; most release one
+            # or two: the loop called straight, a call less per group)
+            if len(dependents) > MANY:
+                release_dependents(dependents, deps_left, ready, frontier)
+            else:
+                release_one_by_one(dependents, deps_left, ready, frontier)
 
         ready.extend(np.flatnonzero(deps_left == 0).tolist())
 
