@@ -15,6 +15,9 @@ PAIR_BINS = (4, 1_000_000)
 # order do not depend on it.)
 CHUNK = 1 << 16
 LOOP_PAIRS = 64
+# Flows ending at once up to which ``finish_flows`` works on Python scalars (more: on arrays). At 64
+# flows of 8 groups (the NVLS tree on 2 DGX H100) the scalars cost about 2/3 of the dozen array calls.
+SCALAR_FLOWS = 128
 
 
 def finish_flows(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, flow_ends, open_ends,
@@ -25,7 +28,7 @@ def finish_flows(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, f
     time): those are done on Python scalars, a small numpy call costing more than its arithmetic.
     ``idx``: the places of the flows that finished among the active ones, ascending (the engine
     finds them once for this, its flow counts and ``ActiveFlows.drop``)."""
-    if len(idx) > 32:
+    if len(idx) > SCALAR_FLOWS:
         completed = _finish_groups(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, open_ends, templates)
     else:
         fg = a_group[idx].tolist()
@@ -37,11 +40,11 @@ def finish_flows(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, f
             j = i + 1
             while j < n_f and fg[j] == g:
                 j += 1
-            end = t + max(lat[i:j])
-            if end > arrival[g]:
+            end = t + (max(lat[i:j]) if j - i > 1 else lat[i])
+            if end > arrival.item(g):  # (.item: a Python scalar, cheaper than numpy's)
                 arrival[g] = end
-            left = int(outstanding[g])
-            if j - i < left or partial[g]:
+            left = outstanding.item(g)
+            if j - i < left or partial.item(g):
                 if g not in open_ends:
                     open_ends[g] = np.full(len(templates[g]["route"]), np.nan)
                 open_ends[g][a_pos[idx[i:j]]] = t
@@ -52,11 +55,11 @@ def finish_flows(idx, a_group, a_pos, a_lat, t, outstanding, arrival, partial, f
             i = j
     for g in completed:
         sent[g] = t
-        if partial[g] and g in open_ends:
+        if partial.item(g) and g in open_ends:
             recorded = open_ends.pop(g)
             recorded[np.isnan(recorded)] = t
             flow_ends.store(g, recorded)
-        schedule_done(g, arrival[g] + post_delay[g])
+        schedule_done(g, arrival.item(g) + post_delay.item(g))  # (Python floats: the same sum, cheaper)
         release(on_sent[g])
     return completed
 

@@ -24,8 +24,8 @@ from ..cancel import Cancelled, as_check
 from . import accounting, limits
 from ..analysis.ring_segments import HopRoutes, SpreadHop
 from ..analysis.routing import Route, Router
-from .active_flows import ActiveFlows, started
-from .fanout import release as release_dependents
+from .active_flows import ActiveFlows, Counts, Started
+from .fanout import MANY, release as release_dependents, release_one_by_one
 from .kept_arrays import KeptArrays, KeptLevels
 from .periods import Dependents, FlowEnds, _Periods
 from . import chain_stages, part_components
@@ -196,6 +196,7 @@ class Engine:
                 tpls.append(self.template(pattern, is_cancelled))
         tpl_id = tpl_of_pattern[cols.pattern]
         templates = _PerGroup(tpl_id, tpls)
+        tpls_of = templates.tpls  # (index -1: a compute group's, None)
         # read a group at a time as it starts (most of a long run's groups are skipped, never read)
         bytes_each, duration, post_delay = cols.bytes_each, cols.duration_s, cols.post_delay_s
 
@@ -221,7 +222,8 @@ class Engine:
         a_int, a_flt = flows.views()
         a_route, a_group, a_pos = a_int
         a_rem, a_lat = a_flt
-        pend_route, pend_group, pend_lat, pend_k = [], [], [], []  # (the flows of the groups started: sim/active_flows.py)
+        pend_tid, pend_group = [], []  # (the templates and groups started: sim/active_flows.py)
+        starting = Started(tpls, bytes_each)
 
         mult = None  # each route's flows per flow run (None: ``represents`` for all)
         if isinstance(self.represents, dict):
@@ -241,7 +243,8 @@ class Engine:
 
         def activate(g: int, t: float) -> None:
             start[g] = t
-            tpl = templates[g]
+            tid = tpl_id.item(g)
+            tpl = tpls_of[tid]
             logs = steady.logs if steady is not None else None
             if logs is not None:
                 logs[0].append(g)
@@ -258,20 +261,21 @@ class Engine:
                     else:
                         schedule_done(-g - 1, t + dur)
                 return
-            k = len(tpl["route"])
-            outstanding[g] = k
+            outstanding[g] = len(tpl["route"])
             arrival[g] = t
-            pend_route.append(tpl["route"])
+            pend_tid.append(tid)
             pend_group.append(g)
-            pend_lat.append(tpl["latency"])
-            pend_k.append(k)
 
         ready: list[int] = []
         frontier: dict[int, None] = {}  # groups some but not all of whose dependencies are met
 
         def release(dependents: list[int]) -> None:
-            # one by one, or a barrier's fan-out counted down at once (sim/fanout.py)
-            release_dependents(dependents, deps_left, ready, frontier)
+            # one by one, or a barrier's fan-out counted down at once (sim/fanout.py; most release one
+            # or two: the loop called straight, a call less per group)
+            if len(dependents) > MANY:
+                release_dependents(dependents, deps_left, ready, frontier)
+            else:
+                release_one_by_one(dependents, deps_left, ready, frontier)
 
         ready.extend(np.flatnonzero(deps_left == 0).tolist())
 
@@ -301,11 +305,11 @@ class Engine:
         n_comp = shape.n_comp
         route_comp, by_comp, comp_bounds = shape.route_comp, shape.by_comp, shape.bounds
         h1, h2 = shape.h1, shape.h2
-        route_count = np.zeros(len(self.routes), dtype=np.int64)
-        comp_k1 = np.zeros(n_comp, dtype=np.int64)
-        comp_k2 = np.zeros(n_comp, dtype=np.int64)
-        comp_n = np.zeros(n_comp, dtype=np.int64)
-        comp_dirty = np.zeros(n_comp, dtype=bool)
+        # flow counts and hash sums per component, flows per route, components touched
+        # (sim/active_flows.py: a set of routes met again adds its summed changes)
+        counts = Counts(route_comp, h1, h2, n_comp, len(self.routes))
+        route_count, comp_dirty = counts.route_count, counts.dirty
+        comp_k1, comp_k2, comp_n = counts.acc
         # each component's key when it was last brought up to date: most components an event touches
         # (a ring step ending and the next one starting on the same routes) come back to it
         # (Python lists where an event reads or writes one component at a time: a numpy scalar access
@@ -338,14 +342,6 @@ class Engine:
         # one-route components with one flow or none, moved all at once (sim/single_routes.py)
         singles = SingleRoutes(comp_bounds, by_comp, shape.comp_class, comp_mul)
         single_of: list[bool] = singles.single.tolist()
-
-        def add_flows(routes: np.ndarray, sign: int) -> None:
-            rc = route_comp[routes]
-            np.add.at(comp_k1, rc, sign * h1[routes])
-            np.add.at(comp_k2, rc, sign * h2[routes])
-            np.add.at(comp_n, rc, sign)
-            np.add.at(route_count, routes, sign)
-            comp_dirty[rc] = True
 
         def set_pattern(c: int, new: int, routes: np.ndarray | None = None) -> None:
             """Put component c in class pattern ``new`` (-1: idle). ``routes``: its active routes, when
@@ -384,8 +380,8 @@ class Engine:
                 changed = singles.settle(changed, comp_n, comp_pid, route_rate, g_key)
             misses: dict[tuple[int, int, int, int], list[int]] = {}
             ones = []  # one-route components and their flows: their class's pattern of that many, for ``singles``
-            for c, a, b, nn in zip(changed.tolist(), comp_k1[changed].tolist(), comp_k2[changed].tolist(),
-                                   comp_n[changed].tolist()):
+            for c, a, b, nn in (zip(changed.tolist(), comp_k1[changed].tolist(), comp_k2[changed].tolist(),
+                                    comp_n[changed].tolist()) if len(changed) else ()):
                 now = (a, b, nn)
                 if single_of[c]:  # (``singles`` moves them without ``pid_of`` or ``seen``)
                     pid_of[c] = int(comp_pid[c])
@@ -463,15 +459,16 @@ class Engine:
             while ready:
                 g = ready.pop()
                 activate(g, t)
-            if pend_route:
-                new_routes = np.concatenate(pend_route)
-                add_flows(new_routes, 1)
+            if pend_tid:
+                tids = tuple(pend_tid)
                 # Parallel arrays packed in two blocks, so adding and dropping flows is two copies (of a
                 # few: sim/active_flows.py)
-                a_int, a_flt = flows.add(*started(new_routes, pend_group, pend_k, pend_lat, bytes_each))
+                counts.change(starting.into(flows, tids, pend_group), 1, tids)
+                a_int, a_flt = flows.views()
                 a_route, a_group, a_pos = a_int
                 a_rem, a_lat = a_flt
-                pend_route.clear(); pend_group.clear(); pend_lat.clear(); pend_k.clear()
+                pend_tid.clear()
+                pend_group.clear()
                 dirty = True
             if steady is not None:
                 state.a_group, state.a_pos, state.a_rem, state.t = a_group, a_pos, a_rem, t
@@ -534,7 +531,7 @@ class Engine:
                                                     schedule_done, release, on_sent)
                 if steady is not None and steady.logs is not None:
                     steady.logs[1].extend(completed)
-                add_flows(a_route[idx], -1)
+                counts.change(a_route[idx], -1)
                 a_int, a_flt = flows.drop(finished, idx)
                 a_route, a_group, a_pos = a_int
                 a_rem, a_lat = a_flt

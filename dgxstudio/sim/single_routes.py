@@ -22,6 +22,12 @@ import numpy as np
 
 # flows on one route up to which its patterns are tabled per class (more: left to the engine)
 MAX_FLOWS = 15
+# ``settle`` remembers what it did for a set of changed components of up to this many (their flows
+# and patterns before: the key), until ``learn`` tables something new; it stops remembering after
+# ``CACHE_TRIAL`` calls of which fewer than a quarter were met again (states that never repeat)
+CACHE_CHANGED = 256
+CACHE_TRIAL = 256
+CACHE_ENTRIES = 4096
 
 
 class SingleRoutes:
@@ -48,6 +54,10 @@ class SingleRoutes:
         self.hash = np.zeros((2, 65), dtype=np.uint64)
         self.rate = np.zeros(65)
         self.any = bool(self.single.any())
+        # what ``settle`` did per key (changed components, their flows, their patterns before)
+        self._done: dict[tuple[bytes, bytes, bytes], tuple] = {}
+        self._calls = self._hits = 0
+        self._remember = True
 
     def learn(self, c: int, n: int, pid: int, hash_terms: tuple[int, int], rate: float) -> None:
         """One-route component ``c`` with ``n`` flows is in class pattern ``pid``, in which its route's
@@ -62,6 +72,7 @@ class SingleRoutes:
             self.hash = np.concatenate([self.hash[:, :-1], np.zeros((2, grow + 1), dtype=np.uint64)], axis=1)
             self.rate = np.concatenate([self.rate[:-1], np.zeros(grow + 1)])
         self.pid[at] = pid
+        self._done.clear()  # (what settle remembered may have left this component to the engine)
         self.known[pid] = True
         self.hash[0, pid], self.hash[1, pid] = hash_terms
         self.rate[pid] = rate
@@ -70,27 +81,63 @@ class SingleRoutes:
                g_key: list[int]) -> np.ndarray:
         """Bring the ``changed`` one-route components whose patterns before and now are known here
         to their state (``comp_pid``, ``route_rate``, the hash sums ``g_key``); the changed
-        components left to the engine."""
+        components left to the engine. A set of changed components met again in the same state (a
+        pipeline's pieces starting and ending alike) takes what was done then: the same writes."""
+        key = None
+        if self._remember and len(changed) <= CACHE_CHANGED:
+            key = (changed.tobytes(), comp_n[changed].tobytes(), comp_pid[changed].tobytes())
+            done = self._done.get(key)
+            self._calls += 1
+            if done is not None:
+                self._hits += 1
+                c_m, new_m, d0, d1, d2, r_into, rate_into, left = done
+                if d2 is not None:
+                    g_key[0] += d0
+                    g_key[1] += d1
+                    g_key[2] += d2
+                    comp_pid[c_m] = new_m
+                    route_rate[r_into] = rate_into
+                return left
+            if self._calls >= CACHE_TRIAL and 4 * self._hits < self._calls:
+                self._remember = False
+                self._done.clear()
+            elif len(self._done) >= CACHE_ENTRIES:
+                self._done.clear()
+        left = self._settle(changed, comp_n, comp_pid, route_rate, g_key, key)
+        return left
+
+    def _settle(self, changed, comp_n, comp_pid, route_rate, g_key, key) -> np.ndarray:
         one = self.single[changed]
         cs = changed[one]
         if not len(cs):
+            if key is not None:
+                self._done[key] = (None, None, 0, 0, None, None, None, changed)
             return changed
         new = self.pid[self.at[cs] + np.minimum(comp_n[cs], MAX_FLOWS + 1)]
         old = comp_pid[cs]
         ok = (new >= -1) & self.known[old]  # (old -1, idle: the last place)
         move = ok & (old != new)
+        done = (None, None, 0, 0, None, None, None)
         if move.any():
             c_m, new_m, old_m = cs[move], new[move], old[move]
             # (uint64: wraps mod 2**64, as the engine's sums are read; idle's terms are 0)
             terms = ((self.hash[:, new_m] - self.hash[:, old_m]) * self.mul[c_m]).sum(axis=1, dtype=np.uint64)
-            g_key[0] += int(terms[0])
-            g_key[1] += int(terms[1])
+            d0, d1 = int(terms[0]), int(terms[1])
             into = new_m >= 0
-            g_key[2] += int(np.count_nonzero(into)) - int(np.count_nonzero(old_m >= 0))
+            d2 = int(np.count_nonzero(into)) - int(np.count_nonzero(old_m >= 0))
+            r_into, rate_into = self.route[c_m[into]], self.rate[new_m[into]]
+            g_key[0] += d0
+            g_key[1] += d1
+            g_key[2] += d2
             comp_pid[c_m] = new_m
-            route_rate[self.route[c_m[into]]] = self.rate[new_m[into]]
+            route_rate[r_into] = rate_into
+            done = (c_m, new_m, d0, d1, d2, r_into, rate_into)
         if ok.all():
-            return changed[~one]
-        left = np.ones(len(changed), dtype=bool)
-        left[np.flatnonzero(one)[ok]] = False
-        return changed[left]
+            left = changed[~one]
+        else:
+            keep = np.ones(len(changed), dtype=bool)
+            keep[np.flatnonzero(one)[ok]] = False
+            left = changed[keep]
+        if key is not None:
+            self._done[key] = done + (left,)
+        return left

@@ -130,3 +130,39 @@ def test_more_flows_than_tabled_are_left_to_the_engine():
     g_key = [0, 0, 0]
     left = singles.settle(np.array([0, 1]), comp_n, comp_pid, np.zeros(2), g_key)
     assert left.tolist() == [0] and comp_pid.tolist() == [-1, 0] and g_key == [11 * 5, 13 * 5, 1]
+
+
+def test_settle_met_again_makes_the_same_writes_as_settling_afresh():
+    """``settle`` remembers what it did for a set of changed components in one state (their flows
+    and patterns before) until ``learn`` tables something: pieces starting and ending alike take
+    those writes again, the same as settling afresh (a SingleRoutes that remembers nothing)."""
+    rng = np.random.default_rng(11)
+    n_comp = 60
+    bounds = np.arange(n_comp + 1)
+    by_comp = rng.permutation(n_comp).astype(np.int64)
+    comp_class = rng.integers(0, 3, n_comp)
+    comp_mul = [int(x) | 1 for x in rng.integers(0, 2**63 - 1, n_comp, dtype=np.int64)]
+    remembers, afresh = SingleRoutes(bounds, by_comp, comp_class, comp_mul), SingleRoutes(bounds, by_comp, comp_class, comp_mul)
+    afresh._remember = False
+    for c in range(n_comp):  # every class's patterns of 1..3 flows tabled
+        for n in (1, 2, 3):
+            pid = int(comp_class[c]) * 3 + n - 1
+            for s in (remembers, afresh):
+                s.learn(c, n, pid, (pid * 7 + 1, pid * 11 + 3), 1.0 / (n + pid))
+    sets = [np.sort(rng.choice(n_comp, 12, replace=False)) for _ in range(4)]
+    states = []
+    for s in (remembers, afresh):
+        comp_n = np.zeros(n_comp, dtype=np.int64)
+        comp_pid = np.full(n_comp, -1, dtype=np.int64)
+        rate = np.zeros(n_comp)
+        g_key = [0, 0, 0]
+        for step in range(200):  # a pipeline: the same sets gain and lose a flow in turn
+            changed = sets[step % 4]
+            comp_n[changed] = (step // 4) % 3 + (step % 2)
+            left = s.settle(changed, comp_n, comp_pid, rate, g_key)
+            assert len(left) == 0
+        states.append((comp_pid.copy(), rate.copy(), [g_key[0] & M64, g_key[1] & M64, g_key[2]]))
+    np.testing.assert_array_equal(states[0][0], states[1][0])
+    np.testing.assert_array_equal(states[0][1], states[1][1])
+    assert states[0][2] == states[1][2]
+    assert remembers._hits > 100 and afresh._hits == 0
