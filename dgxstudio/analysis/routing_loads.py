@@ -33,6 +33,8 @@ class TemplateLoads:
         the answer for ``template_leg``."""
         sig = self._system_signature(sid)
         got = ((sig[0], sig[1]), device[len(sig[2]):]) if sig and device.startswith(sig[2]) else False
+        if got:  # one tuple per (builder and size, id after the prefix), shared by every system's device
+            got = self._leg_shared.setdefault(got, got)
         self._leg_rel[device] = got
         return got
 
