@@ -171,6 +171,8 @@ class Router(SwitchRoutes, TemplateLoads):
         self._rail: dict[str, tuple[str, frozenset]] | None = None
         self._nic_gpus_known: tuple | None = None  # see channels.nic_gpus_per_system
         self._signatures: dict[str, tuple] = {}
+        self._leg_rel: dict[str, tuple | bool] = {}  # device -> see TemplateLoads._leg_rel_of
+        self._leg_shared: dict[tuple, tuple] = {}    # each of _leg_rel's answers, kept once
         self._shapes: dict[tuple, tuple] = {}
         self._offsets: dict[str, int | None] = {}      # system -> channel offset from its reference
         self._reference: dict[tuple, str] = {}         # builder signature -> the first system seen

@@ -26,6 +26,18 @@ class TemplateLoads:
         first, delta = leg
         return first.channels + delta, first.weights, len(first.paths)
 
+    def _leg_rel_of(self, device: str, sid: str) -> tuple | bool:
+        """((builder, size), the id after its system's prefix) of a device of system ``sid``, as
+        ``_shape_key`` splits it (False when it gives no key: a system without a signature, an id
+        without the prefix); works the system's signature out once, as ``_shape_key`` does, and keeps
+        the answer for ``template_leg``."""
+        sig = self._system_signature(sid)
+        got = ((sig[0], sig[1]), device[len(sig[2]):]) if sig and device.startswith(sig[2]) else False
+        if got:  # one tuple per (builder and size, id after the prefix), shared by every system's device
+            got = self._leg_shared.setdefault(got, got)
+        self._leg_rel[device] = got
+        return got
+
     def template_leg(self, src: str, dst: str):
         """``routes(src, dst)`` as (the route another system's search found, the channel offset that
         moves it to this system), or None when ``routes`` would do anything else."""
@@ -35,17 +47,20 @@ class TemplateLoads:
         sid = system.get(src)
         if sid is None or sid != system.get(dst):
             return None
-        sig = self._signatures.get(sid)
-        if sig is None:
-            self._shape_key(src, dst)  # works the system's signature out once
-            sig = self._signatures[sid]
-        if not sig:
+        # each end's (builder and size, id after the prefix), kept per device: the key _shape_key
+        # gives is then made of strings already hashed, not sliced again for every pair
+        rel = self._leg_rel
+        at_src = rel.get(src)
+        if at_src is None:
+            at_src = self._leg_rel_of(src, sid)
+        if not at_src:
             return None
-        prefix = sig[2]
-        if not (src.startswith(prefix) and dst.startswith(prefix)):
+        at_dst = rel.get(dst)
+        if at_dst is None:
+            at_dst = self._leg_rel_of(dst, sid)
+        if not at_dst:
             return None
-        n = len(prefix)
-        template = self._shapes.get(((sig[0], sig[1]), src[n:], dst[n:]))  # the key _shape_key gives
+        template = self._shapes.get((at_src[0], at_src[1], at_dst[1]))  # the key _shape_key gives
         if template is None:
             return None
         first, first_sid = template[2], template[3]

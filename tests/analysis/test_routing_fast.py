@@ -264,3 +264,46 @@ def test_ring_hops_across_leaves_are_summed_per_leaf_pair_as_via_adds_them(make,
         want = plain.via(way)
         assert got[0].tolist() == want.channels.tolist() and got[1].tolist() == want.weights.tolist()
     assert spread > 0
+
+
+@pytest.mark.parametrize("alter", ["none", "no-builder", "bandwidth"])
+def test_template_leg_is_the_route_moved_to_its_system(alter):
+    """``template_leg`` (each end's shape key kept per device) answers for a pair inside a system
+    exactly when another system's search serves it: the route's channels are the template's moved by
+    the offset, its weights the same; None for a system without a builder signature or wired
+    otherwise, and for a pair already routed."""
+    topo = build_fat_tree(4, "dgx-h100", rail_optimized=True)
+    systems = sorted({topo.system_of(d.id) for d in topo.gpus()})
+    third = systems[2]
+    if alter == "no-builder":
+        topo.groups[third].properties.pop("builder", None)
+    elif alter == "bandwidth":
+        next(lk for lk in sorted(topo.links.values(), key=lambda lk: lk.id)
+             if lk.type == "NVLink4" and topo.system_of(lk.a) == third).bandwidth_per_direction_Bps = 1e9
+    router, plain = Router(topo), Router(topo)
+    by_system = {}
+    for d in topo.devices:
+        if topo.system_of(d) is not None and topo.devices[d].kind in ("gpu", "nic"):
+            by_system.setdefault(topo.system_of(d), []).append(d)
+    answered = {sid: 0 for sid in systems}
+    for sid in systems:
+        members = by_system[sid][:6]
+        for a in members:
+            for b in members:
+                if a == b:
+                    continue
+                leg = router.template_leg(a, b)
+                want = plain.routes(a, b)
+                if leg is None:
+                    router.routes(a, b)  # (the first system's search: the template for the others)
+                    continue
+                answered[sid] += 1
+                first, delta = leg
+                assert (first.channels + delta).tolist() == want.channels.tolist()
+                assert first.weights.tolist() == want.weights.tolist()
+                assert router.template_leg(a, b) is not None  # asked again: the same
+    assert answered[systems[0]] == 0 and answered[systems[1]] > 0 and answered[systems[3]] > 0
+    assert (answered[third] == 0) == (alter != "none")
+    a, b = by_system[systems[1]][:2]
+    router.routes(a, b)
+    assert router.template_leg(a, b) is None  # routed: the router's own route serves it
