@@ -495,6 +495,10 @@ class TemplateLoads:
                 return None
         return ref
 
+    def prefix_length(self, sid: str) -> int:
+        """How many characters of a device id name system ``sid`` (its devices' common prefix)."""
+        return len(self._signatures[sid][2])
+
     def local_twins(self, sids: list[str | None], topo) -> list[str | None]:
         """``local_twin`` of each of ``sids`` (None for None), the same answers: the checks on numbers
         made for all the systems of a class at once (2,048 DGX H100: one set of array comparisons
@@ -561,7 +565,7 @@ class TemplateLoads:
             if sid not in topo.groups:
                 return None
             devices = self.system_devices(sid)  # (a rack drawn as trays: its trays' devices)
-            n = len(self._signatures[sid][2])
+            n = self.prefix_length(sid)
             at = self._bundle_ends()[1]
             if not all(d in at for d in devices):
                 return None

@@ -196,7 +196,7 @@ def net_peer_channels(topo, router, gpus: list[str], known: dict | None = None) 
     has its own; one plan a call takes the least). Sources: ``net_channel_source`` in the p2p file.
 
     ``known``: each system's answer for its selected GPUs, kept across calls; systems the router finds
-    wired alike (``Router.local_twin``) with the same GPUs selected and the same NIC parts share it
+    wired alike (``Router.local_twins``) with the same GPUs selected and the same NIC parts share it
     (wired alike is the graph and the inside links' figures: a NIC's speed is its part's)."""
     d = p2p_data()
     known = {} if known is None else known
@@ -205,10 +205,9 @@ def net_peer_channels(topo, router, gpus: list[str], known: dict | None = None) 
     nic_lists = nic_gpus_per_system(topo, fabric, systems, router)   # (also readies Router.local_twin)
     per_channel = int(d["net_channel_Bps"] / 1e9)
     answers = []
-    for members, pairs in zip(systems, nic_lists):
-        sid = router.system_of.get(members[0])
-        twin = router.local_twin(sid, topo) if sid is not None else None
-        n = len(router._signatures[sid][2]) if twin is not None else 0
+    sids = [router.system_of.get(members[0]) for members in systems]
+    for members, pairs, sid, twin in zip(systems, nic_lists, sids, router.local_twins(sids, topo)):
+        n = router.prefix_length(sid) if twin is not None else 0
         key = ((twin, tuple(g[n:] for g in members), tuple(topo.devices[nic].part for nic, _gpu in pairs))
                if twin is not None else (sid, tuple(members)))
         if key not in known:
