@@ -191,7 +191,7 @@ class TopologyScene(QGraphicsScene):
                 di = self.device_items.get(d)
                 if di is not None:
                     rect = rect.united(di.sceneBoundingRect())
-            frame = rect.adjusted(-24, -16, 24, 16) if not rect.isNull() else QRectF(0, 0, 60, 40)
+            frame = GroupItem.frame_around(rect)
             item.set_frame(frame, frame_region(drawn, item.group_id, frame))
 
     # ---- model -> scene --------------------------------------------------------------------------

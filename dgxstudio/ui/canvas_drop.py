@@ -108,8 +108,7 @@ def footprint(topo: Topology) -> QRectF:
             if d in topo.layout.positions:
                 x, y = topo.layout.positions[d]
                 rect = rect.united(dev.translated(x, y))
-        frame = rect.adjusted(-24, -16, 24, 16) if not rect.isNull() else QRectF(0, 0, 60, 40)
-        rects[gid] = frame.adjusted(-2, -GroupItem.TITLE - 2, 2, 2)
+        rects[gid] = GroupItem.drawn_around(GroupItem.frame_around(rect))
         return rects[gid]
 
     out = QRectF()

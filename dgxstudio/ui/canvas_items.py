@@ -316,6 +316,17 @@ class GroupItem(QGraphicsItem):
             self._title_label = fit_label(self.title, self.box_w - 58, sizes=self._title_sizes)
         return self._title_label
 
+    @staticmethod
+    def frame_around(content: QRectF) -> QRectF:
+        """The frame drawn around a group's content (its devices' and inner frames' rectangles united;
+        an empty group: a small box)."""
+        return content.adjusted(-24, -16, 24, 16) if not content.isNull() else QRectF(0, 0, 60, 40)
+
+    @classmethod
+    def drawn_around(cls, frame: QRectF) -> QRectF:
+        """What an open group's drawing covers: its frame with the title bar above it."""
+        return frame.adjusted(-2, -cls.TITLE - 2, 2, 2)
+
     def set_frame(self, rect: QRectF, region: QPainterPath | None = None) -> None:
         """The frame's rectangle and the region it holds (``region``: the rounded rectangle when none)."""
         self.prepareGeometryChange()
@@ -325,7 +336,7 @@ class GroupItem(QGraphicsItem):
     def boundingRect(self) -> QRectF:
         if self.collapsed:
             return QRectF(-self.box_w / 2 - 2, -self.BOX_H / 2 - 2, self.box_w + 4, self.BOX_H + 4)
-        return self.frame.adjusted(-2, -self.TITLE - 2, 2, 2)
+        return self.drawn_around(self.frame)
 
     def toggle_rect(self) -> QRectF:
         if self.collapsed:
