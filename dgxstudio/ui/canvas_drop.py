@@ -89,8 +89,7 @@ GAP = 30.0   # between a placed system's frame and what stands around it (scene 
 def footprint(topo: Topology) -> QRectF:
     """What a topology's drawing covers at its positions: its devices, and its groups' frames with their
     title bars around them (as TopologyScene._update_frames draws them), a collapsed group as its box."""
-    dev = QRectF(-DeviceItem.W / 2 - 2, -DeviceItem.H / 2 - 2, DeviceItem.W + DeviceItem.HANDLE * 2 + 4,
-                 DeviceItem.H + 4)   # a device item's bounding rectangle (DeviceItem.boundingRect)
+    dev = DeviceItem.drawn_rect()
     rects: dict[str, QRectF] = {}
 
     def of_group(gid: str) -> QRectF:

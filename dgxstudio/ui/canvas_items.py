@@ -188,8 +188,13 @@ class DeviceItem(QGraphicsItem):
             self._label = fit_label(self.name, self.W - 38)
         return self._label
 
+    @classmethod
+    def drawn_rect(cls) -> QRectF:
+        """What a device item covers around its position (its box and link handle)."""
+        return QRectF(-cls.W / 2 - 2, -cls.H / 2 - 2, cls.W + cls.HANDLE * 2 + 4, cls.H + 4)
+
     def boundingRect(self) -> QRectF:
-        return QRectF(-self.W / 2 - 2, -self.H / 2 - 2, self.W + self.HANDLE * 2 + 4, self.H + 4)
+        return self.drawn_rect()
 
     def handle_center(self) -> QPointF:
         return QPointF(self.W / 2 + self.HANDLE * 0.6, 0)
